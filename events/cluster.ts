@@ -1,0 +1,31 @@
+import { defineEvent, type EventOf } from './define.js';
+import type { RawCluster } from './config.js';
+
+/** A cluster from the bootstrap (`addedViaApi: false`) or from cluster discovery. */
+export const clusterAdded = defineEvent<
+  'cluster/added',
+  { cluster: RawCluster; addedViaApi: boolean; versionInfo: string }
+>('cluster/added');
+
+export const clusterUpdated = defineEvent<'cluster/updated', { cluster: RawCluster; versionInfo: string }>(
+  'cluster/updated',
+);
+
+export const clusterRemoved = defineEvent<'cluster/removed', { name: string; versionInfo: string }>(
+  'cluster/removed',
+);
+
+/**
+ * A configuration or discovery update that failed validation. It is kept as history (a
+ * NACK, not a crash) so `/events` and `config_dump` can show what was refused and why.
+ */
+export const updateRejected = defineEvent<
+  'cluster/update-rejected',
+  { resource: string; name: string; versionInfo: string; errors: string[] }
+>('cluster/update-rejected');
+
+export type ClusterEvent =
+  | EventOf<typeof clusterAdded>
+  | EventOf<typeof clusterUpdated>
+  | EventOf<typeof clusterRemoved>
+  | EventOf<typeof updateRejected>;

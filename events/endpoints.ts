@@ -1,0 +1,30 @@
+import { defineEvent, type EventOf } from './define.js';
+import type { HostSpec, JsonObject } from './config.js';
+
+/**
+ * The whole member set of a cluster, from DNS resolution, endpoint discovery or the
+ * bootstrap. A change of membership is never delayed by the merge window.
+ */
+export const hostsSet = defineEvent<
+  'endpoints/hosts-set',
+  { cluster: string; hosts: HostSpec[]; versionInfo: string }
+>('endpoints/hosts-set');
+
+/**
+ * Weight, metadata or discovery health of existing members changed without any member
+ * arriving or leaving: mergeable within `update_merge_window`.
+ */
+export const hostsUpdated = defineEvent<
+  'endpoints/hosts-updated',
+  {
+    cluster: string;
+    updates: Array<{
+      address: string;
+      weight?: number;
+      metadata?: JsonObject;
+      edsHealth?: HostSpec['edsHealth'];
+    }>;
+  }
+>('endpoints/hosts-updated');
+
+export type EndpointsEvent = EventOf<typeof hostsSet> | EventOf<typeof hostsUpdated>;

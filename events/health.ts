@@ -1,0 +1,15 @@
+import { defineEvent, type EventOf } from './define.js';
+
+/** An active health check changed a host's verdict (only transitions are events). */
+export const activeHealthChanged = defineEvent<
+  'health/active-changed',
+  { cluster: string; address: string; healthy: boolean }
+>('health/active-changed');
+
+/** Outlier detection ejected a host, or brought it back. */
+export const outlierChanged = defineEvent<
+  'health/outlier-changed',
+  { cluster: string; address: string; ejected: boolean; reason: string }
+>('health/outlier-changed');
+
+export type HealthEvent = EventOf<typeof activeHealthChanged> | EventOf<typeof outlierChanged>;

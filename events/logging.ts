@@ -1,0 +1,10 @@
+import { defineEvent, type EventOf } from './define.js';
+
+export type LogLevel = 'trace' | 'debug' | 'info' | 'warning' | 'error' | 'critical' | 'off';
+
+/** `POST /logging` or start-up options: new levels for the named loggers. */
+export const logLevelsChanged = defineEvent<'logging/levels-changed', { levels: Record<string, LogLevel> }>(
+  'logging/levels-changed',
+);
+
+export type LoggingEvent = EventOf<typeof logLevelsChanged>;

@@ -1,0 +1,17 @@
+import { defineEvent, type EventOf } from './define.js';
+
+/**
+ * `POST /runtime_modify`: values for the admin layer; an empty string removes a key the
+ * admin layer holds.
+ */
+export const runtimeModified = defineEvent<'runtime/modified', { values: Record<string, string> }>(
+  'runtime/modified',
+);
+
+/** A disk layer (re)read by the edge that watches its directory. */
+export const runtimeLayerLoaded = defineEvent<
+  'runtime/layer-loaded',
+  { layer: string; values: Record<string, string> }
+>('runtime/layer-loaded');
+
+export type RuntimeEvent = EventOf<typeof runtimeModified> | EventOf<typeof runtimeLayerLoaded>;

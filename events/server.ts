@@ -1,0 +1,41 @@
+import { defineEvent, type EventOf } from './define.js';
+import type { JsonObject, RawBootstrap } from './config.js';
+
+/** Server lifecycle as `/ready` and `server_info.state` report it. */
+export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
+
+/**
+ * The bootstrap as loaded, with the effective command-line options and the build version,
+ * so that an event log opening with this event is self-contained.
+ */
+export const bootstrapLoaded = defineEvent<
+  'server/bootstrap-loaded',
+  {
+    bootstrap: RawBootstrap;
+    /** Effective `command_line_options` as `/server_info` prints them. */
+    options: JsonObject;
+    version: string;
+    /** Files the bootstrap came from (empty for `--config-yaml` alone). */
+    sources: string[];
+  }
+>('server/bootstrap-loaded');
+
+export const serverStateChanged = defineEvent<'server/state-changed', { state: ServerState }>(
+  'server/state-changed',
+);
+
+/** `POST /healthcheck/fail`: inbound health checks fail until `/healthcheck/ok`. */
+export const healthCheckFailed = defineEvent<'server/healthcheck-failed'>('server/healthcheck-failed');
+export const healthCheckOk = defineEvent<'server/healthcheck-ok'>('server/healthcheck-ok');
+
+/** `POST /quitquitquit` or a termination signal. */
+export const shutdownRequested = defineEvent<'server/shutdown-requested', { reason: string }>(
+  'server/shutdown-requested',
+);
+
+export type ServerEvent =
+  | EventOf<typeof bootstrapLoaded>
+  | EventOf<typeof serverStateChanged>
+  | EventOf<typeof healthCheckFailed>
+  | EventOf<typeof healthCheckOk>
+  | EventOf<typeof shutdownRequested>;

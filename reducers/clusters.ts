@@ -1,0 +1,91 @@
+import type { Draft } from 'immer';
+import type { Json, RawCluster } from '../events/index.js';
+import { staticHosts, withHealth } from './hosts.js';
+import type { On } from './on.js';
+import type { ClusterEntry, HostState, State } from './state.js';
+
+function entry(cluster: RawCluster, addedViaApi: boolean, versionInfo: string, at: number): ClusterEntry {
+  return {
+    name: cluster.name,
+    config: cluster,
+    addedViaApi,
+    versionInfo,
+    lastUpdated: at,
+    hosts: staticHosts(cluster),
+  };
+}
+
+export function clustersFromBootstrap(draft: Draft<State>, env: On<'server/bootstrap-loaded'>): void {
+  const resources = env.event.bootstrap.static_resources as { clusters?: Json[] } | undefined;
+  draft.clusters = {};
+  for (const cluster of (resources?.clusters ?? []) as RawCluster[]) {
+    draft.clusters[cluster.name] = entry(cluster, false, '', env.at);
+  }
+  const dynamic = env.event.bootstrap.dynamic_resources as { cds_config?: Json } | undefined;
+  draft.clusterManager.versionInfo = dynamic?.cds_config ? '' : 'static';
+}
+
+export function onClusterAdded(draft: Draft<State>, env: On<'cluster/added'>): void {
+  const { cluster, addedViaApi, versionInfo } = env.event;
+  draft.clusters[cluster.name] = entry(cluster, addedViaApi, versionInfo, env.at);
+  if (addedViaApi) draft.clusterManager.versionInfo = versionInfo;
+}
+
+export function onClusterUpdated(draft: Draft<State>, env: On<'cluster/updated'>): void {
+  const { cluster, versionInfo } = env.event;
+  const existing = draft.clusters[cluster.name];
+  if (!existing) return;
+  const fresh = entry(cluster, existing.addedViaApi, versionInfo, env.at);
+  // Members found by DNS or discovery outlive a config change; only config-listed ones follow it.
+  if (fresh.hosts.length === 0) fresh.hosts = existing.hosts as HostState[];
+  draft.clusters[cluster.name] = fresh;
+  draft.clusterManager.versionInfo = versionInfo || draft.clusterManager.versionInfo;
+}
+
+export function onClusterRemoved(draft: Draft<State>, env: On<'cluster/removed'>): void {
+  delete draft.clusters[env.event.name];
+  if (env.event.versionInfo) draft.clusterManager.versionInfo = env.event.versionInfo;
+}
+
+export function onHostsSet(draft: Draft<State>, env: On<'endpoints/hosts-set'>): void {
+  const cluster = draft.clusters[env.event.cluster];
+  if (!cluster) return;
+  const previous = new Map(cluster.hosts.map((h) => [h.address, h as HostState]));
+  cluster.hosts = env.event.hosts.map((spec) => withHealth(spec, previous.get(spec.address)));
+}
+
+function findHost(draft: Draft<State>, clusterName: string, address: string): Draft<HostState> | undefined {
+  return draft.clusters[clusterName]?.hosts.find((h) => h.address === address);
+}
+
+export function onHostsUpdated(draft: Draft<State>, env: On<'endpoints/hosts-updated'>): void {
+  for (const update of env.event.updates) {
+    const host = findHost(draft, env.event.cluster, update.address);
+    if (!host) continue;
+    if (update.weight !== undefined) host.weight = update.weight;
+    if (update.metadata !== undefined) host.metadata = update.metadata;
+    if (update.edsHealth !== undefined) host.edsHealth = update.edsHealth;
+  }
+}
+
+export function onActiveHealthChanged(draft: Draft<State>, env: On<'health/active-changed'>): void {
+  const host = findHost(draft, env.event.cluster, env.event.address);
+  if (host) host.failedActiveHc = !env.event.healthy;
+}
+
+export function onOutlierChanged(draft: Draft<State>, env: On<'health/outlier-changed'>): void {
+  const host = findHost(draft, env.event.cluster, env.event.address);
+  if (host) host.failedOutlierCheck = env.event.ejected;
+}
+
+export function onUpdateRejected(draft: Draft<State>, env: On<'cluster/update-rejected'>): void {
+  const { resource, name, versionInfo, errors } = env.event;
+  draft.rejected.push({
+    seq: env.seq,
+    at: env.at,
+    resource,
+    name,
+    versionInfo,
+    errors,
+  });
+}

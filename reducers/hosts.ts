@@ -1,0 +1,111 @@
+import type { HostSpec, Json, JsonObject, RawCluster } from '../events/index.js';
+import type { HostState } from './state.js';
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/** True when `address` is a literal IP (v4 or v6) rather than a name to resolve. */
+export function isIpLiteral(address: string): boolean {
+  return IPV4.test(address) || address.includes(':');
+}
+
+/** `ip:port`, with brackets around IPv6 as the reference prints it. */
+export function hostKey(ip: string, port: number): string {
+  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
+}
+
+function obj(value: Json | undefined): JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
+}
+
+function arr(value: Json | undefined): Json[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function str(value: Json | undefined): string {
+  return typeof value === 'string' ? value : '';
+}
+
+function num(value: Json | undefined, fallback: number): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string' && value !== '') return Number(value);
+  return fallback;
+}
+
+/**
+ * Every endpoint a cluster's config names, in order: `load_assignment` when present
+ * (it supersedes the deprecated `hosts`), else `hosts`. Addresses may be names that
+ * DNS clusters resolve later; `ip` holds the name then.
+ */
+export function configuredEndpoints(cluster: RawCluster): HostSpec[] {
+  const out: HostSpec[] = [];
+  const assignment = obj(cluster.load_assignment);
+  if (cluster.load_assignment !== undefined) {
+    for (const [localityIndex, group] of arr(assignment.endpoints).entries()) {
+      const g = obj(group);
+      const locality = obj(g.locality);
+      const priority = num(g.priority, 0);
+      void localityIndex;
+      for (const lbEndpoint of arr(g.lb_endpoints)) {
+        const le = obj(lbEndpoint);
+        const endpoint = obj(le.endpoint);
+        const socket = obj(obj(endpoint.address).socket_address);
+        const ip = str(socket.address);
+        const port = num(socket.port_value, 0);
+        out.push({
+          address: hostKey(ip, port),
+          ip,
+          port,
+          hostname: str(endpoint.hostname),
+          weight: num(le.load_balancing_weight, 1),
+          priority,
+          locality: {
+            region: str(locality.region),
+            zone: str(locality.zone),
+            sub_zone: str(locality.sub_zone),
+          },
+          metadata: obj(obj(le.metadata).filter_metadata),
+          edsHealth: (str(le.health_status) || 'UNKNOWN') as HostSpec['edsHealth'],
+        });
+      }
+    }
+    return out;
+  }
+  for (const address of arr(cluster.hosts)) {
+    const socket = obj(obj(address).socket_address);
+    const ip = str(socket.address);
+    const port = num(socket.port_value, 0);
+    out.push({
+      address: hostKey(ip, port),
+      ip,
+      port,
+      hostname: '',
+      weight: 1,
+      priority: 0,
+      locality: { region: '', zone: '', sub_zone: '' },
+      metadata: {},
+      edsHealth: 'UNKNOWN',
+    });
+  }
+  return out;
+}
+
+/**
+ * Members known from config alone: every endpoint of a STATIC cluster (or of any cluster
+ * whose endpoints are all IP literals). Clusters of names wait for DNS.
+ */
+export function staticHosts(cluster: RawCluster): HostState[] {
+  const type = str(cluster.type) || 'STATIC';
+  if (type === 'EDS' || type === 'ORIGINAL_DST' || cluster.cluster_type !== undefined) return [];
+  const endpoints = configuredEndpoints(cluster);
+  if (type !== 'STATIC' && !endpoints.every((e) => isIpLiteral(e.ip))) return [];
+  return endpoints.map((h) => withHealth(h, undefined));
+}
+
+/** A host as discovery describes it, keeping the checkers' verdicts of its previous self. */
+export function withHealth(spec: HostSpec, previous: HostState | undefined): HostState {
+  return {
+    ...spec,
+    failedActiveHc: previous?.failedActiveHc ?? false,
+    failedOutlierCheck: previous?.failedOutlierCheck ?? false,
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * The root reducer: one `produce` per envelope, dispatching on `type` to slice handlers
+ * that edit the draft. The exhaustive switch makes an event nobody handles a build error.
+ */
+import { type Draft, produce } from 'immer';
+import type { Envelope, EventType, ProxyEvent } from '../events/index.js';
+import * as clusters from './clusters.js';
+import * as listeners from './listeners.js';
+import * as logging from './logging.js';
+import type { On } from './on.js';
+import * as runtime from './runtime.js';
+import * as server from './server.js';
+import type { State } from './state.js';
+import * as stats from './stats.js';
+
+export * from './state.js';
+
+export function rootReducer(state: State, env: Envelope<ProxyEvent>): State {
+  if (!isKnown(env.event)) return state;
+  return produce(state, (draft) => {
+    draft.seq = env.seq;
+    draft.at = env.at;
+    apply(draft, env);
+  });
+}
+
+function apply(draft: Draft<State>, env: Envelope<ProxyEvent>): void {
+  const event = env.event;
+  switch (event.type) {
+    case 'server/bootstrap-loaded': {
+      const e = env as On<typeof event.type>;
+      server.onBootstrapLoaded(draft, e);
+      clusters.clustersFromBootstrap(draft, e);
+      listeners.listenersFromBootstrap(draft, e);
+      runtime.runtimeFromBootstrap(draft, e);
+      return;
+    }
+    case 'server/state-changed':
+      return server.onStateChanged(draft, env as On<typeof event.type>);
+    case 'server/healthcheck-failed':
+      return server.onHealthCheck(draft, true);
+    case 'server/healthcheck-ok':
+      return server.onHealthCheck(draft, false);
+    case 'server/shutdown-requested':
+      return server.onShutdownRequested(draft);
+    case 'cluster/added':
+      return clusters.onClusterAdded(draft, env as On<typeof event.type>);
+    case 'cluster/updated':
+      return clusters.onClusterUpdated(draft, env as On<typeof event.type>);
+    case 'cluster/removed':
+      return clusters.onClusterRemoved(draft, env as On<typeof event.type>);
+    case 'cluster/update-rejected':
+      return clusters.onUpdateRejected(draft, env as On<typeof event.type>);
+    case 'endpoints/hosts-set':
+      return clusters.onHostsSet(draft, env as On<typeof event.type>);
+    case 'endpoints/hosts-updated':
+      return clusters.onHostsUpdated(draft, env as On<typeof event.type>);
+    case 'health/active-changed':
+      return clusters.onActiveHealthChanged(draft, env as On<typeof event.type>);
+    case 'health/outlier-changed':
+      return clusters.onOutlierChanged(draft, env as On<typeof event.type>);
+    case 'runtime/modified':
+      return runtime.onRuntimeModified(draft, env as On<typeof event.type>);
+    case 'runtime/layer-loaded':
+      return runtime.onRuntimeLayerLoaded(draft, env as On<typeof event.type>);
+    case 'listener/bound':
+      return listeners.onListenerBound(draft, env as On<typeof event.type>);
+    case 'listener/bind-failed':
+      return listeners.onListenerBindFailed(draft, env as On<typeof event.type>);
+    case 'listener/drain-started':
+      return listeners.onDrainStarted(draft, env as On<typeof event.type>);
+    case 'listener/stopped':
+      return listeners.onListenersStopped(draft, env as On<typeof event.type>);
+    case 'logging/levels-changed':
+      return logging.onLevelsChanged(draft, env as On<typeof event.type>);
+    case 'stats/counters-reset':
+      return stats.onCountersReset(draft, env as On<typeof event.type>);
+    case 'stats/recent-lookups-enabled':
+    case 'stats/recent-lookups-disabled':
+    case 'stats/recent-lookups-cleared':
+      return stats.onRecentLookups(draft, env as On<typeof event.type>);
+    default: {
+      const unhandled: never = event;
+      throw new Error(`unhandled event ${JSON.stringify(unhandled)}`);
+    }
+  }
+}
+
+/** Every type the switch above handles; an event of another type (a newer log) changes nothing. */
+const KNOWN: ReadonlySet<string> = new Set<EventType>([
+  'server/bootstrap-loaded',
+  'server/state-changed',
+  'server/healthcheck-failed',
+  'server/healthcheck-ok',
+  'server/shutdown-requested',
+  'cluster/added',
+  'cluster/updated',
+  'cluster/removed',
+  'cluster/update-rejected',
+  'endpoints/hosts-set',
+  'endpoints/hosts-updated',
+  'health/active-changed',
+  'health/outlier-changed',
+  'runtime/modified',
+  'runtime/layer-loaded',
+  'listener/bound',
+  'listener/bind-failed',
+  'listener/drain-started',
+  'listener/stopped',
+  'logging/levels-changed',
+  'stats/counters-reset',
+  'stats/recent-lookups-enabled',
+  'stats/recent-lookups-disabled',
+  'stats/recent-lookups-cleared',
+]);
+
+function isKnown(event: { type: string }): event is ProxyEvent {
+  return KNOWN.has(event.type);
+}
+
+/** Folds a batch of envelopes, as the merge window delivers them, into one snapshot. */
+export function foldAll(state: State, batch: readonly Envelope<ProxyEvent>[]): State {
+  let next = state;
+  for (const env of batch) next = rootReducer(next, env);
+  return next;
+}

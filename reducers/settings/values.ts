@@ -1,0 +1,31 @@
+import type { Json, JsonObject } from '../../events/index.js';
+
+/** Milliseconds of a proto3 JSON Duration (`"1.5s"`, `"0.250s"`), or the fallback when absent. */
+export function durationMs(value: Json | undefined, fallback: number): number {
+  if (typeof value !== 'string') return fallback;
+  const match = /^(-?\d+)(?:\.(\d{1,9}))?s$/.exec(value);
+  if (!match) return fallback;
+  const whole = Number(match[1]);
+  const frac = match[2] ? Number(`0.${match[2]}`) : 0;
+  return (whole + (whole < 0 ? -frac : frac)) * 1000;
+}
+
+/** A wrapper or 64-bit value (number, or string in proto3 JSON), or the fallback when absent. */
+export function numberOr(value: Json | undefined, fallback: number): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value);
+  return fallback;
+}
+
+/** `type.Percent` (`{ value: 50 }`) as a number, or the fallback. */
+export function percentOr(value: Json | undefined, fallback: number): number {
+  return numberOr(objectOf(value).value, fallback);
+}
+
+export function objectOf(value: Json | undefined): JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
+}
+
+export function stringOr(value: Json | undefined, fallback: string): string {
+  return typeof value === 'string' && value !== '' ? value : fallback;
+}

@@ -1,0 +1,126 @@
+import type {
+  HostSpec,
+  JsonObject,
+  LogLevel,
+  RawBootstrap,
+  RawCluster,
+  RawListener,
+  ServerState,
+} from '../events/index.js';
+
+/** A member of a cluster with the health verdicts of every checker. */
+export interface HostState extends HostSpec {
+  failedActiveHc: boolean;
+  failedOutlierCheck: boolean;
+}
+
+export interface ClusterEntry {
+  name: string;
+  config: RawCluster;
+  addedViaApi: boolean;
+  versionInfo: string;
+  /** `at` of the event that last changed the config (config_dump `last_updated`). */
+  lastUpdated: number;
+  /** Members in discovery order; `address` is the identity. */
+  hosts: HostState[];
+}
+
+export interface ListenerEntry {
+  name: string;
+  config: RawListener;
+  lastUpdated: number;
+  /** `ip:port` as bound (the real port when the config says 0), null before binding. */
+  boundAddress: string | null;
+  state: 'pending' | 'active' | 'draining' | 'stopped' | 'failed';
+  error: string | null;
+}
+
+export interface RuntimeLayer {
+  name: string;
+  kind: 'static' | 'disk' | 'admin';
+  values: Record<string, string>;
+}
+
+export interface RejectedUpdate {
+  seq: number;
+  at: number;
+  resource: string;
+  name: string;
+  versionInfo: string;
+  errors: string[];
+}
+
+export interface State {
+  /** Sequence number of the last envelope folded in; 0 before any. */
+  seq: number;
+  /** Store time of the last envelope folded in. */
+  at: number;
+  server: {
+    state: ServerState;
+    healthCheckFailed: boolean;
+    /** `at` of the bootstrap-loaded event: uptimes count from here. */
+    startedAt: number;
+    version: string;
+    options: JsonObject;
+    shutdownRequested: boolean;
+  };
+  bootstrap: {
+    config: RawBootstrap;
+    sources: string[];
+    lastUpdated: number;
+  } | null;
+  /** `version_info` of the last cluster discovery update; `static` without discovery. */
+  clusterManager: { versionInfo: string };
+  clusters: Record<string, ClusterEntry>;
+  listeners: Record<string, ListenerEntry>;
+  runtime: { layers: RuntimeLayer[] };
+  logging: { levels: Record<string, LogLevel> };
+  stats: {
+    recentLookupsEnabled: boolean;
+    /** Bumped by each reset so stat readers know to re-base counters. */
+    countersResetSeq: number;
+    recentLookupsClearedSeq: number;
+  };
+  drain: {
+    active: boolean;
+    inboundOnly: boolean;
+    graceful: boolean;
+    strategy: 'gradual' | 'immediate';
+    startedAt: number;
+    drainTimeMs: number;
+  };
+  rejected: RejectedUpdate[];
+}
+
+export const initialState: State = {
+  seq: 0,
+  at: 0,
+  server: {
+    state: 'PRE_INITIALIZING',
+    healthCheckFailed: false,
+    startedAt: 0,
+    version: '',
+    options: {},
+    shutdownRequested: false,
+  },
+  bootstrap: null,
+  clusterManager: { versionInfo: 'static' },
+  clusters: {},
+  listeners: {},
+  runtime: { layers: [] },
+  logging: { levels: {} },
+  stats: {
+    recentLookupsEnabled: false,
+    countersResetSeq: 0,
+    recentLookupsClearedSeq: 0,
+  },
+  drain: {
+    active: false,
+    inboundOnly: false,
+    graceful: false,
+    strategy: 'gradual',
+    startedAt: 0,
+    drainTimeMs: 0,
+  },
+  rejected: [],
+};

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Debian packages the test suite uses: protoc (fixtures), promtool (Prometheus output check),
+# chromium (admin pages in a real browser), curl and nghttp2-client (HTTP/2 peers).
+set -euo pipefail
+need=()
+command -v protoc >/dev/null || need+=(protobuf-compiler libprotobuf-dev)
+command -v promtool >/dev/null || need+=(prometheus)
+command -v chromium >/dev/null || need+=(chromium)
+command -v curl >/dev/null || need+=(curl)
+command -v nghttp >/dev/null || need+=(nghttp2-client)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  else
+    echo "missing Debian packages (run as root to install): ${need[*]}" >&2
+  fi
+fi

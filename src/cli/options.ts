@@ -1,0 +1,46 @@
+/**
+ * The effective command-line options: every option of the spec with its default applied.
+ * `/server_info` echoes these as `command_line_options`.
+ */
+export interface Options {
+  configPath: string;
+  configYaml: string;
+  mode: 'serve' | 'validate';
+  adminAddressPath: string;
+  localAddressIpVersion: 'v4' | 'v6';
+  baseId: number;
+  useDynamicBaseId: boolean;
+  baseIdPath: string;
+  /** Worker count after the defaults (hardware threads, `--cpuset-threads`, 0 -> 1). */
+  concurrency: number;
+  logLevel: string;
+  componentLogLevel: string;
+  cpusetThreads: boolean;
+  logPath: string;
+  logFormat: string;
+  logFormatEscaped: boolean;
+  restartEpoch: number;
+  enableFineGrainLogging: boolean;
+  socketPath: string;
+  socketMode: number;
+  hotRestartVersion: boolean;
+  serviceCluster: string;
+  serviceNode: string;
+  serviceZone: string;
+  fileFlushIntervalMsec: number;
+  drainTimeS: number;
+  drainStrategy: 'gradual' | 'immediate';
+  parentShutdownTimeS: number;
+  disableHotRestart: boolean;
+  enableMutexTracing: boolean;
+  allowUnknownStaticFields: boolean;
+  rejectUnknownDynamicFields: boolean;
+  ignoreUnknownDynamicFields: boolean;
+  disableExtensions: string[];
+  enableCoreDump: boolean;
+  statsTags: Array<{ name: string; value: string }>;
+  maxObjNameLen: number;
+  maxStats: number;
+  /** `--event-log PATH`: record every event as ndjson (empty: off). */
+  eventLog: string;
+}

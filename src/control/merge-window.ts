@@ -1,0 +1,112 @@
+import { Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
+import { type Envelope, mergeKey, type ProxyEvent } from '../../events/index.js';
+
+interface Window {
+  /** When the window that the last delivery opened closes. */
+  closesAt: number;
+  buffered: Envelope<ProxyEvent>[];
+  timer: Subscription | null;
+}
+
+/** What the window saw, for the `cluster_manager.update_*` counters. */
+export interface MergeWindowStats {
+  merged: number;
+  cancelled: number;
+  outOfWindow: number;
+}
+
+/**
+ * `common_lb_config.update_merge_window` as an operator. Per cluster: an update outside any
+ * window passes at once and opens a window; health, weight and metadata updates inside it
+ * are held and delivered together when it closes (which opens the next window). A
+ * membership change passes at once, taking anything held for its cluster with it. A window
+ * of 0 holds nothing. Output is batches: one batch folds into one snapshot.
+ */
+export function mergeWindow(
+  windowMs: (cluster: string) => number,
+  scheduler: SchedulerLike,
+  stats: MergeWindowStats = { merged: 0, cancelled: 0, outOfWindow: 0 },
+): OperatorFunction<Envelope<ProxyEvent>, Envelope<ProxyEvent>[]> {
+  return (source) =>
+    new Observable<Envelope<ProxyEvent>[]>((subscriber) => {
+      const windows = new Map<string, Window>();
+
+      const open = (cluster: string, ms: number, held: Envelope<ProxyEvent>[] = []) => {
+        const window: Window = { closesAt: scheduler.now() + ms, buffered: held, timer: null };
+        windows.set(cluster, window);
+        return window;
+      };
+
+      const close = (cluster: string, window: Window) => {
+        window.timer = null;
+        if (window.buffered.length === 0) {
+          windows.delete(cluster);
+          return;
+        }
+        const batch = window.buffered;
+        stats.merged += 1;
+        open(cluster, windowMs(cluster));
+        subscriber.next(batch);
+      };
+
+      const subscription = source.subscribe({
+        next(env) {
+          const cluster = mergeKey(env.event) ?? clusterOfMembership(env.event);
+          if (cluster === null) {
+            subscriber.next([env]);
+            return;
+          }
+          const ms = windowMs(cluster);
+          const window = windows.get(cluster);
+          const mergeable = mergeKey(env.event) !== null;
+          if (!mergeable) {
+            // Membership never waits; whatever was held for the cluster goes with it.
+            const held = window?.buffered ?? [];
+            if (window?.timer) {
+              window.timer.unsubscribe();
+              stats.cancelled += 1;
+            }
+            windows.delete(cluster);
+            if (ms > 0) open(cluster, ms);
+            subscriber.next([...held, env]);
+            return;
+          }
+          if (ms <= 0) {
+            subscriber.next([env]);
+            return;
+          }
+          if (!window || scheduler.now() >= window.closesAt) {
+            if (window) stats.outOfWindow += 1;
+            open(cluster, ms);
+            subscriber.next([env]);
+            return;
+          }
+          window.buffered.push(env);
+          if (!window.timer) {
+            window.timer = scheduler.schedule(
+              () => close(cluster, window),
+              Math.max(0, window.closesAt - scheduler.now()),
+            );
+          }
+        },
+        error: (err) => subscriber.error(err),
+        complete() {
+          // Deliver what is held, so a finite replay ends on the same state as the live run did.
+          for (const window of windows.values()) {
+            window.timer?.unsubscribe();
+            if (window.buffered.length > 0) subscriber.next(window.buffered);
+          }
+          windows.clear();
+          subscriber.complete();
+        },
+      });
+      return () => {
+        subscription.unsubscribe();
+        for (const window of windows.values()) window.timer?.unsubscribe();
+      };
+    });
+}
+
+function clusterOfMembership(event: ProxyEvent): string | null {
+  return event.type === 'endpoints/hosts-set' ? event.cluster : null;
+}

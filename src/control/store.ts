@@ -1,0 +1,94 @@
+import {
+  BehaviorSubject,
+  type Observable,
+  observeOn,
+  queueScheduler,
+  type SchedulerLike,
+  Subject,
+  type Subscription,
+  asyncScheduler,
+} from 'rxjs';
+import type { Envelope, ProxyEvent } from '../../events/index.js';
+import { foldAll, initialState, type State } from '../../reducers/index.js';
+import { clusterSettings } from '../../reducers/settings/cluster.js';
+import { mergeWindow, type MergeWindowStats } from './merge-window.js';
+
+export interface StoreOptions {
+  /** Drives `at` stamps and merge-window timers; a virtual-time scheduler in tests and replays. */
+  scheduler?: SchedulerLike;
+  initial?: State;
+  /** First sequence number minus one (a replay that starts from a checkpoint). */
+  seq?: number;
+}
+
+/**
+ * The control plane: events in, immutable snapshots out. The fold is the NgRx one:
+ * `observeOn(queueScheduler)` makes a dispatch from inside a subscriber wait its turn
+ * instead of re-entering the reducer, so snapshots come out in sequence order.
+ */
+export class Store {
+  readonly scheduler: SchedulerLike;
+  /** Every envelope as it was ingested, before the merge window. */
+  readonly ingested$: Observable<Envelope<ProxyEvent>>;
+  /** Every batch as it reached the reducer, with the snapshot it produced. */
+  readonly applied$: Observable<{ batch: Envelope<ProxyEvent>[]; state: State }>;
+  readonly mergeStats: MergeWindowStats = { merged: 0, cancelled: 0, outOfWindow: 0 };
+  private readonly input = new Subject<Envelope<ProxyEvent>>();
+  private readonly applied = new Subject<{ batch: Envelope<ProxyEvent>[]; state: State }>();
+  private readonly states: BehaviorSubject<State>;
+  private readonly subscription: Subscription;
+  private seq: number;
+
+  constructor(options: StoreOptions = {}) {
+    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.seq = options.seq ?? options.initial?.seq ?? 0;
+    this.states = new BehaviorSubject(options.initial ?? initialState);
+    this.ingested$ = this.input.asObservable();
+    this.applied$ = this.applied.asObservable();
+    this.subscription = this.input
+      .pipe(
+        observeOn(queueScheduler),
+        mergeWindow((cluster) => this.windowOf(cluster), this.scheduler, this.mergeStats),
+      )
+      .subscribe((batch) => {
+        const state = foldAll(this.states.value, batch);
+        this.states.next(state);
+        this.applied.next({ batch, state });
+      });
+  }
+
+  /** The latest snapshot. */
+  get state(): State {
+    return this.states.value;
+  }
+
+  /** Snapshots, the latest first (replayed to each new subscriber). */
+  get state$(): Observable<State> {
+    return this.states.asObservable();
+  }
+
+  /** Stamps an event and folds it in; returns the envelope. */
+  dispatch(event: ProxyEvent, source: string): Envelope<ProxyEvent> {
+    this.seq += 1;
+    const env: Envelope<ProxyEvent> = { seq: this.seq, at: this.scheduler.now(), source, event };
+    this.input.next(env);
+    return env;
+  }
+
+  /** Folds an already stamped envelope (a replay); sequence numbers continue from it. */
+  ingest(env: Envelope<ProxyEvent>): void {
+    this.seq = Math.max(this.seq, env.seq);
+    this.input.next(env);
+  }
+
+  /** Delivers what the merge window holds and stops. */
+  close(): void {
+    this.input.complete();
+    this.subscription.unsubscribe();
+  }
+
+  private windowOf(cluster: string): number {
+    const entry = this.states.value.clusters[cluster];
+    return entry ? clusterSettings(entry.config).updateMergeWindowMs : 0;
+  }
+}

@@ -1,0 +1,58 @@
+import { writeFileSync } from 'node:fs';
+import { bootstrapLoaded, serverStateChanged } from '../../events/index.js';
+import { startAdmin } from '../admin/server.js';
+import { loadBootstrap } from '../bootstrap/load.js';
+import type { Options } from '../cli/options.js';
+import { Store } from '../control/store.js';
+import { createLoggers } from '../logging/loggers.js';
+import { StatsStore } from '../stats/store.js';
+import { VERSION } from '../version.js';
+import type { ServerContext } from './context.js';
+
+/**
+ * Serves: loads the bootstrap, folds it into the store, starts every edge, goes LIVE.
+ * Resolves to the context so tests and the CLI can drive shutdown.
+ */
+export async function serve(options: Options): Promise<ServerContext> {
+  const loaded = loadBootstrap(options);
+  if (!loaded.ok) {
+    for (const error of loaded.errors) process.stderr.write(`${error}\n`);
+    process.exit(1);
+  }
+  const steps: Array<() => Promise<void> | void> = [];
+  let stopping: Promise<void> | null = null;
+  const ctx: ServerContext = {
+    options,
+    store: new Store(),
+    stats: new StatsStore(),
+    log: createLoggers(),
+    onShutdown: (step) => steps.push(step),
+    shutdown(code) {
+      stopping ??= (async () => {
+        for (const step of steps.reverse()) {
+          try {
+            await step();
+          } catch (err) {
+            ctx.log.get('main').error({ err }, 'shutdown step failed');
+          }
+        }
+        process.exit(code);
+      })();
+      return stopping;
+    },
+  };
+  ctx.store.dispatch(
+    bootstrapLoaded({
+      bootstrap: loaded.bootstrap,
+      options: {},
+      version: VERSION,
+      sources: loaded.sources,
+    }),
+    'bootstrap',
+  );
+  const adminAddress = await startAdmin(ctx);
+  if (options.adminAddressPath) writeFileSync(options.adminAddressPath, adminAddress);
+  ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void ctx.shutdown(0));
+  return ctx;
+}
