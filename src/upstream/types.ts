@@ -1,0 +1,53 @@
+import type { ClusterSettings } from '../../reducers/settings/cluster.js';
+import type { HostState } from '../../reducers/state.js';
+import type { Scope } from '../stats/store.js';
+
+/** Per-host figures `/clusters` shows; plain numbers the data plane bumps in place. */
+export interface HostStats {
+  cx_total: number;
+  cx_active: number;
+  cx_connect_fail: number;
+  rq_total: number;
+  rq_timeout: number;
+  rq_success: number;
+  rq_error: number;
+  rq_active: number;
+}
+
+/**
+ * A member as the data plane holds it. The object lives as long as the member does (same
+ * `address`), so its pool and counters survive health and weight updates; `state` is
+ * replaced with the newest snapshot record.
+ */
+export interface UpstreamHost {
+  readonly address: string;
+  readonly ip: string;
+  readonly port: number;
+  state: HostState;
+  readonly stats: HostStats;
+  /** The data plane's connection pool for this host, created on first use. */
+  pool: unknown;
+}
+
+/** What a balancer may use to choose: a request hash for hashing balancers, and the retry attempt. */
+export interface LbContext {
+  /** 64-bit hash of the request (hash_policy), or null when the route computes none. */
+  hash: bigint | null;
+  /** 0 for the first try, then 1, 2 ... on retries. */
+  attempt: number;
+}
+
+export interface LoadBalancer {
+  /** A host for this request, or null when none is available. */
+  choose(context: LbContext): UpstreamHost | null;
+}
+
+/** A cluster ready for traffic: rebuilt (a new object) whenever its snapshot entry changes. */
+export interface ClusterRuntime {
+  readonly name: string;
+  readonly settings: ClusterSettings;
+  readonly hosts: readonly UpstreamHost[];
+  readonly lb: LoadBalancer;
+  /** `cluster.<stat name>.` */
+  readonly scope: Scope;
+}
