@@ -1,4 +1,6 @@
 import type { Response } from 'express';
+import type { ProxyEvent } from '../../events/index.js';
+import type { State } from '../../reducers/index.js';
 import type { ServerContext } from '../server/context.js';
 
 /** A rendered admin answer; views produce these, express only adapts them. */
@@ -15,6 +17,11 @@ export interface AdminRequest {
   query: URLSearchParams;
   /** Raw request body (form-encoded parameters are accepted by some mutating endpoints). */
   body: string;
+  /**
+   * The snapshot to render: the current one, or for `snapshotView` handlers asked with
+   * `?at=SEQ`, the one the history holds for that sequence number.
+   */
+  state: State;
 }
 
 export interface ParamDescriptor {
@@ -36,7 +43,15 @@ export interface HandlerDescriptor {
   params: ParamDescriptor[];
   /** Hidden endpoints answer but are not listed (none yet; kept for extensions). */
   hidden?: boolean;
+  /** Renders `req.state`, so `?at=SEQ` (time travel) works for it. */
+  snapshotView?: boolean;
   handle(req: AdminRequest, ctx: ServerContext): AdminResponse | Promise<AdminResponse>;
+  /**
+   * For mutations that only dispatch events: the events this request means, or an error
+   * answer. The adapter dispatches them and answers `OK`, or with `dry_run=1` folds them
+   * into a copy and answers the JSON Patch they would cause, dispatching nothing.
+   */
+  events?(req: AdminRequest, ctx: ServerContext): ProxyEvent[] | AdminResponse;
   /** For streaming endpoints (`text/event-stream`): takes over the response. */
   stream?(req: AdminRequest, res: Response, ctx: ServerContext): void;
 }

@@ -9,7 +9,10 @@ export async function startAdmin(ctx: ServerContext): Promise<string> {
   for (const h of handlers) {
     app.all(h.path, async (req, res) => {
       const url = new URL(req.originalUrl, 'http://admin');
-      const out = await h.handle({ method: req.method, path: h.path, query: url.searchParams, body: '' }, ctx);
+      const out = await h.handle(
+        { method: req.method, path: h.path, query: url.searchParams, body: '', state: ctx.store.state },
+        ctx,
+      );
       res.status(out.status).type(out.contentType).send(out.body);
     });
   }

@@ -1,3 +1,4 @@
+import type { State } from '../../reducers/index.js';
 import type { Options } from '../cli/options.js';
 import type { Store } from '../control/store.js';
 import type { Loggers } from '../logging/loggers.js';
@@ -12,6 +13,11 @@ export interface ServerContext {
   readonly store: Store;
   readonly stats: StatsStore;
   readonly log: Loggers;
+  /**
+   * Past snapshots for time travel (`?at=SEQ`): the state after `seq`, or null when that
+   * point is older than what is retained. Set by the event-log edge.
+   */
+  history?: { stateAt(seq: number): State | null; oldestSeq(): number };
   /** Registers a step of clean shutdown; steps run in reverse order of registration. */
   onShutdown(step: () => Promise<void> | void): void;
   /** Runs the shutdown steps and exits the process with `code`. */

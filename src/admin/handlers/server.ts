@@ -8,7 +8,11 @@ export const serverHandlers: HandlerDescriptor[] = [
     params: [],
     handle: (_req, ctx) => {
       const state = ctx.store.state.server.state;
-      return { status: state === 'LIVE' ? 200 : 503, contentType: 'text/plain; charset=UTF-8', body: `${state}\n` };
+      return {
+        status: state === 'LIVE' ? 200 : 503,
+        contentType: 'text/plain; charset=UTF-8',
+        body: `${state}\n`,
+      };
     },
   },
 ];
