@@ -1,0 +1,41 @@
+import type * as net from 'node:net';
+import type { JsonObject } from '../../../events/config.js';
+import type { ServerContext } from '../../server/context.js';
+import type { ClusterRuntime } from '../../upstream/types.js';
+
+/** Finds the live runtime of a cluster by name; provided by the upstream cluster manager. */
+export interface ClusterLookup {
+  get(name: string): ClusterRuntime | undefined;
+}
+
+/** What the listener side hands to every HTTP connection manager it builds. */
+export interface HttpConnectionManagerDeps {
+  ctx: ServerContext;
+  clusters: ClusterLookup;
+  /** Name of the listener owning the filter chain, for logs and stats. */
+  listenerName: string;
+}
+
+/**
+ * A terminal network filter: the listener accepts a socket and gives it away with
+ * `handle`; from then on the filter owns it (reads, writes, closes).
+ */
+export interface NetworkFilterHandler {
+  /** Takes ownership of an accepted downstream connection. */
+  handle(socket: net.Socket): void;
+  /**
+   * Starts draining: HTTP/1 responses carry `Connection: close`, HTTP/2 sessions get GOAWAY,
+   * idle connections close. `gradual` spreads the closing over `drainTimeMs`.
+   */
+  drain(strategy: 'gradual' | 'immediate', drainTimeMs: number): void;
+  /** Closes every connection this filter owns; resolves once they are gone. */
+  close(): Promise<void>;
+}
+
+/** Builds a handler from the canonical `HttpConnectionManager` typed_config. */
+export type HttpConnectionManagerFactory = (
+  config: JsonObject,
+  deps: HttpConnectionManagerDeps,
+) => NetworkFilterHandler;
+
+export { createHttpConnectionManager } from './manager.js';
