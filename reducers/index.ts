@@ -36,49 +36,70 @@ function apply(draft: Draft<State>, env: Envelope<ProxyEvent>): void {
       return;
     }
     case 'server/state-changed':
-      return server.onStateChanged(draft, env as On<typeof event.type>);
+      server.onStateChanged(draft, env as On<typeof event.type>);
+      break;
     case 'server/healthcheck-failed':
-      return server.onHealthCheck(draft, true);
+      server.onHealthCheck(draft, true);
+      break;
     case 'server/healthcheck-ok':
-      return server.onHealthCheck(draft, false);
+      server.onHealthCheck(draft, false);
+      break;
     case 'server/shutdown-requested':
-      return server.onShutdownRequested(draft);
+      server.onShutdownRequested(draft);
+      break;
     case 'cluster/added':
-      return clusters.onClusterAdded(draft, env as On<typeof event.type>);
+      clusters.onClusterAdded(draft, env as On<typeof event.type>);
+      break;
     case 'cluster/updated':
-      return clusters.onClusterUpdated(draft, env as On<typeof event.type>);
+      clusters.onClusterUpdated(draft, env as On<typeof event.type>);
+      break;
     case 'cluster/removed':
-      return clusters.onClusterRemoved(draft, env as On<typeof event.type>);
+      clusters.onClusterRemoved(draft, env as On<typeof event.type>);
+      break;
     case 'cluster/update-rejected':
-      return clusters.onUpdateRejected(draft, env as On<typeof event.type>);
+      clusters.onUpdateRejected(draft, env as On<typeof event.type>);
+      break;
     case 'endpoints/hosts-set':
-      return clusters.onHostsSet(draft, env as On<typeof event.type>);
+      clusters.onHostsSet(draft, env as On<typeof event.type>);
+      break;
     case 'endpoints/hosts-updated':
-      return clusters.onHostsUpdated(draft, env as On<typeof event.type>);
+      clusters.onHostsUpdated(draft, env as On<typeof event.type>);
+      break;
     case 'health/active-changed':
-      return clusters.onActiveHealthChanged(draft, env as On<typeof event.type>);
+      clusters.onActiveHealthChanged(draft, env as On<typeof event.type>);
+      break;
     case 'health/outlier-changed':
-      return clusters.onOutlierChanged(draft, env as On<typeof event.type>);
+      clusters.onOutlierChanged(draft, env as On<typeof event.type>);
+      break;
     case 'runtime/modified':
-      return runtime.onRuntimeModified(draft, env as On<typeof event.type>);
+      runtime.onRuntimeModified(draft, env as On<typeof event.type>);
+      break;
     case 'runtime/layer-loaded':
-      return runtime.onRuntimeLayerLoaded(draft, env as On<typeof event.type>);
+      runtime.onRuntimeLayerLoaded(draft, env as On<typeof event.type>);
+      break;
     case 'listener/bound':
-      return listeners.onListenerBound(draft, env as On<typeof event.type>);
+      listeners.onListenerBound(draft, env as On<typeof event.type>);
+      break;
     case 'listener/bind-failed':
-      return listeners.onListenerBindFailed(draft, env as On<typeof event.type>);
+      listeners.onListenerBindFailed(draft, env as On<typeof event.type>);
+      break;
     case 'listener/drain-started':
-      return listeners.onDrainStarted(draft, env as On<typeof event.type>);
+      listeners.onDrainStarted(draft, env as On<typeof event.type>);
+      break;
     case 'listener/stopped':
-      return listeners.onListenersStopped(draft, env as On<typeof event.type>);
+      listeners.onListenersStopped(draft, env as On<typeof event.type>);
+      break;
     case 'logging/levels-changed':
-      return logging.onLevelsChanged(draft, env as On<typeof event.type>);
+      logging.onLevelsChanged(draft, env as On<typeof event.type>);
+      break;
     case 'stats/counters-reset':
-      return stats.onCountersReset(draft, env as On<typeof event.type>);
+      stats.onCountersReset(draft, env as On<typeof event.type>);
+      break;
     case 'stats/recent-lookups-enabled':
     case 'stats/recent-lookups-disabled':
     case 'stats/recent-lookups-cleared':
-      return stats.onRecentLookups(draft, env as On<typeof event.type>);
+      stats.onRecentLookups(draft, env as On<typeof event.type>);
+      break;
     default: {
       const unhandled: never = event;
       throw new Error(`unhandled event ${JSON.stringify(unhandled)}`);

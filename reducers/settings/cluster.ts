@@ -39,7 +39,12 @@ export interface ClusterSettings {
   hasHealthChecks: boolean;
 }
 
-const THRESHOLD_DEFAULTS = { maxConnections: 1024, maxPendingRequests: 1024, maxRequests: 1024, maxRetries: 3 };
+const THRESHOLD_DEFAULTS = {
+  maxConnections: 1024,
+  maxPendingRequests: 1024,
+  maxRequests: 1024,
+  maxRetries: 3,
+};
 
 function thresholdsOf(cluster: RawCluster): Record<Priority, Thresholds> {
   const out: Record<Priority, Thresholds> = {

@@ -6,14 +6,16 @@ export function durationMs(value: Json | undefined, fallback: number): number {
   const match = /^(-?\d+)(?:\.(\d{1,9}))?s$/.exec(value);
   if (!match) return fallback;
   const whole = Number(match[1]);
-  const frac = match[2] ? Number(`0.${match[2]}`) : 0;
-  return (whole + (whole < 0 ? -frac : frac)) * 1000;
+  // Nanoseconds as an integer, so `0.000000001s` is exactly 1 ns and not a float artefact.
+  const nanos = match[2] ? Number(match[2].padEnd(9, '0')) : 0;
+  return whole * 1000 + (match[1]?.startsWith('-') ? -nanos : nanos) / 1e6;
 }
 
 /** A wrapper or 64-bit value (number, or string in proto3 JSON), or the fallback when absent. */
 export function numberOr(value: Json | undefined, fallback: number): number {
   if (typeof value === 'number') return value;
-  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value);
+  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)))
+    return Number(value);
   return fallback;
 }
 
