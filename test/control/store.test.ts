@@ -4,12 +4,13 @@ import { VirtualAction, VirtualTimeScheduler } from 'rxjs';
 import {
   activeHealthChanged,
   bootstrapLoaded,
+  type JsonObject,
   runtimeModified,
   serverStateChanged,
 } from '../../events/index.js';
 import { Store } from '../../src/control/store.js';
 
-const bootstrap = {
+const bootstrap: JsonObject = {
   static_resources: {
     clusters: [
       {

@@ -13,6 +13,7 @@ import {
   healthCheckOk,
   hostsSet,
   hostsUpdated,
+  type JsonObject,
   listenerBindFailed,
   listenerBound,
   listenersStopped,
@@ -42,7 +43,7 @@ const host = (ip: string, port = 80) => ({
   edsHealth: 'HEALTHY' as const,
 });
 
-const bootstrap = {
+const bootstrap: JsonObject = {
   static_resources: {
     listeners: [
       {
