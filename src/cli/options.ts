@@ -43,4 +43,9 @@ export interface Options {
   maxStats: number;
   /** `--event-log PATH`: record every event as ndjson (empty: off). */
   eventLog: string;
+  /**
+   * `--event-log-checkpoint-every N`: a full snapshot line in the event log after every N
+   * events (at the next point where no merge window is open); absent: 10000.
+   */
+  eventLogCheckpointEvery?: number;
 }

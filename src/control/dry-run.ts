@@ -1,10 +1,14 @@
-import jsonpatch, { type Operation } from 'fast-json-patch';
+import type { Operation } from 'fast-json-patch';
 import type { Envelope, ProxyEvent } from '../../events/index.js';
 import { foldAll, type State } from '../../reducers/index.js';
+import { semanticDiff } from './diff.js';
 
 /**
  * What `events` would change if dispatched now: folded into a copy of `state` (the store
- * is untouched) and returned as RFC 6902 operations against the snapshot.
+ * is untouched; snapshots are immutable, so the fold cannot reach the live one) and
+ * returned as semantic RFC 6902 operations, the same keyed form `/snapshots/diff` uses
+ * (`/clusters/svc/hosts/10.0.0.1:80/weight`, not an array index). Events are folded as one
+ * batch, without the merge window: a dry run shows the effect, not its timing.
  */
 export function dryRun(state: State, events: readonly ProxyEvent[], at: number): Operation[] {
   const batch: Envelope<ProxyEvent>[] = events.map((event, i) => ({
@@ -13,6 +17,5 @@ export function dryRun(state: State, events: readonly ProxyEvent[], at: number):
     source: 'dry-run',
     event,
   }));
-  const next = foldAll(state, batch);
-  return jsonpatch.compare(state, next).filter((op) => op.path !== '/seq' && op.path !== '/at');
+  return semanticDiff(state, foldAll(state, batch));
 }

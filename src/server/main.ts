@@ -3,6 +3,7 @@ import { bootstrapLoaded, serverStateChanged } from '../../events/index.js';
 import { startAdmin } from '../admin/server.js';
 import { loadBootstrap } from '../bootstrap/load.js';
 import type { Options } from '../cli/options.js';
+import { startEventLog } from '../control/event-log.js';
 import { Store } from '../control/store.js';
 import { createLoggers } from '../logging/loggers.js';
 import { StatsStore } from '../stats/store.js';
@@ -41,6 +42,7 @@ export async function serve(options: Options): Promise<ServerContext> {
       return stopping;
     },
   };
+  startEventLog(ctx, loaded.bootstrap);
   ctx.store.dispatch(
     bootstrapLoaded({
       bootstrap: loaded.bootstrap,

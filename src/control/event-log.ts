@@ -1,0 +1,179 @@
+/**
+ * The event-log edge: keeps the in-memory history (`ctx.history`, for `?at=` and the
+ * `/events` and `/snapshots` endpoints) and, with `--event-log PATH`, records every envelope
+ * that enters the store to an ndjson file that `proxy replay` folds back into the same
+ * snapshots. See `log-format.ts` for the file layout.
+ */
+import { type Envelope, type JsonObject, mergeKey, type ProxyEvent } from '../../events/index.js';
+import type { State } from '../../reducers/index.js';
+import { clusterSettings } from '../../reducers/settings/cluster.js';
+import type { ServerContext } from '../server/context.js';
+import { VERSION } from '../version.js';
+import { History } from './history.js';
+import { checkpointLine, envelopeLine, headerLine, LOG_FORMAT, LOG_VERSION } from './log-format.js';
+import { LogWriter } from './log-writer.js';
+
+/** Default of `--event-log-checkpoint-every`: a full snapshot line after this many events. */
+export const DEFAULT_CHECKPOINT_EVERY = 10_000;
+
+const histories = new WeakMap<ServerContext, History>();
+const recorders = new Set<Recorder>();
+
+/** The history `startEventLog` attached to `ctx`, with everything the admin endpoints need. */
+export function historyOf(ctx: ServerContext): History | undefined {
+  return histories.get(ctx);
+}
+
+/**
+ * Starts recording. Call it before the bootstrap event is dispatched so the history and
+ * the log both begin with it; `bootstrap` goes into the log header so the file is
+ * self-contained.
+ */
+export function startEventLog(ctx: ServerContext, bootstrap: JsonObject | null = null): History {
+  const history = new History(ctx.store.state);
+  histories.set(ctx, history);
+  ctx.history = history;
+  const recorder = ctx.options.eventLog ? new Recorder(ctx, bootstrap) : null;
+  const ingested = ctx.store.ingested$.subscribe((env) => {
+    history.recordIngested(env);
+    recorder?.onIngested(env);
+  });
+  const applied = ctx.store.applied$.subscribe(({ batch, state }) => {
+    history.recordApplied(batch, state);
+    recorder?.onApplied(batch, state);
+  });
+  ctx.onShutdown(async () => {
+    ingested.unsubscribe();
+    applied.unsubscribe();
+    await recorder?.close();
+  });
+  return history;
+}
+
+/**
+ * Reopens every event log file (after it was moved away for rotation); the new file opens
+ * with a header and a checkpoint so it replays on its own. SIGUSR1 does the same;
+ * `/reopen_logs` should call this.
+ */
+export async function reopenEventLog(): Promise<void> {
+  await Promise.all([...recorders].map((r) => r.reopen()));
+}
+
+let signalHooked = false;
+
+function hookSignal(): void {
+  if (signalHooked) return;
+  signalHooked = true;
+  process.on('SIGUSR1', () => void reopenEventLog());
+  // A process.exit() that bypasses ctx.shutdown still gets the buffered tail written.
+  process.on('exit', () => {
+    for (const r of recorders) r.flushOnExit();
+  });
+}
+
+/** Writes the ndjson file: envelopes as they are ingested, checkpoints where it is safe. */
+class Recorder {
+  private readonly writer: LogWriter;
+  private readonly timer: NodeJS.Timeout;
+  private readonly checkpointEvery: number;
+  private ingestedCount = 0;
+  private appliedCount = 0;
+  private lastSeq = 0;
+  private sinceCheckpoint = 0;
+  /** Per cluster, when the merge window its last delivery opened closes. */
+  private readonly openWindows = new Map<string, number>();
+  private closed = false;
+
+  constructor(
+    private readonly ctx: ServerContext,
+    private readonly bootstrap: JsonObject | null,
+  ) {
+    const log = ctx.log.get('main');
+    this.writer = new LogWriter(ctx.options.eventLog, (err) =>
+      log.error({ err, path: ctx.options.eventLog }, 'event log write failed; events are not being recorded'),
+    );
+    this.checkpointEvery = Math.max(1, ctx.options.eventLogCheckpointEvery ?? DEFAULT_CHECKPOINT_EVERY);
+    this.writer.append(this.header());
+    const interval = Math.max(1, ctx.options.fileFlushIntervalMsec);
+    this.timer = setInterval(() => void this.writer.flush(), interval);
+    this.timer.unref();
+    recorders.add(this);
+    hookSignal();
+  }
+
+  private header(): string {
+    return headerLine({
+      format: LOG_FORMAT,
+      version: LOG_VERSION,
+      product: VERSION,
+      options: JSON.parse(JSON.stringify(this.ctx.options)) as JsonObject,
+      bootstrap: this.bootstrap,
+      opened_at: new Date().toISOString(),
+    });
+  }
+
+  onIngested(env: Envelope<ProxyEvent>): void {
+    if (this.closed) return;
+    this.ingestedCount += 1;
+    this.lastSeq = env.seq;
+    this.sinceCheckpoint += 1;
+    this.writer.append(envelopeLine(env));
+    this.maybeCheckpoint();
+  }
+
+  onApplied(batch: readonly Envelope<ProxyEvent>[], state: State): void {
+    if (this.closed) return;
+    this.appliedCount += batch.length;
+    const now = this.ctx.store.scheduler.now();
+    for (const env of batch) {
+      const cluster =
+        mergeKey(env.event) ?? (env.event.type === 'endpoints/hosts-set' ? env.event.cluster : null);
+      const entry = cluster === null ? undefined : state.clusters[cluster];
+      if (cluster !== null && entry) {
+        this.openWindows.set(cluster, now + clusterSettings(entry.config).updateMergeWindowMs);
+      }
+    }
+    this.maybeCheckpoint();
+  }
+
+  /**
+   * A checkpoint is only correct where a replay starting from it behaves as the live store
+   * did: every ingested envelope folded, and no merge window open (a fresh store has none).
+   */
+  private maybeCheckpoint(): void {
+    if (this.sinceCheckpoint < this.checkpointEvery || this.ingestedCount !== this.appliedCount) return;
+    const now = this.ctx.store.scheduler.now();
+    for (const [cluster, closesAt] of this.openWindows) {
+      if (closesAt > now) return;
+      this.openWindows.delete(cluster);
+    }
+    this.writeCheckpoint();
+  }
+
+  private writeCheckpoint(): void {
+    this.sinceCheckpoint = 0;
+    this.writer.append(
+      checkpointLine({ seq: this.lastSeq, at: this.ctx.store.scheduler.now(), state: this.ctx.store.state }),
+    );
+  }
+
+  async reopen(): Promise<void> {
+    if (this.closed) return;
+    await this.writer.reopen();
+    this.writer.append(this.header());
+    this.writeCheckpoint();
+    await this.writer.flush();
+  }
+
+  flushOnExit(): void {
+    if (!this.closed) this.writer.flushSync();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    recorders.delete(this);
+    await this.writer.close();
+  }
+}

@@ -1,0 +1,216 @@
+/**
+ * Offline replay of an event log: the same reducers, the same merge window, on virtual
+ * time. Before each envelope is ingested the clock is advanced to its `at`, so merge-window
+ * timers fire exactly where they fired live; the same log always folds to the same states.
+ */
+import { createReadStream, statSync } from 'node:fs';
+import { VirtualAction, VirtualTimeScheduler } from 'rxjs';
+import type { Envelope, ProxyEvent } from '../../events/index.js';
+import { initialState, type State } from '../../reducers/index.js';
+import { type LogCheckpoint, type LogHeader, type LogLine, parseLogLine } from './log-format.js';
+import { Store } from './store.js';
+
+/** Where to stop: after a sequence number, at a wall-clock instant (ms since the epoch), or at the end. */
+export type ReplayTarget = { seq: number } | { time: number } | { end: true };
+
+export interface ReplayOptions {
+  target?: ReplayTarget;
+  /** Count malformed lines and go on, instead of stopping at the first. */
+  skipBadLines?: boolean;
+  /** Ignore checkpoint lines and fold every envelope from the start. */
+  ignoreCheckpoints?: boolean;
+  /** Called now and then with bytes read so far and the file size. */
+  onProgress?: (read: number, total: number) => void;
+}
+
+export interface ReplayResult {
+  state: State;
+  header: LogHeader | null;
+  /** Envelopes folded (after the checkpoint the replay started from, if any). */
+  events: number;
+  /** Sequence number of the last envelope folded. */
+  lastSeq: number;
+  badLines: Array<{ line: number; reason: string }>;
+  /** A last line without its newline: the writer was interrupted there; it is ignored. */
+  truncatedTail: number | null;
+  /** The checkpoint the fold started from, when one was used. */
+  startedFrom: number | null;
+}
+
+/** A malformed line stopped the replay. */
+export class ReplayError extends Error {
+  constructor(
+    readonly line: number,
+    readonly reason: string,
+    readonly path: string,
+  ) {
+    super(`${path}:${line}: ${reason}`);
+  }
+}
+
+/** A store folding on virtual time, fed with stamped envelopes. */
+export class Replayer {
+  readonly scheduler: VirtualTimeScheduler;
+  private store: Store;
+  private lastSeq: number;
+  private count = 0;
+
+  constructor(from?: LogCheckpoint) {
+    this.scheduler = new VirtualTimeScheduler(VirtualAction, Number.POSITIVE_INFINITY);
+    this.scheduler.frame = from?.at ?? 0;
+    this.lastSeq = from?.seq ?? 0;
+    this.store = new Store({
+      scheduler: this.scheduler,
+      initial: from?.state ?? initialState,
+      seq: this.lastSeq,
+    });
+  }
+
+  /** Runs every merge-window timer due by `time` and leaves the clock there. */
+  advanceTo(time: number): void {
+    if (time < this.scheduler.frame) return;
+    this.scheduler.maxFrames = time;
+    this.scheduler.flush();
+    this.scheduler.maxFrames = Number.POSITIVE_INFINITY;
+    this.scheduler.frame = time;
+  }
+
+  ingest(env: Envelope<ProxyEvent>): void {
+    this.advanceTo(env.at);
+    this.store.ingest(env);
+    this.lastSeq = env.seq;
+    this.count += 1;
+  }
+
+  /** Delivers whatever the merge window still holds, as a store that is shut down does. */
+  finish(): State {
+    this.scheduler.flush();
+    this.store.close();
+    return this.store.state;
+  }
+
+  get state(): State {
+    return this.store.state;
+  }
+
+  get seq(): number {
+    return this.lastSeq;
+  }
+
+  get events(): number {
+    return this.count;
+  }
+}
+
+/**
+ * Lines of a file with their 1-based numbers; a last line without a newline is reported
+ * separately as a torn write rather than as a line.
+ */
+export async function* logLines(
+  path: string,
+  onProgress?: (read: number, total: number) => void,
+): AsyncGenerator<{ line: number; text: string; complete: boolean }> {
+  const total = statSync(path).size;
+  let read = 0;
+  let rest = '';
+  let line = 0;
+  for await (const chunk of createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
+    read += Buffer.byteLength(chunk as string);
+    onProgress?.(read, total);
+    const text = rest + (chunk as string);
+    let start = 0;
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+      line += 1;
+      yield { line, text: text.slice(start, nl), complete: true };
+      start = nl + 1;
+    }
+    rest = text.slice(start);
+  }
+  if (rest !== '') yield { line: line + 1, text: rest, complete: false };
+}
+
+/** Folds the log at `path` up to `options.target` (default: the end). */
+export async function replayLog(path: string, options: ReplayOptions = {}): Promise<ReplayResult> {
+  const target = options.target ?? { end: true };
+  const result: ReplayResult = {
+    state: initialState,
+    header: null,
+    events: 0,
+    lastSeq: 0,
+    badLines: [],
+    truncatedTail: null,
+    startedFrom: null,
+  };
+  let replayer = new Replayer();
+  let firstSeq: number | null = null;
+  let reached = false;
+  const bad = (line: number, reason: string) => {
+    if (!options.skipBadLines) throw new ReplayError(line, reason, path);
+    result.badLines.push({ line, reason });
+  };
+  for await (const { line, text, complete } of logLines(path, options.onProgress)) {
+    if (!complete) {
+      result.truncatedTail = line;
+      break;
+    }
+    if (text.trim() === '') continue;
+    const parsed: LogLine | string = parseLogLine(text);
+    if (typeof parsed === 'string') {
+      bad(line, parsed);
+      continue;
+    }
+    if (parsed.kind === 'header') {
+      result.header ??= parsed.header;
+      continue;
+    }
+    if (parsed.kind === 'checkpoint') {
+      const c = parsed.checkpoint;
+      // Start over from a checkpoint only while it is still on the way to the target.
+      const usable = !options.ignoreCheckpoints && !beyond(target, c.seq, c.at) && c.seq >= replayer.seq;
+      if (usable) {
+        replayer = new Replayer(c);
+        result.startedFrom = c.seq;
+        firstSeq ??= c.seq;
+      }
+      continue;
+    }
+    const env = parsed.envelope;
+    if (env.seq <= replayer.seq) {
+      bad(line, `seq ${env.seq} does not follow ${replayer.seq}: lines are out of order or repeated`);
+      continue;
+    }
+    firstSeq ??= env.seq - 1;
+    if (beyond(target, env.seq, env.at)) {
+      // The live store delivered merge-window timers due before this envelope arrived.
+      replayer.advanceTo('time' in target ? target.time : env.at);
+      reached = true;
+      break;
+    }
+    replayer.ingest(env);
+  }
+  if ('seq' in target && (firstSeq === null || target.seq < firstSeq)) {
+    throw new ReplayError(
+      0,
+      `seq ${target.seq} is before the start of this log (it starts after seq ${firstSeq ?? 0})`,
+      path,
+    );
+  }
+  if ('seq' in target && !reached && target.seq > replayer.seq) {
+    throw new ReplayError(
+      0,
+      `seq ${target.seq} is past the end of this log (the last is ${replayer.seq})`,
+      path,
+    );
+  }
+  if (!reached && 'time' in target) replayer.advanceTo(target.time);
+  result.state = reached || !('end' in target) ? replayer.state : replayer.finish();
+  result.events = replayer.events;
+  result.lastSeq = replayer.seq;
+  return result;
+}
+
+function beyond(target: ReplayTarget, seq: number, at: number): boolean {
+  if ('seq' in target) return seq > target.seq;
+  if ('time' in target) return at > target.time;
+  return false;
+}
