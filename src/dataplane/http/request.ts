@@ -1,0 +1,73 @@
+/**
+ * A downstream request as the router sees it, whatever the protocol: the codecs (HTTP/1 on
+ * raw sockets, HTTP/2 via `node:http2`) fill one of these and hand it to an exchange.
+ */
+export interface HttpRequest {
+  method: string;
+  /** `:path` as sent, query included. */
+  path: string;
+  /** `Host` or `:authority`, lowercase. */
+  authority: string;
+  scheme: string;
+  /** Flat `[name, value, name, value, ...]`, names lowercase; no pseudo or hop-by-hop headers. */
+  headers: string[];
+  protocol: 'HTTP/1.0' | 'HTTP/1.1' | 'HTTP/2';
+  /** Peer address of the downstream connection. */
+  remoteIp: string;
+  /** Declared body length; -1 when unknown (chunked or HTTP/2 without content-length). */
+  contentLength: number;
+  /** False when the request has no body at all. */
+  hasBody: boolean;
+}
+
+/** The value of a header (pseudo headers `:path`, `:method`, `:authority`, `:scheme` too); repeats joined by `,`. */
+export function headerValue(req: HttpRequest, name: string): string | undefined {
+  if (name.charCodeAt(0) === 58 /* : */) {
+    if (name === ':path') return req.path;
+    if (name === ':method') return req.method;
+    if (name === ':authority' || name === 'host') return req.authority;
+    if (name === ':scheme') return req.scheme;
+    return undefined;
+  }
+  if (name === 'host') return req.authority;
+  const h = req.headers;
+  let out: string | undefined;
+  for (let i = 0; i < h.length; i += 2) {
+    if (h[i] === name) out = out === undefined ? h[i + 1] : `${out},${h[i + 1]}`;
+  }
+  return out;
+}
+
+/** Removes every value of `name` from a flat header list, in place. */
+export function removeHeader(headers: string[], name: string): void {
+  let w = 0;
+  for (let r = 0; r < headers.length; r += 2) {
+    if (headers[r] === name) continue;
+    headers[w] = headers[r] as string;
+    headers[w + 1] = headers[r + 1] as string;
+    w += 2;
+  }
+  headers.length = w;
+}
+
+/** Replaces every value of `name` with one value, in place. */
+export function setHeader(headers: string[], name: string, value: string): void {
+  removeHeader(headers, name);
+  headers.push(name, value);
+}
+
+/**
+ * Where the router writes the response: the downstream codec's side of one request. The
+ * HTTP/1 codec writes raw bytes, the HTTP/2 one a stream.
+ */
+export interface ResponseSink {
+  /** True once `writeHead` ran: after that a failure can only reset the stream. */
+  readonly headersSent: boolean;
+  /** Sends status and headers (flat, names lowercase; `contentLength` -1 when unknown). */
+  writeHead(status: number, headers: string[], contentLength: number, endStream: boolean): void;
+  /** Sends body bytes; false when the downstream buffer is full (wait for `onDrain`). */
+  writeData(chunk: Buffer): boolean;
+  end(): void;
+  /** Aborts the response after headers were sent (the client sees a reset or a truncated body). */
+  reset(): void;
+}

@@ -1,0 +1,403 @@
+import * as net from 'node:net';
+import { BodyFramer, Framing, bodilessStatus, findHeadEnd, parseHead } from '../http/h1-parse.js';
+import type { ClusterTraffic } from './cluster-traffic.js';
+import type {
+  ConnectionPool,
+  PoolContext,
+  UpstreamHandler,
+  UpstreamRequest,
+  UpstreamRequestHead,
+} from './types.js';
+
+const MAX_RESPONSE_HEAD = 64 * 1024;
+const CHUNK_END = Buffer.from('0\r\n\r\n');
+const CRLF = '\r\n';
+
+/** One request on an HTTP/1.1 upstream connection, queued while no connection is free. */
+class H1Request implements UpstreamRequest {
+  conn: H1Connection | null = null;
+  done = false;
+  bodyEnded = false;
+  responseEnded = false;
+  onWritable: (() => void) | null = null;
+  readonly chunked: boolean;
+  pendingSince = 0;
+
+  constructor(
+    readonly pool: H1Pool,
+    readonly head: UpstreamRequestHead,
+    readonly handler: UpstreamHandler,
+  ) {
+    this.chunked = head.hasBody && head.contentLength < 0;
+  }
+
+  write(chunk: Buffer): boolean {
+    const conn = this.conn;
+    if (!conn || this.done || chunk.length === 0) return true;
+    const s = conn.socket;
+    if (this.chunked) {
+      s.cork();
+      s.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
+      s.write(chunk);
+      const ok = s.write(CRLF, 'latin1');
+      s.uncork();
+      return ok;
+    }
+    return s.write(chunk);
+  }
+
+  end(): void {
+    if (this.bodyEnded) return;
+    this.bodyEnded = true;
+    const conn = this.conn;
+    if (!conn || this.done) return;
+    if (this.chunked) conn.socket.write(CHUNK_END);
+    if (this.responseEnded) conn.finish(this);
+  }
+
+  abort(): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.conn) this.conn.destroy(true);
+    else this.pool.forgetPending(this);
+  }
+
+  pause(): void {
+    this.conn?.socket.pause();
+  }
+
+  resume(): void {
+    this.conn?.socket.resume();
+  }
+}
+
+/** A keep-alive upstream connection: raw socket, one request at a time. */
+class H1Connection {
+  readonly socket: net.Socket;
+  current: H1Request | null = null;
+  connected = false;
+  closed = false;
+  requests = 0;
+  private buf: Buffer | null = null;
+  private framer: BodyFramer | null = null;
+  private keepAlive = true;
+  private readonly openedAt = performance.now();
+  private timer: NodeJS.Timeout | null = null;
+  private readonly traffic: ClusterTraffic;
+
+  constructor(
+    readonly pool: H1Pool,
+    pc: PoolContext,
+  ) {
+    this.traffic = pc.traffic;
+    const opts: net.NetConnectOpts = { host: pc.host.ip, port: pc.host.port, noDelay: true };
+    if (pc.connect.localAddress) {
+      opts.localAddress = pc.connect.localAddress;
+      if (pc.connect.localPort) opts.localPort = pc.connect.localPort;
+    }
+    if (pc.connect.keepAlive) {
+      opts.keepAlive = true;
+      opts.keepAliveInitialDelay = pc.connect.keepAliveInitialDelayMs;
+    }
+    this.socket = net.connect(opts);
+    const t = this.traffic;
+    t.cxTotal.inc();
+    t.cxHttp1Total.inc();
+    t.cxActive.inc();
+    t.connections += 1;
+    pool.host.stats.cx_total += 1;
+    pool.host.stats.cx_active += 1;
+    const timeoutMs = pc.cluster.settings.connectTimeoutMs;
+    if (timeoutMs > 0) this.timer = setTimeout(() => this.onConnectTimeout(), timeoutMs);
+    this.socket.on('connect', () => this.onConnect());
+    this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.socket.on('close', () => this.onClose());
+    this.socket.on('error', () => {});
+    this.socket.on('drain', () => this.current?.onWritable?.());
+  }
+
+  private onConnectTimeout(): void {
+    this.timer = null;
+    if (this.connected) return;
+    this.traffic.cxConnectTimeout.inc();
+    this.socket.destroy();
+  }
+
+  private onConnect(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.connected = true;
+    this.traffic.cxConnectMs.record(Math.round(performance.now() - this.openedAt));
+    this.pool.onIdle(this);
+  }
+
+  /** Sends a request's head on this connection. */
+  assign(req: H1Request): void {
+    this.current = req;
+    req.conn = this;
+    this.requests += 1;
+    const h = req.head;
+    let head = `${h.method} ${h.path} HTTP/1.1\r\nhost: ${h.authority}\r\n`;
+    const hs = h.headers;
+    for (let i = 0; i < hs.length; i += 2) head += `${hs[i]}: ${hs[i + 1]}\r\n`;
+    if (req.chunked) head += 'transfer-encoding: chunked\r\n';
+    else if (h.hasBody || h.contentLength > 0) head += `content-length: ${h.contentLength}\r\n`;
+    const max = this.pool.maxRequestsPerConnection;
+    if (max > 0 && this.requests >= max) this.keepAlive = false;
+    head += '\r\n';
+    this.traffic.cxTxBytes.add(head.length);
+    this.socket.write(head, 'latin1');
+    req.handler.onUpstreamReady();
+  }
+
+  private onData(chunk: Buffer): void {
+    this.traffic.cxRxBytes.add(chunk.length);
+    const req = this.current;
+    if (!req) {
+      // Bytes with no request in flight: the server broke framing; the connection is unusable.
+      this.destroy(false);
+      return;
+    }
+    const buf = this.buf ? Buffer.concat([this.buf, chunk]) : chunk;
+    this.buf = null;
+    let off = 0;
+    while (off < buf.length && this.current === req && !req.done) {
+      if (!this.framer) {
+        const end = findHeadEnd(buf, off);
+        if (end < 0) {
+          if (buf.length - off > MAX_RESPONSE_HEAD) return this.protocolError();
+          this.buf = off === 0 ? buf : buf.subarray(off);
+          return;
+        }
+        const head = parseHead(buf, off, end);
+        off = end;
+        const status = head ? Number(head.b) : Number.NaN;
+        if (!head || !head.a.startsWith('HTTP/1.') || !(status >= 100 && status <= 999)) return this.protocolError();
+        if (status < 200) continue; // 100 Continue and other interim answers are not forwarded.
+        this.startResponse(req, status, head.a, head.headers);
+        continue;
+      }
+      off += this.framer.feed(buf, off, (data) => req.handler.onUpstreamData(data));
+      if (this.framer.error) return this.protocolError();
+      if (this.framer.done) this.endResponse(req);
+    }
+    if (off < buf.length && this.current === req && !req.done) this.buf = buf.subarray(off);
+  }
+
+  private startResponse(req: H1Request, status: number, version: string, headers: string[]): void {
+    let contentLength = -1;
+    let chunked = false;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i];
+      if (name === 'content-length') contentLength = Number(headers[i + 1]);
+      else if (name === 'transfer-encoding') chunked = /chunked/i.test(headers[i + 1] as string);
+      else if (name === 'connection' && /close/i.test(headers[i + 1] as string)) this.keepAlive = false;
+    }
+    if (version === 'HTTP/1.0') this.keepAlive = false;
+    let framing: Framing;
+    if (req.head.method === 'HEAD' || bodilessStatus(status)) framing = Framing.None;
+    else if (chunked) framing = Framing.Chunked;
+    else if (contentLength >= 0 && Number.isFinite(contentLength)) framing = Framing.Length;
+    else {
+      framing = Framing.UntilClose;
+      this.keepAlive = false;
+    }
+    this.framer = new BodyFramer(framing, contentLength);
+    req.handler.onUpstreamHead(status, headers, framing === Framing.Length ? contentLength : framing === Framing.None ? 0 : -1);
+    if (this.framer.done) this.endResponse(req);
+  }
+
+  private endResponse(req: H1Request): void {
+    this.framer = null;
+    req.responseEnded = true;
+    req.handler.onUpstreamEnd();
+    if (req.bodyEnded) this.finish(req);
+    // A response that ends before the request body cannot leave the connection reusable.
+    else this.keepAlive = false;
+  }
+
+  /** Both directions of `req` are complete: reuse or close. */
+  finish(req: H1Request): void {
+    if (this.current !== req) return;
+    req.done = true;
+    this.current = null;
+    req.conn = null;
+    if (!this.keepAlive || this.buf) {
+      if (this.pool.maxRequestsPerConnection > 0 && this.requests >= this.pool.maxRequestsPerConnection)
+        this.traffic.cxMaxRequests.inc();
+      this.destroy(true);
+      return;
+    }
+    this.pool.onIdle(this);
+  }
+
+  private protocolError(): void {
+    this.traffic.cxProtocolError.inc();
+    this.destroy(true);
+  }
+
+  /** Closes the connection; `local` tells the close stats who ended it. */
+  destroy(local: boolean): void {
+    if (this.closed) return;
+    (local ? this.traffic.cxDestroyLocal : this.traffic.cxDestroyRemote).inc();
+    this.closeWith(local);
+    this.socket.destroy();
+  }
+
+  private onClose(): void {
+    if (!this.closed) (this.connected ? this.traffic.cxDestroyRemote : this.traffic.cxConnectFail).inc();
+    this.closeWith(false);
+  }
+
+  private closeWith(local: boolean): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    const t = this.traffic;
+    t.cxDestroy.inc();
+    t.cxActive.dec();
+    t.connections -= 1;
+    t.cxLengthMs.record(Math.round(performance.now() - this.openedAt));
+    this.pool.host.stats.cx_active -= 1;
+    const req = this.current;
+    this.current = null;
+    this.pool.onClosed(this);
+    if (!this.connected) {
+      this.pool.host.stats.cx_connect_fail += 1;
+      this.pool.onConnectFailure();
+      return;
+    }
+    if (req && !req.done) {
+      req.done = true;
+      req.conn = null;
+      t.cxDestroyWithActiveRq.inc();
+      if (this.framer && this.framer.framing === Framing.UntilClose && !local) {
+        // A close-delimited body ends with the connection.
+        req.responseEnded = true;
+        req.handler.onUpstreamEnd();
+      } else if (this.framer || req.responseEnded) req.handler.onUpstreamReset();
+      else req.handler.onUpstreamFailure('reset');
+    }
+  }
+}
+
+/**
+ * The HTTP/1.1 pool of one host: a stack of idle keep-alive connections (the most recently
+ * used first, as it is the least likely to have been closed by the server) and a queue of
+ * requests waiting for one. Connection count is bounded by the cluster's `max_connections`.
+ */
+export class H1Pool implements ConnectionPool {
+  private readonly idle: H1Connection[] = [];
+  private readonly pending: H1Request[] = [];
+  private readonly all = new Set<H1Connection>();
+  private connecting = 0;
+  maxRequestsPerConnection = 0;
+  private pc: PoolContext;
+  private draining = false;
+
+  constructor(pc: PoolContext) {
+    this.pc = pc;
+  }
+
+  get host() {
+    return this.pc.host;
+  }
+
+  request(head: UpstreamRequestHead, handler: UpstreamHandler, pc: PoolContext): UpstreamRequest {
+    this.pc = pc;
+    this.draining = false;
+    this.maxRequestsPerConnection = pc.cluster.settings.maxRequestsPerConnection;
+    const req = new H1Request(this, head, handler);
+    const conn = this.idle.pop();
+    if (conn) {
+      conn.assign(req);
+      return req;
+    }
+    const t = pc.traffic;
+    const limits = pc.cluster.settings.thresholds.DEFAULT;
+    if (t.pending >= limits.maxPendingRequests) {
+      t.rqPendingOverflow.inc();
+      req.done = true;
+      queueMicrotask(() => handler.onUpstreamFailure('overflow'));
+      return req;
+    }
+    t.rqPendingTotal.inc();
+    t.rqPendingActive.inc();
+    t.pending += 1;
+    this.pending.push(req);
+    this.grow();
+    t.refreshBreakers(limits);
+    return req;
+  }
+
+  /** Opens a connection if requests wait for more than are being opened and the breaker allows. */
+  private grow(): void {
+    const t = this.pc.traffic;
+    if (this.pending.length <= this.connecting) return;
+    if (t.connections >= this.pc.cluster.settings.thresholds.DEFAULT.maxConnections) {
+      t.cxOverflow.inc();
+      return;
+    }
+    this.connecting += 1;
+    this.all.add(new H1Connection(this, this.pc));
+  }
+
+  /** A request left the pending queue. */
+  private unpend(): void {
+    const t = this.pc.traffic;
+    t.pending -= 1;
+    t.rqPendingActive.dec();
+    t.refreshBreakers(this.pc.cluster.settings.thresholds.DEFAULT);
+  }
+
+  forgetPending(req: H1Request): void {
+    const i = this.pending.indexOf(req);
+    if (i >= 0) {
+      this.pending.splice(i, 1);
+      this.unpend();
+    }
+  }
+
+  /** A connection became free (fresh or reused). */
+  onIdle(conn: H1Connection): void {
+    if (conn.requests === 0) this.connecting -= 1;
+    const next = this.pending.shift();
+    if (next) {
+      this.unpend();
+      conn.assign(next);
+      return;
+    }
+    if (this.draining) {
+      conn.destroy(true);
+      return;
+    }
+    this.idle.push(conn);
+  }
+
+  onClosed(conn: H1Connection): void {
+    this.all.delete(conn);
+    const i = this.idle.indexOf(conn);
+    if (i >= 0) this.idle.splice(i, 1);
+    this.pc.traffic.refreshBreakers(this.pc.cluster.settings.thresholds.DEFAULT);
+    if (conn.connected) this.grow();
+  }
+
+  /** A connection attempt failed: the oldest waiting request fails with it. */
+  onConnectFailure(): void {
+    this.connecting -= 1;
+    const req = this.pending.shift();
+    if (!req) return;
+    this.unpend();
+    req.done = true;
+    req.handler.onUpstreamFailure('connect-failure');
+  }
+
+  drain(): void {
+    this.draining = true;
+    for (const conn of this.idle.splice(0)) conn.destroy(true);
+  }
+
+  destroy(): void {
+    for (const conn of [...this.all]) conn.destroy(true);
+  }
+}

@@ -1,0 +1,263 @@
+import * as http2 from 'node:http2';
+import * as net from 'node:net';
+import type {
+  ConnectionPool,
+  PoolContext,
+  UpstreamHandler,
+  UpstreamRequest,
+  UpstreamRequestHead,
+} from './types.js';
+
+const { NGHTTP2_CANCEL } = http2.constants;
+
+/** One request as an HTTP/2 stream on the host's shared session. */
+class H2Request implements UpstreamRequest {
+  stream: http2.ClientHttp2Stream | null = null;
+  done = false;
+  headed = false;
+  onWritable: (() => void) | null = null;
+  private ended = false;
+  private readonly queued: Buffer[] = [];
+
+  constructor(
+    readonly pool: H2Pool,
+    readonly head: UpstreamRequestHead,
+    readonly handler: UpstreamHandler,
+  ) {}
+
+  /** Opens the stream on a connected session. */
+  open(session: http2.ClientHttp2Session, pc: PoolContext): void {
+    if (this.done) return;
+    const h = this.head;
+    const headers: http2.OutgoingHttpHeaders = {
+      ':method': h.method,
+      ':path': h.path,
+      ':authority': h.authority,
+      ':scheme': 'http',
+    };
+    for (let i = 0; i < h.headers.length; i += 2) {
+      const name = h.headers[i] as string;
+      const prev = headers[name];
+      headers[name] = prev === undefined ? (h.headers[i + 1] as string) : `${prev}, ${h.headers[i + 1]}`;
+    }
+    if (h.contentLength >= 0 && h.hasBody) headers['content-length'] = String(h.contentLength);
+    let stream: http2.ClientHttp2Stream;
+    try {
+      stream = session.request(headers, { endStream: !h.hasBody });
+    } catch {
+      this.done = true;
+      this.handler.onUpstreamFailure('reset');
+      return;
+    }
+    this.stream = stream;
+    const t = pc.traffic;
+    stream.on('response', (hs) => {
+      const status = Number(hs[':status']);
+      if (status < 200) return;
+      this.headed = true;
+      const flat: string[] = [];
+      for (const [name, value] of Object.entries(hs)) {
+        if (name.charCodeAt(0) === 58 || value === undefined) continue;
+        if (Array.isArray(value)) for (const v of value) flat.push(name, v);
+        else flat.push(name, String(value));
+      }
+      const cl = hs['content-length'];
+      this.handler.onUpstreamHead(status, flat, cl === undefined ? -1 : Number(cl));
+    });
+    stream.on('data', (chunk: Buffer) => {
+      t.cxRxBytes.add(chunk.length);
+      if (!this.done) this.handler.onUpstreamData(chunk);
+    });
+    stream.on('end', () => {
+      if (this.done) return;
+      this.done = true;
+      if (this.headed) this.handler.onUpstreamEnd();
+      else this.handler.onUpstreamFailure('reset');
+    });
+    stream.on('close', () => {
+      if (this.done) return;
+      this.done = true;
+      if (this.headed) this.handler.onUpstreamReset();
+      else this.handler.onUpstreamFailure('reset');
+    });
+    stream.on('error', () => {});
+    stream.on('drain', () => this.onWritable?.());
+    this.handler.onUpstreamReady();
+    for (const chunk of this.queued.splice(0)) stream.write(chunk);
+    if (this.ended) stream.end();
+  }
+
+  write(chunk: Buffer): boolean {
+    if (this.done) return true;
+    this.pool.traffic.cxTxBytes.add(chunk.length);
+    if (!this.stream) {
+      this.queued.push(chunk);
+      return true;
+    }
+    return this.stream.write(chunk);
+  }
+
+  end(): void {
+    this.ended = true;
+    if (this.stream && !this.done && this.head.hasBody) this.stream.end();
+  }
+
+  abort(): void {
+    if (this.done) return;
+    this.done = true;
+    this.stream?.close(NGHTTP2_CANCEL);
+    this.pool.forget(this);
+  }
+
+  pause(): void {
+    this.stream?.pause();
+  }
+
+  resume(): void {
+    this.stream?.resume();
+  }
+}
+
+/**
+ * The HTTP/2 pool of one host: one prior-knowledge (h2c) session multiplexing every
+ * request, reopened when it closes or receives GOAWAY. Requests wait for the session to
+ * connect; the cluster's `max_requests` breaker bounds concurrency.
+ */
+export class H2Pool implements ConnectionPool {
+  private session: http2.ClientHttp2Session | null = null;
+  private connected = false;
+  private waiting: H2Request[] = [];
+  private pc: PoolContext;
+  private sessionRequests = 0;
+
+  constructor(pc: PoolContext) {
+    this.pc = pc;
+  }
+
+  get traffic() {
+    return this.pc.traffic;
+  }
+
+  request(head: UpstreamRequestHead, handler: UpstreamHandler, pc: PoolContext): UpstreamRequest {
+    this.pc = pc;
+    const req = new H2Request(this, head, handler);
+    const max = pc.cluster.settings.maxRequestsPerConnection;
+    if (this.session && max > 0 && this.sessionRequests >= max) {
+      pc.traffic.cxMaxRequests.inc();
+      this.retire();
+    }
+    if (!this.session) this.connect();
+    this.sessionRequests += 1;
+    if (this.connected && this.session) req.open(this.session, pc);
+    else {
+      const t = pc.traffic;
+      t.rqPendingTotal.inc();
+      t.rqPendingActive.inc();
+      t.pending += 1;
+      this.waiting.push(req);
+    }
+    return req;
+  }
+
+  private connect(): void {
+    const pc = this.pc;
+    const t = pc.traffic;
+    const host = pc.host;
+    const openedAt = performance.now();
+    this.sessionRequests = 0;
+    this.connected = false;
+    const session = http2.connect(`http://${host.ip.includes(':') ? `[${host.ip}]` : host.ip}:${host.port}`, {
+      createConnection: () => {
+        const opts: net.NetConnectOpts = { host: host.ip, port: host.port, noDelay: true };
+        if (pc.connect.localAddress) opts.localAddress = pc.connect.localAddress;
+        if (pc.connect.keepAlive) {
+          opts.keepAlive = true;
+          opts.keepAliveInitialDelay = pc.connect.keepAliveInitialDelayMs;
+        }
+        return net.connect(opts);
+      },
+    });
+    this.session = session;
+    t.cxTotal.inc();
+    t.cxHttp2Total.inc();
+    t.cxActive.inc();
+    t.connections += 1;
+    host.stats.cx_total += 1;
+    host.stats.cx_active += 1;
+    const timeoutMs = pc.cluster.settings.connectTimeoutMs;
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            t.cxConnectTimeout.inc();
+            session.destroy();
+          }, timeoutMs)
+        : null;
+    session.on('connect', () => {
+      if (timer) clearTimeout(timer);
+      if (this.session !== session) return;
+      this.connected = true;
+      t.cxConnectMs.record(Math.round(performance.now() - openedAt));
+      for (const req of this.waiting.splice(0)) {
+        this.unpend();
+        req.open(session, this.pc);
+      }
+    });
+    session.on('goaway', () => {
+      if (this.session === session) this.retire();
+    });
+    session.on('error', () => {});
+    session.on('close', () => {
+      if (timer) clearTimeout(timer);
+      t.cxActive.dec();
+      t.cxDestroy.inc();
+      t.connections -= 1;
+      host.stats.cx_active -= 1;
+      t.cxLengthMs.record(Math.round(performance.now() - openedAt));
+      if (this.session !== session) return;
+      const wasConnected = this.connected;
+      this.session = null;
+      this.connected = false;
+      if (!wasConnected) {
+        t.cxConnectFail.inc();
+        host.stats.cx_connect_fail += 1;
+        for (const req of this.waiting.splice(0)) {
+          this.unpend();
+          req.done = true;
+          req.handler.onUpstreamFailure('connect-failure');
+        }
+      }
+    });
+  }
+
+  /** Stops sending new streams on the current session; it closes once its streams finish. */
+  private retire(): void {
+    const s = this.session;
+    this.session = null;
+    this.connected = false;
+    s?.close();
+  }
+
+  private unpend(): void {
+    const t = this.pc.traffic;
+    t.pending -= 1;
+    t.rqPendingActive.dec();
+  }
+
+  forget(req: H2Request): void {
+    const i = this.waiting.indexOf(req);
+    if (i >= 0) {
+      this.waiting.splice(i, 1);
+      this.unpend();
+    }
+  }
+
+  drain(): void {
+    this.retire();
+  }
+
+  destroy(): void {
+    const s = this.session;
+    this.session = null;
+    s?.destroy();
+  }
+}

@@ -1,0 +1,60 @@
+import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
+import type { ClusterTraffic } from './cluster-traffic.js';
+import type { ConnectOptions } from './connect-options.js';
+
+/** What the router sends upstream: the request head, already rewritten. */
+export interface UpstreamRequestHead {
+  method: string;
+  path: string;
+  authority: string;
+  /** Flat `[name, value, ...]`, lowercase names, no hop-by-hop headers. */
+  headers: string[];
+  /** -1 when unknown: HTTP/1 upstream requests then use chunked encoding. */
+  contentLength: number;
+  hasBody: boolean;
+}
+
+/** Why an upstream attempt failed before any response. */
+export type UpstreamFailure = 'connect-failure' | 'connect-timeout' | 'overflow' | 'reset';
+
+/** The router's side of an upstream attempt; the pool calls these exactly in this order. */
+export interface UpstreamHandler {
+  /** A connection (or HTTP/2 stream) is ready: body writes go straight to the wire now. */
+  onUpstreamReady(): void;
+  /** The attempt failed before response headers. */
+  onUpstreamFailure(reason: UpstreamFailure): void;
+  onUpstreamHead(status: number, headers: string[], contentLength: number): void;
+  onUpstreamData(chunk: Buffer): void;
+  onUpstreamEnd(): void;
+  /** The upstream reset or closed after the response head (the body is cut short). */
+  onUpstreamReset(): void;
+}
+
+/** An attempt as the pool tracks it; `abort` is safe at any point. */
+export interface UpstreamRequest {
+  write(chunk: Buffer): boolean;
+  end(): void;
+  abort(): void;
+  /** Backpressure from the downstream side. */
+  pause(): void;
+  resume(): void;
+  /** Called when the upstream side can take more request body after `write` returned false. */
+  onWritable: (() => void) | null;
+}
+
+/** What a pool needs to open connections and count them. */
+export interface PoolContext {
+  cluster: ClusterRuntime;
+  host: UpstreamHost;
+  traffic: ClusterTraffic;
+  connect: ConnectOptions;
+}
+
+/** A per-host connection pool (HTTP/1.1 or HTTP/2). */
+export interface ConnectionPool {
+  request(head: UpstreamRequestHead, handler: UpstreamHandler, pc: PoolContext): UpstreamRequest;
+  /** Closes idle connections, and the others as their requests finish. */
+  drain(): void;
+  /** Closes everything now. */
+  destroy(): void;
+}

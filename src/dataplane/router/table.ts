@@ -1,0 +1,282 @@
+import type { Json, JsonObject } from '../../../events/config.js';
+import { durationMs, numberOr, objectOf } from '../../../reducers/settings/values.js';
+import type { HttpRequest } from '../http/request.js';
+import { compileHashPolicy } from './hash.js';
+import {
+  compileHeaderMatcher,
+  compileQueryMatcher,
+  compileRegex,
+  listOf,
+  type RequestTest,
+  type StringTest,
+} from './matchers.js';
+import { compileRetryPolicy, type RetryPolicy } from './retry.js';
+
+export interface WeightedTarget {
+  name: string;
+  weight: number;
+  /** `metadata_match` kept for subset balancing. */
+  metadataMatch: JsonObject | null;
+}
+
+export type RouteAction =
+  | { kind: 'cluster'; cluster: string }
+  | { kind: 'weighted'; clusters: WeightedTarget[]; totalWeight: number }
+  | { kind: 'direct'; status: number; body: Buffer | null }
+  | {
+      kind: 'redirect';
+      scheme: string | null;
+      host: string | null;
+      port: number;
+      path: string | null;
+      prefixRewrite: string | null;
+      status: number;
+      stripQuery: boolean;
+    };
+
+/** A route ready for matching, with its forwarding settings in data plane units. */
+export interface CompiledRoute {
+  name: string;
+  matches(req: HttpRequest, pathNoQuery: string): boolean;
+  /** Length of the matched prefix, for `prefix_rewrite`. */
+  prefix: string | null;
+  action: RouteAction;
+  metadataMatch: JsonObject | null;
+  prefixRewrite: string | null;
+  hostRewrite: string | null;
+  autoHostRewrite: boolean;
+  /** 0 disables the timeout. */
+  timeoutMs: number;
+  retry: RetryPolicy | null;
+  hash: ((req: HttpRequest) => bigint | null) | null;
+  clusterNotFoundStatus: number;
+}
+
+export interface CompiledVirtualHost {
+  name: string;
+  routes: CompiledRoute[];
+  retry: RetryPolicy | null;
+}
+
+/**
+ * A `RouteConfiguration` compiled once per config object: domain lookup tables (exact,
+ * then `*.suffix` and `prefix.*` longest first, then `*`) and routes in order.
+ */
+export interface RouteTable {
+  name: string;
+  exact: Map<string, CompiledVirtualHost>;
+  suffixes: Array<[string, CompiledVirtualHost]>;
+  prefixes: Array<[string, CompiledVirtualHost]>;
+  any: CompiledVirtualHost | null;
+}
+
+const REDIRECT_CODES: Record<string, number> = {
+  MOVED_PERMANENTLY: 301,
+  FOUND: 302,
+  SEE_OTHER: 303,
+  TEMPORARY_REDIRECT: 307,
+  PERMANENT_REDIRECT: 308,
+};
+
+function dataSource(raw: Json | undefined): Buffer | null {
+  const ds = objectOf(raw);
+  if (typeof ds.inline_string === 'string') return Buffer.from(ds.inline_string);
+  if (typeof ds.inline_bytes === 'string') return Buffer.from(ds.inline_bytes, 'base64');
+  if (ds.filename !== undefined) throw new Error(`body.filename: direct_response bodies from files are not supported; inline the body`);
+  return null;
+}
+
+function compileAction(route: JsonObject, where: string): RouteAction {
+  if (route.route !== undefined) {
+    const action = objectOf(route.route);
+    if (typeof action.cluster === 'string' && action.cluster) return { kind: 'cluster', cluster: action.cluster };
+    if (action.weighted_clusters !== undefined) {
+      const wc = objectOf(action.weighted_clusters);
+      const clusters = listOf(wc.clusters).map((c, i) => {
+        if (typeof c.name !== 'string' || !c.name)
+          throw new Error(`${where}.route.weighted_clusters.clusters[${i}].name: required`);
+        return {
+          name: c.name,
+          weight: numberOr(c.weight, 0),
+          metadataMatch: c.metadata_match === undefined ? null : objectOf(c.metadata_match),
+        };
+      });
+      if (clusters.length === 0) throw new Error(`${where}.route.weighted_clusters.clusters: needs at least one cluster`);
+      const sum = clusters.reduce((s, c) => s + c.weight, 0);
+      const totalWeight = numberOr(wc.total_weight, sum === 0 ? 100 : sum);
+      if (sum !== totalWeight)
+        throw new Error(`${where}.route.weighted_clusters: weights add up to ${sum}, total_weight is ${totalWeight}`);
+      return { kind: 'weighted', clusters, totalWeight };
+    }
+    if (typeof action.cluster_header === 'string')
+      throw new Error(`${where}.route.cluster_header: not supported; name the cluster or use weighted_clusters`);
+    throw new Error(`${where}.route: needs cluster or weighted_clusters`);
+  }
+  if (route.direct_response !== undefined) {
+    const dr = objectOf(route.direct_response);
+    const status = numberOr(dr.status, 0);
+    if (status < 100 || status > 599) throw new Error(`${where}.direct_response.status: ${status} is not an HTTP status (100-599)`);
+    return { kind: 'direct', status, body: dataSource(dr.body) };
+  }
+  if (route.redirect !== undefined) {
+    const r = objectOf(route.redirect);
+    return {
+      kind: 'redirect',
+      scheme: r.https_redirect === true ? 'https' : typeof r.scheme_redirect === 'string' ? r.scheme_redirect : null,
+      host: typeof r.host_redirect === 'string' ? r.host_redirect : null,
+      port: numberOr(r.port_redirect, 0),
+      path: typeof r.path_redirect === 'string' ? r.path_redirect : null,
+      prefixRewrite: typeof r.prefix_rewrite === 'string' ? r.prefix_rewrite : null,
+      status: REDIRECT_CODES[String(r.response_code ?? 'MOVED_PERMANENTLY')] ?? 301,
+      stripQuery: r.strip_query === true,
+    };
+  }
+  throw new Error(`${where}: a route needs one of route, redirect, direct_response`);
+}
+
+function compilePathMatch(match: JsonObject, where: string): { test: (req: HttpRequest, p: string) => boolean; prefix: string | null } {
+  const caseSensitive = match.case_sensitive !== false;
+  const fold = (s: string) => (caseSensitive ? s : s.toLowerCase());
+  if (typeof match.prefix === 'string') {
+    const prefix = fold(match.prefix);
+    return { test: (req) => fold(req.path).startsWith(prefix), prefix: match.prefix };
+  }
+  if (typeof match.path === 'string') {
+    const path = fold(match.path);
+    return { test: (_req, p) => fold(p) === path, prefix: match.path };
+  }
+  if (match.safe_regex !== undefined || typeof match.regex === 'string') {
+    const pattern = typeof match.regex === 'string' ? match.regex : String(objectOf(match.safe_regex).regex ?? '');
+    const re: StringTest = compileRegex(pattern, `${where}.safe_regex`);
+    return { test: (_req, p) => re(p), prefix: null };
+  }
+  throw new Error(`${where}: a route match needs one of prefix, path, safe_regex`);
+}
+
+function compileRoute(raw: JsonObject, where: string): CompiledRoute {
+  const match = objectOf(raw.match);
+  const path = compilePathMatch(match, `${where}.match`);
+  const headers: RequestTest[] = listOf(match.headers).map((h, i) => compileHeaderMatcher(h, `${where}.match.headers[${i}]`));
+  const queries = listOf(match.query_parameters).map((q, i) => compileQueryMatcher(q, `${where}.match.query_parameters[${i}]`));
+  const action = compileAction(raw, where);
+  const ra = objectOf(raw.route);
+  const test = path.test;
+  return {
+    name: typeof raw.name === 'string' ? raw.name : '',
+    prefix: path.prefix,
+    matches(req, pathNoQuery) {
+      if (!test(req, pathNoQuery)) return false;
+      for (const h of headers) if (!h(req)) return false;
+      if (queries.length > 0) {
+        const q = req.path.indexOf('?');
+        const params = new URLSearchParams(q < 0 ? '' : req.path.slice(q + 1));
+        for (const t of queries) if (!t(params)) return false;
+      }
+      return true;
+    },
+    action,
+    metadataMatch: ra.metadata_match === undefined ? null : objectOf(ra.metadata_match),
+    prefixRewrite: typeof ra.prefix_rewrite === 'string' ? ra.prefix_rewrite : null,
+    hostRewrite: typeof ra.host_rewrite === 'string' ? ra.host_rewrite : typeof ra.host_rewrite_literal === 'string' ? ra.host_rewrite_literal : null,
+    autoHostRewrite: ra.auto_host_rewrite === true,
+    timeoutMs: durationMs(ra.timeout, 15000),
+    retry: ra.retry_policy === undefined ? null : compileRetryPolicy(objectOf(ra.retry_policy), `${where}.route.retry_policy`),
+    hash: compileHashPolicy(listOf(ra.hash_policy)),
+    clusterNotFoundStatus: ra.cluster_not_found_response_code === 'NOT_FOUND' ? 404 : 503,
+  };
+}
+
+/** Compiles a `RouteConfiguration`; throws an error naming the field path when it is invalid. */
+export function compileRouteTable(raw: JsonObject, where = 'route_config'): RouteTable {
+  const table: RouteTable = {
+    name: typeof raw.name === 'string' ? raw.name : '',
+    exact: new Map(),
+    suffixes: [],
+    prefixes: [],
+    any: null,
+  };
+  listOf(raw.virtual_hosts).forEach((vhRaw, v) => {
+    const at = `${where}.virtual_hosts[${v}]`;
+    const vh: CompiledVirtualHost = {
+      name: typeof vhRaw.name === 'string' ? vhRaw.name : '',
+      routes: [],
+      retry: vhRaw.retry_policy === undefined ? null : compileRetryPolicy(objectOf(vhRaw.retry_policy), `${at}.retry_policy`),
+    };
+    vh.routes = listOf(vhRaw.routes).map((r, i) => compileRoute(r, `${at}.routes[${i}]`));
+    const domains = Array.isArray(vhRaw.domains) ? vhRaw.domains : [];
+    if (domains.length === 0) throw new Error(`${at}.domains: needs at least one domain`);
+    for (const d of domains) {
+      const domain = String(d).toLowerCase();
+      const dup = () => new Error(`${at}.domains: '${domain}' is already used by another virtual host`);
+      if (domain === '*') {
+        if (table.any) throw dup();
+        table.any = vh;
+      } else if (domain.startsWith('*')) table.suffixes.push([domain.slice(1), vh]);
+      else if (domain.endsWith('*')) table.prefixes.push([domain.slice(0, -1), vh]);
+      else {
+        if (table.exact.has(domain)) throw dup();
+        table.exact.set(domain, vh);
+      }
+    }
+  });
+  table.suffixes.sort((a, b) => b[0].length - a[0].length);
+  table.prefixes.sort((a, b) => b[0].length - a[0].length);
+  return table;
+}
+
+function findVirtualHostFor(table: RouteTable, host: string): CompiledVirtualHost | null {
+  const exact = table.exact.get(host);
+  if (exact) return exact;
+  for (const [suffix, vh] of table.suffixes) if (host.length > suffix.length && host.endsWith(suffix)) return vh;
+  for (const [prefix, vh] of table.prefixes) if (host.length > prefix.length && host.startsWith(prefix)) return vh;
+  return null;
+}
+
+/**
+ * The virtual host for an authority: the full `host:port` first, then the host without
+ * its port, then `*`. Matching is case-insensitive (the codecs lowercase the authority).
+ */
+export function findVirtualHost(table: RouteTable, authority: string): CompiledVirtualHost | null {
+  const hit = findVirtualHostFor(table, authority);
+  if (hit) return hit;
+  const colon = authority.lastIndexOf(':');
+  if (colon > 0 && authority.indexOf(']', colon) < 0) {
+    const bare = findVirtualHostFor(table, authority.slice(0, colon));
+    if (bare) return bare;
+  }
+  return table.any;
+}
+
+/** The first route of the matching virtual host that matches the request, or null. */
+export function findRoute(table: RouteTable, req: HttpRequest): { vh: CompiledVirtualHost; route: CompiledRoute } | null {
+  const vh = findVirtualHost(table, req.authority);
+  if (!vh) return null;
+  const q = req.path.indexOf('?');
+  const pathNoQuery = q < 0 ? req.path : req.path.slice(0, q);
+  for (const route of vh.routes) if (route.matches(req, pathNoQuery)) return { vh, route };
+  return null;
+}
+
+/** Picks a weighted cluster with `random` in [0, 1). */
+export function pickWeighted(action: { clusters: WeightedTarget[]; totalWeight: number }, random: number): WeightedTarget {
+  let point = Math.floor(random * action.totalWeight);
+  for (const c of action.clusters) {
+    if (point < c.weight) return c;
+    point -= c.weight;
+  }
+  return action.clusters[action.clusters.length - 1] as WeightedTarget;
+}
+
+/** The `Location` of a redirect route for this request. */
+export function redirectLocation(action: Extract<RouteAction, { kind: 'redirect' }>, route: CompiledRoute, req: HttpRequest): string {
+  const scheme = action.scheme ?? req.scheme;
+  let host = action.host ?? req.authority;
+  if (action.port) host = `${host.replace(/:\d+$/, '')}:${action.port}`;
+  else if (action.scheme && action.scheme !== req.scheme) host = host.replace(/:\d+$/, '');
+  const q = req.path.indexOf('?');
+  let path = q < 0 ? req.path : req.path.slice(0, q);
+  const query = q < 0 || action.stripQuery ? '' : req.path.slice(q);
+  if (action.path !== null) path = action.path;
+  else if (action.prefixRewrite !== null && route.prefix !== null) path = action.prefixRewrite + path.slice(route.prefix.length);
+  return `${scheme}://${host}${path}${query}`;
+}
