@@ -1,0 +1,192 @@
+/**
+ * Tag extraction: turns `cluster.foo.upstream_rq_200` into the name `cluster.upstream_rq`
+ * with tags `proxy.response_code=200`, `proxy.cluster_name=foo` (Prometheus labels). The
+ * default extractors are the reference's, with `envoy.` names renamed `proxy.`.
+ */
+
+export interface Tag {
+  name: string;
+  value: string;
+}
+
+/** A name with its tags removed, and the tags. */
+export interface Extracted {
+  name: string;
+  tags: Tag[];
+}
+
+interface Extractor {
+  name: string;
+  regex: RegExp;
+  /** Quick pre-filter: skip names that lack it. */
+  substr: string;
+  /** Only run when the first dot-token equals this; '' = always. */
+  prefix: string;
+}
+
+/** The reference's default extractors, in its table order. */
+const DEFAULTS: Array<[name: string, regex: string, substr: string]> = [
+  ['proxy.response_code', '_rq(_(\\d{3}))$', '_rq_'],
+  ['proxy.response_code_class', '_rq_(\\d)xx$', '_rq_'],
+  [
+    'proxy.dynamo_partition_id',
+    '^http(?=\\.).*?\\.dynamodb\\.table(?=\\.).*?\\.capacity(?=\\.).*?(\\.__partition_id=(\\w{7}))$',
+    '.dynamodb.table.',
+  ],
+  [
+    'proxy.dynamo_operation',
+    '^http(?=\\.).*?\\.dynamodb.(?:operation|table(?=\\.).*?\\.capacity)(\\.(.*?))(?:\\.|$)',
+    '.dynamodb.',
+  ],
+  [
+    'proxy.mongo_callsite',
+    '^mongo(?=\\.).*?\\.collection(?=\\.).*?\\.callsite\\.((.*?)\\.).*?query.\\w+?$',
+    '.collection.',
+  ],
+  ['proxy.dynamo_table', '^http(?=\\.).*?\\.dynamodb.(?:table|error)\\.((.*?)\\.)', '.dynamodb.'],
+  ['proxy.mongo_collection', '^mongo(?=\\.).*?\\.collection\\.((.*?)\\.).*?query.\\w+?$', '.collection.'],
+  ['proxy.mongo_cmd', '^mongo(?=\\.).*?\\.cmd\\.((.*?)\\.)\\w+?$', '.cmd.'],
+  ['proxy.grpc_bridge_method', '^cluster(?=\\.).*?\\.grpc(?=\\.).*\\.((.*?)\\.)\\w+?$', '.grpc.'],
+  ['proxy.http_user_agent', '^http(?=\\.).*?\\.user_agent\\.((.*?)\\.)\\w+?$', '.user_agent.'],
+  ['proxy.virtual_cluster', '^vhost(?=\\.).*?\\.vcluster\\.((.*?)\\.)\\w+?$', '.vcluster.'],
+  ['proxy.fault_downstream_cluster', '^http(?=\\.).*?\\.fault\\.((.*?)\\.)\\w+?$', '.fault.'],
+  ['proxy.ssl_cipher', '^listener(?=\\.).*?\\.ssl\\.cipher(\\.(.*?))$', ''],
+  ['cipher_suite', '^cluster(?=\\.).*?\\.ssl\\.ciphers(\\.(.*?))$', '.ssl.ciphers.'],
+  ['proxy.grpc_bridge_service', '^cluster(?=\\.).*?\\.grpc\\.((.*?)\\.)', '.grpc.'],
+  ['proxy.tcp_prefix', '^tcp\\.((.*?)\\.)\\w+?$', ''],
+  ['proxy.clientssl_prefix', '^auth\\.clientssl\\.((.*?)\\.)\\w+?$', ''],
+  ['proxy.ratelimit_prefix', '^ratelimit\\.((.*?)\\.)\\w+?$', ''],
+  ['proxy.cluster_name', '^cluster\\.((.*?)\\.)', ''],
+  ['proxy.http_conn_manager_prefix', '^listener(?=\\.).*?\\.http\\.((.*?)\\.)', '.http.'],
+  ['proxy.http_conn_manager_prefix', '^http\\.((.*?)\\.)', ''],
+  ['proxy.listener_address', '^listener\\.(((?:[_.\\d]*|[_\\[\\]aAbBcCdDeEfF\\d]*))\\.)', ''],
+  ['proxy.virtual_host', '^vhost\\.((.*?)\\.)', ''],
+  ['proxy.mongo_prefix', '^mongo\\.((.*?)\\.)', ''],
+  ['proxy.rds_route_config', '^http(?=\\.).*?\\.rds\\.((.*?)\\.)\\w+?$', '.rds.'],
+  ['proxy.worker_id', '^listener_manager\\.((worker_\\d+)\\.)', 'listener_manager.worker_'],
+];
+
+/** `^word\.` or `^word(?=\.)` at the start: the extractor only applies under `word.`. */
+function prefixOf(regex: string): string {
+  const m = /^\^([A-Za-z0-9_]+)(?:\\\.|\(\?=\\\.\))/.exec(regex);
+  return m ? m[1]! : '';
+}
+
+function makeExtractor(name: string, regex: string, substr = ''): Extractor {
+  return { name, regex: new RegExp(regex, 'd'), substr, prefix: prefixOf(regex) };
+}
+
+/** A tag specifier of `stats_config.stats_tags`. */
+export interface TagSpecifier {
+  tag_name?: string;
+  regex?: string;
+  fixed_value?: string;
+}
+
+/** The `stats_config` fields tag extraction reads. */
+export interface StatsConfig {
+  stats_tags?: TagSpecifier[];
+  use_all_default_tags?: boolean;
+}
+
+/** Thrown for a `stats_config` the reference would reject; the message says what to fix. */
+export class TagConfigError extends Error {}
+
+/** The reference's config names use `envoy.`; ours use `proxy.`. Both find a default. */
+const canonicalTagName = (name: string): string =>
+  name.startsWith('envoy.') ? `proxy.${name.slice('envoy.'.length)}` : name;
+
+/**
+ * Extracts tags from stat names. Built once from `stats_config` and the `--stats-tag`
+ * universal tags; results are cached per name, so rendering a million stats twice costs
+ * the regex work once.
+ */
+export class TagProducer {
+  private readonly anywhere: Extractor[] = [];
+  private readonly byPrefix = new Map<string, Extractor[]>();
+  /** Fixed tags on every stat: universal ones, then `fixed_value` specifiers. */
+  readonly fixedTags: Tag[];
+  private readonly cache = new Map<string, Extracted>();
+
+  constructor(config: StatsConfig = {}, universal: Tag[] = []) {
+    const fixed: Tag[] = [...universal];
+    const names = new Set<string>();
+    for (const [i, spec] of (config.stats_tags ?? []).entries()) {
+      const name = spec.tag_name ?? '';
+      if (!name) throw new TagConfigError(`stats_config.stats_tags[${i}].tag_name: must not be empty`);
+      if (names.has(name)) throw new TagConfigError(`Tag name '${name}' specified twice.`);
+      names.add(name);
+      if (spec.fixed_value !== undefined) {
+        fixed.push({ name, value: spec.fixed_value });
+      } else if (spec.regex) {
+        let regex: RegExp;
+        try {
+          regex = new RegExp(spec.regex, 'd');
+        } catch (err) {
+          throw new TagConfigError(
+            `stats_config.stats_tags[${i}].regex: invalid regular expression '${spec.regex}': ${(err as Error).message}`,
+          );
+        }
+        this.add({ name, regex, substr: '', prefix: prefixOf(spec.regex) });
+      } else {
+        const matching = DEFAULTS.filter(([n]) => n === canonicalTagName(name));
+        if (matching.length === 0) {
+          throw new TagConfigError(
+            `No regex specified for tag specifier and no default regex for name: '${name}'`,
+          );
+        }
+        for (const [, regex, substr] of matching) this.add(makeExtractor(name, regex, substr));
+      }
+    }
+    if (config.use_all_default_tags !== false) {
+      const taken = new Set([...names].map(canonicalTagName));
+      for (const [name, regex, substr] of DEFAULTS) {
+        if (!taken.has(name)) this.add(makeExtractor(name, regex, substr));
+      }
+    }
+    this.fixedTags = fixed;
+  }
+
+  private add(e: Extractor): void {
+    if (!e.prefix) {
+      this.anywhere.push(e);
+      return;
+    }
+    const list = this.byPrefix.get(e.prefix);
+    if (list) list.push(e);
+    else this.byPrefix.set(e.prefix, [e]);
+  }
+
+  /** The tag-extracted name and the tags of `statName` (cached). */
+  extract(statName: string): Extracted {
+    let out = this.cache.get(statName);
+    if (!out) {
+      out = this.compute(statName);
+      this.cache.set(statName, out);
+    }
+    return out;
+  }
+
+  private compute(statName: string): Extracted {
+    const tags: Tag[] = [...this.fixedTags];
+    const spans: Array<[number, number]> = [];
+    const dot = statName.indexOf('.');
+    const first = dot < 0 ? statName : statName.slice(0, dot);
+    const run = (e: Extractor): void => {
+      if (e.substr && !statName.includes(e.substr)) return;
+      const m = e.regex.exec(statName);
+      if (!m || m[1] === undefined || !m.indices?.[1]) return;
+      const value = m.length > 2 ? (m[2] ?? '') : m[1];
+      tags.push({ name: e.name, value });
+      spans.push(m.indices[1]);
+    };
+    for (const e of this.anywhere) run(e);
+    for (const e of this.byPrefix.get(first) ?? []) run(e);
+    if (spans.length === 0) return { name: statName, tags };
+    let name = '';
+    for (let i = 0; i < statName.length; i++) {
+      if (!spans.some(([s, t]) => i >= s && i < t)) name += statName[i];
+    }
+    return { name, tags };
+  }
+}
