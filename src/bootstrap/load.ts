@@ -1,20 +1,75 @@
-import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
-import type { RawBootstrap } from '../../events/index.js';
+import type { JsonObject, RawBootstrap } from '../../events/index.js';
 import type { Options } from '../cli/options.js';
+import { canonicalMessage, type WalkContext } from './canonical.js';
+import { disabledExtensions } from './extensions.js';
+import { mergeCanonical } from './merge.js';
+import { Report } from './report.js';
+import { BOOTSTRAP_TYPE, messageType } from './schema.js';
+import { type Parsed, parseYamlText, readConfigFile } from './sources.js';
+import { nameListeners, validateBootstrap } from './validate.js';
 
+/**
+ * The loaded bootstrap in canonical form (`events/config.ts`) with what loading found, or
+ * every error (each naming its source and field path). `unknownFields` counts unknown
+ * fields let through by `--allow-unknown-static-fields` (stat `server.static_unknown_fields`).
+ */
 export type LoadResult =
   | { ok: true; bootstrap: RawBootstrap; sources: string[]; warnings: string[]; unknownFields: number }
-  | { ok: false; errors: string[] };
+  | { ok: false; errors: string[]; warnings: string[] };
 
-/** Reads, merges and validates the bootstrap the options name. */
-export function loadBootstrap(options: Options): LoadResult {
-  const sources = options.configPath ? [options.configPath] : [];
-  let bootstrap: RawBootstrap = {};
-  if (options.configPath) bootstrap = parseYaml(readFileSync(options.configPath, 'utf8')) as RawBootstrap;
-  if (options.configYaml) Object.assign(bootstrap, parseYaml(options.configYaml) as RawBootstrap);
-  if (!options.configPath && !options.configYaml) {
-    return { ok: false, errors: ['no bootstrap: give -c/--config-path or --config-yaml'] };
+/** The options the loader reads; the rest of `Options` is ignored. */
+export type LoadOptions = Pick<
+  Options,
+  'configPath' | 'configYaml' | 'allowUnknownStaticFields' | 'disableExtensions'
+>;
+
+/** Label `--config-yaml` findings carry in place of a file name. */
+export const CONFIG_YAML_LABEL = '--config-yaml';
+
+/**
+ * Reads `-c/--config-path` (format by extension) and/or `--config-yaml`, converts each to
+ * the canonical form, merges the YAML over the file (protobuf merge semantics), then
+ * validates the result. Never throws on bad input.
+ */
+export function loadBootstrap(options: LoadOptions): LoadResult {
+  const { disabled, warnings: disableWarnings } = disabledExtensions(options.disableExtensions ?? []);
+  const inputs: Array<{ label: string; parsed: Parsed }> = [];
+  if (options.configPath)
+    inputs.push({ label: options.configPath, parsed: readConfigFile(options.configPath) });
+  if (options.configYaml) {
+    inputs.push({ label: CONFIG_YAML_LABEL, parsed: parseYamlText(options.configYaml, CONFIG_YAML_LABEL) });
   }
-  return { ok: true, bootstrap, sources, warnings: [], unknownFields: 0 };
+  if (inputs.length === 0) {
+    return {
+      ok: false,
+      errors: ['no bootstrap: give -c/--config-path <file> or --config-yaml <yaml>'],
+      warnings: disableWarnings,
+    };
+  }
+  const type = messageType(BOOTSTRAP_TYPE);
+  const errors: string[] = [];
+  const warnings = [...disableWarnings];
+  let unknownFields = 0;
+  let bootstrap: JsonObject | undefined;
+  for (const { label, parsed } of inputs) {
+    if (!parsed.ok) {
+      errors.push(parsed.error);
+      continue;
+    }
+    const report = new Report(label);
+    const ctx: WalkContext = { report, allowUnknown: options.allowUnknownStaticFields, disabled };
+    const canonical = canonicalMessage(parsed.json, type, '', ctx) ?? {};
+    errors.push(...report.errors);
+    warnings.push(...report.warnings);
+    unknownFields += report.unknownFields;
+    bootstrap = bootstrap ? mergeCanonical(bootstrap, canonical, type) : canonical;
+  }
+  if (errors.length > 0 || !bootstrap) return { ok: false, errors, warnings };
+  const sources = inputs.map((i) => i.label);
+  const merged = new Report(sources.join(' + '));
+  nameListeners(bootstrap);
+  validateBootstrap(bootstrap, merged);
+  warnings.push(...merged.warnings);
+  if (merged.errors.length > 0) return { ok: false, errors: merged.errors, warnings };
+  return { ok: true, bootstrap, sources, warnings, unknownFields };
 }

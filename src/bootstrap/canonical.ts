@@ -1,0 +1,377 @@
+import protobuf from 'protobufjs';
+import type { Json, JsonObject } from '../../events/index.js';
+import { formatDuration, parseDuration } from './duration.js';
+import { type ExtensionCategory, extensionForType, findExtension } from './extensions.js';
+import { fieldPath, type Report } from './report.js';
+import { messageType, typeForUrl, typeUrlOf } from './schema.js';
+
+/** What the walk needs besides the value: where findings go and what the options allow. */
+export interface WalkContext {
+  report: Report;
+  /** `--allow-unknown-static-fields`: unknown fields warn and count instead of failing. */
+  allowUnknown: boolean;
+  /** `category/name` identities disabled by `--disable-extensions`. */
+  disabled: ReadonlySet<string>;
+}
+
+const INT32 = new Set(['int32', 'sint32', 'sfixed32']);
+const UINT32 = new Set(['uint32', 'fixed32']);
+const UINT64 = new Set(['uint64', 'fixed64']);
+const WRAPPERS: Record<string, string> = {
+  '.google.protobuf.DoubleValue': 'double',
+  '.google.protobuf.FloatValue': 'float',
+  '.google.protobuf.Int64Value': 'int64',
+  '.google.protobuf.UInt64Value': 'uint64',
+  '.google.protobuf.Int32Value': 'int32',
+  '.google.protobuf.UInt32Value': 'uint32',
+  '.google.protobuf.BoolValue': 'bool',
+  '.google.protobuf.StringValue': 'string',
+  '.google.protobuf.BytesValue': 'bytes',
+};
+
+/** Messages carrying an extension by `name` plus `config`/`typed_config`, and their category. */
+function extensionCategory(typeName: string, parentTypeName: string): ExtensionCategory | undefined {
+  switch (typeName) {
+    case '.envoy.api.v2.listener.Filter':
+      return 'envoy.filters.network';
+    case '.envoy.config.filter.network.http_connection_manager.v2.HttpFilter':
+      return 'envoy.filters.http';
+    case '.envoy.api.v2.listener.ListenerFilter':
+      return 'envoy.filters.listener';
+    case '.envoy.api.v2.core.TransportSocket':
+      return parentTypeName === '.envoy.api.v2.listener.FilterChain'
+        ? 'envoy.transport_sockets.downstream'
+        : 'envoy.transport_sockets.upstream';
+    case '.envoy.config.metrics.v2.StatsSink':
+      return 'envoy.stats_sinks';
+    case '.envoy.config.filter.accesslog.v2.AccessLog':
+      return 'envoy.access_loggers';
+    default:
+      return undefined;
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'an object';
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+/**
+ * Walks parsed JSON/YAML (or the JSON form of a decoded binary/text message) against the
+ * reflected type and returns the canonical form (see `events/config.ts`), reporting every
+ * problem with its field path. Never throws on bad input.
+ */
+export function canonicalMessage(
+  value: unknown,
+  type: protobuf.Type,
+  path: string,
+  ctx: WalkContext,
+  parentTypeName = '',
+): JsonObject | undefined {
+  if (!isPlainObject(value)) {
+    ctx.report.error(path, `expected an object (${type.fullName.slice(1)}), got ${describe(value)}`);
+    return undefined;
+  }
+  const out: JsonObject = {};
+  for (const [key, raw] of Object.entries(value)) {
+    const field =
+      type.fields[key] ?? type.fieldsArray.find((f) => f.options?.json_name === key || camel(f.name) === key);
+    const here = fieldPath(path, field?.name ?? key);
+    if (!field) {
+      unknownField(ctx, here, key, type);
+      continue;
+    }
+    if (raw === null || raw === undefined) continue;
+    if (field.options?.deprecated) deprecatedField(ctx, here, field, type);
+    const converted = canonicalField(raw, field.resolve(), here, ctx, type.fullName);
+    if (converted !== undefined) out[field.name] = converted;
+  }
+  checkOneofs(out, type, path, ctx);
+  const category = extensionCategory(type.fullName, parentTypeName);
+  if (category) resolveExtension(out, value, category, path, ctx);
+  return out;
+}
+
+function camel(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+}
+
+function unknownField(ctx: WalkContext, here: string, key: string, type: protobuf.Type): void {
+  const what = `unknown field '${key}' in ${type.fullName.slice(1)}`;
+  if (!ctx.allowUnknown) {
+    ctx.report.error(
+      here,
+      `${what} (check the spelling, or pass --allow-unknown-static-fields to ignore it)`,
+    );
+    return;
+  }
+  ctx.report.unknownFields++;
+  ctx.report.warn(here, `${what}, ignored (--allow-unknown-static-fields)`, `${type.fullName}.${key}`);
+}
+
+function deprecatedField(ctx: WalkContext, here: string, field: protobuf.Field, type: protobuf.Type): void {
+  const hint = field.name === 'hosts' ? ' (use load_assignment; when both are set load_assignment wins)' : '';
+  ctx.report.warn(
+    here,
+    `using deprecated option '${type.fullName.slice(1)}.${field.name}'${hint}`,
+    undefined,
+  );
+}
+
+function canonicalField(
+  raw: unknown,
+  field: protobuf.Field,
+  here: string,
+  ctx: WalkContext,
+  parentTypeName: string,
+): Json | undefined {
+  if (field.map) {
+    if (!isPlainObject(raw)) {
+      ctx.report.error(here, `expected a map (object), got ${describe(raw)}`);
+      return undefined;
+    }
+    const out: JsonObject = {};
+    for (const [k, v] of Object.entries(raw)) {
+      const converted = canonicalValue(v, field, `${here}["${k}"]`, ctx, parentTypeName, true);
+      if (converted !== undefined) out[k] = converted;
+    }
+    return Object.keys(out).length > 0 ? out : undefined;
+  }
+  if (field.repeated) {
+    if (!Array.isArray(raw)) {
+      ctx.report.error(here, `expected a list, got ${describe(raw)}`);
+      return undefined;
+    }
+    const out: Json[] = [];
+    raw.forEach((v, i) => {
+      const converted = canonicalValue(v, field, `${here}[${i}]`, ctx, parentTypeName, true);
+      if (converted !== undefined) out.push(converted);
+    });
+    return out.length > 0 ? out : undefined;
+  }
+  return canonicalValue(raw, field, here, ctx, parentTypeName, field.partOf !== null);
+}
+
+/** One value of a field; `present` keeps default scalars (list/map elements, oneof members). */
+function canonicalValue(
+  raw: unknown,
+  field: protobuf.Field,
+  here: string,
+  ctx: WalkContext,
+  parentTypeName: string,
+  present: boolean,
+): Json | undefined {
+  const resolved = field.resolvedType;
+  if (resolved instanceof protobuf.Type) return wellKnownOrMessage(raw, resolved, here, ctx, parentTypeName);
+  if (resolved instanceof protobuf.Enum) {
+    const name = enumName(raw, resolved, here, ctx);
+    return name === undefined || (!present && resolved.values[name] === 0) ? undefined : name;
+  }
+  const scalar = canonicalScalar(raw, field.type, here, ctx);
+  return scalar === undefined || (!present && isDefaultScalar(scalar)) ? undefined : scalar;
+}
+
+function isDefaultScalar(value: Json): boolean {
+  return value === 0 || value === '' || value === false || value === '0';
+}
+
+function enumName(raw: unknown, type: protobuf.Enum, here: string, ctx: WalkContext): string | undefined {
+  if (typeof raw === 'string') {
+    const upper = raw.toUpperCase();
+    const name = Object.keys(type.values).find((n) => n.toUpperCase() === upper);
+    if (name !== undefined) return name;
+  } else if (typeof raw === 'number' && type.valuesById[raw] !== undefined) {
+    return type.valuesById[raw];
+  }
+  const names = Object.keys(type.values).join(', ');
+  ctx.report.error(
+    here,
+    `invalid value ${describe(raw)} for ${type.fullName.slice(1)} (expected one of ${names})`,
+  );
+  return undefined;
+}
+
+const INTEGER_TEXT = /^-?\d+$/;
+
+/** A scalar of proto type `kind` in canonical JSON; 64-bit integers become strings. */
+function canonicalScalar(raw: unknown, kind: string, here: string, ctx: WalkContext): Json | undefined {
+  const bad = (expected: string): undefined => {
+    ctx.report.error(here, `expected ${expected}, got ${describe(raw)}`);
+    return undefined;
+  };
+  if (kind === 'string') {
+    if (typeof raw === 'string') return raw;
+    return typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : bad('a string');
+  }
+  if (kind === 'bool') return typeof raw === 'boolean' ? raw : bad('true or false');
+  if (kind === 'bytes') {
+    return typeof raw === 'string' && /^[A-Za-z0-9+/_-]*=*$/.test(raw) ? raw : bad('base64 bytes');
+  }
+  if (kind === 'double' || kind === 'float') {
+    if (typeof raw === 'number') return raw;
+    if (raw === 'NaN' || raw === 'Infinity' || raw === '-Infinity') return raw;
+    if (typeof raw === 'string' && raw.trim() !== '' && Number.isFinite(Number(raw))) return Number(raw);
+    return bad('a number');
+  }
+  const text =
+    typeof raw === 'number' ? (Number.isInteger(raw) ? String(raw) : '') : typeof raw === 'string' ? raw : '';
+  if (!INTEGER_TEXT.test(text)) return bad(`an integer (${kind})`);
+  const big = BigInt(text);
+  const unsigned = UINT32.has(kind) || UINT64.has(kind);
+  const bits = INT32.has(kind) || UINT32.has(kind) ? 32n : 64n;
+  const min = unsigned ? 0n : -(1n << (bits - 1n));
+  const max = unsigned ? (1n << bits) - 1n : (1n << (bits - 1n)) - 1n;
+  if (big < min || big > max) return bad(`an integer in ${min}..${max} (${kind})`);
+  return bits === 64n ? big.toString() : Number(big);
+}
+
+function wellKnownOrMessage(
+  raw: unknown,
+  type: protobuf.Type,
+  here: string,
+  ctx: WalkContext,
+  parentTypeName: string,
+): Json | undefined {
+  const name = type.fullName;
+  const wrapped = WRAPPERS[name];
+  if (wrapped) {
+    // `{ value: x }` is how a wrapper looks after decoding binary; bare `x` is proto3 JSON.
+    const inner = isPlainObject(raw) && 'value' in raw ? raw.value : raw;
+    return canonicalScalar(inner, wrapped, here, ctx);
+  }
+  switch (name) {
+    case '.google.protobuf.Duration':
+      return canonicalDuration(raw, here, ctx);
+    case '.google.protobuf.Struct':
+      return isPlainObject(raw) ? (raw as JsonObject) : badShape(ctx, here, 'an object (Struct)', raw);
+    case '.google.protobuf.ListValue':
+      return Array.isArray(raw) ? (raw as Json[]) : badShape(ctx, here, 'a list (ListValue)', raw);
+    case '.google.protobuf.Value':
+      return raw as Json;
+    case '.google.protobuf.Any':
+      return canonicalAny(raw, here, ctx);
+    case '.google.protobuf.Timestamp':
+    case '.google.protobuf.FieldMask':
+      return typeof raw === 'string' ? raw : badShape(ctx, here, 'a string', raw);
+    case '.envoy.type.Percent': {
+      const out = canonicalMessage(raw, type, here, ctx, parentTypeName);
+      const v = Number(out?.value ?? 0);
+      if (out && !(v >= 0 && v <= 100))
+        ctx.report.error(fieldPath(here, 'value'), `percent ${v} is not in 0..100`);
+      return out;
+    }
+    default:
+      return canonicalMessage(raw, type, here, ctx, parentTypeName);
+  }
+}
+
+function badShape(ctx: WalkContext, here: string, expected: string, raw: unknown): undefined {
+  ctx.report.error(here, `expected ${expected}, got ${describe(raw)}`);
+  return undefined;
+}
+
+function canonicalDuration(raw: unknown, here: string, ctx: WalkContext): string | undefined {
+  const parts = typeof raw === 'string' ? parseDuration(raw) : undefined;
+  if (!parts) return badShape(ctx, here, "a duration like '0.25s' or '5s'", raw);
+  const text = formatDuration(parts);
+  if (text.startsWith('-')) {
+    ctx.report.error(here, `duration ${text} is negative; durations must be >= 0s`);
+    return undefined;
+  }
+  return text;
+}
+
+/**
+ * `Any` as `{ "@type": url, ...fields }`. An empty `{}` is kept as `{}` so that the
+ * extension resolution can fill in the `@type` its name implies (`typed_config: {}`).
+ */
+function canonicalAny(raw: unknown, here: string, ctx: WalkContext): JsonObject | undefined {
+  if (!isPlainObject(raw)) return badShape(ctx, here, "an object with '@type' (Any)", raw);
+  const url = raw['@type'];
+  if (url === undefined) {
+    if (Object.keys(raw).length === 0) return {};
+    ctx.report.error(here, "an Any needs '@type' (e.g. '@type': type.googleapis.com/<message name>)");
+    return undefined;
+  }
+  if (typeof url !== 'string') return badShape(ctx, fieldPath(here, '@type'), 'a type URL string', url);
+  const type = typeForUrl(url);
+  if (!type) {
+    ctx.report.error(fieldPath(here, '@type'), `unknown type URL '${url}' (this build has no such message)`);
+    return undefined;
+  }
+  const { '@type': _drop, ...rest } = raw;
+  const wkt = type.fullName.startsWith('.google.protobuf.');
+  const body = wkt
+    ? wellKnownOrMessage(rest.value, type, fieldPath(here, 'value'), ctx, '')
+    : canonicalMessage(rest, type, here, ctx);
+  if (body === undefined) return undefined;
+  return wkt
+    ? { '@type': typeUrlOf(type), value: body }
+    : { '@type': typeUrlOf(type), ...(body as JsonObject) };
+}
+
+function checkOneofs(out: JsonObject, type: protobuf.Type, path: string, ctx: WalkContext): void {
+  for (const oneof of type.oneofsArray) {
+    const set = oneof.oneof.filter((n) => out[n] !== undefined);
+    if (set.length > 1) {
+      ctx.report.error(path, `only one of ${oneof.oneof.join(', ')} may be set (found ${set.join(' and ')})`);
+    }
+  }
+}
+
+/**
+ * Resolves the extension an object names (`name` + `config`/`typed_config`): rejects names
+ * this build lacks and disabled ones, converts the deprecated `config` Struct to the typed
+ * message, and leaves `typed_config` holding the `@type` of the resolved message.
+ */
+function resolveExtension(
+  out: JsonObject,
+  raw: Record<string, unknown>,
+  category: ExtensionCategory,
+  path: string,
+  ctx: WalkContext,
+): void {
+  const name = typeof out.name === 'string' ? out.name : '';
+  const typed = out.typed_config as JsonObject | undefined;
+  const typedName =
+    typeof typed?.['@type'] === 'string' ? typed['@type'].slice(typed['@type'].lastIndexOf('/') + 1) : '';
+  const extension =
+    findExtension(category, name) ?? (typedName ? extensionForType(category, typedName) : undefined);
+  if (!extension) {
+    if (typed !== undefined || 'config' in raw || name !== '') {
+      ctx.report.error(
+        fieldPath(path, 'name'),
+        `unknown extension '${name}' in category ${category}: this build does not have it`,
+      );
+    }
+    return;
+  }
+  if (ctx.disabled.has(`${extension.category}/${extension.name}`)) {
+    ctx.report.error(
+      fieldPath(path, 'name'),
+      `extension '${name || extension.name}' is disabled by --disable-extensions (${extension.category}/${extension.name})`,
+    );
+    return;
+  }
+  const configType = messageType(extension.configType);
+  if (typedName && typedName !== extension.configType) {
+    ctx.report.error(
+      fieldPath(path, 'typed_config.@type'),
+      `'${typedName}' is not the config of extension '${extension.name}' (expected ${extension.configType})`,
+    );
+    return;
+  }
+  let body: JsonObject = typed ?? {};
+  if (out.config !== undefined) {
+    body = canonicalMessage(out.config, configType, fieldPath(path, 'config'), ctx) ?? {};
+    delete out.config;
+  }
+  const { '@type': _drop, ...fields } = body;
+  out.typed_config = { '@type': typeUrlOf(configType), ...fields };
+}

@@ -1,0 +1,119 @@
+import protobuf from 'protobufjs';
+import textformat from 'protobufjs/ext/textformat.js';
+import type { Json, JsonObject } from '../../events/index.js';
+import { durationFromMessage } from './duration.js';
+import { canonicalTypeName, messageType, TYPE_URL_PREFIX, typeForUrl } from './schema.js';
+
+/** Bytes as proto3 JSON writes them (standard base64). */
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}
+
+function structValue(value: Record<string, unknown>): Json {
+  if (value.struct_value) return structObject(value.struct_value as Record<string, unknown>);
+  if (value.list_value) return listValue(value.list_value as Record<string, unknown>);
+  if (value.string_value !== undefined) return String(value.string_value);
+  if (value.number_value !== undefined) return Number(value.number_value);
+  if (value.bool_value !== undefined) return Boolean(value.bool_value);
+  return null;
+}
+
+function structObject(struct: Record<string, unknown>): JsonObject {
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries((struct.fields ?? {}) as Record<string, Record<string, unknown>>)) {
+    out[k] = structValue(v);
+  }
+  return out;
+}
+
+function listValue(list: Record<string, unknown>): Json[] {
+  return ((list.values ?? []) as Record<string, unknown>[]).map(structValue);
+}
+
+/**
+ * A decoded message as proto3 JSON (field names as in the .proto), so binary and text
+ * bootstraps go through the same canonical walk and validation as JSON and YAML ones.
+ * `Any` payloads are decoded by their type URL; unknown URLs are left for the walk to report.
+ */
+export function messageToJson(type: protobuf.Type, message: Record<string, unknown>): Json {
+  switch (type.fullName) {
+    case '.google.protobuf.Duration':
+      return durationFromMessage(message.seconds, message.nanos);
+    case '.google.protobuf.Struct':
+      return structObject(message);
+    case '.google.protobuf.Value':
+      return structValue(message);
+    case '.google.protobuf.ListValue':
+      return listValue(message);
+    case '.google.protobuf.Any':
+      return anyToJson(message);
+  }
+  if (type.fullName.startsWith('.google.protobuf.') && type.fullName.endsWith('Value')) {
+    return scalarToJson(type.fields.value!, message.value);
+  }
+  const out: JsonObject = {};
+  for (const field of type.fieldsArray) {
+    if (!Object.hasOwn(message, field.name)) continue;
+    const value = message[field.name];
+    if (value === undefined || value === null) continue;
+    if (field.map) {
+      const entries: JsonObject = {};
+      for (const [k, v] of Object.entries(value as Record<string, unknown>))
+        entries[k] = valueToJson(field, v);
+      out[field.name] = entries;
+    } else if (field.repeated) {
+      out[field.name] = (value as unknown[]).map((v) => valueToJson(field, v));
+    } else {
+      out[field.name] = valueToJson(field, value);
+    }
+  }
+  return out;
+}
+
+function valueToJson(field: protobuf.Field, value: unknown): Json {
+  const resolved = field.resolve().resolvedType;
+  if (resolved instanceof protobuf.Type) return messageToJson(resolved, value as Record<string, unknown>);
+  if (resolved instanceof protobuf.Enum) return resolved.valuesById[value as number] ?? (value as number);
+  return scalarToJson(field, value);
+}
+
+function scalarToJson(field: protobuf.Field, value: unknown): Json {
+  if (value instanceof Uint8Array) return base64(value);
+  if (typeof value === 'object' && value !== null) return String(value); // a Long
+  if (/64$/.test(field.type)) return String(value);
+  return value as Json;
+}
+
+function anyToJson(message: Record<string, unknown>): Json {
+  const url = String(message.type_url ?? '');
+  const type = typeForUrl(url);
+  if (!type) return { '@type': url };
+  const inner = type.decode(
+    (message.value as Uint8Array | undefined) ?? new Uint8Array(),
+  ) as unknown as Record<string, unknown>;
+  const body = messageToJson(type, inner);
+  if (type.fullName.startsWith('.google.protobuf.')) return { '@type': url, value: body };
+  return { '@type': url, ...(body as JsonObject) };
+}
+
+/** Decodes a binary (`.pb`) bootstrap. Throws the decoder's error on malformed bytes. */
+export function decodeBinary(bytes: Uint8Array, typeName: string): Json {
+  const type = messageType(typeName);
+  return messageToJson(type, type.decode(bytes) as unknown as Record<string, unknown>);
+}
+
+/**
+ * Parses a text-format (`.pb_text`) bootstrap. Any-expansion names (`[type.googleapis.com/x]`)
+ * are rewritten to the message this build resolves them to first, so `proxy.` and v3 names
+ * work as they do in JSON. Throws the parser's error (with its line) on bad input.
+ */
+export function decodeText(text: string, typeName: string): Json {
+  const type = messageType(typeName);
+  const rewritten = text.replace(
+    /\[\s*([A-Za-z0-9_.-]+\/)?([A-Za-z_][A-Za-z0-9_.]*)\s*\]/g,
+    (whole, prefix: string | undefined, name: string) =>
+      prefix === undefined ? whole : `[${TYPE_URL_PREFIX}${canonicalTypeName(prefix + name)}]`,
+  );
+  const message = textformat.fromText(type, rewritten) as unknown as Record<string, unknown>;
+  return messageToJson(type, message);
+}

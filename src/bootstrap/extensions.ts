@@ -1,0 +1,139 @@
+/**
+ * The extensions this build has, by category, with every spelling a bootstrap may use.
+ * Categories are the reference's registry names; `--disable-extensions` takes
+ * `<category>/<name>` with any spelling of the name (`envoy.` or `proxy.`, short or long).
+ */
+export interface Extension {
+  category: ExtensionCategory;
+  /** The long `envoy.` name, used in messages and as the identity of the extension. */
+  name: string;
+  /** Every accepted name, `envoy.` spellings; `proxy.` variants are derived. */
+  aliases: string[];
+  /** Full name of the config message its `typed_config` holds. */
+  configType: string;
+}
+
+export type ExtensionCategory =
+  | 'envoy.filters.network'
+  | 'envoy.filters.http'
+  | 'envoy.filters.listener'
+  | 'envoy.transport_sockets.upstream'
+  | 'envoy.transport_sockets.downstream'
+  | 'envoy.stats_sinks'
+  | 'envoy.access_loggers';
+
+/** `@type` URLs of the configs the data plane reads, as the loader writes them. */
+export const CONFIG_TYPE = {
+  httpConnectionManager: 'envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
+  tcpProxy: 'envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
+  router: 'envoy.config.filter.http.router.v2.Router',
+  healthCheck: 'envoy.config.filter.http.health_check.v2.HealthCheck',
+  originalDst: 'envoy.config.filter.listener.original_dst.v2.OriginalDst',
+  upstreamTls: 'envoy.api.v2.auth.UpstreamTlsContext',
+  downstreamTls: 'envoy.api.v2.auth.DownstreamTlsContext',
+  rawBuffer: 'envoy.config.transport_socket.raw_buffer.v2.RawBuffer',
+  hystrixSink: 'envoy.config.metrics.v2.HystrixSink',
+  fileAccessLog: 'envoy.config.accesslog.v2.FileAccessLog',
+} as const;
+
+const ext = (
+  category: ExtensionCategory,
+  name: string,
+  aliases: string[],
+  configType: string,
+): Extension => ({
+  category,
+  name,
+  aliases: [name, ...aliases],
+  configType,
+});
+
+/** Every extension of this build. */
+export const EXTENSIONS: readonly Extension[] = [
+  ext(
+    'envoy.filters.network',
+    'envoy.filters.network.http_connection_manager',
+    ['envoy.http_connection_manager'],
+    CONFIG_TYPE.httpConnectionManager,
+  ),
+  ext('envoy.filters.network', 'envoy.filters.network.tcp_proxy', ['envoy.tcp_proxy'], CONFIG_TYPE.tcpProxy),
+  ext('envoy.filters.http', 'envoy.filters.http.router', ['envoy.router'], CONFIG_TYPE.router),
+  ext(
+    'envoy.filters.http',
+    'envoy.filters.http.health_check',
+    ['envoy.health_check'],
+    CONFIG_TYPE.healthCheck,
+  ),
+  ext(
+    'envoy.filters.listener',
+    'envoy.filters.listener.original_dst',
+    ['envoy.listener.original_dst'],
+    CONFIG_TYPE.originalDst,
+  ),
+  ext('envoy.transport_sockets.upstream', 'envoy.transport_sockets.tls', ['tls'], CONFIG_TYPE.upstreamTls),
+  ext(
+    'envoy.transport_sockets.upstream',
+    'envoy.transport_sockets.raw_buffer',
+    ['raw_buffer'],
+    CONFIG_TYPE.rawBuffer,
+  ),
+  ext(
+    'envoy.transport_sockets.downstream',
+    'envoy.transport_sockets.tls',
+    ['tls'],
+    CONFIG_TYPE.downstreamTls,
+  ),
+  ext(
+    'envoy.transport_sockets.downstream',
+    'envoy.transport_sockets.raw_buffer',
+    ['raw_buffer'],
+    CONFIG_TYPE.rawBuffer,
+  ),
+  ext('envoy.stats_sinks', 'envoy.stat_sinks.hystrix', ['envoy.hystrix'], CONFIG_TYPE.hystrixSink),
+  ext(
+    'envoy.access_loggers',
+    'envoy.access_loggers.file',
+    ['envoy.file_access_log'],
+    CONFIG_TYPE.fileAccessLog,
+  ),
+];
+
+/** `proxy.x` -> `envoy.x`; every other spelling unchanged. */
+export function envoyName(name: string): string {
+  return name.startsWith('proxy.') ? 'envoy.' + name.slice('proxy.'.length) : name;
+}
+
+/** The extension a config names within a category, by any of its spellings. */
+export function findExtension(category: ExtensionCategory, name: string): Extension | undefined {
+  const wanted = envoyName(name);
+  return EXTENSIONS.find((e) => e.category === category && e.aliases.includes(wanted));
+}
+
+/** The extension whose config message is `configType` within a category. */
+export function extensionForType(category: ExtensionCategory, configType: string): Extension | undefined {
+  return EXTENSIONS.find((e) => e.category === category && e.configType === configType);
+}
+
+/**
+ * Resolves `--disable-extensions` entries (`<category>/<name>`) to extension identities
+ * (`category/long-name`). Entries naming nothing this build has come back as warnings.
+ */
+export function disabledExtensions(entries: readonly string[]): {
+  disabled: Set<string>;
+  warnings: string[];
+} {
+  const disabled = new Set<string>();
+  const warnings: string[] = [];
+  for (const entry of entries) {
+    const slash = entry.lastIndexOf('/');
+    const category = envoyName(entry.slice(0, slash)) as ExtensionCategory;
+    const found = slash > 0 ? findExtension(category, entry.slice(slash + 1)) : undefined;
+    if (found) disabled.add(`${found.category}/${found.name}`);
+    else
+      warnings.push(
+        `--disable-extensions: '${entry}' names no extension of this build ` +
+          `(write <category>/<name>, e.g. envoy.filters.network/envoy.tcp_proxy)`,
+      );
+  }
+  return { disabled, warnings };
+}

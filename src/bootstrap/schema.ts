@@ -1,0 +1,102 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import protobuf from 'protobufjs';
+
+/** The type URL prefix every `Any` written by this loader carries. */
+export const TYPE_URL_PREFIX = 'type.googleapis.com/';
+
+/** Full name (no leading dot) of the root message of a bootstrap file. */
+export const BOOTSTRAP_TYPE = 'envoy.config.bootstrap.v2.Bootstrap';
+
+/**
+ * Files under `proto/` that, with their imports, define every message the loader knows.
+ * The extension messages are listed because nothing in the bootstrap imports them (they
+ * only ever arrive inside an `Any`).
+ */
+const ENTRY_FILES = [
+  'envoy/config/bootstrap/v2.proto',
+  'envoy/config/filter/network/http_connection_manager/v2.proto',
+  'envoy/config/filter/network/tcp_proxy/v2.proto',
+  'envoy/config/filter/http/router/v2.proto',
+  'envoy/config/filter/http/health_check/v2.proto',
+  'envoy/config/filter/listener/original_dst/v2.proto',
+  'envoy/config/transport_socket/raw_buffer/v2.proto',
+  'envoy/config/accesslog/v2.proto',
+];
+
+/**
+ * Type names other releases and this product's own spelling use for the same messages.
+ * `proxy.` in place of `envoy.` is handled generically; these are the v3 names that a
+ * bootstrap written for a later reference release carries in `@type`.
+ */
+const V3_ALIASES: Record<string, string> = {
+  'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager':
+    'envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
+  'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy':
+    'envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
+  'envoy.extensions.filters.http.router.v3.Router': 'envoy.config.filter.http.router.v2.Router',
+  'envoy.extensions.filters.http.health_check.v3.HealthCheck':
+    'envoy.config.filter.http.health_check.v2.HealthCheck',
+  'envoy.extensions.filters.listener.original_dst.v3.OriginalDst':
+    'envoy.config.filter.listener.original_dst.v2.OriginalDst',
+  'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext': 'envoy.api.v2.auth.UpstreamTlsContext',
+  'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext': 'envoy.api.v2.auth.DownstreamTlsContext',
+  'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer':
+    'envoy.config.transport_socket.raw_buffer.v2.RawBuffer',
+  'envoy.extensions.access_loggers.file.v3.FileAccessLog': 'envoy.config.accesslog.v2.FileAccessLog',
+  'envoy.config.metrics.v3.HystrixSink': 'envoy.config.metrics.v2.HystrixSink',
+  'envoy.config.route.v3.RouteConfiguration': 'envoy.api.v2.RouteConfiguration',
+  'envoy.config.cluster.v3.Cluster': 'envoy.api.v2.Cluster',
+  'envoy.config.listener.v3.Listener': 'envoy.api.v2.Listener',
+  'envoy.config.endpoint.v3.ClusterLoadAssignment': 'envoy.api.v2.ClusterLoadAssignment',
+};
+
+/** The repository's `proto/` folder, found from this module (works from `src/` and `dist/src/`). */
+export function protoDir(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = path.join(dir, 'proto', 'envoy');
+    if (existsSync(candidate)) return path.join(dir, 'proto');
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('proto/ folder not found above ' + fileURLToPath(import.meta.url));
+    dir = parent;
+  }
+}
+
+let root: protobuf.Root | undefined;
+
+/** The reflected schema, parsed once from `proto/` with field names kept as written. */
+export function schemaRoot(): protobuf.Root {
+  if (root) return root;
+  const base = protoDir();
+  const r = new protobuf.Root();
+  r.resolvePath = (_origin, target) => (target.startsWith('google/') ? target : path.join(base, target));
+  r.loadSync(ENTRY_FILES, { keepCase: true });
+  r.resolveAll();
+  root = r;
+  return r;
+}
+
+/** A message type by full name (with or without the leading dot). */
+export function messageType(fullName: string): protobuf.Type {
+  return schemaRoot().lookupType(fullName.startsWith('.') ? fullName : '.' + fullName);
+}
+
+/** The name a type URL names once aliases are applied: `proxy.` read as `envoy.`, v3 read as v2. */
+export function canonicalTypeName(url: string): string {
+  let name = url.slice(url.lastIndexOf('/') + 1);
+  if (name.startsWith('proxy.')) name = 'envoy.' + name.slice('proxy.'.length);
+  return V3_ALIASES[name] ?? name;
+}
+
+/** The message a type URL names, or undefined when this build has no such message. */
+export function typeForUrl(url: string): protobuf.Type | undefined {
+  const found = schemaRoot().lookup('.' + canonicalTypeName(url));
+  return found instanceof protobuf.Type ? found : undefined;
+}
+
+/** The `@type` this loader writes for a message. */
+export function typeUrlOf(type: protobuf.Type): string {
+  return TYPE_URL_PREFIX + type.fullName.slice(1);
+}

@@ -1,0 +1,84 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseDocument } from 'yaml';
+import { decodeBinary, decodeText } from './decode.js';
+import { BOOTSTRAP_TYPE } from './schema.js';
+
+/** A bootstrap source parsed to JSON, or why it could not be. */
+export type Parsed = { ok: true; json: unknown } | { ok: false; error: string };
+
+/** The formats `-c` understands, by file extension. */
+export const FORMATS: Record<string, 'json' | 'yaml' | 'pb' | 'pb_text'> = {
+  '.json': 'json',
+  '.yaml': 'yaml',
+  '.yml': 'yaml',
+  '.pb': 'pb',
+  '.pb_text': 'pb_text',
+};
+
+/**
+ * YAML (and JSON, which YAML reads too) with anchors, aliases and merge keys. Syntax
+ * errors come back with their line and column.
+ */
+export function parseYamlText(text: string, label: string): Parsed {
+  const doc = parseDocument(text, { merge: true, prettyErrors: false, uniqueKeys: true });
+  const problem = doc.errors[0];
+  if (problem) {
+    const at = problem.linePos?.[0];
+    const where = at ? `line ${at.line}, column ${at.col}` : 'unknown position';
+    return { ok: false, error: `${label}: ${where}: YAML syntax error: ${problem.message.split('\n')[0]}` };
+  }
+  const json: unknown = doc.toJS({ maxAliasCount: 10_000 });
+  return { ok: true, json: json ?? {} };
+}
+
+/** JSON with a line/column for syntax errors. */
+function parseJsonText(text: string, label: string): Parsed {
+  try {
+    return { ok: true, json: JSON.parse(text) };
+  } catch (err) {
+    const message = (err as Error).message;
+    const position = /position (\d+)/.exec(message);
+    let where = 'unknown position';
+    if (position) {
+      const before = text.slice(0, Number(position[1])).split('\n');
+      where = `line ${before.length}, column ${before[before.length - 1]!.length + 1}`;
+    }
+    return { ok: false, error: `${label}: ${where}: JSON syntax error: ${message}` };
+  }
+}
+
+/** Reads `-c/--config-path`, choosing the format by extension. */
+export function readConfigFile(file: string): Parsed {
+  const extension = path.extname(file).toLowerCase();
+  const format = FORMATS[extension];
+  if (!format) {
+    return {
+      ok: false,
+      error:
+        `${file}: unsupported config file extension '${extension}': ` +
+        `use .json, .yaml, .yml, .pb (binary proto3) or .pb_text (text proto3)`,
+    };
+  }
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (err) {
+    return { ok: false, error: `${file}: cannot read the config file: ${(err as Error).message}` };
+  }
+  try {
+    switch (format) {
+      case 'json':
+        return parseJsonText(bytes.toString('utf8'), file);
+      case 'yaml':
+        return parseYamlText(bytes.toString('utf8'), file);
+      case 'pb':
+        return { ok: true, json: decodeBinary(bytes, BOOTSTRAP_TYPE) };
+      case 'pb_text':
+        return { ok: true, json: decodeText(bytes.toString('utf8'), BOOTSTRAP_TYPE) };
+    }
+  } catch (err) {
+    const kind = format === 'pb' ? 'binary proto3 decode error' : 'text proto3 parse error';
+    return { ok: false, error: `${file}: ${kind}: ${(err as Error).message}` };
+  }
+}
