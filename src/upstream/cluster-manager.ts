@@ -1,0 +1,168 @@
+import type { Subscription } from 'rxjs';
+import type { ClusterEntry, HostState, State } from '../../reducers/index.js';
+import { runtimeValue } from '../../reducers/runtime.js';
+import { clusterSettings } from '../../reducers/settings/cluster.js';
+import { hostHealth } from '../../reducers/settings/health.js';
+import type { ServerContext } from '../server/context.js';
+import { startDnsDiscovery } from './dns/discovery.js';
+import { prepareHashing } from './hash.js';
+import { buildLoadBalancer, type LbMemory, NO_HOST } from './lb/index.js';
+import { defaultRandom, type Random } from './random.js';
+import type { ClusterRuntime, HostStats, LoadBalancer, UpstreamHost } from './types.js';
+
+/** Runtime key that overrides every cluster's `healthy_panic_threshold` (percent). */
+export const PANIC_THRESHOLD_KEY = 'upstream.healthy_panic_threshold';
+
+/** The live clusters of the data plane, kept in step with the store's snapshots. */
+export interface ClusterManager {
+  get(name: string): ClusterRuntime | undefined;
+  all(): ClusterRuntime[];
+  /** The counters of a member (`ip:port`), for `/clusters`. */
+  hostStats(cluster: string, address: string): HostStats | undefined;
+  /** Stops following snapshots and stops DNS resolution. */
+  close(): void;
+}
+
+export interface ClusterManagerOptions {
+  /** Random source of the balancers (seed it in tests). */
+  random?: Random;
+  /**
+   * Whether this manager resolves STRICT_DNS / LOGICAL_DNS clusters (default true). A worker
+   * that folds the same events as the main process passes false, so hosts are resolved once.
+   */
+  discovery?: boolean;
+}
+
+interface Managed {
+  entry: ClusterEntry;
+  runtime: ClusterRuntime;
+  byAddress: Map<string, UpstreamHost>;
+  memory: LbMemory;
+}
+
+function newHost(state: HostState): UpstreamHost {
+  return {
+    address: state.address,
+    ip: state.ip,
+    port: state.port,
+    state,
+    stats: {
+      cx_total: 0,
+      cx_active: 0,
+      cx_connect_fail: 0,
+      rq_total: 0,
+      rq_timeout: 0,
+      rq_success: 0,
+      rq_error: 0,
+      rq_active: 0,
+    },
+    pool: null,
+  };
+}
+
+/** `upstream.healthy_panic_threshold` when it holds an integer, else undefined. */
+function runtimePanicThreshold(state: State): number | undefined {
+  const raw = runtimeValue(state, PANIC_THRESHOLD_KEY)?.trim();
+  return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
+}
+
+/**
+ * Starts the cluster manager: loads the hash functions, then follows `ctx.store.state$`.
+ * A cluster gets a new `ClusterRuntime` (with a freshly built balancer) only when its
+ * snapshot entry is a new object, or when the runtime panic threshold changed; members
+ * keep their `UpstreamHost` object (pool and counters) for as long as their address stays.
+ */
+export async function createClusterManager(
+  ctx: ServerContext,
+  options: ClusterManagerOptions = {},
+): Promise<ClusterManager> {
+  await prepareHashing();
+  const random = options.random ?? defaultRandom;
+  const log = ctx.log.get('upstream');
+  const managerScope = ctx.stats.scope('cluster_manager');
+  const activeClusters = managerScope.gauge('active_clusters', 'NeverImport');
+  const clusterAdded = managerScope.counter('cluster_added');
+  const clusterModified = managerScope.counter('cluster_modified');
+  const clusterRemoved = managerScope.counter('cluster_removed');
+  const managed = new Map<string, Managed>();
+  let panicOverride: number | undefined;
+
+  function build(name: string, entry: ClusterEntry, previous: Managed | undefined): Managed {
+    const settings = clusterSettings(entry.config);
+    const scope = ctx.stats.scope(`cluster.${settings.statName}`);
+    const before = previous?.byAddress ?? new Map<string, UpstreamHost>();
+    const byAddress = new Map<string, UpstreamHost>();
+    const hosts = new Array<UpstreamHost>(entry.hosts.length);
+    let healthy = 0;
+    let degraded = 0;
+    let maxWeight = 0;
+    let added = 0;
+    for (let i = 0; i < hosts.length; i++) {
+      const state = entry.hosts[i]!;
+      let host = before.get(state.address) ?? byAddress.get(state.address);
+      if (host) host.state = state;
+      else {
+        host = newHost(state);
+        added++;
+      }
+      hosts[i] = host;
+      byAddress.set(state.address, host);
+      const health = hostHealth(state);
+      if (health === 'healthy') healthy++;
+      else if (health === 'degraded') degraded++;
+      if (state.weight > maxWeight) maxWeight = state.weight;
+    }
+    const removed = before.size - (byAddress.size - added);
+    if (added > 0 || removed > 0) scope.counter('membership_change').inc();
+    scope.gauge('membership_total', 'NeverImport').set(hosts.length);
+    scope.gauge('membership_healthy', 'NeverImport').set(healthy);
+    scope.gauge('membership_degraded', 'NeverImport').set(degraded);
+    scope.gauge('membership_excluded', 'NeverImport').set(0);
+    scope.gauge('max_host_weight', 'NeverImport').set(maxWeight);
+    const memory = previous?.memory ?? { seed: random(), rrIndexes: [] };
+    const panicThreshold = Math.min(100, panicOverride ?? settings.healthyPanicThreshold);
+    let lb: LoadBalancer;
+    try {
+      lb = buildLoadBalancer({ hosts, settings, panicThreshold, random, memory, scope });
+    } catch (err) {
+      log.error({ err, cluster: name }, `cluster '${name}': load balancer not built, no host will be chosen`);
+      lb = NO_HOST;
+    }
+    return { entry, byAddress, memory, runtime: { name, settings, hosts, lb, scope } };
+  }
+
+  function onState(state: State): void {
+    const override = runtimePanicThreshold(state);
+    const thresholdChanged = override !== panicOverride;
+    panicOverride = override;
+    for (const [name, entry] of Object.entries(state.clusters)) {
+      const previous = managed.get(name);
+      if (!previous) {
+        managed.set(name, build(name, entry, undefined));
+        clusterAdded.inc();
+      } else if (previous.entry !== entry || thresholdChanged) {
+        if (previous.entry.config !== entry.config) clusterModified.inc();
+        managed.set(name, build(name, entry, previous));
+      }
+    }
+    for (const name of managed.keys()) {
+      if (state.clusters[name] === undefined) {
+        managed.delete(name);
+        clusterRemoved.inc();
+      }
+    }
+    activeClusters.set(managed.size);
+  }
+
+  const subscription: Subscription = ctx.store.state$.subscribe(onState);
+  const discovery = options.discovery === false ? null : startDnsDiscovery(ctx);
+  return {
+    get: (name) => managed.get(name)?.runtime,
+    all: () => Array.from(managed.values(), (m) => m.runtime),
+    hostStats: (cluster, address) => managed.get(cluster)?.byAddress.get(address)?.stats,
+    close() {
+      subscription.unsubscribe();
+      discovery?.close();
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import type { ClusterSettings } from '../../../reducers/settings/cluster.js';
+import type { Scope } from '../../stats/store.js';
+import type { Random } from '../random.js';
+import type { UpstreamHost } from '../types.js';
+
+/**
+ * What a cluster remembers across balancer rebuilds, as the reference's balancer object
+ * (which lives as long as its cluster) does: the seed drawn once, and round-robin positions
+ * per host source, so an update does not restart the rotation.
+ */
+export interface LbMemory {
+  readonly seed: number;
+  readonly rrIndexes: number[];
+}
+
+/** Everything a balancer is built from; balancers are rebuilt whenever the cluster's snapshot changes. */
+export interface BalancerInput {
+  readonly hosts: readonly UpstreamHost[];
+  readonly settings: ClusterSettings;
+  /** Effective healthy panic threshold in percent, 0..100. */
+  readonly panicThreshold: number;
+  readonly random: Random;
+  readonly memory: LbMemory;
+  /** `cluster.<stat name>.` */
+  readonly scope: Scope;
+}

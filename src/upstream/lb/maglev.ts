@@ -1,0 +1,92 @@
+import type { Scope } from '../../stats/store.js';
+import { mod64, xxHash64 } from '../hash.js';
+import type { UpstreamHost } from '../types.js';
+import type { HashTable, NormalizedWeights } from './thread-aware.js';
+
+/** The reference's table size: a prime, so every skip visits every slot. */
+export const MAGLEV_TABLE_SIZE = 65537;
+
+/** A Maglev lookup table: slot -> index into `hosts`. */
+export class MaglevTable implements HashTable {
+  constructor(
+    readonly slots: Int32Array,
+    readonly hosts: UpstreamHost[],
+  ) {}
+
+  /** `table[hash % M]`; retry attempt k first flips the hash with `~0 - k + 1`, as the reference. */
+  choose(hi: number, lo: number, attempt: number): UpstreamHost | null {
+    if (this.hosts.length === 0) return null;
+    let h1 = hi;
+    let h2 = lo;
+    if (attempt > 0) {
+      h1 = (h1 ^ 0xffffffff) >>> 0;
+      h2 = (h2 ^ (4294967296 - attempt)) >>> 0;
+    }
+    return this.hosts[this.slots[mod64(h1, h2, this.slots.length)]!]!;
+  }
+}
+
+export interface MaglevStats {
+  minEntriesPerHost: number;
+  maxEntriesPerHost: number;
+}
+
+/**
+ * Fills the table as the reference's `MaglevTable` (pseudocode listing 1 of the Maglev
+ * paper, weighted): offset = xxHash64(addr, 0) % M, skip = xxHash64(addr, 1) % (M - 1) + 1;
+ * on iteration n a host places an entry only once n * weight reaches its running target.
+ */
+export function buildMaglev(
+  weights: NormalizedWeights,
+  size = MAGLEV_TABLE_SIZE,
+): { table: MaglevTable; stats: MaglevStats } {
+  const n = weights.hosts.length;
+  const bigSize = BigInt(size);
+  const offset = new Float64Array(n);
+  const skip = new Float64Array(n);
+  const next = new Float64Array(n);
+  const count = new Float64Array(n);
+  const target = new Float64Array(n);
+  weights.hosts.forEach((host, i) => {
+    offset[i] = Number(xxHash64(host.address) % bigSize);
+    skip[i] = Number(xxHash64(host.address, 1n) % (bigSize - 1n)) + 1;
+  });
+  const slots = new Int32Array(size).fill(-1);
+  let filled = 0;
+  for (let iteration = 1; filled < size; iteration++) {
+    for (let i = 0; i < n && filled < size; i++) {
+      if (iteration * weights.weights[i]! < target[i]!) continue;
+      target[i]! += weights.max;
+      let c = (offset[i]! + skip[i]! * next[i]!) % size;
+      while (slots[c] !== -1) {
+        next[i]!++;
+        c = (offset[i]! + skip[i]! * next[i]!) % size;
+      }
+      slots[c] = i;
+      next[i]!++;
+      count[i]!++;
+      filled++;
+    }
+  }
+  let min = size;
+  let max = 0;
+  for (let i = 0; i < n; i++) {
+    min = Math.min(min, count[i]!);
+    max = Math.max(max, count[i]!);
+  }
+  return {
+    table: new MaglevTable(slots, weights.hosts),
+    stats: { minEntriesPerHost: min, maxEntriesPerHost: max },
+  };
+}
+
+/** A Maglev table builder that reports `maglev_lb.*` gauges under the cluster scope. */
+export function maglevTables(scope: Scope): (w: NormalizedWeights) => HashTable {
+  const gauges = scope.scope('maglev_lb');
+  return (weights) => {
+    const { table, stats } = buildMaglev(weights);
+    gauges.gauge('min_entries_per_host', 'NeverImport').set(stats.minEntriesPerHost);
+    gauges.gauge('max_entries_per_host', 'NeverImport').set(stats.maxEntriesPerHost);
+    return table;
+  };
+}
