@@ -7,7 +7,10 @@
  */
 import type { Envelope, ProxyEvent } from '../../events/index.js';
 import { foldAll, rootReducer, type State } from '../../reducers/index.js';
+import type { BlameResult } from '../../views/events/blame.js';
 import { valueAt } from './diff.js';
+
+export type { BlameResult };
 
 /** How much of the past a `History` keeps. */
 export interface HistoryOptions {
@@ -29,16 +32,6 @@ interface Checkpoint {
   mark: number;
   state: State;
 }
-
-/** Who last changed a value, as `/snapshots/blame` reports it. */
-export type BlameResult =
-  | { kind: 'changed'; envelope: Envelope<ProxyEvent>; before: unknown; value: unknown }
-  /** The value never changed since the store started (it is the initial state's). */
-  | { kind: 'initial'; value: unknown }
-  /** The value did not change within what is retained; the change is older. */
-  | { kind: 'too-old'; oldestSeq: number; value: unknown }
-  /** Nothing is at that path now, nor was anything there within the retained past. */
-  | { kind: 'absent' };
 
 export class History {
   private readonly capacity: number;
