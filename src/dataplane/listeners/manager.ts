@@ -1,0 +1,160 @@
+import type { Subscription } from 'rxjs';
+import { listenerBindFailed, listenerBound, listenersStopped } from '../../../events/index.js';
+import type { ListenerEntry, State } from '../../../reducers/index.js';
+import type { ServerContext } from '../../server/context.js';
+import type { ClusterLookup, NetworkFilterHandler } from '../http/types.js';
+import { parseListener } from './config.js';
+import { buildNetworkFilter } from './filters.js';
+import { ActiveListener } from './listener.js';
+
+type Drain = State['drain'];
+
+/** Listener states in which this process should hold the socket open. */
+const SERVING: ReadonlySet<ListenerEntry['state']> = new Set(['pending', 'active', 'draining']);
+
+/**
+ * Keeps the process's listening sockets in step with the snapshot's `listeners` and
+ * `drain`: binds what appears, closes what goes, and carries out `/drain_listeners`.
+ * Results go back as events (`listener/bound`, `listener/bind-failed`, `listener/stopped`).
+ */
+export class ListenerManager {
+  private readonly listeners = new Map<string, ActiveListener>();
+  /** Names a bind was started for: a listener is tried once per appearance, not per snapshot. */
+  private readonly attempted = new Set<string>();
+  private readonly pending = new Set<Promise<void>>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private appliedDrain: Drain | null = null;
+  private subscription: Subscription | null = null;
+  private lastListeners: State['listeners'] | null = null;
+  private lastDrain: Drain | null = null;
+
+  constructor(
+    private readonly ctx: ServerContext,
+    private readonly clusters: ClusterLookup,
+  ) {}
+
+  /** Starts following the snapshots; resolves once the listeners present now are bound or failed. */
+  async start(): Promise<void> {
+    this.subscription = this.ctx.store.state$.subscribe((state) => this.reconcile(state));
+    await Promise.all([...this.pending]);
+  }
+
+  /** Stops following snapshots and closes every listener and its connections. */
+  async close(): Promise<void> {
+    this.subscription?.unsubscribe();
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    await Promise.all([...this.pending]);
+    await Promise.all([...this.listeners.values()].map((l) => l.close()));
+    this.listeners.clear();
+  }
+
+  private reconcile(state: State): void {
+    if (state.listeners !== this.lastListeners) {
+      this.lastListeners = state.listeners;
+      for (const entry of Object.values(state.listeners)) {
+        if (this.attempted.has(entry.name) || !SERVING.has(entry.state)) continue;
+        if (state.drain.active && this.affected(state.drain, entry.config.traffic_direction)) {
+          // After a drain, listeners of the drained direction are not added (a restarted
+          // worker still joins listeners that are draining gracefully).
+          if (entry.state !== 'draining') continue;
+        }
+        this.attempted.add(entry.name);
+        this.track(this.bind(entry));
+      }
+      for (const [name, listener] of this.listeners) {
+        if (state.listeners[name]) continue;
+        this.listeners.delete(name);
+        this.attempted.delete(name);
+        void listener.close();
+      }
+    }
+    if (state.drain !== this.lastDrain) {
+      this.lastDrain = state.drain;
+      if (state.drain.active && state.drain.startedAt !== this.appliedDrain?.startedAt) {
+        this.appliedDrain = state.drain;
+        // Binds under way finish first so that the drain sees them.
+        this.track(Promise.all([...this.pending]).then(() => this.drain(state.drain)));
+      }
+    }
+  }
+
+  private track(work: Promise<unknown>): void {
+    const p = work.then(
+      () => undefined,
+      (err) => this.ctx.log.get('listener').error({ err }, 'listener work failed'),
+    );
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p));
+  }
+
+  private async bind(entry: ListenerEntry): Promise<void> {
+    const log = this.ctx.log.get('listener');
+    const fail = (error: string) => {
+      log.error({ listener: entry.name }, error);
+      this.ctx.stats.counter('listener_manager.listener_create_failure').inc();
+      this.ctx.store.dispatch(listenerBindFailed({ name: entry.name, error }), 'listener');
+    };
+    const parsed = parseListener(entry.config);
+    if (!parsed.ok) return fail(parsed.error);
+    const spec = parsed.spec;
+    const handlers: NetworkFilterHandler[] = [];
+    const deps = { ctx: this.ctx, clusters: this.clusters, listenerName: spec.name };
+    for (const chain of spec.chains) {
+      const built = buildNetworkFilter(chain.filter, deps);
+      if (!built.ok) {
+        await Promise.all(handlers.map((h) => h.close()));
+        return fail(built.error);
+      }
+      handlers.push(built.handler);
+    }
+    const listener = new ActiveListener(spec, handlers, this.ctx.stats);
+    try {
+      const bound = await listener.listen();
+      this.listeners.set(spec.name, listener);
+      log.info({ listener: spec.name, address: bound.address, port: bound.port }, 'listener bound');
+      this.ctx.store.dispatch(
+        listenerBound({ name: spec.name, address: bound.address, port: bound.port }),
+        'listener',
+      );
+    } catch (err) {
+      await listener.close();
+      const e = err as NodeJS.ErrnoException;
+      fail(
+        `listener '${spec.name}': cannot bind ${spec.ip}:${spec.port}: ${e.code ?? e.message}; ` +
+          'free the address, or give another port (0 picks a free one)',
+      );
+    }
+  }
+
+  private affected(drain: Drain, direction: unknown): boolean {
+    return !drain.inboundOnly || direction === 'INBOUND';
+  }
+
+  /**
+   * `/drain_listeners`: connections are asked to drain over the drain time; the server
+   * sockets close at once, or with `graceful` at the end of the drain time (until then
+   * they keep accepting, and what they accept drains too).
+   */
+  private drain(drain: Drain): void {
+    const targets = [...this.listeners.values()].filter(
+      (l) => l.isAccepting && this.affected(drain, l.spec.direction),
+    );
+    if (targets.length === 0) return;
+    const left = Math.max(0, drain.startedAt + drain.drainTimeMs - Date.now());
+    for (const l of targets) l.drain(drain.strategy, left);
+    const stop = () => {
+      for (const l of targets) l.stopAccepting();
+      this.ctx.store.dispatch(listenersStopped({ names: targets.map((l) => l.spec.name) }), 'listener');
+    };
+    if (!drain.graceful) {
+      stop();
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      stop();
+    }, left);
+    this.timers.add(timer);
+  }
+}

@@ -1,0 +1,249 @@
+import * as net from 'node:net';
+import type { Counter } from '../../stats/store.js';
+import type { ClusterLookup } from '../http/types.js';
+import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
+import { pickCluster, type TcpProxySettings } from './config.js';
+import { type TcpProxyStats, type UpstreamCxStats, upstreamCxStats } from './stats.js';
+
+/** What every session of one `tcp_proxy` filter shares. */
+export interface TcpProxyShared {
+  readonly settings: TcpProxySettings;
+  readonly stats: TcpProxyStats;
+  readonly clusters: ClusterLookup;
+  readonly sessions: Set<TcpSession>;
+}
+
+/** How long a flush-close waits for the peers to finish before dropping the sockets. */
+const CLOSE_GRACE_MS = 1000;
+
+/**
+ * One downstream connection and the upstream connection it is relayed to. Reading from the
+ * downstream waits until the upstream is connected; from then on bytes flow both ways with
+ * backpressure (a side that cannot take more pauses the other), and a FIN from either side
+ * is passed on as a FIN (half-close) instead of closing the whole pair.
+ */
+export class TcpSession {
+  /** Name of the cluster and address of the host this session is connected to, once connected. */
+  clusterName = '';
+  hostAddress = '';
+  private upstream: net.Socket | null = null;
+  private cluster: ClusterRuntime | null = null;
+  private cx: UpstreamCxStats | null = null;
+  private connectTimer: NodeJS.Timeout | null = null;
+  private closeTimer: NodeJS.Timeout | null = null;
+  private upstreamOpenedAt = 0;
+  private upstreamConnected = false;
+  private closingLocally = false;
+  private done = false;
+
+  constructor(
+    private readonly shared: TcpProxyShared,
+    readonly downstream: net.Socket,
+  ) {}
+
+  start(): void {
+    const { settings, stats, clusters, sessions } = this.shared;
+    const downstream = this.downstream;
+    downstream.pause();
+    stats.downstream_cx_total.inc();
+    sessions.add(this);
+    downstream.on('error', () => {
+      // The 'close' that follows tears the pair down; the error itself needs no handling.
+    });
+    downstream.once('close', (hadError) => this.onDownstreamClose(hadError));
+    this.clusterName = pickCluster(settings, Math.random());
+    const cluster = clusters.get(this.clusterName);
+    if (!cluster) {
+      stats.downstream_cx_no_route.inc();
+      downstream.destroy();
+      return;
+    }
+    this.cluster = cluster;
+    this.cx = upstreamCxStats(cluster);
+    if (this.cx.upstream_cx_active.value >= cluster.settings.thresholds.DEFAULT.maxConnections) {
+      this.cx.upstream_cx_overflow.inc();
+      this.cx.cx_open.set(1);
+      downstream.destroy();
+      return;
+    }
+    this.connect(0);
+  }
+
+  /** Closes both sides, letting written data flush first. */
+  close(): void {
+    if (this.done) return;
+    this.closingLocally = true;
+    this.downstream.end();
+    this.upstream?.end();
+    this.closeTimer ??= setTimeout(() => this.destroy(), CLOSE_GRACE_MS);
+    this.closeTimer.unref();
+  }
+
+  /** Drops both sides at once (idle timeout, unhealthy host, shutdown). */
+  destroy(): void {
+    this.closingLocally = true;
+    this.downstream.destroy();
+    this.upstream?.destroy();
+  }
+
+  private connect(attempt: number): void {
+    const cluster = this.cluster as ClusterRuntime;
+    const cx = this.cx as UpstreamCxStats;
+    const host = cluster.lb.choose({ hash: null, attempt });
+    if (!host) {
+      cx.upstream_cx_none_healthy.inc();
+      this.downstream.destroy();
+      return;
+    }
+    this.hostAddress = host.address;
+    // `highWaterMark` (both directions) is what Node calls the per-connection buffer limit;
+    // its typings omit it from the constructor options although the stream honours it.
+    const options: net.SocketConstructorOpts & { highWaterMark: number } = {
+      allowHalfOpen: true,
+      highWaterMark: cluster.settings.perConnectionBufferLimitBytes,
+    };
+    const upstream = new net.Socket(options).connect(host.port, host.ip);
+    this.upstream = upstream;
+    this.upstreamOpenedAt = performance.now();
+    cx.upstream_cx_total.inc();
+    cx.upstream_cx_active.inc();
+    host.stats.cx_total += 1;
+    host.stats.cx_active += 1;
+    this.upstreamConnected = false;
+    let settled = false;
+    const failed = (timedOut: boolean) => {
+      if (settled) return;
+      settled = true;
+      this.clearConnectTimer();
+      upstream.destroy();
+      if (timedOut) cx.upstream_cx_connect_timeout.inc();
+      cx.upstream_cx_connect_fail.inc();
+      host.stats.cx_connect_fail += 1;
+      if (this.downstream.destroyed) return;
+      if (attempt + 1 < this.shared.settings.maxConnectAttempts) {
+        this.connect(attempt + 1);
+        return;
+      }
+      if (this.shared.settings.maxConnectAttempts > 1) cx.upstream_cx_connect_attempts_exceeded.inc();
+      this.downstream.destroy();
+    };
+    upstream.on('error', () => failed(false));
+    upstream.once('close', (hadError) => this.onUpstreamClose(upstream, host, hadError));
+    this.connectTimer = setTimeout(() => failed(true), cluster.settings.connectTimeoutMs);
+    upstream.once('connect', () => {
+      if (settled) return;
+      settled = true;
+      this.upstreamConnected = true;
+      this.clearConnectTimer();
+      cx.upstream_cx_connect_ms.record(performance.now() - this.upstreamOpenedAt);
+      this.onConnected(upstream);
+    });
+  }
+
+  private onConnected(upstream: net.Socket): void {
+    const { stats, settings } = this.shared;
+    const cx = this.cx as UpstreamCxStats;
+    const downstream = this.downstream;
+    relay(downstream, upstream, [stats.downstream_cx_rx_bytes_total, cx.upstream_cx_tx_bytes_total], {
+      paused: stats.downstream_flow_control_paused_reading_total,
+      resumed: stats.downstream_flow_control_resumed_reading_total,
+    });
+    relay(upstream, downstream, [cx.upstream_cx_rx_bytes_total, stats.downstream_cx_tx_bytes_total], {
+      paused: cx.upstream_flow_control_paused_reading_total,
+      resumed: cx.upstream_flow_control_resumed_reading_total,
+    });
+    if (settings.idleTimeoutMs > 0) {
+      // A socket's timeout restarts on every read and write, and every relayed byte is read
+      // from or written to the downstream, so one timer covers both directions.
+      downstream.setTimeout(settings.idleTimeoutMs, () => {
+        stats.idle_timeout.inc();
+        this.destroy();
+      });
+    }
+    downstream.resume();
+  }
+
+  private onDownstreamClose(hadError: boolean): void {
+    const upstream = this.upstream;
+    if (upstream && !upstream.destroyed) {
+      if (hadError || this.closingLocally || !this.upstreamConnected || !upstream.writable) {
+        upstream.destroy();
+      } else if (upstream.writableLength > 0) {
+        // The client is gone but what it sent is still on its way to the upstream.
+        const { upstream_flush_total, upstream_flush_active } = this.shared.stats;
+        upstream_flush_total.inc();
+        upstream_flush_active.inc();
+        upstream.once('close', () => upstream_flush_active.dec());
+        upstream.end(() => upstream.destroy());
+      } else {
+        upstream.end(() => upstream.destroy());
+      }
+    }
+    this.finishIfDone();
+  }
+
+  private onUpstreamClose(upstream: net.Socket, host: UpstreamHost, hadError: boolean): void {
+    const cx = this.cx as UpstreamCxStats;
+    cx.upstream_cx_active.dec();
+    host.stats.cx_active -= 1;
+    cx.upstream_cx_destroy.inc();
+    (this.closingLocally ? cx.upstream_cx_destroy_local : cx.upstream_cx_destroy_remote).inc();
+    cx.upstream_cx_length_ms.record(performance.now() - this.upstreamOpenedAt);
+    if (
+      cx.upstream_cx_active.value <
+      (this.cluster as ClusterRuntime).settings.thresholds.DEFAULT.maxConnections
+    ) {
+      cx.cx_open.set(0);
+    }
+    // A retry replaced this socket: the session goes on with the new one.
+    if (upstream !== this.upstream) return;
+    const downstream = this.downstream;
+    if (!downstream.destroyed) {
+      if (hadError) downstream.destroy();
+      else downstream.end(() => downstream.destroy());
+    }
+    this.finishIfDone();
+  }
+
+  private finishIfDone(): void {
+    if (this.done) return;
+    if (!this.downstream.destroyed) return;
+    if (this.upstream && !this.upstream.destroyed) return;
+    this.done = true;
+    this.clearConnectTimer();
+    if (this.closeTimer) clearTimeout(this.closeTimer);
+    this.shared.sessions.delete(this);
+  }
+
+  private clearConnectTimer(): void {
+    if (this.connectTimer) clearTimeout(this.connectTimer);
+    this.connectTimer = null;
+  }
+}
+
+/**
+ * Copies `from` to `to`, pausing `from` while `to` holds more than its high-water mark
+ * (the per-connection buffer limit), and passes `from`'s FIN on as `to`'s FIN.
+ */
+function relay(
+  from: net.Socket,
+  to: net.Socket,
+  bytes: Counter[],
+  flow: { paused: Counter; resumed: Counter },
+): void {
+  const resume = () => {
+    flow.resumed.inc();
+    from.resume();
+  };
+  from.on('data', (chunk: Buffer) => {
+    for (const c of bytes) c.add(chunk.length);
+    if (!to.write(chunk)) {
+      from.pause();
+      flow.paused.inc();
+      to.once('drain', resume);
+    }
+  });
+  from.once('end', () => {
+    if (!to.destroyed) to.end();
+  });
+}
