@@ -1,12 +1,68 @@
+import { loadBootstrap } from '../bootstrap/load.js';
 import { serve } from '../server/main.js';
+import { VERSION } from '../version.js';
+import { reserveDynamicBaseId, writeBaseId } from './base-id.js';
+import { enableCoreDump } from './core-dump.js';
+import { usageText } from './help.js';
+import { hotRestartVersion } from './hot-restart-version.js';
+import type { Options } from './options.js';
 import { parseCommandLine } from './parse.js';
+
+function fail(errors: string[]): never {
+  for (const error of errors) process.stderr.write(`error: ${error}\n`);
+  process.exit(1);
+}
+
+/**
+ * `--mode validate` (and `init_only`): load and check the bootstrap without opening any
+ * socket; OK message and exit 0, or every error and exit 1.
+ */
+function validate(options: Options): never {
+  let result: ReturnType<typeof loadBootstrap>;
+  try {
+    result = loadBootstrap(options);
+  } catch (err) {
+    fail([(err as Error).message]);
+  }
+  if (!result.ok) fail(result.errors);
+  for (const warning of result.warnings) process.stderr.write(`warning: ${warning}\n`);
+  const what = options.configPath || '--config-yaml';
+  process.stdout.write(`configuration '${what}' OK\n`);
+  process.exit(0);
+}
 
 /** The `proxy` command. */
 export async function main(argv: string[]): Promise<void> {
   const parsed = parseCommandLine(argv);
-  if (!parsed.ok) {
-    for (const error of parsed.errors) process.stderr.write(`error: ${error}\n`);
-    process.exit(1);
+  if (!parsed.ok) fail([...parsed.errors, 'run proxy --help for the options']);
+  for (const warning of parsed.warnings) process.stderr.write(`warning: ${warning}\n`);
+  const { options } = parsed;
+  switch (parsed.action) {
+    case 'help':
+      process.stdout.write(usageText());
+      process.exit(0);
+      break;
+    case 'version':
+      process.stdout.write(`proxy version: ${VERSION}\n`);
+      process.exit(0);
+      break;
+    case 'hot-restart-version':
+      process.stdout.write(`${hotRestartVersion(options)}\n`);
+      process.exit(0);
+      break;
+    case 'run':
+      break;
   }
-  await serve(parsed.options);
+  if (options.mode !== 'serve') validate(options);
+  try {
+    if (options.enableCoreDump) {
+      const warning = enableCoreDump();
+      if (warning) process.stderr.write(`warning: ${warning}\n`);
+    }
+    if (options.useDynamicBaseId) options.baseId = await reserveDynamicBaseId(options.socketPath);
+    if (options.baseIdPath) writeBaseId(options.baseIdPath, options.baseId);
+    await serve(options);
+  } catch (err) {
+    fail([(err as Error).message]);
+  }
 }

@@ -5,7 +5,8 @@
 export interface Options {
   configPath: string;
   configYaml: string;
-  mode: 'serve' | 'validate';
+  /** `init_only` runs the checks of `validate` (see the README). */
+  mode: 'serve' | 'validate' | 'init_only';
   adminAddressPath: string;
   localAddressIpVersion: 'v4' | 'v6';
   baseId: number;
@@ -13,6 +14,7 @@ export interface Options {
   baseIdPath: string;
   /** Worker count after the defaults (hardware threads, `--cpuset-threads`, 0 -> 1). */
   concurrency: number;
+  /** Canonical level name (`warn` on the command line becomes `warning`). */
   logLevel: string;
   componentLogLevel: string;
   cpusetThreads: boolean;
@@ -22,6 +24,7 @@ export interface Options {
   restartEpoch: number;
   enableFineGrainLogging: boolean;
   socketPath: string;
+  /** Permission bits (the command line's octal `600` is `0o600`). */
   socketMode: number;
   hotRestartVersion: boolean;
   serviceCluster: string;

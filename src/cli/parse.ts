@@ -1,7 +1,25 @@
 import os from 'node:os';
+import meow, { type AnyFlags } from 'meow';
+import { scanArgv } from './argv-scan.js';
+import { parseComponentLevels } from '../logging/component-levels.js';
+import { FLAGS, flagKey } from './flags.js';
 import type { Options } from './options.js';
+import { parseCliLevel } from '../logging/levels.js';
 
-export type ParseResult = { ok: true; options: Options } | { ok: false; errors: string[] };
+/**
+ * `run`: serve or validate per `options.mode`; `help`, `version`, `hot-restart-version`:
+ * print and exit 0 (they win over any other option, valid or not).
+ */
+export type CliAction = 'run' | 'help' | 'version' | 'hot-restart-version';
+
+export type ParseResult =
+  | { ok: true; options: Options; action: CliAction; warnings: string[] }
+  | { ok: false; errors: string[] };
+
+/** `std::thread::hardware_concurrency()`: every CPU of the machine. */
+function hardwareThreads(): number {
+  return os.cpus().length || os.availableParallelism();
+}
 
 export const DEFAULT_OPTIONS: Options = {
   configPath: '',
@@ -12,7 +30,7 @@ export const DEFAULT_OPTIONS: Options = {
   baseId: 0,
   useDynamicBaseId: false,
   baseIdPath: '',
-  concurrency: os.availableParallelism(),
+  concurrency: hardwareThreads(),
   logLevel: 'info',
   componentLogLevel: '',
   cpusetThreads: false,
@@ -44,14 +62,202 @@ export const DEFAULT_OPTIONS: Options = {
   eventLog: '',
 };
 
-/** Parses the process arguments into effective options, collecting every error. */
-export function parseCommandLine(argv: string[]): ParseResult {
-  const options = { ...DEFAULT_OPTIONS };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '-c' || arg === '--config-path') options.configPath = argv[++i] ?? '';
-    else if (arg === '--config-yaml') options.configYaml = argv[++i] ?? '';
-    else if (arg === '--mode') options.mode = argv[++i] === 'validate' ? 'validate' : 'serve';
+const UINT32_MAX = 0xffffffff;
+const MAX_STATS_LIMIT = 100_000_000;
+const MIN_OBJ_NAME_LEN = 60;
+
+/** The meow flag definitions, every one collected as an array so repeats are seen. */
+function meowFlags(): AnyFlags {
+  const flags: AnyFlags = {};
+  for (const spec of FLAGS) {
+    flags[flagKey(spec.name)] = {
+      type: spec.kind === 'switch' ? 'boolean' : 'string',
+      isMultiple: true,
+      ...(spec.short ? { shortFlag: spec.short } : {}),
+    };
   }
-  return { ok: true, options };
+  return flags;
+}
+
+/**
+ * Parses the process arguments (without `node` and the script) into effective options,
+ * collecting every error; each error names the option and the bad value.
+ */
+export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = process.env): ParseResult {
+  const cli = meow({
+    importMeta: import.meta,
+    argv,
+    flags: meowFlags(),
+    allowUnknownFlags: true,
+    autoHelp: false,
+    autoVersion: false,
+  });
+  const raw = cli.flags as Record<string, unknown>;
+  const switchOn = (name: string) => (raw[flagKey(name)] as boolean[] | undefined)?.includes(true) ?? false;
+  const values = (name: string) => (raw[flagKey(name)] as string[] | undefined) ?? [];
+  const value = (name: string): string | undefined => values(name).at(-1);
+
+  if (switchOn('help')) return { ok: true, options: DEFAULT_OPTIONS, action: 'help', warnings: [] };
+  if (switchOn('version')) return { ok: true, options: DEFAULT_OPTIONS, action: 'version', warnings: [] };
+
+  const errors = scanArgv(argv);
+  const warnings: string[] = [];
+  const options: Options = { ...DEFAULT_OPTIONS, disableExtensions: [], statsTags: [] };
+
+  /** A non-negative integer no larger than `max`; records an error and returns undefined otherwise. */
+  const integer = (name: string, text: string | undefined, max = Number.MAX_SAFE_INTEGER) => {
+    if (text === undefined) return undefined;
+    if (!/^\d+$/.test(text.trim())) {
+      errors.push(`invalid value '${text}' for --${name}: expected a non-negative integer`);
+      return undefined;
+    }
+    const n = Number(text.trim());
+    if (n > max) {
+      errors.push(`invalid value '${text}' for --${name}: at most ${max}`);
+      return undefined;
+    }
+    return n;
+  };
+
+  options.configPath = value('config-path') ?? '';
+  options.configYaml = value('config-yaml') ?? '';
+  options.adminAddressPath = value('admin-address-path') ?? '';
+  options.baseIdPath = value('base-id-path') ?? '';
+  options.logPath = value('log-path') ?? '';
+  options.serviceCluster = value('service-cluster') ?? '';
+  options.serviceNode = value('service-node') ?? '';
+  options.serviceZone = value('service-zone') ?? '';
+  options.eventLog = value('event-log') ?? '';
+  options.logFormat = value('log-format') ?? DEFAULT_OPTIONS.logFormat;
+  options.socketPath = value('socket-path') || DEFAULT_OPTIONS.socketPath;
+
+  const mode = value('mode');
+  if (mode !== undefined) {
+    if (mode === 'serve' || mode === 'validate' || mode === 'init_only') options.mode = mode;
+    else errors.push(`unknown mode '${mode}' (--mode takes serve, validate or init_only)`);
+  }
+
+  const ipVersion = value('local-address-ip-version');
+  if (ipVersion !== undefined) {
+    if (ipVersion === 'v4' || ipVersion === 'v6') options.localAddressIpVersion = ipVersion;
+    else errors.push(`unknown IP address version '${ipVersion}' (--local-address-ip-version takes v4 or v6)`);
+  }
+
+  const drainStrategy = value('drain-strategy');
+  if (drainStrategy !== undefined) {
+    if (drainStrategy === 'gradual' || drainStrategy === 'immediate') options.drainStrategy = drainStrategy;
+    else
+      errors.push(`unknown drain-strategy '${drainStrategy}' (--drain-strategy takes gradual or immediate)`);
+  }
+
+  const logLevel = value('log-level');
+  if (logLevel !== undefined) {
+    const level = parseCliLevel(logLevel);
+    if (level) options.logLevel = level;
+    else {
+      errors.push(
+        `invalid log level specified '${logLevel}' (--log-level takes trace, debug, info, warning|warn, error, critical or off)`,
+      );
+    }
+  }
+
+  const componentLogLevel = value('component-log-level');
+  if (componentLogLevel !== undefined) {
+    const parsed = parseComponentLevels(componentLogLevel);
+    if (parsed.ok) options.componentLogLevel = componentLogLevel;
+    else errors.push(...parsed.errors);
+  }
+
+  options.baseId = integer('base-id', value('base-id'), UINT32_MAX) ?? options.baseId;
+  options.useDynamicBaseId = switchOn('use-dynamic-base-id');
+  options.restartEpoch =
+    integer('restart-epoch', value('restart-epoch'), UINT32_MAX) ??
+    (env.RESTART_EPOCH
+      ? integer('restart-epoch (from $RESTART_EPOCH)', env.RESTART_EPOCH, UINT32_MAX)
+      : undefined) ??
+    options.restartEpoch;
+  if (options.useDynamicBaseId && options.restartEpoch > 0) {
+    errors.push(`cannot use --restart-epoch=${options.restartEpoch} with --use-dynamic-base-id`);
+  }
+
+  options.cpusetThreads = switchOn('cpuset-threads');
+  const concurrency = integer('concurrency', value('concurrency'), UINT32_MAX);
+  // sched_getaffinity's count is the cpuset the process may run on; Node exposes it as availableParallelism.
+  const workers = concurrency ?? (options.cpusetThreads ? os.availableParallelism() : hardwareThreads());
+  options.concurrency = Math.max(1, workers);
+
+  options.fileFlushIntervalMsec =
+    integer('file-flush-interval-msec', value('file-flush-interval-msec')) ?? options.fileFlushIntervalMsec;
+  options.drainTimeS = integer('drain-time-s', value('drain-time-s')) ?? options.drainTimeS;
+  options.parentShutdownTimeS =
+    integer('parent-shutdown-time-s', value('parent-shutdown-time-s')) ?? options.parentShutdownTimeS;
+
+  const maxStats = integer('max-stats', value('max-stats'));
+  if (maxStats !== undefined) {
+    if (maxStats > MAX_STATS_LIMIT) {
+      errors.push(`the 'max-stats' value specified (${maxStats}) is more than the maximum value of 100M`);
+    } else options.maxStats = maxStats;
+  }
+  const maxObjNameLen = integer('max-obj-name-len', value('max-obj-name-len'));
+  if (maxObjNameLen !== undefined) {
+    if (maxObjNameLen < MIN_OBJ_NAME_LEN) {
+      errors.push(
+        `the 'max-obj-name-len' value specified (${maxObjNameLen}) is less than the minimum value of ${MIN_OBJ_NAME_LEN}`,
+      );
+    } else options.maxObjNameLen = maxObjNameLen;
+  }
+
+  const socketMode = value('socket-mode');
+  if (socketMode !== undefined) {
+    if (!/^[0-7]{1,4}$/.test(socketMode)) {
+      errors.push(
+        `invalid value '${socketMode}' for --socket-mode: expected an octal permission such as 600`,
+      );
+    } else if (options.socketPath.startsWith('@')) {
+      errors.push(
+        `--socket-mode cannot be used with the abstract socket path '${options.socketPath}': give a filesystem --socket-path`,
+      );
+    } else options.socketMode = Number.parseInt(socketMode, 8);
+  }
+
+  options.logFormatEscaped = switchOn('log-format-escaped');
+  options.enableFineGrainLogging = switchOn('enable-fine-grain-logging');
+  options.hotRestartVersion = switchOn('hot-restart-version');
+  options.disableHotRestart = switchOn('disable-hot-restart');
+  options.enableMutexTracing = switchOn('enable-mutex-tracing');
+  options.rejectUnknownDynamicFields = switchOn('reject-unknown-dynamic-fields');
+  options.ignoreUnknownDynamicFields = switchOn('ignore-unknown-dynamic-fields');
+  options.enableCoreDump = switchOn('enable-core-dump');
+  options.allowUnknownStaticFields = switchOn('allow-unknown-static-fields');
+  if (switchOn('allow-unknown-fields')) {
+    options.allowUnknownStaticFields = true;
+    warnings.push('--allow-unknown-fields is deprecated; use --allow-unknown-static-fields instead');
+  }
+
+  const extensions = value('disable-extensions');
+  if (extensions !== undefined) {
+    for (const name of extensions.split(',').map((s) => s.trim())) {
+      if (/^[^/\s]+\/[^/\s]+$/.test(name)) options.disableExtensions.push(name);
+      else
+        errors.push(`invalid extension name '${name}' in --disable-extensions: expected <category>/<name>`);
+    }
+  }
+
+  for (const tag of values('stats-tag')) {
+    const colon = tag.indexOf(':');
+    const name = colon === -1 ? '' : tag.slice(0, colon);
+    const tagValue = tag.slice(colon + 1);
+    if (colon === -1) errors.push(`misformatted --stats-tag '${tag}': expected <name>:<value>`);
+    else if (!/^[A-Za-z0-9]+$/.test(name)) {
+      errors.push(`misformatted --stats-tag '${tag}': the name '${name}' must be alphanumeric`);
+    } else if (tagValue.includes('.')) {
+      errors.push(`misformatted --stats-tag '${tag}': the value '${tagValue}' must not contain '.'`);
+    } else if (options.statsTags.some((t) => t.name === name)) {
+      errors.push(`--stats-tag name '${name}' given more than once: one value per tag name`);
+    } else options.statsTags.push({ name, value: tagValue });
+  }
+
+  if (errors.length > 0) return { ok: false, errors };
+  const action: CliAction = options.hotRestartVersion ? 'hot-restart-version' : 'run';
+  return { ok: true, options, action, warnings };
 }

@@ -3,9 +3,11 @@ import { bootstrapLoaded, serverStateChanged } from '../../events/index.js';
 import { startAdmin } from '../admin/server.js';
 import { loadBootstrap } from '../bootstrap/load.js';
 import type { Options } from '../cli/options.js';
+import { commandLineOptionsJson } from '../cli/server-info-options.js';
 import { startEventLog } from '../control/event-log.js';
 import { Store } from '../control/store.js';
 import { createLoggers } from '../logging/loggers.js';
+import { bindLoggingToStore } from '../logging/store-binding.js';
 import { StatsStore } from '../stats/store.js';
 import { VERSION } from '../version.js';
 import type { ServerContext } from './context.js';
@@ -26,7 +28,7 @@ export async function serve(options: Options): Promise<ServerContext> {
     options,
     store: new Store(),
     stats: new StatsStore(),
-    log: createLoggers(),
+    log: createLoggers(options),
     onShutdown: (step) => steps.push(step),
     shutdown(code) {
       stopping ??= (async () => {
@@ -46,12 +48,17 @@ export async function serve(options: Options): Promise<ServerContext> {
   ctx.store.dispatch(
     bootstrapLoaded({
       bootstrap: loaded.bootstrap,
-      options: {},
+      options: commandLineOptionsJson(options),
       version: VERSION,
       sources: loaded.sources,
     }),
     'bootstrap',
   );
+  const logLevels = bindLoggingToStore(ctx.log, ctx.store);
+  ctx.onShutdown(() => {
+    logLevels.unsubscribe();
+    ctx.log.close();
+  });
   const adminAddress = await startAdmin(ctx);
   if (options.adminAddressPath) writeFileSync(options.adminAddressPath, adminAddress);
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
