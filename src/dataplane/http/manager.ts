@@ -1,10 +1,187 @@
+import type * as http2 from 'node:http2';
+import type * as net from 'node:net';
+import type bunyan from 'bunyan';
 import type { JsonObject } from '../../../events/config.js';
+import { numberOr, objectOf } from '../../../reducers/settings/values.js';
+import { listOf } from '../router/matchers.js';
+import { compileRouteTable, type RouteTable } from '../router/table.js';
+import { compileHttpFilters, type FilterChain } from './filters.js';
+import { H1Downstream } from './h1-downstream.js';
+import { createH2Server } from './h2-downstream.js';
+import { HcmStats } from './stats.js';
 import type { HttpConnectionManagerDeps, NetworkFilterHandler } from './types.js';
 
-/** Builds the HTTP connection manager network filter (implementation in progress). */
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+
+/**
+ * The HTTP connection manager network filter: owns downstream connections, picks the codec
+ * (HTTP/1 on the raw socket, or HTTP/2 when the connection preface says so), and runs each
+ * request through the filter chain and the router. Config is compiled once, here.
+ */
+export class HttpConnectionManager implements NetworkFilterHandler {
+  readonly stats: HcmStats;
+  readonly routes: RouteTable;
+  readonly filters: FilterChain;
+  readonly log: bunyan;
+  readonly serverName: string;
+  readonly generateRequestId: boolean;
+  /** The proxy's own address for `x-forwarded-for` when a peer has none (per `--local-address-ip-version`). */
+  readonly localAddress: string;
+  readonly maxRequestHeadersBytes: number;
+  private readonly codec: string;
+  draining = false;
+  private drainStartedAt = 0;
+  private drainTimeMs = 0;
+  private drainTimer: NodeJS.Timeout | null = null;
+  private h2: http2.Http2Server | null = null;
+  private readonly h1 = new Set<H1Downstream>();
+  private readonly h2Sockets = new Set<net.Socket>();
+  private readonly h2Sessions = new Set<http2.Http2Session>();
+
+  constructor(
+    config: JsonObject,
+    readonly deps: HttpConnectionManagerDeps,
+  ) {
+    const prefix = typeof config.stat_prefix === 'string' ? config.stat_prefix : '';
+    if (!prefix) throw new Error(`listener ${deps.listenerName}: http_connection_manager.stat_prefix is required`);
+    if (config.route_config === undefined) {
+      throw new Error(
+        `listener ${deps.listenerName}: http_connection_manager needs an inline route_config (rds and scoped_routes are not supported)`,
+      );
+    }
+    this.stats = new HcmStats(deps.ctx.stats.scope(`http.${prefix}`));
+    this.routes = compileRouteTable(objectOf(config.route_config), 'http_connection_manager.route_config');
+    this.filters = compileHttpFilters(listOf(config.http_filters), 'http_connection_manager.http_filters');
+    this.log = deps.ctx.log.get('http');
+    this.serverName = typeof config.server_name === 'string' && config.server_name ? config.server_name : 'proxy';
+    this.generateRequestId = config.generate_request_id !== false;
+    this.localAddress = deps.ctx.options.localAddressIpVersion === 'v6' ? '::1' : '127.0.0.1';
+    this.maxRequestHeadersBytes = numberOr(config.max_request_headers_kb, 60) * 1024;
+    this.codec = typeof config.codec_type === 'string' ? config.codec_type : 'AUTO';
+  }
+
+  handle(socket: net.Socket): void {
+    const s = this.stats;
+    s.cxTotal.inc();
+    s.cxActive.inc();
+    if (this.codec === 'HTTP1') return this.startH1(socket, null);
+    if (this.codec === 'HTTP2') return this.startH2(socket, null);
+    let seen: Buffer | null = null;
+    const sniff = (chunk: Buffer) => {
+      seen = seen ? Buffer.concat([seen, chunk]) : chunk;
+      const n = Math.min(seen.length, PREFACE.length);
+      const isH2 = seen.compare(PREFACE, 0, n, 0, n) === 0;
+      if (isH2 && n < PREFACE.length) return;
+      socket.removeListener('data', sniff);
+      socket.removeListener('close', early);
+      if (isH2) this.startH2(socket, seen);
+      else this.startH1(socket, seen);
+    };
+    const early = () => this.onConnectionClosed(null, performance.now(), false);
+    socket.on('data', sniff);
+    socket.on('close', early);
+    socket.on('error', () => {});
+  }
+
+  private startH1(socket: net.Socket, first: Buffer | null): void {
+    this.stats.cxHttp1Total.inc();
+    this.stats.cxHttp1Active.inc();
+    const conn = new H1Downstream(this, socket);
+    this.h1.add(conn);
+    if (first) conn.onData(first);
+  }
+
+  private startH2(socket: net.Socket, first: Buffer | null): void {
+    this.stats.cxHttp2Total.inc();
+    this.stats.cxHttp2Active.inc();
+    this.h2 ??= createH2Server(this);
+    this.h2Sockets.add(socket);
+    const openedAt = performance.now();
+    socket.on('close', () => {
+      this.h2Sockets.delete(socket);
+      this.stats.cxHttp2Active.dec();
+      this.onConnectionClosed(null, openedAt, true);
+    });
+    socket.pause();
+    if (first) socket.unshift(first);
+    this.h2.emit('connection', socket);
+    socket.resume();
+  }
+
+  /** Called by the HTTP/2 codec for each new session, so drains can send it GOAWAY. */
+  trackSession(session: http2.Http2Session): void {
+    this.h2Sessions.add(session);
+    session.once('close', () => this.h2Sessions.delete(session));
+    if (this.draining) this.goAway(session);
+  }
+
+  /** Bookkeeping when a downstream connection is gone. */
+  onConnectionClosed(conn: H1Downstream | null, openedAt: number, _h2: boolean): void {
+    const s = this.stats;
+    if (conn) {
+      this.h1.delete(conn);
+      s.cxHttp1Active.dec();
+    }
+    s.cxActive.dec();
+    s.cxDestroy.inc();
+    s.cxLengthMs.record(Math.round(performance.now() - openedAt));
+  }
+
+  /**
+   * While draining, whether this response should close its connection: always with the
+   * `immediate` strategy; with `gradual`, with a probability rising from 0 to 1 over the
+   * drain time.
+   */
+  shouldDrainClose(): boolean {
+    if (!this.draining) return false;
+    if (this.drainTimeMs <= 0) return true;
+    return Math.random() * this.drainTimeMs < performance.now() - this.drainStartedAt;
+  }
+
+  drain(strategy: 'gradual' | 'immediate', drainTimeMs: number): void {
+    if (this.draining) return;
+    this.draining = true;
+    this.drainStartedAt = performance.now();
+    this.drainTimeMs = strategy === 'immediate' ? 0 : drainTimeMs;
+    for (const session of this.h2Sessions) this.goAway(session);
+    for (const conn of [...this.h1]) conn.drainClose();
+    // Anything still open when the drain time is over closes once its response is done.
+    if (this.drainTimeMs > 0) {
+      this.drainTimer = setTimeout(() => {
+        this.drainTimeMs = 0;
+      }, this.drainTimeMs);
+      this.drainTimer.unref();
+    }
+  }
+
+  /** Sends GOAWAY and closes the session once its open streams finish. */
+  private goAway(session: http2.Http2Session): void {
+    if (session.closed || session.destroyed) return;
+    this.stats.cxDrainClose.inc();
+    session.close();
+  }
+
+  async close(): Promise<void> {
+    if (this.drainTimer) clearTimeout(this.drainTimer);
+    const waits: Promise<void>[] = [];
+    for (const conn of [...this.h1]) {
+      waits.push(new Promise((resolve) => conn.socket.once('close', () => resolve())));
+      conn.destroy();
+    }
+    for (const socket of [...this.h2Sockets]) {
+      waits.push(new Promise((resolve) => socket.once('close', () => resolve())));
+      socket.destroy();
+    }
+    await Promise.all(waits);
+  }
+}
+
+/** Builds the HTTP connection manager network filter from its canonical typed_config. */
 export function createHttpConnectionManager(
-  _config: JsonObject,
-  _deps: HttpConnectionManagerDeps,
+  config: JsonObject,
+  deps: HttpConnectionManagerDeps,
 ): NetworkFilterHandler {
-  throw new Error('http_connection_manager: not implemented yet');
+  // Tolerate being handed the whole filter entry, with `typed_config` or the deprecated `config`.
+  const inner = config.stat_prefix === undefined ? (config.typed_config ?? config.config) : undefined;
+  return new HttpConnectionManager(inner === undefined ? config : objectOf(inner), deps);
 }

@@ -1,0 +1,461 @@
+import { randomUUID } from 'node:crypto';
+import { connectOptionsOf } from '../pool/connect-options.js';
+import { type ClusterTraffic, trafficOf } from '../pool/cluster-traffic.js';
+import { poolFor } from '../pool/index.js';
+import type {
+  PoolContext,
+  UpstreamFailure,
+  UpstreamHandler,
+  UpstreamRequest,
+  UpstreamRequestHead,
+} from '../pool/types.js';
+import { backOffMs, type RetryPolicy, retriableFailure, retriableStatus } from '../router/retry.js';
+import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '../router/table.js';
+import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
+import { HOP_BY_HOP } from './h1-parse.js';
+import type { HttpConnectionManager } from './manager.js';
+import type { HttpRequest, ResponseSink } from './request.js';
+
+/** What an exchange tells the codec that owns its downstream stream. */
+export interface ExchangeOwner {
+  onExchangeDone(exchange: Exchange): void;
+  pauseReading(): void;
+  resumeReading(): void;
+}
+
+const RESET_REASON: Record<UpstreamFailure, string> = {
+  'connect-failure': 'connection failure',
+  'connect-timeout': 'connection failure',
+  overflow: 'overflow',
+  reset: 'connection termination',
+};
+
+/**
+ * One downstream request through the filter chain and the router: route, cluster, host,
+ * upstream attempts with retries and timeouts, and the response back. One object per
+ * request; the pools call it back as the `UpstreamHandler`.
+ */
+export class Exchange implements UpstreamHandler {
+  private done = false;
+  private readonly startedAt = performance.now();
+  private attemptStartedAt = 0;
+  private route: CompiledRoute | null = null;
+  private retry: RetryPolicy | null = null;
+  private cluster: ClusterRuntime | null = null;
+  private traffic: ClusterTraffic | null = null;
+  private host: UpstreamHost | null = null;
+  private upstream: UpstreamRequest | null = null;
+  private upstreamReady = false;
+  private head: UpstreamRequestHead | null = null;
+  private hash: bigint | null = null;
+  private metadataMatch: unknown = null;
+  private attempt = 0;
+  private retryHeld = false;
+  private timer: NodeJS.Timeout | null = null;
+  private tryTimer: NodeJS.Timeout | null = null;
+  /** Request body received so far, kept for retries while it fits the buffer limit. */
+  private body: Buffer[] = [];
+  private bodyBytes = 0;
+  private bodySent = 0;
+  private bodyEnded: boolean;
+  private retainBody = true;
+  private upstreamPaused = false;
+  /** Status of the response being forwarded; 0 before one. */
+  private responseStatus = 0;
+
+  constructor(
+    readonly hcm: HttpConnectionManager,
+    readonly req: HttpRequest,
+    readonly sink: ResponseSink,
+    readonly owner: ExchangeOwner,
+  ) {
+    this.bodyEnded = !req.hasBody;
+    const s = hcm.stats;
+    s.rqTotal.inc();
+    s.rqActive.inc();
+    (req.protocol === 'HTTP/2' ? s.rqHttp2Total : s.rqHttp1Total).inc();
+  }
+
+  /** Runs the filter chain; errors answer 500 rather than escaping to the socket. */
+  start(): void {
+    try {
+      this.decodeHeaders();
+    } catch (err) {
+      this.hcm.log.error({ err }, 'request handling failed');
+      this.failLocally(500, 'internal error\n');
+    }
+  }
+
+  private decodeHeaders(): void {
+    const hcm = this.hcm;
+    const hc = hcm.filters.healthCheck;
+    if (hc && hc.matches.every((m) => m(this.req))) {
+      const failing = hcm.deps.ctx.store.state.server.healthCheckFailed;
+      if (failing) return this.localReply(503, '', ['x-proxy-immediate-health-check-fail', 'true']);
+      if (!hc.passThrough) return this.localReply(200, '');
+    }
+    const hit = findRoute(hcm.routes, this.req);
+    if (!hit) {
+      hcm.stats.noRoute.inc();
+      return this.localReply(404, '');
+    }
+    const route = hit.route;
+    this.route = route;
+    const action = route.action;
+    if (action.kind === 'direct') {
+      hcm.stats.rqDirectResponse.inc();
+      return this.localReply(action.status, action.body ?? '');
+    }
+    if (action.kind === 'redirect') {
+      hcm.stats.rqRedirect.inc();
+      return this.localReply(action.status, '', ['location', redirectLocation(action, route, this.req)]);
+    }
+    let clusterName: string;
+    if (action.kind === 'weighted') {
+      const target = pickWeighted(action, Math.random());
+      clusterName = target.name;
+      this.metadataMatch = target.metadataMatch ?? route.metadataMatch;
+    } else {
+      clusterName = action.cluster;
+      this.metadataMatch = route.metadataMatch;
+    }
+    hcm.stats.routerRqTotal.inc();
+    const cluster = hcm.deps.clusters.get(clusterName);
+    if (!cluster) {
+      hcm.stats.noCluster.inc();
+      return this.localReply(route.clusterNotFoundStatus, '');
+    }
+    this.cluster = cluster;
+    this.traffic = trafficOf(cluster);
+    this.retry = route.retry ?? hit.vh.retry;
+    this.hash = route.hash ? route.hash(this.req) : null;
+    this.head = this.upstreamHead(route);
+    if (this.bodyEnded) this.armTimeout();
+    this.startAttempt();
+  }
+
+  /** The request head as the upstream sees it: rewrites and forwarding headers applied. */
+  private upstreamHead(route: CompiledRoute): UpstreamRequestHead {
+    const req = this.req;
+    const headers = req.headers.slice();
+    let xff: string | null = null;
+    let hasRequestId = false;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i];
+      if (name === 'x-forwarded-for') {
+        xff = xff === null ? (headers[i + 1] as string) : `${xff}, ${headers[i + 1]}`;
+        headers.splice(i, 2);
+        i -= 2;
+      } else if (name === 'x-forwarded-proto') {
+        headers.splice(i, 2);
+        i -= 2;
+      } else if (name === 'x-request-id') hasRequestId = true;
+    }
+    const peer = req.remoteIp || this.hcm.localAddress;
+    headers.push('x-forwarded-for', xff === null ? peer : `${xff}, ${peer}`, 'x-forwarded-proto', req.scheme);
+    if (!hasRequestId && this.hcm.generateRequestId) headers.push('x-request-id', randomUUID());
+    let path = req.path;
+    if (route.prefixRewrite !== null && route.prefix !== null) path = route.prefixRewrite + path.slice(route.prefix.length);
+    let authority = req.authority;
+    if (route.hostRewrite !== null) authority = route.hostRewrite;
+    return { method: req.method, path, authority, headers, contentLength: req.contentLength, hasBody: req.hasBody };
+  }
+
+  private armTimeout(): void {
+    const ms = this.route?.timeoutMs ?? 0;
+    if (ms > 0 && !this.timer) this.timer = setTimeout(() => this.onTimeout(false), ms);
+  }
+
+  private startAttempt(): void {
+    const cluster = this.cluster as ClusterRuntime;
+    const t = this.traffic as ClusterTraffic;
+    const limits = cluster.settings.thresholds.DEFAULT;
+    if (t.requests >= limits.maxRequests) {
+      t.rqPendingOverflow.inc();
+      return this.upstreamLocalReply(503, 'overflow');
+    }
+    const host = cluster.lb.choose({ hash: this.hash, attempt: this.attempt });
+    if (!host) {
+      t.cxNoneHealthy.inc();
+      return this.finalLocalReply(503, 'no healthy upstream');
+    }
+    this.host = host;
+    t.requests += 1;
+    t.rqActive.inc();
+    t.rqTotal.inc();
+    host.stats.rq_total += 1;
+    host.stats.rq_active += 1;
+    t.refreshBreakers(limits);
+    this.attemptStartedAt = performance.now();
+    this.upstreamReady = false;
+    this.bodySent = 0;
+    const pc: PoolContext = {
+      cluster,
+      host,
+      traffic: t,
+      connect: connectOptionsOf(this.hcm.deps.ctx.store.state.clusters[cluster.name]?.config),
+    };
+    const perTry = this.retry?.perTryTimeoutMs ?? 0;
+    if (perTry > 0) this.tryTimer = setTimeout(() => this.onTimeout(true), perTry);
+    this.upstream = poolFor(pc, this.req.protocol === 'HTTP/2').request(this.head as UpstreamRequestHead, this, pc);
+    this.upstream.onWritable = () => this.owner.resumeReading();
+  }
+
+  /** Ends the current attempt's accounting; `status` 0 when it got no response. */
+  private endAttempt(status: number): void {
+    const host = this.host;
+    const t = this.traffic;
+    if (!host || !t || !this.cluster) return;
+    this.host = null;
+    if (this.tryTimer) clearTimeout(this.tryTimer);
+    this.tryTimer = null;
+    t.requests -= 1;
+    t.rqActive.dec();
+    host.stats.rq_active -= 1;
+    if (status >= 500 || status === 0) host.stats.rq_error += 1;
+    else host.stats.rq_success += 1;
+    if (status > 0) t.recordResponse(status, Math.round(performance.now() - this.attemptStartedAt));
+    t.refreshBreakers(this.cluster.settings.thresholds.DEFAULT);
+  }
+
+  /** Schedules another attempt when the policy, the budget and the breaker allow it. */
+  private tryRetry(eligible: boolean): boolean {
+    const policy = this.retry;
+    const t = this.traffic as ClusterTraffic;
+    if (!policy || !eligible || !this.retainBody || this.sink.headersSent) return false;
+    if (this.attempt >= policy.numRetries) {
+      t.rqRetryLimitExceeded.inc();
+      return false;
+    }
+    const limits = (this.cluster as ClusterRuntime).settings.thresholds.DEFAULT;
+    if (!this.retryHeld && t.retries >= limits.maxRetries) {
+      t.rqRetryOverflow.inc();
+      return false;
+    }
+    if (!this.retryHeld) {
+      t.retries += 1;
+      this.retryHeld = true;
+      t.refreshBreakers(limits);
+    }
+    this.attempt += 1;
+    t.rqRetry.inc();
+    this.upstream = null;
+    const wait = backOffMs(policy, this.attempt);
+    this.tryTimer = setTimeout(() => {
+      this.tryTimer = null;
+      if (!this.done) this.startAttempt();
+    }, wait);
+    return true;
+  }
+
+  private releaseRetry(): void {
+    if (!this.retryHeld || !this.traffic || !this.cluster) return;
+    this.retryHeld = false;
+    this.traffic.retries -= 1;
+    this.traffic.refreshBreakers(this.cluster.settings.thresholds.DEFAULT);
+  }
+
+  private onTimeout(perTry: boolean): void {
+    if (this.done) return;
+    const t = this.traffic as ClusterTraffic;
+    const host = this.host;
+    if (perTry) {
+      this.tryTimer = null;
+      t.rqPerTryTimeout.inc();
+    } else {
+      this.timer = null;
+      t.rqTimeout.inc();
+    }
+    if (host) host.stats.rq_timeout += 1;
+    this.upstream?.abort();
+    this.upstream = null;
+    this.endAttempt(0);
+    if (perTry && this.tryRetry(true)) return;
+    if (this.sink.headersSent) return this.resetDownstream();
+    this.finalLocalReply(504, 'upstream request timeout');
+  }
+
+  // ---- downstream body ----
+
+  /** Request body bytes from the codec. */
+  onBody(chunk: Buffer): void {
+    if (this.done) return;
+    this.bodyBytes += chunk.length;
+    const limit = this.cluster?.settings.perConnectionBufferLimitBytes ?? 1024 * 1024;
+    if (this.upstreamReady && this.upstream) {
+      if (this.retainBody) this.body.push(chunk);
+      this.bodySent = this.body.length;
+      if (!this.upstream.write(chunk)) this.owner.pauseReading();
+    } else {
+      this.body.push(chunk);
+      if (this.bodyBytes > limit) this.owner.pauseReading();
+    }
+    if (this.bodyBytes > limit) this.retainBody = false;
+  }
+
+  onBodyEnd(): void {
+    if (this.done || this.bodyEnded) return;
+    this.bodyEnded = true;
+    if (this.head) this.armTimeout();
+    if (this.upstreamReady && this.upstream) this.upstream.end();
+  }
+
+  /** The downstream stream went away (client reset or closed). */
+  onDownstreamReset(): void {
+    if (this.done) return;
+    this.hcm.stats.rqRxReset.inc();
+    if (this.upstream) {
+      this.traffic?.rqTxReset.inc();
+      this.upstream.abort();
+    }
+    this.endAttempt(0);
+    this.finish(0);
+  }
+
+  /** The downstream can take more response bytes. */
+  onDownstreamDrain(): void {
+    if (this.upstreamPaused) {
+      this.upstreamPaused = false;
+      this.upstream?.resume();
+    }
+  }
+
+  // ---- UpstreamHandler ----
+
+  onUpstreamReady(): void {
+    if (this.done || !this.upstream) return;
+    this.upstreamReady = true;
+    const up = this.upstream;
+    for (let i = this.bodySent; i < this.body.length; i++) up.write(this.body[i] as Buffer);
+    this.bodySent = this.body.length;
+    if (!this.retainBody) {
+      this.body = [];
+      this.bodySent = 0;
+      this.owner.resumeReading();
+    }
+    if (this.bodyEnded && this.req.hasBody) up.end();
+    else if (!this.req.hasBody) up.end();
+  }
+
+  onUpstreamFailure(reason: UpstreamFailure): void {
+    if (this.done) return;
+    this.upstream = null;
+    if (reason === 'overflow') {
+      this.endAttempt(0);
+      return this.upstreamLocalReply(503, 'overflow');
+    }
+    this.traffic?.rqRxReset.inc();
+    this.endAttempt(0);
+    if (this.tryRetry(this.retry !== null && retriableFailure(this.retry, reason !== 'reset'))) return;
+    this.upstreamLocalReply(503, RESET_REASON[reason]);
+  }
+
+  onUpstreamHead(status: number, headers: string[], contentLength: number): void {
+    if (this.done) return;
+    if (this.retry && retriableStatus(this.retry, status) && this.attempt < this.retry.numRetries) {
+      const up = this.upstream;
+      this.endAttempt(status);
+      if (this.tryRetry(true)) {
+        up?.abort();
+        return;
+      }
+      this.forwardHead(status, headers, contentLength, up);
+      return;
+    }
+    this.forwardHead(status, headers, contentLength, this.upstream);
+  }
+
+  private forwardHead(status: number, headers: string[], contentLength: number, up: UpstreamRequest | null): void {
+    this.upstream = up;
+    if (this.attempt > 0 && status < 500) this.traffic?.rqRetrySuccess.inc();
+    const out: string[] = [];
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i] as string;
+      if (HOP_BY_HOP.has(name) || name === 'content-length' || name === 'server') continue;
+      out.push(name, headers[i + 1] as string);
+    }
+    out.push('server', this.hcm.serverName);
+    this.sink.writeHead(status, out, contentLength, false);
+    this.responseStatus = status;
+  }
+
+  onUpstreamData(chunk: Buffer): void {
+    if (this.done) return;
+    if (!this.sink.writeData(chunk) && !this.upstreamPaused) {
+      this.upstreamPaused = true;
+      this.upstream?.pause();
+    }
+  }
+
+  onUpstreamEnd(): void {
+    if (this.done) return;
+    if (this.host) this.endAttempt(this.responseStatus);
+    this.sink.end();
+    this.finish(this.responseStatus);
+  }
+
+  onUpstreamReset(): void {
+    if (this.done) return;
+    this.traffic?.rqRxReset.inc();
+    this.endAttempt(0);
+    this.resetDownstream();
+  }
+
+  // ---- local replies ----
+
+  private resetDownstream(): void {
+    this.hcm.stats.rqResetAfterResponseStarted.inc();
+    this.hcm.stats.rqTxReset.inc();
+    this.sink.reset();
+    this.finish(0);
+  }
+
+  /** 503 about the upstream, in the reference's words. */
+  private upstreamLocalReply(status: number, reason: string): void {
+    this.finalLocalReply(status, `upstream connect error or disconnect/reset before headers. reset reason: ${reason}`);
+  }
+
+  private finalLocalReply(status: number, text: string): void {
+    if (this.sink.headersSent) return this.resetDownstream();
+    this.upstream?.abort();
+    this.upstream = null;
+    this.localReply(status, text);
+  }
+
+  private failLocally(status: number, text: string): void {
+    if (this.done) return;
+    if (this.sink.headersSent) return this.resetDownstream();
+    this.localReply(status, text);
+  }
+
+  /** A response made by the proxy itself: text/plain body, never forwarded upstream. */
+  private localReply(status: number, body: string | Buffer, extra: string[] = []): void {
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    const headers = bytes.length > 0 ? ['content-type', 'text/plain', ...extra] : extra;
+    headers.push('server', this.hcm.serverName);
+    const noBody = this.req.method === 'HEAD' || bytes.length === 0;
+    this.sink.writeHead(status, headers, bytes.length, noBody);
+    if (!noBody) {
+      this.sink.writeData(bytes);
+      this.sink.end();
+    }
+    this.finish(status);
+  }
+
+  private finish(status: number): void {
+    if (this.done) return;
+    this.done = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.tryTimer) clearTimeout(this.tryTimer);
+    this.timer = this.tryTimer = null;
+    this.releaseRetry();
+    const s = this.hcm.stats;
+    s.rqActive.dec();
+    if (status > 0) {
+      s.rqClasses[Math.floor(status / 100) - 1]?.inc();
+      s.rqCompleted.inc();
+    }
+    s.rqTime.record(Math.round(performance.now() - this.startedAt));
+    this.owner.onExchangeDone(this);
+  }
+}

@@ -1,0 +1,122 @@
+import * as http2 from 'node:http2';
+import { Exchange, type ExchangeOwner } from './exchange.js';
+import type { HttpConnectionManager } from './manager.js';
+import type { HttpRequest, ResponseSink } from './request.js';
+
+const { NGHTTP2_INTERNAL_ERROR } = http2.constants;
+
+/** One downstream HTTP/2 stream: the exchange's sink and owner. */
+class H2Stream implements ResponseSink, ExchangeOwner {
+  headersSent = false;
+  private exchange: Exchange | null = null;
+
+  constructor(
+    readonly hcm: HttpConnectionManager,
+    readonly stream: http2.ServerHttp2Stream,
+    headers: http2.IncomingHttpHeaders,
+  ) {
+    const flat: string[] = [];
+    for (const [name, value] of Object.entries(headers)) {
+      if (name.charCodeAt(0) === 58 || value === undefined || name === 'connection' || name === 'te') continue;
+      if (Array.isArray(value)) for (const v of value) flat.push(name, v);
+      else flat.push(name, value);
+    }
+    const cl = headers['content-length'];
+    const method = String(headers[':method'] ?? 'GET');
+    const contentLength = cl === undefined ? -1 : Number(cl);
+    const hasBody = !stream.readableEnded && !(stream as { endAfterHeaders?: boolean }).endAfterHeaders;
+    const req: HttpRequest = {
+      method,
+      path: String(headers[':path'] ?? '/'),
+      authority: String(headers[':authority'] ?? headers.host ?? '').toLowerCase(),
+      scheme: String(headers[':scheme'] ?? 'http'),
+      headers: flat,
+      protocol: 'HTTP/2',
+      remoteIp: (stream.session?.socket?.remoteAddress ?? '').replace(/^::ffff:/, ''),
+      contentLength: hasBody ? contentLength : 0,
+      hasBody,
+    };
+    const ex = new Exchange(hcm, req, this, this);
+    this.exchange = ex;
+    stream.on('data', (chunk: Buffer) => ex.onBody(chunk));
+    stream.on('end', () => ex.onBodyEnd());
+    stream.on('close', () => {
+      if (this.exchange) ex.onDownstreamReset();
+    });
+    stream.on('error', () => {});
+    stream.on('drain', () => ex.onDownstreamDrain());
+    ex.start();
+  }
+
+  writeHead(status: number, headers: string[], contentLength: number, endStream: boolean): void {
+    this.headersSent = true;
+    if (this.stream.destroyed || this.stream.closed) return;
+    const out: http2.OutgoingHttpHeaders = { ':status': status };
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i] as string;
+      const prev = out[name];
+      const value = headers[i + 1] as string;
+      if (prev === undefined) out[name] = value;
+      else out[name] = Array.isArray(prev) ? [...prev, value] : [String(prev), value];
+    }
+    if (contentLength >= 0 && status !== 204 && status !== 304) out['content-length'] = String(contentLength);
+    try {
+      this.stream.respond(out, { endStream });
+    } catch {
+      this.stream.close(NGHTTP2_INTERNAL_ERROR);
+    }
+  }
+
+  writeData(chunk: Buffer): boolean {
+    if (this.stream.destroyed) return true;
+    return this.stream.write(chunk);
+  }
+
+  end(): void {
+    if (!this.stream.destroyed) this.stream.end();
+  }
+
+  reset(): void {
+    this.stream.close(NGHTTP2_INTERNAL_ERROR);
+  }
+
+  onExchangeDone(): void {
+    this.exchange = null;
+  }
+
+  pauseReading(): void {
+    this.stream.pause();
+  }
+
+  resumeReading(): void {
+    this.stream.resume();
+  }
+}
+
+/**
+ * The HTTP/2 codec: a `node:http2` server that never listens; the connection manager hands
+ * it sockets whose first bytes are the HTTP/2 connection preface (prior knowledge, h2c).
+ */
+export function createH2Server(hcm: HttpConnectionManager): http2.Http2Server {
+  const server = http2.createServer({
+    maxHeaderListPairs: 256,
+    maxSessionMemory: 64,
+    settings: { maxHeaderListSize: hcm.maxRequestHeadersBytes },
+  });
+  server.on('stream', (stream, headers) => {
+    try {
+      new H2Stream(hcm, stream, headers);
+    } catch (err) {
+      hcm.log.error({ err }, 'HTTP/2 stream setup failed');
+      stream.close(NGHTTP2_INTERNAL_ERROR);
+    }
+  });
+  server.on('session', (session) => {
+    hcm.trackSession(session);
+    session.on('error', () => {
+      hcm.stats.cxProtocolError.inc();
+    });
+  });
+  server.on('sessionError', () => {});
+  return server;
+}

@@ -1,0 +1,69 @@
+import type { Counter, Gauge, Histogram, Scope } from '../../stats/store.js';
+
+/** The `http.<stat_prefix>.` stats of one connection manager, held by reference. */
+export class HcmStats {
+  readonly cxTotal: Counter;
+  readonly cxActive: Gauge;
+  readonly cxHttp1Total: Counter;
+  readonly cxHttp2Total: Counter;
+  readonly cxHttp1Active: Gauge;
+  readonly cxHttp2Active: Gauge;
+  readonly cxProtocolError: Counter;
+  readonly cxDestroy: Counter;
+  readonly cxDestroyLocal: Counter;
+  readonly cxDestroyRemote: Counter;
+  readonly cxDrainClose: Counter;
+  readonly cxRxBytes: Counter;
+  readonly cxTxBytes: Counter;
+  readonly cxLengthMs: Histogram;
+  readonly rqTotal: Counter;
+  readonly rqHttp1Total: Counter;
+  readonly rqHttp2Total: Counter;
+  readonly rqActive: Gauge;
+  readonly rqCompleted: Counter;
+  readonly rqTooLarge: Counter;
+  readonly rqRxReset: Counter;
+  readonly rqTxReset: Counter;
+  readonly rqTime: Histogram;
+  readonly rqClasses: Counter[];
+  readonly noRoute: Counter;
+  readonly noCluster: Counter;
+  readonly rqRedirect: Counter;
+  readonly rqDirectResponse: Counter;
+  readonly routerRqTotal: Counter;
+  readonly rqResetAfterResponseStarted: Counter;
+
+  constructor(scope: Scope) {
+    const c = (n: string) => scope.counter(n);
+    this.cxTotal = c('downstream_cx_total');
+    this.cxActive = scope.gauge('downstream_cx_active');
+    this.cxHttp1Total = c('downstream_cx_http1_total');
+    this.cxHttp2Total = c('downstream_cx_http2_total');
+    this.cxHttp1Active = scope.gauge('downstream_cx_http1_active');
+    this.cxHttp2Active = scope.gauge('downstream_cx_http2_active');
+    this.cxProtocolError = c('downstream_cx_protocol_error');
+    this.cxDestroy = c('downstream_cx_destroy');
+    this.cxDestroyLocal = c('downstream_cx_destroy_local');
+    this.cxDestroyRemote = c('downstream_cx_destroy_remote');
+    this.cxDrainClose = c('downstream_cx_drain_close');
+    this.cxRxBytes = c('downstream_cx_rx_bytes_total');
+    this.cxTxBytes = c('downstream_cx_tx_bytes_total');
+    this.cxLengthMs = scope.histogram('downstream_cx_length_ms');
+    this.rqTotal = c('downstream_rq_total');
+    this.rqHttp1Total = c('downstream_rq_http1_total');
+    this.rqHttp2Total = c('downstream_rq_http2_total');
+    this.rqActive = scope.gauge('downstream_rq_active');
+    this.rqCompleted = c('downstream_rq_completed');
+    this.rqTooLarge = c('downstream_rq_too_large');
+    this.rqRxReset = c('downstream_rq_rx_reset');
+    this.rqTxReset = c('downstream_rq_tx_reset');
+    this.rqTime = scope.histogram('downstream_rq_time');
+    this.rqClasses = [1, 2, 3, 4, 5].map((n) => c(`downstream_rq_${n}xx`));
+    this.noRoute = c('no_route');
+    this.noCluster = c('no_cluster');
+    this.rqRedirect = c('rq_redirect');
+    this.rqDirectResponse = c('rq_direct_response');
+    this.routerRqTotal = c('rq_total');
+    this.rqResetAfterResponseStarted = c('rq_reset_after_downstream_response_started');
+  }
+}
