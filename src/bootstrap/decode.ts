@@ -57,11 +57,13 @@ export function messageToJson(type: protobuf.Type, message: Record<string, unkno
     const value = message[field.name];
     if (value === undefined || value === null) continue;
     if (field.map) {
+      if (Object.keys(value as object).length === 0) continue;
       const entries: JsonObject = {};
       for (const [k, v] of Object.entries(value as Record<string, unknown>))
         entries[k] = valueToJson(field, v);
       out[field.name] = entries;
     } else if (field.repeated) {
+      if ((value as unknown[]).length === 0) continue;
       out[field.name] = (value as unknown[]).map((v) => valueToJson(field, v));
     } else {
       out[field.name] = valueToJson(field, value);

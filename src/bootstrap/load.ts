@@ -64,12 +64,14 @@ export function loadBootstrap(options: LoadOptions): LoadResult {
     unknownFields += report.unknownFields;
     bootstrap = bootstrap ? mergeCanonical(bootstrap, canonical, type) : canonical;
   }
-  if (errors.length > 0 || !bootstrap) return { ok: false, errors, warnings };
+  if (!bootstrap || inputs.some((i) => !i.parsed.ok)) return { ok: false, errors, warnings };
+  // Whole-bootstrap rules run even after field errors so one pass reports every problem.
   const sources = inputs.map((i) => i.label);
   const merged = new Report(sources.join(' + '));
   nameListeners(bootstrap);
   validateBootstrap(bootstrap, merged);
   warnings.push(...merged.warnings);
-  if (merged.errors.length > 0) return { ok: false, errors: merged.errors, warnings };
+  errors.push(...merged.errors);
+  if (errors.length > 0) return { ok: false, errors, warnings };
   return { ok: true, bootstrap, sources, warnings, unknownFields };
 }
