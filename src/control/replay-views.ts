@@ -1,0 +1,66 @@
+/**
+ * Admin views of a replayed snapshot, rendered by the same pure views the live admin uses,
+ * so `proxy replay --at N --view X` prints what `GET /X?at=N` printed. Host counters are
+ * not events and are not in the log: offline they read as never incremented.
+ */
+import type { JsonObject } from '../../events/index.js';
+import type { State } from '../../reducers/index.js';
+import { renderClustersJson } from '../../views/clusters/json.js';
+import { renderClustersText } from '../../views/clusters/text.js';
+import { renderConfigDump } from '../../views/config-dump/render.js';
+import { renderListeners } from '../../views/listeners/render.js';
+import { json, type ViewResult } from '../../views/result.js';
+import { renderRuntime } from '../../views/runtime/render.js';
+import { renderServerInfo } from '../../views/server-info/render.js';
+import { hotRestartVersion } from '../cli/hot-restart-version.js';
+import type { Options } from '../cli/options.js';
+import { DEFAULT_OPTIONS } from '../cli/parse.js';
+import { commandLineOptionsJson } from '../cli/server-info-options.js';
+import { semanticView } from './diff.js';
+
+export const REPLAY_VIEWS = [
+  'clusters',
+  'config_dump',
+  'runtime',
+  'listeners',
+  'server_info',
+  'stats-control',
+  'snapshot',
+] as const;
+export type ReplayView = (typeof REPLAY_VIEWS)[number];
+
+/**
+ * Renders `view` of `state`. `options` are the run's (from the log header), so
+ * `server_info` shows the command line the recorded process had.
+ */
+export function renderReplayView(
+  view: ReplayView,
+  format: 'text' | 'json',
+  state: State,
+  options: JsonObject | null,
+): ViewResult {
+  switch (view) {
+    case 'clusters': {
+      const figures = { hostStats: () => undefined };
+      return format === 'json' ? renderClustersJson(state, figures) : renderClustersText(state, figures);
+    }
+    case 'config_dump':
+      return renderConfigDump(state, { includeEds: false, mask: null, resource: null, nameMatches: null });
+    case 'runtime':
+      return renderRuntime(state);
+    case 'listeners':
+      return renderListeners(state, format);
+    case 'server_info': {
+      const effective = { ...DEFAULT_OPTIONS, ...(options ?? {}) } as Options;
+      return renderServerInfo(state, {
+        now: state.at,
+        hotRestartVersion: hotRestartVersion(effective),
+        commandLineOptions: commandLineOptionsJson(effective),
+      });
+    }
+    case 'stats-control':
+      return json(state.stats);
+    case 'snapshot':
+      return json(semanticView(state));
+  }
+}
