@@ -9,6 +9,8 @@ export interface AdminResponse {
   contentType: string;
   body: string | Buffer;
   headers?: Record<string, string>;
+  /** Runs once the answer has been written out (e.g. `/quitquitquit` exits after `OK`). */
+  after?: () => void;
 }
 
 export interface AdminRequest {
@@ -30,6 +32,8 @@ export interface ParamDescriptor {
   /** `flag`: present or absent; `enum`: one of `values`; `string`: free text. */
   kind: 'flag' | 'string' | 'enum' | 'number';
   values?: string[];
+  /** The adapter answers 400 with the usage line when a required parameter is absent. */
+  required?: boolean;
 }
 
 /**
@@ -41,6 +45,11 @@ export interface HandlerDescriptor {
   help: string;
   mutates: boolean;
   params: ParamDescriptor[];
+  /**
+   * The exact text (answered with 400) for a missing or invalid declared parameter, when
+   * the reference words it its own way; otherwise the adapter writes a generated usage line.
+   */
+  usage?: string;
   /** Hidden endpoints answer but are not listed (none yet; kept for extensions). */
   hidden?: boolean;
   /** Renders `req.state`, so `?at=SEQ` (time travel) works for it. */

@@ -1,32 +1,113 @@
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { text } from '../../views/result.js';
 import type { ServerContext } from '../server/context.js';
+import { startContentionSampler } from './contention-sampler.js';
+import { routeAdmin } from './dispatch.js';
 import { handlers } from './handlers/index.js';
+import type { AdminResponse } from './registry.js';
+import { loadDiskRuntimeLayers } from './runtime-disk.js';
 
-/** Starts the admin listener where the bootstrap says; resolves to the bound `ip:port`. */
+/** Largest request body the admin reads (runtime_modify forms, tap configs). */
+const BODY_LIMIT = '1mb';
+
+/** Headers every admin answer carries, streaming ones included. */
+function commonHeaders(res: Response, contentType: string): void {
+  res.setHeader('content-type', contentType);
+  res.setHeader('cache-control', 'no-cache, max-age=0');
+  res.setHeader('x-content-type-options', 'nosniff');
+}
+
+/** Writes an answer as is: `res.end`, not `res.send`, so express neither rewrites the charset nor adds an ETag. */
+function write(res: Response, out: AdminResponse): void {
+  res.status(out.status);
+  commonHeaders(res, out.contentType);
+  for (const [name, value] of Object.entries(out.headers ?? {})) res.setHeader(name, value);
+  if (out.after) res.once('finish', out.after);
+  res.end(out.body);
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** Where the bootstrap puts the admin listener (`admin.address.socket_address`). */
+export function adminAddressOf(ctx: ServerContext): { host: string; port: number } {
+  const admin = (ctx.store.state.bootstrap?.config.admin ?? {}) as {
+    address?: { socket_address?: { address?: string; port_value?: number | string } };
+  };
+  const socket = admin.address?.socket_address;
+  return { host: socket?.address ?? '127.0.0.1', port: Number(socket?.port_value ?? 0) };
+}
+
+function closeGracefully(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+    // A client that keeps a connection busy (an open stream) must not hold shutdown hostage.
+    setTimeout(() => server.closeAllConnections(), 1000).unref();
+  });
+}
+
+/**
+ * Starts the admin listener where the bootstrap says, and the admin edges (disk runtime
+ * layers, contention sampler); resolves to the bound `ip:port`.
+ */
 export async function startAdmin(ctx: ServerContext): Promise<string> {
+  const log = ctx.log.get('admin');
+  await loadDiskRuntimeLayers(ctx);
+  if (ctx.options.enableMutexTracing) ctx.onShutdown(startContentionSampler(ctx));
+
   const app = express();
-  for (const h of handlers) {
-    app.all(h.path, async (req, res) => {
-      const url = new URL(req.originalUrl, 'http://admin');
-      const out = await h.handle(
-        { method: req.method, path: h.path, query: url.searchParams, body: '', state: ctx.store.state },
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.use(express.text({ type: () => true, limit: BODY_LIMIT }));
+  app.use(async (req: Request, res: Response) => {
+    const path = req.originalUrl.split('?')[0] ?? '';
+    try {
+      const routed = await routeAdmin(
+        handlers,
+        {
+          method: req.method,
+          url: req.originalUrl,
+          body: typeof req.body === 'string' ? req.body : '',
+          contentType: req.get('content-type') ?? '',
+        },
         ctx,
       );
-      res.status(out.status).type(out.contentType).send(out.body);
-    });
+      if (routed.kind === 'answer') return write(res, routed.response);
+      commonHeaders(res, 'text/plain; charset=UTF-8');
+      routed.handler.stream?.(routed.req, res, ctx);
+    } catch (err) {
+      log.error({ err, path }, 'admin handler failed');
+      if (res.headersSent) res.destroy();
+      else write(res, text(`internal error while handling ${path}; the proxy log has the details\n`, 500));
+    }
+  });
+  // Body parser errors (too large, bad charset): answer plainly, never with a stack trace.
+  app.use((err: { status?: number; message?: string }, _req: Request, res: Response, _next: NextFunction) => {
+    const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 400;
+    write(
+      res,
+      text(`bad request body: ${status === 413 ? `larger than ${BODY_LIMIT}` : 'unreadable'}\n`, status),
+    );
+  });
+
+  const { host, port } = adminAddressOf(ctx);
+  if (!isLoopback(host)) {
+    log.warn(
+      { address: host },
+      `admin interface bound to non-loopback address ${host}: anyone who reaches it can shut the proxy down ` +
+        'and read its configuration; bind admin.address.socket_address to 127.0.0.1 or firewall it',
+    );
   }
-  const admin = (ctx.store.state.bootstrap?.config.admin ?? {}) as {
-    address?: { socket_address?: { address?: string; port_value?: number } };
-  };
-  const host = admin.address?.socket_address?.address ?? '127.0.0.1';
-  const port = admin.address?.socket_address?.port_value ?? 0;
   const server = app.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  ctx.onShutdown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  ctx.onShutdown(() => closeGracefully(server));
   const bound = server.address() as AddressInfo;
-  return `${bound.address}:${bound.port}`;
+  return bound.family === 'IPv6' ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`;
 }

@@ -1,0 +1,18 @@
+import { renderClustersJson } from '../../../views/clusters/json.js';
+import { renderClustersText } from '../../../views/clusters/text.js';
+import { clusterFigures } from '../figures.js';
+import type { HandlerDescriptor } from '../registry.js';
+
+export const clustersHandlers: HandlerDescriptor[] = [
+  {
+    path: '/clusters',
+    help: 'upstream cluster status',
+    mutates: false,
+    params: [{ name: 'format', help: 'Output format', kind: 'enum', values: ['text', 'json'] }],
+    snapshotView: true,
+    handle: (req, ctx) =>
+      req.query.get('format') === 'json'
+        ? renderClustersJson(req.state, clusterFigures(ctx))
+        : renderClustersText(req.state, clusterFigures(ctx)),
+  },
+];

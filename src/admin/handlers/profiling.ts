@@ -1,0 +1,104 @@
+import { getHeapSnapshot, getHeapStatistics } from 'node:v8';
+import { renderMemory } from '../../../views/memory/render.js';
+import { json, text } from '../../../views/result.js';
+import { contentionFigures } from '../contention-sampler.js';
+import { isProfiling, startProfiler, stopProfiler } from '../profilers.js';
+import type { AdminResponse, HandlerDescriptor, ParamDescriptor } from '../registry.js';
+
+const ENABLE: ParamDescriptor = {
+  name: 'enable',
+  help: 'enables the profiler',
+  kind: 'enum',
+  values: ['y', 'n'],
+  required: true,
+};
+
+/** The reference's answer to a missing or bad `enable`. */
+const ENABLE_USAGE = '?enable=<y|n>\n';
+
+export const profilingHandlers: HandlerDescriptor[] = [
+  {
+    path: '/cpuprofiler',
+    help: 'enable/disable the CPU profiler',
+    mutates: true,
+    params: [ENABLE],
+    usage: ENABLE_USAGE,
+    handle: async (req, ctx): Promise<AdminResponse> => {
+      const enable = req.query.get('enable') === 'y';
+      // Enabling a running profiler or disabling a stopped one changes nothing, as in the reference.
+      if (enable && !isProfiling(ctx, 'cpu')) await startProfiler(ctx, 'cpu');
+      else if (!enable && isProfiling(ctx, 'cpu')) await stopProfiler(ctx, 'cpu');
+      return text('OK\n');
+    },
+  },
+  {
+    path: '/heapprofiler',
+    help: 'enable/disable the heap profiler',
+    mutates: true,
+    params: [ENABLE],
+    usage: ENABLE_USAGE,
+    handle: async (req, ctx): Promise<AdminResponse> => {
+      const enable = req.query.get('enable') === 'y';
+      if (enable) {
+        if (isProfiling(ctx, 'heap')) return text('Fail to start heap profiler: already started\n', 400);
+        await startProfiler(ctx, 'heap');
+        return text('Starting heap profiler\n');
+      }
+      if (!isProfiling(ctx, 'heap')) return text('Fail to stop heap profiler: not started\n', 400);
+      const file = await stopProfiler(ctx, 'heap');
+      return text(`Heap profiler stopped; profile written to ${file}\n`);
+    },
+  },
+  {
+    path: '/heap_dump',
+    help: 'dump current proxy heap (a V8 heap snapshot; open it in Chrome DevTools, Memory tab)',
+    mutates: false,
+    params: [],
+    handle: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of getHeapSnapshot()) chunks.push(chunk as Buffer);
+      return { status: 200, contentType: 'application/octet-stream', body: Buffer.concat(chunks) };
+    },
+    stream: (_req, res) => {
+      res.setHeader('content-type', 'application/octet-stream');
+      res.setHeader('content-disposition', 'attachment; filename="proxy.heapsnapshot"');
+      const snapshot = getHeapSnapshot();
+      snapshot.on('error', () => res.destroy());
+      snapshot.pipe(res);
+    },
+  },
+  {
+    path: '/memory',
+    help: 'print current allocation/heap usage',
+    mutates: false,
+    params: [],
+    handle: () => {
+      const usage = process.memoryUsage();
+      return renderMemory({
+        heapUsed: usage.heapUsed,
+        heapTotal: usage.heapTotal,
+        external: usage.external,
+        rss: usage.rss,
+        heapPhysical: getHeapStatistics().total_physical_size,
+      });
+    },
+  },
+  {
+    path: '/contention',
+    help: 'dump current proxy mutex contention stats (if enabled)',
+    mutates: false,
+    params: [],
+    handle: (_req, ctx) => {
+      const figures = contentionFigures(ctx);
+      if (!figures)
+        return text(
+          'Mutex contention tracing is not enabled. To enable, run the proxy with flag --enable-mutex-tracing.',
+        );
+      return json({
+        num_contentions: String(figures.numContentions),
+        current_wait_cycles: String(figures.currentWaitNs),
+        lifetime_wait_cycles: String(figures.lifetimeWaitNs),
+      });
+    },
+  },
+];

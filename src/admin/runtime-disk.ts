@@ -1,0 +1,80 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runtimeLayerLoaded } from '../../events/index.js';
+import type { JsonObject } from '../../events/index.js';
+import type { ServerContext } from '../server/context.js';
+
+/** A disk layer's name in the runtime stack and the directory its keys come from. */
+export interface DiskLayerSource {
+  layer: string;
+  directory: string;
+}
+
+function str(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/**
+ * Directories of the disk layers a bootstrap declares: `layered_runtime.layers[].disk_layer`
+ * (`symlink_root/subdirectory`, plus the service cluster with `append_service_cluster`), or
+ * the deprecated `runtime` block's `root` and `override` layers.
+ */
+export function diskLayerSources(bootstrap: JsonObject, serviceCluster: string): DiskLayerSource[] {
+  const layered = bootstrap.layered_runtime as { layers?: JsonObject[] } | undefined;
+  if (layered) {
+    return (layered.layers ?? []).flatMap((layer) => {
+      const disk = layer.disk_layer as JsonObject | undefined;
+      if (!disk) return [];
+      const parts = [str(disk.symlink_root), str(disk.subdirectory)];
+      if (disk.append_service_cluster === true) parts.push(serviceCluster);
+      return [{ layer: str(layer.name), directory: join(...parts.filter(Boolean)) }];
+    });
+  }
+  const runtime = bootstrap.runtime as JsonObject | undefined;
+  const root = str(runtime?.symlink_root);
+  if (!runtime || !root) return [];
+  const out = [{ layer: 'root', directory: join(root, str(runtime.subdirectory)) }];
+  if (runtime.override_subdirectory)
+    out.push({ layer: 'override', directory: join(root, str(runtime.override_subdirectory)) });
+  return out;
+}
+
+/** Every file under `directory` as a runtime key (`a/b/c` -> `a.b.c`) with its trimmed contents. */
+export async function readRuntimeTree(directory: string): Promise<Record<string, string>> {
+  const values: Record<string, string> = {};
+  const entries = await readdir(directory, { recursive: true, withFileTypes: true });
+  for (const entry of entries) {
+    if (!entry.isFile()) continue;
+    const full = join(entry.parentPath, entry.name);
+    const key = full
+      .slice(directory.length + 1)
+      .split('/')
+      .join('.');
+    values[key] = (await readFile(full, 'utf8')).trimEnd();
+  }
+  return values;
+}
+
+/**
+ * Reads each disk layer once, at start-up, and dispatches `runtime/layer-loaded` for it. A
+ * missing directory leaves the layer empty (the reference tolerates it too) and is logged.
+ */
+export async function loadDiskRuntimeLayers(ctx: ServerContext): Promise<void> {
+  const bootstrap = ctx.store.state.bootstrap?.config;
+  if (!bootstrap) return;
+  const serviceCluster =
+    ctx.options.serviceCluster || str((bootstrap.node as JsonObject | undefined)?.cluster);
+  for (const source of diskLayerSources(bootstrap, serviceCluster)) {
+    try {
+      const values = await readRuntimeTree(source.directory);
+      ctx.store.dispatch(runtimeLayerLoaded({ layer: source.layer, values }), 'runtime-disk');
+    } catch (err) {
+      ctx.log
+        .get('runtime')
+        .warn(
+          { err, directory: source.directory },
+          `runtime disk layer '${source.layer}' not read; it stays empty`,
+        );
+    }
+  }
+}

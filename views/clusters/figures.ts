@@ -1,0 +1,42 @@
+/** Per-host counters and gauges as `/clusters` names them. */
+export interface HostCounters {
+  cx_total: number;
+  cx_active: number;
+  cx_connect_fail: number;
+  rq_total: number;
+  rq_timeout: number;
+  rq_success: number;
+  rq_error: number;
+  rq_active: number;
+}
+
+/** Outlier detection figures of one cluster; `-1` where the last interval had too little data. */
+export interface OutlierFigures {
+  successRateAverage: number;
+  successRateEjectionThreshold: number;
+  localOriginSuccessRateAverage: number;
+  localOriginSuccessRateEjectionThreshold: number;
+}
+
+/** Live figures the views read next to the snapshot (they are not part of it). */
+export interface ClustersFigures {
+  hostStats(cluster: string, address: string): HostCounters | undefined;
+  outlier?(cluster: string): OutlierFigures | undefined;
+  hostSuccessRate?(
+    cluster: string,
+    address: string,
+  ): { successRate: number; localOriginSuccessRate: number } | undefined;
+}
+
+export const GAUGES: ReadonlySet<string> = new Set(['cx_active', 'rq_active']);
+/** Counters and gauges of a host, sorted by name as the reference prints them. */
+export const HOST_STAT_NAMES = [
+  'cx_active',
+  'cx_connect_fail',
+  'cx_total',
+  'rq_active',
+  'rq_error',
+  'rq_success',
+  'rq_timeout',
+  'rq_total',
+] as const satisfies ReadonlyArray<keyof HostCounters>;

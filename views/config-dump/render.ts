@@ -1,0 +1,48 @@
+import type { JsonObject } from '../../events/index.js';
+import type { State } from '../../reducers/state.js';
+import { omitDefaults } from '../proto-json.js';
+import { json, text, type ViewResult } from '../result.js';
+import { applyMask } from './mask.js';
+import { type Dump, selectDumps, typeUrl } from './select.js';
+
+/** `/config_dump` parameters once parsed. */
+export interface ConfigDumpParams {
+  includeEds: boolean;
+  /** FieldMask paths (`mask=a.b,c`), or null for whole messages. */
+  mask: string[] | null;
+  /** A repeated field of some top-level dump, or null. */
+  resource: string | null;
+  /** Keeps resources whose name matches (compiled by the caller), or null for all. */
+  nameMatches: ((name: string) => boolean) | null;
+}
+
+function resourceElements(dumps: Dump[], resource: string, mask: string[] | null): ViewResult {
+  if (dumps.some((d) => d.schema.scalar.includes(resource)))
+    return text(`${resource} is not a repeated field. Use ?mask=${resource} to get only this field\n`, 400);
+  const owners = dumps.filter((d) => resource in d.schema.repeated);
+  if (owners.length === 0) return text(`${resource} not found in config dump\n`, 404);
+  const configs = owners.flatMap((d) => {
+    const element = d.schema.repeated[resource]!.element;
+    const list = (d.fields[resource] ?? []) as JsonObject[];
+    return list.map((e) => {
+      const packed: JsonObject = { '@type': typeUrl(element), ...e };
+      return mask ? applyMask(packed, mask) : packed;
+    });
+  });
+  return json(omitDefaults({ configs }));
+}
+
+/**
+ * `/config_dump`: `{ configs: [Any...] }`, one Any per top-level dump (default-valued fields
+ * omitted, secrets redacted); `mask` trims each dump; `resource` lists the elements of one
+ * repeated field instead, each trimmed by `mask`; `name_regex` keeps matching resources.
+ */
+export function renderConfigDump(state: State, params: ConfigDumpParams): ViewResult {
+  const dumps = selectDumps(state, params.includeEds, params.nameMatches);
+  if (params.resource !== null) return resourceElements(dumps, params.resource, params.mask);
+  const configs = dumps.map((d) => {
+    const message: JsonObject = { '@type': typeUrl(d.schema.type), ...d.fields };
+    return params.mask ? applyMask(message, params.mask) : message;
+  });
+  return json(omitDefaults({ configs }));
+}

@@ -1,0 +1,253 @@
+import type { Json, JsonObject } from '../../events/index.js';
+import type { ClusterEntry, State } from '../../reducers/state.js';
+import { omitDefaults, socketAddress, timestamp } from '../proto-json.js';
+import { redact } from './redact.js';
+
+const ADMIN = 'type.googleapis.com/envoy.admin.v3.';
+/** Embedded resources are shown in the v2 shape they were configured in, so they carry v2 type URLs. */
+const V2 = 'type.googleapis.com/envoy.api.v2.';
+
+/** One repeated field of a dump: the Any type of its elements and the name `name_regex` matches. */
+interface RepeatedField {
+  element: string;
+  nameOf(element: JsonObject): string;
+}
+
+/** A top-level dump type: its fields, repeated or not (what `?resource=` may name). */
+interface DumpSchema {
+  type: string;
+  scalar: readonly string[];
+  repeated: Record<string, RepeatedField>;
+}
+
+const nested = (element: JsonObject, field: string, name: string): string => {
+  const inner = element[field];
+  return inner && typeof inner === 'object' && !Array.isArray(inner) ? String(inner[name] ?? '') : '';
+};
+const ofCluster = (e: JsonObject) => nested(e, 'cluster', 'name');
+const ofListener = (e: JsonObject) => nested(e, 'listener', 'name');
+const ofRoute = (e: JsonObject) => nested(e, 'route_config', 'name');
+const ofEndpoints = (e: JsonObject) => nested(e, 'endpoint_config', 'cluster_name');
+const ofName = (e: JsonObject) => String(e.name ?? '');
+
+/** The dumps in the reference's order (alphabetical by component), with their schemas. */
+export const SCHEMAS = {
+  bootstrap: { type: 'BootstrapConfigDump', scalar: ['bootstrap', 'last_updated'], repeated: {} },
+  clusters: {
+    type: 'ClustersConfigDump',
+    scalar: ['version_info'],
+    repeated: {
+      static_clusters: { element: 'ClustersConfigDump.StaticCluster', nameOf: ofCluster },
+      dynamic_active_clusters: { element: 'ClustersConfigDump.DynamicCluster', nameOf: ofCluster },
+      dynamic_warming_clusters: { element: 'ClustersConfigDump.DynamicCluster', nameOf: ofCluster },
+    },
+  },
+  endpoints: {
+    type: 'EndpointsConfigDump',
+    scalar: [],
+    repeated: {
+      static_endpoint_configs: { element: 'EndpointsConfigDump.StaticEndpointConfig', nameOf: ofEndpoints },
+      dynamic_endpoint_configs: { element: 'EndpointsConfigDump.DynamicEndpointConfig', nameOf: ofEndpoints },
+    },
+  },
+  listeners: {
+    type: 'ListenersConfigDump',
+    scalar: ['version_info'],
+    repeated: {
+      static_listeners: { element: 'ListenersConfigDump.StaticListener', nameOf: ofListener },
+      dynamic_listeners: { element: 'ListenersConfigDump.DynamicListener', nameOf: ofName },
+    },
+  },
+  route_scopes: {
+    type: 'ScopedRoutesConfigDump',
+    scalar: [],
+    repeated: {
+      inline_scoped_route_configs: {
+        element: 'ScopedRoutesConfigDump.InlineScopedRouteConfigs',
+        nameOf: ofName,
+      },
+      dynamic_scoped_route_configs: {
+        element: 'ScopedRoutesConfigDump.DynamicScopedRouteConfigs',
+        nameOf: ofName,
+      },
+    },
+  },
+  routes: {
+    type: 'RoutesConfigDump',
+    scalar: [],
+    repeated: {
+      static_route_configs: { element: 'RoutesConfigDump.StaticRouteConfig', nameOf: ofRoute },
+      dynamic_route_configs: { element: 'RoutesConfigDump.DynamicRouteConfig', nameOf: ofRoute },
+    },
+  },
+  secrets: {
+    type: 'SecretsConfigDump',
+    scalar: [],
+    repeated: {
+      static_secrets: { element: 'SecretsConfigDump.StaticSecret', nameOf: ofName },
+      dynamic_active_secrets: { element: 'SecretsConfigDump.DynamicSecret', nameOf: ofName },
+      dynamic_warming_secrets: { element: 'SecretsConfigDump.DynamicSecret', nameOf: ofName },
+    },
+  },
+} satisfies Record<string, DumpSchema>;
+
+export type DumpKey = keyof typeof SCHEMAS;
+
+/** One top-level dump before masks: its schema and its fields (repeated ones as lists). */
+export interface Dump {
+  key: DumpKey;
+  schema: DumpSchema;
+  fields: JsonObject;
+}
+
+export const typeUrl = (name: string) => `${ADMIN}${name}`;
+
+const any = (type: string, message: Json): JsonObject => ({
+  '@type': `${V2}${type}`,
+  ...(redact(message) as JsonObject),
+});
+
+function byName<T extends { name: string }>(items: readonly T[]): T[] {
+  return [...items].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** A cluster's members as a ClusterLoadAssignment: one locality group per (locality, priority). */
+function loadAssignment(entry: ClusterEntry): JsonObject {
+  const groups = new Map<string, { locality: JsonObject; priority: number; lb_endpoints: Json[] }>();
+  for (const h of entry.hosts) {
+    const key = JSON.stringify([h.locality, h.priority]);
+    let group = groups.get(key);
+    if (!group) {
+      group = { locality: { ...h.locality }, priority: h.priority, lb_endpoints: [] };
+      groups.set(key, group);
+    }
+    group.lb_endpoints.push({
+      endpoint: { address: socketAddress(h.address), hostname: h.hostname },
+      health_status: h.edsHealth === 'UNKNOWN' ? '' : h.edsHealth,
+      metadata: Object.keys(h.metadata).length > 0 ? { filter_metadata: h.metadata } : {},
+      load_balancing_weight: h.weight,
+    });
+  }
+  return omitDefaults({ cluster_name: entry.name, endpoints: [...groups.values()] });
+}
+
+/** Inline route tables of a listener's HTTP connection managers (`route_config` at any depth). */
+function routeConfigs(value: Json, out: JsonObject[] = []): JsonObject[] {
+  if (Array.isArray(value)) for (const v of value) routeConfigs(v, out);
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === 'route_config' && inner !== null && typeof inner === 'object' && !Array.isArray(inner))
+        out.push(inner);
+      else routeConfigs(inner, out);
+    }
+  }
+  return out;
+}
+
+function bootstrapDump(state: State): JsonObject {
+  if (!state.bootstrap) return {};
+  return { bootstrap: redact(state.bootstrap.config), last_updated: timestamp(state.bootstrap.lastUpdated) };
+}
+
+function clustersDump(state: State): JsonObject {
+  const clusters = byName(Object.values(state.clusters));
+  const version = state.clusterManager.versionInfo;
+  return {
+    version_info: version === 'static' ? '' : version,
+    static_clusters: clusters
+      .filter((c) => !c.addedViaApi)
+      .map((c) => ({ cluster: any('Cluster', c.config), last_updated: timestamp(c.lastUpdated) })),
+    dynamic_active_clusters: clusters
+      .filter((c) => c.addedViaApi)
+      .map((c) => ({
+        version_info: c.versionInfo,
+        cluster: any('Cluster', c.config),
+        last_updated: timestamp(c.lastUpdated),
+      })),
+  };
+}
+
+function endpointsDump(state: State): JsonObject {
+  const clusters = byName(Object.values(state.clusters));
+  const discovered = (c: ClusterEntry) => String(c.config.type ?? '').toUpperCase() === 'EDS';
+  return {
+    static_endpoint_configs: clusters
+      .filter((c) => !discovered(c))
+      .map((c) => ({
+        endpoint_config: any('ClusterLoadAssignment', loadAssignment(c)),
+        last_updated: timestamp(c.lastUpdated),
+      })),
+    dynamic_endpoint_configs: clusters.filter(discovered).map((c) => ({
+      version_info: c.versionInfo,
+      endpoint_config: any('ClusterLoadAssignment', loadAssignment(c)),
+      last_updated: timestamp(c.lastUpdated),
+    })),
+  };
+}
+
+function listenersDump(state: State): JsonObject {
+  return {
+    static_listeners: byName(Object.values(state.listeners)).map((l) => ({
+      listener: any('Listener', l.config),
+      last_updated: timestamp(l.lastUpdated),
+    })),
+  };
+}
+
+function routesDump(state: State): JsonObject {
+  return {
+    static_route_configs: byName(Object.values(state.listeners)).flatMap((l) =>
+      routeConfigs(l.config).map((rc) => ({
+        route_config: any('RouteConfiguration', rc),
+        last_updated: timestamp(l.lastUpdated),
+      })),
+    ),
+  };
+}
+
+function secretsDump(state: State): JsonObject {
+  const resources = (state.bootstrap?.config.static_resources ?? {}) as { secrets?: JsonObject[] };
+  const at = timestamp(state.bootstrap?.lastUpdated ?? 0);
+  return {
+    static_secrets: (resources.secrets ?? []).map((secret) => ({
+      name: String(secret.name ?? ''),
+      last_updated: at,
+      secret: any('auth.Secret', secret),
+    })),
+  };
+}
+
+const BUILDERS: Record<DumpKey, (state: State) => JsonObject> = {
+  bootstrap: bootstrapDump,
+  clusters: clustersDump,
+  endpoints: endpointsDump,
+  listeners: listenersDump,
+  route_scopes: () => ({}),
+  routes: routesDump,
+  secrets: secretsDump,
+};
+
+/**
+ * Every top-level dump of the snapshot in order (`endpoints` only with `include_eds`),
+ * secrets redacted; with `nameMatches`, repeated resources whose name does not match are
+ * dropped (the bootstrap is never filtered: it has no name).
+ */
+export function selectDumps(
+  state: State,
+  includeEds: boolean,
+  nameMatches: ((name: string) => boolean) | null,
+): Dump[] {
+  const keys = (Object.keys(SCHEMAS) as DumpKey[]).filter((k) => includeEds || k !== 'endpoints');
+  return keys.map((key) => {
+    const schema: DumpSchema = SCHEMAS[key];
+    const fields = BUILDERS[key](state);
+    if (nameMatches) {
+      for (const [field, spec] of Object.entries(schema.repeated)) {
+        const list = fields[field];
+        if (Array.isArray(list))
+          fields[field] = (list as JsonObject[]).filter((e) => nameMatches(spec.nameOf(e)));
+      }
+    }
+    return { key, schema, fields };
+  });
+}

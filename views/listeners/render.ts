@@ -1,0 +1,34 @@
+import type { ListenerEntry, State } from '../../reducers/state.js';
+import { socketAddress } from '../proto-json.js';
+import { json, text, type ViewResult } from '../result.js';
+
+/** The bound address, or before binding the one the config asks for. */
+function addressOf(listener: ListenerEntry): string {
+  if (listener.boundAddress) return listener.boundAddress;
+  const socket = (listener.config.address as { socket_address?: { address?: string; port_value?: number } })
+    ?.socket_address;
+  const ip = socket?.address ?? '0.0.0.0';
+  const port = Number(socket?.port_value ?? 0);
+  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
+}
+
+function sorted(state: State): ListenerEntry[] {
+  return Object.values(state.listeners).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** `/listeners`: `<name>::<ip:port>` per listener, or `listener_statuses` with `format=json`. */
+export function renderListeners(state: State, format: 'text' | 'json'): ViewResult {
+  if (format === 'json') {
+    return json({
+      listener_statuses: sorted(state).map((l) => ({
+        name: l.name,
+        local_address: socketAddress(addressOf(l)),
+      })),
+    });
+  }
+  return text(
+    sorted(state)
+      .map((l) => `${l.name}::${addressOf(l)}\n`)
+      .join(''),
+  );
+}

@@ -1,0 +1,29 @@
+import { json, type ViewResult } from '../result.js';
+
+/** The process figures `/memory` is made of (from `process.memoryUsage()` and `v8.getHeapStatistics()`). */
+export interface MemoryFigures {
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  rss: number;
+  /** `v8.getHeapStatistics().total_physical_size`: heap bytes actually resident. */
+  heapPhysical: number;
+}
+
+/**
+ * `/memory` with the reference's six fields, uint64 as strings, always printed:
+ * `allocated` = JS heap in use + external (C++ objects tied to JS, Buffers);
+ * `heap_size` = JS heap reserved; `pageheap_free` = reserved but unused;
+ * `pageheap_unmapped` = reserved but not resident; `total_thread_cache` = 0 (V8 has no
+ * per-thread allocator cache); `total_physical_bytes` = resident set size.
+ */
+export function renderMemory(m: MemoryFigures): ViewResult {
+  return json({
+    allocated: String(m.heapUsed + m.external),
+    heap_size: String(m.heapTotal),
+    pageheap_unmapped: String(Math.max(0, m.heapTotal - m.heapPhysical)),
+    pageheap_free: String(Math.max(0, m.heapTotal - m.heapUsed)),
+    total_thread_cache: '0',
+    total_physical_bytes: String(m.rss),
+  });
+}

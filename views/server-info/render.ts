@@ -1,0 +1,83 @@
+import type { Json, JsonObject } from '../../events/index.js';
+import type { ServerState } from '../../events/index.js';
+import type { State } from '../../reducers/state.js';
+import { json, type ViewResult } from '../result.js';
+
+/** What `/server_info` needs beside the snapshot. */
+export interface ServerInfoFigures {
+  /** Milliseconds on the store clock "now" (the snapshot's `at` when rendering the past). */
+  now: number;
+  hotRestartVersion: string;
+  /** `command_line_options` when the snapshot carries none (a bootstrap event without them). */
+  commandLineOptions: JsonObject;
+}
+
+/**
+ * The state `/ready` and `/server_info` report: the lifecycle state, except that a LIVE
+ * server whose health checks are failed (`/healthcheck/fail`) reports DRAINING, as the
+ * reference does.
+ */
+export function reportedState(state: State): ServerState {
+  return state.server.state === 'LIVE' && state.server.healthCheckFailed ? 'DRAINING' : state.server.state;
+}
+
+function obj(value: Json | undefined): JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
+}
+
+function list(value: Json | undefined): Json[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function str(value: Json | undefined): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** `major.minor.patch` of the second field of the five-field build version. */
+function versionNumbers(version: string): { major_number: number; minor_number: number; patch: number } {
+  const [major = 0, minor = 0, patch = 0] = (version.split('/')[1] ?? '')
+    .split(/[.-]/)
+    .slice(0, 3)
+    .map((n) => Number.parseInt(n, 10) || 0);
+  return { major_number: major, minor_number: minor, patch };
+}
+
+/** The bootstrap's `node`, with `--service-node/-cluster/-zone` taking precedence, every field printed. */
+function nodeOf(state: State, options: JsonObject): JsonObject {
+  const node = obj(state.bootstrap?.config.node);
+  const zone = str(options.service_zone);
+  const locality = obj(node.locality);
+  const out: JsonObject = {
+    id: str(options.service_node) || str(node.id),
+    cluster: str(options.service_cluster) || str(node.cluster),
+    metadata: obj(node.metadata),
+  };
+  if (zone || Object.keys(locality).length > 0) out.locality = zone ? { ...locality, zone } : locality;
+  out.user_agent_name = 'proxy';
+  out.user_agent_build_version = { version: versionNumbers(state.server.version) };
+  out.extensions = list(node.extensions);
+  out.client_features = list(node.client_features);
+  out.listening_addresses = list(node.listening_addresses);
+  return out;
+}
+
+function seconds(ms: number): string {
+  return `${Math.max(0, Math.floor(ms / 1000))}s`;
+}
+
+/** `/server_info`: the server info record with every field printed, defaults included. */
+export function renderServerInfo(state: State, figures: ServerInfoFigures): ViewResult {
+  const options =
+    Object.keys(state.server.options).length > 0 ? state.server.options : figures.commandLineOptions;
+  const uptime = seconds(figures.now - state.server.startedAt);
+  return json({
+    version: state.server.version,
+    state: reportedState(state),
+    uptime_current_epoch: uptime,
+    // No hot restart: every epoch is this one.
+    uptime_all_epochs: uptime,
+    hot_restart_version: figures.hotRestartVersion,
+    command_line_options: options,
+    node: nodeOf(state, options),
+  });
+}
