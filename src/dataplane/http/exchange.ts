@@ -197,8 +197,11 @@ export class Exchange implements UpstreamHandler {
     };
     const perTry = this.retry?.perTryTimeoutMs ?? 0;
     if (perTry > 0) this.tryTimer = setTimeout(() => this.onTimeout(true), perTry);
-    this.upstream = poolFor(pc, this.req.protocol === 'HTTP/2').request(this.head as UpstreamRequestHead, this, pc);
-    this.upstream.onWritable = () => this.owner.resumeReading();
+    const up = poolFor(pc, this.req.protocol === 'HTTP/2').request(this.head as UpstreamRequestHead, this, pc);
+    if (!this.done && this.host === host) {
+      this.upstream = up;
+      up.onWritable = () => this.owner.resumeReading();
+    }
   }
 
   /** Ends the current attempt's accounting; `status` 0 when it got no response. */
@@ -322,10 +325,11 @@ export class Exchange implements UpstreamHandler {
 
   // ---- UpstreamHandler ----
 
-  onUpstreamReady(): void {
-    if (this.done || !this.upstream) return;
+  onUpstreamReady(up: UpstreamRequest): void {
+    if (this.done) return;
+    // A free connection answers synchronously, before `request()` has returned the handle.
+    this.upstream = up;
     this.upstreamReady = true;
-    const up = this.upstream;
     for (let i = this.bodySent; i < this.body.length; i++) up.write(this.body[i] as Buffer);
     this.bodySent = this.body.length;
     if (!this.retainBody) {

@@ -147,7 +147,7 @@ class H1Connection {
     head += '\r\n';
     this.traffic.cxTxBytes.add(head.length);
     this.socket.write(head, 'latin1');
-    req.handler.onUpstreamReady();
+    req.handler.onUpstreamReady(req);
   }
 
   private onData(chunk: Buffer): void {

@@ -82,7 +82,7 @@ class H2Request implements UpstreamRequest {
     });
     stream.on('error', () => {});
     stream.on('drain', () => this.onWritable?.());
-    this.handler.onUpstreamReady();
+    this.handler.onUpstreamReady(this);
     for (const chunk of this.queued.splice(0)) stream.write(chunk);
     if (this.ended) stream.end();
   }

@@ -20,7 +20,7 @@ export type UpstreamFailure = 'connect-failure' | 'connect-timeout' | 'overflow'
 /** The router's side of an upstream attempt; the pool calls these exactly in this order. */
 export interface UpstreamHandler {
   /** A connection (or HTTP/2 stream) is ready: body writes go straight to the wire now. */
-  onUpstreamReady(): void;
+  onUpstreamReady(request: UpstreamRequest): void;
   /** The attempt failed before response headers. */
   onUpstreamFailure(reason: UpstreamFailure): void;
   onUpstreamHead(status: number, headers: string[], contentLength: number): void;

@@ -1,0 +1,37 @@
+/**
+ * The data plane: listeners, their filter chains (HTTP connection manager, TCP proxy) and
+ * the processes that run them.
+ */
+import type { ServerContext } from '../server/context.js';
+import { createClusterManager } from '../upstream/cluster-manager.js';
+import { trackListenerManagerStats } from './listeners/manager-stats.js';
+import { ListenerManager } from './listeners/manager.js';
+import { WorkerPool } from './workers/pool.js';
+
+export { collectWorkerStats, type HostStatsByCluster } from './workers/stats-merge.js';
+
+/**
+ * Starts serving traffic: resolves once the snapshot's listeners are bound (or failed), so
+ * the server can go LIVE after it. `--concurrency 1` runs everything in this process (no
+ * IPC on the way); N > 1 forks N workers that share the listening sockets.
+ */
+export async function startDataPlane(ctx: ServerContext): Promise<void> {
+  const listenerStats = trackListenerManagerStats(ctx.store.state$, ctx.stats);
+  ctx.onShutdown(() => listenerStats.unsubscribe());
+  if (!ctx.clusters) {
+    const clusters = await createClusterManager(ctx);
+    ctx.clusters = clusters;
+    ctx.onShutdown(() => clusters.close());
+  }
+  const workersStarted = ctx.stats.gauge('listener_manager.workers_started', 'NeverImport');
+  if (ctx.options.concurrency <= 1) {
+    const listeners = new ListenerManager(ctx, ctx.clusters);
+    ctx.onShutdown(() => listeners.close());
+    await listeners.start();
+  } else {
+    const pool = new WorkerPool(ctx, ctx.options.concurrency);
+    ctx.onShutdown(() => pool.close());
+    await pool.start();
+  }
+  workersStarted.set(1);
+}

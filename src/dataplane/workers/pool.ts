@@ -1,0 +1,197 @@
+import cluster, { type Worker } from 'node:cluster';
+import { fileURLToPath } from 'node:url';
+import type { Subscription } from 'rxjs';
+import type { ProxyEvent } from '../../../events/index.js';
+import type { ServerContext } from '../../server/context.js';
+import { isWorkerMessage, type PrimaryMessage, type WorkerMessage } from './messages.js';
+import type { StatsDump } from './stats-merge.js';
+
+/** The worker entry next to this file: `.ts` under tsx, `.js` in the build. */
+const WORKER_ENTRY = fileURLToPath(new URL(`./worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+/** Restarts of a crashed worker wait this long, so a worker that dies at once does not spin. */
+const RESTART_DELAY_MS = 500;
+
+interface Slot {
+  id: number;
+  worker: Worker | null;
+  /** Set once the worker was sent its snapshot: from then on it gets every envelope. */
+  initialised: boolean;
+}
+
+const pools = new WeakMap<ServerContext, WorkerPool>();
+
+/** The worker pool of a server, or undefined when the data plane runs in-process. */
+export function workerPoolOf(ctx: ServerContext): WorkerPool | undefined {
+  return pools.get(ctx);
+}
+
+/**
+ * `--concurrency N` (N > 1): N data-plane processes under `node:cluster`. The primary keeps
+ * the only store that stamps events; each worker starts from the primary's snapshot and
+ * folds every envelope the primary ingests after it, so all hold the same snapshots. Events
+ * a worker produces travel to the primary to be dispatched there. Listening sockets are
+ * shared: the primary binds each address once and every worker accepts on it, the kernel
+ * choosing which (SCHED_NONE).
+ */
+export class WorkerPool {
+  private readonly slots: Slot[];
+  private readonly envelopes: Subscription;
+  private readonly pendingStats = new Map<number, { dumps: StatsDump[]; waiting: number; done: () => void }>();
+  private readonly readyWaiters = new Map<number, () => void>();
+  /** Per listener: the workers that reported it stopped (the listener is stopped when all did). */
+  private readonly stoppedBy = new Map<string, Set<number>>();
+  private nextRequest = 1;
+  private closing = false;
+
+  constructor(
+    private readonly ctx: ServerContext,
+    count: number,
+  ) {
+    this.slots = Array.from({ length: count }, (_, i) => ({ id: i + 1, worker: null, initialised: false }));
+    this.envelopes = ctx.store.ingested$.subscribe((env) => this.broadcast({ kind: 'envelope', env }));
+    pools.set(ctx, this);
+  }
+
+  /** Forks every worker; resolves once each has bound the listeners of the snapshot. */
+  async start(): Promise<void> {
+    // Must precede the first fork: the kernel balances accepts over the shared sockets,
+    // where the default round-robin would accept everything in the primary and pass sockets on.
+    cluster.schedulingPolicy = cluster.SCHED_NONE;
+    cluster.setupPrimary({ exec: WORKER_ENTRY, args: [], execArgv: process.execArgv });
+    await Promise.all(this.slots.map((slot) => this.fork(slot)));
+  }
+
+  /** Every live worker's stats dump; a worker silent for `timeoutMs` is left out. */
+  collect(timeoutMs: number): Promise<StatsDump[]> {
+    const live = this.slots.filter((s) => s.worker && s.initialised);
+    if (live.length === 0) return Promise.resolve([]);
+    const id = this.nextRequest++;
+    return new Promise((resolve) => {
+      const request = { dumps: [] as StatsDump[], waiting: live.length, done: () => {} };
+      const timer = setTimeout(() => request.done(), timeoutMs);
+      request.done = () => {
+        clearTimeout(timer);
+        this.pendingStats.delete(id);
+        resolve(request.dumps);
+      };
+      this.pendingStats.set(id, request);
+      for (const slot of live) this.send(slot, { kind: 'stats-request', id });
+    });
+  }
+
+  /** Asks every worker to close its listeners and exit; kills those still there after `graceMs`. */
+  async close(graceMs = 5000): Promise<void> {
+    this.closing = true;
+    this.envelopes.unsubscribe();
+    pools.delete(this.ctx);
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        const worker = slot.worker;
+        if (!worker || worker.isDead()) return;
+        const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+        this.send(slot, { kind: 'shutdown' });
+        const timer = setTimeout(() => worker.process.kill('SIGKILL'), graceMs);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+  }
+
+  private fork(slot: Slot): Promise<void> {
+    const log = this.ctx.log.get('workers');
+    const worker = cluster.fork({ PROXY_WORKER_ID: String(slot.id) });
+    slot.worker = worker;
+    slot.initialised = false;
+    const ready = new Promise<void>((resolve) => this.readyWaiters.set(slot.id, resolve));
+    worker.on('message', (m: unknown) => {
+      if (isWorkerMessage(m)) this.onMessage(slot, m);
+    });
+    worker.on('error', (err) => log.warn({ err, worker: slot.id }, 'worker IPC error'));
+    worker.on('exit', (code, signal) => {
+      slot.worker = null;
+      slot.initialised = false;
+      this.readyWaiters.get(slot.id)?.();
+      this.readyWaiters.delete(slot.id);
+      for (const request of this.pendingStats.values()) {
+        request.waiting -= 1;
+        if (request.waiting <= 0) request.done();
+      }
+      if (this.closing) return;
+      log.error({ worker: slot.id, code, signal }, `data-plane worker ${slot.id} exited unexpectedly; restarting it`);
+      this.ctx.stats.counter('listener_manager.worker_restarts').inc();
+      setTimeout(() => {
+        if (!this.closing) void this.fork(slot);
+      }, RESTART_DELAY_MS).unref();
+    });
+    return ready;
+  }
+
+  private onMessage(slot: Slot, m: WorkerMessage): void {
+    switch (m.kind) {
+      case 'hello':
+        // From here on the worker gets every envelope, and the snapshot is the state just
+        // before the next one: nothing falls between.
+        this.send(slot, { kind: 'init', workerId: slot.id, options: this.ctx.options, state: this.ctx.store.state });
+        slot.initialised = true;
+        return;
+      case 'ready':
+        this.readyWaiters.get(slot.id)?.();
+        this.readyWaiters.delete(slot.id);
+        return;
+      case 'stats-dump': {
+        const request = this.pendingStats.get(m.id);
+        if (!request) return;
+        request.dumps.push(m.dump);
+        request.waiting -= 1;
+        if (request.waiting <= 0) request.done();
+        return;
+      }
+      case 'dispatch':
+        this.dispatchFromWorker(slot, m.event, m.source);
+        return;
+    }
+  }
+
+  /**
+   * Every worker binds and stops the same listeners, so listener reports are folded into
+   * one event: the first bind (or bind failure) of a listener, and its stop once every
+   * live worker has stopped it. Other events pass through as they are.
+   */
+  private dispatchFromWorker(slot: Slot, event: ProxyEvent, source: string): void {
+    const state = this.ctx.store.state;
+    switch (event.type) {
+      case 'listener/bound':
+      case 'listener/bind-failed': {
+        const entry = state.listeners[event.name];
+        if (entry && entry.state === 'pending') this.ctx.store.dispatch(event, source);
+        return;
+      }
+      case 'listener/stopped': {
+        const live = this.slots.filter((s) => s.worker).map((s) => s.id);
+        const done: string[] = [];
+        for (const name of event.names) {
+          const by = this.stoppedBy.get(name) ?? new Set<number>();
+          by.add(slot.id);
+          this.stoppedBy.set(name, by);
+          if (live.every((id) => by.has(id)) && state.listeners[name]?.state !== 'stopped') done.push(name);
+        }
+        if (done.length > 0) this.ctx.store.dispatch({ ...event, names: done }, source);
+        return;
+      }
+      default:
+        this.ctx.store.dispatch(event, source);
+    }
+  }
+
+  private broadcast(message: PrimaryMessage): void {
+    for (const slot of this.slots) if (slot.initialised) this.send(slot, message);
+  }
+
+  private send(slot: Slot, message: PrimaryMessage): void {
+    const worker = slot.worker;
+    if (!worker || !worker.isConnected()) return;
+    worker.send(message, (err: Error | null) => {
+      if (err) this.ctx.log.get('workers').warn({ err, worker: slot.id }, 'message to worker lost');
+    });
+  }
+}

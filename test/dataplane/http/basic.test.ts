@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, test } from 'node:test';
+import { hcmConfig, rawExchange, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+
+let upstream: http.Server;
+let proxy: TestProxy;
+
+before(async () => {
+  upstream = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      res.setHeader('x-seen-path', req.url ?? '');
+      res.setHeader('x-seen-xff', String(req.headers['x-forwarded-for'] ?? ''));
+      res.end(`echo ${req.method} ${Buffer.concat(chunks).toString()}`);
+    });
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  const port = (upstream.address() as AddressInfo).port;
+  proxy = await startProxy(hcmConfig('backend'), [{ raw: { name: 'backend', connect_timeout: '1s' }, addresses: [`127.0.0.1:${port}`] }]);
+});
+
+after(async () => {
+  await proxy.close();
+  upstream.close();
+});
+
+test('forwards a GET and counts it', async () => {
+  const res = await fetch(`http://127.0.0.1:${proxy.port}/hello?x=1`);
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), 'echo GET ');
+  assert.equal(res.headers.get('x-seen-path'), '/hello?x=1');
+  assert.equal(res.headers.get('x-seen-xff'), '127.0.0.1');
+  assert.equal(proxy.counter('http.ingress.downstream_rq_2xx'), 1);
+  assert.equal(proxy.counter('cluster.backend.upstream_rq_200'), 1);
+});
+
+test('forwards a POST body and keeps the connection alive', async () => {
+  const out = await rawExchange(
+    proxy.port,
+    'POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloGET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+  );
+  assert.match(out, /echo POST hello/);
+  assert.match(out, /echo GET $/);
+  assert.equal(out.match(/HTTP\/1.1 200/g)?.length, 2);
+});
+
+test('malformed request -> 400, huge headers -> 431', async () => {
+  assert.match(await rawExchange(proxy.port, 'garbage\r\n\r\n'), /^HTTP\/1.1 400/);
+  const big = `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70 * 1024)}\r\n\r\n`;
+  assert.match(await rawExchange(proxy.port, big), /^HTTP\/1.1 431/);
+  assert.ok(proxy.counter('http.ingress.downstream_cx_protocol_error') >= 2);
+});

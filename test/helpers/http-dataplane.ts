@@ -1,0 +1,141 @@
+import * as net from 'node:net';
+import type { RawCluster } from '../../events/config.js';
+import { clusterSettings } from '../../reducers/settings/cluster.js';
+import type { HostState } from '../../reducers/state.js';
+import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
+import { Store } from '../../src/control/store.js';
+import { createHttpConnectionManager } from '../../src/dataplane/http/manager.js';
+import type { NetworkFilterHandler } from '../../src/dataplane/http/types.js';
+import { destroyPools } from '../../src/dataplane/pool/index.js';
+import { createLoggers } from '../../src/logging/loggers.js';
+import type { ServerContext } from '../../src/server/context.js';
+import { StatsStore } from '../../src/stats/store.js';
+import type { ClusterRuntime, UpstreamHost } from '../../src/upstream/types.js';
+
+/** A bare server context for data plane tests: real store and stats, no admin. */
+export function testContext(): ServerContext {
+  return {
+    options: { ...DEFAULT_OPTIONS },
+    store: new Store(),
+    stats: new StatsStore(),
+    log: createLoggers('fatal'),
+    onShutdown: () => {},
+    shutdown: async () => {},
+  };
+}
+
+function hostOf(address: string): UpstreamHost {
+  const colon = address.lastIndexOf(':');
+  const ip = address.slice(0, colon);
+  const port = Number(address.slice(colon + 1));
+  const state: HostState = {
+    address,
+    ip,
+    port,
+    hostname: '',
+    weight: 1,
+    priority: 0,
+    locality: { region: '', zone: '', sub_zone: '' },
+    metadata: {},
+    edsHealth: 'HEALTHY',
+    failedActiveHc: false,
+    failedOutlierCheck: false,
+  };
+  return {
+    address,
+    ip,
+    port,
+    state,
+    stats: { cx_total: 0, cx_active: 0, cx_connect_fail: 0, rq_total: 0, rq_timeout: 0, rq_success: 0, rq_error: 0, rq_active: 0 },
+    pool: null,
+  };
+}
+
+/** A cluster runtime over fixed addresses with a plain round-robin balancer. */
+export function testCluster(ctx: ServerContext, raw: RawCluster, addresses: string[]): ClusterRuntime {
+  const hosts = addresses.map(hostOf);
+  let next = 0;
+  const settings = clusterSettings(raw);
+  return {
+    name: raw.name,
+    settings,
+    hosts,
+    lb: { choose: () => (hosts.length === 0 ? null : (hosts[next++ % hosts.length] as UpstreamHost)) },
+    scope: ctx.stats.scope(`cluster.${settings.statName}`),
+  };
+}
+
+export interface TestProxy {
+  ctx: ServerContext;
+  hcm: NetworkFilterHandler;
+  port: number;
+  clusters: Map<string, ClusterRuntime>;
+  counter(name: string): number;
+  gauge(name: string): number;
+  close(): Promise<void>;
+}
+
+/** Starts an HTTP connection manager behind a listener on 127.0.0.1:0. */
+export async function startProxy(
+  hcmConfig: Record<string, unknown>,
+  clusters: Array<{ raw: RawCluster; addresses: string[] }>,
+): Promise<TestProxy> {
+  const ctx = testContext();
+  const map = new Map<string, ClusterRuntime>();
+  for (const c of clusters) map.set(c.raw.name, testCluster(ctx, c.raw, c.addresses));
+  const hcm = createHttpConnectionManager(hcmConfig as never, {
+    ctx,
+    clusters: { get: (name) => map.get(name) },
+    listenerName: 'test',
+  });
+  const server = net.createServer((socket) => hcm.handle(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    ctx,
+    hcm,
+    port,
+    clusters: map,
+    counter: (name) => ctx.stats.counters.get(name)?.value ?? 0,
+    gauge: (name) => ctx.stats.gauges.get(name)?.value ?? 0,
+    async close() {
+      server.close();
+      await hcm.close();
+      for (const c of map.values()) destroyPools(c);
+    },
+  };
+}
+
+/** An HCM typed_config routing everything under `/` to `cluster`, with extra routes first. */
+export function hcmConfig(cluster: string, extraRoutes: unknown[] = [], routeExtras: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    stat_prefix: 'ingress',
+    route_config: {
+      name: 'local',
+      virtual_hosts: [
+        {
+          name: 'all',
+          domains: ['*'],
+          routes: [...extraRoutes, { match: { prefix: '/' }, route: { cluster, ...routeExtras } }],
+        },
+      ],
+    },
+    http_filters: [{ name: 'proxy.filters.http.router' }],
+  };
+}
+
+/** Sends raw bytes and collects everything until the server closes or `untilMs` passes. */
+export function rawExchange(port: number, data: string | Buffer, untilMs = 1000): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => socket.destroy(), untilMs);
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(Buffer.concat(chunks).toString('latin1'));
+    });
+    socket.on('error', () => {});
+    socket.write(data);
+  });
+}
