@@ -6,7 +6,7 @@ import type { ServerContext } from '../server/context.js';
 import { startContentionSampler } from './contention-sampler.js';
 import { routeAdmin } from './dispatch.js';
 import { handlers } from './handlers/index.js';
-import type { AdminResponse } from './registry.js';
+import type { AdminResponse, HandlerDescriptor } from './registry.js';
 import { loadDiskRuntimeLayers } from './runtime-disk.js';
 
 /** Largest request body the admin reads (runtime_modify forms, tap configs). */
@@ -52,9 +52,13 @@ function closeGracefully(server: Server): Promise<void> {
 
 /**
  * Starts the admin listener where the bootstrap says, and the admin edges (disk runtime
- * layers, contention sampler); resolves to the bound `ip:port`.
+ * layers, contention sampler); resolves to the bound `ip:port`. `table` is the endpoint
+ * list (tests pass their own).
  */
-export async function startAdmin(ctx: ServerContext): Promise<string> {
+export async function startAdmin(
+  ctx: ServerContext,
+  table: readonly HandlerDescriptor[] = handlers,
+): Promise<string> {
   const log = ctx.log.get('admin');
   await loadDiskRuntimeLayers(ctx);
   if (ctx.options.enableMutexTracing) ctx.onShutdown(startContentionSampler(ctx));
@@ -67,7 +71,7 @@ export async function startAdmin(ctx: ServerContext): Promise<string> {
     const path = req.originalUrl.split('?')[0] ?? '';
     try {
       const routed = await routeAdmin(
-        handlers,
+        table,
         {
           method: req.method,
           url: req.originalUrl,

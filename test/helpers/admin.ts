@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bootstrapLoaded, type JsonObject, serverStateChanged } from '../../events/index.js';
+import type { HandlerDescriptor } from '../../src/admin/registry.js';
 import { startAdmin } from '../../src/admin/server.js';
 import type { Options } from '../../src/cli/options.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
@@ -46,6 +47,7 @@ export function adminBootstrap(extra: JsonObject = {}): JsonObject {
 export async function startTestAdmin(
   bootstrap: JsonObject,
   options: Partial<Options> = {},
+  table?: readonly HandlerDescriptor[],
 ): Promise<TestAdmin> {
   const opts: Options = { ...DEFAULT_OPTIONS, ...options };
   const steps: Array<() => Promise<void> | void> = [];
@@ -69,7 +71,7 @@ export async function startTestAdmin(
     bootstrapLoaded({ bootstrap, options: commandLineOptionsJson(opts), version: VERSION, sources: [] }),
     'bootstrap',
   );
-  const address = await startAdmin(ctx);
+  const address = await startAdmin(ctx, table);
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
   const base = `http://${address}`;
   return {

@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { handlers } from '../../src/admin/handlers/index.js';
+import type { HandlerDescriptor } from '../../src/admin/registry.js';
+import { adminBootstrap, startTestAdmin, type TestAdmin } from '../helpers/admin.js';
+
+const boom: HandlerDescriptor = {
+  path: '/boom',
+  help: 'always fails',
+  mutates: false,
+  params: [],
+  handle: () => {
+    throw new Error('secret detail /etc/passwd');
+  },
+};
+
+describe('admin adapter', () => {
+  let admin: TestAdmin;
+  before(async () => {
+    admin = await startTestAdmin(adminBootstrap(), {}, [...handlers, boom]);
+  });
+  after(() => admin.close());
+
+  it('adds the admin headers and no X-Powered-By or CORS header', async () => {
+    const res = await admin.get('/ready');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-type'), 'text/plain; charset=UTF-8');
+    assert.equal(res.headers.get('cache-control'), 'no-cache, max-age=0');
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(res.headers.get('x-powered-by'), null);
+    assert.equal(res.headers.get('access-control-allow-origin'), null);
+    assert.equal(await res.text(), 'LIVE\n');
+  });
+
+  it('answers an unknown path with 404 and the help list', async () => {
+    const res = await admin.get('/nope');
+    assert.equal(res.status, 404);
+    const body = await res.text();
+    assert.ok(body.startsWith('invalid path. admin commands are:\n  /: Admin home page\n'), body);
+    assert.match(body, /\n {2}\/clusters: upstream cluster status\n/);
+  });
+
+  it('matches paths exactly', async () => {
+    assert.equal((await admin.get('/clusters/')).status, 404);
+    assert.equal((await admin.get('/cluster')).status, 404);
+    assert.equal((await admin.get('//quitquitquit')).status, 404);
+  });
+
+  it('lists endpoints in /help sorted by path, mutations included', async () => {
+    const body = await (await admin.get('/help')).text();
+    const paths = body
+      .split('\n')
+      .slice(1)
+      .filter(Boolean)
+      .map((l) => l.trim().split(': ')[0]!);
+    assert.deepEqual(paths, [...paths].sort());
+    for (const p of ['/quitquitquit', '/runtime_modify', '/config_dump', '/server_info'])
+      assert.ok(paths.includes(p));
+  });
+
+  it('refuses GET on every mutating endpoint with 400 and changes nothing', async () => {
+    const mutating = handlers.filter((h) => h.mutates);
+    assert.ok(mutating.length >= 10);
+    for (const h of mutating) {
+      const seq = admin.ctx.store.state.seq;
+      const res = await admin.get(`${h.path}?level=debug&enable=y&a=b`);
+      assert.equal(res.status, 400, h.path);
+      assert.equal(await res.text(), 'Method GET not allowed, POST required.\n', h.path);
+      assert.equal(admin.ctx.store.state.seq, seq, `${h.path} dispatched an event on GET`);
+    }
+    assert.deepEqual(admin.shutdownCodes, []);
+  });
+
+  it('answers a bad query value with 400 and a usage line', async () => {
+    const res = await admin.get('/listeners?format=yaml');
+    assert.equal(res.status, 400);
+    assert.equal(
+      await res.text(),
+      "invalid value 'yaml' for parameter 'format' of /listeners: must be one of text, json\nusage: /listeners?format=<text|json>\n",
+    );
+  });
+
+  it('answers a throwing handler with a generic 500 and keeps serving', async () => {
+    const res = await admin.get('/boom');
+    assert.equal(res.status, 500);
+    const body = await res.text();
+    assert.equal(body, 'internal error while handling /boom; the proxy log has the details\n');
+    assert.equal((await admin.get('/ready')).status, 200);
+  });
+
+  it('reads POST parameters from a form-encoded body', async () => {
+    const res = await admin.post('/runtime_modify', 'form.key=1');
+    assert.equal(res.status, 200);
+    assert.equal(admin.ctx.store.state.runtime.layers.at(-1)?.values['form.key'], '1');
+  });
+
+  it('folds dry_run into a copy: a JSON Patch answer and no dispatch', async () => {
+    const seq = admin.ctx.store.state.seq;
+    const res = await admin.post('/healthcheck/fail?dry_run=1');
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), [{ op: 'replace', path: '/server/healthCheckFailed', value: true }]);
+    assert.equal(admin.ctx.store.state.seq, seq);
+    assert.equal(admin.ctx.store.state.server.healthCheckFailed, false);
+  });
+
+  it('refuses ?at= without an event history, and on endpoints that render no snapshot', async () => {
+    const noHistory = await admin.get('/clusters?at=1');
+    assert.equal(noHistory.status, 400);
+    assert.match(await noHistory.text(), /--event-log/);
+    const notSnapshot = await admin.get('/memory?at=1');
+    assert.equal(notSnapshot.status, 400);
+  });
+
+  it('answers an oversized body with 413 and no stack trace', async () => {
+    const res = await admin.post('/runtime_modify', `k=${'x'.repeat(2 * 1024 * 1024)}`);
+    assert.equal(res.status, 413);
+    const body = await res.text();
+    assert.doesNotMatch(body, /at |node_modules/);
+  });
+});
