@@ -44,7 +44,7 @@ export class ReplayError extends Error {
     readonly reason: string,
     readonly path: string,
   ) {
-    super(`${path}:${line}: ${reason}`);
+    super(line > 0 ? `${path}:${line}: ${reason}` : `${path}: ${reason}`);
   }
 }
 
