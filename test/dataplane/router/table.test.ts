@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { HttpRequest } from '../../../src/dataplane/http/request.js';
+import { compileRouteTable, findRoute, pickWeighted, redirectLocation } from '../../../src/dataplane/router/table.js';
+
+function req(authority: string, path: string, headers: string[] = []): HttpRequest {
+  return { method: 'GET', path, authority, scheme: 'http', headers, protocol: 'HTTP/1.1', remoteIp: '1.2.3.4', contentLength: 0, hasBody: false };
+}
+
+const table = compileRouteTable({
+  virtual_hosts: [
+    { name: 'exact', domains: ['api.example.com'], routes: [{ match: { prefix: '/' }, route: { cluster: 'exact' } }] },
+    { name: 'suffix', domains: ['*.example.com'], routes: [{ match: { prefix: '/' }, route: { cluster: 'suffix' } }] },
+    { name: 'longer', domains: ['*.b.example.com'], routes: [{ match: { prefix: '/' }, route: { cluster: 'longer' } }] },
+    { name: 'prefix', domains: ['foo.*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'prefix' } }] },
+    {
+      name: 'any',
+      domains: ['*'],
+      routes: [
+        { match: { path: '/exact' }, route: { cluster: 'path' } },
+        { match: { safe_regex: { google_re2: {}, regex: '/re/[0-9]+' } }, route: { cluster: 'regex' } },
+        { match: { prefix: '/CI', case_sensitive: false }, route: { cluster: 'ci' } },
+        { match: { prefix: '/h', headers: [{ name: 'x-env', exact_match: 'canary' }] }, route: { cluster: 'canary' } },
+        { match: { prefix: '/h', headers: [{ name: 'x-skip', present_match: true, invert_match: true }] }, route: { cluster: 'noskip' } },
+        { match: { prefix: '/' }, route: { cluster: 'default', timeout: '0s' } },
+      ],
+    },
+  ],
+});
+
+const cluster = (r: HttpRequest) => {
+  const hit = findRoute(table, r);
+  return hit && hit.route.action.kind === 'cluster' ? hit.route.action.cluster : null;
+};
+
+test('virtual hosts: exact, longest suffix, prefix, then *; port ignored when needed', () => {
+  assert.equal(cluster(req('api.example.com', '/')), 'exact');
+  assert.equal(cluster(req('api.example.com:8080', '/')), 'exact');
+  assert.equal(cluster(req('x.example.com', '/')), 'suffix');
+  assert.equal(cluster(req('a.b.example.com', '/')), 'longer');
+  assert.equal(cluster(req('foo.bar', '/')), 'prefix');
+  assert.equal(cluster(req('other', '/')), 'default');
+});
+
+test('path, regex (full match), case-insensitive prefix and header matchers', () => {
+  assert.equal(cluster(req('h', '/exact?q=1')), 'path');
+  assert.equal(cluster(req('h', '/exact/more')), 'default');
+  assert.equal(cluster(req('h', '/re/123')), 'regex');
+  assert.equal(cluster(req('h', '/re/12a')), 'default');
+  assert.equal(cluster(req('h', '/ci/x')), 'ci');
+  assert.equal(cluster(req('h', '/h', ['x-env', 'canary'])), 'canary');
+  assert.equal(cluster(req('h', '/h')), 'noskip');
+  assert.equal(cluster(req('h', '/h', ['x-skip', '1'])), 'default');
+  assert.equal(findRoute(table, req('h', '/'))?.route.timeoutMs, 0);
+  assert.equal(findRoute(table, req('h', '/exact'))?.route.timeoutMs, 15000);
+});
+
+test('invalid config names the field', () => {
+  assert.throws(
+    () => compileRouteTable({ virtual_hosts: [{ domains: ['*'], routes: [{ match: { prefix: '/' } }] }] }),
+    /route_config\.virtual_hosts\[0\]\.routes\[0\]: a route needs one of/,
+  );
+  assert.throws(
+    () => compileRouteTable({ virtual_hosts: [{ domains: ['*'], routes: [{ match: { safe_regex: { regex: '(a' } }, route: { cluster: 'x' } }] }] }),
+    /invalid regex/,
+  );
+});
+
+test('weighted pick and redirect location', () => {
+  const action = { clusters: [{ name: 'a', weight: 1, metadataMatch: null }, { name: 'b', weight: 3, metadataMatch: null }], totalWeight: 4 };
+  assert.equal(pickWeighted(action, 0.1).name, 'a');
+  assert.equal(pickWeighted(action, 0.3).name, 'b');
+  const t = compileRouteTable({
+    virtual_hosts: [{ domains: ['*'], routes: [{ match: { prefix: '/old' }, redirect: { https_redirect: true, prefix_rewrite: '/new', response_code: 'FOUND' } }] }],
+  });
+  const hit = findRoute(t, req('site:8080', '/old/page?x=1'));
+  assert.ok(hit && hit.route.action.kind === 'redirect');
+  assert.equal(hit.route.action.status, 302);
+  assert.equal(redirectLocation(hit.route.action, hit.route, req('site:8080', '/old/page?x=1')), 'https://site/new/page?x=1');
+});
