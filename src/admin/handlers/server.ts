@@ -75,7 +75,8 @@ export const serverHandlers: HandlerDescriptor[] = [
     params: [],
     handle: (_req, ctx) => {
       ctx.store.dispatch(shutdownRequested({ reason: 'admin /quitquitquit' }), 'admin');
-      return { ...text('OK\n'), after: () => void ctx.shutdown(0) };
+      // `connection: close` so the admin socket is not held open by this very client's keep-alive.
+      return { ...text('OK\n'), headers: { connection: 'close' }, after: () => void ctx.shutdown(0) };
     },
   },
 ];
