@@ -102,10 +102,11 @@ export class HttpConnectionManager implements NetworkFilterHandler {
       this.stats.cxHttp2Active.dec();
       this.onConnectionClosed(null, openedAt, true);
     });
+    // The preface already read is put back: the HTTP/2 session consumes buffered bytes
+    // before it takes over the socket's handle. Resuming the JS stream would race it.
     socket.pause();
     if (first) socket.unshift(first);
     this.h2.emit('connection', socket);
-    socket.resume();
   }
 
   /** Called by the HTTP/2 codec for each new session, so drains can send it GOAWAY. */
