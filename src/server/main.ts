@@ -2,12 +2,14 @@ import { writeFileSync } from 'node:fs';
 import { bootstrapLoaded, serverStateChanged } from '../../events/index.js';
 import { startAdmin } from '../admin/server.js';
 import { loadBootstrap } from '../bootstrap/load.js';
+import { startDataPlane } from '../dataplane/index.js';
 import type { Options } from '../cli/options.js';
 import { commandLineOptionsJson } from '../cli/server-info-options.js';
 import { startEventLog } from '../control/event-log.js';
 import { Store } from '../control/store.js';
 import { createLoggers } from '../logging/loggers.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
+import { startStats } from '../stats/start.js';
 import { StatsStore } from '../stats/store.js';
 import { VERSION } from '../version.js';
 import type { ServerContext } from './context.js';
@@ -59,8 +61,11 @@ export async function serve(options: Options): Promise<ServerContext> {
     logLevels.unsubscribe();
     ctx.log.close();
   });
+  startStats(ctx);
   const adminAddress = await startAdmin(ctx);
   if (options.adminAddressPath) writeFileSync(options.adminAddressPath, adminAddress);
+  // INITIALIZING (set by bootstrap-loaded) lasts until the listeners are bound.
+  await startDataPlane(ctx);
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void ctx.shutdown(0));
   return ctx;

@@ -10,6 +10,7 @@ import { listenersHandlers } from './listeners.js';
 import { loggingHandlers } from './logging.js';
 import { profilingHandlers } from './profiling.js';
 import { runtimeHandlers } from './runtime.js';
+import { statsHandlers } from './stats.js';
 import { tapHandlers } from './tap.js';
 
 /** Every admin endpoint, one family per file. */
@@ -25,5 +26,6 @@ export const handlers: HandlerDescriptor[] = [
   ...loggingHandlers,
   ...profilingHandlers,
   ...runtimeHandlers,
+  ...statsHandlers,
   ...tapHandlers,
 ];

@@ -1,0 +1,107 @@
+import { recentLookupsCleared, recentLookupsDisabled, recentLookupsEnabled } from '../../../events/index.js';
+import { renderStats } from '../../../views/stats/index.js';
+import { renderRecentLookups } from '../../../views/stats/recent-lookups.js';
+import { statsRuntimeOf } from '../../stats/start.js';
+import { eventHandler } from '../event-handler.js';
+import type { HandlerDescriptor, ParamDescriptor } from '../registry.js';
+
+const NOT_AVAILABLE =
+  'hystrix_event_stream is not available: add a stats sink named proxy.stat_sinks.hystrix ' +
+  '(or envoy.stat_sinks.hystrix) to the bootstrap stats_sinks to enable it\n';
+
+// `format`, `type` and `histogram_buckets` are declared as strings so the view answers bad
+// values with the reference's own usage lines.
+const STATS_PARAMS: ParamDescriptor[] = [
+  {
+    name: 'usedonly',
+    kind: 'flag',
+    help: 'Only include stats that have been written by system since restart',
+  },
+  { name: 'filter', kind: 'string', help: 'Regular expression (RE2) for filtering stats; partial match' },
+  {
+    name: 'format',
+    kind: 'string',
+    help: 'Format to use: html, active-html, text (default), json or prometheus',
+  },
+  {
+    name: 'type',
+    kind: 'string',
+    help: 'Stat types to include: All, Counters, Gauges, Histograms, TextReadouts',
+  },
+  {
+    name: 'histogram_buckets',
+    kind: 'string',
+    help: 'Histogram bucket display mode: cumulative, disjoint, or none (quantile summary)',
+  },
+  {
+    name: 'text_readouts',
+    kind: 'flag',
+    help: 'With prometheus: text readouts as gauges with a text_value label',
+  },
+];
+
+/** `/stats` in every format, `/stats/prometheus`, recent lookups and the hystrix stream. */
+export const statsHandlers: HandlerDescriptor[] = [
+  {
+    path: '/stats',
+    help: 'print server stats',
+    mutates: false,
+    params: STATS_PARAMS,
+    handle(req, ctx) {
+      const runtime = statsRuntimeOf(ctx);
+      runtime.beforeQuery();
+      return renderStats(ctx.stats, runtime.tags, req.query);
+    },
+  },
+  {
+    path: '/stats/prometheus',
+    help: 'print server stats in prometheus format',
+    mutates: false,
+    params: STATS_PARAMS.filter((p) => ['usedonly', 'filter', 'text_readouts'].includes(p.name)),
+    handle(req, ctx) {
+      const runtime = statsRuntimeOf(ctx);
+      runtime.beforeQuery();
+      return renderStats(ctx.stats, runtime.tags, req.query, 'prometheus');
+    },
+  },
+  {
+    path: '/stats/recentlookups',
+    help: 'Show recent stat-name lookups',
+    mutates: false,
+    params: [],
+    handle: (_req, ctx) => renderRecentLookups(ctx.stats.recentLookups),
+  },
+  eventHandler({
+    path: '/stats/recentlookups/clear',
+    help: 'clear list of stat-name lookups and counter',
+    params: [],
+    events: () => [recentLookupsCleared({})],
+  }),
+  eventHandler({
+    path: '/stats/recentlookups/disable',
+    help: 'disable recording of reset stat-name lookup names',
+    params: [],
+    events: () => [recentLookupsDisabled({})],
+  }),
+  eventHandler({
+    path: '/stats/recentlookups/enable',
+    help: 'enable recording of reset stat-name lookup names',
+    params: [],
+    events: () => [recentLookupsEnabled({})],
+  }),
+  {
+    path: '/hystrix_event_stream',
+    help: 'send hystrix event stream',
+    mutates: false,
+    params: [],
+    handle: (_req, ctx) =>
+      statsRuntimeOf(ctx).hystrix
+        ? { status: 200, contentType: 'text/event-stream', body: '' }
+        : { status: 404, contentType: 'text/plain; charset=UTF-8', body: NOT_AVAILABLE },
+    stream(_req, res, ctx) {
+      const hystrix = statsRuntimeOf(ctx).hystrix;
+      if (hystrix) hystrix.attach(res);
+      else res.status(404).type('text/plain; charset=UTF-8').send(NOT_AVAILABLE);
+    },
+  },
+];
