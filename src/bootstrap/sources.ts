@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseDocument } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { decodeBinary, decodeText } from './decode.js';
 import { BOOTSTRAP_TYPE } from './schema.js';
 
@@ -21,11 +21,12 @@ export const FORMATS: Record<string, 'json' | 'yaml' | 'pb' | 'pb_text'> = {
  * errors come back with their line and column.
  */
 export function parseYamlText(text: string, label: string): Parsed {
-  const doc = parseDocument(text, { merge: true, prettyErrors: false, uniqueKeys: true });
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { merge: true, prettyErrors: false, uniqueKeys: true, lineCounter });
   const problem = doc.errors[0];
   if (problem) {
-    const at = problem.linePos?.[0];
-    const where = at ? `line ${at.line}, column ${at.col}` : 'unknown position';
+    const at = lineCounter.linePos(problem.pos[0]);
+    const where = `line ${at.line}, column ${at.col}`;
     return { ok: false, error: `${label}: ${where}: YAML syntax error: ${problem.message.split('\n')[0]}` };
   }
   const json: unknown = doc.toJS({ maxAliasCount: 10_000 });
