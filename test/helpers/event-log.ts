@@ -47,3 +47,46 @@ export function virtualStore(
   store.dispatch(bootstrapLoaded({ bootstrap, options: {}, version: 'test', sources: [] }), 'bootstrap');
   return { store, scheduler };
 }
+
+/** A proxy process started from `bin/proxy.js` with its admin address read back. */
+export interface SpawnedProxy {
+  child: import('node:child_process').ChildProcess;
+  admin: string;
+  /** Resolves with the exit code (or the signal) once the process is gone. */
+  exited: Promise<number | string>;
+  stderr(): string;
+}
+
+/** Spawns the built proxy (`npm run build` first) and waits until its admin answers. */
+export async function spawnProxy(args: string[], adminAddressPath: string): Promise<SpawnedProxy> {
+  const { spawn } = await import('node:child_process');
+  const { existsSync, readFileSync } = await import('node:fs');
+  const child = spawn(
+    process.execPath,
+    [`${repoRoot}bin/proxy.js`, ...args, '--admin-address-path', adminAddressPath],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
+  const deadline = Date.now() + 15_000;
+  while (!existsSync(adminAddressPath) || readFileSync(adminAddressPath, 'utf8').trim() === '') {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`proxy did not start (exit ${child.exitCode}): ${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    child,
+    admin: `http://${readFileSync(adminAddressPath, 'utf8').trim()}`,
+    exited,
+    stderr: () => err,
+  };
+}
