@@ -4,7 +4,6 @@
  */
 import type { ServerContext } from '../server/context.js';
 import { createClusterManager } from '../upstream/cluster-manager.js';
-import { trackListenerManagerStats } from './listeners/manager-stats.js';
 import { ListenerManager } from './listeners/manager.js';
 import { WorkerPool } from './workers/pool.js';
 
@@ -16,14 +15,11 @@ export { collectWorkerStats, type HostStatsByCluster } from './workers/stats-mer
  * IPC on the way); N > 1 forks N workers that share the listening sockets.
  */
 export async function startDataPlane(ctx: ServerContext): Promise<void> {
-  const listenerStats = trackListenerManagerStats(ctx.store.state$, ctx.stats);
-  ctx.onShutdown(() => listenerStats.unsubscribe());
   if (!ctx.clusters) {
     const clusters = await createClusterManager(ctx);
     ctx.clusters = clusters;
     ctx.onShutdown(() => clusters.close());
   }
-  const workersStarted = ctx.stats.gauge('listener_manager.workers_started', 'NeverImport');
   if (ctx.options.concurrency <= 1) {
     const listeners = new ListenerManager(ctx, ctx.clusters);
     ctx.onShutdown(() => listeners.close());
@@ -33,5 +29,4 @@ export async function startDataPlane(ctx: ServerContext): Promise<void> {
     ctx.onShutdown(() => pool.close());
     await pool.start();
   }
-  workersStarted.set(1);
 }

@@ -17,7 +17,6 @@ interface ListenerStats {
   downstream_cx_length_ms: Histogram;
   no_filter_chain_match: Counter;
   server_total_connections: Gauge;
-  listener_create_success: Counter;
 }
 
 function listenerStats(stats: StatsStore, address: string): ListenerStats {
@@ -29,7 +28,6 @@ function listenerStats(stats: StatsStore, address: string): ListenerStats {
     downstream_cx_length_ms: s.histogram('downstream_cx_length_ms'),
     no_filter_chain_match: s.counter('no_filter_chain_match'),
     server_total_connections: stats.gauge('server.total_connections'),
-    listener_create_success: stats.counter('listener_manager.listener_create_success'),
   };
 }
 
@@ -67,7 +65,6 @@ export class ActiveListener {
       this.server.listen({ host: this.spec.ip, port: this.spec.port }, () => {
         this.server.off('error', onError);
         this.accepting = true;
-        this.stats.listener_create_success.inc();
         resolve(this.server.address() as net.AddressInfo);
       });
     });

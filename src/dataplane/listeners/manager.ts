@@ -92,7 +92,6 @@ export class ListenerManager {
     const log = this.ctx.log.get('listener');
     const fail = (error: string) => {
       log.error({ listener: entry.name }, error);
-      this.ctx.stats.counter('listener_manager.listener_create_failure').inc();
       this.ctx.store.dispatch(listenerBindFailed({ name: entry.name, error }), 'listener');
     };
     const parsed = parseListener(entry.config);

@@ -7,7 +7,9 @@ import { isWorkerMessage, type PrimaryMessage, type WorkerMessage } from './mess
 import type { StatsDump } from './stats-merge.js';
 
 /** The worker entry next to this file: `.ts` under tsx, `.js` in the build. */
-const WORKER_ENTRY = fileURLToPath(new URL(`./worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url));
+const WORKER_ENTRY = fileURLToPath(
+  new URL(`./worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
+);
 /** Restarts of a crashed worker wait this long, so a worker that dies at once does not spin. */
 const RESTART_DELAY_MS = 500;
 
@@ -36,7 +38,10 @@ export function workerPoolOf(ctx: ServerContext): WorkerPool | undefined {
 export class WorkerPool {
   private readonly slots: Slot[];
   private readonly envelopes: Subscription;
-  private readonly pendingStats = new Map<number, { dumps: StatsDump[]; waiting: number; done: () => void }>();
+  private readonly pendingStats = new Map<
+    number,
+    { dumps: StatsDump[]; waiting: number; done: () => void }
+  >();
   private readonly readyWaiters = new Map<number, () => void>();
   /** Per listener: the workers that reported it stopped (the listener is stopped when all did). */
   private readonly stoppedBy = new Map<string, Set<number>>();
@@ -117,7 +122,10 @@ export class WorkerPool {
         if (request.waiting <= 0) request.done();
       }
       if (this.closing) return;
-      log.error({ worker: slot.id, code, signal }, `data-plane worker ${slot.id} exited unexpectedly; restarting it`);
+      log.error(
+        { worker: slot.id, code, signal },
+        `data-plane worker ${slot.id} exited unexpectedly; restarting it`,
+      );
       this.ctx.stats.counter('listener_manager.worker_restarts').inc();
       setTimeout(() => {
         if (!this.closing) void this.fork(slot);
@@ -131,7 +139,12 @@ export class WorkerPool {
       case 'hello':
         // From here on the worker gets every envelope, and the snapshot is the state just
         // before the next one: nothing falls between.
-        this.send(slot, { kind: 'init', workerId: slot.id, options: this.ctx.options, state: this.ctx.store.state });
+        this.send(slot, {
+          kind: 'init',
+          workerId: slot.id,
+          options: this.ctx.options,
+          state: this.ctx.store.state,
+        });
         slot.initialised = true;
         return;
       case 'ready':
@@ -189,7 +202,7 @@ export class WorkerPool {
 
   private send(slot: Slot, message: PrimaryMessage): void {
     const worker = slot.worker;
-    if (!worker || !worker.isConnected()) return;
+    if (!worker?.isConnected()) return;
     worker.send(message, (err: Error | null) => {
       if (err) this.ctx.log.get('workers').warn({ err, worker: slot.id }, 'message to worker lost');
     });

@@ -1,4 +1,10 @@
-import { Histogram, type HistogramUnit, type HistogramWindow, type GaugeImportMode, StatsStore } from '../../stats/store.js';
+import {
+  Histogram,
+  type HistogramUnit,
+  type HistogramWindow,
+  type GaugeImportMode,
+  StatsStore,
+} from '../../stats/store.js';
 import type { HostStats } from '../../upstream/types.js';
 import type { ServerContext } from '../../server/context.js';
 import { workerPoolOf } from './pool.js';
@@ -37,8 +43,18 @@ const windowDump = (w: HistogramWindow | null): WindowDump | null =>
 /** Dumps a store (a worker's) and the host figures its cluster manager holds. */
 export function dumpStats(stats: StatsStore, hosts: HostStatsByCluster): StatsDump {
   return {
-    counters: [...stats.counters.values()].map((c) => ({ name: c.name, value: c.value, resetBase: c.resetBase, used: c.used })),
-    gauges: [...stats.gauges.values()].map((g) => ({ name: g.name, value: g.value, importMode: g.importMode, used: g.used })),
+    counters: [...stats.counters.values()].map((c) => ({
+      name: c.name,
+      value: c.value,
+      resetBase: c.resetBase,
+      used: c.used,
+    })),
+    gauges: [...stats.gauges.values()].map((g) => ({
+      name: g.name,
+      value: g.value,
+      importMode: g.importMode,
+      used: g.used,
+    })),
     histograms: [...stats.histograms.values()].map((h) => ({
       name: h.name,
       unit: h.unit,
@@ -46,12 +62,19 @@ export function dumpStats(stats: StatsStore, hosts: HostStatsByCluster): StatsDu
       interval: windowDump(h.interval),
       cumulative: windowDump(h.cumulativeWindow()),
     })),
-    textReadouts: [...stats.textReadouts.values()].map((t) => ({ name: t.name, value: t.value, used: t.used })),
+    textReadouts: [...stats.textReadouts.values()].map((t) => ({
+      name: t.name,
+      value: t.value,
+      used: t.used,
+    })),
     hosts,
   };
 }
 
-function addWindow(into: HistogramWindow | null, from: WindowDump | HistogramWindow | null): HistogramWindow | null {
+function addWindow(
+  into: HistogramWindow | null,
+  from: WindowDump | HistogramWindow | null,
+): HistogramWindow | null {
   if (!from) return into;
   const out: HistogramWindow = into ?? { bins: new Map(), count: 0, sum: 0 };
   for (const [k, n] of from.bins as Iterable<[number, number]>) out.bins.set(k, (out.bins.get(k) ?? 0) + n);
@@ -94,7 +117,10 @@ export function mergeStats(primary: StatsStore, dumps: readonly StatsDump[]): St
     }
     for (const h of dump.histograms) {
       let into = out.histograms.get(h.name) as MergedHistogram | undefined;
-      if (!into) out.histograms.set(h.name, (into = new MergedHistogram(h.name, h.unit)));
+      if (!into) {
+        into = new MergedHistogram(h.name, h.unit);
+        out.histograms.set(h.name, into);
+      }
       into.interval = addWindow(into.interval, h.interval);
       into.cumulative = addWindow(into.cumulative, h.cumulative);
       into.used ||= h.used;
@@ -115,7 +141,8 @@ export function mergeHostStats(dumps: readonly StatsDump[]): HostStatsByCluster 
   const out: HostStatsByCluster = {};
   for (const dump of dumps) {
     for (const [cluster, hosts] of Object.entries(dump.hosts)) {
-      const byHost = (out[cluster] ??= {});
+      const byHost = out[cluster] ?? {};
+      out[cluster] = byHost;
       for (const [address, stats] of Object.entries(hosts)) {
         const into = byHost[address];
         if (!into) {

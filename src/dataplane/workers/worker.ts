@@ -107,7 +107,8 @@ process.on('message', (m: unknown) => {
       store?.ingest(m.env);
       return;
     case 'stats-request':
-      if (stats && store && clusters) send({ kind: 'stats-dump', id: m.id, dump: dumpStats(stats, hostStats(store.state, clusters)) });
+      if (stats && store && clusters)
+        send({ kind: 'stats-dump', id: m.id, dump: dumpStats(stats, hostStats(store.state, clusters)) });
       return;
     case 'shutdown':
       void shutdown(0);
