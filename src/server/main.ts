@@ -9,6 +9,7 @@ import { startEventLog } from '../control/event-log.js';
 import { Store } from '../control/store.js';
 import { createLoggers } from '../logging/loggers.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
+import { startStats } from '../stats/start.js';
 import { StatsStore } from '../stats/store.js';
 import { VERSION } from '../version.js';
 import type { ServerContext } from './context.js';
@@ -60,6 +61,7 @@ export async function serve(options: Options): Promise<ServerContext> {
     logLevels.unsubscribe();
     ctx.log.close();
   });
+  startStats(ctx);
   const adminAddress = await startAdmin(ctx);
   if (options.adminAddressPath) writeFileSync(options.adminAddressPath, adminAddress);
   // INITIALIZING (set by bootstrap-loaded) lasts until the listeners are bound.
