@@ -46,7 +46,16 @@ function hostOf(address: string): UpstreamHost {
     ip,
     port,
     state,
-    stats: { cx_total: 0, cx_active: 0, cx_connect_fail: 0, rq_total: 0, rq_timeout: 0, rq_success: 0, rq_error: 0, rq_active: 0 },
+    stats: {
+      cx_total: 0,
+      cx_active: 0,
+      cx_connect_fail: 0,
+      rq_total: 0,
+      rq_timeout: 0,
+      rq_success: 0,
+      rq_error: 0,
+      rq_active: 0,
+    },
     pool: null,
   };
 }
@@ -107,7 +116,11 @@ export async function startProxy(
 }
 
 /** An HCM typed_config routing everything under `/` to `cluster`, with extra routes first. */
-export function hcmConfig(cluster: string, extraRoutes: unknown[] = [], routeExtras: Record<string, unknown> = {}): Record<string, unknown> {
+export function hcmConfig(
+  cluster: string,
+  extraRoutes: unknown[] = [],
+  routeExtras: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     stat_prefix: 'ingress',
     route_config: {

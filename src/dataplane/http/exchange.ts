@@ -91,24 +91,33 @@ export class Exchange implements UpstreamHandler {
     const hc = hcm.filters.healthCheck;
     if (hc && hc.matches.every((m) => m(this.req))) {
       const failing = hcm.deps.ctx.store.state.server.healthCheckFailed;
-      if (failing) return this.localReply(503, '', ['x-proxy-immediate-health-check-fail', 'true']);
-      if (!hc.passThrough) return this.localReply(200, '');
+      if (failing) {
+        this.localReply(503, '', ['x-proxy-immediate-health-check-fail', 'true']);
+        return;
+      }
+      if (!hc.passThrough) {
+        this.localReply(200, '');
+        return;
+      }
     }
     const hit = findRoute(hcm.routes, this.req);
     if (!hit) {
       hcm.stats.noRoute.inc();
-      return this.localReply(404, '');
+      this.localReply(404, '');
+      return;
     }
     const route = hit.route;
     this.route = route;
     const action = route.action;
     if (action.kind === 'direct') {
       hcm.stats.rqDirectResponse.inc();
-      return this.localReply(action.status, action.body ?? '');
+      this.localReply(action.status, action.body ?? '');
+      return;
     }
     if (action.kind === 'redirect') {
       hcm.stats.rqRedirect.inc();
-      return this.localReply(action.status, '', ['location', redirectLocation(action, route, this.req)]);
+      this.localReply(action.status, '', ['location', redirectLocation(action, route, this.req)]);
+      return;
     }
     let clusterName: string;
     if (action.kind === 'weighted') {
@@ -123,7 +132,8 @@ export class Exchange implements UpstreamHandler {
     const cluster = hcm.deps.clusters.get(clusterName);
     if (!cluster) {
       hcm.stats.noCluster.inc();
-      return this.localReply(route.clusterNotFoundStatus, '');
+      this.localReply(route.clusterNotFoundStatus, '');
+      return;
     }
     this.cluster = cluster;
     this.traffic = trafficOf(cluster);
@@ -155,10 +165,18 @@ export class Exchange implements UpstreamHandler {
     headers.push('x-forwarded-for', xff === null ? peer : `${xff}, ${peer}`, 'x-forwarded-proto', req.scheme);
     if (!hasRequestId && this.hcm.generateRequestId) headers.push('x-request-id', randomUUID());
     let path = req.path;
-    if (route.prefixRewrite !== null && route.prefix !== null) path = route.prefixRewrite + path.slice(route.prefix.length);
+    if (route.prefixRewrite !== null && route.prefix !== null)
+      path = route.prefixRewrite + path.slice(route.prefix.length);
     let authority = req.authority;
     if (route.hostRewrite !== null) authority = route.hostRewrite;
-    return { method: req.method, path, authority, headers, contentLength: req.contentLength, hasBody: req.hasBody };
+    return {
+      method: req.method,
+      path,
+      authority,
+      headers,
+      contentLength: req.contentLength,
+      hasBody: req.hasBody,
+    };
   }
 
   private armTimeout(): void {
@@ -172,12 +190,14 @@ export class Exchange implements UpstreamHandler {
     const limits = cluster.settings.thresholds.DEFAULT;
     if (t.requests >= limits.maxRequests) {
       t.rqPendingOverflow.inc();
-      return this.upstreamLocalReply(503, 'overflow');
+      this.upstreamLocalReply(503, 'overflow');
+      return;
     }
     const host = cluster.lb.choose({ hash: this.hash, attempt: this.attempt });
     if (!host) {
       t.cxNoneHealthy.inc();
-      return this.finalLocalReply(503, 'no healthy upstream');
+      this.finalLocalReply(503, 'no healthy upstream');
+      return;
     }
     this.host = host;
     t.requests += 1;
@@ -197,7 +217,11 @@ export class Exchange implements UpstreamHandler {
     };
     const perTry = this.retry?.perTryTimeoutMs ?? 0;
     if (perTry > 0) this.tryTimer = setTimeout(() => this.onTimeout(true), perTry);
-    const up = poolFor(pc, this.req.protocol === 'HTTP/2').request(this.head as UpstreamRequestHead, this, pc);
+    const up = poolFor(pc, this.req.protocol === 'HTTP/2').request(
+      this.head as UpstreamRequestHead,
+      this,
+      pc,
+    );
     if (!this.done && this.host === host) {
       this.upstream = up;
       up.onWritable = () => this.owner.resumeReading();
@@ -274,7 +298,10 @@ export class Exchange implements UpstreamHandler {
     this.upstream = null;
     this.endAttempt(0);
     if (perTry && this.tryRetry(true)) return;
-    if (this.sink.headersSent) return this.resetDownstream();
+    if (this.sink.headersSent) {
+      this.resetDownstream();
+      return;
+    }
     this.finalLocalReply(504, 'upstream request timeout');
   }
 
@@ -346,7 +373,8 @@ export class Exchange implements UpstreamHandler {
     this.upstream = null;
     if (reason === 'overflow') {
       this.endAttempt(0);
-      return this.upstreamLocalReply(503, 'overflow');
+      this.upstreamLocalReply(503, 'overflow');
+      return;
     }
     this.traffic?.rqRxReset.inc();
     this.endAttempt(0);
@@ -369,7 +397,12 @@ export class Exchange implements UpstreamHandler {
     this.forwardHead(status, headers, contentLength, this.upstream);
   }
 
-  private forwardHead(status: number, headers: string[], contentLength: number, up: UpstreamRequest | null): void {
+  private forwardHead(
+    status: number,
+    headers: string[],
+    contentLength: number,
+    up: UpstreamRequest | null,
+  ): void {
     this.upstream = up;
     if (this.attempt > 0 && status < 500) this.traffic?.rqRetrySuccess.inc();
     const out: string[] = [];
@@ -416,11 +449,17 @@ export class Exchange implements UpstreamHandler {
 
   /** 503 about the upstream, in the reference's words. */
   private upstreamLocalReply(status: number, reason: string): void {
-    this.finalLocalReply(status, `upstream connect error or disconnect/reset before headers. reset reason: ${reason}`);
+    this.finalLocalReply(
+      status,
+      `upstream connect error or disconnect/reset before headers. reset reason: ${reason}`,
+    );
   }
 
   private finalLocalReply(status: number, text: string): void {
-    if (this.sink.headersSent) return this.resetDownstream();
+    if (this.sink.headersSent) {
+      this.resetDownstream();
+      return;
+    }
     this.upstream?.abort();
     this.upstream = null;
     this.localReply(status, text);
@@ -428,7 +467,10 @@ export class Exchange implements UpstreamHandler {
 
   private failLocally(status: number, text: string): void {
     if (this.done) return;
-    if (this.sink.headersSent) return this.resetDownstream();
+    if (this.sink.headersSent) {
+      this.resetDownstream();
+      return;
+    }
     this.localReply(status, text);
   }
 

@@ -3,7 +3,11 @@ import { objectOf } from '../../../reducers/settings/values.js';
 import { compileHeaderMatcher, listOf, type RequestTest } from '../router/matchers.js';
 
 const ROUTER = new Set(['proxy.filters.http.router', 'envoy.filters.http.router', 'envoy.router']);
-const HEALTH_CHECK = new Set(['proxy.filters.http.health_check', 'envoy.filters.http.health_check', 'envoy.health_check']);
+const HEALTH_CHECK = new Set([
+  'proxy.filters.http.health_check',
+  'envoy.filters.http.health_check',
+  'envoy.health_check',
+]);
 
 /** The `health_check` HTTP filter: which requests it answers, and whether it passes them on. */
 export interface HealthCheckFilter {
@@ -30,9 +34,14 @@ export function compileHttpFilters(list: JsonObject[], where: string): FilterCha
     else if (HEALTH_CHECK.has(name)) {
       healthCheck = {
         passThrough: config.pass_through_mode === true,
-        matches: listOf(config.headers).map((h, j) => compileHeaderMatcher(h, `${where}[${i}].headers[${j}]`)),
+        matches: listOf(config.headers).map((h, j) =>
+          compileHeaderMatcher(h, `${where}[${i}].headers[${j}]`),
+        ),
       };
-    } else throw new Error(`${where}[${i}].name: unsupported HTTP filter '${name}' (supported: router, health_check)`);
+    } else
+      throw new Error(
+        `${where}[${i}].name: unsupported HTTP filter '${name}' (supported: router, health_check)`,
+      );
   });
   if (!router && list.length > 0) throw new Error(`${where}: the chain needs the router filter last`);
   return { healthCheck };

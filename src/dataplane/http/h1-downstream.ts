@@ -58,7 +58,10 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       if (this.framer) {
         const ex = this.exchange as Exchange;
         const used = this.framer.feed(buf, 0, (data) => ex.onBody(data));
-        if (this.framer.error) return this.protocolError(400, 'bad chunked encoding');
+        if (this.framer.error) {
+          this.protocolError(400, 'bad chunked encoding');
+          return;
+        }
         this.buf = used === buf.length ? null : buf.subarray(used);
         if (!this.framer.done) return;
         this.framer = null;
@@ -67,15 +70,23 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       }
       if (this.exchange) {
         // A pipelined request waits until the current response is complete.
-        if (buf.length > this.hcm.maxRequestHeadersBytes) this.pauseReading();
-        return;
+        if (buf.length > this.hcm.maxRequestHeadersBytes) {
+          this.pauseReading();
+          return;
+        }
       }
       const end = findHeadEnd(buf, 0);
       if (end < 0) {
-        if (buf.length > this.hcm.maxRequestHeadersBytes) return this.protocolError(431, '');
+        if (buf.length > this.hcm.maxRequestHeadersBytes) {
+          this.protocolError(431, '');
+          return;
+        }
         return;
       }
-      if (end > this.hcm.maxRequestHeadersBytes) return this.protocolError(431, '');
+      if (end > this.hcm.maxRequestHeadersBytes) {
+        this.protocolError(431, '');
+        return;
+      }
       this.buf = end === buf.length ? null : buf.subarray(end);
       this.startRequest(buf, end);
     }
@@ -83,7 +94,10 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
 
   private startRequest(buf: Buffer, end: number): void {
     const head = parseHead(buf, 0, end);
-    if (!head || (head.c !== 'HTTP/1.1' && head.c !== 'HTTP/1.0') || head.b === '') return this.protocolError(400, '');
+    if (!head || (head.c !== 'HTTP/1.1' && head.c !== 'HTTP/1.0') || head.b === '') {
+      this.protocolError(400, '');
+      return;
+    }
     const method = head.a;
     const protocol = head.c as 'HTTP/1.1' | 'HTTP/1.0';
     let authority = '';
@@ -102,12 +116,17 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
           authority = value.toLowerCase();
           continue;
         case 'content-length':
-          if (!/^\d+$/.test(value) || (contentLength >= 0 && Number(value) !== contentLength))
-            return this.protocolError(400, '');
+          if (!/^\d+$/.test(value) || (contentLength >= 0 && Number(value) !== contentLength)) {
+            this.protocolError(400, '');
+            return;
+          }
           contentLength = Number(value);
           continue;
         case 'transfer-encoding':
-          if (!/^chunked$/i.test(value.trim())) return this.protocolError(501, '');
+          if (!/^chunked$/i.test(value.trim())) {
+            this.protocolError(501, '');
+            return;
+          }
           chunked = true;
           continue;
         case 'connection':
@@ -128,21 +147,28 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       }
       headers.push(name, value);
     }
-    if (chunked && contentLength >= 0) return this.protocolError(400, '');
+    if (chunked && contentLength >= 0) {
+      this.protocolError(400, '');
+      return;
+    }
     if (protocol === 'HTTP/1.0') this.keepAlive = connection.includes('keep-alive');
     else if (connection.includes('close')) this.keepAlive = false;
     let path = head.b;
     if (!path.startsWith('/')) {
       // Absolute form (`GET http://host/path`): take the authority from it.
       const m = /^https?:\/\/([^/?#]+)([^#]*)$/i.exec(path);
-      if (!m) return this.protocolError(method === 'CONNECT' ? 403 : 400, '');
+      if (!m) {
+        this.protocolError(method === 'CONNECT' ? 403 : 400, '');
+        return;
+      }
       authority = (m[1] as string).toLowerCase();
       path = m[2] || '/';
     }
     if (upgrade || method === 'CONNECT') {
       // Upgrades (WebSocket, h2c) and CONNECT are not proxied: refuse them plainly.
       this.keepAlive = false;
-      return this.protocolError(403, '', false);
+      this.protocolError(403, '', false);
+      return;
     }
     const hasBody = chunked || contentLength > 0;
     const req: HttpRequest = {

@@ -17,7 +17,8 @@ class H2Stream implements ResponseSink, ExchangeOwner {
   ) {
     const flat: string[] = [];
     for (const [name, value] of Object.entries(headers)) {
-      if (name.charCodeAt(0) === 58 || value === undefined || name === 'connection' || name === 'te') continue;
+      if (name.charCodeAt(0) === 58 || value === undefined || name === 'connection' || name === 'te')
+        continue;
       if (Array.isArray(value)) for (const v of value) flat.push(name, v);
       else flat.push(name, value);
     }

@@ -43,7 +43,8 @@ export class HttpConnectionManager implements NetworkFilterHandler {
     readonly deps: HttpConnectionManagerDeps,
   ) {
     const prefix = typeof config.stat_prefix === 'string' ? config.stat_prefix : '';
-    if (!prefix) throw new Error(`listener ${deps.listenerName}: http_connection_manager.stat_prefix is required`);
+    if (!prefix)
+      throw new Error(`listener ${deps.listenerName}: http_connection_manager.stat_prefix is required`);
     if (config.route_config === undefined) {
       throw new Error(
         `listener ${deps.listenerName}: http_connection_manager needs an inline route_config (rds and scoped_routes are not supported)`,
@@ -53,7 +54,8 @@ export class HttpConnectionManager implements NetworkFilterHandler {
     this.routes = compileRouteTable(objectOf(config.route_config), 'http_connection_manager.route_config');
     this.filters = compileHttpFilters(listOf(config.http_filters), 'http_connection_manager.http_filters');
     this.log = deps.ctx.log.get('http');
-    this.serverName = typeof config.server_name === 'string' && config.server_name ? config.server_name : 'proxy';
+    this.serverName =
+      typeof config.server_name === 'string' && config.server_name ? config.server_name : 'proxy';
     this.generateRequestId = config.generate_request_id !== false;
     this.localAddress = deps.ctx.options.localAddressIpVersion === 'v6' ? '::1' : '127.0.0.1';
     this.maxRequestHeadersBytes = numberOr(config.max_request_headers_kb, 60) * 1024;
@@ -64,8 +66,11 @@ export class HttpConnectionManager implements NetworkFilterHandler {
     const s = this.stats;
     s.cxTotal.inc();
     s.cxActive.inc();
-    if (this.codec === 'HTTP1') return this.startH1(socket, null);
-    if (this.codec === 'HTTP2') return this.startH2(socket, null);
+    if (this.codec === 'HTTP1' || this.codec === 'HTTP2') {
+      if (this.codec === 'HTTP1') this.startH1(socket, null);
+      else this.startH2(socket, null);
+      return;
+    }
     let seen: Buffer | null = null;
     const sniff = (chunk: Buffer) => {
       seen = seen ? Buffer.concat([seen, chunk]) : chunk;

@@ -11,7 +11,12 @@ export interface ConnectOptions {
   keepAliveInitialDelayMs: number;
 }
 
-const NONE: ConnectOptions = { localAddress: null, localPort: 0, keepAlive: false, keepAliveInitialDelayMs: 0 };
+const NONE: ConnectOptions = {
+  localAddress: null,
+  localPort: 0,
+  keepAlive: false,
+  keepAliveInitialDelayMs: 0,
+};
 const cache = new WeakMap<RawCluster, ConnectOptions>();
 
 /** Reads the bind and keep-alive options of a cluster's config (memoised by identity). */

@@ -165,20 +165,29 @@ class H1Connection {
       if (!this.framer) {
         const end = findHeadEnd(buf, off);
         if (end < 0) {
-          if (buf.length - off > MAX_RESPONSE_HEAD) return this.protocolError();
+          if (buf.length - off > MAX_RESPONSE_HEAD) {
+            this.protocolError();
+            return;
+          }
           this.buf = off === 0 ? buf : buf.subarray(off);
           return;
         }
         const head = parseHead(buf, off, end);
         off = end;
         const status = head ? Number(head.b) : Number.NaN;
-        if (!head || !head.a.startsWith('HTTP/1.') || !(status >= 100 && status <= 999)) return this.protocolError();
+        if (!head || !head.a.startsWith('HTTP/1.') || !(status >= 100 && status <= 999)) {
+          this.protocolError();
+          return;
+        }
         if (status < 200) continue; // 100 Continue and other interim answers are not forwarded.
         this.startResponse(req, status, head.a, head.headers);
         continue;
       }
       off += this.framer.feed(buf, off, (data) => req.handler.onUpstreamData(data));
-      if (this.framer.error) return this.protocolError();
+      if (this.framer.error) {
+        this.protocolError();
+        return;
+      }
       if (this.framer.done) this.endResponse(req);
     }
     if (off < buf.length && this.current === req && !req.done) this.buf = buf.subarray(off);
@@ -203,7 +212,11 @@ class H1Connection {
       this.keepAlive = false;
     }
     this.framer = new BodyFramer(framing, contentLength);
-    req.handler.onUpstreamHead(status, headers, framing === Framing.Length ? contentLength : framing === Framing.None ? 0 : -1);
+    req.handler.onUpstreamHead(
+      status,
+      headers,
+      framing === Framing.Length ? contentLength : framing === Framing.None ? 0 : -1,
+    );
     if (this.framer.done) this.endResponse(req);
   }
 

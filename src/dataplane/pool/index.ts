@@ -23,8 +23,12 @@ export function poolFor(pc: PoolContext, downstreamHttp2: boolean): ConnectionPo
   }
   const settings = pc.cluster.settings;
   const h2 = settings.protocolSelection === 'USE_DOWNSTREAM_PROTOCOL' ? downstreamHttp2 : settings.http2;
-  if (h2) return (pools.h2 ??= new H2Pool(pc));
-  return (pools.h1 ??= new H1Pool(pc));
+  if (h2) {
+    pools.h2 ??= new H2Pool(pc);
+    return pools.h2;
+  }
+  pools.h1 ??= new H1Pool(pc);
+  return pools.h1;
 }
 
 /** Closes the pools of hosts (removed hosts, or shutdown). */

@@ -39,7 +39,9 @@ function compilePolicy(raw: JsonObject): CompiledPolicy | null {
     return name ? { value: (req) => cookieValue(req, name), terminal } : null;
   }
   if (raw.connection_properties !== undefined) {
-    return objectOf(raw.connection_properties).source_ip === true ? { value: (req) => req.remoteIp, terminal } : null;
+    return objectOf(raw.connection_properties).source_ip === true
+      ? { value: (req) => req.remoteIp, terminal }
+      : null;
   }
   if (raw.query_parameter !== undefined) {
     const name = String(objectOf(raw.query_parameter).name ?? '');

@@ -73,7 +73,9 @@ export function compileHeaderMatcher(raw: JsonObject, where: string): RequestTes
     test = (v) => v !== undefined && v.endsWith(want);
   } else if (typeof raw.regex_match === 'string' || raw.safe_regex_match !== undefined) {
     const pattern =
-      typeof raw.regex_match === 'string' ? raw.regex_match : String(objectOf(raw.safe_regex_match).regex ?? '');
+      typeof raw.regex_match === 'string'
+        ? raw.regex_match
+        : String(objectOf(raw.safe_regex_match).regex ?? '');
     const re = compileRegex(pattern, `${where}.safe_regex_match`);
     test = (v) => v !== undefined && re(v);
   } else if (raw.range_match !== undefined) {

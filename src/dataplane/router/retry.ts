@@ -40,16 +40,23 @@ export function compileRetryPolicy(raw: JsonObject, where: string): RetryPolicy 
     if (!token) continue;
     const flag = FLAGS[token];
     if (flag === undefined)
-      throw new Error(`${where}.retry_on: unknown condition '${token}' (known: ${Object.keys(FLAGS).join(', ')})`);
+      throw new Error(
+        `${where}.retry_on: unknown condition '${token}' (known: ${Object.keys(FLAGS).join(', ')})`,
+      );
     on |= flag;
   }
-  const backOff = raw.retry_back_off !== undefined && typeof raw.retry_back_off === 'object' ? (raw.retry_back_off as JsonObject) : {};
+  const backOff =
+    raw.retry_back_off !== undefined && typeof raw.retry_back_off === 'object'
+      ? (raw.retry_back_off as JsonObject)
+      : {};
   const baseIntervalMs = durationMs(backOff.base_interval, 25);
   return {
     on,
     numRetries: numberOr(raw.num_retries, 1),
     perTryTimeoutMs: durationMs(raw.per_try_timeout, 0),
-    statusCodes: new Set((Array.isArray(raw.retriable_status_codes) ? raw.retriable_status_codes : []).map(Number)),
+    statusCodes: new Set(
+      (Array.isArray(raw.retriable_status_codes) ? raw.retriable_status_codes : []).map(Number),
+    ),
     baseIntervalMs,
     maxIntervalMs: durationMs(backOff.max_interval, baseIntervalMs * 10),
   };

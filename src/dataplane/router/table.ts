@@ -82,14 +82,16 @@ function dataSource(raw: Json | undefined): Buffer | null {
   const ds = objectOf(raw);
   if (typeof ds.inline_string === 'string') return Buffer.from(ds.inline_string);
   if (typeof ds.inline_bytes === 'string') return Buffer.from(ds.inline_bytes, 'base64');
-  if (ds.filename !== undefined) throw new Error(`body.filename: direct_response bodies from files are not supported; inline the body`);
+  if (ds.filename !== undefined)
+    throw new Error(`body.filename: direct_response bodies from files are not supported; inline the body`);
   return null;
 }
 
 function compileAction(route: JsonObject, where: string): RouteAction {
   if (route.route !== undefined) {
     const action = objectOf(route.route);
-    if (typeof action.cluster === 'string' && action.cluster) return { kind: 'cluster', cluster: action.cluster };
+    if (typeof action.cluster === 'string' && action.cluster)
+      return { kind: 'cluster', cluster: action.cluster };
     if (action.weighted_clusters !== undefined) {
       const wc = objectOf(action.weighted_clusters);
       const clusters = listOf(wc.clusters).map((c, i) => {
@@ -101,28 +103,39 @@ function compileAction(route: JsonObject, where: string): RouteAction {
           metadataMatch: c.metadata_match === undefined ? null : objectOf(c.metadata_match),
         };
       });
-      if (clusters.length === 0) throw new Error(`${where}.route.weighted_clusters.clusters: needs at least one cluster`);
+      if (clusters.length === 0)
+        throw new Error(`${where}.route.weighted_clusters.clusters: needs at least one cluster`);
       const sum = clusters.reduce((s, c) => s + c.weight, 0);
       const totalWeight = numberOr(wc.total_weight, sum === 0 ? 100 : sum);
       if (sum !== totalWeight)
-        throw new Error(`${where}.route.weighted_clusters: weights add up to ${sum}, total_weight is ${totalWeight}`);
+        throw new Error(
+          `${where}.route.weighted_clusters: weights add up to ${sum}, total_weight is ${totalWeight}`,
+        );
       return { kind: 'weighted', clusters, totalWeight };
     }
     if (typeof action.cluster_header === 'string')
-      throw new Error(`${where}.route.cluster_header: not supported; name the cluster or use weighted_clusters`);
+      throw new Error(
+        `${where}.route.cluster_header: not supported; name the cluster or use weighted_clusters`,
+      );
     throw new Error(`${where}.route: needs cluster or weighted_clusters`);
   }
   if (route.direct_response !== undefined) {
     const dr = objectOf(route.direct_response);
     const status = numberOr(dr.status, 0);
-    if (status < 100 || status > 599) throw new Error(`${where}.direct_response.status: ${status} is not an HTTP status (100-599)`);
+    if (status < 100 || status > 599)
+      throw new Error(`${where}.direct_response.status: ${status} is not an HTTP status (100-599)`);
     return { kind: 'direct', status, body: dataSource(dr.body) };
   }
   if (route.redirect !== undefined) {
     const r = objectOf(route.redirect);
     return {
       kind: 'redirect',
-      scheme: r.https_redirect === true ? 'https' : typeof r.scheme_redirect === 'string' ? r.scheme_redirect : null,
+      scheme:
+        r.https_redirect === true
+          ? 'https'
+          : typeof r.scheme_redirect === 'string'
+            ? r.scheme_redirect
+            : null,
       host: typeof r.host_redirect === 'string' ? r.host_redirect : null,
       port: numberOr(r.port_redirect, 0),
       path: typeof r.path_redirect === 'string' ? r.path_redirect : null,
@@ -134,7 +147,10 @@ function compileAction(route: JsonObject, where: string): RouteAction {
   throw new Error(`${where}: a route needs one of route, redirect, direct_response`);
 }
 
-function compilePathMatch(match: JsonObject, where: string): { test: (req: HttpRequest, p: string) => boolean; prefix: string | null } {
+function compilePathMatch(
+  match: JsonObject,
+  where: string,
+): { test: (req: HttpRequest, p: string) => boolean; prefix: string | null } {
   const caseSensitive = match.case_sensitive !== false;
   const fold = (s: string) => (caseSensitive ? s : s.toLowerCase());
   if (typeof match.prefix === 'string') {
@@ -146,7 +162,8 @@ function compilePathMatch(match: JsonObject, where: string): { test: (req: HttpR
     return { test: (_req, p) => fold(p) === path, prefix: match.path };
   }
   if (match.safe_regex !== undefined || typeof match.regex === 'string') {
-    const pattern = typeof match.regex === 'string' ? match.regex : String(objectOf(match.safe_regex).regex ?? '');
+    const pattern =
+      typeof match.regex === 'string' ? match.regex : String(objectOf(match.safe_regex).regex ?? '');
     const re: StringTest = compileRegex(pattern, `${where}.safe_regex`);
     return { test: (_req, p) => re(p), prefix: null };
   }
@@ -156,8 +173,12 @@ function compilePathMatch(match: JsonObject, where: string): { test: (req: HttpR
 function compileRoute(raw: JsonObject, where: string): CompiledRoute {
   const match = objectOf(raw.match);
   const path = compilePathMatch(match, `${where}.match`);
-  const headers: RequestTest[] = listOf(match.headers).map((h, i) => compileHeaderMatcher(h, `${where}.match.headers[${i}]`));
-  const queries = listOf(match.query_parameters).map((q, i) => compileQueryMatcher(q, `${where}.match.query_parameters[${i}]`));
+  const headers: RequestTest[] = listOf(match.headers).map((h, i) =>
+    compileHeaderMatcher(h, `${where}.match.headers[${i}]`),
+  );
+  const queries = listOf(match.query_parameters).map((q, i) =>
+    compileQueryMatcher(q, `${where}.match.query_parameters[${i}]`),
+  );
   const action = compileAction(raw, where);
   const ra = objectOf(raw.route);
   const test = path.test;
@@ -177,10 +198,18 @@ function compileRoute(raw: JsonObject, where: string): CompiledRoute {
     action,
     metadataMatch: ra.metadata_match === undefined ? null : objectOf(ra.metadata_match),
     prefixRewrite: typeof ra.prefix_rewrite === 'string' ? ra.prefix_rewrite : null,
-    hostRewrite: typeof ra.host_rewrite === 'string' ? ra.host_rewrite : typeof ra.host_rewrite_literal === 'string' ? ra.host_rewrite_literal : null,
+    hostRewrite:
+      typeof ra.host_rewrite === 'string'
+        ? ra.host_rewrite
+        : typeof ra.host_rewrite_literal === 'string'
+          ? ra.host_rewrite_literal
+          : null,
     autoHostRewrite: ra.auto_host_rewrite === true,
     timeoutMs: durationMs(ra.timeout, 15000),
-    retry: ra.retry_policy === undefined ? null : compileRetryPolicy(objectOf(ra.retry_policy), `${where}.route.retry_policy`),
+    retry:
+      ra.retry_policy === undefined
+        ? null
+        : compileRetryPolicy(objectOf(ra.retry_policy), `${where}.route.retry_policy`),
     hash: compileHashPolicy(listOf(ra.hash_policy)),
     clusterNotFoundStatus: ra.cluster_not_found_response_code === 'NOT_FOUND' ? 404 : 503,
   };
@@ -200,7 +229,10 @@ export function compileRouteTable(raw: JsonObject, where = 'route_config'): Rout
     const vh: CompiledVirtualHost = {
       name: typeof vhRaw.name === 'string' ? vhRaw.name : '',
       routes: [],
-      retry: vhRaw.retry_policy === undefined ? null : compileRetryPolicy(objectOf(vhRaw.retry_policy), `${at}.retry_policy`),
+      retry:
+        vhRaw.retry_policy === undefined
+          ? null
+          : compileRetryPolicy(objectOf(vhRaw.retry_policy), `${at}.retry_policy`),
     };
     vh.routes = listOf(vhRaw.routes).map((r, i) => compileRoute(r, `${at}.routes[${i}]`));
     const domains = Array.isArray(vhRaw.domains) ? vhRaw.domains : [];
@@ -227,8 +259,10 @@ export function compileRouteTable(raw: JsonObject, where = 'route_config'): Rout
 function findVirtualHostFor(table: RouteTable, host: string): CompiledVirtualHost | null {
   const exact = table.exact.get(host);
   if (exact) return exact;
-  for (const [suffix, vh] of table.suffixes) if (host.length > suffix.length && host.endsWith(suffix)) return vh;
-  for (const [prefix, vh] of table.prefixes) if (host.length > prefix.length && host.startsWith(prefix)) return vh;
+  for (const [suffix, vh] of table.suffixes)
+    if (host.length > suffix.length && host.endsWith(suffix)) return vh;
+  for (const [prefix, vh] of table.prefixes)
+    if (host.length > prefix.length && host.startsWith(prefix)) return vh;
   return null;
 }
 
@@ -248,7 +282,10 @@ export function findVirtualHost(table: RouteTable, authority: string): CompiledV
 }
 
 /** The first route of the matching virtual host that matches the request, or null. */
-export function findRoute(table: RouteTable, req: HttpRequest): { vh: CompiledVirtualHost; route: CompiledRoute } | null {
+export function findRoute(
+  table: RouteTable,
+  req: HttpRequest,
+): { vh: CompiledVirtualHost; route: CompiledRoute } | null {
   const vh = findVirtualHost(table, req.authority);
   if (!vh) return null;
   const q = req.path.indexOf('?');
@@ -258,7 +295,10 @@ export function findRoute(table: RouteTable, req: HttpRequest): { vh: CompiledVi
 }
 
 /** Picks a weighted cluster with `random` in [0, 1). */
-export function pickWeighted(action: { clusters: WeightedTarget[]; totalWeight: number }, random: number): WeightedTarget {
+export function pickWeighted(
+  action: { clusters: WeightedTarget[]; totalWeight: number },
+  random: number,
+): WeightedTarget {
   let point = Math.floor(random * action.totalWeight);
   for (const c of action.clusters) {
     if (point < c.weight) return c;
@@ -268,7 +308,11 @@ export function pickWeighted(action: { clusters: WeightedTarget[]; totalWeight: 
 }
 
 /** The `Location` of a redirect route for this request. */
-export function redirectLocation(action: Extract<RouteAction, { kind: 'redirect' }>, route: CompiledRoute, req: HttpRequest): string {
+export function redirectLocation(
+  action: Extract<RouteAction, { kind: 'redirect' }>,
+  route: CompiledRoute,
+  req: HttpRequest,
+): string {
   const scheme = action.scheme ?? req.scheme;
   let host = action.host ?? req.authority;
   if (action.port) host = `${host.replace(/:\d+$/, '')}:${action.port}`;
@@ -277,6 +321,7 @@ export function redirectLocation(action: Extract<RouteAction, { kind: 'redirect'
   let path = q < 0 ? req.path : req.path.slice(0, q);
   const query = q < 0 || action.stripQuery ? '' : req.path.slice(q);
   if (action.path !== null) path = action.path;
-  else if (action.prefixRewrite !== null && route.prefix !== null) path = action.prefixRewrite + path.slice(route.prefix.length);
+  else if (action.prefixRewrite !== null && route.prefix !== null)
+    path = action.prefixRewrite + path.slice(route.prefix.length);
   return `${scheme}://${host}${path}${query}`;
 }

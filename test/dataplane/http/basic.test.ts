@@ -19,7 +19,9 @@ before(async () => {
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const port = (upstream.address() as AddressInfo).port;
-  proxy = await startProxy(hcmConfig('backend'), [{ raw: { name: 'backend', connect_timeout: '1s' }, addresses: [`127.0.0.1:${port}`] }]);
+  proxy = await startProxy(hcmConfig('backend'), [
+    { raw: { name: 'backend', connect_timeout: '1s' }, addresses: [`127.0.0.1:${port}`] },
+  ]);
 });
 
 after(async () => {

@@ -22,9 +22,22 @@ function config(): Record<string, unknown> {
           name: 'web',
           domains: ['web.test'],
           routes: [
-            { match: { prefix: '/direct' }, direct_response: { status: 418, body: { inline_string: 'teapot' } } },
+            {
+              match: { prefix: '/direct' },
+              direct_response: { status: 418, body: { inline_string: 'teapot' } },
+            },
             { match: { prefix: '/old' }, redirect: { path_redirect: '/new' } },
-            { match: { prefix: '/split' }, route: { weighted_clusters: { clusters: [{ name: 'one', weight: 50 }, { name: 'two', weight: 50 }] } } },
+            {
+              match: { prefix: '/split' },
+              route: {
+                weighted_clusters: {
+                  clusters: [
+                    { name: 'one', weight: 50 },
+                    { name: 'two', weight: 50 },
+                  ],
+                },
+              },
+            },
             { match: { prefix: '/h2' }, route: { cluster: 'h2', prefix_rewrite: '/via-h2' } },
             { match: { prefix: '/' }, route: { cluster: 'one', host_rewrite: 'rewritten' } },
           ],
@@ -32,7 +45,10 @@ function config(): Record<string, unknown> {
       ],
     },
     http_filters: [
-      { name: 'envoy.health_check', typed_config: { pass_through_mode: false, headers: [{ name: ':path', exact_match: '/healthz' }] } },
+      {
+        name: 'envoy.health_check',
+        typed_config: { pass_through_mode: false, headers: [{ name: ':path', exact_match: '/healthz' }] },
+      },
       { name: 'envoy.router' },
     ],
   };
@@ -70,8 +86,8 @@ const get = (path: string, host = 'web.test') =>
   rawExchange(proxy.port, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
 
 test('host routing, direct response, redirect, no route', async () => {
-  assert.match(await get('/direct'), /^HTTP\/1.1 418 [^]*\r\n\r\nteapot$/);
-  assert.match(await get('/old?a=1'), /^HTTP\/1.1 301 [^]*location: http:\/\/web.test\/new\?a=1/);
+  assert.match(await get('/direct'), /^HTTP\/1.1 418 [\s\S]*\r\n\r\nteapot$/);
+  assert.match(await get('/old?a=1'), /^HTTP\/1.1 301 [\s\S]*location: http:\/\/web.test\/new\?a=1/);
   assert.match(await get('/x'), /h1 rewritten \/x 1.1$/);
   assert.match(await get('/x', 'other.test'), /^HTTP\/1.1 404/);
   assert.equal(proxy.counter('http.edge.no_route'), 1);
@@ -90,9 +106,9 @@ test('weighted clusters split traffic', async () => {
 
 test('health check filter answers from the server health flag', async () => {
   assert.match(await get('/healthz'), /^HTTP\/1.1 200/);
-  proxy.ctx.store.dispatch(healthCheckFailed(), 'test');
+  proxy.ctx.store.dispatch(healthCheckFailed({}), 'test');
   assert.match(await get('/healthz'), /^HTTP\/1.1 503/);
-  proxy.ctx.store.dispatch(healthCheckOk(), 'test');
+  proxy.ctx.store.dispatch(healthCheckOk({}), 'test');
   assert.match(await get('/healthz'), /^HTTP\/1.1 200/);
 });
 
@@ -121,14 +137,24 @@ test('HTTP/2 downstream (node:http2 client) to HTTP/1 and HTTP/2 upstreams', asy
 
 test('curl --http2-prior-knowledge and nghttp', async (t) => {
   try {
-    const { stdout } = await run('curl', ['-s', '--http2-prior-knowledge', '-H', 'Host: web.test', `http://127.0.0.1:${proxy.port}/direct`]);
+    const { stdout } = await run('curl', [
+      '-s',
+      '--http2-prior-knowledge',
+      '-H',
+      'Host: web.test',
+      `http://127.0.0.1:${proxy.port}/direct`,
+    ]);
     assert.equal(stdout, 'teapot');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') t.skip('curl not installed');
     else throw err;
   }
   try {
-    const { stdout } = await run('nghttp', ['-H', ':authority: web.test', `http://127.0.0.1:${proxy.port}/direct`]);
+    const { stdout } = await run('nghttp', [
+      '-H',
+      ':authority: web.test',
+      `http://127.0.0.1:${proxy.port}/direct`,
+    ]);
     assert.equal(stdout, 'teapot');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') t.skip('nghttp not installed');

@@ -28,7 +28,9 @@ before(async () => {
     }
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
-    req.on('end', () => res.end(`got ${Buffer.concat(chunks).length} ${req.headers['transfer-encoding'] ?? ''}`));
+    req.on('end', () =>
+      res.end(`got ${Buffer.concat(chunks).length} ${req.headers['transfer-encoding'] ?? ''}`),
+    );
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   upPort = (upstream.address() as net.AddressInfo).port;
@@ -49,11 +51,15 @@ async function freePort(): Promise<number> {
 
 test('retries: num_retries bounds attempts, retry_success counted', async () => {
   const proxy = await startProxy(
-    hcmConfig('b', [], { retry_policy: { retry_on: '5xx', num_retries: 2, retry_back_off: { base_interval: '0.001s' } } }),
+    hcmConfig('b', [], {
+      retry_policy: { retry_on: '5xx', num_retries: 2, retry_back_off: { base_interval: '0.001s' } },
+    }),
     [{ raw: { name: 'b' }, addresses: [`127.0.0.1:${upPort}`] }],
   );
   try {
-    let res = await fetch(`http://127.0.0.1:${proxy.port}/flaky`, { headers: { 'x-key': 'a', 'x-fail': '2' } });
+    let res = await fetch(`http://127.0.0.1:${proxy.port}/flaky`, {
+      headers: { 'x-key': 'a', 'x-fail': '2' },
+    });
     assert.equal(res.status, 200);
     assert.equal(await res.text(), 'attempt 2');
     assert.equal(proxy.counter('cluster.b.upstream_rq_retry'), 2);
@@ -69,13 +75,22 @@ test('retries: num_retries bounds attempts, retry_success counted', async () => 
 
 test('retries: max_retries circuit breaker overflows', async () => {
   const proxy = await startProxy(
-    hcmConfig('b', [], { retry_policy: { retry_on: '5xx', num_retries: 3, retry_back_off: { base_interval: '0.2s' } } }),
-    [{ raw: { name: 'b', circuit_breakers: { thresholds: [{ max_retries: 1 }] } }, addresses: [`127.0.0.1:${upPort}`] }],
+    hcmConfig('b', [], {
+      retry_policy: { retry_on: '5xx', num_retries: 3, retry_back_off: { base_interval: '0.2s' } },
+    }),
+    [
+      {
+        raw: { name: 'b', circuit_breakers: { thresholds: [{ max_retries: 1 }] } },
+        addresses: [`127.0.0.1:${upPort}`],
+      },
+    ],
   );
   try {
     const statuses = await Promise.all(
       ['c1', 'c2', 'c3'].map((k) =>
-        fetch(`http://127.0.0.1:${proxy.port}/flaky`, { headers: { 'x-key': k, 'x-fail': '1' } }).then((r) => r.status),
+        fetch(`http://127.0.0.1:${proxy.port}/flaky`, { headers: { 'x-key': k, 'x-fail': '1' } }).then(
+          (r) => r.status,
+        ),
       ),
     );
     assert.deepEqual(statuses.slice().sort(), [200, 503, 503]);
@@ -87,7 +102,10 @@ test('retries: max_retries circuit breaker overflows', async () => {
 
 test('circuit breaker max_requests overflow -> 503 and pending_overflow', async () => {
   const proxy = await startProxy(hcmConfig('b'), [
-    { raw: { name: 'b', circuit_breakers: { thresholds: [{ max_requests: 1 }] } }, addresses: [`127.0.0.1:${upPort}`] },
+    {
+      raw: { name: 'b', circuit_breakers: { thresholds: [{ max_requests: 1 }] } },
+      addresses: [`127.0.0.1:${upPort}`],
+    },
   ]);
   try {
     const slow = fetch(`http://127.0.0.1:${proxy.port}/slow`);
@@ -105,11 +123,16 @@ test('circuit breaker max_requests overflow -> 503 and pending_overflow', async 
 
 test('connect failure -> 503 with connect_fail on cluster and host', async () => {
   const dead = await freePort();
-  const proxy = await startProxy(hcmConfig('b'), [{ raw: { name: 'b', connect_timeout: '1s' }, addresses: [`127.0.0.1:${dead}`] }]);
+  const proxy = await startProxy(hcmConfig('b'), [
+    { raw: { name: 'b', connect_timeout: '1s' }, addresses: [`127.0.0.1:${dead}`] },
+  ]);
   try {
     const res = await fetch(`http://127.0.0.1:${proxy.port}/`);
     assert.equal(res.status, 503);
-    assert.equal(await res.text(), 'upstream connect error or disconnect/reset before headers. reset reason: connection failure');
+    assert.equal(
+      await res.text(),
+      'upstream connect error or disconnect/reset before headers. reset reason: connection failure',
+    );
     assert.equal(proxy.counter('cluster.b.upstream_cx_connect_fail'), 1);
     assert.equal(proxy.clusters.get('b')?.hosts[0]?.stats.cx_connect_fail, 1);
     assert.equal(proxy.clusters.get('b')?.hosts[0]?.stats.rq_active, 0);
@@ -119,9 +142,10 @@ test('connect failure -> 503 with connect_fail on cluster and host', async () =>
 });
 
 test('upstream reset before headers -> 503; route timeout -> 504', async () => {
-  const proxy = await startProxy(hcmConfig('b', [{ match: { prefix: '/hang' }, route: { cluster: 'b', timeout: '0.2s' } }]), [
-    { raw: { name: 'b' }, addresses: [`127.0.0.1:${upPort}`] },
-  ]);
+  const proxy = await startProxy(
+    hcmConfig('b', [{ match: { prefix: '/hang' }, route: { cluster: 'b', timeout: '0.2s' } }]),
+    [{ raw: { name: 'b' }, addresses: [`127.0.0.1:${upPort}`] }],
+  );
   try {
     let res = await fetch(`http://127.0.0.1:${proxy.port}/reset`);
     assert.equal(res.status, 503);
@@ -137,14 +161,19 @@ test('upstream reset before headers -> 503; route timeout -> 504', async () => {
 });
 
 test('chunked request and response bodies stream through', async () => {
-  const proxy = await startProxy(hcmConfig('b'), [{ raw: { name: 'b' }, addresses: [`127.0.0.1:${upPort}`] }]);
+  const proxy = await startProxy(hcmConfig('b'), [
+    { raw: { name: 'b' }, addresses: [`127.0.0.1:${upPort}`] },
+  ]);
   try {
     const out = await new Promise<string>((resolve, reject) => {
-      const r = http.request({ port: proxy.port, host: '127.0.0.1', method: 'POST', path: '/echo' }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve(body));
-      });
+      const r = http.request(
+        { port: proxy.port, host: '127.0.0.1', method: 'POST', path: '/echo' },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve(body));
+        },
+      );
       r.on('error', reject);
       r.write('abc');
       setTimeout(() => r.end('defg'), 20);

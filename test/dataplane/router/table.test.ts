@@ -1,18 +1,49 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { HttpRequest } from '../../../src/dataplane/http/request.js';
-import { compileRouteTable, findRoute, pickWeighted, redirectLocation } from '../../../src/dataplane/router/table.js';
+import {
+  compileRouteTable,
+  findRoute,
+  pickWeighted,
+  redirectLocation,
+} from '../../../src/dataplane/router/table.js';
 
 function req(authority: string, path: string, headers: string[] = []): HttpRequest {
-  return { method: 'GET', path, authority, scheme: 'http', headers, protocol: 'HTTP/1.1', remoteIp: '1.2.3.4', contentLength: 0, hasBody: false };
+  return {
+    method: 'GET',
+    path,
+    authority,
+    scheme: 'http',
+    headers,
+    protocol: 'HTTP/1.1',
+    remoteIp: '1.2.3.4',
+    contentLength: 0,
+    hasBody: false,
+  };
 }
 
 const table = compileRouteTable({
   virtual_hosts: [
-    { name: 'exact', domains: ['api.example.com'], routes: [{ match: { prefix: '/' }, route: { cluster: 'exact' } }] },
-    { name: 'suffix', domains: ['*.example.com'], routes: [{ match: { prefix: '/' }, route: { cluster: 'suffix' } }] },
-    { name: 'longer', domains: ['*.b.example.com'], routes: [{ match: { prefix: '/' }, route: { cluster: 'longer' } }] },
-    { name: 'prefix', domains: ['foo.*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'prefix' } }] },
+    {
+      name: 'exact',
+      domains: ['api.example.com'],
+      routes: [{ match: { prefix: '/' }, route: { cluster: 'exact' } }],
+    },
+    {
+      name: 'suffix',
+      domains: ['*.example.com'],
+      routes: [{ match: { prefix: '/' }, route: { cluster: 'suffix' } }],
+    },
+    {
+      name: 'longer',
+      domains: ['*.b.example.com'],
+      routes: [{ match: { prefix: '/' }, route: { cluster: 'longer' } }],
+    },
+    {
+      name: 'prefix',
+      domains: ['foo.*'],
+      routes: [{ match: { prefix: '/' }, route: { cluster: 'prefix' } }],
+    },
     {
       name: 'any',
       domains: ['*'],
@@ -20,8 +51,14 @@ const table = compileRouteTable({
         { match: { path: '/exact' }, route: { cluster: 'path' } },
         { match: { safe_regex: { google_re2: {}, regex: '/re/[0-9]+' } }, route: { cluster: 'regex' } },
         { match: { prefix: '/CI', case_sensitive: false }, route: { cluster: 'ci' } },
-        { match: { prefix: '/h', headers: [{ name: 'x-env', exact_match: 'canary' }] }, route: { cluster: 'canary' } },
-        { match: { prefix: '/h', headers: [{ name: 'x-skip', present_match: true, invert_match: true }] }, route: { cluster: 'noskip' } },
+        {
+          match: { prefix: '/h', headers: [{ name: 'x-env', exact_match: 'canary' }] },
+          route: { cluster: 'canary' },
+        },
+        {
+          match: { prefix: '/h', headers: [{ name: 'x-skip', present_match: true, invert_match: true }] },
+          route: { cluster: 'noskip' },
+        },
         { match: { prefix: '/' }, route: { cluster: 'default', timeout: '0s' } },
       ],
     },
@@ -61,20 +98,44 @@ test('invalid config names the field', () => {
     /route_config\.virtual_hosts\[0\]\.routes\[0\]: a route needs one of/,
   );
   assert.throws(
-    () => compileRouteTable({ virtual_hosts: [{ domains: ['*'], routes: [{ match: { safe_regex: { regex: '(a' } }, route: { cluster: 'x' } }] }] }),
+    () =>
+      compileRouteTable({
+        virtual_hosts: [
+          { domains: ['*'], routes: [{ match: { safe_regex: { regex: '(a' } }, route: { cluster: 'x' } }] },
+        ],
+      }),
     /invalid regex/,
   );
 });
 
 test('weighted pick and redirect location', () => {
-  const action = { clusters: [{ name: 'a', weight: 1, metadataMatch: null }, { name: 'b', weight: 3, metadataMatch: null }], totalWeight: 4 };
+  const action = {
+    clusters: [
+      { name: 'a', weight: 1, metadataMatch: null },
+      { name: 'b', weight: 3, metadataMatch: null },
+    ],
+    totalWeight: 4,
+  };
   assert.equal(pickWeighted(action, 0.1).name, 'a');
   assert.equal(pickWeighted(action, 0.3).name, 'b');
   const t = compileRouteTable({
-    virtual_hosts: [{ domains: ['*'], routes: [{ match: { prefix: '/old' }, redirect: { https_redirect: true, prefix_rewrite: '/new', response_code: 'FOUND' } }] }],
+    virtual_hosts: [
+      {
+        domains: ['*'],
+        routes: [
+          {
+            match: { prefix: '/old' },
+            redirect: { https_redirect: true, prefix_rewrite: '/new', response_code: 'FOUND' },
+          },
+        ],
+      },
+    ],
   });
   const hit = findRoute(t, req('site:8080', '/old/page?x=1'));
   assert.ok(hit && hit.route.action.kind === 'redirect');
   assert.equal(hit.route.action.status, 302);
-  assert.equal(redirectLocation(hit.route.action, hit.route, req('site:8080', '/old/page?x=1')), 'https://site/new/page?x=1');
+  assert.equal(
+    redirectLocation(hit.route.action, hit.route, req('site:8080', '/old/page?x=1')),
+    'https://site/new/page?x=1',
+  );
 });
