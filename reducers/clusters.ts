@@ -1,4 +1,4 @@
-import type { Draft } from 'immer';
+import { type Draft, freeze, isDraft, original } from 'immer';
 import type { Json, RawCluster } from '../events/index.js';
 import { staticHosts, withHealth } from './hosts.js';
 import type { On } from './on.js';
@@ -50,8 +50,17 @@ export function onClusterRemoved(draft: Draft<State>, env: On<'cluster/removed'>
 export function onHostsSet(draft: Draft<State>, env: On<'endpoints/hosts-set'>): void {
   const cluster = draft.clusters[env.event.cluster];
   if (!cluster) return;
-  const previous = new Map(cluster.hosts.map((h) => [h.address, h as HostState]));
-  cluster.hosts = env.event.hosts.map((spec) => withHealth(spec, previous.get(spec.address)));
+  // With 10k members, reading them through draft proxies and letting immer walk 10k new
+  // records to freeze them was most of an EDS update: read the base, hand over frozen records.
+  const base = (isDraft(cluster.hosts) ? original(cluster.hosts) : cluster.hosts) as HostState[];
+  const previous = new Map(base.map((h) => [h.address, h]));
+  const hosts = env.event.hosts.map((spec) => {
+    const host = withHealth(spec, previous.get(spec.address));
+    Object.freeze(host.locality);
+    freeze(host.metadata, true);
+    return Object.freeze(host);
+  });
+  cluster.hosts = Object.freeze(hosts) as Draft<HostState>[];
 }
 
 function findHost(draft: Draft<State>, clusterName: string, address: string): Draft<HostState> | undefined {
