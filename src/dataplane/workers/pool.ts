@@ -20,6 +20,27 @@ interface Slot {
   initialised: boolean;
 }
 
+/**
+ * The parent's Node flags minus the ones that name what to run (`-e CODE`, `-p`,
+ * `--input-type`, `--`): loaders such as `--import tsx` carry over, the script is the worker's.
+ */
+function workerExecArgv(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '-e' || arg === '--eval' || arg === '-p' || arg === '--print') i += 1;
+    else if (
+      arg === '--' ||
+      arg.startsWith('--input-type') ||
+      arg.startsWith('--eval=') ||
+      arg.startsWith('--print=')
+    )
+      continue;
+    else out.push(arg);
+  }
+  return out;
+}
+
 const pools = new WeakMap<ServerContext, WorkerPool>();
 
 /** The worker pool of a server, or undefined when the data plane runs in-process. */
@@ -62,7 +83,7 @@ export class WorkerPool {
     // Must precede the first fork: the kernel balances accepts over the shared sockets,
     // where the default round-robin would accept everything in the primary and pass sockets on.
     cluster.schedulingPolicy = cluster.SCHED_NONE;
-    cluster.setupPrimary({ exec: WORKER_ENTRY, args: [], execArgv: process.execArgv });
+    cluster.setupPrimary({ exec: WORKER_ENTRY, args: [], execArgv: workerExecArgv(process.execArgv) });
     await Promise.all(this.slots.map((slot) => this.fork(slot)));
   }
 
@@ -87,6 +108,8 @@ export class WorkerPool {
   /** Asks every worker to close its listeners and exit; kills those still there after `graceMs`. */
   async close(graceMs = 5000): Promise<void> {
     this.closing = true;
+    for (const resolve of this.readyWaiters.values()) resolve();
+    this.readyWaiters.clear();
     this.envelopes.unsubscribe();
     pools.delete(this.ctx);
     await Promise.all(
@@ -102,12 +125,18 @@ export class WorkerPool {
     );
   }
 
+  /**
+   * Forks the worker of `slot`; resolves when it (or, after crashes, a successor) is ready,
+   * so the server does not go LIVE with a worker that never bound its listeners.
+   */
   private fork(slot: Slot): Promise<void> {
     const log = this.ctx.log.get('workers');
     const worker = cluster.fork({ PROXY_WORKER_ID: String(slot.id) });
     slot.worker = worker;
     slot.initialised = false;
-    const ready = new Promise<void>((resolve) => this.readyWaiters.set(slot.id, resolve));
+    const ready = this.readyWaiters.has(slot.id)
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => this.readyWaiters.set(slot.id, resolve));
     worker.on('message', (m: unknown) => {
       if (isWorkerMessage(m)) this.onMessage(slot, m);
     });
@@ -115,8 +144,6 @@ export class WorkerPool {
     worker.on('exit', (code, signal) => {
       slot.worker = null;
       slot.initialised = false;
-      this.readyWaiters.get(slot.id)?.();
-      this.readyWaiters.delete(slot.id);
       for (const request of this.pendingStats.values()) {
         request.waiting -= 1;
         if (request.waiting <= 0) request.done();

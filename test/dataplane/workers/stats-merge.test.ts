@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { dumpStats, mergeHostStats, mergeStats } from '../../../src/dataplane/workers/stats-merge.js';
+import { StatsStore } from '../../../src/stats/store.js';
+
+const host = {
+  cx_total: 1,
+  cx_active: 1,
+  cx_connect_fail: 0,
+  rq_total: 2,
+  rq_timeout: 0,
+  rq_success: 2,
+  rq_error: 0,
+  rq_active: 0,
+};
+
+test('worker stats merge: counters and accumulating gauges add up, shared-state gauges do not, histograms pool', () => {
+  const primary = new StatsStore();
+  primary.gauge('listener_manager.total_listeners_active', 'NeverImport').set(2);
+  const workers = [3, 4].map((n) => {
+    const s = new StatsStore();
+    s.counter('tcp.p.downstream_cx_total').add(n);
+    s.gauge('server.total_connections').set(n);
+    s.gauge('listener_manager.total_listeners_active', 'NeverImport').set(7);
+    s.histogram('listener.127.0.0.1_0.downstream_cx_length_ms').record(n);
+    return dumpStats(s, { c: { '127.0.0.1:1': host } });
+  });
+  const wire = workers.map((d) => JSON.parse(JSON.stringify(d)));
+  const merged = mergeStats(primary, wire);
+  assert.equal(merged.counter('tcp.p.downstream_cx_total').value, 7);
+  assert.equal(merged.gauge('server.total_connections').value, 7);
+  assert.equal(merged.gauge('listener_manager.total_listeners_active').value, 2);
+  assert.equal(
+    merged.histograms.get('listener.127.0.0.1_0.downstream_cx_length_ms')?.cumulativeWindow()?.count,
+    2,
+  );
+  assert.deepEqual(mergeHostStats(wire).c?.['127.0.0.1:1']?.rq_total, 4);
+  // Rendering the merge must not touch the live stores.
+  assert.equal(primary.counters.has('tcp.p.downstream_cx_total'), false);
+});

@@ -1,0 +1,36 @@
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { cluster, exchange, tcpListener, tcpServer } from '../helpers/dataplane.js';
+import { startProxyProcess } from '../helpers/proxy-process.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+test('--concurrency 2 serves a TCP listener from two workers with the real port in /listeners', async () => {
+  const upstream = await tcpServer((socket) => {
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('end', () => socket.end(Buffer.concat(chunks)));
+  });
+  cleanups.push(upstream.close);
+  const proxy = await startProxyProcess(
+    {
+      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      static_resources: {
+        clusters: [cluster('echo', [upstream.port])],
+        listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' })],
+      },
+    },
+    ['--concurrency', '2'],
+  );
+  cleanups.push(proxy.stop);
+  const port = await proxy.listenerPort('tcp');
+  assert.notEqual(port, 0, 'the admin shows the real port');
+  const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => exchange(port, `m${i}`)));
+  assert.deepEqual(
+    answers.map((a) => a.data.toString()),
+    Array.from({ length: 12 }, (_, i) => `m${i}`),
+  );
+});

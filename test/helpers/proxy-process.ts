@@ -1,0 +1,82 @@
+/** The real `proxy` command in a child process, with its bootstrap in a temporary file. */
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { JsonObject } from '../../events/index.js';
+import { spawnProxy } from './cli.js';
+
+export interface ProxyProcess {
+  child: ChildProcess;
+  /** `http://127.0.0.1:PORT` of the admin interface. */
+  admin: string;
+  stderr(): string;
+  get(path: string): Promise<{ status: number; body: string }>;
+  post(path: string): Promise<{ status: number; body: string }>;
+  /** The real port of a listener, from `/listeners?format=json`. */
+  listenerPort(name: string): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Starts `proxy -c <bootstrap.json> ...args` and waits until `/ready` says LIVE. */
+export async function startProxyProcess(
+  bootstrap: JsonObject,
+  args: string[] = [],
+  timeoutMs = 20000,
+): Promise<ProxyProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'proxy-dp-'));
+  const config = join(dir, 'bootstrap.json');
+  const adminPath = join(dir, 'admin');
+  writeFileSync(config, JSON.stringify(bootstrap));
+  const child = spawnProxy(['-c', config, '--admin-address-path', adminPath, ...args]);
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    err += d;
+  });
+  child.stdout?.resume();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const deadline = Date.now() + timeoutMs;
+  const request = async (method: string, path: string) => {
+    const res = await fetch(`${admin}${path}`, { method });
+    return { status: res.status, body: await res.text() };
+  };
+  let admin = '';
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`proxy exited with ${child.exitCode}: ${err}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`proxy not LIVE within ${timeoutMs} ms: ${err}`);
+    }
+    if (!admin && existsSync(adminPath)) {
+      const address = readFileSync(adminPath, 'utf8').trim();
+      if (address) admin = `http://${address}`;
+    }
+    if (admin && (await request('GET', '/ready').catch(() => ({ status: 0, body: '' }))).status === 200)
+      break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    child,
+    admin,
+    stderr: () => err,
+    get: (path) => request('GET', path),
+    post: (path) => request('POST', path),
+    async listenerPort(name) {
+      const json = JSON.parse((await request('GET', '/listeners?format=json')).body) as {
+        listener_statuses: Array<{ name: string; local_address: { socket_address: { port_value: number } } }>;
+      };
+      const status = json.listener_statuses.find((s) => s.name === name);
+      if (!status) throw new Error(`no listener ${name} in /listeners`);
+      return status.local_address.socket_address.port_value;
+    },
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(timer);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
