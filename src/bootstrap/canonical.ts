@@ -3,7 +3,7 @@ import type { Json, JsonObject } from '../../events/index.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { type ExtensionCategory, extensionForType, findExtension } from './extensions.js';
 import { fieldPath, type Report } from './report.js';
-import { messageType, typeForUrl, typeUrlOf } from './schema.js';
+import { messageType, nameOf, typeForUrl, typeUrlOf } from './schema.js';
 
 /** What the walk needs besides the value: where findings go and what the options allow. */
 export interface WalkContext {
@@ -75,7 +75,7 @@ export function canonicalMessage(
   parentTypeName = '',
 ): JsonObject | undefined {
   if (!isPlainObject(value)) {
-    ctx.report.error(path, `expected an object (${type.fullName.slice(1)}), got ${describe(value)}`);
+    ctx.report.error(path, `expected an object (${nameOf(type).slice(1)}), got ${describe(value)}`);
     return undefined;
   }
   const out: JsonObject = {};
@@ -89,11 +89,11 @@ export function canonicalMessage(
     }
     if (raw === null || raw === undefined) continue;
     if (field.options?.deprecated) deprecatedField(ctx, here, field, type);
-    const converted = canonicalField(raw, field.resolve(), here, ctx, type.fullName);
+    const converted = canonicalField(raw, field.resolve(), here, ctx, nameOf(type));
     if (converted !== undefined) out[field.name] = converted;
   }
   checkOneofs(out, type, path, ctx);
-  const category = extensionCategory(type.fullName, parentTypeName);
+  const category = extensionCategory(nameOf(type), parentTypeName);
   if (category) resolveExtension(out, value, category, path, ctx);
   return out;
 }
@@ -103,7 +103,7 @@ function camel(name: string): string {
 }
 
 function unknownField(ctx: WalkContext, here: string, key: string, type: protobuf.Type): void {
-  const what = `unknown field '${key}' in ${type.fullName.slice(1)}`;
+  const what = `unknown field '${key}' in ${nameOf(type).slice(1)}`;
   if (!ctx.allowUnknown) {
     ctx.report.error(
       here,
@@ -112,16 +112,12 @@ function unknownField(ctx: WalkContext, here: string, key: string, type: protobu
     return;
   }
   ctx.report.unknownFields++;
-  ctx.report.warn(here, `${what}, ignored (--allow-unknown-static-fields)`, `${type.fullName}.${key}`);
+  ctx.report.warn(here, `${what}, ignored (--allow-unknown-static-fields)`, `${nameOf(type)}.${key}`);
 }
 
 function deprecatedField(ctx: WalkContext, here: string, field: protobuf.Field, type: protobuf.Type): void {
   const hint = field.name === 'hosts' ? ' (use load_assignment; when both are set load_assignment wins)' : '';
-  ctx.report.warn(
-    here,
-    `using deprecated option '${type.fullName.slice(1)}.${field.name}'${hint}`,
-    undefined,
-  );
+  ctx.report.warn(here, `using deprecated option '${nameOf(type).slice(1)}.${field.name}'${hint}`, undefined);
 }
 
 function canonicalField(
@@ -192,7 +188,7 @@ function enumName(raw: unknown, type: protobuf.Enum, here: string, ctx: WalkCont
   const names = Object.keys(type.values).join(', ');
   ctx.report.error(
     here,
-    `invalid value ${describe(raw)} for ${type.fullName.slice(1)} (expected one of ${names})`,
+    `invalid value ${describe(raw)} for ${nameOf(type).slice(1)} (expected one of ${names})`,
   );
   return undefined;
 }
@@ -238,7 +234,7 @@ function wellKnownOrMessage(
   ctx: WalkContext,
   parentTypeName: string,
 ): Json | undefined {
-  const name = type.fullName;
+  const name = nameOf(type);
   const wrapped = WRAPPERS[name];
   if (wrapped) {
     // `{ value: x }` is how a wrapper looks after decoding binary; bare `x` is proto3 JSON.
@@ -306,7 +302,7 @@ function canonicalAny(raw: unknown, here: string, ctx: WalkContext): JsonObject 
     return undefined;
   }
   const { '@type': _drop, ...rest } = raw;
-  const wkt = type.fullName.startsWith('.google.protobuf.');
+  const wkt = nameOf(type).startsWith('.google.protobuf.');
   const body = wkt
     ? wellKnownOrMessage(rest.value, type, fieldPath(here, 'value'), ctx, '')
     : canonicalMessage(rest, type, here, ctx);

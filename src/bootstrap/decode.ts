@@ -2,7 +2,7 @@ import protobuf from 'protobufjs';
 import textformat from 'protobufjs/ext/textformat.js';
 import type { Json, JsonObject } from '../../events/index.js';
 import { durationFromMessage } from './duration.js';
-import { canonicalTypeName, messageType, TYPE_URL_PREFIX, typeForUrl } from './schema.js';
+import { canonicalTypeName, messageType, nameOf, TYPE_URL_PREFIX, typeForUrl } from './schema.js';
 
 /** Bytes as proto3 JSON writes them (standard base64). */
 function base64(bytes: Uint8Array): string {
@@ -36,7 +36,7 @@ function listValue(list: Record<string, unknown>): Json[] {
  * `Any` payloads are decoded by their type URL; unknown URLs are left for the walk to report.
  */
 export function messageToJson(type: protobuf.Type, message: Record<string, unknown>): Json {
-  switch (type.fullName) {
+  switch (nameOf(type)) {
     case '.google.protobuf.Duration':
       return durationFromMessage(message.seconds, message.nanos);
     case '.google.protobuf.Struct':
@@ -48,7 +48,7 @@ export function messageToJson(type: protobuf.Type, message: Record<string, unkno
     case '.google.protobuf.Any':
       return anyToJson(message);
   }
-  if (type.fullName.startsWith('.google.protobuf.') && type.fullName.endsWith('Value')) {
+  if (nameOf(type).startsWith('.google.protobuf.') && nameOf(type).endsWith('Value')) {
     return scalarToJson(type.fields.value!, message.value);
   }
   const out: JsonObject = {};
@@ -94,7 +94,7 @@ function anyToJson(message: Record<string, unknown>): Json {
     (message.value as Uint8Array | undefined) ?? new Uint8Array(),
   ) as unknown as Record<string, unknown>;
   const body = messageToJson(type, inner);
-  if (type.fullName.startsWith('.google.protobuf.')) return { '@type': url, value: body };
+  if (nameOf(type).startsWith('.google.protobuf.')) return { '@type': url, value: body };
   return { '@type': url, ...(body as JsonObject) };
 }
 

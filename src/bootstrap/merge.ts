@@ -1,9 +1,10 @@
 import protobuf from 'protobufjs';
 import type { Json, JsonObject } from '../../events/index.js';
+import { nameOf } from './schema.js';
 
 /** Types whose canonical JSON is one value, replaced whole by a merge (as protobuf does for scalars). */
 function replacedWhole(type: protobuf.Type): boolean {
-  return type.fullName.startsWith('.google.protobuf.') && type.fullName !== '.google.protobuf.Struct';
+  return nameOf(type).startsWith('.google.protobuf.') && nameOf(type) !== '.google.protobuf.Struct';
 }
 
 /**
@@ -31,7 +32,7 @@ function mergeField(previous: Json, value: Json, field: protobuf.Field): Json {
   if (field.repeated) return [...(previous as Json[]), ...(value as Json[])];
   const type = field.resolvedType;
   if (!(type instanceof protobuf.Type) || replacedWhole(type)) return value;
-  if (type.fullName === '.google.protobuf.Struct')
+  if (nameOf(type) === '.google.protobuf.Struct')
     return { ...(previous as JsonObject), ...(value as JsonObject) };
   return mergeCanonical(previous as JsonObject, value as JsonObject, type);
 }

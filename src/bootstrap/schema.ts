@@ -96,7 +96,22 @@ export function typeForUrl(url: string): protobuf.Type | undefined {
   return found instanceof protobuf.Type ? found : undefined;
 }
 
+const names = new WeakMap<protobuf.ReflectionObject, string>();
+
+/**
+ * `fullName` of a reflected type, memoised: protobufjs recomputes it from the parent chain
+ * on every read, which dominated the walk of large bootstraps.
+ */
+export function nameOf(object: protobuf.ReflectionObject): string {
+  let name = names.get(object);
+  if (name === undefined) {
+    name = object.fullName;
+    names.set(object, name);
+  }
+  return name;
+}
+
 /** The `@type` this loader writes for a message. */
 export function typeUrlOf(type: protobuf.Type): string {
-  return TYPE_URL_PREFIX + type.fullName.slice(1);
+  return TYPE_URL_PREFIX + nameOf(type).slice(1);
 }
