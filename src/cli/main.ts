@@ -1,5 +1,3 @@
-import { loadBootstrap } from '../bootstrap/load.js';
-import { serve } from '../server/main.js';
 import { VERSION } from '../version.js';
 import { reserveDynamicBaseId, writeBaseId } from './base-id.js';
 import { enableCoreDump } from './core-dump.js';
@@ -18,10 +16,12 @@ function fail(errors: string[]): never {
  * `--mode validate` (and `init_only`): load and check the bootstrap without opening any
  * socket; OK message and exit 0, or every error and exit 1.
  */
-function validate(options: Options): never {
-  let result: ReturnType<typeof loadBootstrap>;
+async function validate(options: Options): Promise<never> {
+  // Loaded on demand so --version and --help do not pay for the whole server's imports.
+  const { loadBootstrap } = await import('../bootstrap/load.js');
+  let result: Awaited<ReturnType<typeof loadBootstrap>>;
   try {
-    result = loadBootstrap(options);
+    result = await loadBootstrap(options);
   } catch (err) {
     fail([(err as Error).message]);
   }
@@ -55,7 +55,7 @@ export async function main(argv: string[]): Promise<void> {
     case 'run':
       break;
   }
-  if (options.mode !== 'serve') validate(options);
+  if (options.mode !== 'serve') await validate(options);
   try {
     if (options.enableCoreDump) {
       const warning = enableCoreDump();
@@ -63,6 +63,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     if (options.useDynamicBaseId) options.baseId = await reserveDynamicBaseId(options.socketPath);
     if (options.baseIdPath) writeBaseId(options.baseIdPath, options.baseId);
+    const { serve } = await import('../server/main.js');
     await serve(options);
   } catch (err) {
     fail([(err as Error).message]);

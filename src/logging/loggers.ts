@@ -8,7 +8,7 @@ import { compileLogFormat, type LogFormatter } from './format.js';
 import { BUNYAN_LEVEL, levelName, parseCliLevel } from './levels.js';
 import { LOGGER_NAMES } from './names.js';
 import { fileSink, type LogSink, stderrSink } from './sink.js';
-import { callerFile, relativeSourcePath } from './source-path.js';
+import { externalCaller } from './source-path.js';
 
 /** The options logging is configured from (a subset of the command line). */
 export type LoggingOptions = Pick<
@@ -48,7 +48,7 @@ export interface Loggers {
   /** Reopens the log file (SIGUSR1, `POST /reopen_logs`). */
   reopen(): void;
   flush(): void;
-  /** Flushes and closes the log file and stops listening for SIGUSR1. */
+  /** Flushes and closes the log file; SIGUSR1 no longer reopens it. */
   close(): void;
 }
 
@@ -81,7 +81,6 @@ function formattingStream(format: LogFormatter, escaped: boolean, sink: LogSink)
       const time = rec.time instanceof Date ? rec.time : new Date();
       // Wall-clock milliseconds; the sub-millisecond digits come from the monotonic clock.
       const nanos = time.getMilliseconds() * 1e6 + Number(process.hrtime.bigint() % 1_000_000n);
-      const src = rec.src as { file?: string; line?: number; func?: string } | undefined;
       const line = format({
         time,
         nanos,
@@ -90,9 +89,7 @@ function formattingStream(format: LogFormatter, escaped: boolean, sink: LogSink)
         message: messageOf(rec),
         pid: process.pid,
         threadId,
-        source: src?.file
-          ? { file: relativeSourcePath(src.file), line: src.line ?? 0, func: src.func }
-          : undefined,
+        source: format.needsSource ? externalCaller() : undefined,
       });
       sink.write(escaped ? escapeLogLine(`${line}\n`) : `${line}\n`);
     },
@@ -108,6 +105,18 @@ function toOptions(arg: bunyan.LogLevel | Partial<LoggingOptions> | undefined): 
 }
 
 let active: Loggers | null = null;
+/** Every not-yet-closed set of loggers: SIGUSR1 reopens all their files. */
+const open = new Set<Loggers>();
+let signalListening = false;
+
+/** One process-wide SIGUSR1 listener (which also keeps Node from starting its inspector). */
+function listenForReopenSignal(): void {
+  if (signalListening) return;
+  signalListening = true;
+  process.on('SIGUSR1', () => {
+    for (const loggers of open) loggers.reopen();
+  });
+}
 
 /**
  * Creates the loggers from the logging options (or just a level) and makes them the ones
@@ -125,11 +134,10 @@ export function createLoggers(arg?: bunyan.LogLevel | Partial<LoggingOptions>): 
   } catch (err) {
     throw new Error(`cannot open --log-path '${options.logPath}': ${(err as Error).message}`);
   }
-  // Source locations cost a stack capture per emitted record: only when the format prints them.
+  // A source location costs a stack capture per emitted record: taken only when the format prints it.
   const root = bunyan.createLogger({
     name: 'proxy',
     level: BUNYAN_LEVEL[defaultLevel],
-    src: format.needsSource,
     streams: [{ type: 'raw', stream: formattingStream(format, options.logFormatEscaped, sink) }],
   });
   const registry = new Map<string, { logger: bunyan; level: LogLevel }>();
@@ -146,11 +154,10 @@ export function createLoggers(arg?: bunyan.LogLevel | Partial<LoggingOptions>): 
   };
   if (!options.enableFineGrainLogging) for (const name of LOGGER_NAMES) register(name);
 
-  const onSignal = () => loggers.reopen();
-  process.on('SIGUSR1', onSignal);
   const loggers: Loggers = {
     root,
-    get: (component) => register(options.enableFineGrainLogging ? callerFile() : component).logger,
+    get: (component) =>
+      register(options.enableFineGrainLogging ? (externalCaller()?.file ?? component) : component).logger,
     list: () => [...registry].map(([name, { level }]) => ({ name, level })),
     setLevel(name, level) {
       const entry = registry.get(name);
@@ -166,12 +173,14 @@ export function createLoggers(arg?: bunyan.LogLevel | Partial<LoggingOptions>): 
     reopen: () => sink.reopen(),
     flush: () => sink.flush(),
     close() {
-      process.off('SIGUSR1', onSignal);
+      open.delete(loggers);
       sink.close();
       if (active === loggers) active = null;
     },
   };
   active = loggers;
+  open.add(loggers);
+  listenForReopenSignal();
   return loggers;
 }
 

@@ -32,19 +32,47 @@ export function sourceBasename(path: string): string {
   return basename(path);
 }
 
-/** The source file of the code that called the function calling this one (`depth` 0). */
-export function callerFile(depth = 0): string {
-  const saved = Error.prepareStackTrace;
-  let file = '';
+const LOGGING_DIR = dirname(fileURLToPath(import.meta.url));
+
+/** A frame of the logging machinery itself (this folder, or bunyan) rather than of its user. */
+function isLoggingFrame(file: string): boolean {
+  const path = file.startsWith('file://') ? fileURLToPath(file) : file;
+  return dirname(path) === LOGGING_DIR || path.includes(`${sep}node_modules${sep}bunyan${sep}`);
+}
+
+/** Where a log call is in the code: file relative to the checkout, line, function. */
+export interface SourceLocation {
+  file: string;
+  line: number;
+  func?: string;
+}
+
+/**
+ * The nearest stack frame outside the logging code: the code that called `log.info()` or
+ * `loggers.get()`. (bunyan's own `src: true` finds nothing on Node 20, so this replaces it.)
+ */
+export function externalCaller(): SourceLocation | undefined {
+  const savedPrepare = Error.prepareStackTrace;
+  const savedLimit = Error.stackTraceLimit;
+  let found: SourceLocation | undefined;
+  Error.stackTraceLimit = 30;
   Error.prepareStackTrace = (_err, stack) => {
-    file = stack[depth + 2]?.getFileName() ?? '';
+    for (const frame of stack) {
+      const file = frame.getFileName();
+      if (!file || file.startsWith('node:') || isLoggingFrame(file)) continue;
+      found = { file: relativeSourcePath(file), line: frame.getLineNumber() ?? 0 };
+      const func = frame.getFunctionName();
+      if (func) found.func = func;
+      break;
+    }
     return '';
   };
   try {
-    // Reading .stack runs prepareStackTrace once, which records the frame's file.
+    // Reading .stack runs prepareStackTrace once, which records the frame.
     void new Error().stack;
   } finally {
-    Error.prepareStackTrace = saved;
+    Error.prepareStackTrace = savedPrepare;
+    Error.stackTraceLimit = savedLimit;
   }
-  return file ? relativeSourcePath(file) : 'unknown';
+  return found;
 }
