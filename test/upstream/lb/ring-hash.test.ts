@@ -19,7 +19,7 @@ function ringHashes(ring: { hi: Uint32Array; lo: Uint32Array }): bigint[] {
 /** Lower bound with wrap-around, written the plain way, to check the ketama search against. */
 function lowerBound(hashes: bigint[], h: bigint): number {
   const k = hashes.findIndex((x) => x >= h);
-  return k < 0 ? 0 : k;
+  return Math.max(k, 0);
 }
 
 function random64(random: () => number): bigint {
