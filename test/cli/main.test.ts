@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -62,7 +62,7 @@ describe('proxy command', () => {
     assert.match(run.stderr, /^error: .*missing\.yaml/m);
   });
 
-  it('serves with the options echoed in /server_info and writes --base-id-path', async () => {
+  it('serves with the options echoed in /server_info, writes --base-id-path, reopens --log-path on SIGUSR1', async () => {
     const adminPath = join(dir, 'admin.txt');
     const baseIdPath = join(dir, 'base-id');
     const child = spawnProxy([
@@ -104,6 +104,13 @@ describe('proxy command', () => {
       assert.equal(info.command_line_options.drain_strategy, 'Immediate');
       assert.equal(info.command_line_options.service_cluster, 'edge');
       assert.equal(info.command_line_options.mode, 'Serve');
+      const logPath = join(dir, 'serve.log');
+      assert.ok(existsSync(logPath), 'the log file was not opened');
+      renameSync(logPath, `${logPath}.1`);
+      child.kill('SIGUSR1');
+      for (let i = 0; i < 50 && !existsSync(logPath); i++) await sleep(100);
+      assert.ok(existsSync(logPath), 'SIGUSR1 did not reopen the log file');
+      assert.equal(child.exitCode, null, 'SIGUSR1 stopped the proxy');
     } finally {
       child.kill('SIGTERM');
       await new Promise((resolve) => child.once('close', resolve));
