@@ -86,6 +86,8 @@ function meowFlags(): AnyFlags {
 export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = process.env): ParseResult {
   const cli = meow({
     importMeta: import.meta,
+    // Given, so meow neither searches for package.json nor titles the process after another name.
+    pkg: { name: 'proxy', bin: { proxy: 'bin/proxy.js' } },
     argv,
     flags: meowFlags(),
     allowUnknownFlags: true,
