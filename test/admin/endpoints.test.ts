@@ -82,7 +82,7 @@ describe('admin endpoints', () => {
     const text = await (await admin.get('/clusters')).text();
     assert.match(text, /^web::10\.0\.0\.1:80::rq_total::9$/m);
     assert.match(text, /^web::outlier::success_rate_average::97\.5$/m);
-    const json = await (await admin.get('/clusters?format=json')).json();
+    const json = await admin.getJson('/clusters?format=json');
     const web = json.cluster_statuses.find((c: { name: string }) => c.name === 'web');
     assert.deepEqual(web.success_rate_ejection_threshold, { value: 80 });
     const host = web.host_statuses[0];
@@ -103,7 +103,7 @@ describe('admin endpoints', () => {
   });
 
   it('/clusters?format=json omits defaults and the DEFAULT priority', async () => {
-    const json = await (await admin.get('/clusters?format=json')).json();
+    const json = await admin.getJson('/clusters?format=json');
     const web = json.cluster_statuses.find((c: { name: string }) => c.name === 'web');
     assert.equal(web.added_via_api, undefined);
     assert.deepEqual(web.circuit_breakers.thresholds, [
@@ -200,7 +200,7 @@ describe('admin endpoints', () => {
     const ready = await admin.get('/ready');
     assert.equal(ready.status, 503);
     assert.equal(await ready.text(), 'DRAINING\n');
-    assert.equal((await (await admin.get('/server_info')).json()).state, 'DRAINING');
+    assert.equal((await admin.getJson('/server_info')).state, 'DRAINING');
     assert.equal(await (await admin.post('/healthcheck/ok')).text(), 'OK\n');
     assert.equal((await admin.get('/ready')).status, 200);
   });

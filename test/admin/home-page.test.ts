@@ -5,6 +5,11 @@ import { chromium, type Browser } from 'playwright-core';
 import { startTestAdmin, type TestAdmin } from '../helpers/admin.js';
 import { richBootstrap } from './fixtures.js';
 
+/** The page's DOM as the in-browser callback uses it (the project compiles without the DOM lib). */
+declare const document: {
+  querySelectorAll(selector: string): Iterable<{ href: string; getAttribute(name: string): string | null }>;
+};
+
 const CHROMIUM = '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM)
   ? false

@@ -28,6 +28,9 @@ export interface TestAdmin {
   /** Exit codes `ctx.shutdown` was asked for (the process never exits in-process). */
   shutdownCodes: number[];
   get(path: string): Promise<Response>;
+  /** GETs `path` and parses the JSON body (free-form: tests walk it with assertions). */
+  // biome-ignore lint/suspicious/noExplicitAny: admin JSON bodies are free-form under test
+  getJson(path: string): Promise<any>;
   post(path: string, body?: string, contentType?: string): Promise<Response>;
   close(): Promise<void>;
 }
@@ -79,6 +82,7 @@ export async function startTestAdmin(
     ctx,
     shutdownCodes,
     get: (path) => fetch(`${base}${path}`),
+    getJson: async (path) => (await fetch(`${base}${path}`)).json(),
     post: (path, body, contentType = 'application/x-www-form-urlencoded') =>
       fetch(`${base}${path}`, {
         method: 'POST',
