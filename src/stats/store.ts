@@ -7,7 +7,13 @@ import { RecentLookups } from './recent-lookups.js';
  * Names are looked up once, when a scope is built. Control changes (reset, recent lookups)
  * arrive as events and are applied here by the edge that subscribes to them (`startStats`).
  */
-export class Counter {
+/** A slot a renderer may fill with what it derives from the name (the Prometheus identity). */
+export interface RenderSlot {
+  rendered: unknown;
+}
+
+export class Counter implements RenderSlot {
+  rendered: unknown = undefined;
   /** Absolute value since process start: what sinks see. */
   value = 0;
   /** `value` at the last `/reset_counters`; `/stats` shows `value - resetBase`. */
@@ -31,7 +37,8 @@ export class Counter {
 /** How a gauge combines across hot restarts (the reference's import modes). */
 export type GaugeImportMode = 'Accumulate' | 'NeverImport';
 
-export class Gauge {
+export class Gauge implements RenderSlot {
+  rendered: unknown = undefined;
   value = 0;
   used = false;
   constructor(
@@ -74,7 +81,8 @@ export interface HistogramWindow {
  * (what `/stats` shows as the interval summary) and is folded into the cumulative one.
  * `cumulativeWindow()` includes the open window, so cumulative really is "since start".
  */
-export class Histogram {
+export class Histogram implements RenderSlot {
+  rendered: unknown = undefined;
   used = false;
   /** The last closed window; null when nothing was recorded in it. */
   interval: HistogramWindow | null = null;
@@ -121,7 +129,8 @@ export class Histogram {
   }
 }
 
-export class TextReadout {
+export class TextReadout implements RenderSlot {
+  rendered: unknown = undefined;
   value = '';
   used = false;
   constructor(readonly name: string) {}

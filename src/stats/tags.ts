@@ -98,15 +98,13 @@ const canonicalTagName = (name: string): string =>
 
 /**
  * Extracts tags from stat names. Built once from `stats_config` and the `--stats-tag`
- * universal tags; results are cached per name, so rendering a million stats twice costs
- * the regex work once.
+ * universal tags; renderers cache its results on the stats themselves.
  */
 export class TagProducer {
   private readonly anywhere: Extractor[] = [];
   private readonly byPrefix = new Map<string, Extractor[]>();
   /** Fixed tags on every stat: universal ones, then `fixed_value` specifiers. */
   readonly fixedTags: Tag[];
-  private readonly cache = new Map<string, Extracted>();
 
   constructor(config: StatsConfig = {}, universal: Tag[] = []) {
     const fixed: Tag[] = [...universal];
@@ -157,17 +155,8 @@ export class TagProducer {
     else this.byPrefix.set(e.prefix, [e]);
   }
 
-  /** The tag-extracted name and the tags of `statName` (cached). */
+  /** The tag-extracted name and the tags of `statName` (callers cache; see the Prometheus view). */
   extract(statName: string): Extracted {
-    let out = this.cache.get(statName);
-    if (!out) {
-      out = this.compute(statName);
-      this.cache.set(statName, out);
-    }
-    return out;
-  }
-
-  private compute(statName: string): Extracted {
     const tags: Tag[] = [...this.fixedTags];
     const spans: Array<[number, number]> = [];
     const dot = statName.indexOf('.');
@@ -183,10 +172,14 @@ export class TagProducer {
     for (const e of this.anywhere) run(e);
     for (const e of this.byPrefix.get(first) ?? []) run(e);
     if (spans.length === 0) return { name: statName, tags };
+    spans.sort((a, b) => a[0] - b[0]);
     let name = '';
-    for (let i = 0; i < statName.length; i++) {
-      if (!spans.some(([s, t]) => i >= s && i < t)) name += statName[i];
+    let at = 0;
+    for (const [start, end] of spans) {
+      if (start > at) name += statName.slice(at, start);
+      at = Math.max(at, end);
     }
+    name += statName.slice(at);
     return { name, tags };
   }
 }

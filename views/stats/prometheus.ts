@@ -1,5 +1,5 @@
 import { cumulativeCounts } from '../../src/stats/bins.js';
-import type { Counter, Gauge, Histogram, TextReadout } from '../../src/stats/store.js';
+import type { Counter, Gauge, Histogram, RenderSlot, TextReadout } from '../../src/stats/store.js';
 import type { Tag, TagProducer } from '../../src/stats/tags.js';
 import { DEFAULT_BUCKETS } from './histogram.js';
 import type { Selection } from './select.js';
@@ -34,80 +34,82 @@ function renderLabels(tags: Tag[]): string {
   return out.join(',');
 }
 
-/** Per tag producer: stat name -> Prometheus identity, so tag regexes run once per name. */
-const nameCache = new WeakMap<TagProducer, Map<string, PromName>>();
+/** A stat's cached identity, valid for the tag producer that made it. */
+interface Slot extends PromName {
+  tags: TagProducer;
+}
 
-function promName(tags: TagProducer, statName: string): PromName {
-  let cache = nameCache.get(tags);
-  if (!cache) {
-    cache = new Map();
-    nameCache.set(tags, cache);
-  }
-  let out = cache.get(statName);
-  if (!out) {
-    const e = tags.extract(statName);
-    out = { metric: sanitizePromName(`proxy_${e.name}`), labels: renderLabels(e.tags) };
-    cache.set(statName, out);
-  }
+/** The Prometheus identity of `stat`, cached on the stat so tag regexes run once per name. */
+function promName(tags: TagProducer, stat: { name: string } & RenderSlot): PromName {
+  const slot = stat.rendered as Slot | undefined;
+  if (slot?.tags === tags) return slot;
+  const e = tags.extract(stat.name);
+  const out: Slot = { metric: sanitizePromName(`proxy_${e.name}`), labels: renderLabels(e.tags), tags };
+  stat.rendered = out;
   return out;
 }
 
 const withLabel = (labels: string, extra: string): string => (labels ? `${labels},${extra}` : extra);
 
 /** Stats grouped by metric name; groups sorted by name, members keep their (name) order. */
-function groups<T extends { name: string }>(
+function groups<T extends { name: string } & RenderSlot>(
   tags: TagProducer,
   stats: T[],
-): Array<[string, Array<[T, PromName]>]> {
-  const byMetric = new Map<string, Array<[T, PromName]>>();
+): Array<[string, T[]]> {
+  const byMetric = new Map<string, T[]>();
   for (const s of stats) {
-    const p = promName(tags, s.name);
-    const list = byMetric.get(p.metric);
-    if (list) list.push([s, p]);
-    else byMetric.set(p.metric, [[s, p]]);
+    const metric = promName(tags, s).metric;
+    const list = byMetric.get(metric);
+    if (list) list.push(s);
+    else byMetric.set(metric, [s]);
   }
   return [...byMetric].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }
 
+/** The label pairs of a stat already grouped (its slot is filled). */
+const labelsOf = (s: RenderSlot): string => (s.rendered as Slot).labels;
+
 /**
  * Text exposition format 0.0.4: counters, gauges (then text readouts when asked, as gauges
  * of value 0 labelled `text_value`), then histograms; one `# TYPE` per metric name and an
- * empty line after each group.
+ * empty line after each group. Lines are appended to one string (V8 keeps it as a rope and
+ * flattens once); an array of two million lines costs more in garbage collection.
  */
 export function renderPrometheus(sel: Selection, tags: TagProducer, textReadouts: boolean): string {
-  const out: string[] = [];
+  let out = '';
   for (const [metric, members] of groups<Counter>(tags, sel.counters)) {
-    out.push(`# TYPE ${metric} counter`);
-    for (const [s, p] of members) out.push(`${metric}{${p.labels}} ${s.shown}`);
-    out.push('');
+    out += `# TYPE ${metric} counter\n`;
+    for (const s of members) out += `${metric}{${labelsOf(s)}} ${s.shown}\n`;
+    out += '\n';
   }
   for (const [metric, members] of groups<Gauge>(tags, sel.gauges)) {
-    out.push(`# TYPE ${metric} gauge`);
-    for (const [s, p] of members) out.push(`${metric}{${p.labels}} ${s.value}`);
-    out.push('');
+    out += `# TYPE ${metric} gauge\n`;
+    for (const s of members) out += `${metric}{${labelsOf(s)}} ${s.value}\n`;
+    out += '\n';
   }
   if (textReadouts) {
     for (const [metric, members] of groups<TextReadout>(tags, sel.textReadouts)) {
-      out.push(`# TYPE ${metric} gauge`);
-      for (const [s, p] of members) {
-        out.push(`${metric}{${withLabel(p.labels, `text_value="${escapeLabelValue(s.value)}"`)}} 0`);
+      out += `# TYPE ${metric} gauge\n`;
+      for (const s of members) {
+        out += `${metric}{${withLabel(labelsOf(s), `text_value="${escapeLabelValue(s.value)}"`)}} 0\n`;
       }
-      out.push('');
+      out += '\n';
     }
   }
   for (const [metric, members] of groups<Histogram>(tags, sel.histograms)) {
-    out.push(`# TYPE ${metric} histogram`);
-    for (const [h, p] of members) {
+    out += `# TYPE ${metric} histogram\n`;
+    for (const h of members) {
+      const labels = labelsOf(h);
       const w = h.cumulativeWindow();
       const counts = cumulativeCounts(w?.bins ?? null, DEFAULT_BUCKETS);
       for (let i = 0; i < DEFAULT_BUCKETS.length; i++) {
-        out.push(`${metric}_bucket{${withLabel(p.labels, `le="${DEFAULT_BUCKETS[i]}"`)}} ${counts[i]}`);
+        out += `${metric}_bucket{${withLabel(labels, `le="${DEFAULT_BUCKETS[i]}"`)}} ${counts[i]}\n`;
       }
-      out.push(`${metric}_bucket{${withLabel(p.labels, 'le="+Inf"')}} ${w?.count ?? 0}`);
-      out.push(`${metric}_sum{${p.labels}} ${w?.sum ?? 0}`);
-      out.push(`${metric}_count{${p.labels}} ${w?.count ?? 0}`);
+      out += `${metric}_bucket{${withLabel(labels, 'le="+Inf"')}} ${w?.count ?? 0}\n`;
+      out += `${metric}_sum{${labels}} ${w?.sum ?? 0}\n`;
+      out += `${metric}_count{${labels}} ${w?.count ?? 0}\n`;
     }
-    out.push('');
+    out += '\n';
   }
-  return out.length === 0 ? '' : `${out.join('\n')}\n`;
+  return out;
 }
