@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import bunyan from 'bunyan';
+import { createLoggers } from '../../src/logging/loggers.js';
 import { handlers } from '../../src/admin/handlers/index.js';
 import type { HandlerDescriptor } from '../../src/admin/registry.js';
 import { adminBootstrap, startTestAdmin, type TestAdmin } from '../helpers/admin.js';
@@ -17,7 +19,7 @@ const boom: HandlerDescriptor = {
 describe('admin adapter', () => {
   let admin: TestAdmin;
   before(async () => {
-    admin = await startTestAdmin(adminBootstrap(), {}, [...handlers, boom]);
+    admin = await startTestAdmin(adminBootstrap(), {}, { table: [...handlers, boom] });
   });
   after(() => admin.close());
 
@@ -117,4 +119,26 @@ describe('admin adapter', () => {
     const body = await res.text();
     assert.doesNotMatch(body, /at |node_modules/);
   });
+});
+
+it('warns loudly at start-up when the admin listens beyond loopback', async () => {
+  const base = createLoggers({ logLevel: 'critical' });
+  const ring = new bunyan.RingBuffer({ limit: 20 });
+  const captured = bunyan.createLogger({
+    name: 'test',
+    streams: [{ type: 'raw', stream: ring, level: 'warn' }],
+  });
+  const admin = await startTestAdmin(
+    { admin: { address: { socket_address: { address: '0.0.0.0', port_value: 0 } } } },
+    {},
+    { log: { ...base, get: () => captured } },
+  );
+  try {
+    const warning = ring.records.find((r: { msg: string }) => r.msg.includes('non-loopback'));
+    assert.ok(warning, 'no warning logged');
+    assert.match(warning.msg, /0\.0\.0\.0/);
+    assert.equal((await admin.get('/ready')).status, 200);
+  } finally {
+    await admin.close();
+  }
 });

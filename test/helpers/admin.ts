@@ -11,7 +11,7 @@ import type { Options } from '../../src/cli/options.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
 import { commandLineOptionsJson } from '../../src/cli/server-info-options.js';
 import { Store } from '../../src/control/store.js';
-import { createLoggers } from '../../src/logging/loggers.js';
+import { createLoggers, type Loggers } from '../../src/logging/loggers.js';
 import type { ServerContext } from '../../src/server/context.js';
 import { StatsStore } from '../../src/stats/store.js';
 import { VERSION } from '../../src/version.js';
@@ -50,12 +50,12 @@ export function adminBootstrap(extra: JsonObject = {}): JsonObject {
 export async function startTestAdmin(
   bootstrap: JsonObject,
   options: Partial<Options> = {},
-  table?: readonly HandlerDescriptor[],
+  extra: { table?: readonly HandlerDescriptor[]; log?: Loggers } = {},
 ): Promise<TestAdmin> {
   const opts: Options = { ...DEFAULT_OPTIONS, ...options };
   const steps: Array<() => Promise<void> | void> = [];
   const shutdownCodes: number[] = [];
-  const log = createLoggers({ logLevel: 'critical' });
+  const log = extra.log ?? createLoggers({ logLevel: 'critical' });
   const runSteps = async () => {
     for (const step of steps.splice(0).reverse()) await step();
   };
@@ -74,7 +74,7 @@ export async function startTestAdmin(
     bootstrapLoaded({ bootstrap, options: commandLineOptionsJson(opts), version: VERSION, sources: [] }),
     'bootstrap',
   );
-  const address = await startAdmin(ctx, table);
+  const address = await startAdmin(ctx, extra.table);
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
   const base = `http://${address}`;
   return {

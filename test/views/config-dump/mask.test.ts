@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import type { JsonObject } from '../../../events/index.js';
 import { applyMask } from '../../../views/config-dump/mask.js';
 
 it('keeps only the masked paths, through lists, and always @type', () => {
-  const dump = {
+  const dump: JsonObject = {
     '@type': 'T',
     version_info: 'v1',
     static_clusters: [

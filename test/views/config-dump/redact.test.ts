@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import type { Json } from '../../../events/index.js';
 import { redact } from '../../../views/config-dump/redact.js';
 
 it('redacts inline secrets at any depth and keeps file names and other fields', () => {
-  const config = {
+  const config: Json = {
     listeners: [
       {
         tls: {
