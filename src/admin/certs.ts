@@ -1,14 +1,11 @@
 import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Json, JsonObject } from '../../events/index.js';
+import { objectOf } from '../../reducers/settings/values.js';
 import type { CertificateDetails, TlsContextCertificates } from '../../views/certs/render.js';
 
-function obj(value: Json | undefined): JsonObject {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
-}
-
 function list(value: Json | undefined): JsonObject[] {
-  return Array.isArray(value) ? value.map(obj) : [];
+  return Array.isArray(value) ? value.map(objectOf) : [];
 }
 
 /** Every `common_tls_context` in the bootstrap (listener and cluster TLS contexts), in document order. */
@@ -16,7 +13,7 @@ export function tlsContexts(value: Json, out: JsonObject[] = []): JsonObject[] {
   if (Array.isArray(value)) for (const v of value) tlsContexts(v, out);
   else if (value !== null && typeof value === 'object') {
     for (const [key, inner] of Object.entries(value)) {
-      if (key === 'common_tls_context') out.push(obj(inner));
+      if (key === 'common_tls_context') out.push(objectOf(inner));
       else tlsContexts(inner, out);
     }
   }
@@ -71,7 +68,7 @@ export async function loadedCertificates(
   onError: (path: string, err: unknown) => void,
 ): Promise<TlsContextCertificates[]> {
   const secrets = new Map(
-    list(obj(bootstrap.static_resources).secrets).map((s) => [String(s.name ?? ''), s] as const),
+    list(objectOf(bootstrap.static_resources).secrets).map((s) => [String(s.name ?? ''), s] as const),
   );
   const read = async (sources: JsonObject[]) => {
     const out: CertificateDetails[] = [];
@@ -90,13 +87,16 @@ export async function loadedCertificates(
     const chains = [
       ...list(ctx.tls_certificates),
       ...list(ctx.tls_certificate_sds_secret_configs).map((c) =>
-        obj(secrets.get(String(c.name ?? ''))?.tls_certificate),
+        objectOf(secrets.get(String(c.name ?? ''))?.tls_certificate),
       ),
-    ].map((c) => obj(c.certificate_chain));
+    ].map((c) => objectOf(c.certificate_chain));
     const validation = ctx.validation_context_sds_secret_config
-      ? obj(secrets.get(String(obj(ctx.validation_context_sds_secret_config).name ?? ''))?.validation_context)
-      : obj(ctx.validation_context);
-    const ca = validation.trusted_ca ? [obj(validation.trusted_ca)] : [];
+      ? objectOf(
+          secrets.get(String(objectOf(ctx.validation_context_sds_secret_config).name ?? ''))
+            ?.validation_context,
+        )
+      : objectOf(ctx.validation_context);
+    const ca = validation.trusted_ca ? [objectOf(validation.trusted_ca)] : [];
     contexts.push({ caCert: await read(ca), certChain: await read(chains) });
   }
   return contexts;

@@ -2,16 +2,13 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runtimeLayerLoaded } from '../../events/index.js';
 import type { JsonObject } from '../../events/index.js';
+import { stringOr } from '../../reducers/settings/values.js';
 import type { ServerContext } from '../server/context.js';
 
 /** A disk layer's name in the runtime stack and the directory its keys come from. */
 export interface DiskLayerSource {
   layer: string;
   directory: string;
-}
-
-function str(value: unknown): string {
-  return typeof value === 'string' ? value : '';
 }
 
 /**
@@ -25,17 +22,17 @@ export function diskLayerSources(bootstrap: JsonObject, serviceCluster: string):
     return (layered.layers ?? []).flatMap((layer) => {
       const disk = layer.disk_layer as JsonObject | undefined;
       if (!disk) return [];
-      const parts = [str(disk.symlink_root), str(disk.subdirectory)];
+      const parts = [stringOr(disk.symlink_root, ''), stringOr(disk.subdirectory, '')];
       if (disk.append_service_cluster === true) parts.push(serviceCluster);
-      return [{ layer: str(layer.name), directory: join(...parts.filter(Boolean)) }];
+      return [{ layer: stringOr(layer.name, ''), directory: join(...parts.filter(Boolean)) }];
     });
   }
   const runtime = bootstrap.runtime as JsonObject | undefined;
-  const root = str(runtime?.symlink_root);
+  const root = stringOr(runtime?.symlink_root, '');
   if (!runtime || !root) return [];
-  const out = [{ layer: 'root', directory: join(root, str(runtime.subdirectory)) }];
+  const out = [{ layer: 'root', directory: join(root, stringOr(runtime.subdirectory, '')) }];
   if (runtime.override_subdirectory)
-    out.push({ layer: 'override', directory: join(root, str(runtime.override_subdirectory)) });
+    out.push({ layer: 'override', directory: join(root, stringOr(runtime.override_subdirectory, '')) });
   return out;
 }
 
@@ -63,7 +60,7 @@ export async function loadDiskRuntimeLayers(ctx: ServerContext): Promise<void> {
   const bootstrap = ctx.store.state.bootstrap?.config;
   if (!bootstrap) return;
   const serviceCluster =
-    ctx.options.serviceCluster || str((bootstrap.node as JsonObject | undefined)?.cluster);
+    ctx.options.serviceCluster || stringOr((bootstrap.node as JsonObject | undefined)?.cluster, '');
   for (const source of diskLayerSources(bootstrap, serviceCluster)) {
     try {
       const values = await readRuntimeTree(source.directory);

@@ -1,5 +1,6 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import type { ServerState } from '../../events/index.js';
+import { objectOf, stringOr } from '../../reducers/settings/values.js';
 import type { State } from '../../reducers/state.js';
 import { json, type ViewResult } from '../result.js';
 
@@ -21,16 +22,8 @@ export function reportedState(state: State): ServerState {
   return state.server.state === 'LIVE' && state.server.healthCheckFailed ? 'DRAINING' : state.server.state;
 }
 
-function obj(value: Json | undefined): JsonObject {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
-}
-
 function list(value: Json | undefined): Json[] {
   return Array.isArray(value) ? value : [];
-}
-
-function str(value: Json | undefined): string {
-  return typeof value === 'string' ? value : '';
 }
 
 /** `major.minor.patch` of the second field of the five-field build version. */
@@ -44,13 +37,13 @@ function versionNumbers(version: string): { major_number: number; minor_number: 
 
 /** The bootstrap's `node`, with `--service-node/-cluster/-zone` taking precedence, every field printed. */
 function nodeOf(state: State, options: JsonObject): JsonObject {
-  const node = obj(state.bootstrap?.config.node);
-  const zone = str(options.service_zone);
-  const locality = obj(node.locality);
+  const node = objectOf(state.bootstrap?.config.node);
+  const zone = stringOr(options.service_zone, '');
+  const locality = objectOf(node.locality);
   const out: JsonObject = {
-    id: str(options.service_node) || str(node.id),
-    cluster: str(options.service_cluster) || str(node.cluster),
-    metadata: obj(node.metadata),
+    id: stringOr(options.service_node, '') || stringOr(node.id, ''),
+    cluster: stringOr(options.service_cluster, '') || stringOr(node.cluster, ''),
+    metadata: objectOf(node.metadata),
   };
   if (zone || Object.keys(locality).length > 0) out.locality = zone ? { ...locality, zone } : locality;
   out.user_agent_name = 'proxy';
