@@ -4,24 +4,27 @@ import type { ServerContext } from '../server/context.js';
 export type { OutlierFigures } from '../../views/clusters/figures.js';
 
 /**
- * Live figures the data plane owns and `/clusters` shows: per-host counters (the data
- * plane's `HostStats` objects fit as they are), and for clusters with an outlier detector
- * the success-rate figures. The data plane registers one provider per server with
- * `provideClusterFigures(ctx, provider)`; until it does, every host shows zero counters and
- * `-1` rates, so the admin works on its own.
+ * Where `/clusters` gets the live figures the data plane owns: per-host counters (the data
+ * plane's `HostStats` objects fit as they are) and, for clusters with an outlier detector,
+ * the success-rate figures. A source may be async, because with `--concurrency N` the
+ * figures are collected from the workers at query time.
  */
-export type ClusterFiguresProvider = ClustersFigures;
+export type ClusterFiguresSource = () => ClustersFigures | Promise<ClustersFigures>;
 
-const providers = new WeakMap<ServerContext, ClusterFiguresProvider>();
+const sources = new WeakMap<ServerContext, ClusterFiguresSource>();
 
 /** Plugs the data plane's live per-host figures into the admin of `ctx`. */
-export function provideClusterFigures(ctx: ServerContext, provider: ClusterFiguresProvider): void {
-  providers.set(ctx, provider);
+export function provideClusterFigures(ctx: ServerContext, source: ClusterFiguresSource): void {
+  sources.set(ctx, source);
 }
 
-const NONE: ClusterFiguresProvider = { hostStats: (): HostCounters | undefined => undefined };
+const NONE: ClustersFigures = { hostStats: (): HostCounters | undefined => undefined };
 
-/** The provider for `ctx`, or one that reports nothing (the views then show zeroes and `-1`). */
-export function clusterFigures(ctx: ServerContext): ClusterFiguresProvider {
-  return providers.get(ctx) ?? NONE;
+/**
+ * The figures for `ctx` now, or none before the data plane registers a source (the views
+ * then show zeroes and `-1`, so the admin works on its own).
+ */
+export async function clusterFigures(ctx: ServerContext): Promise<ClustersFigures> {
+  const source = sources.get(ctx);
+  return source ? source() : NONE;
 }

@@ -57,8 +57,8 @@ describe('admin endpoints', () => {
   });
 
   it('/clusters shows the live figures the data plane provides', async () => {
-    provideClusterFigures(admin.ctx, {
-      hostStats: (c, a) =>
+    provideClusterFigures(admin.ctx, () => ({
+      hostStats: (c: string, a: string) =>
         c === 'web' && a === '10.0.0.1:80'
           ? {
               cx_total: 3,
@@ -78,7 +78,7 @@ describe('admin endpoints', () => {
         localOriginSuccessRateEjectionThreshold: -1,
       }),
       hostSuccessRate: () => ({ successRate: 88.9, localOriginSuccessRate: -1 }),
-    });
+    }));
     const text = await (await admin.get('/clusters')).text();
     assert.match(text, /^web::10\.0\.0\.1:80::rq_total::9$/m);
     assert.match(text, /^web::outlier::success_rate_average::97\.5$/m);
@@ -99,7 +99,7 @@ describe('admin endpoints', () => {
       },
     );
     assert.deepEqual(host.success_rate, { value: 88.9 });
-    provideClusterFigures(admin.ctx, { hostStats: () => undefined });
+    provideClusterFigures(admin.ctx, () => ({ hostStats: () => undefined }));
   });
 
   it('/clusters?format=json omits defaults and the DEFAULT priority', async () => {

@@ -33,4 +33,9 @@ test('--concurrency 2 serves a TCP listener from two workers with the real port 
     answers.map((a) => a.data.toString()),
     Array.from({ length: 12 }, (_, i) => `m${i}`),
   );
+  // The admin lives in the primary; the figures come from both workers, summed.
+  const stats = await proxy.get('/stats?filter=^tcp\\.echo\\.downstream_cx_total$');
+  assert.equal(stats.body.trim(), 'tcp.echo.downstream_cx_total: 12');
+  const clusters = await proxy.get('/clusters');
+  assert.match(clusters.body, new RegExp(`^echo::127\\.0\\.0\\.1:${upstream.port}::cx_total::12$`, 'm'));
 });

@@ -10,9 +10,11 @@ export const clustersHandlers: HandlerDescriptor[] = [
     mutates: false,
     params: [{ name: 'format', help: 'Output format', kind: 'enum', values: ['text', 'json'] }],
     snapshotView: true,
-    handle: (req, ctx) =>
-      req.query.get('format') === 'json'
-        ? renderClustersJson(req.state, clusterFigures(ctx))
-        : renderClustersText(req.state, clusterFigures(ctx)),
+    async handle(req, ctx) {
+      const figures = await clusterFigures(ctx);
+      return req.query.get('format') === 'json'
+        ? renderClustersJson(req.state, figures)
+        : renderClustersText(req.state, figures);
+    },
   },
 ];

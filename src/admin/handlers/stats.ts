@@ -2,6 +2,7 @@ import { recentLookupsCleared, recentLookupsDisabled, recentLookupsEnabled } fro
 import { renderStats } from '../../../views/stats/index.js';
 import { renderRecentLookups } from '../../../views/stats/recent-lookups.js';
 import { statsRuntimeOf } from '../../stats/start.js';
+import { collectWorkerStats } from '../../dataplane/workers/stats-merge.js';
 import { eventHandler } from '../event-handler.js';
 import type { HandlerDescriptor, ParamDescriptor } from '../registry.js';
 
@@ -47,10 +48,10 @@ export const statsHandlers: HandlerDescriptor[] = [
     help: 'print server stats',
     mutates: false,
     params: STATS_PARAMS,
-    handle(req, ctx) {
+    async handle(req, ctx) {
       const runtime = statsRuntimeOf(ctx);
       runtime.beforeQuery();
-      return renderStats(ctx.stats, runtime.tags, req.query);
+      return renderStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query);
     },
   },
   {
@@ -58,10 +59,10 @@ export const statsHandlers: HandlerDescriptor[] = [
     help: 'print server stats in prometheus format',
     mutates: false,
     params: STATS_PARAMS.filter((p) => ['usedonly', 'filter', 'text_readouts'].includes(p.name)),
-    handle(req, ctx) {
+    async handle(req, ctx) {
       const runtime = statsRuntimeOf(ctx);
       runtime.beforeQuery();
-      return renderStats(ctx.stats, runtime.tags, req.query, 'prometheus');
+      return renderStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query, 'prometheus');
     },
   },
   {
