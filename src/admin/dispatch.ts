@@ -108,10 +108,14 @@ function stateFor(
   if (!/^\d+$/.test(at))
     return fail(`invalid value '${at}' for parameter 'at' of ${h.path}: must be a sequence number\n`);
   if (!ctx.history) return fail('?at= needs the event history: start the proxy with --event-log PATH\n');
-  const state = ctx.history.stateAt(Number(at));
-  if (!state)
-    return fail(`no snapshot kept for seq ${at}; the oldest kept is ${ctx.history.oldestSeq()}\n`, 404);
-  return { state };
+  const seq = Number(at);
+  const state = ctx.history.stateAt(seq);
+  if (state) return { state };
+  const oldest = ctx.history.oldestSeq();
+  // Gone, not missing: the point existed but is older than what the history retains.
+  if (seq < oldest)
+    return fail(`seq ${at} is older than the history retains; the oldest kept is ${oldest}\n`, 410);
+  return fail(`seq ${at} has not happened yet; the latest is ${ctx.store.state.seq}\n`, 404);
 }
 
 /** `dry_run`: what the request's events would change, folded into a copy; nothing is dispatched. */

@@ -250,6 +250,13 @@ export const FLAGS: readonly FlagSpec[] = [
     valueName: 'path',
     help: 'Record every control-plane event to this ndjson file',
   },
+  {
+    name: 'event-log-checkpoint-every',
+    kind: 'value',
+    valueName: 'uint32',
+    defaultText: '10000',
+    help: 'With --event-log: write a full snapshot after this many events, so replays start near any point',
+  },
   { name: 'version', kind: 'switch', help: 'Print the build version and exit' },
   { name: 'help', short: 'h', kind: 'switch', help: 'Print this text and exit' },
 ];

@@ -171,6 +171,13 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
   }
 
   options.baseId = integer('base-id', value('base-id'), UINT32_MAX) ?? options.baseId;
+  const checkpointEvery = integer(
+    'event-log-checkpoint-every',
+    value('event-log-checkpoint-every'),
+    UINT32_MAX,
+  );
+  if (checkpointEvery === 0) errors.push('invalid value 0 for --event-log-checkpoint-every: at least 1');
+  else if (checkpointEvery !== undefined) options.eventLogCheckpointEvery = checkpointEvery;
   options.useDynamicBaseId = switchOn('use-dynamic-base-id');
   options.restartEpoch =
     integer('restart-epoch', value('restart-epoch'), UINT32_MAX) ??

@@ -109,6 +109,13 @@ describe('parseCommandLine values', () => {
     assert.equal(options('--config-path', 'b.json').configPath, 'b.json');
   });
 
+  it('reads --event-log-checkpoint-every as a positive integer', () => {
+    assert.equal(options('--event-log-checkpoint-every', '50').eventLogCheckpointEvery, 50);
+    assert.equal(options().eventLogCheckpointEvery, undefined);
+    rejects(['--event-log-checkpoint-every', '0'], /at least 1/);
+    rejects(['--event-log-checkpoint-every', 'x'], /expected a non-negative integer/);
+  });
+
   it('reads the enumerations and rejects other values with the reference texts', () => {
     assert.equal(options('--mode', 'validate').mode, 'validate');
     assert.equal(options('--mode', 'init_only').mode, 'init_only');

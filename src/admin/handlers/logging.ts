@@ -2,6 +2,7 @@ import { type LogLevel, logLevelsChanged } from '../../../events/index.js';
 import { activeLoggers, loggerLevels, loggingUsage } from '../../../views/logging/render.js';
 import { text } from '../../../views/result.js';
 import { isLevelName, LEVEL_NAMES } from '../../logging/levels.js';
+import { reopenEventLog } from '../../control/event-log.js';
 import type { AdminRequest } from '../registry.js';
 import type { HandlerDescriptor } from '../registry.js';
 import type { ServerContext } from '../../server/context.js';
@@ -70,8 +71,9 @@ export const loggingHandlers: HandlerDescriptor[] = [
     help: 'reopen access logs',
     mutates: true,
     params: [],
-    handle: (_req, ctx) => {
+    async handle(_req, ctx) {
       ctx.log.reopen();
+      await reopenEventLog();
       return text('OK\n');
     },
   },
