@@ -2,10 +2,12 @@
  * The data plane: listeners, their filter chains (HTTP connection manager, TCP proxy) and
  * the processes that run them.
  */
+
 import { provideClusterFigures } from '../admin/figures.js';
 import type { ServerContext } from '../server/context.js';
 import { createClusterManager } from '../upstream/cluster-manager.js';
 import { ListenerManager } from './listeners/manager.js';
+import { drainPools } from './pool/index.js';
 import { WorkerPool } from './workers/pool.js';
 import { collectWorkerStats } from './workers/stats-merge.js';
 
@@ -18,7 +20,7 @@ export { collectWorkerStats, type HostStatsByCluster } from './workers/stats-mer
  */
 export async function startDataPlane(ctx: ServerContext): Promise<void> {
   if (!ctx.clusters) {
-    const clusters = await createClusterManager(ctx);
+    const clusters = await createClusterManager(ctx, { onHostsRemoved: drainPools });
     ctx.clusters = clusters;
     ctx.onShutdown(() => clusters.close());
   }

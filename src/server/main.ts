@@ -62,6 +62,9 @@ export async function serve(options: Options): Promise<ServerContext> {
     ctx.log.close();
   });
   startStats(ctx);
+  const configLog = ctx.log.get('config');
+  for (const warning of loaded.warnings) configLog.warn(warning);
+  ctx.stats.counter('server.static_unknown_fields').add(loaded.unknownFields);
   const adminAddress = await startAdmin(ctx);
   if (options.adminAddressPath) writeFileSync(options.adminAddressPath, adminAddress);
   // INITIALIZING (set by bootstrap-loaded) lasts until the listeners are bound.

@@ -31,6 +31,8 @@ export interface ClusterManagerOptions {
    * that folds the same events as the main process passes false, so hosts are resolved once.
    */
   discovery?: boolean;
+  /** Members that left (or whose cluster went, or the manager closed): the data plane closes their pools. */
+  onHostsRemoved?: (hosts: UpstreamHost[]) => void;
 }
 
 interface Managed {
@@ -86,6 +88,9 @@ export async function createClusterManager(
   const clusterRemoved = managerScope.counter('cluster_removed');
   const managed = new Map<string, Managed>();
   let panicOverride: number | undefined;
+  const release = (hosts: UpstreamHost[]) => {
+    if (hosts.length > 0) options.onHostsRemoved?.(hosts);
+  };
 
   function build(name: string, entry: ClusterEntry, previous: Managed | undefined): Managed {
     const settings = clusterSettings(entry.config);
@@ -114,6 +119,7 @@ export async function createClusterManager(
     }
     const removed = before.size - (byAddress.size - added);
     if (added > 0 || removed > 0) scope.counter('membership_change').inc();
+    if (removed > 0) release([...before.values()].filter((h) => byAddress.get(h.address) !== h));
     scope.gauge('membership_total', 'NeverImport').set(hosts.length);
     scope.gauge('membership_healthy', 'NeverImport').set(healthy);
     scope.gauge('membership_degraded', 'NeverImport').set(degraded);
@@ -147,6 +153,7 @@ export async function createClusterManager(
     }
     for (const name of managed.keys()) {
       if (state.clusters[name] === undefined) {
+        release([...(managed.get(name)?.byAddress.values() ?? [])]);
         managed.delete(name);
         clusterRemoved.inc();
       }
@@ -163,6 +170,7 @@ export async function createClusterManager(
     close() {
       subscription.unsubscribe();
       discovery?.close();
+      for (const m of managed.values()) release([...m.byAddress.values()]);
     },
   };
 }

@@ -11,6 +11,7 @@ import {
 } from '../../events/index.js';
 import { createClusterManager } from '../../src/upstream/cluster-manager.js';
 import { seededRandom } from '../../src/upstream/random.js';
+import type { UpstreamHost } from '../../src/upstream/types.js';
 import { hostSpec, upstreamContext } from '../helpers/upstream.js';
 
 function staticCluster(name: string, ports: number[], extra: JsonObject = {}): JsonObject {
@@ -32,7 +33,7 @@ function staticCluster(name: string, ports: number[], extra: JsonObject = {}): J
   };
 }
 
-async function started(clusters: JsonObject[]) {
+async function started(clusters: JsonObject[], onHostsRemoved?: (hosts: UpstreamHost[]) => void) {
   const ctx = upstreamContext();
   ctx.store.dispatch(
     bootstrapLoaded({
@@ -43,7 +44,11 @@ async function started(clusters: JsonObject[]) {
     }),
     'test',
   );
-  const manager = await createClusterManager(ctx, { random: seededRandom(1), discovery: false });
+  const manager = await createClusterManager(ctx, {
+    random: seededRandom(1),
+    discovery: false,
+    onHostsRemoved,
+  });
   return {
     ctx,
     manager,
@@ -113,6 +118,25 @@ test('only clusters whose snapshot entry changed are rebuilt; members keep their
   assert.equal(stat('cluster_manager.cluster_removed'), 1);
   assert.equal(stat('cluster_manager.active_clusters'), 2);
   manager.close();
+});
+
+test('members that leave, clusters that go and a closing manager hand their hosts back for draining', async () => {
+  const released: string[][] = [];
+  const { ctx, manager } = await started(
+    [staticCluster('a', [1001, 1002]), staticCluster('b', [2001])],
+    (hosts) => released.push(hosts.map((h) => h.address)),
+  );
+  ctx.store.dispatch(
+    hostsSet({ cluster: 'a', hosts: [hostSpec('127.0.0.1:1002')], versionInfo: '1' }),
+    'test',
+  );
+  ctx.store.dispatch(
+    activeHealthChanged({ cluster: 'a', address: '127.0.0.1:1002', healthy: false }),
+    'test',
+  );
+  ctx.store.dispatch(clusterRemoved({ name: 'b', versionInfo: '2' }), 'test');
+  manager.close();
+  assert.deepEqual(released, [['127.0.0.1:1001'], ['127.0.0.1:2001'], ['127.0.0.1:1002']]);
 });
 
 test('the runtime panic threshold rebuilds every balancer', async () => {

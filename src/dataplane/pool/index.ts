@@ -31,7 +31,20 @@ export function poolFor(pc: PoolContext, downstreamHttp2: boolean): ConnectionPo
   return pools.h1;
 }
 
-/** Closes the pools of hosts (removed hosts, or shutdown). */
+/**
+ * Lets the pools of hosts that left their cluster finish what they carry: idle
+ * connections close now, busy ones after their request.
+ */
+export function drainPools(hosts: readonly UpstreamHost[]): void {
+  for (const host of hosts) {
+    const pools = host.pool as HostPools | null | undefined;
+    pools?.h1?.drain();
+    pools?.h2?.drain();
+    host.pool = null;
+  }
+}
+
+/** Closes the pools of hosts at once (shutdown). */
 export function destroyPools(cluster: ClusterRuntime | { hosts: readonly UpstreamHost[] }): void {
   for (const host of cluster.hosts) {
     const pools = host.pool as HostPools | null | undefined;

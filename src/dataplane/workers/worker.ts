@@ -3,6 +3,7 @@
  * the primary's events into its own store, runs listeners and the cluster runtimes over
  * it, and answers stats requests with a dump of its stats.
  */
+
 import type { Envelope, ProxyEvent } from '../../../events/index.js';
 import { durationMs } from '../../../reducers/settings/values.js';
 import { Store } from '../../control/store.js';
@@ -11,6 +12,7 @@ import type { ServerContext } from '../../server/context.js';
 import { StatsStore } from '../../stats/store.js';
 import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
 import { ListenerManager } from '../listeners/manager.js';
+import { drainPools } from '../pool/index.js';
 import { isPrimaryMessage, type PrimaryMessage, type WorkerMessage } from './messages.js';
 import { dumpStats, type HostStatsByCluster } from './stats-merge.js';
 
@@ -85,7 +87,10 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
     clearInterval(flushTimer);
   });
   // Hosts are resolved once, by the primary; a worker learns them from the events.
-  clusters = await createClusterManager(ctx, { discovery: false });
+  clusters = await createClusterManager(ctx, {
+    discovery: false,
+    onHostsRemoved: drainPools,
+  });
   steps.push(() => clusters?.close());
   listeners = new ListenerManager(ctx, clusters);
   steps.push(() => listeners?.close());
