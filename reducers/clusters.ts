@@ -1,4 +1,4 @@
-import { type Draft, freeze, isDraft, original } from 'immer';
+import { current, type Draft, freeze, isDraft, original } from 'immer';
 import type { Json, RawCluster } from '../events/index.js';
 import { staticHosts, withHealth } from './hosts.js';
 import type { On } from './on.js';
@@ -52,7 +52,8 @@ export function onHostsSet(draft: Draft<State>, env: On<'endpoints/hosts-set'>):
   if (!cluster) return;
   // With 10k members, reading them through draft proxies and letting immer walk 10k new
   // records to freeze them was most of an EDS update: read the base, hand over frozen records.
-  const base = (isDraft(cluster.hosts) ? original(cluster.hosts) : cluster.hosts) as HostState[];
+  // Within a batch an earlier event may have changed the members: then read them as they are now.
+  const base = (isDraft(cluster.hosts) ? current(cluster.hosts) : cluster.hosts) as HostState[];
   const previous = new Map(base.map((h) => [h.address, h]));
   const hosts = env.event.hosts.map((spec) => {
     const host = withHealth(spec, previous.get(spec.address));
@@ -63,28 +64,66 @@ export function onHostsSet(draft: Draft<State>, env: On<'endpoints/hosts-set'>):
   cluster.hosts = Object.freeze(hosts) as Draft<HostState>[];
 }
 
-function findHost(draft: Draft<State>, clusterName: string, address: string): Draft<HostState> | undefined {
-  return draft.clusters[clusterName]?.hosts.find((h) => h.address === address);
+/**
+ * Changes one member. Searching a draft array would make immer create a proxy for every
+ * member passed over (10k in a big cluster), so the position is found on the plain array
+ * and only that member is drafted (checked, in case an earlier event of the same batch
+ * moved members). Members that are not drafts are either new in this fold (mutable: changed
+ * in place) or were set frozen earlier in the batch (immer does not draft those: the
+ * member is replaced by a changed copy).
+ */
+function changeHost(
+  draft: Draft<State>,
+  clusterName: string,
+  address: string,
+  change: (host: HostState) => void,
+): void {
+  const cluster = draft.clusters[clusterName];
+  if (!cluster) return;
+  const hosts = cluster.hosts as HostState[];
+  if (isDraft(hosts)) {
+    const index = (original(hosts) as HostState[]).findIndex((h) => h.address === address);
+    const candidate = index >= 0 ? hosts[index] : undefined;
+    const host = candidate?.address === address ? candidate : hosts.find((h) => h.address === address);
+    if (host) change(host);
+    return;
+  }
+  const index = hosts.findIndex((h) => h.address === address);
+  const host = hosts[index];
+  if (!host) return;
+  if (!Object.isFrozen(host)) {
+    change(host);
+    return;
+  }
+  const copy = { ...host };
+  change(copy);
+  if (Object.isFrozen(hosts)) {
+    const next = hosts.slice();
+    next[index] = copy;
+    cluster.hosts = next;
+  } else hosts[index] = copy;
 }
 
 export function onHostsUpdated(draft: Draft<State>, env: On<'endpoints/hosts-updated'>): void {
   for (const update of env.event.updates) {
-    const host = findHost(draft, env.event.cluster, update.address);
-    if (!host) continue;
-    if (update.weight !== undefined) host.weight = update.weight;
-    if (update.metadata !== undefined) host.metadata = update.metadata;
-    if (update.edsHealth !== undefined) host.edsHealth = update.edsHealth;
+    changeHost(draft, env.event.cluster, update.address, (host) => {
+      if (update.weight !== undefined) host.weight = update.weight;
+      if (update.metadata !== undefined) host.metadata = update.metadata;
+      if (update.edsHealth !== undefined) host.edsHealth = update.edsHealth;
+    });
   }
 }
 
 export function onActiveHealthChanged(draft: Draft<State>, env: On<'health/active-changed'>): void {
-  const host = findHost(draft, env.event.cluster, env.event.address);
-  if (host) host.failedActiveHc = !env.event.healthy;
+  changeHost(draft, env.event.cluster, env.event.address, (host) => {
+    host.failedActiveHc = !env.event.healthy;
+  });
 }
 
 export function onOutlierChanged(draft: Draft<State>, env: On<'health/outlier-changed'>): void {
-  const host = findHost(draft, env.event.cluster, env.event.address);
-  if (host) host.failedOutlierCheck = env.event.ejected;
+  changeHost(draft, env.event.cluster, env.event.address, (host) => {
+    host.failedOutlierCheck = env.event.ejected;
+  });
 }
 
 export function onUpdateRejected(draft: Draft<State>, env: On<'cluster/update-rejected'>): void {

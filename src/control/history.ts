@@ -107,11 +107,11 @@ export class History {
     if (end === this.applyBase + this.applies.length) return this.latest;
     let checkpoint = this.checkpoints[0] as Checkpoint;
     for (const c of this.checkpoints) if (c.index <= end) checkpoint = c;
-    let state = checkpoint.state;
-    for (let i = checkpoint.index; i < end; i++) {
-      state = foldAll(state, (this.applies[i - this.applyBase] as Applied).batch);
-    }
-    return state;
+    // One fold for everything since the checkpoint: equal to folding batch by batch, faster.
+    const since: Envelope<ProxyEvent>[] = [];
+    for (let i = checkpoint.index; i < end; i++)
+      since.push(...(this.applies[i - this.applyBase] as Applied).batch);
+    return foldAll(checkpoint.state, since);
   }
 
   /** How many retained batches carry a mark of at most `seq` (marks never decrease). */

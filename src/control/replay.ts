@@ -4,11 +4,13 @@
  * timers fire exactly where they fired live; the same log always folds to the same states.
  */
 import { createReadStream, statSync } from 'node:fs';
-import { VirtualAction, VirtualTimeScheduler } from 'rxjs';
+import { freeze } from 'immer';
+import { Subject, VirtualAction, VirtualTimeScheduler } from 'rxjs';
 import type { Envelope, ProxyEvent } from '../../events/index.js';
-import { initialState, type State } from '../../reducers/index.js';
+import { applyInPlace, initialState, type State } from '../../reducers/index.js';
+import { clusterSettings } from '../../reducers/settings/cluster.js';
 import { type LogCheckpoint, type LogHeader, type LogLine, parseLogLine } from './log-format.js';
-import { Store } from './store.js';
+import { mergeWindow } from './merge-window.js';
 
 /** Where to stop: after a sequence number, at a wall-clock instant (ms since the epoch), or at the end. */
 export type ReplayTarget = { seq: number } | { time: number } | { end: true };
@@ -48,10 +50,16 @@ export class ReplayError extends Error {
   }
 }
 
-/** A store folding on virtual time, fed with stamped envelopes. */
+/**
+ * The fold of a replay, on virtual time: the same merge window and the same reducer
+ * handlers as the live store, but applied in place to a private copy of the state
+ * (`applyInPlace`) rather than through immer per event, because a replay only needs the
+ * snapshot it was asked for, and millions of events must fold in seconds.
+ */
 export class Replayer {
   readonly scheduler: VirtualTimeScheduler;
-  private store: Store;
+  private readonly input = new Subject<Envelope<ProxyEvent>>();
+  private readonly working: State;
   private lastSeq: number;
   private count = 0;
 
@@ -59,10 +67,9 @@ export class Replayer {
     this.scheduler = new VirtualTimeScheduler(VirtualAction, Number.POSITIVE_INFINITY);
     this.scheduler.frame = from?.at ?? 0;
     this.lastSeq = from?.seq ?? 0;
-    this.store = new Store({
-      scheduler: this.scheduler,
-      initial: from?.state ?? initialState,
-      seq: this.lastSeq,
+    this.working = structuredClone(from?.state ?? initialState) as State;
+    this.input.pipe(mergeWindow((cluster) => this.windowOf(cluster), this.scheduler)).subscribe((batch) => {
+      for (const env of batch) applyInPlace(this.working, env);
     });
   }
 
@@ -77,7 +84,7 @@ export class Replayer {
 
   ingest(env: Envelope<ProxyEvent>): void {
     this.advanceTo(env.at);
-    this.store.ingest(env);
+    this.input.next(env);
     this.lastSeq = env.seq;
     this.count += 1;
   }
@@ -85,12 +92,13 @@ export class Replayer {
   /** Delivers whatever the merge window still holds, as a store that is shut down does. */
   finish(): State {
     this.scheduler.flush();
-    this.store.close();
-    return this.store.state;
+    this.input.complete();
+    return this.state;
   }
 
+  /** A frozen copy of the fold so far, shaped exactly like a live snapshot. */
   get state(): State {
-    return this.store.state;
+    return freeze(structuredClone(this.working), true);
   }
 
   get seq(): number {
@@ -99,6 +107,11 @@ export class Replayer {
 
   get events(): number {
     return this.count;
+  }
+
+  private windowOf(cluster: string): number {
+    const entry = this.working.clusters[cluster];
+    return entry ? clusterSettings(entry.config).updateMergeWindowMs : 0;
   }
 }
 

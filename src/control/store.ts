@@ -1,4 +1,5 @@
 import {
+  asyncScheduler,
   BehaviorSubject,
   type Observable,
   observeOn,
@@ -6,12 +7,11 @@ import {
   type SchedulerLike,
   Subject,
   type Subscription,
-  asyncScheduler,
 } from 'rxjs';
 import type { Envelope, ProxyEvent } from '../../events/index.js';
 import { foldAll, initialState, type State } from '../../reducers/index.js';
 import { clusterSettings } from '../../reducers/settings/cluster.js';
-import { mergeWindow, type MergeWindowStats } from './merge-window.js';
+import { type MergeWindowStats, mergeWindow } from './merge-window.js';
 
 export interface StoreOptions {
   /** Drives `at` stamps and merge-window timers; a virtual-time scheduler in tests and replays. */

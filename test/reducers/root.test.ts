@@ -29,7 +29,7 @@ import {
   shutdownRequested,
   updateRejected,
 } from '../../events/index.js';
-import { foldAll, initialState, rootReducer, type State } from '../../reducers/index.js';
+import { applyInPlace, foldAll, initialState, rootReducer, type State } from '../../reducers/index.js';
 
 const host = (ip: string, port = 80) => ({
   address: `${ip}:${port}`,
@@ -159,6 +159,22 @@ test('every snapshot is deeply frozen', () => {
 
 test('the reducer is pure: folding the same envelopes twice gives equal snapshots', () => {
   assert.deepEqual(foldAll(initialState, envelopes), foldAll(initialState, envelopes));
+});
+
+test('folding a batch in one produce equals folding its envelopes one by one', () => {
+  // The list sets members and then changes their health within the same batch.
+  assert.deepEqual(foldAll(initialState, envelopes), statesAlong().at(-1));
+  for (let cut = 1; cut < envelopes.length; cut += 3) {
+    const twoBatches = foldAll(foldAll(initialState, envelopes.slice(0, cut)), envelopes.slice(cut));
+    assert.deepEqual(twoBatches, statesAlong().at(-1), `batches split at ${cut}`);
+  }
+});
+
+test('folding in place (replays) gives the same state as the immer fold', () => {
+  const working = structuredClone(initialState) as State;
+  for (const env of envelopes) applyInPlace(working, env);
+  assert.deepEqual(working, statesAlong().at(-1));
+  assert.equal(initialState.seq, 0, 'the shared initial state is untouched');
 });
 
 test('an event of an unknown type returns the very same state', () => {
