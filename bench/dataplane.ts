@@ -23,14 +23,14 @@ import type { BenchRow } from './types.js';
 
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const WRK_CONNECTIONS = 50;
-const WRK_SECONDS = 5;
+const WRK_SECONDS = 4;
 const WARM_UP_SECONDS = 1;
 const RATE = 2000;
 const RATE_CLIENTS = 20;
-const RATE_SECONDS = 4;
+const RATE_SECONDS = 3;
 const H2_CLIENTS = 10;
 const H2_STREAMS = 10;
-const H2_SECONDS = 3;
+const H2_SECONDS = 2;
 const BASELINE = 'HAProxy';
 
 /** Per target, one entry per round. */

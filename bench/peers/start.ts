@@ -24,6 +24,8 @@ export interface Target {
   h2Url?: string;
   /** The process whose tree is measured for CPU time and RSS. */
   pid: number;
+  /** `http://host:port` of the admin interface (this proxy only). */
+  admin?: string;
   stop(): Promise<void>;
 }
 
@@ -145,8 +147,12 @@ export async function startNodePeer(upstreamPort: number, cpus?: string): Promis
   return targetOf(peer, undefined, `http://127.0.0.1:${port}/`);
 }
 
-/** Polls the admin address file and `/listeners` until this proxy's listener is bound. */
-async function listenerPort(peer: Peer, adminPath: string, timeoutMs = 20000): Promise<number> {
+/** Polls the admin address file and `/listeners` until this proxy is LIVE with its listener bound. */
+async function whenLive(
+  peer: Peer,
+  adminPath: string,
+  timeoutMs = 20000,
+): Promise<{ admin: string; port: number }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (peer.child.exitCode !== null) throw new Error(`${peer.name} exited: ${peer.output()}`);
@@ -163,15 +169,23 @@ async function listenerPort(peer: Peer, adminPath: string, timeoutMs = 20000): P
           }>;
         };
         const status = json.listener_statuses.find((s) => s.name === LISTENER_NAME);
-        if (status) return status.local_address.socket_address.port_value;
+        if (status) return { admin: `http://${admin}`, port: status.local_address.socket_address.port_value };
       }
     }
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-/** This proxy from the build (`node bin/proxy.js`), with `--concurrency workers`. */
-export async function startThisProxy(upstreamPort: number, workers: number, cpus?: string): Promise<Target> {
+/**
+ * This proxy from the build (`node [nodeArgs] bin/proxy.js`), with `--concurrency workers`.
+ * `nodeArgs` are Node's own flags, e.g. `--cpu-prof`.
+ */
+export async function startThisProxy(
+  upstreamPort: number,
+  workers: number,
+  cpus?: string,
+  nodeArgs: string[] = [],
+): Promise<Target> {
   if (!existsSync(join(repoRoot, 'dist', 'src', 'cli', 'main.js'))) {
     throw new Error('dist/ is missing: run `npm run build` (or `npm run bench`, which builds) first');
   }
@@ -180,6 +194,7 @@ export async function startThisProxy(upstreamPort: number, workers: number, cpus
   const adminPath = join(dir, 'admin');
   writeFileSync(config, JSON.stringify(proxyBootstrap(upstreamPort)));
   const args = [
+    ...nodeArgs,
     'bin/proxy.js',
     '-c',
     config,
@@ -189,9 +204,9 @@ export async function startThisProxy(upstreamPort: number, workers: number, cpus
     String(workers),
   ];
   const peer = spawnPeer(`this proxy --concurrency ${workers}`, process.execPath, args, cpus, repoRoot);
-  const port = await listenerPort(peer, adminPath).catch(async (err) => {
+  const { admin, port } = await whenLive(peer, adminPath).catch(async (err) => {
     await peer.stop();
     throw err;
   });
-  return targetOf(peer, dir, `http://127.0.0.1:${port}/`, `http://127.0.0.1:${port}/`);
+  return { ...targetOf(peer, dir, `http://127.0.0.1:${port}/`, `http://127.0.0.1:${port}/`), admin };
 }
