@@ -6,6 +6,7 @@ import { hostHealth } from '../../reducers/settings/health.js';
 import type { ServerContext } from '../server/context.js';
 import { startDnsDiscovery } from './dns/discovery.js';
 import { prepareHashing } from './hash.js';
+import { newUpstreamHost } from './host.js';
 import { buildLoadBalancer, type LbMemory, NO_HOST } from './lb/index.js';
 import { defaultRandom, type Random } from './random.js';
 import type { ClusterRuntime, HostStats, LoadBalancer, UpstreamHost } from './types.js';
@@ -40,26 +41,6 @@ interface Managed {
   runtime: ClusterRuntime;
   byAddress: Map<string, UpstreamHost>;
   memory: LbMemory;
-}
-
-function newHost(state: HostState): UpstreamHost {
-  return {
-    address: state.address,
-    ip: state.ip,
-    port: state.port,
-    state,
-    stats: {
-      cx_total: 0,
-      cx_active: 0,
-      cx_connect_fail: 0,
-      rq_total: 0,
-      rq_timeout: 0,
-      rq_success: 0,
-      rq_error: 0,
-      rq_active: 0,
-    },
-    pool: null,
-  };
 }
 
 /** `upstream.healthy_panic_threshold` when it holds an integer, else undefined. */
@@ -107,7 +88,7 @@ export async function createClusterManager(
       let host = before.get(state.address) ?? byAddress.get(state.address);
       if (host) host.state = state;
       else {
-        host = newHost(state);
+        host = newUpstreamHost(state);
         added++;
       }
       hosts[i] = host;

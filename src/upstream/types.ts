@@ -1,18 +1,10 @@
 import type { ClusterSettings } from '../../reducers/settings/cluster.js';
 import type { HostState } from '../../reducers/state.js';
+import type { HostCounters as HostStats } from '../../views/clusters/figures.js';
 import type { Scope } from '../stats/store.js';
 
 /** Per-host figures `/clusters` shows; plain numbers the data plane bumps in place. */
-export interface HostStats {
-  cx_total: number;
-  cx_active: number;
-  cx_connect_fail: number;
-  rq_total: number;
-  rq_timeout: number;
-  rq_success: number;
-  rq_error: number;
-  rq_active: number;
-}
+export type { HostCounters as HostStats } from '../../views/clusters/figures.js';
 
 /**
  * A member as the data plane holds it. The object lives as long as the member does (same

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import bunyan from 'bunyan';
 import { runtimeModified } from '../../events/index.js';
-import { History } from '../../src/control/history.js';
-import { createLoggers } from '../../src/logging/loggers.js';
 import { handlers } from '../../src/admin/handlers/index.js';
 import type { HandlerDescriptor } from '../../src/admin/registry.js';
+import { History } from '../../src/control/history.js';
+import { createLoggers } from '../../src/logging/loggers.js';
 import { adminBootstrap, startTestAdmin, type TestAdmin } from '../helpers/admin.js';
 
 const boom: HandlerDescriptor = {

@@ -1,19 +1,14 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startTestAdmin, type TestAdmin } from '../helpers/admin.js';
+import { launchChromium, noChromium } from '../helpers/chromium.js';
 import { richBootstrap } from './fixtures.js';
 
 /** The page's DOM as the in-browser callback uses it (the project compiles without the DOM lib). */
 declare const document: {
   querySelectorAll(selector: string): Iterable<{ href: string; getAttribute(name: string): string | null }>;
 };
-
-const CHROMIUM = '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is absent (scripts/install-system-deps.sh installs it)`;
 
 /** The read endpoints of the admin area: a bare GET of each answers 200. */
 const OURS = new Set([
@@ -37,24 +32,12 @@ const EXPECTED_REFUSALS: Record<string, number> = {
   tap: 400, // needs a TapRequest body
 };
 
-describe('admin home page in headless Chromium', { skip }, () => {
+describe('admin home page in headless Chromium', { skip: noChromium }, () => {
   let admin: TestAdmin;
   let browser: Browser;
   before(async () => {
     admin = await startTestAdmin(richBootstrap());
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import os from 'node:os';
 import { describe, it } from 'node:test';
-import { DEFAULT_OPTIONS, parseCommandLine } from '../../src/cli/parse.js';
 import type { Options } from '../../src/cli/options.js';
+import { DEFAULT_OPTIONS, parseCommandLine } from '../../src/cli/parse.js';
 
 /** Parses with no RESTART_EPOCH in the environment; fails the test on errors. */
 function options(...argv: string[]): Options {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { activeHealthChanged, hostsUpdated, runtimeModified } from '../../events/index.js';
-import { History, type HistoryOptions } from '../../src/control/history.js';
 import type { State } from '../../reducers/index.js';
+import { History, type HistoryOptions } from '../../src/control/history.js';
 import { bootstrapWith, cluster, virtualStore } from '../helpers/event-log.js';
 
 /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { from, VirtualAction, VirtualTimeScheduler } from 'rxjs';
+import { from, Subject, VirtualAction, VirtualTimeScheduler } from 'rxjs';
 import {
   activeHealthChanged,
   type Envelope,
@@ -10,7 +10,6 @@ import {
   runtimeModified,
 } from '../../events/index.js';
 import { mergeWindow } from '../../src/control/merge-window.js';
-import { Subject } from 'rxjs';
 
 /** Feeds events at virtual times and records which batches come out when. */
 function run(windowMs: number, inputs: Array<[number, ProxyEvent]>) {

@@ -3,6 +3,7 @@
  * clusters with a round-robin balancer (a stand-in for the upstream cluster manager, whose
  * sockets are still real), and small TCP peers on 127.0.0.1 port 0.
  */
+
 import * as net from 'node:net';
 import { bootstrapLoaded, type JsonObject, type RawCluster } from '../../events/index.js';
 import { staticHosts } from '../../reducers/hosts.js';
@@ -13,6 +14,7 @@ import type { ClusterLookup } from '../../src/dataplane/http/types.js';
 import { createLoggers } from '../../src/logging/loggers.js';
 import type { ServerContext } from '../../src/server/context.js';
 import { StatsStore } from '../../src/stats/store.js';
+import { newUpstreamHost } from '../../src/upstream/host.js';
 import type { ClusterRuntime, UpstreamHost } from '../../src/upstream/types.js';
 
 /** A context whose store has folded `bootstrap`; shutdown steps run on `close()`. */
@@ -49,23 +51,7 @@ export function staticClusters(ctx: ServerContext): ClusterLookup {
         const key = `${name}/${state.address}`;
         let host = hosts.get(key);
         if (!host) {
-          host = {
-            address: state.address,
-            ip: state.ip,
-            port: state.port,
-            state,
-            pool: null,
-            stats: {
-              cx_total: 0,
-              cx_active: 0,
-              cx_connect_fail: 0,
-              rq_total: 0,
-              rq_timeout: 0,
-              rq_success: 0,
-              rq_error: 0,
-              rq_active: 0,
-            },
-          };
+          host = newUpstreamHost(state);
           hosts.set(key, host);
         }
         return host;

@@ -10,6 +10,7 @@ import { destroyPools } from '../../src/dataplane/pool/index.js';
 import { createLoggers } from '../../src/logging/loggers.js';
 import type { ServerContext } from '../../src/server/context.js';
 import { StatsStore } from '../../src/stats/store.js';
+import { newUpstreamHost } from '../../src/upstream/host.js';
 import type { ClusterRuntime, UpstreamHost } from '../../src/upstream/types.js';
 
 /** A bare server context for data plane tests: real store and stats, no admin. */
@@ -41,23 +42,7 @@ function hostOf(address: string): UpstreamHost {
     failedActiveHc: false,
     failedOutlierCheck: false,
   };
-  return {
-    address,
-    ip,
-    port,
-    state,
-    stats: {
-      cx_total: 0,
-      cx_active: 0,
-      cx_connect_fail: 0,
-      rq_total: 0,
-      rq_timeout: 0,
-      rq_success: 0,
-      rq_error: 0,
-      rq_active: 0,
-    },
-    pool: null,
-  };
+  return newUpstreamHost(state);
 }
 
 /** A cluster runtime over fixed addresses with a plain round-robin balancer. */

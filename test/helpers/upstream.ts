@@ -1,13 +1,14 @@
 /** Builders for upstream tests: hosts, balancer inputs and a server context over a real store. */
 import bunyan from 'bunyan';
 import type { HostSpec, RawCluster } from '../../events/index.js';
-import type { HostState } from '../../reducers/state.js';
 import { clusterSettings } from '../../reducers/settings/cluster.js';
+import type { HostState } from '../../reducers/state.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
 import { Store } from '../../src/control/store.js';
 import type { Loggers } from '../../src/logging/loggers.js';
 import type { ServerContext } from '../../src/server/context.js';
 import { StatsStore } from '../../src/stats/store.js';
+import { newUpstreamHost } from '../../src/upstream/host.js';
 import type { BalancerInput } from '../../src/upstream/lb/input.js';
 import { seededRandom } from '../../src/upstream/random.js';
 import type { UpstreamHost } from '../../src/upstream/types.js';
@@ -38,23 +39,9 @@ export function upstreamHost(
 ): UpstreamHost {
   const { failed = false, rqActive = 0, ...spec } = overrides;
   const state: HostState = { ...hostSpec(address, spec), failedActiveHc: failed, failedOutlierCheck: false };
-  return {
-    address,
-    ip: state.ip,
-    port: state.port,
-    state,
-    stats: {
-      cx_total: 0,
-      cx_active: 0,
-      cx_connect_fail: 0,
-      rq_total: 0,
-      rq_timeout: 0,
-      rq_success: 0,
-      rq_error: 0,
-      rq_active: rqActive,
-    },
-    pool: null,
-  };
+  const host = newUpstreamHost(state);
+  host.stats.rq_active = rqActive;
+  return host;
 }
 
 /** `count` hosts 10.0.0.1:80, 10.0.0.2:80, ... */

@@ -1,27 +1,14 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import { chromium } from 'playwright-core';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { launchChromium, noChromium } from '../helpers/chromium.js';
 import { startStatsAdmin } from '../helpers/stats-admin.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 test('stats HTML pages in headless Chromium', {
-  skip: !existsSync(CHROMIUM) && 'chromium is absent',
+  skip: noChromium,
 }, async (t) => {
   const admin = await startStatsAdmin();
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  const browser = await launchChromium();
   t.after(async () => {
     await browser.close();
     await admin.close();

@@ -5,8 +5,8 @@ import {
   bootstrapLoaded,
   clusterAdded,
   clusterRemoved,
-  type JsonObject,
   hostsSet,
+  type JsonObject,
   runtimeModified,
 } from '../../events/index.js';
 import { createClusterManager } from '../../src/upstream/cluster-manager.js';

@@ -10,6 +10,20 @@ export interface HostCounters {
   rq_active: number;
 }
 
+/** A host's counters before any traffic. */
+export function zeroHostCounters(): HostCounters {
+  return {
+    cx_total: 0,
+    cx_active: 0,
+    cx_connect_fail: 0,
+    rq_total: 0,
+    rq_timeout: 0,
+    rq_success: 0,
+    rq_error: 0,
+    rq_active: 0,
+  };
+}
+
 /** Outlier detection figures of one cluster; `-1` where the last interval had too little data. */
 export interface OutlierFigures {
   successRateAverage: number;

@@ -1,17 +1,8 @@
-import type { ClusterEntry, HostState, State } from '../../reducers/state.js';
 import { clusterSettings, type Thresholds } from '../../reducers/settings/cluster.js';
-import type { ClustersFigures, HostCounters, OutlierFigures } from './figures.js';
+import type { ClusterEntry, HostState, State } from '../../reducers/state.js';
+import { type ClustersFigures, type HostCounters, type OutlierFigures, zeroHostCounters } from './figures.js';
 
-const ZERO: HostCounters = {
-  cx_total: 0,
-  cx_active: 0,
-  cx_connect_fail: 0,
-  rq_total: 0,
-  rq_timeout: 0,
-  rq_success: 0,
-  rq_error: 0,
-  rq_active: 0,
-};
+const ZERO: HostCounters = Object.freeze(zeroHostCounters());
 
 const NOT_COMPUTED: OutlierFigures = {
   successRateAverage: -1,

@@ -1,5 +1,4 @@
-import { lookup } from 'node:dns/promises';
-import { Resolver } from 'node:dns/promises';
+import { lookup, Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 
 /** Addresses of one name, with the smallest record TTL when the resolver reports TTLs. */
