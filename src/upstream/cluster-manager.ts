@@ -4,6 +4,7 @@ import { runtimeValue } from '../../reducers/runtime.js';
 import { clusterSettings } from '../../reducers/settings/cluster.js';
 import { hostHealth } from '../../reducers/settings/health.js';
 import type { ServerContext } from '../server/context.js';
+import { StatsStore } from '../stats/store.js';
 import { startDnsDiscovery } from './dns/discovery.js';
 import { prepareHashing } from './hash.js';
 import { newUpstreamHost } from './host.js';
@@ -32,6 +33,12 @@ export interface ClusterManagerOptions {
    * that folds the same events as the main process passes false, so hosts are resolved once.
    */
   discovery?: boolean;
+  /**
+   * Whether to count control-plane facts (clusters added/modified/removed, membership
+   * changes) in `ctx.stats` (default true). Workers folding the primary's events pass
+   * false, so the admin's sum over processes counts each change once.
+   */
+  controlStats?: boolean;
   /** Members that left (or whose cluster went, or the manager closed): the data plane closes their pools. */
   onHostsRemoved?: (hosts: UpstreamHost[]) => void;
 }
@@ -62,7 +69,9 @@ export async function createClusterManager(
   await prepareHashing();
   const random = options.random ?? defaultRandom;
   const log = ctx.log.get('upstream');
-  const managerScope = ctx.stats.scope('cluster_manager');
+  // Traffic stats always go to ctx.stats; membership and cluster churn counters only when asked.
+  const control = options.controlStats === false ? new StatsStore() : ctx.stats;
+  const managerScope = control.scope('cluster_manager');
   const activeClusters = managerScope.gauge('active_clusters', 'NeverImport');
   const clusterAdded = managerScope.counter('cluster_added');
   const clusterModified = managerScope.counter('cluster_modified');
@@ -99,7 +108,7 @@ export async function createClusterManager(
       if (state.weight > maxWeight) maxWeight = state.weight;
     }
     const removed = before.size - (byAddress.size - added);
-    if (added > 0 || removed > 0) scope.counter('membership_change').inc();
+    if (added > 0 || removed > 0) control.counter(`cluster.${settings.statName}.membership_change`).inc();
     if (removed > 0) release([...before.values()].filter((h) => byAddress.get(h.address) !== h));
     scope.gauge('membership_total', 'NeverImport').set(hosts.length);
     scope.gauge('membership_healthy', 'NeverImport').set(healthy);

@@ -36,6 +36,9 @@ test('--concurrency 2 serves a TCP listener from two workers with the real port 
   // The admin lives in the primary; the figures come from both workers, summed.
   const stats = await proxy.get('/stats?filter=^tcp\\.echo\\.downstream_cx_total$');
   assert.equal(stats.body.trim(), 'tcp.echo.downstream_cx_total: 12');
+  // Control-plane counts are counted once, not once per process.
+  const added = await proxy.get('/stats?filter=^cluster_manager\\.cluster_added$');
+  assert.equal(added.body.trim(), 'cluster_manager.cluster_added: 1');
   const clusters = await proxy.get('/clusters');
   assert.match(clusters.body, new RegExp(`^echo::127\\.0\\.0\\.1:${upstream.port}::cx_total::12$`, 'm'));
 });

@@ -89,6 +89,7 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
   // Hosts are resolved once, by the primary; a worker learns them from the events.
   clusters = await createClusterManager(ctx, {
     discovery: false,
+    controlStats: false,
     onHostsRemoved: drainPools,
   });
   steps.push(() => clusters?.close());
