@@ -32,11 +32,16 @@ const H2_CLIENTS = 10;
 const H2_STREAMS = 10;
 const H2_SECONDS = 2;
 const BASELINE = 'HAProxy';
+const C1 = 'this proxy --concurrency 1';
+const C1_UNPINNED = 'this proxy --concurrency 1, unpinned';
+const C2 = 'this proxy --concurrency 2';
 
 /** Per target, one entry per round. */
 interface Samples {
   rps: number[];
   cpuPerRequestUs: number[];
+  userPerRequestUs: number[];
+  sysPerRequestUs: number[];
   p50: number[];
   p99: number[];
   h2rps: number[];
@@ -76,13 +81,18 @@ async function measureRound(
     await wrk(t.url, WRK_CONNECTIONS, WARM_UP_SECONDS, loadCpus);
     const before = cpuSeconds(t.pid);
     const r = await wrk(t.url, WRK_CONNECTIONS, WRK_SECONDS, loadCpus);
-    s.cpuPerRequestUs.push(((cpuSeconds(t.pid) - before) / Math.max(1, r.requests)) * 1e6);
+    const after = cpuSeconds(t.pid);
+    const perRequest = (seconds: number) => (seconds / Math.max(1, r.requests)) * 1e6;
+    s.userPerRequestUs.push(perRequest(after.user - before.user));
+    s.sysPerRequestUs.push(perRequest(after.sys - before.sys));
+    s.cpuPerRequestUs.push(perRequest(after.user + after.sys - before.user - before.sys));
     s.rps.push(r.perSecond);
     s.errors += r.errors;
     log(`${t.name}: ${r.perSecond.toFixed(0)} req/s`);
   }
   for (const t of targets) {
     if (!have.h2load) break;
+    if (t.rpsOnly) continue;
     const s = samples.get(t) as Samples;
     const r = await h2loadLatency(t.url, RATE, RATE_CLIENTS, RATE_SECONDS, loadCpus);
     s.p50.push(r.p50);
@@ -91,7 +101,7 @@ async function measureRound(
     log(`${t.name}: p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms at ${RATE} req/s`);
   }
   for (const t of targets) {
-    if (!have.h2load || !t.h2Url) continue;
+    if (!have.h2load || !t.h2Url || t.rpsOnly) continue;
     const s = samples.get(t) as Samples;
     const r = await h2loadThroughput(t.h2Url, H2_CLIENTS, H2_STREAMS, H2_SECONDS, loadCpus);
     s.h2rps.push(r.perSecond);
@@ -108,15 +118,15 @@ function rows(targets: Target[], samples: Map<Target, Samples>, setup: string): 
     label: string,
     unit: string,
     pick: (s: Samples) => number[],
-    notes: Record<string, string> = {},
+    note: (name: string, s: Samples) => string | undefined = () => undefined,
   ) => {
     const base = baseline ? median(pick(samples.get(baseline) as Samples)) : Number.NaN;
     for (const t of targets) {
       const values = pick(samples.get(t) as Samples);
       if (values.length === 0) continue;
       const value = median(values);
-      const errors = (samples.get(t) as Samples).errors;
-      const note = [notes[t.name], errors > 0 ? `${errors} failed requests in the runs` : undefined]
+      const s = samples.get(t) as Samples;
+      const notes = [note(t.name, s), s.errors > 0 ? `${s.errors} failed requests in the runs` : undefined]
         .filter(Boolean)
         .join('; ');
       out.push({
@@ -124,25 +134,43 @@ function rows(targets: Target[], samples: Map<Target, Samples>, setup: string): 
         value: Number(value.toPrecision(4)),
         unit,
         ratio: Number.isFinite(base) && base > 0 ? value / base : undefined,
-        note: note || undefined,
+        note: notes || undefined,
       });
     }
   };
-  const c1 = targets.find((t) => t.name.endsWith('--concurrency 1'));
-  const c1rps = c1 ? median((samples.get(c1) as Samples).rps) : Number.NaN;
-  figure(`HTTP/1.1 req/s (wrk -t1 -c${WRK_CONNECTIONS} -d${WRK_SECONDS}s)`, 'req/s', (s) => s.rps, {
+  const rpsOf = (name: string) => {
+    const t = targets.find((x) => x.name === name);
+    return t ? median((samples.get(t) as Samples).rps).toFixed(0) : 'not measured';
+  };
+  const rpsNotes: Record<string, string> = {
     'direct (no proxy)': `ceiling of the load side; ${setup}`,
-    'this proxy --concurrency 1': 'target >= 0.5x',
-    'this proxy --concurrency 2': `target > --concurrency 1 (${c1rps.toFixed(0)})`,
-  });
+    [C1]: 'target >= 0.5x',
+    [C1_UNPINNED]: 'like --concurrency 2: on both cores, beside wrk and the upstream',
+    [C2]: `target > --concurrency 1 unpinned (${rpsOf(C1_UNPINNED)}), pinned (${rpsOf(C1)})`,
+  };
+  figure(
+    `HTTP/1.1 req/s (wrk -t1 -c${WRK_CONNECTIONS} -d${WRK_SECONDS}s)`,
+    'req/s',
+    (s) => s.rps,
+    (name) => rpsNotes[name],
+  );
   figure(`p50 at ${RATE} req/s (h2load --h1, ${RATE_CLIENTS} conns)`, 'ms', (s) => s.p50);
-  figure(`p99 at ${RATE} req/s (h2load --h1, ${RATE_CLIENTS} conns)`, 'ms', (s) => s.p99, {
-    'this proxy --concurrency 1': 'target <= 1.5x',
-  });
+  figure(
+    `p99 at ${RATE} req/s (h2load --h1, ${RATE_CLIENTS} conns)`,
+    'ms',
+    (s) => s.p99,
+    (name) => (name === C1 ? 'target <= 1.5x' : undefined),
+  );
   figure(`HTTP/2 req/s (h2load -c${H2_CLIENTS} -m${H2_STREAMS}, h2c)`, 'req/s', (s) => s.h2rps);
-  figure('CPU per request (utime+stime during wrk)', 'µs', (s) => s.cpuPerRequestUs, {
-    'direct (no proxy)': 'the upstream nginx alone',
-  });
+  figure(
+    'CPU per request (utime+stime during wrk)',
+    'µs',
+    (s) => s.cpuPerRequestUs,
+    (name, s) => {
+      const split = `user ${median(s.userPerRequestUs).toFixed(1)} + sys ${median(s.sysPerRequestUs).toFixed(1)}`;
+      return name === 'direct (no proxy)' ? `the upstream nginx alone; ${split}` : split;
+    },
+  );
   figure('RSS after the runs (all processes)', 'MB', (s) => [s.rss / 2 ** 20]);
   return out;
 }
@@ -175,12 +203,28 @@ export async function benchDataplane(): Promise<BenchRow[]> {
     if (have.haproxy) await start(BASELINE, () => startHaproxy(port, proxyCpus));
     await start('nginx', () => startNginxProxy(port, proxyCpus));
     await start('Node undici peer', () => startNodePeer(port, proxyCpus));
-    await start('this proxy --concurrency 1', () => startThisProxy(port, 1, proxyCpus));
-    await start('this proxy --concurrency 2', () => startThisProxy(port, 2));
+    await start(C1, () => startThisProxy(port, 1, proxyCpus));
+    if (pin)
+      await start(C1_UNPINNED, async () => ({
+        ...(await startThisProxy(port, 1)),
+        name: C1_UNPINNED,
+        rpsOnly: true,
+      }));
+    await start(C2, () => startThisProxy(port, 2));
     const samples = new Map<Target, Samples>(
       started.map((t) => [
         t,
-        { rps: [], cpuPerRequestUs: [], p50: [], p99: [], h2rps: [], errors: 0, rss: 0 },
+        {
+          rps: [],
+          cpuPerRequestUs: [],
+          userPerRequestUs: [],
+          sysPerRequestUs: [],
+          p50: [],
+          p99: [],
+          h2rps: [],
+          errors: 0,
+          rss: 0,
+        },
       ]),
     );
     for (let round = 1; round <= ROUNDS; round++) {

@@ -95,8 +95,9 @@ export async function waitForPort(peer: Peer, port: number, timeoutMs = 15000): 
 
 interface ProcStat {
   ppid: number;
-  /** utime + stime, in clock ticks. */
-  ticks: number;
+  /** utime and stime, in clock ticks. */
+  user: number;
+  sys: number;
 }
 
 function readStat(pid: number): ProcStat | undefined {
@@ -104,7 +105,7 @@ function readStat(pid: number): ProcStat | undefined {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name may hold spaces and parentheses: the fields start after the last ')'.
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
+    return { ppid: Number(fields[1]), user: Number(fields[11]), sys: Number(fields[12]) };
   } catch {
     return undefined;
   }
@@ -127,11 +128,16 @@ function processTree(pid: number): number[] {
   return tree;
 }
 
-/** CPU seconds (user + system) used so far by `pid` and its descendants. */
-export function cpuSeconds(pid: number): number {
-  let ticks = 0;
-  for (const p of processTree(pid)) ticks += readStat(p)?.ticks ?? 0;
-  return ticks / CLOCK_TICKS;
+/** CPU seconds in user and in system mode used so far by `pid` and its descendants. */
+export function cpuSeconds(pid: number): { user: number; sys: number } {
+  let user = 0;
+  let sys = 0;
+  for (const p of processTree(pid)) {
+    const stat = readStat(p);
+    user += stat?.user ?? 0;
+    sys += stat?.sys ?? 0;
+  }
+  return { user: user / CLOCK_TICKS, sys: sys / CLOCK_TICKS };
 }
 
 /** Resident memory in bytes of `pid` and its descendants (VmRSS of each). */

@@ -24,6 +24,8 @@ export interface Target {
   h2Url?: string;
   /** The process whose tree is measured for CPU time and RSS. */
   pid: number;
+  /** Measured for HTTP/1.1 requests/s and CPU only (a variant, not a peer of its own). */
+  rpsOnly?: boolean;
   /** `http://host:port` of the admin interface (this proxy only). */
   admin?: string;
   stop(): Promise<void>;
