@@ -24,7 +24,9 @@ async function main(): Promise<void> {
   const asked = process.argv.slice(2);
   const unknown = asked.filter((name) => !(name in parts));
   if (unknown.length > 0) {
-    process.stderr.write(`unknown benchmark part(s): ${unknown.join(', ')}; parts: ${Object.keys(parts).join(', ')}\n`);
+    process.stderr.write(
+      `unknown benchmark part(s): ${unknown.join(', ')}; parts: ${Object.keys(parts).join(', ')}\n`,
+    );
     process.exit(1);
   }
   const names = asked.length > 0 ? asked : Object.keys(parts);
@@ -36,7 +38,9 @@ async function main(): Promise<void> {
       const run = await parts[name]!();
       for (const row of await run()) {
         const ratio = row.ratio === undefined ? '' : `${row.ratio.toFixed(2)}x`;
-        lines.push(`| ${name} | ${row.name} | ${format(row.value)} | ${row.unit} | ${ratio} | ${row.note ?? ''} |`);
+        lines.push(
+          `| ${name} | ${row.name} | ${format(row.value)} | ${row.unit} | ${ratio} | ${row.note ?? ''} |`,
+        );
       }
     } catch (err) {
       failed = true;
