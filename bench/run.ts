@@ -12,6 +12,7 @@ const parts: Record<string, () => Promise<Part>> = {
   stats: async () => (await import('./stats.js')).benchStats,
   eds: async () => (await import('./eds.js')).benchEds,
   replay: async () => (await import('./replay.js')).benchReplay,
+  memory: async () => (await import('./memory.js')).benchMemory,
   dataplane: async () => (await import('./dataplane.js')).benchDataplane,
 };
 
