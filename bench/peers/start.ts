@@ -103,11 +103,12 @@ export async function startHaproxy(upstreamPort: number, cpus?: string): Promise
   const [port, h2Port] = [await freePort(), await freePort()];
   writeFileSync(join(dir, 'haproxy.cfg'), haproxyConf(port, h2Port, upstreamPort));
   const peer = spawnPeer('HAProxy', 'haproxy', ['-f', join(dir, 'haproxy.cfg'), '-db'], cpus);
+  const target = targetOf(peer, dir, `http://127.0.0.1:${port}/`, `http://127.0.0.1:${h2Port}/`);
   await waitForPort(peer, port).catch(async (err) => {
-    await peer.stop();
+    await target.stop();
     throw err;
   });
-  return targetOf(peer, dir, `http://127.0.0.1:${port}/`, `http://127.0.0.1:${h2Port}/`);
+  return target;
 }
 
 /** Resolves with the first stdout line matching `pattern`'s group, or rejects when the peer exits first. */
@@ -208,6 +209,7 @@ export async function startThisProxy(
   const peer = spawnPeer(`this proxy --concurrency ${workers}`, process.execPath, args, cpus, repoRoot);
   const { admin, port } = await whenLive(peer, adminPath).catch(async (err) => {
     await peer.stop();
+    rmSync(dir, { recursive: true, force: true });
     throw err;
   });
   return { ...targetOf(peer, dir, `http://127.0.0.1:${port}/`, `http://127.0.0.1:${port}/`), admin };
