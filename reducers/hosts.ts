@@ -103,8 +103,18 @@ export function staticHosts(cluster: RawCluster): HostState[] {
 
 /** A host as discovery describes it, keeping the checkers' verdicts of its previous self. */
 export function withHealth(spec: HostSpec, previous: HostState | undefined): HostState {
+  // Spelled out rather than spread: one stable object shape, which made a 10k-host update's
+  // records several times cheaper to build than `{ ...spec }` did.
   return {
-    ...spec,
+    address: spec.address,
+    ip: spec.ip,
+    port: spec.port,
+    hostname: spec.hostname,
+    weight: spec.weight,
+    priority: spec.priority,
+    locality: spec.locality,
+    metadata: spec.metadata,
+    edsHealth: spec.edsHealth,
     failedActiveHc: previous?.failedActiveHc ?? false,
     failedOutlierCheck: previous?.failedOutlierCheck ?? false,
   };
