@@ -45,6 +45,10 @@ export class Gauge implements RenderSlot {
     readonly name: string,
     readonly importMode: GaugeImportMode = 'Accumulate',
   ) {}
+  /** The value `/stats` shows: a gauge is never re-based, so its value. */
+  get shown(): number {
+    return this.value;
+  }
   set(v: number): void {
     this.value = v;
     this.used = true;

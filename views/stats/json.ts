@@ -1,4 +1,3 @@
-import { Counter } from '../../src/stats/store.js';
 import { bucketCounts, DEFAULT_BUCKETS, histogramQuantiles, JSON_QUANTILES } from './histogram.js';
 import type { StatsParams } from './params.js';
 import type { Selection } from './select.js';
@@ -15,7 +14,7 @@ export function renderJson(sel: Selection, params: StatsParams): string {
   for (const t of sel.textReadouts)
     parts.push(`{"name":${JSON.stringify(t.name)},"value":${JSON.stringify(t.value)}}`);
   for (const s of sel.countersAndGauges) {
-    parts.push(`{"name":${JSON.stringify(s.name)},"value":${s instanceof Counter ? s.shown : s.value}}`);
+    parts.push(`{"name":${JSON.stringify(s.name)},"value":${s.shown}}`);
   }
   if (sel.histograms.length > 0) {
     const mode = params.histogramBuckets;

@@ -84,7 +84,7 @@ export function renderPrometheus(sel: Selection, tags: TagProducer, textReadouts
   }
   for (const [metric, members] of groups<Gauge>(tags, sel.gauges)) {
     out += `# TYPE ${metric} gauge\n`;
-    for (const s of members) out += `${metric}{${labelsOf(s)}} ${s.value}\n`;
+    for (const s of members) out += `${metric}{${labelsOf(s)}} ${s.shown}\n`;
     out += '\n';
   }
   if (textReadouts) {

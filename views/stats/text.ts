@@ -1,6 +1,5 @@
-import { Counter } from '../../src/stats/store.js';
-import { escapeHtml } from './html-escape.js';
 import { bucketsText, summaryText } from './histogram.js';
+import { escapeHtml } from './html-escape.js';
 import type { StatsParams } from './params.js';
 import type { Selection } from './select.js';
 
@@ -13,7 +12,7 @@ export function renderText(sel: Selection, params: StatsParams): string {
   const lines: string[] = [];
   for (const t of sel.textReadouts) lines.push(`${t.name}: "${escapeHtml(t.value)}"`);
   for (const s of sel.countersAndGauges) {
-    lines.push(`${s.name}: ${s instanceof Counter ? s.shown : s.value}`);
+    lines.push(`${s.name}: ${s.shown}`);
   }
   const mode = params.histogramBuckets;
   for (const h of sel.histograms) {
