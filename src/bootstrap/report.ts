@@ -1,11 +1,31 @@
 /**
- * What loading one bootstrap found: errors (the config is invalid), warnings, and the count
- * of unknown fields let through by `--allow-unknown-static-fields`. Every message starts
- * with the source it came from and the field path inside it.
+ * Why a config was refused, as a stable code scripts can match on:
+ * - `invalid`: the value breaks a rule (out of range, wrong shape, inconsistent);
+ * - `missing`: a required field is not set;
+ * - `unsupported`: the field or value is valid for the reference but this build does not
+ *   honour it, so it is refused rather than silently ignored;
+ * - `unknown`: no such field or extension.
+ */
+export type ConfigErrorCode = 'invalid' | 'missing' | 'unsupported' | 'unknown';
+
+/** One finding of a compile step: what is wrong and where (a field path). */
+export interface ConfigError {
+  code: ConfigErrorCode;
+  /** `static_resources.clusters[2].lb_policy`; empty for the whole document. */
+  path: string;
+  message: string;
+}
+
+/**
+ * What loading or compiling one config found: errors (the config is invalid), warnings, and
+ * the count of unknown fields let through by `--allow-unknown-static-fields`. Compile steps
+ * take a Report and return their best-effort value; the caller checks `failed`. Rendered
+ * messages start with the source (file name or `--config-yaml`) and the field path, so
+ * `--mode validate` prints the same text serve would.
  */
 export class Report {
-  readonly errors: string[] = [];
-  readonly warnings: string[] = [];
+  readonly problems: ConfigError[] = [];
+  readonly warningProblems: ConfigError[] = [];
   unknownFields = 0;
   private readonly warned = new Set<string>();
 
@@ -14,8 +34,13 @@ export class Report {
     public label: string,
   ) {}
 
-  error(path: string, message: string): void {
-    this.errors.push(`${this.label}: ${path || '(root)'}: ${message}`);
+  error(path: string, message: string, code: ConfigErrorCode = 'invalid'): void {
+    this.problems.push({ code, path, message });
+  }
+
+  /** A field valid for the reference that this build does not honour. */
+  unsupported(path: string, message: string): void {
+    this.problems.push({ code: 'unsupported', path, message: `${message} (not supported by this build)` });
   }
 
   /** Adds a warning; `once` dedupes warnings that would repeat per element. */
@@ -24,7 +49,24 @@ export class Report {
       if (this.warned.has(once)) return;
       this.warned.add(once);
     }
-    this.warnings.push(`${this.label}: ${path || '(root)'}: ${message}`);
+    this.warningProblems.push({ code: 'invalid', path, message });
+  }
+
+  get failed(): boolean {
+    return this.problems.length > 0;
+  }
+
+  /** Errors as `label: path: message` lines. */
+  get errors(): string[] {
+    return this.problems.map((p) => this.render(p));
+  }
+
+  get warnings(): string[] {
+    return this.warningProblems.map((p) => this.render(p));
+  }
+
+  private render(p: ConfigError): string {
+    return `${this.label}: ${p.path || '(root)'}: ${p.message}`;
   }
 }
 
