@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
+import type { JsonObject } from '../../events/index.js';
 import { cluster } from '../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 
@@ -39,7 +40,7 @@ test('start a proxy whose routes use catastrophic regexes', async () => {
     upstream.closeAllConnections();
   });
   const upPort = (upstream.address() as AddressInfo).port;
-  const routes = [
+  const routes: JsonObject[] = [
     {
       match: {
         prefix: '/h',
