@@ -1,6 +1,13 @@
 /** How many distinct names the list keeps once enabled (the reference's capacity). */
 export const RECENT_LOOKUPS_CAPACITY = 100;
 
+/** A process's recent lookups as plain data (see `RecentLookups.dump`). */
+export interface LookupsDump {
+  total: number;
+  capacity: number;
+  entries: Array<[string, number]>;
+}
+
 /**
  * Stat names looked up by string. The total always counts (it is the gauge
  * `server.stats_recent_lookups`); the per-name list is kept only while enabled, holding the
@@ -40,6 +47,22 @@ export class RecentLookups {
   clear(): void {
     this.counts.clear();
     this.total = 0;
+  }
+
+  /** The list and total as plain data, for a worker's answer over IPC. */
+  dump(): LookupsDump {
+    return { total: this.total, capacity: this.capacity, entries: [...this.counts] };
+  }
+
+  /**
+   * Adds another process's lookups: totals add, and so do the counts of a name both saw.
+   * Recency is not comparable across processes, so the union is kept whole (each process
+   * holds at most `capacity` names); the list counts as enabled when any part is.
+   */
+  absorb(part: LookupsDump): void {
+    this.total += part.total;
+    this.capacity = Math.max(this.capacity, part.capacity);
+    for (const [name, n] of part.entries) this.counts.set(name, (this.counts.get(name) ?? 0) + n);
   }
 
   /** `[name, count]` sorted by count, then name (the `/stats/recentlookups` order). */

@@ -5,6 +5,9 @@ import type { Counter, Gauge, Histogram, StatsStore } from './store.js';
 /** `ServerInfo.State` enum values, which `server.state` carries. */
 const STATE_VALUE: Record<string, number> = { LIVE: 0, DRAINING: 1, PRE_INITIALIZING: 2, INITIALIZING: 3 };
 
+/** The gauge of stat names looked up by string, in every process (`/stats/recentlookups`). */
+export const RECENT_LOOKUPS_GAUGE = 'server.stats_recent_lookups';
+
 /** No TLS context reports expiry yet: the reference's "no certificates" value (INT32_MAX). */
 export const NO_CERT_DAYS = 2147483647;
 
@@ -60,7 +63,7 @@ export class ServerStats {
       parentConnections: s.gauge('parent_connections'),
       daysUntilFirstCertExpiring: s.gauge('days_until_first_cert_expiring'),
       hotRestartEpoch: g('hot_restart_epoch'),
-      statsRecentLookups: g('stats_recent_lookups'),
+      statsRecentLookups: stats.gauge(RECENT_LOOKUPS_GAUGE, 'NeverImport'),
       staticUnknownFields: c('static_unknown_fields'),
       dynamicUnknownFields: c('dynamic_unknown_fields'),
       debugAssertionFailures: c('debug_assertion_failures'),

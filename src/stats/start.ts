@@ -101,6 +101,16 @@ export function startStats(ctx: ServerContext): StatsRuntime {
 
 /** Applies the stats side of a snapshot change: resets, recent lookups, server stats. */
 function applySnapshot(stats: StatsStore, server: ServerStats, prev: State | null, next: State): void {
+  applyStatsControl(stats, prev, next);
+  server.apply(prev, next);
+}
+
+/**
+ * The part of a snapshot change every process applies to its own stats, the primary and
+ * each data-plane worker alike: counter resets and the recent-lookup switches. `prev` is
+ * null for the first snapshot, which can only switch lookups on.
+ */
+export function applyStatsControl(stats: StatsStore, prev: State | null, next: State): void {
   const before = prev?.stats;
   const now = next.stats;
   if (before && now.countersResetSeq !== before.countersResetSeq) stats.resetCounters();
@@ -109,7 +119,6 @@ function applySnapshot(stats: StatsStore, server: ServerStats, prev: State | nul
     else stats.recentLookups.disable();
   }
   if (before && now.recentLookupsClearedSeq !== before.recentLookupsClearedSeq) stats.recentLookups.clear();
-  server.apply(prev, next);
 }
 
 /**

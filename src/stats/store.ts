@@ -24,7 +24,12 @@ export class Counter implements RenderSlot {
     this.value += 1;
     this.used = true;
   }
+  /**
+   * Adding zero is not a use: callers keep running totals and add the delta since the last
+   * look, which is zero at start-up, and `usedonly` must not list a counter nothing counted.
+   */
   add(n: number): void {
+    if (n === 0) return;
     this.value += n;
     this.used = true;
   }
@@ -61,11 +66,14 @@ export class Gauge implements RenderSlot {
     this.value -= 1;
     this.used = true;
   }
+  /** A zero delta is not a use (see `Counter.add`); `set` is, whatever the value, as in the reference. */
   add(n: number): void {
+    if (n === 0) return;
     this.value += n;
     this.used = true;
   }
   sub(n: number): void {
+    if (n === 0) return;
     this.value -= n;
     this.used = true;
   }

@@ -45,8 +45,10 @@ export const profilingHandlers: HandlerDescriptor[] = [
         return text('Starting heap profiler\n');
       }
       if (!isProfiling(ctx, 'heap')) return text('Fail to stop heap profiler: not started\n', 400);
-      const file = await stopProfiler(ctx, 'heap');
-      return text(`Heap profiler stopped; profile written to ${file}\n`);
+      const files = await stopProfiler(ctx, 'heap');
+      const written =
+        files.length === 1 ? `profile written to ${files[0]}` : `profiles written to ${files.join(', ')}`;
+      return text(`Heap profiler stopped; ${written}\n`);
     },
   },
   {

@@ -1,8 +1,8 @@
 import { recentLookupsCleared, recentLookupsDisabled, recentLookupsEnabled } from '../../../events/index.js';
 import { renderStats } from '../../../views/stats/index.js';
 import { renderRecentLookups } from '../../../views/stats/recent-lookups.js';
+import { collectRecentLookups, collectWorkerStats } from '../../dataplane/workers/stats-merge.js';
 import { statsRuntimeOf } from '../../stats/start.js';
-import { collectWorkerStats } from '../../dataplane/workers/stats-merge.js';
 import { eventHandler } from '../event-handler.js';
 import type { HandlerDescriptor, ParamDescriptor } from '../registry.js';
 
@@ -70,7 +70,7 @@ export const statsHandlers: HandlerDescriptor[] = [
     help: 'Show recent stat-name lookups',
     mutates: false,
     params: [],
-    handle: (_req, ctx) => renderRecentLookups(ctx.stats.recentLookups),
+    handle: async (_req, ctx) => renderRecentLookups(await collectRecentLookups(ctx)),
   },
   eventHandler({
     path: '/stats/recentlookups/clear',

@@ -1,14 +1,41 @@
 import type { Envelope, ProxyEvent } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
+import type { ProfilerKind } from '../../admin/profilers.js';
 import type { Options } from '../../cli/options.js';
+import type { LookupsDump } from '../../stats/recent-lookups.js';
 import type { StatsDump } from './stats-merge.js';
+
+/**
+ * What the primary asks every worker, for the admin interface: its stats, its recent
+ * lookups, or to start or stop one of its profilers (stopping writes the profile next to
+ * `path`, named after the worker).
+ */
+export type WorkerQuery =
+  | { kind: 'stats' }
+  | { kind: 'recent-lookups' }
+  | { kind: 'profiler'; profiler: ProfilerKind; enable: boolean; path: string };
+
+/** A worker's profiler answer: the file it wrote (on stop), or why it did nothing. */
+export interface ProfilerAnswer {
+  file: string | null;
+  error: string | null;
+}
+
+/** The answer to each query kind. */
+export interface WorkerAnswers {
+  stats: StatsDump;
+  'recent-lookups': LookupsDump;
+  profiler: ProfilerAnswer;
+}
+
+export type WorkerAnswer<Q extends WorkerQuery> = WorkerAnswers[Q['kind']];
 
 /** Primary -> worker, over the `node:cluster` IPC channel (JSON-serialised). */
 export type PrimaryMessage =
   /** The snapshot to start from; the envelopes ingested after it follow one by one. */
   | { kind: 'init'; workerId: number; options: Options; state: State }
   | { kind: 'envelope'; env: Envelope<ProxyEvent> }
-  | { kind: 'stats-request'; id: number }
+  | { kind: 'query'; id: number; query: WorkerQuery }
   | { kind: 'shutdown' };
 
 /** Worker -> primary. */
@@ -19,7 +46,7 @@ export type WorkerMessage =
   | { kind: 'dispatch'; event: ProxyEvent; source: string }
   /** The worker's listeners present at init are bound (or failed). */
   | { kind: 'ready' }
-  | { kind: 'stats-dump'; id: number; dump: StatsDump };
+  | { kind: 'answer'; id: number; answer: WorkerAnswers[keyof WorkerAnswers] };
 
 export function isWorkerMessage(m: unknown): m is WorkerMessage {
   return typeof m === 'object' && m !== null && typeof (m as { kind?: unknown }).kind === 'string';

@@ -3,8 +3,13 @@ import { fileURLToPath } from 'node:url';
 import type { Subscription } from 'rxjs';
 import type { ProxyEvent } from '../../../events/index.js';
 import type { ServerContext } from '../../server/context.js';
-import { isWorkerMessage, type PrimaryMessage, type WorkerMessage } from './messages.js';
-import type { StatsDump } from './stats-merge.js';
+import {
+  isWorkerMessage,
+  type PrimaryMessage,
+  type WorkerAnswer,
+  type WorkerMessage,
+  type WorkerQuery,
+} from './messages.js';
 
 /** The worker entry next to this file: `.ts` under tsx, `.js` in the build. */
 const WORKER_ENTRY = fileURLToPath(
@@ -59,10 +64,8 @@ export function workerPoolOf(ctx: ServerContext): WorkerPool | undefined {
 export class WorkerPool {
   private readonly slots: Slot[];
   private readonly envelopes: Subscription;
-  private readonly pendingStats = new Map<
-    number,
-    { dumps: StatsDump[]; waiting: number; done: () => void }
-  >();
+  /** Queries awaiting answers, by id: what came back so far and the workers still due. */
+  private readonly pending = new Map<number, { answers: unknown[]; due: Set<number>; done: () => void }>();
   private readonly readyWaiters = new Map<number, () => void>();
   /** Per listener: the workers that reported it stopped (the listener is stopped when all did). */
   private readonly stoppedBy = new Map<string, Set<number>>();
@@ -87,21 +90,22 @@ export class WorkerPool {
     await Promise.all(this.slots.map((slot) => this.fork(slot)));
   }
 
-  /** Every live worker's stats dump; a worker silent for `timeoutMs` is left out. */
-  collect(timeoutMs: number): Promise<StatsDump[]> {
+  /** Every live worker's answer to `query`; a worker silent for `timeoutMs` is left out. */
+  ask<Q extends WorkerQuery>(query: Q, timeoutMs: number): Promise<Array<WorkerAnswer<Q>>> {
     const live = this.slots.filter((s) => s.worker && s.initialised);
     if (live.length === 0) return Promise.resolve([]);
     const id = this.nextRequest++;
     return new Promise((resolve) => {
-      const request = { dumps: [] as StatsDump[], waiting: live.length, done: () => {} };
+      const request = { answers: [] as unknown[], due: new Set(live.map((s) => s.id)), done: () => {} };
       const timer = setTimeout(() => request.done(), timeoutMs);
       request.done = () => {
         clearTimeout(timer);
-        this.pendingStats.delete(id);
-        resolve(request.dumps);
+        this.pending.delete(id);
+        // Each worker answers a query with the answer type of its kind (see `worker.ts`).
+        resolve(request.answers as Array<WorkerAnswer<Q>>);
       };
-      this.pendingStats.set(id, request);
-      for (const slot of live) this.send(slot, { kind: 'stats-request', id });
+      this.pending.set(id, request);
+      for (const slot of live) this.send(slot, { kind: 'query', id, query });
     });
   }
 
@@ -144,9 +148,9 @@ export class WorkerPool {
     worker.on('exit', (code, signal) => {
       slot.worker = null;
       slot.initialised = false;
-      for (const request of this.pendingStats.values()) {
-        request.waiting -= 1;
-        if (request.waiting <= 0) request.done();
+      // A worker that dies owes no answer (and one that answered already is not counted twice).
+      for (const request of this.pending.values()) {
+        if (request.due.delete(slot.id) && request.due.size === 0) request.done();
       }
       if (this.closing) return;
       log.error(
@@ -178,12 +182,12 @@ export class WorkerPool {
         this.readyWaiters.get(slot.id)?.();
         this.readyWaiters.delete(slot.id);
         return;
-      case 'stats-dump': {
-        const request = this.pendingStats.get(m.id);
+      case 'answer': {
+        const request = this.pending.get(m.id);
         if (!request) return;
-        request.dumps.push(m.dump);
-        request.waiting -= 1;
-        if (request.waiting <= 0) request.done();
+        if (!request.due.delete(slot.id)) return;
+        request.answers.push(m.answer);
+        if (request.due.size === 0) request.done();
         return;
       }
       case 'dispatch':

@@ -1,12 +1,14 @@
+import type { ServerContext } from '../../server/context.js';
+import { RecentLookups } from '../../stats/recent-lookups.js';
+import { RECENT_LOOKUPS_GAUGE } from '../../stats/server-stats.js';
 import {
+  type GaugeImportMode,
   Histogram,
   type HistogramUnit,
   type HistogramWindow,
-  type GaugeImportMode,
   StatsStore,
 } from '../../stats/store.js';
 import type { HostStats } from '../../upstream/types.js';
-import type { ServerContext } from '../../server/context.js';
 import { workerPoolOf } from './pool.js';
 
 interface WindowDump {
@@ -31,6 +33,8 @@ export interface StatsDump {
     cumulative: WindowDump | null;
   }>;
   textReadouts: Array<{ name: string; value: string; used: boolean }>;
+  /** Stat names this process looked up by string (its part of `server.stats_recent_lookups`). */
+  lookups: number;
   hosts: HostStatsByCluster;
 }
 
@@ -67,6 +71,7 @@ export function dumpStats(stats: StatsStore, hosts: HostStatsByCluster): StatsDu
       value: t.value,
       used: t.used,
     })),
+    lookups: stats.recentLookups.total,
     hosts,
   };
 }
@@ -133,6 +138,9 @@ export function mergeStats(primary: StatsStore, dumps: readonly StatsDump[]): St
       into.used = t.used;
     }
   }
+  // Lookups happen where the traffic is: the gauge, which only the primary sets, counts them all.
+  const lookups = out.gauges.get(RECENT_LOOKUPS_GAUGE);
+  if (lookups) lookups.value = dumps.reduce((n, d) => n + d.lookups, primary.recentLookups.total);
   return out;
 }
 
@@ -168,6 +176,20 @@ export async function collectWorkerStats(
 ): Promise<{ stats: StatsStore; hosts: HostStatsByCluster | null }> {
   const pool = workerPoolOf(ctx);
   if (!pool) return { stats: ctx.stats, hosts: null };
-  const dumps = await pool.collect(timeoutMs);
+  const dumps = await pool.ask({ kind: 'stats' }, timeoutMs);
   return { stats: mergeStats(ctx.stats, dumps), hosts: mergeHostStats(dumps) };
+}
+
+/**
+ * The recent lookups `/stats/recentlookups` shows: the primary's own, plus (with workers,
+ * where the data plane looks names up) every worker's added in; a worker that does not
+ * answer within `timeoutMs` is left out.
+ */
+export async function collectRecentLookups(ctx: ServerContext, timeoutMs = 1000): Promise<RecentLookups> {
+  const pool = workerPoolOf(ctx);
+  if (!pool) return ctx.stats.recentLookups;
+  const out = new RecentLookups();
+  out.absorb(ctx.stats.recentLookups.dump());
+  for (const part of await pool.ask({ kind: 'recent-lookups' }, timeoutMs)) out.absorb(part);
+  return out;
 }

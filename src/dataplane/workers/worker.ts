@@ -4,16 +4,26 @@
  * it, and answers stats requests with a dump of its stats.
  */
 
+import { pairwise, startWith } from 'rxjs';
 import type { Envelope, ProxyEvent } from '../../../events/index.js';
 import { durationMs } from '../../../reducers/settings/values.js';
+import { isProfiling, profileFile, startLocalProfiler, stopLocalProfiler } from '../../admin/profilers.js';
 import { Store } from '../../control/store.js';
 import { createLoggers } from '../../logging/loggers.js';
 import type { ServerContext } from '../../server/context.js';
+import { applyStatsControl } from '../../stats/start.js';
 import { StatsStore } from '../../stats/store.js';
 import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
 import { ListenerManager } from '../listeners/manager.js';
 import { drainPools } from '../pool/index.js';
-import { isPrimaryMessage, type PrimaryMessage, type WorkerMessage } from './messages.js';
+import {
+  isPrimaryMessage,
+  type PrimaryMessage,
+  type ProfilerAnswer,
+  type WorkerAnswers,
+  type WorkerMessage,
+  type WorkerQuery,
+} from './messages.js';
 import { dumpStats, type HostStatsByCluster } from './stats-merge.js';
 
 function send(message: WorkerMessage): void {
@@ -32,6 +42,8 @@ class RelayStore extends Store {
   }
 }
 
+let workerId = 0;
+let context: ServerContext | null = null;
 let store: RelayStore | null = null;
 let stats: StatsStore | null = null;
 let clusters: ClusterManager | null = null;
@@ -61,6 +73,7 @@ function hostStats(state: Store['state'], manager: ClusterManager): HostStatsByC
 
 async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise<void> {
   const { options, state } = message;
+  workerId = message.workerId;
   store = new RelayStore({ initial: state });
   stats = new StatsStore();
   const ctx: ServerContext = {
@@ -71,19 +84,19 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
     onShutdown: (step) => steps.push(step),
     shutdown,
   };
+  context = ctx;
   const log = ctx.log.get('workers');
-  // `/reset_counters` and the flush timer act on every process's stats, not only the primary's.
-  let resets = state.stats.countersResetSeq;
-  const resetWatch = store.state$.subscribe((s) => {
-    if (s.stats.countersResetSeq === resets) return;
-    resets = s.stats.countersResetSeq;
-    stats?.resetCounters();
-  });
+  // `/reset_counters`, the recent-lookup switches and the flush timer act on every
+  // process's stats, not only the primary's.
+  const own = stats;
+  const controlWatch = store.state$
+    .pipe(startWith(null), pairwise())
+    .subscribe(([prev, next]) => next && applyStatsControl(own, prev, next));
   const flushMs = durationMs(state.bootstrap?.config.stats_flush_interval, 5000);
   const flushTimer = setInterval(() => stats?.flush(), flushMs);
   flushTimer.unref();
   steps.push(() => {
-    resetWatch.unsubscribe();
+    controlWatch.unsubscribe();
     clearInterval(flushTimer);
   });
   // Hosts are resolved once, by the primary; a worker learns them from the events.
@@ -100,6 +113,36 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
   send({ kind: 'ready' });
 }
 
+/** Starts or stops this worker's profiler; a stop writes the profile next to the primary's. */
+async function profiler(query: Extract<WorkerQuery, { kind: 'profiler' }>): Promise<ProfilerAnswer> {
+  const kind = query.profiler;
+  if (!context) return { file: null, error: 'worker not started' };
+  if (query.enable) {
+    if (isProfiling(context, kind)) return { file: null, error: `worker ${workerId}: already started` };
+    await startLocalProfiler(context, kind);
+    return { file: null, error: null };
+  }
+  if (!isProfiling(context, kind)) return { file: null, error: `worker ${workerId}: not started` };
+  return {
+    file: await stopLocalProfiler(context, kind, profileFile(query.path, kind, workerId)),
+    error: null,
+  };
+}
+
+async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAnswers] | null> {
+  switch (query.kind) {
+    case 'stats':
+      return stats && store && clusters ? dumpStats(stats, hostStats(store.state, clusters)) : null;
+    case 'recent-lookups':
+      return stats ? stats.recentLookups.dump() : null;
+    case 'profiler':
+      return profiler(query).catch((err: Error) => ({
+        file: null,
+        error: `worker ${workerId}: ${err.message}`,
+      }));
+  }
+}
+
 process.on('message', (m: unknown) => {
   if (!isPrimaryMessage(m)) return;
   switch (m.kind) {
@@ -112,9 +155,9 @@ process.on('message', (m: unknown) => {
     case 'envelope':
       store?.ingest(m.env);
       return;
-    case 'stats-request':
-      if (stats && store && clusters)
-        send({ kind: 'stats-dump', id: m.id, dump: dumpStats(stats, hostStats(store.state, clusters)) });
+    case 'query':
+      // A worker not yet started stays silent: the primary leaves it out after its timeout.
+      void answer(m.query).then((a) => a && send({ kind: 'answer', id: m.id, answer: a }));
       return;
     case 'shutdown':
       void shutdown(0);
