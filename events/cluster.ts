@@ -1,5 +1,5 @@
-import { defineEvent, type EventOf } from './define.js';
 import type { RawCluster } from './config.js';
+import { defineEvent } from './define.js';
 
 /** A cluster from the bootstrap (`addedViaApi: false`) or from cluster discovery. */
 export const clusterAdded = defineEvent<
@@ -23,9 +23,3 @@ export const updateRejected = defineEvent<
   'cluster/update-rejected',
   { resource: string; name: string; versionInfo: string; errors: string[] }
 >('cluster/update-rejected');
-
-export type ClusterEvent =
-  | EventOf<typeof clusterAdded>
-  | EventOf<typeof clusterUpdated>
-  | EventOf<typeof clusterRemoved>
-  | EventOf<typeof updateRejected>;

@@ -1,5 +1,5 @@
-import { defineEvent, type EventOf } from './define.js';
 import type { HostSpec, JsonObject } from './config.js';
+import { defineEvent } from './define.js';
 
 /**
  * The whole member set of a cluster, from DNS resolution, endpoint discovery or the
@@ -26,5 +26,3 @@ export const hostsUpdated = defineEvent<
     }>;
   }
 >('endpoints/hosts-updated');
-
-export type EndpointsEvent = EventOf<typeof hostsSet> | EventOf<typeof hostsUpdated>;

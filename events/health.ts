@@ -1,4 +1,4 @@
-import { defineEvent, type EventOf } from './define.js';
+import { defineEvent } from './define.js';
 
 /** An active health check changed a host's verdict (only transitions are events). */
 export const activeHealthChanged = defineEvent<
@@ -11,5 +11,3 @@ export const outlierChanged = defineEvent<
   'health/outlier-changed',
   { cluster: string; address: string; ejected: boolean; reason: string }
 >('health/outlier-changed');
-
-export type HealthEvent = EventOf<typeof activeHealthChanged> | EventOf<typeof outlierChanged>;

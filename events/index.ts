@@ -1,22 +1,30 @@
-/** The event vocabulary: every change to the control plane is one of these. */
-import type { ClusterEvent } from './cluster.js';
-import type { EndpointsEvent } from './endpoints.js';
-import type { HealthEvent } from './health.js';
-import type { ListenerEvent } from './listeners.js';
-import type { LoggingEvent } from './logging.js';
-import type { RuntimeEvent } from './runtime.js';
-import type { ServerEvent } from './server.js';
-import type { StatsEvent } from './stats.js';
+/**
+ * The event vocabulary: every change to the control plane is one of these. The union is
+ * derived from the creators each family file exports, so a new event is its creator (here)
+ * and its handler (in the reducer table, which fails to compile until it has one).
+ */
+import type * as cluster from './cluster.js';
+import type { EventOf } from './define.js';
+import type * as endpoints from './endpoints.js';
+import type * as health from './health.js';
+import type * as listeners from './listeners.js';
+import type * as logging from './logging.js';
+import type * as runtime from './runtime.js';
+import type * as server from './server.js';
+import type * as stats from './stats.js';
+
+/** The events a family file's creators build (its other exports are not creators: never). */
+type EventsOf<Family> = EventOf<Family[keyof Family]>;
 
 export type ProxyEvent =
-  | ServerEvent
-  | ClusterEvent
-  | EndpointsEvent
-  | HealthEvent
-  | RuntimeEvent
-  | ListenerEvent
-  | LoggingEvent
-  | StatsEvent;
+  | EventsOf<typeof server>
+  | EventsOf<typeof cluster>
+  | EventsOf<typeof endpoints>
+  | EventsOf<typeof health>
+  | EventsOf<typeof runtime>
+  | EventsOf<typeof listeners>
+  | EventsOf<typeof logging>
+  | EventsOf<typeof stats>;
 
 export type EventType = ProxyEvent['type'];
 

@@ -1,4 +1,4 @@
-import { defineEvent, type EventOf } from './define.js';
+import { defineEvent } from './define.js';
 
 /** A listener's socket is bound; `port` is the real one when the config said 0. */
 export const listenerBound = defineEvent<'listener/bound', { name: string; address: string; port: number }>(
@@ -22,9 +22,3 @@ export const drainStarted = defineEvent<
 
 /** The listeners named have stopped accepting. */
 export const listenersStopped = defineEvent<'listener/stopped', { names: string[] }>('listener/stopped');
-
-export type ListenerEvent =
-  | EventOf<typeof listenerBound>
-  | EventOf<typeof listenerBindFailed>
-  | EventOf<typeof drainStarted>
-  | EventOf<typeof listenersStopped>;

@@ -1,4 +1,4 @@
-import { defineEvent, type EventOf } from './define.js';
+import { defineEvent } from './define.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warning' | 'error' | 'critical' | 'off';
 
@@ -6,5 +6,3 @@ export type LogLevel = 'trace' | 'debug' | 'info' | 'warning' | 'error' | 'criti
 export const logLevelsChanged = defineEvent<'logging/levels-changed', { levels: Record<string, LogLevel> }>(
   'logging/levels-changed',
 );
-
-export type LoggingEvent = EventOf<typeof logLevelsChanged>;

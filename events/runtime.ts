@@ -1,4 +1,4 @@
-import { defineEvent, type EventOf } from './define.js';
+import { defineEvent } from './define.js';
 
 /**
  * `POST /runtime_modify`: values for the admin layer; an empty string removes a key the
@@ -13,5 +13,3 @@ export const runtimeLayerLoaded = defineEvent<
   'runtime/layer-loaded',
   { layer: string; values: Record<string, string> }
 >('runtime/layer-loaded');
-
-export type RuntimeEvent = EventOf<typeof runtimeModified> | EventOf<typeof runtimeLayerLoaded>;

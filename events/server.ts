@@ -1,5 +1,5 @@
-import { defineEvent, type EventOf } from './define.js';
 import type { JsonObject, RawBootstrap } from './config.js';
+import { defineEvent } from './define.js';
 
 /** Server lifecycle as `/ready` and `server_info.state` report it. */
 export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
@@ -32,10 +32,3 @@ export const healthCheckOk = defineEvent<'server/healthcheck-ok'>('server/health
 export const shutdownRequested = defineEvent<'server/shutdown-requested', { reason: string }>(
   'server/shutdown-requested',
 );
-
-export type ServerEvent =
-  | EventOf<typeof bootstrapLoaded>
-  | EventOf<typeof serverStateChanged>
-  | EventOf<typeof healthCheckFailed>
-  | EventOf<typeof healthCheckOk>
-  | EventOf<typeof shutdownRequested>;

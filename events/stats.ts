@@ -1,4 +1,4 @@
-import { defineEvent, type EventOf } from './define.js';
+import { defineEvent } from './define.js';
 
 /** `POST /reset_counters`: `/stats` shows counters from zero; sinks are unaffected. */
 export const countersReset = defineEvent<'stats/counters-reset'>('stats/counters-reset');
@@ -12,9 +12,3 @@ export const recentLookupsDisabled = defineEvent<'stats/recent-lookups-disabled'
 export const recentLookupsCleared = defineEvent<'stats/recent-lookups-cleared'>(
   'stats/recent-lookups-cleared',
 );
-
-export type StatsEvent =
-  | EventOf<typeof countersReset>
-  | EventOf<typeof recentLookupsEnabled>
-  | EventOf<typeof recentLookupsDisabled>
-  | EventOf<typeof recentLookupsCleared>;

@@ -1,171 +1,56 @@
 /**
- * The root reducer: one `produce` per envelope, dispatching on `type` to slice handlers
- * that edit the draft. The exhaustive switch makes an event nobody handles a build error.
+ * The root reducer: one handler per event type, each editing the draft through the slice
+ * functions. A new event type that has a creator in `events/` and no entry here does not
+ * compile; the set of known types is this table's keys.
  */
-import { type Draft, produce } from 'immer';
-import type { Envelope, EventType, ProxyEvent } from '../events/index.js';
+import type { ProxyEvent } from '../events/index.js';
 import * as clusters from './clusters.js';
 import * as listeners from './listeners.js';
 import * as logging from './logging.js';
-import type { On } from './on.js';
 import * as runtime from './runtime.js';
 import * as server from './server.js';
-import type { State } from './state.js';
 import * as stats from './stats.js';
+import { createReducer, type ReducerTable } from './table.js';
 
 export * from './state.js';
 
-export function rootReducer(state: State, env: Envelope<ProxyEvent>): State {
-  if (!isKnown(env.event)) return state;
-  return produce(state, (draft) => {
-    draft.seq = env.seq;
-    draft.at = env.at;
-    apply(draft, env);
-  });
-}
+export const handlers: ReducerTable<ProxyEvent> = {
+  'server/bootstrap-loaded': (draft, env) => {
+    server.onBootstrapLoaded(draft, env);
+    clusters.clustersFromBootstrap(draft, env);
+    listeners.listenersFromBootstrap(draft, env);
+    runtime.runtimeFromBootstrap(draft, env);
+  },
+  'server/state-changed': server.onStateChanged,
+  'server/healthcheck-failed': (draft) => server.onHealthCheck(draft, true),
+  'server/healthcheck-ok': (draft) => server.onHealthCheck(draft, false),
+  'server/shutdown-requested': server.onShutdownRequested,
+  'cluster/added': clusters.onClusterAdded,
+  'cluster/updated': clusters.onClusterUpdated,
+  'cluster/removed': clusters.onClusterRemoved,
+  'cluster/update-rejected': clusters.onUpdateRejected,
+  'endpoints/hosts-set': clusters.onHostsSet,
+  'endpoints/hosts-updated': clusters.onHostsUpdated,
+  'health/active-changed': clusters.onActiveHealthChanged,
+  'health/outlier-changed': clusters.onOutlierChanged,
+  'runtime/modified': runtime.onRuntimeModified,
+  'runtime/layer-loaded': runtime.onRuntimeLayerLoaded,
+  'listener/bound': listeners.onListenerBound,
+  'listener/bind-failed': listeners.onListenerBindFailed,
+  'listener/drain-started': listeners.onDrainStarted,
+  'listener/stopped': listeners.onListenersStopped,
+  'logging/levels-changed': logging.onLevelsChanged,
+  'stats/counters-reset': stats.onCountersReset,
+  'stats/recent-lookups-enabled': stats.onRecentLookupsEnabled,
+  'stats/recent-lookups-disabled': stats.onRecentLookupsDisabled,
+  'stats/recent-lookups-cleared': stats.onRecentLookupsCleared,
+};
 
-function apply(draft: Draft<State>, env: Envelope<ProxyEvent>): void {
-  const event = env.event;
-  switch (event.type) {
-    case 'server/bootstrap-loaded': {
-      const e = env as On<typeof event.type>;
-      server.onBootstrapLoaded(draft, e);
-      clusters.clustersFromBootstrap(draft, e);
-      listeners.listenersFromBootstrap(draft, e);
-      runtime.runtimeFromBootstrap(draft, e);
-      return;
-    }
-    case 'server/state-changed':
-      server.onStateChanged(draft, env as On<typeof event.type>);
-      break;
-    case 'server/healthcheck-failed':
-      server.onHealthCheck(draft, true);
-      break;
-    case 'server/healthcheck-ok':
-      server.onHealthCheck(draft, false);
-      break;
-    case 'server/shutdown-requested':
-      server.onShutdownRequested(draft);
-      break;
-    case 'cluster/added':
-      clusters.onClusterAdded(draft, env as On<typeof event.type>);
-      break;
-    case 'cluster/updated':
-      clusters.onClusterUpdated(draft, env as On<typeof event.type>);
-      break;
-    case 'cluster/removed':
-      clusters.onClusterRemoved(draft, env as On<typeof event.type>);
-      break;
-    case 'cluster/update-rejected':
-      clusters.onUpdateRejected(draft, env as On<typeof event.type>);
-      break;
-    case 'endpoints/hosts-set':
-      clusters.onHostsSet(draft, env as On<typeof event.type>);
-      break;
-    case 'endpoints/hosts-updated':
-      clusters.onHostsUpdated(draft, env as On<typeof event.type>);
-      break;
-    case 'health/active-changed':
-      clusters.onActiveHealthChanged(draft, env as On<typeof event.type>);
-      break;
-    case 'health/outlier-changed':
-      clusters.onOutlierChanged(draft, env as On<typeof event.type>);
-      break;
-    case 'runtime/modified':
-      runtime.onRuntimeModified(draft, env as On<typeof event.type>);
-      break;
-    case 'runtime/layer-loaded':
-      runtime.onRuntimeLayerLoaded(draft, env as On<typeof event.type>);
-      break;
-    case 'listener/bound':
-      listeners.onListenerBound(draft, env as On<typeof event.type>);
-      break;
-    case 'listener/bind-failed':
-      listeners.onListenerBindFailed(draft, env as On<typeof event.type>);
-      break;
-    case 'listener/drain-started':
-      listeners.onDrainStarted(draft, env as On<typeof event.type>);
-      break;
-    case 'listener/stopped':
-      listeners.onListenersStopped(draft, env as On<typeof event.type>);
-      break;
-    case 'logging/levels-changed':
-      logging.onLevelsChanged(draft, env as On<typeof event.type>);
-      break;
-    case 'stats/counters-reset':
-      stats.onCountersReset(draft, env as On<typeof event.type>);
-      break;
-    case 'stats/recent-lookups-enabled':
-    case 'stats/recent-lookups-disabled':
-    case 'stats/recent-lookups-cleared':
-      stats.onRecentLookups(draft, env as On<typeof event.type>);
-      break;
-    default: {
-      const unhandled: never = event;
-      throw new Error(`unhandled event ${JSON.stringify(unhandled)}`);
-    }
-  }
-}
+const root = createReducer(handlers);
 
-/** Every type the switch above handles; an event of another type (a newer log) changes nothing. */
-const KNOWN: ReadonlySet<string> = new Set<EventType>([
-  'server/bootstrap-loaded',
-  'server/state-changed',
-  'server/healthcheck-failed',
-  'server/healthcheck-ok',
-  'server/shutdown-requested',
-  'cluster/added',
-  'cluster/updated',
-  'cluster/removed',
-  'cluster/update-rejected',
-  'endpoints/hosts-set',
-  'endpoints/hosts-updated',
-  'health/active-changed',
-  'health/outlier-changed',
-  'runtime/modified',
-  'runtime/layer-loaded',
-  'listener/bound',
-  'listener/bind-failed',
-  'listener/drain-started',
-  'listener/stopped',
-  'logging/levels-changed',
-  'stats/counters-reset',
-  'stats/recent-lookups-enabled',
-  'stats/recent-lookups-disabled',
-  'stats/recent-lookups-cleared',
-]);
-
-function isKnown(event: { type: string }): event is ProxyEvent {
-  return KNOWN.has(event.type);
-}
-
-/**
- * Applies one envelope to a state the caller owns outright (a private deep copy), in
- * place and without immer: the very handlers `rootReducer` runs on a draft. An offline
- * replay folds millions of envelopes this way and copies out a snapshot only where one
- * is asked for; live snapshots always come from `rootReducer` / `foldAll`.
- */
-export function applyInPlace(state: State, env: Envelope<ProxyEvent>): void {
-  if (!isKnown(env.event)) return;
-  state.seq = env.seq;
-  state.at = env.at;
-  apply(state as Draft<State>, env);
-}
-
-/**
- * Folds a batch of envelopes into one snapshot, in one `produce`: the merge window
- * delivers batches, and a replay folds thousands of envelopes at a time, so the
- * copy-on-write of the big records (`clusters`) is paid once per batch, not per event.
- * The result equals folding the envelopes one by one with `rootReducer`.
- */
-export function foldAll(state: State, batch: readonly Envelope<ProxyEvent>[]): State {
-  if (!batch.some((env) => isKnown(env.event))) return state;
-  return produce(state, (draft) => {
-    for (const env of batch) {
-      if (!isKnown(env.event)) continue;
-      draft.seq = env.seq;
-      draft.at = env.at;
-      apply(draft, env);
-    }
-  });
-}
+/** Every event type the reducer handles, derived from the table. */
+export const eventTypes = root.types;
+export const isKnownEvent = root.knows;
+export const rootReducer = root.reduce;
+export const foldAll = root.foldAll;
+export const applyInPlace = root.applyInPlace;

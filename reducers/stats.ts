@@ -8,18 +8,14 @@ export function onCountersReset(draft: Draft<State>, env: On<'stats/counters-res
   draft.stats.recentLookupsClearedSeq = env.seq;
 }
 
-export function onRecentLookups(
-  draft: Draft<State>,
-  env: On<'stats/recent-lookups-enabled' | 'stats/recent-lookups-disabled' | 'stats/recent-lookups-cleared'>,
-): void {
-  switch (env.event.type) {
-    case 'stats/recent-lookups-enabled':
-      draft.stats.recentLookupsEnabled = true;
-      return;
-    case 'stats/recent-lookups-disabled':
-      draft.stats.recentLookupsEnabled = false;
-      return;
-    case 'stats/recent-lookups-cleared':
-      draft.stats.recentLookupsClearedSeq = env.seq;
-  }
+export function onRecentLookupsEnabled(draft: Draft<State>): void {
+  draft.stats.recentLookupsEnabled = true;
+}
+
+export function onRecentLookupsDisabled(draft: Draft<State>): void {
+  draft.stats.recentLookupsEnabled = false;
+}
+
+export function onRecentLookupsCleared(draft: Draft<State>, env: On<'stats/recent-lookups-cleared'>): void {
+  draft.stats.recentLookupsClearedSeq = env.seq;
 }
