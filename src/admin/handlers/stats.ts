@@ -1,6 +1,7 @@
 import { recentLookupsCleared, recentLookupsDisabled, recentLookupsEnabled } from '../../../events/index.js';
 import { renderStats } from '../../../views/stats/index.js';
 import { renderRecentLookups } from '../../../views/stats/recent-lookups.js';
+import { workerPoolOf } from '../../dataplane/workers/pool.js';
 import { collectRecentLookups, collectWorkerStats } from '../../dataplane/workers/stats-merge.js';
 import { statsRuntimeOf } from '../../stats/start.js';
 import { eventHandler } from '../event-handler.js';
@@ -41,6 +42,22 @@ const STATS_PARAMS: ParamDescriptor[] = [
   },
 ];
 
+/**
+ * A recent-lookup switch: with workers, answered once each has applied it, since the
+ * lookups it governs happen there.
+ */
+function lookupSwitch(spec: Parameters<typeof eventHandler>[0]): HandlerDescriptor {
+  const handler = eventHandler(spec);
+  return {
+    ...handler,
+    async handle(req, ctx) {
+      const response = await handler.handle(req, ctx);
+      await workerPoolOf(ctx)?.settled();
+      return response;
+    },
+  };
+}
+
 /** `/stats` in every format, `/stats/prometheus`, recent lookups and the hystrix stream. */
 export const statsHandlers: HandlerDescriptor[] = [
   {
@@ -72,19 +89,19 @@ export const statsHandlers: HandlerDescriptor[] = [
     params: [],
     handle: async (_req, ctx) => renderRecentLookups(await collectRecentLookups(ctx)),
   },
-  eventHandler({
+  lookupSwitch({
     path: '/stats/recentlookups/clear',
     help: 'clear list of stat-name lookups and counter',
     params: [],
     events: () => [recentLookupsCleared({})],
   }),
-  eventHandler({
+  lookupSwitch({
     path: '/stats/recentlookups/disable',
     help: 'disable recording of reset stat-name lookup names',
     params: [],
     events: () => [recentLookupsDisabled({})],
   }),
-  eventHandler({
+  lookupSwitch({
     path: '/stats/recentlookups/enable',
     help: 'enable recording of reset stat-name lookup names',
     params: [],

@@ -6,11 +6,13 @@ import type { LookupsDump } from '../../stats/recent-lookups.js';
 import type { StatsDump } from './stats-merge.js';
 
 /**
- * What the primary asks every worker, for the admin interface: its stats, its recent
- * lookups, or to start or stop one of its profilers (stopping writes the profile next to
- * `path`, named after the worker).
+ * What the primary asks every worker, for the admin interface: whether it caught up, its
+ * stats, its recent lookups, or to start or stop one of its profilers (stopping writes the
+ * profile next to `path`, named after the worker).
  */
 export type WorkerQuery =
+  /** Answered at once: the channel keeps order, so every envelope sent before is folded. */
+  | { kind: 'sync' }
   | { kind: 'stats' }
   | { kind: 'recent-lookups' }
   | { kind: 'profiler'; profiler: ProfilerKind; enable: boolean; path: string };
@@ -23,6 +25,7 @@ export interface ProfilerAnswer {
 
 /** The answer to each query kind. */
 export interface WorkerAnswers {
+  sync: true;
   stats: StatsDump;
   'recent-lookups': LookupsDump;
   profiler: ProfilerAnswer;

@@ -109,6 +109,14 @@ export class WorkerPool {
     });
   }
 
+  /**
+   * Resolves once every live worker has folded every envelope ingested before the call (the
+   * IPC channel keeps order), so an admin switch answered after it holds in the data plane.
+   */
+  async settled(timeoutMs = 1000): Promise<void> {
+    await this.ask({ kind: 'sync' }, timeoutMs);
+  }
+
   /** Asks every worker to close its listeners and exit; kills those still there after `graceMs`. */
   async close(graceMs = 5000): Promise<void> {
     this.closing = true;

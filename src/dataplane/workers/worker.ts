@@ -131,6 +131,8 @@ async function profiler(query: Extract<WorkerQuery, { kind: 'profiler' }>): Prom
 
 async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAnswers] | null> {
   switch (query.kind) {
+    case 'sync':
+      return true;
     case 'stats':
       return stats && store && clusters ? dumpStats(stats, hostStats(store.state, clusters)) : null;
     case 'recent-lookups':
