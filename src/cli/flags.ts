@@ -102,7 +102,7 @@ export const FLAGS: readonly FlagSpec[] = [
     kind: 'value',
     valueName: 'format',
     defaultText: '[%Y-%m-%d %T.%e][%t][%l][%n] [%g:%#] %v',
-    help: 'Log line layout (flags listed in the README)',
+    help: 'Log line layout (flags listed in docs/cli.md)',
   },
   {
     name: 'log-format-escaped',

@@ -5,7 +5,7 @@
 export interface Options {
   configPath: string;
   configYaml: string;
-  /** `init_only` runs the checks of `validate` (see the README). */
+  /** `init_only` runs the checks of `validate` (see docs/cli.md). */
   mode: 'serve' | 'validate' | 'init_only';
   adminAddressPath: string;
   localAddressIpVersion: 'v4' | 'v6';

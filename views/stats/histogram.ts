@@ -3,7 +3,7 @@ import type { Histogram } from '../../src/stats/store.js';
 
 /**
  * Quantiles the text format prints: the reference's ten (the spec's list omits P95 and
- * P99.5 from its prose; we print what the reference prints, see README "Statistics").
+ * P99.5 from its prose; we print what the reference prints, see docs/stats.md).
  */
 export const TEXT_QUANTILES = [0, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 100] as const;
 /** `supported_quantiles` of the JSON format: exactly the spec's nine. */
