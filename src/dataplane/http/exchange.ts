@@ -28,6 +28,7 @@ const RESET_REASON: Record<UpstreamFailure, string> = {
   'connect-timeout': 'connection failure',
   overflow: 'overflow',
   reset: 'connection termination',
+  'protocol-error': 'protocol error',
 };
 
 /**
@@ -378,8 +379,10 @@ export class Exchange implements UpstreamHandler {
     }
     this.traffic?.rqRxReset.inc();
     this.endAttempt(0);
-    if (this.tryRetry(this.retry !== null && retriableFailure(this.retry, reason !== 'reset'))) return;
-    this.upstreamLocalReply(503, RESET_REASON[reason]);
+    const connectFailure = reason === 'connect-failure' || reason === 'connect-timeout';
+    if (this.tryRetry(this.retry !== null && retriableFailure(this.retry, connectFailure))) return;
+    // A malformed response head is the upstream's fault: 502, as the reference answers.
+    this.upstreamLocalReply(reason === 'protocol-error' ? 502 : 503, RESET_REASON[reason]);
   }
 
   onUpstreamHead(status: number, headers: string[], contentLength: number): void {

@@ -1,6 +1,14 @@
 import type * as net from 'node:net';
 import { Exchange, type ExchangeOwner } from './exchange.js';
-import { BodyFramer, Framing, bodilessStatus, findHeadEnd, parseHead, reasonPhrase } from './h1-parse.js';
+import {
+  BodyFramer,
+  bodilessStatus,
+  Framing,
+  REQUEST_LIMITS,
+  type RequestHead,
+  RequestHeadParser,
+  reasonPhrase,
+} from './h1-parse.js';
 import type { HttpConnectionManager } from './manager.js';
 import type { HttpRequest, ResponseSink } from './request.js';
 
@@ -9,22 +17,41 @@ const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n');
 
 /**
  * A downstream HTTP/1.x connection on a raw socket: parses request heads and bodies from
- * the socket's Buffers, runs one exchange at a time (pipelined requests wait in the buffer),
- * and writes responses as one head string plus body bytes. It is the exchange's sink.
+ * the socket's Buffers, runs one exchange at a time, and writes responses as one head string
+ * plus body bytes. It is the exchange's sink.
+ *
+ * Pipelined requests wait in the buffer until the current response is complete, so they are
+ * answered in order and never reach the upstream concurrently; reading stops while more than
+ * a head's worth of them waits. Received bytes are kept as a list of chunks, never joined:
+ * the head parser keeps a partial head itself, so a head dripped a byte at a time costs
+ * linear time.
  */
 export class H1Downstream implements ResponseSink, ExchangeOwner {
   headersSent = false;
-  private buf: Buffer | null = null;
+  /** Received bytes not consumed yet, in order. */
+  private chunks: Buffer[] = [];
+  private buffered = 0;
   private exchange: Exchange | null = null;
   private framer: BodyFramer | null = null;
+  private readonly parser: RequestHeadParser;
+  /** False once a request, the client or the server asked to close: no further request is read. */
   private keepAlive = true;
+  /** `end()` was called on the socket: only the delayed close remains. */
+  private closing = false;
   private closed = false;
   private paused = false;
+  private processing = false;
   /** Framing of the response being written: chunked when the length is unknown. */
   private chunkedOut = false;
   private headOnly = false;
   private isHead = false;
   private pendingHead: string | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
+  /** The idle timer counts only while this is set; data clears it (the timer is reused). */
+  private idleArmed = false;
+  private headTimer: NodeJS.Timeout | null = null;
+  private durationTimer: NodeJS.Timeout | null = null;
+  private closeTimer: NodeJS.Timeout | null = null;
   private readonly openedAt = performance.now();
   private readonly remoteIp: string;
 
@@ -33,76 +60,121 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     readonly socket: net.Socket,
   ) {
     this.remoteIp = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+    this.parser = new RequestHeadParser({ ...REQUEST_LIMITS, maxHeadBytes: hcm.maxRequestHeadersBytes });
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('close', () => this.onClose());
     socket.on('error', () => {});
     socket.on('drain', () => this.exchange?.onDownstreamDrain());
-    socket.on('end', () => {
-      // Half-close from the client: finish the current response, then close.
-      this.keepAlive = false;
-      if (!this.exchange) this.socket.end();
-    });
+    socket.on('end', () => this.onPeerEnd());
+    const maxMs = hcm.timeouts.maxConnectionDurationMs;
+    if (maxMs > 0) this.durationTimer = setTimeout(() => this.onMaxDuration(), maxMs).unref();
+    this.armIdle();
   }
 
   onData(chunk: Buffer): void {
     this.hcm.stats.cxRxBytes.add(chunk.length);
-    this.buf = this.buf ? Buffer.concat([this.buf, chunk]) : chunk;
+    this.idleArmed = false;
+    // After `Connection: close`, or while closing, later bytes are never requests.
+    if ((this.closing || !this.keepAlive) && !this.framer) return;
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
     this.process();
   }
 
-  /** Parses as far as the buffer and the current exchange allow. */
+  /** Parses as far as the buffer and the current exchange allow; never re-entered. */
   private process(): void {
-    while (this.buf && !this.closed) {
-      const buf = this.buf;
+    if (this.processing) return;
+    this.processing = true;
+    try {
+      this.step();
+    } finally {
+      this.processing = false;
+    }
+  }
+
+  private step(): void {
+    while (!this.closed && !this.closing) {
       if (this.framer) {
-        const ex = this.exchange as Exchange;
-        const used = this.framer.feed(buf, 0, (data) => ex.onBody(data));
-        if (this.framer.error) {
-          this.protocolError(400, 'bad chunked encoding');
-          return;
-        }
-        this.buf = used === buf.length ? null : buf.subarray(used);
-        if (!this.framer.done) return;
-        this.framer = null;
-        ex.onBodyEnd();
+        if (this.buffered === 0 || !this.feedBody(this.framer)) return;
         continue;
       }
       if (this.exchange) {
         // A pipelined request waits until the current response is complete.
-        if (buf.length > this.hcm.maxRequestHeadersBytes) {
-          this.pauseReading();
-          return;
-        }
-      }
-      const end = findHeadEnd(buf, 0);
-      if (end < 0) {
-        if (buf.length > this.hcm.maxRequestHeadersBytes) {
-          this.protocolError(431, '');
-          return;
-        }
+        if (!this.keepAlive) this.discard();
+        else if (this.buffered > this.hcm.maxRequestHeadersBytes) this.pauseReading();
         return;
       }
-      if (end > this.hcm.maxRequestHeadersBytes) {
-        this.protocolError(431, '');
+      if (!this.keepAlive) {
+        this.endSocket();
         return;
       }
-      this.buf = end === buf.length ? null : buf.subarray(end);
-      this.startRequest(buf, end);
+      if (this.buffered === 0) {
+        if (!this.headTimer) this.armIdle();
+        return;
+      }
+      const head = this.parser.feed(this.chunks[0] as Buffer, 0);
+      this.consume(this.parser.used);
+      if (this.parser.error) {
+        this.protocolError(this.parser.error.status, '');
+        return;
+      }
+      if (!head) {
+        this.armHeadTimer();
+        continue;
+      }
+      this.clearHeadTimer();
+      this.startRequest(head);
     }
   }
 
-  private startRequest(buf: Buffer, end: number): void {
-    const head = parseHead(buf, 0, end);
-    if (!head || (head.c !== 'HTTP/1.1' && head.c !== 'HTTP/1.0') || head.b === '') {
-      this.protocolError(400, '');
-      return;
+  /** Feeds buffered bytes to the body framer; false when it needs more. */
+  private feedBody(framer: BodyFramer): boolean {
+    const ex = this.exchange as Exchange;
+    while (this.buffered > 0) {
+      const used = framer.feed(this.chunks[0] as Buffer, 0, (data) => ex.onBody(data));
+      if (this.framer !== framer) return true; // the exchange ended while taking the body
+      if (framer.error) {
+        this.protocolError(400, 'bad chunked encoding');
+        return false;
+      }
+      this.consume(used);
+      if (framer.done) {
+        this.framer = null;
+        ex.onBodyEnd();
+        return true;
+      }
     }
-    const method = head.a;
-    const protocol = head.c as 'HTTP/1.1' | 'HTTP/1.0';
+    return false;
+  }
+
+  /** Drops the first `n` buffered bytes. */
+  private consume(n: number): void {
+    this.buffered -= n;
+    let left = n;
+    while (left > 0) {
+      const chunk = this.chunks[0] as Buffer;
+      if (chunk.length <= left) {
+        this.chunks.shift();
+        left -= chunk.length;
+      } else {
+        this.chunks[0] = chunk.subarray(left);
+        left = 0;
+      }
+    }
+  }
+
+  private discard(): void {
+    this.chunks = [];
+    this.buffered = 0;
+  }
+
+  private startRequest(head: RequestHead): void {
+    const method = head.method;
+    const protocol = head.version;
+    const contentLength = head.contentLength;
+    const chunked = head.chunked;
     let authority = '';
-    let contentLength = -1;
-    let chunked = false;
     let connection = '';
     let upgrade = false;
     let expectContinue = false;
@@ -116,18 +188,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
           authority = value.toLowerCase();
           continue;
         case 'content-length':
-          if (!/^\d+$/.test(value) || (contentLength >= 0 && Number(value) !== contentLength)) {
-            this.protocolError(400, '');
-            return;
-          }
-          contentLength = Number(value);
-          continue;
         case 'transfer-encoding':
-          if (!/^chunked$/i.test(value.trim())) {
-            this.protocolError(501, '');
-            return;
-          }
-          chunked = true;
           continue;
         case 'connection':
           connection = value.toLowerCase();
@@ -147,13 +208,9 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       }
       headers.push(name, value);
     }
-    if (chunked && contentLength >= 0) {
-      this.protocolError(400, '');
-      return;
-    }
     if (protocol === 'HTTP/1.0') this.keepAlive = connection.includes('keep-alive');
     else if (connection.includes('close')) this.keepAlive = false;
-    let path = head.b;
+    let path = head.target;
     if (!path.startsWith('/')) {
       // Absolute form (`GET http://host/path`): take the authority from it.
       const m = /^https?:\/\/([^/?#]+)([^#]*)$/i.exec(path);
@@ -189,8 +246,6 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     this.exchange = ex;
     if (hasBody) this.framer = new BodyFramer(chunked ? Framing.Chunked : Framing.Length, contentLength);
     ex.start();
-    if (!hasBody || this.exchange !== ex) return;
-    if (this.buf) this.process();
   }
 
   /** Answers a request the codec cannot parse, then closes: framing is lost. */
@@ -198,12 +253,19 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     const s = this.hcm.stats;
     if (count) s.cxProtocolError.inc();
     if (status === 431) s.rqTooLarge.inc();
+    this.replyAndClose(status, text);
+  }
+
+  /** A response of the codec itself (no exchange can carry it), then the connection closes. */
+  private replyAndClose(status: number, text: string): void {
+    const s = this.hcm.stats;
     if (status < 500) s.rqClasses[3]?.inc();
     else s.rqClasses[4]?.inc();
     s.rqCompleted.inc();
     this.keepAlive = false;
-    this.buf = null;
     this.framer = null;
+    this.discard();
+    this.clearHeadTimer();
     if (this.exchange) {
       this.exchange.onDownstreamReset();
       this.exchange = null;
@@ -211,10 +273,100 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       return;
     }
     const body = text ? `${text}\n` : '';
-    this.socket.end(
+    this.endSocket(
       `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\ncontent-length: ${body.length}\r\n${body ? 'content-type: text/plain\r\n' : ''}connection: close\r\n\r\n${body}`,
-      'latin1',
     );
+  }
+
+  // ---- timeouts ----
+
+  /** Starts (or restarts) the connection idle timeout: no request in flight or arriving. */
+  private armIdle(): void {
+    const ms = this.hcm.timeouts.connectionIdleMs;
+    if (ms <= 0) return;
+    this.idleArmed = true;
+    if (this.idleTimer) this.idleTimer.refresh();
+    else this.idleTimer = setTimeout(() => this.onIdleTimeout(), ms).unref();
+  }
+
+  private onIdleTimeout(): void {
+    if (!this.idleArmed || this.exchange || this.headTimer || this.buffered > 0) return;
+    this.hcm.stats.cxIdleTimeout.inc();
+    this.endSocket();
+  }
+
+  /** A request head has started: it must be complete within the head deadline. */
+  private armHeadTimer(): void {
+    const ms = this.hcm.timeouts.headDeadlineMs;
+    if (ms <= 0 || this.headTimer) return;
+    this.headTimer = setTimeout(() => this.onHeadTimeout(), ms).unref();
+  }
+
+  private clearHeadTimer(): void {
+    if (!this.headTimer) return;
+    clearTimeout(this.headTimer);
+    this.headTimer = null;
+  }
+
+  private onHeadTimeout(): void {
+    this.headTimer = null;
+    if (this.exchange || this.closing || this.closed) return;
+    const configured = this.hcm.timeouts.requestHeadersMs > 0;
+    const s = this.hcm.stats;
+    (configured ? s.rqHeaderTimeout : s.rqIdleTimeout).inc();
+    this.replyAndClose(408, configured ? 'request header timeout' : 'stream timeout');
+  }
+
+  private onMaxDuration(): void {
+    this.durationTimer = null;
+    if (this.closing || this.closed) return;
+    this.hcm.stats.cxMaxDurationReached.inc();
+    // The request in flight is answered (with `connection: close`); an idle connection closes now.
+    this.keepAlive = false;
+    if (!this.exchange) this.endSocket();
+  }
+
+  /**
+   * Closes our side after what is written; the peer gets `delayed_close_timeout` to close
+   * its side, restarted while the write buffer still drains, then the socket is destroyed.
+   */
+  private endSocket(last?: string): void {
+    if (this.closing || this.closed) return;
+    this.closing = true;
+    this.keepAlive = false;
+    this.discard();
+    if (last === undefined) this.socket.end();
+    else this.socket.end(last, 'latin1');
+    const ms = this.hcm.timeouts.delayedCloseMs;
+    if (ms <= 0) {
+      this.socket.once('finish', () => this.socket.destroy());
+      return;
+    }
+    let pending = this.socket.writableLength;
+    const check = () => {
+      const now = this.socket.writableLength;
+      if (now > 0 && now < pending) {
+        pending = now;
+        this.closeTimer = setTimeout(check, ms).unref();
+        return;
+      }
+      this.closeTimer = null;
+      this.socket.destroy();
+    };
+    this.closeTimer = setTimeout(check, ms).unref();
+  }
+
+  /** The client half-closed its side. */
+  private onPeerEnd(): void {
+    if (this.framer) {
+      // An abandoned request body can never complete: reset the exchange now, so its
+      // upstream connection and circuit breaker slot are released.
+      this.socket.destroy();
+      return;
+    }
+    // The request in flight is answered, then the connection closes; anything after it is dropped.
+    this.keepAlive = false;
+    if (!this.exchange) this.endSocket();
   }
 
   // ---- ResponseSink ----
@@ -287,12 +439,9 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       this.framer = null;
       this.keepAlive = false;
     }
-    if (!this.keepAlive || this.closed) {
-      this.socket.end();
-      return;
-    }
+    if (this.closed) return;
     this.resumeReading();
-    if (this.buf) this.process();
+    this.process();
   }
 
   pauseReading(): void {
@@ -312,7 +461,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     if (this.exchange) this.keepAlive = false;
     else {
       this.hcm.stats.cxDrainClose.inc();
-      this.socket.end();
+      this.endSocket();
     }
   }
 
@@ -323,6 +472,9 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   private onClose(): void {
     if (this.closed) return;
     this.closed = true;
+    for (const timer of [this.idleTimer, this.headTimer, this.durationTimer, this.closeTimer])
+      if (timer) clearTimeout(timer);
+    this.discard();
     const ex = this.exchange;
     this.exchange = null;
     ex?.onDownstreamReset();

@@ -1,55 +1,413 @@
 /**
- * The lean HTTP/1.1 parsing shared by the downstream codec and the upstream pool: a head
- * scan on Buffers and body framers (content-length, chunked, until close). Bodies are
- * sliced out of the socket's Buffers without copying.
+ * HTTP/1.1 message heads (RFC 9110, RFC 9112) and body framing, shared by the downstream
+ * codec and the upstream pool. One incremental scanner checks request and response heads
+ * byte by byte as they arrive and keeps its state between chunks: a head dripped one byte at
+ * a time costs linear time, and the size and count limits hold before a head is complete.
+ * The rules and why they were chosen: docs/reliability.md, "HTTP/1 parsing rules".
  */
 
-const CRLFCRLF = Buffer.from('\r\n\r\n');
-
-/** Where a head ends (index after the blank line), -1 when incomplete. */
-export function findHeadEnd(buf: Buffer, from: number): number {
-  const i = buf.indexOf(CRLFCRLF, from);
-  return i < 0 ? -1 : i + 4;
+/** Limits on one head, checked as bytes arrive. */
+export interface H1Limits {
+  /** Bytes of the whole head: start line, header lines, line ends and the blank line. */
+  maxHeadBytes: number;
+  /** Header lines in one head. */
+  maxHeadersCount: number;
 }
 
-/** A parsed head: the start line split in three, and headers flat with lowercase names. */
-export interface ParsedHead {
-  a: string;
-  b: string;
-  c: string;
+/** The reference's request limits: `max_request_headers_kb` 60 and `max_headers_count` 100. */
+export const REQUEST_LIMITS: H1Limits = { maxHeadBytes: 60 * 1024, maxHeadersCount: 100 };
+
+/** The reference's response limits: its HTTP/1 client codec allows 80 KiB and 100 headers. */
+export const RESPONSE_LIMITS: H1Limits = { maxHeadBytes: 80 * 1024, maxHeadersCount: 100 };
+
+/**
+ * Request limits from the HCM's `max_request_headers_kb` and
+ * `common_http_protocol_options.max_headers_count`; unset or zero takes the default.
+ */
+export function requestLimits(maxRequestHeadersKb?: number, maxHeadersCount?: number): H1Limits {
+  return {
+    maxHeadBytes: maxRequestHeadersKb ? maxRequestHeadersKb * 1024 : REQUEST_LIMITS.maxHeadBytes,
+    maxHeadersCount: maxHeadersCount || REQUEST_LIMITS.maxHeadersCount,
+  };
+}
+
+/** Why a head was refused: the status to answer (always 502 for responses) and a detail. */
+export interface HeadError {
+  readonly status: number;
+  readonly reason: string;
+}
+
+/** A request head. `headers` are flat `[name, value, ...]`, lowercase names, every field kept. */
+export interface RequestHead {
+  method: string;
+  target: string;
+  /** HTTP/1.x with x > 1 is answered as HTTP/1.1 (RFC 9110 2.5). */
+  version: 'HTTP/1.0' | 'HTTP/1.1';
   headers: string[];
+  /** -1 without a Content-Length. */
+  contentLength: number;
+  chunked: boolean;
+}
+
+/** A response head; `headers` as for requests. */
+export interface ResponseHead {
+  version: 'HTTP/1.0' | 'HTTP/1.1';
+  status: number;
+  headers: string[];
+  contentLength: number;
+  chunked: boolean;
+}
+
+// Byte classes: tchar (RFC 9110 5.6.2), VCHAR, obs-text, OWS, DIGIT, and Host characters.
+const TCHAR = 1;
+const VCHAR = 2;
+const OBS = 4;
+const WS = 8;
+const DIGIT = 16;
+const HOST = 32;
+const CLASS = new Uint8Array(256);
+function mark(chars: string, bit: number): void {
+  for (const c of Buffer.from(chars, 'latin1')) CLASS[c] = (CLASS[c] as number) | bit;
+}
+for (let c = 0x21; c <= 0x7e; c++) CLASS[c] = VCHAR;
+for (let c = 0x80; c <= 0xff; c++) CLASS[c] = OBS;
+const ALNUM = '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+mark(`!#$%&'*+-.^_\`|~${ALNUM}`, TCHAR);
+mark('0123456789', DIGIT);
+mark(` \t`, WS);
+// uri-host [":" port]: unreserved, pct-encoded, sub-delims, and IP-literal brackets (RFC 3986).
+mark(`-._~%!$&'()*+,;=:[]${ALNUM}`, HOST);
+const CR = 13;
+const LF = 10;
+const SP = 32;
+const COLON = 58;
+
+// Scanner states.
+const LEAD = 0; // empty lines before the start line (RFC 9112 2.2)
+const LEAD_CR = 1;
+const PART1 = 2; // method / response version
+const PART2 = 3; // request target / status code
+const PART3 = 4; // request version / reason phrase
+const LINE_CR = 5; // a CR ending a line: LF must follow
+const LINE_START = 6; // a header line or the blank line
+const NAME = 7;
+const OWS = 8; // after the colon
+const VALUE = 9;
+const END_CR = 10; // a CR on the blank line
+
+/** Framing fields of a head, checked alike in both directions. */
+interface Fields {
+  headers: string[];
+  contentLength: number;
+  chunked: boolean;
+  hosts: number;
+  host: string;
 }
 
 /**
- * Parses `start line CRLF (name: value CRLF)* CRLF` between `start` and `end`; null when it
- * is malformed (bad start line, header without colon, whitespace before the colon, obsolete
- * line folding).
+ * The scanner both directions share: it checks every byte against the grammar, records where
+ * the start line's parts and each field's name and value are, and copies a head it has to
+ * wait for into its own buffer (grown by doubling), so nothing is rescanned or recopied.
  */
-export function parseHead(buf: Buffer, start: number, end: number): ParsedHead | null {
-  const text = buf.toString('latin1', start, end - 4);
-  let lineEnd = text.indexOf('\r\n');
-  if (lineEnd < 0) lineEnd = text.length;
-  const line = text.slice(0, lineEnd);
-  const s1 = line.indexOf(' ');
-  const s2 = s1 < 0 ? -1 : line.indexOf(' ', s1 + 1);
-  if (s1 <= 0) return null;
-  const a = line.slice(0, s1);
-  const b = s2 < 0 ? line.slice(s1 + 1) : line.slice(s1 + 1, s2);
-  const c = s2 < 0 ? '' : line.slice(s2 + 1);
-  const headers: string[] = [];
-  let pos = lineEnd + 2;
-  while (pos < text.length) {
-    let next = text.indexOf('\r\n', pos);
-    if (next < 0) next = text.length;
-    const colon = text.indexOf(':', pos);
-    if (colon <= pos || colon > next) return null;
-    const first = text.charCodeAt(pos);
-    const beforeColon = text.charCodeAt(colon - 1);
-    if (first === 32 || first === 9 || beforeColon === 32 || beforeColon === 9) return null;
-    headers.push(text.slice(pos, colon).toLowerCase(), text.slice(colon + 1, next).trim());
-    pos = next + 2;
+abstract class HeadScanner<H> {
+  /** Set when a head is refused; framing is lost after that, so the scanner stays failed. */
+  error: HeadError | null = null;
+  /** Bytes the last `feed` consumed. */
+  used = 0;
+  private state = LEAD;
+  /** Head bytes consumed before the current `feed`. */
+  private len = 0;
+  private acc: Buffer | null = null;
+  private count = 0;
+  /** Start and end of the start line's three parts. */
+  private readonly start = new Int32Array(6);
+  /** Name start, name end, value start, value end of each field. */
+  private readonly pos: Int32Array;
+  private readonly part1: number;
+  private readonly part2: number;
+  private readonly part3: number;
+
+  constructor(
+    readonly limits: H1Limits,
+    private readonly request: boolean,
+  ) {
+    this.pos = new Int32Array(4 * (limits.maxHeadersCount + 1));
+    this.part1 = request ? TCHAR : VCHAR;
+    this.part2 = request ? VCHAR : DIGIT;
+    this.part3 = request ? VCHAR : VCHAR | OBS | WS;
   }
-  return { a, b, c, headers };
+
+  /**
+   * Consumes head bytes of `buf` from `off` (`used` tells how many) and returns the head once
+   * it is complete; null while more bytes are needed or when the head is refused (`error`).
+   * After a head the scanner is ready for the next one.
+   */
+  feed(buf: Buffer, off: number): H | null {
+    this.used = 0;
+    if (this.error) return null;
+    const end = Math.min(buf.length, off + this.limits.maxHeadBytes - this.len);
+    const next = this.scan(buf, off, end);
+    if (this.error) return null;
+    if (next < 0) {
+      this.used = end - off;
+      if (end < buf.length) return this.fail(431, 'head too large');
+      this.keep(buf, off, end);
+      return null;
+    }
+    this.used = next - off;
+    let text: string;
+    if (this.len === 0) text = buf.toString('latin1', off, next);
+    else {
+      this.keep(buf, off, next);
+      text = (this.acc as Buffer).toString('latin1', 0, this.len);
+    }
+    const count = this.count;
+    this.state = LEAD;
+    this.len = 0;
+    this.count = 0;
+    return this.build(text, this.start, this.pos, count);
+  }
+
+  /** The typed head from the head's text and the recorded positions, or null after `fail`. */
+  protected abstract build(text: string, start: Int32Array, pos: Int32Array, count: number): H | null;
+
+  protected fail(status: number, reason: string): null {
+    this.error = { status: this.request ? status : 502, reason };
+    return null;
+  }
+
+  /** Reads the fields and the framing they ask for (RFC 9112 6.1-6.3), or null after `fail`. */
+  protected fields(text: string, pos: Int32Array, count: number): Fields | null {
+    const headers: string[] = new Array(2 * count);
+    let contentLength = -1;
+    let te: string | null = null;
+    let hosts = 0;
+    let host = '';
+    for (let k = 0; k < count; k++) {
+      const name = text.slice(pos[4 * k], pos[4 * k + 1]).toLowerCase();
+      const value = text.slice(pos[4 * k + 2], pos[4 * k + 3]);
+      headers[2 * k] = name;
+      headers[2 * k + 1] = value;
+      switch (name) {
+        case 'content-length':
+          // Duplicates are refused even when equal, as the reference and nginx do.
+          if (contentLength >= 0) return this.fail(400, 'duplicate content-length');
+          if (!/^\d{1,15}$/.test(value)) return this.fail(400, 'bad content-length');
+          contentLength = Number(value);
+          break;
+        case 'transfer-encoding':
+          if (te !== null) return this.fail(400, 'duplicate transfer-encoding');
+          te = value.toLowerCase();
+          break;
+        case 'host':
+          hosts += 1;
+          host = value;
+          break;
+      }
+    }
+    let chunked = false;
+    if (te !== null) {
+      if (te !== 'chunked') {
+        const codings = te.split(',').map((c) => c.trim());
+        if (codings.at(-1) !== 'chunked' || codings.includes('')) {
+          return this.fail(400, 'transfer-encoding without a final chunked');
+        }
+        return this.fail(501, 'unsupported transfer coding');
+      }
+      if (contentLength >= 0) return this.fail(400, 'content-length with transfer-encoding');
+      chunked = true;
+    }
+    return { headers, contentLength, chunked, hosts, host };
+  }
+
+  private keep(buf: Buffer, from: number, to: number): void {
+    const need = this.len + to - from;
+    let acc = this.acc;
+    if (!acc || acc.length < need) {
+      const size = Math.min(Math.max(need, 2 * (acc?.length ?? 256)), this.limits.maxHeadBytes);
+      const grown = Buffer.allocUnsafe(size);
+      if (acc) acc.copy(grown, 0, 0, this.len);
+      this.acc = acc = grown;
+    }
+    buf.copy(acc, this.len, from, to);
+    this.len = need;
+  }
+
+  /** Scans `buf[from, end)`: the index after the head's blank line, or -1 (more needed, or `error`). */
+  private scan(buf: Buffer, from: number, end: number): number {
+    // Positions are recorded relative to the head's first byte.
+    const delta = this.len - from;
+    const start = this.start;
+    const pos = this.pos;
+    let state = this.state;
+    let i = from;
+    for (; i < end; i++) {
+      const c = buf[i] as number;
+      const cls = CLASS[c] as number;
+      switch (state) {
+        case LEAD:
+          if (c === LF) continue;
+          if (c === CR) {
+            state = LEAD_CR;
+            continue;
+          }
+          start[0] = i + delta;
+          state = PART1;
+          i--;
+          continue;
+        case LEAD_CR:
+          if (c !== LF) return this.stop(400, 'bare CR');
+          state = LEAD;
+          continue;
+        case PART1:
+          if (cls & this.part1) continue;
+          if (c !== SP || i + delta === start[0]) return this.stop(400, 'bad start line');
+          start[1] = i + delta;
+          start[2] = i + delta + 1;
+          state = PART2;
+          continue;
+        case PART2:
+          if (cls & this.part2) continue;
+          if (c === SP && i + delta > (start[2] as number)) {
+            start[3] = i + delta;
+            start[4] = i + delta + 1;
+            state = PART3;
+            continue;
+          }
+          if (!this.request && (c === CR || c === LF)) {
+            // A status line without a reason phrase.
+            start[3] = start[4] = start[5] = i + delta;
+            state = c === CR ? LINE_CR : LINE_START;
+            continue;
+          }
+          return this.stop(400, cls & OBS ? 'non-ASCII byte in request target' : 'bad start line');
+        case PART3:
+          if (cls & this.part3) continue;
+          if (c !== CR && c !== LF) return this.stop(400, 'bad start line');
+          start[5] = i + delta;
+          state = c === CR ? LINE_CR : LINE_START;
+          continue;
+        case LINE_CR:
+          if (c !== LF) return this.stop(400, 'bare CR');
+          state = LINE_START;
+          continue;
+        case LINE_START:
+          if (c === CR) {
+            state = END_CR;
+            continue;
+          }
+          if (c === LF) return i + 1;
+          if (!(cls & TCHAR)) return this.stop(400, cls & WS ? 'obsolete line folding' : 'bad header name');
+          if (this.count === this.limits.maxHeadersCount) return this.stop(431, 'too many headers');
+          pos[4 * this.count] = i + delta;
+          state = NAME;
+          continue;
+        case NAME:
+          if (cls & TCHAR) continue;
+          if (c !== COLON) return this.stop(400, 'bad header name');
+          pos[4 * this.count + 1] = i + delta;
+          pos[4 * this.count + 2] = pos[4 * this.count + 3] = i + delta + 1;
+          state = OWS;
+          continue;
+        case OWS:
+          if (cls & WS) {
+            pos[4 * this.count + 2] = pos[4 * this.count + 3] = i + delta + 1;
+            continue;
+          }
+          state = VALUE;
+          i--;
+          continue;
+        case VALUE: {
+          // A run of value bytes, scanned in one tight loop; the end skips trailing OWS.
+          let last = -1;
+          let k = cls;
+          while (k & (VCHAR | OBS | WS)) {
+            if (!(k & WS)) last = i;
+            if (++i === end) break;
+            k = CLASS[buf[i] as number] as number;
+          }
+          if (last >= 0) pos[4 * this.count + 3] = last + 1 + delta;
+          if (i === end) continue;
+          const v = buf[i] as number;
+          if (v !== CR && v !== LF) {
+            return this.stop(400, v === 0 ? 'NUL in header value' : 'control byte in header value');
+          }
+          this.count += 1;
+          state = v === CR ? LINE_CR : LINE_START;
+          continue;
+        }
+        default:
+          // END_CR
+          if (c !== LF) return this.stop(400, 'bare CR');
+          return i + 1;
+      }
+    }
+    this.state = state;
+    return -1;
+  }
+
+  private stop(status: number, reason: string): -1 {
+    this.fail(status, reason);
+    return -1;
+  }
+}
+
+/**
+ * Request heads: method a token, target visible ASCII, `HTTP/1.x`, fields checked, one
+ * Content-Length, Transfer-Encoding only `chunked` and never with Content-Length or in
+ * HTTP/1.0, exactly one valid Host in HTTP/1.1. Errors answer 400, 431, 501 or 505.
+ */
+export class RequestHeadParser extends HeadScanner<RequestHead> {
+  constructor(limits: H1Limits = REQUEST_LIMITS) {
+    super(limits, true);
+  }
+
+  protected build(text: string, start: Int32Array, pos: Int32Array, count: number): RequestHead | null {
+    const v = text.slice(start[4], start[5]);
+    if (!/^HTTP\/\d\.\d$/.test(v)) return this.fail(400, 'bad version');
+    if (v.charCodeAt(5) !== 49) return this.fail(505, 'unsupported version');
+    const version = v === 'HTTP/1.0' ? 'HTTP/1.0' : 'HTTP/1.1';
+    const f = this.fields(text, pos, count);
+    if (!f) return null;
+    if (f.hosts > 1) return this.fail(400, 'duplicate host');
+    if (f.hosts === 0 && version === 'HTTP/1.1') return this.fail(400, 'missing host');
+    for (let i = 0; i < f.host.length; i++) {
+      if (!((CLASS[f.host.charCodeAt(i)] as number) & HOST)) return this.fail(400, 'bad host');
+    }
+    if (f.chunked && version === 'HTTP/1.0') return this.fail(400, 'transfer-encoding in HTTP/1.0');
+    return {
+      method: text.slice(start[0], start[1]),
+      target: text.slice(start[2], start[3]),
+      version,
+      headers: f.headers,
+      contentLength: f.contentLength,
+      chunked: f.chunked,
+    };
+  }
+}
+
+/** Response heads: `HTTP/1.x`, a status 100-599, fields and framing as for requests; errors are 502. */
+export class ResponseHeadParser extends HeadScanner<ResponseHead> {
+  constructor(limits: H1Limits = RESPONSE_LIMITS) {
+    super(limits, false);
+  }
+
+  protected build(text: string, start: Int32Array, pos: Int32Array, count: number): ResponseHead | null {
+    const v = text.slice(start[0], start[1]);
+    if (!/^HTTP\/1\.\d$/.test(v)) return this.fail(502, 'bad version');
+    const code = text.slice(start[2], start[3]);
+    const status = Number(code);
+    if (code.length !== 3 || status < 100 || status > 599) return this.fail(502, 'bad status');
+    const f = this.fields(text, pos, count);
+    if (!f) return null;
+    return {
+      version: v === 'HTTP/1.0' ? 'HTTP/1.0' : 'HTTP/1.1',
+      status,
+      headers: f.headers,
+      contentLength: f.contentLength,
+      chunked: f.chunked,
+    };
+  }
 }
 
 /** Framing of a message body. */

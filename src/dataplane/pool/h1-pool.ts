@@ -1,15 +1,21 @@
 import * as net from 'node:net';
-import { BodyFramer, Framing, bodilessStatus, findHeadEnd, parseHead } from '../http/h1-parse.js';
+import {
+  BodyFramer,
+  bodilessStatus,
+  Framing,
+  type ResponseHead,
+  ResponseHeadParser,
+} from '../http/h1-parse.js';
 import type { ClusterTraffic } from './cluster-traffic.js';
 import type {
   ConnectionPool,
   PoolContext,
+  UpstreamFailure,
   UpstreamHandler,
   UpstreamRequest,
   UpstreamRequestHead,
 } from './types.js';
 
-const MAX_RESPONSE_HEAD = 64 * 1024;
 const CHUNK_END = Buffer.from('0\r\n\r\n');
 const CRLF = '\r\n';
 
@@ -80,6 +86,9 @@ class H1Connection {
   requests = 0;
   private buf: Buffer | null = null;
   private framer: BodyFramer | null = null;
+  private readonly parser = new ResponseHeadParser();
+  /** What a request still waiting for its response head is told when the connection closes. */
+  private failure: UpstreamFailure = 'reset';
   private keepAlive = true;
   private readonly openedAt = performance.now();
   private timer: NodeJS.Timeout | null = null;
@@ -163,24 +172,15 @@ class H1Connection {
     let off = 0;
     while (off < buf.length && this.current === req && !req.done) {
       if (!this.framer) {
-        const end = findHeadEnd(buf, off);
-        if (end < 0) {
-          if (buf.length - off > MAX_RESPONSE_HEAD) {
-            this.protocolError();
-            return;
-          }
-          this.buf = off === 0 ? buf : buf.subarray(off);
-          return;
-        }
-        const head = parseHead(buf, off, end);
-        off = end;
-        const status = head ? Number(head.b) : Number.NaN;
-        if (!head || !head.a.startsWith('HTTP/1.') || !(status >= 100 && status <= 999)) {
+        const head = this.parser.feed(buf, off);
+        off += this.parser.used;
+        if (this.parser.error) {
           this.protocolError();
           return;
         }
-        if (status < 200) continue; // 100 Continue and other interim answers are not forwarded.
-        this.startResponse(req, status, head.a, head.headers);
+        if (!head) return;
+        if (head.status < 200) continue; // 100 Continue and other interim answers are not forwarded.
+        this.startResponse(req, head);
         continue;
       }
       off += this.framer.feed(buf, off, (data) => req.handler.onUpstreamData(data));
@@ -193,20 +193,16 @@ class H1Connection {
     if (off < buf.length && this.current === req && !req.done) this.buf = buf.subarray(off);
   }
 
-  private startResponse(req: H1Request, status: number, version: string, headers: string[]): void {
-    let contentLength = -1;
-    let chunked = false;
+  private startResponse(req: H1Request, head: ResponseHead): void {
+    const { status, headers, contentLength } = head;
     for (let i = 0; i < headers.length; i += 2) {
-      const name = headers[i];
-      if (name === 'content-length') contentLength = Number(headers[i + 1]);
-      else if (name === 'transfer-encoding') chunked = /chunked/i.test(headers[i + 1] as string);
-      else if (name === 'connection' && /close/i.test(headers[i + 1] as string)) this.keepAlive = false;
+      if (headers[i] === 'connection' && /close/i.test(headers[i + 1] as string)) this.keepAlive = false;
     }
-    if (version === 'HTTP/1.0') this.keepAlive = false;
+    if (head.version === 'HTTP/1.0') this.keepAlive = false;
     let framing: Framing;
     if (req.head.method === 'HEAD' || bodilessStatus(status)) framing = Framing.None;
-    else if (chunked) framing = Framing.Chunked;
-    else if (contentLength >= 0 && Number.isFinite(contentLength)) framing = Framing.Length;
+    else if (head.chunked) framing = Framing.Chunked;
+    else if (contentLength >= 0) framing = Framing.Length;
     else {
       framing = Framing.UntilClose;
       this.keepAlive = false;
@@ -246,6 +242,7 @@ class H1Connection {
 
   private protocolError(): void {
     this.traffic.cxProtocolError.inc();
+    this.failure = 'protocol-error';
     this.destroy(true);
   }
 
@@ -289,7 +286,7 @@ class H1Connection {
         req.responseEnded = true;
         req.handler.onUpstreamEnd();
       } else if (this.framer || req.responseEnded) req.handler.onUpstreamReset();
-      else req.handler.onUpstreamFailure('reset');
+      else req.handler.onUpstreamFailure(this.failure);
     }
   }
 }

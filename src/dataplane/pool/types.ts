@@ -15,7 +15,7 @@ export interface UpstreamRequestHead {
 }
 
 /** Why an upstream attempt failed before any response. */
-export type UpstreamFailure = 'connect-failure' | 'connect-timeout' | 'overflow' | 'reset';
+export type UpstreamFailure = 'connect-failure' | 'connect-timeout' | 'overflow' | 'reset' | 'protocol-error';
 
 /** The router's side of an upstream attempt; the pool calls these exactly in this order. */
 export interface UpstreamHandler {
