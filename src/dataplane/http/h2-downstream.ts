@@ -3,7 +3,45 @@ import { Exchange, type ExchangeOwner } from './exchange.js';
 import type { HttpConnectionManager } from './manager.js';
 import type { HttpRequest, ResponseSink } from './request.js';
 
-const { NGHTTP2_INTERNAL_ERROR } = http2.constants;
+const {
+  NGHTTP2_INTERNAL_ERROR,
+  NGHTTP2_PROTOCOL_ERROR,
+  NGHTTP2_FLOW_CONTROL_ERROR,
+  NGHTTP2_STREAM_CLOSED,
+  NGHTTP2_FRAME_SIZE_ERROR,
+  NGHTTP2_COMPRESSION_ERROR,
+  NGHTTP2_ENHANCE_YOUR_CALM,
+} = http2.constants;
+
+/**
+ * The GOAWAY code for a session the binding tears down itself. On a fatal nghttp2 error Node
+ * destroys the session with an error whose `errno` is nghttp2's library code and, given no
+ * code, says INTERNAL_ERROR; RFC 9113 wants the code of the peer's fault (as nghttp2's own
+ * mapping gives it). Keys are nghttp2's `NGHTTP2_ERR_*` values, which Node does not export.
+ */
+const GOAWAY_CODE_OF_LIB_ERROR = new Map<number, number>([
+  [-505, NGHTTP2_PROTOCOL_ERROR], // ERR_PROTO (also Node's verdict on an unsolicited PING ACK)
+  [-510, NGHTTP2_STREAM_CLOSED], // ERR_STREAM_CLOSED
+  [-522, NGHTTP2_FRAME_SIZE_ERROR], // ERR_FRAME_SIZE_ERROR
+  [-523, NGHTTP2_COMPRESSION_ERROR], // ERR_HEADER_COMP
+  [-524, NGHTTP2_FLOW_CONTROL_ERROR], // ERR_FLOW_CONTROL
+  [-531, NGHTTP2_PROTOCOL_ERROR], // ERR_HTTP_HEADER
+  [-532, NGHTTP2_PROTOCOL_ERROR], // ERR_HTTP_MESSAGING
+  [-536, NGHTTP2_PROTOCOL_ERROR], // ERR_SETTINGS_EXPECTED
+  [-903, NGHTTP2_PROTOCOL_ERROR], // ERR_BAD_CLIENT_MAGIC
+  [-904, NGHTTP2_ENHANCE_YOUR_CALM], // ERR_FLOODED
+  [-905, NGHTTP2_ENHANCE_YOUR_CALM], // ERR_TOO_MANY_CONTINUATIONS
+]);
+
+/** Makes the binding's own teardowns of `session` say why in their GOAWAY. */
+function goAwayWithCause(session: http2.ServerHttp2Session): void {
+  const destroy = session.destroy.bind(session);
+  session.destroy = (error?: Error, code?: number) =>
+    destroy(
+      error,
+      code ?? GOAWAY_CODE_OF_LIB_ERROR.get((error as { errno?: number } | undefined)?.errno ?? 0),
+    );
+}
 
 /** One downstream HTTP/2 stream: the exchange's sink and owner. */
 class H2Stream implements ResponseSink, ExchangeOwner {
@@ -113,6 +151,7 @@ export function createH2Server(hcm: HttpConnectionManager): http2.Http2Server {
     }
   });
   server.on('session', (session) => {
+    goAwayWithCause(session);
     hcm.trackSession(session);
     session.on('error', () => {
       hcm.stats.cxProtocolError.inc();
