@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { dumpStats, mergeHostStats, mergeStats } from '../../../src/dataplane/workers/stats-merge.js';
+import { RecentLookups } from '../../../src/stats/recent-lookups.js';
 import { StatsStore } from '../../../src/stats/store.js';
 
 const host = {
@@ -37,4 +38,33 @@ test('worker stats merge: counters and accumulating gauges add up, shared-state 
   assert.deepEqual(mergeHostStats(wire).c?.['127.0.0.1:1']?.rq_total, 4);
   // Rendering the merge must not touch the live stores.
   assert.equal(primary.counters.has('tcp.p.downstream_cx_total'), false);
+});
+
+test('worker stats merge: recent lookups add up, in the list and in server.stats_recent_lookups', () => {
+  const primary = new StatsStore();
+  primary.recentLookups.enable();
+  primary.gauge('server.stats_recent_lookups', 'NeverImport').set(primary.recentLookups.total);
+  const workers = [1, 2].map((n) => {
+    const s = new StatsStore();
+    s.recentLookups.enable();
+    for (let i = 0; i < n; i++) s.counter('cluster.c.upstream_cx_total');
+    s.counter(`cluster.c.only_in_${n}`);
+    return s;
+  });
+  const wire = workers.map((w) => JSON.parse(JSON.stringify(dumpStats(w, {}))));
+  const merged = mergeStats(primary, wire);
+  // The primary looked one name up; the workers 2 and 3.
+  assert.equal(merged.gauges.get('server.stats_recent_lookups')?.value, 6);
+
+  const lookups = new RecentLookups();
+  lookups.absorb(primary.recentLookups.dump());
+  for (const w of workers) lookups.absorb(JSON.parse(JSON.stringify(w.recentLookups.dump())));
+  assert.equal(lookups.total, 6);
+  assert.equal(lookups.capacity, 100);
+  assert.deepEqual(lookups.entries(), [
+    ['cluster.c.only_in_1', 1],
+    ['cluster.c.only_in_2', 1],
+    ['server.stats_recent_lookups', 1],
+    ['cluster.c.upstream_cx_total', 3],
+  ]);
 });
