@@ -3,12 +3,14 @@ import type * as net from 'node:net';
 import type bunyan from 'bunyan';
 import type { JsonObject } from '../../../events/config.js';
 import { numberOr, objectOf } from '../../../reducers/settings/values.js';
+import { Report } from '../../bootstrap/report.js';
 import { listOf } from '../router/matchers.js';
 import { compileRouteTable, type RouteTable } from '../router/table.js';
 import { compileHttpFilters, type FilterChain } from './filters.js';
 import { H1Downstream } from './h1-downstream.js';
 import { createH2Server } from './h2-downstream.js';
 import { HcmStats } from './stats.js';
+import { compileHcmTimeouts, type HcmTimeouts } from './timeouts.js';
 import type { HttpConnectionManagerDeps, NetworkFilterHandler } from './types.js';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
@@ -28,6 +30,7 @@ export class HttpConnectionManager implements NetworkFilterHandler {
   /** The proxy's own address for `x-forwarded-for` when a peer has none (per `--local-address-ip-version`). */
   readonly localAddress: string;
   readonly maxRequestHeadersBytes: number;
+  readonly timeouts: HcmTimeouts;
   private readonly codec: string;
   draining = false;
   private drainStartedAt = 0;
@@ -60,6 +63,9 @@ export class HttpConnectionManager implements NetworkFilterHandler {
     this.localAddress = deps.ctx.options.localAddressIpVersion === 'v6' ? '::1' : '127.0.0.1';
     this.maxRequestHeadersBytes = numberOr(config.max_request_headers_kb, 60) * 1024;
     this.codec = typeof config.codec_type === 'string' ? config.codec_type : 'AUTO';
+    const report = new Report(`listener ${deps.listenerName}`);
+    this.timeouts = compileHcmTimeouts(config, 'http_connection_manager', report);
+    if (report.failed) throw new Error(report.errors.join('\n'));
   }
 
   handle(socket: net.Socket): void {

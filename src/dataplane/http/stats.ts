@@ -32,6 +32,11 @@ export class HcmStats {
   readonly rqDirectResponse: Counter;
   readonly routerRqTotal: Counter;
   readonly rqResetAfterResponseStarted: Counter;
+  readonly rqTimeout: Counter;
+  readonly rqIdleTimeout: Counter;
+  readonly rqHeaderTimeout: Counter;
+  readonly cxIdleTimeout: Counter;
+  readonly cxMaxDurationReached: Counter;
 
   constructor(scope: Scope) {
     const c = (n: string) => scope.counter(n);
@@ -65,5 +70,10 @@ export class HcmStats {
     this.rqDirectResponse = c('rq_direct_response');
     this.routerRqTotal = c('rq_total');
     this.rqResetAfterResponseStarted = c('rq_reset_after_downstream_response_started');
+    this.rqTimeout = c('downstream_rq_timeout');
+    this.rqIdleTimeout = c('downstream_rq_idle_timeout');
+    this.rqHeaderTimeout = c('downstream_rq_header_timeout');
+    this.cxIdleTimeout = c('downstream_cx_idle_timeout');
+    this.cxMaxDurationReached = c('downstream_cx_max_duration_reached');
   }
 }
