@@ -4,7 +4,8 @@
  */
 import { parseArgs } from 'node:util';
 import { semanticDiff } from '../control/diff.js';
-import { type ReplayResult, type ReplayTarget, ReplayError, replayLog } from '../control/replay.js';
+import { redactPatch } from '../control/redact.js';
+import { ReplayError, type ReplayResult, type ReplayTarget, replayLog } from '../control/replay.js';
 import { REPLAY_VIEWS, type ReplayView, renderReplayView } from '../control/replay-views.js';
 
 const USAGE = `usage: proxy replay LOG [--at SEQ|TIME] [--view VIEW] [--format text|json] [--diff-from SEQ|TIME]
@@ -98,7 +99,9 @@ export async function runReplay(argv: string[]): Promise<number> {
         onProgress: undefined,
         target: parsed.diffFrom,
       });
-      process.stdout.write(`${JSON.stringify(semanticDiff(from.state, result.state), null, 1)}\n`);
+      process.stdout.write(
+        `${JSON.stringify(redactPatch(semanticDiff(from.state, result.state)), null, 1)}\n`,
+      );
     } else {
       const out = renderReplayView(parsed.view, parsed.format, result.state, result.header?.options ?? null);
       process.stdout.write(out.body);

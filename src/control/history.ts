@@ -18,6 +18,8 @@ export interface HistoryOptions {
   capacity?: number;
   /** A checkpoint every this many batches; a past state folds at most this many. Default 256. */
   checkpointEvery?: number;
+  /** Sequence numbers of this run start after this one (a restart appending to an earlier run's log). */
+  startSeq?: number;
 }
 
 /** A batch as the reducer received it, marked with the last sequence number ingested by then. */
@@ -47,9 +49,9 @@ export class History {
   constructor(initial: State, options: HistoryOptions = {}) {
     this.capacity = Math.max(1, options.capacity ?? 10_000);
     this.checkpointEvery = Math.max(1, options.checkpointEvery ?? 256);
-    this.lastIngested = initial.seq;
+    this.lastIngested = Math.max(initial.seq, options.startSeq ?? 0);
     this.latest = initial;
-    this.checkpoints = [{ index: 0, mark: initial.seq, state: initial }];
+    this.checkpoints = [{ index: 0, mark: this.lastIngested, state: initial }];
   }
 
   /** Records an envelope as it entered the store. */

@@ -8,10 +8,15 @@
  *   merge window holds nothing, so a replay may start from one and fold to the same states.
  *
  * A rotated log (after SIGUSR1 or `/reopen_logs`) opens with a header and a checkpoint, so
- * every file replays on its own.
+ * every file replays on its own. A header in the middle of a file starts a new run (a
+ * restart appending to the same file): replay folds what follows from the initial state,
+ * and sequence numbers go on from the last line before it.
+ *
+ * Every line is redacted (`redact.ts`) before it is written: secrets never reach the disk.
  */
 import type { Envelope, JsonObject, ProxyEvent } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
+import { redactedJson } from './redact.js';
 
 export const LOG_FORMAT = 'proxy-event-log';
 export const LOG_VERSION = 1;
@@ -76,15 +81,15 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 0;
 }
 
-/** One envelope as a log line (with its newline). */
+/** One envelope as a log line (with its newline), secrets redacted. */
 export function envelopeLine(env: Envelope<ProxyEvent>): string {
-  return `${JSON.stringify({ seq: env.seq, at: env.at, source: env.source, event: env.event })}\n`;
+  return `${redactedJson({ seq: env.seq, at: env.at, source: env.source, event: env.event })}\n`;
 }
 
 export function headerLine(header: LogHeader): string {
-  return `${JSON.stringify(header)}\n`;
+  return `${redactedJson(header)}\n`;
 }
 
 export function checkpointLine(checkpoint: LogCheckpoint): string {
-  return `${JSON.stringify({ checkpoint })}\n`;
+  return `${redactedJson({ checkpoint })}\n`;
 }

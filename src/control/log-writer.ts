@@ -1,7 +1,23 @@
-import { closeSync, openSync, write, writeSync } from 'node:fs';
+import { closeSync, fchmodSync, openSync, write, writeSync } from 'node:fs';
 
 /** Buffered bytes that trigger a flush before the interval is up. */
 const FLUSH_BYTES = 1 << 20;
+/** Owner read and write only: the log records every change of configuration. */
+const FILE_MODE = 0o600;
+
+/**
+ * Opens `path` for appending with mode 0600, and narrows an existing file to 0600 too (one
+ * created before, or by hand); a file this process does not own keeps its mode.
+ */
+function openPrivate(path: string): number {
+  const fd = openSync(path, 'a', FILE_MODE);
+  try {
+    fchmodSync(fd, FILE_MODE);
+  } catch {
+    // Not the owner: the mode is the owner's choice.
+  }
+  return fd;
+}
 
 /**
  * An append-only ndjson file written off the event loop's critical path: lines are
@@ -20,7 +36,7 @@ export class LogWriter {
     readonly path: string,
     private readonly onError: (err: Error) => void,
   ) {
-    this.fd = openSync(path, 'a');
+    this.fd = openPrivate(path);
   }
 
   /** Queues whole lines (each ending in a newline). */
@@ -66,7 +82,7 @@ export class LogWriter {
   async reopen(): Promise<void> {
     await this.flush();
     closeSync(this.fd);
-    this.fd = openSync(this.path, 'a');
+    this.fd = openPrivate(this.path);
     this.failed = null;
   }
 

@@ -17,6 +17,7 @@ import type { Options } from '../cli/options.js';
 import { DEFAULT_OPTIONS } from '../cli/parse.js';
 import { commandLineOptionsJson } from '../cli/server-info-options.js';
 import { semanticView } from './diff.js';
+import { redact } from './redact.js';
 
 export const REPLAY_VIEWS = [
   'clusters',
@@ -31,14 +32,17 @@ export type ReplayView = (typeof REPLAY_VIEWS)[number];
 
 /**
  * Renders `view` of `state`. `options` are the run's (from the log header), so
- * `server_info` shows the command line the recorded process had.
+ * `server_info` shows the command line the recorded process had. Every view renders a
+ * redacted copy: a log written before redaction existed still prints no secret.
  */
 export function renderReplayView(
   view: ReplayView,
   format: 'text' | 'json',
-  state: State,
-  options: JsonObject | null,
+  recorded: State,
+  recordedOptions: JsonObject | null,
 ): ViewResult {
+  const state = redact(recorded);
+  const options = redact(recordedOptions);
   switch (view) {
     case 'clusters': {
       const figures = { hostStats: () => undefined };

@@ -1,4 +1,6 @@
 import type { Envelope, ProxyEvent } from '../../events/index.js';
+import { parsePointer } from '../../src/control/diff.js';
+import { redact, redactAt } from '../../src/control/redact.js';
 import { json, text, type ViewResult } from '../result.js';
 
 /** Who last changed a value, as `/snapshots/blame` reports it. */
@@ -11,18 +13,20 @@ export type BlameResult =
   /** Nothing is at that path now, nor was anything there within the retained past. */
   | { kind: 'absent' };
 
-/** `GET /snapshots/blame`: the envelope that last changed the value at `path`. */
+/** `GET /snapshots/blame`: the envelope that last changed the value at `path`, secrets redacted. */
 export function renderBlame(path: string, result: BlameResult): ViewResult {
+  const tokens = parsePointer(path) ?? [];
+  const shown = (value: unknown) => redactAt(tokens, value ?? null);
   switch (result.kind) {
     case 'changed':
       return json({
         path,
-        value: result.value ?? null,
-        before: result.before ?? null,
-        changed_by: result.envelope,
+        value: shown(result.value),
+        before: shown(result.before),
+        changed_by: redact(result.envelope),
       });
     case 'initial':
-      return json({ path, value: result.value ?? null, before: null, changed_by: null });
+      return json({ path, value: shown(result.value), before: null, changed_by: null });
     case 'too-old':
       return text(
         `${path} has not changed since seq ${result.oldestSeq}, the oldest snapshot kept; ` +

@@ -1,7 +1,8 @@
 import type { Operation } from 'fast-json-patch';
+import { redactPatch } from '../../src/control/redact.js';
 import { json, type ViewResult } from '../result.js';
 
-/** `GET /snapshots/diff`: the semantic RFC 6902 patch that turns snapshot `from` into `to`. */
+/** `GET /snapshots/diff`: the semantic RFC 6902 patch that turns snapshot `from` into `to`, secrets redacted. */
 export function renderDiff(from: number, to: number, ops: readonly Operation[]): ViewResult {
-  return json({ from, to, patch: ops });
+  return json({ from, to, patch: redactPatch(ops) });
 }

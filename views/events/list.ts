@@ -1,4 +1,5 @@
 import type { Envelope, ProxyEvent } from '../../events/index.js';
+import { redact, redactedJson } from '../../src/control/redact.js';
 import { json, type ViewResult } from '../result.js';
 
 /** What `/events` knows besides the envelopes it lists. */
@@ -10,12 +11,12 @@ export interface EventsPage {
   envelopes: readonly Envelope<ProxyEvent>[];
 }
 
-/** `GET /events`: the envelopes, oldest first, with the bounds of the retained past. */
+/** `GET /events`: the envelopes, oldest first, with the bounds of the retained past; secrets redacted. */
 export function renderEvents(page: EventsPage): ViewResult {
-  return json({ oldest_seq: page.oldestSeq, latest_seq: page.latestSeq, events: page.envelopes });
+  return json({ oldest_seq: page.oldestSeq, latest_seq: page.latestSeq, events: page.envelopes.map(redact) });
 }
 
-/** One envelope as a server-sent event: `id` is the sequence number, so a client can resume from it. */
+/** One envelope as a server-sent event (secrets redacted): `id` is the sequence number, so a client can resume from it. */
 export function sseFrame(env: Envelope<ProxyEvent>): string {
-  return `id: ${env.seq}\ndata: ${JSON.stringify(env)}\n\n`;
+  return `id: ${env.seq}\ndata: ${redactedJson(env)}\n\n`;
 }

@@ -1,7 +1,7 @@
-import type { Json, JsonObject } from '../../events/index.js';
-import type { ServerState } from '../../events/index.js';
+import type { Json, JsonObject, ServerState } from '../../events/index.js';
 import { objectOf, stringOr } from '../../reducers/settings/values.js';
 import type { State } from '../../reducers/state.js';
+import { redact } from '../../src/control/redact.js';
 import { json, type ViewResult } from '../result.js';
 
 /** What `/server_info` needs beside the snapshot. */
@@ -58,19 +58,24 @@ function seconds(ms: number): string {
   return `${Math.max(0, Math.floor(ms / 1000))}s`;
 }
 
-/** `/server_info`: the server info record with every field printed, defaults included. */
+/**
+ * `/server_info`: the server info record with every field printed, defaults included;
+ * secrets redacted, also inside `--config-yaml`.
+ */
 export function renderServerInfo(state: State, figures: ServerInfoFigures): ViewResult {
   const options =
     Object.keys(state.server.options).length > 0 ? state.server.options : figures.commandLineOptions;
   const uptime = seconds(figures.now - state.server.startedAt);
-  return json({
-    version: state.server.version,
-    state: reportedState(state),
-    uptime_current_epoch: uptime,
-    // No hot restart: every epoch is this one.
-    uptime_all_epochs: uptime,
-    hot_restart_version: figures.hotRestartVersion,
-    command_line_options: options,
-    node: nodeOf(state, options),
-  });
+  return json(
+    redact({
+      version: state.server.version,
+      state: reportedState(state),
+      uptime_current_epoch: uptime,
+      // No hot restart: every epoch is this one.
+      uptime_all_epochs: uptime,
+      hot_restart_version: figures.hotRestartVersion,
+      command_line_options: options,
+      node: nodeOf(state, options),
+    }),
+  );
 }
