@@ -40,15 +40,20 @@ export * from './server.js';
 export * from './stats.js';
 
 /**
- * The cluster whose `update_merge_window` governs this event, or null when the event is
- * never merged (membership changes, and everything outside endpoint health and weights).
+ * Which merge window this event opens: the cluster whose `update_merge_window` governs it,
+ * and whether the window may hold it. Endpoint health, weight and metadata updates may be
+ * held; a membership change is never held but still opens the window; any other event is
+ * outside every window (null). The store's merge window and the event log's checkpoint
+ * rule both ask this one function.
  */
-export function mergeKey(event: ProxyEvent): string | null {
+export function mergeWindowOf(event: ProxyEvent): { cluster: string; mergeable: boolean } | null {
   switch (event.type) {
     case 'endpoints/hosts-updated':
     case 'health/active-changed':
     case 'health/outlier-changed':
-      return event.cluster;
+      return { cluster: event.cluster, mergeable: true };
+    case 'endpoints/hosts-set':
+      return { cluster: event.cluster, mergeable: false };
     default:
       return null;
   }

@@ -1,7 +1,9 @@
 import { current, type Draft, freeze, isDraft, original } from 'immer';
 import type { Json, RawCluster } from '../events/index.js';
 import { staticHosts, withHealth } from './hosts.js';
+import { entryOf, withEntry } from './names.js';
 import type { On } from './on.js';
+import { clusterSettings } from './settings/cluster.js';
 import type { ClusterEntry, HostState, State } from './state.js';
 
 function entry(cluster: RawCluster, addedViaApi: boolean, versionInfo: string, at: number): ClusterEntry {
@@ -19,7 +21,7 @@ export function clustersFromBootstrap(draft: Draft<State>, env: On<'server/boots
   const resources = env.event.bootstrap.static_resources as { clusters?: Json[] } | undefined;
   draft.clusters = {};
   for (const cluster of (resources?.clusters ?? []) as RawCluster[]) {
-    draft.clusters[cluster.name] = entry(cluster, false, '', env.at);
+    draft.clusters = withEntry(draft.clusters, cluster.name, entry(cluster, false, '', env.at));
   }
   const dynamic = env.event.bootstrap.dynamic_resources as { cds_config?: Json } | undefined;
   draft.clusterManager.versionInfo = dynamic?.cds_config ? '' : 'static';
@@ -27,28 +29,28 @@ export function clustersFromBootstrap(draft: Draft<State>, env: On<'server/boots
 
 export function onClusterAdded(draft: Draft<State>, env: On<'cluster/added'>): void {
   const { cluster, addedViaApi, versionInfo } = env.event;
-  draft.clusters[cluster.name] = entry(cluster, addedViaApi, versionInfo, env.at);
+  draft.clusters = withEntry(draft.clusters, cluster.name, entry(cluster, addedViaApi, versionInfo, env.at));
   if (addedViaApi) draft.clusterManager.versionInfo = versionInfo;
 }
 
 export function onClusterUpdated(draft: Draft<State>, env: On<'cluster/updated'>): void {
   const { cluster, versionInfo } = env.event;
-  const existing = draft.clusters[cluster.name];
+  const existing = entryOf(draft.clusters, cluster.name);
   if (!existing) return;
   const fresh = entry(cluster, existing.addedViaApi, versionInfo, env.at);
   // Members found by DNS or discovery outlive a config change; only config-listed ones follow it.
   if (fresh.hosts.length === 0) fresh.hosts = existing.hosts as HostState[];
-  draft.clusters[cluster.name] = fresh;
+  draft.clusters = withEntry(draft.clusters, cluster.name, fresh);
   draft.clusterManager.versionInfo = versionInfo || draft.clusterManager.versionInfo;
 }
 
 export function onClusterRemoved(draft: Draft<State>, env: On<'cluster/removed'>): void {
-  delete draft.clusters[env.event.name];
+  if (Object.hasOwn(draft.clusters, env.event.name)) delete draft.clusters[env.event.name];
   if (env.event.versionInfo) draft.clusterManager.versionInfo = env.event.versionInfo;
 }
 
 export function onHostsSet(draft: Draft<State>, env: On<'endpoints/hosts-set'>): void {
-  const cluster = draft.clusters[env.event.cluster];
+  const cluster = entryOf(draft.clusters, env.event.cluster);
   if (!cluster) return;
   // With 10k members, reading them through draft proxies and letting immer walk 10k new
   // records to freeze them was most of an EDS update: read the base, hand over frozen records.
@@ -78,7 +80,7 @@ function changeHost(
   address: string,
   change: (host: HostState) => void,
 ): void {
-  const cluster = draft.clusters[clusterName];
+  const cluster = entryOf(draft.clusters, clusterName);
   if (!cluster) return;
   const hosts = cluster.hosts as HostState[];
   if (isDraft(hosts)) {
@@ -136,4 +138,10 @@ export function onUpdateRejected(draft: Draft<State>, env: On<'cluster/update-re
     versionInfo,
     errors,
   });
+}
+
+/** How long the merge window of `cluster` stays open: its `update_merge_window`, 0 if unknown. */
+export function mergeWindowMs(state: State, cluster: string): number {
+  const entry = entryOf(state.clusters, cluster);
+  return entry ? clusterSettings(entry.config).updateMergeWindowMs : 0;
 }

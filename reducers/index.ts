@@ -12,6 +12,8 @@ import * as server from './server.js';
 import * as stats from './stats.js';
 import { createReducer, type ReducerTable } from './table.js';
 
+export { mergeWindowMs } from './clusters.js';
+export { entryOf } from './names.js';
 export * from './state.js';
 
 export const handlers: ReducerTable<ProxyEvent> = {

@@ -1,25 +1,26 @@
 import type { Draft } from 'immer';
 import type { Json, RawListener } from '../events/index.js';
+import { entryOf, withEntry } from './names.js';
 import type { On } from './on.js';
-import type { State } from './state.js';
+import type { ListenerEntry, State } from './state.js';
 
 export function listenersFromBootstrap(draft: Draft<State>, env: On<'server/bootstrap-loaded'>): void {
   const resources = env.event.bootstrap.static_resources as { listeners?: Json[] } | undefined;
   draft.listeners = {};
   for (const listener of (resources?.listeners ?? []) as RawListener[]) {
-    draft.listeners[listener.name] = {
+    draft.listeners = withEntry<ListenerEntry>(draft.listeners, listener.name, {
       name: listener.name,
       config: listener,
       lastUpdated: env.at,
       boundAddress: null,
       state: 'pending',
       error: null,
-    };
+    });
   }
 }
 
 export function onListenerBound(draft: Draft<State>, env: On<'listener/bound'>): void {
-  const listener = draft.listeners[env.event.name];
+  const listener = entryOf(draft.listeners, env.event.name);
   if (!listener) return;
   const { address, port } = env.event;
   listener.boundAddress = address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
@@ -27,7 +28,7 @@ export function onListenerBound(draft: Draft<State>, env: On<'listener/bound'>):
 }
 
 export function onListenerBindFailed(draft: Draft<State>, env: On<'listener/bind-failed'>): void {
-  const listener = draft.listeners[env.event.name];
+  const listener = entryOf(draft.listeners, env.event.name);
   if (!listener) return;
   listener.state = 'failed';
   listener.error = env.event.error;
@@ -58,7 +59,7 @@ export function onDrainStarted(draft: Draft<State>, env: On<'listener/drain-star
 
 export function onListenersStopped(draft: Draft<State>, env: On<'listener/stopped'>): void {
   for (const name of env.event.names) {
-    const listener = draft.listeners[name];
+    const listener = entryOf(draft.listeners, name);
     if (listener) listener.state = 'stopped';
   }
 }

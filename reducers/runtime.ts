@@ -1,5 +1,6 @@
 import type { Draft } from 'immer';
 import type { Json, JsonObject } from '../events/index.js';
+import { entryOf, withEntry } from './names.js';
 import type { On } from './on.js';
 import type { RuntimeLayer, State } from './state.js';
 
@@ -10,12 +11,13 @@ export function flattenLayer(
   out: Record<string, string> = {},
 ): Record<string, string> {
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    let all = out;
     for (const [key, inner] of Object.entries(value))
-      flattenLayer(inner, prefix ? `${prefix}.${key}` : key, out);
-  } else if (prefix) {
-    out[prefix] = typeof value === 'string' ? value : JSON.stringify(value);
+      all = flattenLayer(inner, prefix ? `${prefix}.${key}` : key, all);
+    return all;
   }
-  return out;
+  if (!prefix) return out;
+  return withEntry(out, prefix, typeof value === 'string' ? value : JSON.stringify(value));
 }
 
 /**
@@ -66,8 +68,8 @@ export function onRuntimeModified(draft: Draft<State>, env: On<'runtime/modified
   const admin = draft.runtime.layers.findLast((layer) => layer.kind === 'admin');
   if (!admin) return;
   for (const [key, value] of Object.entries(env.event.values)) {
-    if (value === '') delete admin.values[key];
-    else admin.values[key] = value;
+    if (value !== '') admin.values = withEntry(admin.values, key, value);
+    else if (Object.hasOwn(admin.values, key)) delete admin.values[key];
   }
 }
 
@@ -80,7 +82,7 @@ export function onRuntimeLayerLoaded(draft: Draft<State>, env: On<'runtime/layer
 export function runtimeValue(state: State, key: string): string | undefined {
   let value: string | undefined;
   for (const layer of state.runtime.layers) {
-    const v = layer.values[key];
+    const v = entryOf(layer.values, key);
     if (v !== undefined) value = v;
   }
   return value;

@@ -1,3 +1,4 @@
+import { freeze } from 'immer';
 import type {
   HostSpec,
   JsonObject,
@@ -92,35 +93,42 @@ export interface State {
   rejected: RejectedUpdate[];
 }
 
-export const initialState: State = {
-  seq: 0,
-  at: 0,
-  server: {
-    state: 'PRE_INITIALIZING',
-    healthCheckFailed: false,
-    startedAt: 0,
-    version: '',
-    options: {},
-    shutdownRequested: false,
+/**
+ * The state before any event, shared by every store and replay: frozen to the leaves, so a
+ * fold that edited it instead of copying would throw rather than leak into the next store.
+ */
+export const initialState: State = freeze<State>(
+  {
+    seq: 0,
+    at: 0,
+    server: {
+      state: 'PRE_INITIALIZING',
+      healthCheckFailed: false,
+      startedAt: 0,
+      version: '',
+      options: {},
+      shutdownRequested: false,
+    },
+    bootstrap: null,
+    clusterManager: { versionInfo: 'static' },
+    clusters: {},
+    listeners: {},
+    runtime: { layers: [] },
+    logging: { levels: {} },
+    stats: {
+      recentLookupsEnabled: false,
+      countersResetSeq: 0,
+      recentLookupsClearedSeq: 0,
+    },
+    drain: {
+      active: false,
+      inboundOnly: false,
+      graceful: false,
+      strategy: 'gradual',
+      startedAt: 0,
+      drainTimeMs: 0,
+    },
+    rejected: [],
   },
-  bootstrap: null,
-  clusterManager: { versionInfo: 'static' },
-  clusters: {},
-  listeners: {},
-  runtime: { layers: [] },
-  logging: { levels: {} },
-  stats: {
-    recentLookupsEnabled: false,
-    countersResetSeq: 0,
-    recentLookupsClearedSeq: 0,
-  },
-  drain: {
-    active: false,
-    inboundOnly: false,
-    graceful: false,
-    strategy: 'gradual',
-    startedAt: 0,
-    drainTimeMs: 0,
-  },
-  rejected: [],
-};
+  true,
+);

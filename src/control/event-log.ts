@@ -4,9 +4,8 @@
  * that enters the store to an ndjson file that `proxy replay` folds back into the same
  * snapshots. See `log-format.ts` for the file layout.
  */
-import { type Envelope, type JsonObject, mergeKey, type ProxyEvent } from '../../events/index.js';
-import type { State } from '../../reducers/index.js';
-import { clusterSettings } from '../../reducers/settings/cluster.js';
+import { type Envelope, type JsonObject, mergeWindowOf, type ProxyEvent } from '../../events/index.js';
+import { mergeWindowMs, type State } from '../../reducers/index.js';
 import type { ServerContext } from '../server/context.js';
 import { VERSION } from '../version.js';
 import { History } from './history.js';
@@ -126,12 +125,8 @@ class Recorder {
     this.appliedCount += batch.length;
     const now = this.ctx.store.scheduler.now();
     for (const env of batch) {
-      const cluster =
-        mergeKey(env.event) ?? (env.event.type === 'endpoints/hosts-set' ? env.event.cluster : null);
-      const entry = cluster === null ? undefined : state.clusters[cluster];
-      if (cluster !== null && entry) {
-        this.openWindows.set(cluster, now + clusterSettings(entry.config).updateMergeWindowMs);
-      }
+      const cluster = mergeWindowOf(env.event)?.cluster;
+      if (cluster !== undefined) this.openWindows.set(cluster, now + mergeWindowMs(state, cluster));
     }
     this.maybeCheckpoint();
   }

@@ -1,5 +1,5 @@
 import { Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
-import { type Envelope, mergeKey, type ProxyEvent } from '../../events/index.js';
+import { type Envelope, mergeWindowOf, type ProxyEvent } from '../../events/index.js';
 
 interface Window {
   /** When the window that the last delivery opened closes. */
@@ -51,14 +51,14 @@ export function mergeWindow(
 
       const subscription = source.subscribe({
         next(env) {
-          const cluster = mergeKey(env.event) ?? clusterOfMembership(env.event);
-          if (cluster === null) {
+          const opens = mergeWindowOf(env.event);
+          if (opens === null) {
             subscriber.next([env]);
             return;
           }
+          const { cluster, mergeable } = opens;
           const ms = windowMs(cluster);
           const window = windows.get(cluster);
-          const mergeable = mergeKey(env.event) !== null;
           if (!mergeable) {
             // Membership never waits; whatever was held for the cluster goes with it.
             const held = window?.buffered ?? [];
@@ -105,8 +105,4 @@ export function mergeWindow(
         for (const window of windows.values()) window.timer?.unsubscribe();
       };
     });
-}
-
-function clusterOfMembership(event: ProxyEvent): string | null {
-  return event.type === 'endpoints/hosts-set' ? event.cluster : null;
 }

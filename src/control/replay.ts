@@ -7,8 +7,7 @@ import { createReadStream, statSync } from 'node:fs';
 import { freeze } from 'immer';
 import { Subject, VirtualAction, VirtualTimeScheduler } from 'rxjs';
 import type { Envelope, ProxyEvent } from '../../events/index.js';
-import { applyInPlace, initialState, type State } from '../../reducers/index.js';
-import { clusterSettings } from '../../reducers/settings/cluster.js';
+import { applyInPlace, initialState, mergeWindowMs, type State } from '../../reducers/index.js';
 import { type LogCheckpoint, type LogHeader, type LogLine, parseLogLine } from './log-format.js';
 import { mergeWindow } from './merge-window.js';
 
@@ -68,7 +67,7 @@ export class Replayer {
     this.scheduler.frame = from?.at ?? 0;
     this.lastSeq = from?.seq ?? 0;
     this.working = structuredClone(from?.state ?? initialState) as State;
-    this.input.pipe(mergeWindow((cluster) => this.windowOf(cluster), this.scheduler)).subscribe((batch) => {
+    this.input.pipe(mergeWindow((cluster) => mergeWindowMs(this.working, cluster), this.scheduler)).subscribe((batch) => {
       for (const env of batch) applyInPlace(this.working, env);
     });
   }
@@ -107,11 +106,6 @@ export class Replayer {
 
   get events(): number {
     return this.count;
-  }
-
-  private windowOf(cluster: string): number {
-    const entry = this.working.clusters[cluster];
-    return entry ? clusterSettings(entry.config).updateMergeWindowMs : 0;
   }
 }
 

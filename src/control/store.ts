@@ -9,8 +9,7 @@ import {
   type Subscription,
 } from 'rxjs';
 import type { Envelope, ProxyEvent } from '../../events/index.js';
-import { foldAll, initialState, type State } from '../../reducers/index.js';
-import { clusterSettings } from '../../reducers/settings/cluster.js';
+import { foldAll, initialState, mergeWindowMs, type State } from '../../reducers/index.js';
 import { type MergeWindowStats, mergeWindow } from './merge-window.js';
 
 export interface StoreOptions {
@@ -48,7 +47,7 @@ export class Store {
     this.subscription = this.input
       .pipe(
         observeOn(queueScheduler),
-        mergeWindow((cluster) => this.windowOf(cluster), this.scheduler, this.mergeStats),
+        mergeWindow((cluster) => mergeWindowMs(this.states.value, cluster), this.scheduler, this.mergeStats),
       )
       .subscribe((batch) => {
         const state = foldAll(this.states.value, batch);
@@ -85,10 +84,5 @@ export class Store {
   close(): void {
     this.input.complete();
     this.subscription.unsubscribe();
-  }
-
-  private windowOf(cluster: string): number {
-    const entry = this.states.value.clusters[cluster];
-    return entry ? clusterSettings(entry.config).updateMergeWindowMs : 0;
   }
 }
