@@ -80,8 +80,7 @@ export function canonicalMessage(
   }
   const out: JsonObject = {};
   for (const [key, raw] of Object.entries(value)) {
-    const field =
-      type.fields[key] ?? type.fieldsArray.find((f) => f.options?.json_name === key || camel(f.name) === key);
+    const field = fieldOf(type, key);
     const here = fieldPath(path, field?.name ?? key);
     if (!field) {
       unknownField(ctx, here, key, type);
@@ -98,6 +97,23 @@ export function canonicalMessage(
   return out;
 }
 
+/**
+ * The field a key names: its proto name, its `json_name` or its lowerCamelCase form. Own
+ * properties only, so `toString` or `__proto__` is an unknown field, not `Object.prototype`.
+ */
+export function fieldOf(type: protobuf.Type, key: string): protobuf.Field | undefined {
+  if (Object.hasOwn(type.fields, key)) return type.fields[key];
+  return type.fieldsArray.find((f) => f.options?.json_name === key || camel(f.name) === key);
+}
+
+/**
+ * Sets `key` as an own data property: a plain assignment of `__proto__` would replace the
+ * object's prototype and lose the entry (map keys and Struct fields are user-chosen).
+ */
+export function setEntry(target: JsonObject, key: string, value: Json): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 function camel(name: string): string {
   return name.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 }
@@ -108,6 +124,7 @@ function unknownField(ctx: WalkContext, here: string, key: string, type: protobu
     ctx.report.error(
       here,
       `${what} (check the spelling, or pass --allow-unknown-static-fields to ignore it)`,
+      'unknown',
     );
     return;
   }
@@ -134,15 +151,17 @@ function canonicalField(
     }
     const out: JsonObject = {};
     for (const [k, v] of Object.entries(raw)) {
-      const converted = canonicalValue(v, field, `${here}["${k}"]`, ctx, parentTypeName, true);
-      if (converted !== undefined) out[k] = converted;
+      const converted = canonicalValue(v, field, `${here}[${JSON.stringify(k)}]`, ctx, parentTypeName, true);
+      if (converted !== undefined) setEntry(out, k, converted);
     }
     return Object.keys(out).length > 0 ? out : undefined;
   }
   if (field.repeated) {
+    // Protobuf's JSON parser, and so the reference, reads one value where a list is expected
+    // as a one-element list; its own docs write `grpc_services: { envoy_grpc: {...} }`.
     if (!Array.isArray(raw)) {
-      ctx.report.error(here, `expected a list, got ${describe(raw)}`);
-      return undefined;
+      const one = canonicalValue(raw, field, here, ctx, parentTypeName, true);
+      return one === undefined ? undefined : [one];
     }
     const out: Json[] = [];
     raw.forEach((v, i) => {
@@ -365,9 +384,35 @@ function resolveExtension(
   }
   let body: JsonObject = typed ?? {};
   if (out.config !== undefined) {
-    body = canonicalMessage(out.config, configType, fieldPath(path, 'config'), ctx) ?? {};
+    const here = fieldPath(path, 'config');
+    const v2 = withoutV1Marker(out.config, here, ctx);
+    body = (v2 === undefined ? undefined : canonicalMessage(v2, configType, here, ctx)) ?? {};
     delete out.config;
   }
   const { '@type': _drop, ...fields } = body;
   out.typed_config = { '@type': typeUrlOf(configType), ...fields };
+}
+
+/**
+ * Early v2 bootstraps mark a `config` Struct written in the v1 JSON format with
+ * `deprecated_v1: true`. Only its empty form, which means the filter's defaults, reads the
+ * same in v2; any other v1 config is refused rather than misread as v2 fields.
+ */
+function withoutV1Marker(config: Json, here: string, ctx: WalkContext): Json | undefined {
+  if (!isPlainObject(config) || !Object.hasOwn(config, 'deprecated_v1')) return config;
+  const { deprecated_v1: marker, ...rest } = config;
+  const at = fieldPath(here, 'deprecated_v1');
+  if (marker === true && Object.keys(rest).length > 0) {
+    ctx.report.unsupported(
+      at,
+      'a filter config in the v1 JSON format (deprecated_v1: true); write the v2 fields',
+    );
+    return undefined;
+  }
+  ctx.report.warn(
+    at,
+    'deprecated_v1 is ignored: with no other field the config is the default',
+    'deprecated_v1',
+  );
+  return rest;
 }

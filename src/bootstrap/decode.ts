@@ -1,6 +1,7 @@
 import protobuf from 'protobufjs';
 import textformat from 'protobufjs/ext/textformat.js';
 import type { Json, JsonObject } from '../../events/index.js';
+import { setEntry } from './canonical.js';
 import { durationFromMessage } from './duration.js';
 import { canonicalTypeName, messageType, nameOf, TYPE_URL_PREFIX, typeForUrl } from './schema.js';
 
@@ -9,19 +10,36 @@ function base64(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 
+/**
+ * `google.protobuf.Value` as JSON. The member set is found by field number, not name: the
+ * schema's Value comes from protobufjs's bundled copy, whose fields are camelCase
+ * (`stringValue`) while every other message keeps the .proto's snake_case.
+ */
 function structValue(value: Record<string, unknown>): Json {
-  if (value.struct_value) return structObject(value.struct_value as Record<string, unknown>);
-  if (value.list_value) return listValue(value.list_value as Record<string, unknown>);
-  if (value.string_value !== undefined) return String(value.string_value);
-  if (value.number_value !== undefined) return Number(value.number_value);
-  if (value.bool_value !== undefined) return Boolean(value.bool_value);
+  for (const field of messageType('google.protobuf.Value').fieldsArray) {
+    if (!Object.hasOwn(value, field.name)) continue;
+    const member = value[field.name];
+    if (member === undefined || member === null) continue;
+    switch (field.id) {
+      case 2:
+        return Number(member);
+      case 3:
+        return String(member);
+      case 4:
+        return Boolean(member);
+      case 5:
+        return structObject(member as Record<string, unknown>);
+      case 6:
+        return listValue(member as Record<string, unknown>);
+    }
+  }
   return null;
 }
 
 function structObject(struct: Record<string, unknown>): JsonObject {
   const out: JsonObject = {};
   for (const [k, v] of Object.entries((struct.fields ?? {}) as Record<string, Record<string, unknown>>)) {
-    out[k] = structValue(v);
+    setEntry(out, k, structValue(v));
   }
   return out;
 }
@@ -47,6 +65,10 @@ export function messageToJson(type: protobuf.Type, message: Record<string, unkno
       return listValue(message);
     case '.google.protobuf.Any':
       return anyToJson(message);
+    case '.google.protobuf.Timestamp':
+      return timestampToJson(message);
+    case '.google.protobuf.FieldMask':
+      return ((message.paths ?? []) as string[]).join(',');
   }
   if (nameOf(type).startsWith('.google.protobuf.') && nameOf(type).endsWith('Value')) {
     return scalarToJson(type.fields.value!, message.value);
@@ -60,7 +82,7 @@ export function messageToJson(type: protobuf.Type, message: Record<string, unkno
       if (Object.keys(value as object).length === 0) continue;
       const entries: JsonObject = {};
       for (const [k, v] of Object.entries(value as Record<string, unknown>))
-        entries[k] = valueToJson(field, v);
+        setEntry(entries, k, valueToJson(field, v));
       out[field.name] = entries;
     } else if (field.repeated) {
       if ((value as unknown[]).length === 0) continue;
@@ -84,6 +106,15 @@ function scalarToJson(field: protobuf.Field, value: unknown): Json {
   if (typeof value === 'object' && value !== null) return String(value); // a Long
   if (/64$/.test(field.type)) return String(value);
   return value as Json;
+}
+
+/** RFC 3339 in UTC, as proto3 JSON writes a Timestamp (fractional digits only when needed). */
+function timestampToJson(message: Record<string, unknown>): string {
+  const seconds = Number(String(message.seconds ?? 0));
+  const nanos = Number(message.nanos ?? 0);
+  const whole = new Date(seconds * 1000).toISOString().slice(0, 19);
+  const fraction = nanos === 0 ? '' : `.${String(nanos).padStart(9, '0').replace(/0+$/, '')}`;
+  return `${whole}${fraction}Z`;
 }
 
 function anyToJson(message: Record<string, unknown>): Json {

@@ -1,5 +1,6 @@
 import protobuf from 'protobufjs';
 import type { Json, JsonObject } from '../../events/index.js';
+import { setEntry } from './canonical.js';
 import { nameOf } from './schema.js';
 
 /** Types whose canonical JSON is one value, replaced whole by a merge (as protobuf does for scalars). */
@@ -15,9 +16,9 @@ function replacedWhole(type: protobuf.Type): boolean {
 export function mergeCanonical(base: JsonObject, over: JsonObject, type: protobuf.Type): JsonObject {
   const out: JsonObject = { ...base };
   for (const [key, value] of Object.entries(over)) {
-    const field = type.fields[key];
+    const field = Object.hasOwn(type.fields, key) ? type.fields[key] : undefined;
     if (!field) {
-      out[key] = value;
+      setEntry(out, key, value);
       continue;
     }
     if (field.partOf) for (const sibling of field.partOf.oneof) if (sibling !== key) delete out[sibling];

@@ -87,7 +87,7 @@ export function messageType(fullName: string): protobuf.Type {
 export function canonicalTypeName(url: string): string {
   let name = url.slice(url.lastIndexOf('/') + 1);
   if (name.startsWith('proxy.')) name = 'envoy.' + name.slice('proxy.'.length);
-  return V3_ALIASES[name] ?? name;
+  return Object.hasOwn(V3_ALIASES, name) ? V3_ALIASES[name]! : name;
 }
 
 /** The message a type URL names, or undefined when this build has no such message. */
