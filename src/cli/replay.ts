@@ -68,7 +68,16 @@ function summary(result: ReplayResult): string {
   return `${parts.join('; ')}\n`;
 }
 
-/** Runs `proxy replay`; resolves to the exit code. */
+/**
+ * Writes `text` and resolves once the stream has handed it all to the kernel. A pipe is
+ * written asynchronously, so exiting before that cuts the output at 64 KiB. A reader that
+ * went away (EPIPE) ends the wait too: nothing more can reach it.
+ */
+function writeFully(stream: NodeJS.WritableStream, text: string | Uint8Array): Promise<void> {
+  return new Promise((resolve) => stream.write(text, () => resolve()));
+}
+
+/** Runs `proxy replay`; resolves to the exit code once everything printed is written out. */
 export async function runReplay(argv: string[]): Promise<number> {
   let parsed: ReplayArgs | { help: true } | { error: string };
   try {
@@ -77,11 +86,11 @@ export async function runReplay(argv: string[]): Promise<number> {
     parsed = { error: (err as Error).message };
   }
   if ('help' in parsed) {
-    process.stdout.write(USAGE);
+    await writeFully(process.stdout, USAGE);
     return 0;
   }
   if ('error' in parsed) {
-    process.stderr.write(`error: ${parsed.error}\n${USAGE}`);
+    await writeFully(process.stderr, `error: ${parsed.error}\n${USAGE}`);
     return 1;
   }
   const bar = progressBar();
@@ -99,19 +108,21 @@ export async function runReplay(argv: string[]): Promise<number> {
         onProgress: undefined,
         target: parsed.diffFrom,
       });
-      process.stdout.write(
+      await writeFully(
+        process.stdout,
         `${JSON.stringify(redactPatch(semanticDiff(from.state, result.state)), null, 1)}\n`,
       );
     } else {
       const out = renderReplayView(parsed.view, parsed.format, result.state, result.header?.options ?? null);
-      process.stdout.write(out.body);
+      await writeFully(process.stdout, out.body);
     }
-    process.stderr.write(summary(result));
+    await writeFully(process.stderr, summary(result));
     return 0;
   } catch (err) {
     bar.done();
     if (err instanceof ReplayError) {
-      process.stderr.write(
+      await writeFully(
+        process.stderr,
         err.line > 0
           ? `error: ${err.message}\n(malformed line; --skip-bad-lines counts such lines and goes on)\n`
           : `error: ${err.message}\n`,
@@ -120,7 +131,10 @@ export async function runReplay(argv: string[]): Promise<number> {
     }
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
-      process.stderr.write(`error: cannot read event log '${parsed.log}': ${(err as Error).message}\n`);
+      await writeFully(
+        process.stderr,
+        `error: cannot read event log '${parsed.log}': ${(err as Error).message}\n`,
+      );
       return 1;
     }
     throw err;
