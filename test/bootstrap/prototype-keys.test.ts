@@ -112,7 +112,7 @@ const PLACES: Array<{ where: Array<string | number>; path: string }> = [
   },
 ];
 
-function escape(text: string): string {
+function literal(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
@@ -134,7 +134,7 @@ describe('prototype-named keys in JSON and YAML', () => {
           const fieldPath = place.path ? `${place.path}.${key}` : key;
           assert.ok(
             errors.some((e) =>
-              new RegExp(`^${escape(file)}: ${escape(fieldPath)}: unknown field '${escape(key)}'`).test(e),
+              new RegExp(`^${literal(file)}: ${literal(fieldPath)}: unknown field '${literal(key)}'`).test(e),
             ),
             `${ext} at ${fieldPath}:\n${errors.join('\n')}`,
           );
@@ -167,7 +167,7 @@ describe('prototype-named keys in text proto', () => {
       assert.deepEqual(rest, []);
       assert.match(
         error!,
-        new RegExp(`^${escape(file)}: text proto3 parse error: .*Cluster.*'${escape(key)}'.*line 4`),
+        new RegExp(`^${literal(file)}: text proto3 parse error: .*Cluster.*'${literal(key)}'.*line 4`),
       );
     });
   }
