@@ -1,9 +1,10 @@
 import type { State } from '../../reducers/index.js';
-import { dryRun } from '../control/dry-run.js';
-import type { ServerContext } from '../server/context.js';
-import type { AdminRequest, AdminResponse, HandlerDescriptor, ParamDescriptor } from './registry.js';
 import { helpText } from '../../views/help/render.js';
 import { json, text } from '../../views/result.js';
+import { dryRun } from '../control/dry-run.js';
+import { flushEventLog } from '../control/event-log.js';
+import type { ServerContext } from '../server/context.js';
+import type { AdminRequest, AdminResponse, HandlerDescriptor, ParamDescriptor } from './registry.js';
 
 /** A request as it came off the socket, before any admin rule was applied. */
 export interface RawAdminRequest {
@@ -152,5 +153,9 @@ export async function routeAdmin(
   const req: AdminRequest = { method: raw.method, path: h.path, query: checked, body: raw.body, state };
   if (h.stream) return { kind: 'stream', handler: h, req };
   if (dry) return answer(dryRunAnswer(h, req, ctx));
-  return answer(await h.handle(req, ctx));
+  const response = await h.handle(req, ctx);
+  // A mutation is acknowledged only once the event log holds its events: SIGKILL after the
+  // answer loses nothing the client was told happened.
+  if (h.mutates) await flushEventLog(ctx);
+  return answer(response);
 }

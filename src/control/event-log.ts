@@ -3,36 +3,64 @@
  * `/events` and `/snapshots` endpoints) and, with `--event-log PATH`, records every envelope
  * that enters the store to an ndjson file that `proxy replay` folds back into the same
  * snapshots. See `log-format.ts` for the file layout.
+ *
+ * Durability: a mutation through the admin is answered only once its events are written
+ * (`flushEventLog`), so a process killed with SIGKILL after the answer has them in the file;
+ * anything else is written within `--file-flush-interval-msec`, at most one second. Written
+ * means handed to the kernel: it survives the process, not the machine (no fsync).
  */
+import { truncateSync } from 'node:fs';
 import { type Envelope, type JsonObject, mergeWindowOf, type ProxyEvent } from '../../events/index.js';
 import { mergeWindowMs, type State } from '../../reducers/index.js';
 import type { ServerContext } from '../server/context.js';
 import { VERSION } from '../version.js';
 import { History } from './history.js';
 import { checkpointLine, envelopeLine, headerLine, LOG_FORMAT, LOG_VERSION } from './log-format.js';
+import { readLogTail } from './log-tail.js';
 import { LogWriter } from './log-writer.js';
 
 /** Default of `--event-log-checkpoint-every`: a full snapshot line after this many events. */
 export const DEFAULT_CHECKPOINT_EVERY = 10_000;
+/** Unflushed events wait at most this long, whatever `--file-flush-interval-msec` says. */
+export const MAX_FLUSH_INTERVAL_MS = 1000;
 
 const histories = new WeakMap<ServerContext, History>();
 const recorders = new Set<Recorder>();
+const recorderOf = new WeakMap<ServerContext, Recorder>();
 
 /** The history `startEventLog` attached to `ctx`, with everything the admin endpoints need. */
 export function historyOf(ctx: ServerContext): History | undefined {
   return histories.get(ctx);
 }
 
+/** Resolves once every event dispatched so far is written to the event log (at once without one). */
+export function flushEventLog(ctx: ServerContext): Promise<void> {
+  return recorderOf.get(ctx)?.flush() ?? Promise.resolve();
+}
+
 /**
  * Starts recording. Call it before the bootstrap event is dispatched so the history and
  * the log both begin with it; `bootstrap` goes into the log header so the file is
- * self-contained.
+ * self-contained. An existing log is appended to: this run's sequence numbers go on from
+ * its last line, and a line torn by a crash of the earlier run is cut off first.
  */
 export function startEventLog(ctx: ServerContext, bootstrap: JsonObject | null = null): History {
-  const history = new History(ctx.store.state);
+  const path = ctx.options.eventLog;
+  const tail = path ? readLogTail(path) : null;
+  if (tail) {
+    if (tail.completeBytes < tail.size) {
+      truncateSync(path, tail.completeBytes);
+      ctx.log
+        .get('main')
+        .warn({ path, bytes: tail.size - tail.completeBytes }, 'event log ended in a torn line; cut it off');
+    }
+    ctx.store.continueAfter(tail.lastSeq);
+  }
+  const history = new History(ctx.store.state, { startSeq: tail?.lastSeq });
   histories.set(ctx, history);
   ctx.history = history;
-  const recorder = ctx.options.eventLog ? new Recorder(ctx, bootstrap) : null;
+  const recorder = path ? new Recorder(ctx, bootstrap) : null;
+  if (recorder) recorderOf.set(ctx, recorder);
   const ingested = ctx.store.ingested$.subscribe((env) => {
     history.recordIngested(env);
     recorder?.onIngested(env);
@@ -93,7 +121,7 @@ class Recorder {
     );
     this.checkpointEvery = Math.max(1, ctx.options.eventLogCheckpointEvery ?? DEFAULT_CHECKPOINT_EVERY);
     this.writer.append(this.header());
-    const interval = Math.max(1, ctx.options.fileFlushIntervalMsec);
+    const interval = Math.min(MAX_FLUSH_INTERVAL_MS, Math.max(1, ctx.options.fileFlushIntervalMsec));
     this.timer = setInterval(() => void this.writer.flush(), interval);
     this.timer.unref();
     recorders.add(this);
@@ -158,6 +186,10 @@ class Recorder {
     this.writer.append(this.header());
     this.writeCheckpoint();
     await this.writer.flush();
+  }
+
+  flush(): Promise<void> {
+    return this.closed ? Promise.resolve() : this.writer.flush();
   }
 
   flushOnExit(): void {

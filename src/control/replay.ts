@@ -26,6 +26,7 @@ export interface ReplayOptions {
 
 export interface ReplayResult {
   state: State;
+  /** The header of the run the target lies in (a file appended to by restarts holds several). */
   header: LogHeader | null;
   /** Envelopes folded (after the checkpoint the replay started from, if any). */
   events: number;
@@ -67,9 +68,11 @@ export class Replayer {
     this.scheduler.frame = from?.at ?? 0;
     this.lastSeq = from?.seq ?? 0;
     this.working = structuredClone(from?.state ?? initialState) as State;
-    this.input.pipe(mergeWindow((cluster) => mergeWindowMs(this.working, cluster), this.scheduler)).subscribe((batch) => {
-      for (const env of batch) applyInPlace(this.working, env);
-    });
+    this.input
+      .pipe(mergeWindow((cluster) => mergeWindowMs(this.working, cluster), this.scheduler))
+      .subscribe((batch) => {
+        for (const env of batch) applyInPlace(this.working, env);
+      });
   }
 
   /** Runs every merge-window timer due by `time` and leaves the clock there. */
@@ -151,6 +154,13 @@ export async function replayLog(path: string, options: ReplayOptions = {}): Prom
   let replayer = new Replayer();
   let firstSeq: number | null = null;
   let reached = false;
+  /** Envelopes folded by replayers a restart replaced. */
+  let foldedBefore = 0;
+  /**
+   * A header after the first starts a new run, unless a checkpoint follows it at once (a
+   * rotation reopening the same path): a restarted process began from the initial state.
+   */
+  let nextRun: LogHeader | null = null;
   const bad = (line: number, reason: string) => {
     if (!options.skipBadLines) throw new ReplayError(line, reason, path);
     result.badLines.push({ line, reason });
@@ -167,10 +177,13 @@ export async function replayLog(path: string, options: ReplayOptions = {}): Prom
       continue;
     }
     if (parsed.kind === 'header') {
-      result.header ??= parsed.header;
+      if (result.header === null) result.header = parsed.header;
+      else nextRun = parsed.header;
       continue;
     }
     if (parsed.kind === 'checkpoint') {
+      if (nextRun) result.header = nextRun;
+      nextRun = null;
       const c = parsed.checkpoint;
       // Start over from a checkpoint only while it is still on the way to the target.
       const usable = !options.ignoreCheckpoints && !beyond(target, c.seq, c.at) && c.seq >= replayer.seq;
@@ -187,6 +200,13 @@ export async function replayLog(path: string, options: ReplayOptions = {}): Prom
       continue;
     }
     firstSeq ??= env.seq - 1;
+    if (nextRun && !beyond(target, env.seq, env.at)) {
+      // The earlier run's snapshot is what it was when that run ended; the new one starts afresh.
+      result.header = nextRun;
+      nextRun = null;
+      foldedBefore += replayer.events;
+      replayer = new Replayer({ seq: replayer.seq, at: env.at, state: initialState });
+    }
     if (beyond(target, env.seq, env.at)) {
       // The live store delivered merge-window timers due before this envelope arrived.
       replayer.advanceTo('time' in target ? target.time : env.at);
@@ -211,7 +231,7 @@ export async function replayLog(path: string, options: ReplayOptions = {}): Prom
   }
   if (!reached && 'time' in target) replayer.advanceTo(target.time);
   result.state = reached || !('end' in target) ? replayer.state : replayer.finish();
-  result.events = replayer.events;
+  result.events = foldedBefore + replayer.events;
   result.lastSeq = replayer.seq;
   return result;
 }

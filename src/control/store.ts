@@ -74,6 +74,14 @@ export class Store {
     return env;
   }
 
+  /**
+   * Numbers the next event `seq + 1`: a restarted server appending to the event log of an
+   * earlier run keeps the file one ascending sequence. Call it before the first dispatch.
+   */
+  continueAfter(seq: number): void {
+    this.seq = Math.max(this.seq, seq);
+  }
+
   /** Folds an already stamped envelope (a replay); sequence numbers continue from it. */
   ingest(env: Envelope<ProxyEvent>): void {
     this.seq = Math.max(this.seq, env.seq);
