@@ -65,6 +65,7 @@ const OBS = 4;
 const WS = 8;
 const DIGIT = 16;
 const HOST = 32;
+const FIELD = VCHAR | OBS | WS;
 const CLASS = new Uint8Array(256);
 function mark(chars: string, bit: number): void {
   for (const c of Buffer.from(chars, 'latin1')) CLASS[c] = (CLASS[c] as number) | bit;
@@ -77,6 +78,7 @@ mark('0123456789', DIGIT);
 mark(` \t`, WS);
 // uri-host [":" port]: unreserved, pct-encoded, sub-delims, and IP-literal brackets (RFC 3986).
 mark(`-._~%!$&'()*+,;=:[]${ALNUM}`, HOST);
+const isOws = (c: number): boolean => c === SP || c === 9;
 const CR = 13;
 const LF = 10;
 const SP = 32;
@@ -91,9 +93,8 @@ const PART3 = 4; // request version / reason phrase
 const LINE_CR = 5; // a CR ending a line: LF must follow
 const LINE_START = 6; // a header line or the blank line
 const NAME = 7;
-const OWS = 8; // after the colon
-const VALUE = 9;
-const END_CR = 10; // a CR on the blank line
+const VALUE = 8; // from the colon to the line end
+const END_CR = 9; // a CR on the blank line
 
 /** Framing fields of a head, checked alike in both directions. */
 interface Fields {
@@ -185,7 +186,11 @@ abstract class HeadScanner<H> {
     let host = '';
     for (let k = 0; k < count; k++) {
       const name = text.slice(pos[4 * k], pos[4 * k + 1]).toLowerCase();
-      const value = text.slice(pos[4 * k + 2], pos[4 * k + 3]);
+      let vs = pos[4 * k + 2] as number;
+      let ve = pos[4 * k + 3] as number;
+      while (vs < ve && isOws(text.charCodeAt(vs))) vs++;
+      while (ve > vs && isOws(text.charCodeAt(ve - 1))) ve--;
+      const value = text.slice(vs, ve);
       headers[2 * k] = name;
       headers[2 * k + 1] = value;
       switch (name) {
@@ -235,121 +240,132 @@ abstract class HeadScanner<H> {
 
   /** Scans `buf[from, end)`: the index after the head's blank line, or -1 (more needed, or `error`). */
   private scan(buf: Buffer, from: number, end: number): number {
-    // Positions are recorded relative to the head's first byte.
+    // Positions are recorded relative to the head's first byte. Runs of ordinary bytes are
+    // skipped in tight loops; the switch only sees the bytes that end them.
     const delta = this.len - from;
+    const table = CLASS;
     const start = this.start;
     const pos = this.pos;
     let state = this.state;
+    let count = this.count;
     let i = from;
-    for (; i < end; i++) {
-      const c = buf[i] as number;
-      const cls = CLASS[c] as number;
+    scan: while (i < end) {
       switch (state) {
-        case LEAD:
-          if (c === LF) continue;
+        case LEAD: {
+          const c = buf[i] as number;
+          if (c === LF) break;
           if (c === CR) {
             state = LEAD_CR;
-            continue;
+            break;
           }
           start[0] = i + delta;
           state = PART1;
-          i--;
-          continue;
+          continue scan;
+        }
         case LEAD_CR:
-          if (c !== LF) return this.stop(400, 'bare CR');
+          if (buf[i] !== LF) return this.stop(400, 'bare CR');
           state = LEAD;
-          continue;
-        case PART1:
-          if (cls & this.part1) continue;
-          if (c !== SP || i + delta === start[0]) return this.stop(400, 'bad start line');
+          break;
+        case PART1: {
+          const m = this.part1;
+          while ((table[buf[i] as number] as number) & m) if (++i === end) break scan;
+          if (buf[i] !== SP || i + delta === start[0]) return this.stop(400, 'bad start line');
           start[1] = i + delta;
           start[2] = i + delta + 1;
           state = PART2;
-          continue;
-        case PART2:
-          if (cls & this.part2) continue;
+          break;
+        }
+        case PART2: {
+          const m = this.part2;
+          while ((table[buf[i] as number] as number) & m) if (++i === end) break scan;
+          const c = buf[i] as number;
           if (c === SP && i + delta > (start[2] as number)) {
             start[3] = i + delta;
             start[4] = i + delta + 1;
             state = PART3;
-            continue;
+            break;
           }
           if (!this.request && (c === CR || c === LF)) {
             // A status line without a reason phrase.
             start[3] = start[4] = start[5] = i + delta;
             state = c === CR ? LINE_CR : LINE_START;
-            continue;
+            break;
           }
-          return this.stop(400, cls & OBS ? 'non-ASCII byte in request target' : 'bad start line');
-        case PART3:
-          if (cls & this.part3) continue;
+          return this.stop(400, c > 0x7e ? 'non-ASCII byte in request target' : 'bad start line');
+        }
+        case PART3: {
+          const m = this.part3;
+          while ((table[buf[i] as number] as number) & m) if (++i === end) break scan;
+          const c = buf[i] as number;
           if (c !== CR && c !== LF) return this.stop(400, 'bad start line');
           start[5] = i + delta;
           state = c === CR ? LINE_CR : LINE_START;
-          continue;
+          break;
+        }
         case LINE_CR:
-          if (c !== LF) return this.stop(400, 'bare CR');
+          if (buf[i] !== LF) return this.stop(400, 'bare CR');
           state = LINE_START;
-          continue;
-        case LINE_START:
+          break;
+        case LINE_START: {
+          const c = buf[i] as number;
           if (c === CR) {
             state = END_CR;
-            continue;
+            break;
           }
-          if (c === LF) return i + 1;
+          if (c === LF) return this.done(i + 1, count);
+          const cls = table[c] as number;
           if (!(cls & TCHAR)) return this.stop(400, cls & WS ? 'obsolete line folding' : 'bad header name');
-          if (this.count === this.limits.maxHeadersCount) return this.stop(431, 'too many headers');
-          pos[4 * this.count] = i + delta;
+          if (count === this.limits.maxHeadersCount) return this.stop(431, 'too many headers');
+          pos[4 * count] = i + delta;
           state = NAME;
-          continue;
+          continue scan;
+        }
         case NAME:
-          if (cls & TCHAR) continue;
-          if (c !== COLON) return this.stop(400, 'bad header name');
-          pos[4 * this.count + 1] = i + delta;
-          pos[4 * this.count + 2] = pos[4 * this.count + 3] = i + delta + 1;
-          state = OWS;
-          continue;
-        case OWS:
-          if (cls & WS) {
-            pos[4 * this.count + 2] = pos[4 * this.count + 3] = i + delta + 1;
-            continue;
-          }
+          while ((table[buf[i] as number] as number) & TCHAR) if (++i === end) break scan;
+          if (buf[i] !== COLON) return this.stop(400, 'bad header name');
+          pos[4 * count + 1] = i + delta;
+          pos[4 * count + 2] = i + delta + 1;
           state = VALUE;
-          i--;
-          continue;
+          break;
         case VALUE: {
-          // A run of value bytes, scanned in one tight loop; the end skips trailing OWS.
-          let last = -1;
-          let k = cls;
-          while (k & (VCHAR | OBS | WS)) {
-            if (!(k & WS)) last = i;
-            if (++i === end) break;
-            k = CLASS[buf[i] as number] as number;
+          // OWS around the value is trimmed when the head is built.
+          while ((table[buf[i] as number] as number) & FIELD) if (++i === end) break scan;
+          const c = buf[i] as number;
+          if (c !== CR && c !== LF) {
+            return this.stop(400, c === 0 ? 'NUL in header value' : 'control byte in header value');
           }
-          if (last >= 0) pos[4 * this.count + 3] = last + 1 + delta;
-          if (i === end) continue;
-          const v = buf[i] as number;
-          if (v !== CR && v !== LF) {
-            return this.stop(400, v === 0 ? 'NUL in header value' : 'control byte in header value');
-          }
-          this.count += 1;
-          state = v === CR ? LINE_CR : LINE_START;
-          continue;
+          pos[4 * count + 3] = i + delta;
+          count += 1;
+          state = c === CR ? LINE_CR : LINE_START;
+          break;
         }
         default:
           // END_CR
-          if (c !== LF) return this.stop(400, 'bare CR');
-          return i + 1;
+          if (buf[i] !== LF) return this.stop(400, 'bare CR');
+          return this.done(i + 1, count);
       }
+      i++;
     }
     this.state = state;
+    this.count = count;
     return -1;
+  }
+
+  private done(next: number, count: number): number {
+    this.count = count;
+    return next;
   }
 
   private stop(status: number, reason: string): -1 {
     this.fail(status, reason);
     return -1;
   }
+}
+
+/** `HTTP/1.x` other than 1.0 and 1.1 is HTTP/1.1; another major `HTTP/2`; null if malformed. */
+function otherVersion(v: string): 'HTTP/1.1' | 'HTTP/2' | null {
+  if (!/^HTTP\/\d\.\d$/.test(v)) return null;
+  return v.charCodeAt(5) === 49 ? 'HTTP/1.1' : 'HTTP/2';
 }
 
 /**
@@ -364,9 +380,9 @@ export class RequestHeadParser extends HeadScanner<RequestHead> {
 
   protected build(text: string, start: Int32Array, pos: Int32Array, count: number): RequestHead | null {
     const v = text.slice(start[4], start[5]);
-    if (!/^HTTP\/\d\.\d$/.test(v)) return this.fail(400, 'bad version');
-    if (v.charCodeAt(5) !== 49) return this.fail(505, 'unsupported version');
-    const version = v === 'HTTP/1.0' ? 'HTTP/1.0' : 'HTTP/1.1';
+    const version = v === 'HTTP/1.1' ? 'HTTP/1.1' : v === 'HTTP/1.0' ? 'HTTP/1.0' : otherVersion(v);
+    if (version === null) return this.fail(400, 'bad version');
+    if (version === 'HTTP/2') return this.fail(505, 'unsupported version');
     const f = this.fields(text, pos, count);
     if (!f) return null;
     if (f.hosts > 1) return this.fail(400, 'duplicate host');
@@ -394,10 +410,18 @@ export class ResponseHeadParser extends HeadScanner<ResponseHead> {
 
   protected build(text: string, start: Int32Array, pos: Int32Array, count: number): ResponseHead | null {
     const v = text.slice(start[0], start[1]);
-    if (!/^HTTP\/1\.\d$/.test(v)) return this.fail(502, 'bad version');
-    const code = text.slice(start[2], start[3]);
-    const status = Number(code);
-    if (code.length !== 3 || status < 100 || status > 599) return this.fail(502, 'bad status');
+    if (v !== 'HTTP/1.1' && v !== 'HTTP/1.0' && otherVersion(v) !== 'HTTP/1.1')
+      return this.fail(502, 'bad version');
+    const at = start[2] as number;
+    // PART2 admits digits only: three of them make the status.
+    const status =
+      (start[3] as number) - at === 3
+        ? 100 * (text.charCodeAt(at) - 48) +
+          10 * (text.charCodeAt(at + 1) - 48) +
+          text.charCodeAt(at + 2) -
+          48
+        : 0;
+    if (status < 100 || status > 599) return this.fail(502, 'bad status');
     const f = this.fields(text, pos, count);
     if (!f) return null;
     return {
