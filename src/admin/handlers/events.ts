@@ -40,7 +40,11 @@ const eventsHandler: HandlerDescriptor = {
   help: 'events after a sequence number, as JSON, or streamed as server-sent events with follow',
   mutates: false,
   params: [
-    { name: 'since', help: 'list events with a sequence number above this (default 0)', kind: 'number' },
+    {
+      name: 'since',
+      help: 'list events with a sequence number above this (default: from the oldest retained)',
+      kind: 'number',
+    },
     { name: 'limit', help: `at most this many events (default ${DEFAULT_LIMIT})`, kind: 'number' },
     { name: 'type', help: 'only events whose type starts with this (e.g. health/)', kind: 'string' },
     { name: 'follow', help: 'stream past and future events as text/event-stream', kind: 'flag' },
@@ -74,7 +78,9 @@ interface EventsQuery {
 }
 
 function eventsQuery(req: AdminRequest, history: History): EventsQuery | { problem: string; status: number } {
-  const since = count(req, 'since', 0);
+  // Without `since`, from the oldest retained: after a restart that appends to an earlier
+  // run's log, sequence numbers start above 1 and 'since 0' is gone.
+  const since = count(req, 'since', history.oldestEnvelopeSeq() - 1);
   const limit = count(req, 'limit', DEFAULT_LIMIT);
   if (since === null || since === undefined)
     return { problem: "'since' must be a sequence number", status: 400 };

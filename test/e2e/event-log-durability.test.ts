@@ -1,0 +1,144 @@
+/**
+ * Event-log lifecycle (issue 11, findings 4 and 8). Root causes: the log was written on a
+ * 10 s timer only, so kill -9 lost every event the admin had acknowledged since; a restart
+ * appending to the same file numbered from seq 1 again, so the file no longer replayed;
+ * the file was created with the default mode (0644) though it records the configuration.
+ */
+import assert from 'node:assert/strict';
+import {
+  appendFileSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import type { JsonObject } from '../../events/index.js';
+import { replayLog } from '../../src/control/replay.js';
+import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
+
+const BOOTSTRAP: JsonObject = {
+  admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+};
+
+const dir = mkdtempSync(join(tmpdir(), 'event-log-durability-'));
+const running = new Set<ProxyProcess>();
+after(async () => {
+  for (const p of running) p.child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function start(log: string, args: string[] = []): Promise<ProxyProcess> {
+  const proxy = await startProxyProcess(BOOTSTRAP, ['--event-log', log, ...args]);
+  running.add(proxy);
+  return proxy;
+}
+
+function killed(proxy: ProxyProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (proxy.child.exitCode !== null || proxy.child.signalCode !== null) return resolve();
+    proxy.child.once('exit', () => resolve());
+    proxy.child.kill('SIGKILL');
+  });
+}
+
+/** Sequence numbers of the envelope lines, in file order. */
+function seqs(log: string): number[] {
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith('{"seq":'))
+    .map((line) => (JSON.parse(line) as { seq: number }).seq);
+}
+
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+test('kill -9 right after the admin acknowledged mutations loses none of them (default flush interval)', async () => {
+  const log = join(dir, 'kill9.ndjson');
+  const proxy = await start(log);
+  const count = 200;
+  for (let i = 0; i < count; i++) {
+    const res = await proxy.post(`/runtime_modify?durable_key=${i}`);
+    assert.equal(res.status, 200, res.body);
+  }
+  await killed(proxy);
+  const text = readFileSync(log, 'utf8');
+  const modified = text.split('\n').filter((l) => l.includes('"durable_key"'));
+  assert.equal(modified.length, count, 'every acknowledged runtime change is in the file');
+  const replayed = await replayLog(log);
+  const layer = replayed.state.runtime.layers.find((l) => Object.hasOwn(l.values, 'durable_key'));
+  assert.equal(layer?.values.durable_key, String(count - 1));
+});
+
+test('the event log is created 0600, an existing one is narrowed to 0600, and a reopened one is 0600', async () => {
+  const log = join(dir, 'mode.ndjson');
+  const proxy = await start(log);
+  assert.equal(mode(log), 0o600);
+  // Rotation: move the file away, SIGUSR1 reopens the path.
+  renameSync(log, `${log}.1`);
+  proxy.child.kill('SIGUSR1');
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      statSync(log);
+      break;
+    } catch {
+      assert.ok(Date.now() < deadline, 'the log was not reopened within 5 s');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  assert.equal(mode(log), 0o600);
+  await killed(proxy);
+
+  const old = join(dir, 'world-readable.ndjson');
+  writeFileSync(old, '', { mode: 0o644 });
+  assert.equal(mode(old), 0o644);
+  const second = await start(old);
+  assert.equal(mode(old), 0o600);
+  await killed(second);
+});
+
+test('a restart appending to the same log numbers on, and the whole file replays', async () => {
+  const log = join(dir, 'restart.ndjson');
+  const first = await start(log);
+  assert.equal((await first.post('/runtime_modify?run=one&only_first=yes')).status, 200);
+  await killed(first);
+  const firstSeqs = seqs(log);
+  const lastOfFirst = firstSeqs.at(-1) as number;
+  // The crash tore a line in half: the next run cuts it off instead of writing after it.
+  appendFileSync(log, '{"seq":999,"at":17');
+
+  const second = await start(log);
+  assert.equal((await second.post('/runtime_modify?run=two')).status, 200);
+  const events = JSON.parse((await second.get('/events')).body) as { events: Array<{ seq: number }> };
+  assert.ok(events.events.length > 0, 'without since, /events lists what this run retains');
+  assert.equal(events.events[0]?.seq, lastOfFirst + 1);
+  await killed(second);
+
+  const all = seqs(log);
+  assert.ok(all.length > firstSeqs.length);
+  assert.deepEqual(
+    all,
+    all.map((_, i) => i + 1),
+    'one ascending sequence from 1',
+  );
+  assert.ok(!readFileSync(log, 'utf8').includes('"seq":999'), 'the torn line is gone');
+
+  const replayed = await replayLog(log);
+  assert.deepEqual(replayed.badLines, []);
+  assert.equal(replayed.lastSeq, all.at(-1));
+  const values = Object.assign({}, ...replayed.state.runtime.layers.map((l) => l.values));
+  assert.equal(values.run, 'two');
+  assert.equal(
+    values.only_first,
+    undefined,
+    'the second run started from its bootstrap, not from the first run',
+  );
+  // A point in the first run still replays as the first run saw it.
+  const atFirst = await replayLog(log, { target: { seq: lastOfFirst } });
+  const before = Object.assign({}, ...atFirst.state.runtime.layers.map((l) => l.values));
+  assert.equal(before.run, 'one');
+});
