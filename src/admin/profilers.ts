@@ -52,14 +52,23 @@ export function isProfiling(ctx: ServerContext, kind: ProfilerKind): boolean {
 export async function startLocalProfiler(ctx: ServerContext, kind: ProfilerKind): Promise<void> {
   const session = new Session();
   session.connect();
-  if (kind === 'cpu') {
-    await session.post('Profiler.enable');
-    await session.post('Profiler.start');
-  } else {
-    await session.post('HeapProfiler.enable');
-    await session.post('HeapProfiler.startSampling');
+  // Registered before the first await, so a second request meanwhile sees it running
+  // instead of starting a session nobody would stop.
+  const own = sessionsOf(ctx);
+  own[kind] = session;
+  try {
+    if (kind === 'cpu') {
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+    } else {
+      await session.post('HeapProfiler.enable');
+      await session.post('HeapProfiler.startSampling');
+    }
+  } catch (err) {
+    if (own[kind] === session) delete own[kind];
+    session.disconnect();
+    throw err;
   }
-  sessionsOf(ctx)[kind] = session;
 }
 
 /** Stops this process's profiler and writes its profile to `file`. */
