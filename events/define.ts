@@ -8,14 +8,20 @@ export interface EventCreator<T extends string, P extends object> {
   match(event: { type: string }): event is { type: T } & P;
 }
 
-export function defineEvent<T extends string, P extends object = Record<never, never>>(
-  type: T,
-): EventCreator<T, P> {
-  const create = (payload: P) => ({ type, ...payload });
-  return Object.assign(create, {
-    type,
-    match: (event: { type: string }): event is { type: T } & P => event.type === type,
-  });
+/** The creator of an event without a payload, and the way to give it one. */
+export interface EventDefinition<T extends string> extends EventCreator<T, Record<never, never>> {
+  /** The creator of this event carrying `P`: `defineEvent('x/y').withPayload<{ n: number }>()`. */
+  withPayload<P extends object>(): EventCreator<T, P>;
+}
+
+/** Defines an event by its type, written once: the creator's type parameter is inferred from it. */
+export function defineEvent<T extends string>(type: T): EventDefinition<T> {
+  const creatorOf = <P extends object>(): EventCreator<T, P> =>
+    Object.assign((payload: P) => ({ type, ...payload }), {
+      type,
+      match: (event: { type: string }): event is { type: T } & P => event.type === type,
+    });
+  return Object.assign(creatorOf<Record<never, never>>(), { withPayload: creatorOf });
 }
 
 /** The event a creator builds. */

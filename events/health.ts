@@ -1,13 +1,16 @@
 import { defineEvent } from './define.js';
 
 /** An active health check changed a host's verdict (only transitions are events). */
-export const activeHealthChanged = defineEvent<
-  'health/active-changed',
-  { cluster: string; address: string; healthy: boolean }
->('health/active-changed');
+export const activeHealthChanged = defineEvent('health/active-changed').withPayload<{
+  cluster: string;
+  address: string;
+  healthy: boolean;
+}>();
 
 /** Outlier detection ejected a host, or brought it back. */
-export const outlierChanged = defineEvent<
-  'health/outlier-changed',
-  { cluster: string; address: string; ejected: boolean; reason: string }
->('health/outlier-changed');
+export const outlierChanged = defineEvent('health/outlier-changed').withPayload<{
+  cluster: string;
+  address: string;
+  ejected: boolean;
+  reason: string;
+}>();

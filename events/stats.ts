@@ -1,14 +1,8 @@
 import { defineEvent } from './define.js';
 
 /** `POST /reset_counters`: `/stats` shows counters from zero; sinks are unaffected. */
-export const countersReset = defineEvent<'stats/counters-reset'>('stats/counters-reset');
+export const countersReset = defineEvent('stats/counters-reset');
 
-export const recentLookupsEnabled = defineEvent<'stats/recent-lookups-enabled'>(
-  'stats/recent-lookups-enabled',
-);
-export const recentLookupsDisabled = defineEvent<'stats/recent-lookups-disabled'>(
-  'stats/recent-lookups-disabled',
-);
-export const recentLookupsCleared = defineEvent<'stats/recent-lookups-cleared'>(
-  'stats/recent-lookups-cleared',
-);
+export const recentLookupsEnabled = defineEvent('stats/recent-lookups-enabled');
+export const recentLookupsDisabled = defineEvent('stats/recent-lookups-disabled');
+export const recentLookupsCleared = defineEvent('stats/recent-lookups-cleared');

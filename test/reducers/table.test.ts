@@ -8,7 +8,7 @@ import { eventTypes, handlers, initialState, isKnownEvent, rootReducer } from '.
 import { createReducer } from '../../reducers/table.js';
 
 // A new event as a fixture, written in the two places a real one is: its creator...
-const pinged = defineEvent<'test/pinged', { by: string }>('test/pinged');
+const pinged = defineEvent('test/pinged').withPayload<{ by: string }>();
 type TestEvent = ProxyEvent | EventOf<typeof pinged>;
 
 // ...and its handler, beside the existing ones. Nothing else knows about it.
@@ -52,7 +52,7 @@ test('the compiler reports the missing handler, naming the event type', () => {
     import type { ProxyEvent } from '../../events/index.js';
     import { handlers } from '../../reducers/index.js';
     import { createReducer } from '../../reducers/table.js';
-    const fresh = defineEvent<'test/fresh', { n: number }>('test/fresh');
+    const fresh = defineEvent('test/fresh').withPayload<{ n: number }>();
     export const reducer = createReducer<ProxyEvent | EventOf<typeof fresh>>(handlers);
   `;
   const options: ts.CompilerOptions = {
