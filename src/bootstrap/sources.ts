@@ -29,7 +29,14 @@ export function parseYamlText(text: string, label: string): Parsed {
     const where = `line ${at.line}, column ${at.col}`;
     return { ok: false, error: `${label}: ${where}: YAML syntax error: ${problem.message.split('\n')[0]}` };
   }
-  const json: unknown = doc.toJS({ maxAliasCount: 10_000 });
+  // Some problems surface only while building the value: a merge key over a non-map, an
+  // alias count past the limit (a billion-laughs document).
+  let json: unknown;
+  try {
+    json = doc.toJS({ maxAliasCount: 10_000 });
+  } catch (err) {
+    return { ok: false, error: `${label}: YAML error: ${(err as Error).message.split('\n')[0]}` };
+  }
   return { ok: true, json: json ?? {} };
 }
 
