@@ -265,3 +265,27 @@ test('YAML that fails only while being built is an error with its source, not a 
   assert.ok(!bomb.ok);
   assert.match(bomb.errors[0]!, /^--config-yaml: YAML error: .*alias/i);
 });
+
+test('damaged .pb and .pb_text files load or fail with an error naming the file', () => {
+  const binary = readFileSync(fixture('full.pb'));
+  const text = readFileSync(fixture('full.pb_text'), 'utf8');
+  fc.assert(
+    fc.property(
+      fc.boolean(),
+      fc.array(fc.record({ at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }), {
+        minLength: 1,
+        maxLength: 4,
+      }),
+      fc.option(fc.nat(), { freq: 3 }),
+      (asText, flips, cut) => {
+        let bytes: Buffer = Buffer.from(asText ? Buffer.from(text) : binary);
+        for (const { at, byte } of flips) bytes[at % bytes.length] = byte;
+        if (cut !== null) bytes = bytes.subarray(0, cut % bytes.length);
+        const file = join(dir, `damaged${counter++ % 8}.${asText ? 'pb_text' : 'pb'}`);
+        writeFileSync(file, bytes);
+        checkResult(load({ configPath: file }), file);
+      },
+    ),
+    { seed: 1013, numRuns: RUNS, includeErrorInReport: true },
+  );
+});
