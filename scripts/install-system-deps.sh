@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages the test suite uses: protoc (fixtures), promtool (Prometheus output check),
-# chromium (admin pages in a real browser), curl and nghttp2-client (HTTP/2 peers).
+# chromium (admin pages in a real browser), curl and nghttp2-client (HTTP/2 peers), nginx-light
+# (the HTTP/1 differential test).
 set -euo pipefail
 need=()
 command -v protoc >/dev/null || need+=(protobuf-compiler libprotobuf-dev)
@@ -8,6 +9,7 @@ command -v promtool >/dev/null || need+=(prometheus)
 command -v chromium >/dev/null || need+=(chromium)
 command -v curl >/dev/null || need+=(curl)
 command -v nghttp >/dev/null || need+=(nghttp2-client)
+command -v nginx >/dev/null || need+=(nginx-light)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
