@@ -14,6 +14,7 @@ const parts: Record<string, () => Promise<Part>> = {
   replay: async () => (await import('./replay.js')).benchReplay,
   memory: async () => (await import('./memory.js')).benchMemory,
   dataplane: async () => (await import('./dataplane.js')).benchDataplane,
+  slow: async () => (await import('./slow.js')).benchSlow,
 };
 
 function format(value: number): string {
