@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { connectOptionsOf } from '../pool/connect-options.js';
+import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 import { type ClusterTraffic, trafficOf } from '../pool/cluster-traffic.js';
+import { connectOptionsOf } from '../pool/connect-options.js';
 import { poolFor } from '../pool/index.js';
 import type {
   PoolContext,
@@ -11,7 +12,6 @@ import type {
 } from '../pool/types.js';
 import { backOffMs, type RetryPolicy, retriableFailure, retriableStatus } from '../router/retry.js';
 import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '../router/table.js';
-import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 import { HOP_BY_HOP } from './h1-parse.js';
 import type { HttpConnectionManager } from './manager.js';
 import type { HttpRequest, ResponseSink } from './request.js';
@@ -28,6 +28,7 @@ const RESET_REASON: Record<UpstreamFailure, string> = {
   'connect-timeout': 'connection failure',
   overflow: 'overflow',
   reset: 'connection termination',
+  'reused-reset': 'connection termination',
   'protocol-error': 'protocol error',
 };
 
@@ -54,6 +55,12 @@ export class Exchange implements UpstreamHandler {
   private retryHeld = false;
   private timer: NodeJS.Timeout | null = null;
   private tryTimer: NodeJS.Timeout | null = null;
+  /** HCM `request_timeout`: armed until the whole request has arrived or the response starts. */
+  private requestTimer: NodeJS.Timeout | null = null;
+  /** HCM `stream_idle_timeout`: restarted by every request or response byte. */
+  private idleTimer: NodeJS.Timeout | null = null;
+  /** The one transparent retry after a reused connection failed was spent. */
+  private reusedRetried = false;
   /** Request body received so far, kept for retries while it fits the buffer limit. */
   private body: Buffer[] = [];
   private bodyBytes = 0;
@@ -75,6 +82,10 @@ export class Exchange implements UpstreamHandler {
     s.rqTotal.inc();
     s.rqActive.inc();
     (req.protocol === 'HTTP/2' ? s.rqHttp2Total : s.rqHttp1Total).inc();
+    const t = hcm.timeouts;
+    if (t.requestMs > 0 && req.hasBody)
+      this.requestTimer = setTimeout(() => this.onStreamTimeout(true), t.requestMs);
+    if (t.streamIdleMs > 0) this.idleTimer = setTimeout(() => this.onStreamTimeout(false), t.streamIdleMs);
   }
 
   /** Runs the filter chain; errors answer 500 rather than escaping to the socket. */
@@ -185,7 +196,8 @@ export class Exchange implements UpstreamHandler {
     if (ms > 0 && !this.timer) this.timer = setTimeout(() => this.onTimeout(false), ms);
   }
 
-  private startAttempt(): void {
+  /** Sends the request to a host; `fresh` asks the pool for a new connection. */
+  private startAttempt(fresh = false): void {
     const cluster = this.cluster as ClusterRuntime;
     const t = this.traffic as ClusterTraffic;
     const limits = cluster.settings.thresholds.DEFAULT;
@@ -222,6 +234,7 @@ export class Exchange implements UpstreamHandler {
       this.head as UpstreamRequestHead,
       this,
       pc,
+      fresh,
     );
     if (!this.done && this.host === host) {
       this.upstream = up;
@@ -306,11 +319,48 @@ export class Exchange implements UpstreamHandler {
     this.finalLocalReply(504, 'upstream request timeout');
   }
 
+  /**
+   * The HCM's `request_timeout` (`wholeRequest`) or `stream_idle_timeout` fired. Before the
+   * response starts the client gets 408 while its request is still arriving, as the
+   * reference answers, and 504 once the request was whole and only the upstream is silent
+   * (the reference's answer since it stopped blaming clients for slow upstreams); after
+   * that the stream is reset.
+   */
+  private onStreamTimeout(wholeRequest: boolean): void {
+    if (this.done) return;
+    const s = this.hcm.stats;
+    if (wholeRequest) {
+      this.requestTimer = null;
+      s.rqTimeout.inc();
+    } else {
+      this.idleTimer = null;
+      s.rqIdleTimeout.inc();
+    }
+    if (this.upstream) {
+      this.traffic?.rqTxReset.inc();
+      this.upstream.abort();
+      this.upstream = null;
+    }
+    this.endAttempt(0);
+    if (this.sink.headersSent) {
+      this.resetDownstream();
+      return;
+    }
+    this.localReply(this.bodyEnded ? 504 : 408, wholeRequest ? 'request timeout' : 'stream timeout');
+  }
+
+  private clearRequestTimer(): void {
+    if (!this.requestTimer) return;
+    clearTimeout(this.requestTimer);
+    this.requestTimer = null;
+  }
+
   // ---- downstream body ----
 
   /** Request body bytes from the codec. */
   onBody(chunk: Buffer): void {
     if (this.done) return;
+    this.idleTimer?.refresh();
     this.bodyBytes += chunk.length;
     const limit = this.cluster?.settings.perConnectionBufferLimitBytes ?? 1024 * 1024;
     if (this.upstreamReady && this.upstream) {
@@ -327,6 +377,7 @@ export class Exchange implements UpstreamHandler {
   onBodyEnd(): void {
     if (this.done || this.bodyEnded) return;
     this.bodyEnded = true;
+    this.clearRequestTimer();
     if (this.head) this.armTimeout();
     if (this.upstreamReady && this.upstream) this.upstream.end();
   }
@@ -379,6 +430,14 @@ export class Exchange implements UpstreamHandler {
     }
     this.traffic?.rqRxReset.inc();
     this.endAttempt(0);
+    if (reason === 'reused-reset' && !this.reusedRetried && this.retainBody) {
+      // A kept-alive connection the upstream closed while idle: the request never reached
+      // it, so it is sent again at once on a new connection, outside the retry policy.
+      this.reusedRetried = true;
+      this.traffic?.scope.counter('upstream_rq_retry_reused_connection').inc();
+      this.startAttempt(true);
+      return;
+    }
     const connectFailure = reason === 'connect-failure' || reason === 'connect-timeout';
     if (this.tryRetry(this.retry !== null && retriableFailure(this.retry, connectFailure))) return;
     // A malformed response head is the upstream's fault: 502, as the reference answers.
@@ -407,6 +466,8 @@ export class Exchange implements UpstreamHandler {
     up: UpstreamRequest | null,
   ): void {
     this.upstream = up;
+    this.clearRequestTimer();
+    this.idleTimer?.refresh();
     if (this.attempt > 0 && status < 500) this.traffic?.rqRetrySuccess.inc();
     const out: string[] = [];
     for (let i = 0; i < headers.length; i += 2) {
@@ -421,6 +482,7 @@ export class Exchange implements UpstreamHandler {
 
   onUpstreamData(chunk: Buffer): void {
     if (this.done) return;
+    this.idleTimer?.refresh();
     if (!this.sink.writeData(chunk) && !this.upstreamPaused) {
       this.upstreamPaused = true;
       this.upstream?.pause();
@@ -494,9 +556,9 @@ export class Exchange implements UpstreamHandler {
   private finish(status: number): void {
     if (this.done) return;
     this.done = true;
-    if (this.timer) clearTimeout(this.timer);
-    if (this.tryTimer) clearTimeout(this.tryTimer);
-    this.timer = this.tryTimer = null;
+    for (const timer of [this.timer, this.tryTimer, this.requestTimer, this.idleTimer])
+      if (timer) clearTimeout(timer);
+    this.timer = this.tryTimer = this.requestTimer = this.idleTimer = null;
     this.releaseRetry();
     const s = this.hcm.stats;
     s.rqActive.dec();

@@ -1,5 +1,5 @@
 import type { RawCluster } from '../../../events/config.js';
-import { numberOr, objectOf } from '../../../reducers/settings/values.js';
+import { durationMs, numberOr, objectOf } from '../../../reducers/settings/values.js';
 
 /** Socket options of upstream connections that `ClusterSettings` does not carry. */
 export interface ConnectOptions {
@@ -9,13 +9,18 @@ export interface ConnectOptions {
   /** `upstream_connection_options.tcp_keepalive` set. */
   keepAlive: boolean;
   keepAliveInitialDelayMs: number;
+  /** `common_http_protocol_options.idle_timeout`: a pooled connection unused this long closes (0: never). */
+  idleTimeoutMs: number;
 }
+
+const ONE_HOUR_MS = 3_600_000;
 
 const NONE: ConnectOptions = {
   localAddress: null,
   localPort: 0,
   keepAlive: false,
   keepAliveInitialDelayMs: 0,
+  idleTimeoutMs: ONE_HOUR_MS,
 };
 const cache = new WeakMap<RawCluster, ConnectOptions>();
 
@@ -32,6 +37,10 @@ export function connectOptionsOf(raw: RawCluster | undefined): ConnectOptions {
     localPort: numberOr(source.port_value, 0),
     keepAlive: keepalive !== undefined,
     keepAliveInitialDelayMs: numberOr(objectOf(keepalive).keepalive_time, 0) * 1000,
+    idleTimeoutMs: Math.max(
+      0,
+      durationMs(objectOf(raw.common_http_protocol_options).idle_timeout, ONE_HOUR_MS),
+    ),
   };
   cache.set(raw, opts);
   return opts;

@@ -90,15 +90,24 @@ class H1Connection {
   /** What a request still waiting for its response head is told when the connection closes. */
   private failure: UpstreamFailure = 'reset';
   private keepAlive = true;
+  /** Response bytes arrived since the current request was sent. */
+  private answered = false;
   private readonly openedAt = performance.now();
   private timer: NodeJS.Timeout | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
+  /** The idle timer counts only while this is set (the timer is reused between requests). */
+  private idleArmed = false;
+  private readonly idleTimeoutMs: number;
   private readonly traffic: ClusterTraffic;
 
   constructor(
     readonly pool: H1Pool,
     pc: PoolContext,
+    /** A request this connection was opened for: it goes first, whatever waits in the queue. */
+    public reserved: H1Request | null = null,
   ) {
     this.traffic = pc.traffic;
+    this.idleTimeoutMs = pc.connect.idleTimeoutMs;
     const opts: net.NetConnectOpts = { host: pc.host.ip, port: pc.host.port, noDelay: true };
     if (pc.connect.localAddress) {
       opts.localAddress = pc.connect.localAddress;
@@ -145,6 +154,8 @@ class H1Connection {
     this.current = req;
     req.conn = this;
     this.requests += 1;
+    this.answered = false;
+    this.idleArmed = false;
     const h = req.head;
     let head = `${h.method} ${h.path} HTTP/1.1\r\nhost: ${h.authority}\r\n`;
     const hs = h.headers;
@@ -167,6 +178,7 @@ class H1Connection {
       this.destroy(false);
       return;
     }
+    this.answered = true;
     const buf = this.buf ? Buffer.concat([this.buf, chunk]) : chunk;
     this.buf = null;
     let off = 0;
@@ -180,7 +192,7 @@ class H1Connection {
         }
         if (!head) return;
         if (head.status < 200) continue; // 100 Continue and other interim answers are not forwarded.
-        this.startResponse(req, head);
+        if (this.startResponse(req, head)) this.endResponse(req, off < buf.length);
         continue;
       }
       off += this.framer.feed(buf, off, (data) => req.handler.onUpstreamData(data));
@@ -188,12 +200,13 @@ class H1Connection {
         this.protocolError();
         return;
       }
-      if (this.framer.done) this.endResponse(req);
+      if (this.framer.done) this.endResponse(req, off < buf.length);
     }
     if (off < buf.length && this.current === req && !req.done) this.buf = buf.subarray(off);
   }
 
-  private startResponse(req: H1Request, head: ResponseHead): void {
+  /** Starts forwarding a response; true when it has no body to wait for. */
+  private startResponse(req: H1Request, head: ResponseHead): boolean {
     const { status, headers, contentLength } = head;
     for (let i = 0; i < headers.length; i += 2) {
       if (headers[i] === 'connection' && /close/i.test(headers[i + 1] as string)) this.keepAlive = false;
@@ -208,21 +221,44 @@ class H1Connection {
       this.keepAlive = false;
     }
     this.framer = new BodyFramer(framing, contentLength);
+    // A HEAD answer keeps the length the GET would have, so it is passed on as sent.
+    const answersHead = req.head.method === 'HEAD' && !bodilessStatus(status);
     req.handler.onUpstreamHead(
       status,
       headers,
-      framing === Framing.Length ? contentLength : framing === Framing.None ? 0 : -1,
+      framing === Framing.Length || answersHead ? contentLength : framing === Framing.None ? 0 : -1,
     );
-    if (this.framer.done) this.endResponse(req);
+    return this.framer.done;
   }
 
-  private endResponse(req: H1Request): void {
+  /**
+   * The response is complete. The connection is released (reused or closed) before the
+   * handler hears of it, so the next request the handler starts (a pipelined one) can reuse
+   * it. `more`: bytes followed the response, which no request can own.
+   */
+  private endResponse(req: H1Request, more: boolean): void {
+    if (req.done) return; // the handler gave up on it when the head came
     this.framer = null;
     req.responseEnded = true;
-    req.handler.onUpstreamEnd();
-    if (req.bodyEnded) this.finish(req);
     // A response that ends before the request body cannot leave the connection reusable.
-    else this.keepAlive = false;
+    if (more || !req.bodyEnded) this.keepAlive = false;
+    this.finish(req);
+    req.handler.onUpstreamEnd();
+  }
+
+  /** The pool parked this connection: close it after the cluster's idle timeout. */
+  parkIdle(): void {
+    const ms = this.idleTimeoutMs;
+    if (ms <= 0) return;
+    this.idleArmed = true;
+    if (this.idleTimer) this.idleTimer.refresh();
+    else this.idleTimer = setTimeout(() => this.onIdleTimeout(), ms).unref();
+  }
+
+  private onIdleTimeout(): void {
+    if (!this.idleArmed || this.current || this.closed) return;
+    this.traffic.scope.counter('upstream_cx_idle_timeout').inc();
+    this.destroy(true);
   }
 
   /** Both directions of `req` are complete: reuse or close. */
@@ -263,6 +299,7 @@ class H1Connection {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     const t = this.traffic;
     t.cxDestroy.inc();
     t.cxActive.dec();
@@ -274,7 +311,13 @@ class H1Connection {
     this.pool.onClosed(this);
     if (!this.connected) {
       this.pool.host.stats.cx_connect_fail += 1;
-      this.pool.onConnectFailure();
+      const reserved = this.reserved;
+      this.reserved = null;
+      if (!reserved) this.pool.onConnectFailure();
+      else if (!reserved.done) {
+        reserved.done = true;
+        reserved.handler.onUpstreamFailure('connect-failure');
+      }
       return;
     }
     if (req && !req.done) {
@@ -286,7 +329,10 @@ class H1Connection {
         req.responseEnded = true;
         req.handler.onUpstreamEnd();
       } else if (this.framer || req.responseEnded) req.handler.onUpstreamReset();
-      else req.handler.onUpstreamFailure(this.failure);
+      else if (this.failure === 'reset' && this.requests > 1 && !this.answered) {
+        // The server closed a kept-alive connection as the request went out on it.
+        req.handler.onUpstreamFailure('reused-reset');
+      } else req.handler.onUpstreamFailure(this.failure);
     }
   }
 }
@@ -313,18 +359,27 @@ export class H1Pool implements ConnectionPool {
     return this.pc.host;
   }
 
-  request(head: UpstreamRequestHead, handler: UpstreamHandler, pc: PoolContext): UpstreamRequest {
+  request(
+    head: UpstreamRequestHead,
+    handler: UpstreamHandler,
+    pc: PoolContext,
+    fresh = false,
+  ): UpstreamRequest {
     this.pc = pc;
     this.draining = false;
     this.maxRequestsPerConnection = pc.cluster.settings.maxRequestsPerConnection;
     const req = new H1Request(this, head, handler);
+    const t = pc.traffic;
+    const limits = pc.cluster.settings.thresholds.DEFAULT;
+    if (fresh && t.connections < limits.maxConnections) {
+      this.all.add(new H1Connection(this, pc, req));
+      return req;
+    }
     const conn = this.idle.pop();
     if (conn) {
       conn.assign(req);
       return req;
     }
-    const t = pc.traffic;
-    const limits = pc.cluster.settings.thresholds.DEFAULT;
     if (t.pending >= limits.maxPendingRequests) {
       t.rqPendingOverflow.inc();
       req.done = true;
@@ -370,7 +425,14 @@ export class H1Pool implements ConnectionPool {
 
   /** A connection became free (fresh or reused). */
   onIdle(conn: H1Connection): void {
-    if (conn.requests === 0) this.connecting -= 1;
+    const reserved = conn.reserved;
+    if (reserved) {
+      conn.reserved = null;
+      if (!reserved.done) {
+        conn.assign(reserved);
+        return;
+      }
+    } else if (conn.requests === 0) this.connecting -= 1;
     const next = this.pending.shift();
     if (next) {
       this.unpend();
@@ -382,6 +444,7 @@ export class H1Pool implements ConnectionPool {
       return;
     }
     this.idle.push(conn);
+    conn.parkIdle();
   }
 
   onClosed(conn: H1Connection): void {

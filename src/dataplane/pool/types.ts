@@ -15,7 +15,14 @@ export interface UpstreamRequestHead {
 }
 
 /** Why an upstream attempt failed before any response. */
-export type UpstreamFailure = 'connect-failure' | 'connect-timeout' | 'overflow' | 'reset' | 'protocol-error';
+export type UpstreamFailure =
+  | 'connect-failure'
+  | 'connect-timeout'
+  | 'overflow'
+  | 'reset'
+  | 'protocol-error'
+  /** Closed before any response byte on a connection that had served a request before. */
+  | 'reused-reset';
 
 /** The router's side of an upstream attempt; the pool calls these exactly in this order. */
 export interface UpstreamHandler {
@@ -52,7 +59,13 @@ export interface PoolContext {
 
 /** A per-host connection pool (HTTP/1.1 or HTTP/2). */
 export interface ConnectionPool {
-  request(head: UpstreamRequestHead, handler: UpstreamHandler, pc: PoolContext): UpstreamRequest;
+  /** `fresh`: open a new connection for it (when the breaker allows) instead of reusing one. */
+  request(
+    head: UpstreamRequestHead,
+    handler: UpstreamHandler,
+    pc: PoolContext,
+    fresh?: boolean,
+  ): UpstreamRequest;
   /** Closes idle connections, and the others as their requests finish. */
   drain(): void;
   /** Closes everything now. */
