@@ -13,6 +13,7 @@ import { startStats } from '../stats/start.js';
 import { StatsStore } from '../stats/store.js';
 import { VERSION } from '../version.js';
 import type { ServerContext } from './context.js';
+import { stopOnSignals } from './shutdown.js';
 
 /**
  * Serves: loads the bootstrap, folds it into the store, starts every edge, goes LIVE.
@@ -70,6 +71,6 @@ export async function serve(options: Options): Promise<ServerContext> {
   // INITIALIZING (set by bootstrap-loaded) lasts until the listeners are bound.
   await startDataPlane(ctx);
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => void ctx.shutdown(0));
+  stopOnSignals(ctx);
   return ctx;
 }

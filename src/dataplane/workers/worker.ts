@@ -169,5 +169,6 @@ process.on('message', (m: unknown) => {
 // The primary is gone (crashed or killed): nothing to serve for.
 process.on('disconnect', () => void shutdown(0));
 send({ kind: 'hello' });
-// Ctrl-C reaches the whole process group; the primary coordinates the shutdown.
-process.on('SIGINT', () => {});
+// Ctrl-C reaches the whole process group, and a service manager may signal every process of
+// it; the primary coordinates the drain and then tells each worker to stop.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => {});
