@@ -120,7 +120,7 @@ test('the event-log file and every replay view show no secret', async () => {
   for (const view of REPLAY_VIEWS) {
     for (const format of ['text', 'json'] as const) {
       const out = renderReplayView(view, format, replayed.state, replayed.header?.options ?? null);
-      assertNoSecret(`replay --view ${view} --format ${format}`, out.body);
+      assertNoSecret(`replay --view ${view} --format ${format}`, String(out.body));
     }
   }
   const cli = await runProxy(['replay', log, '--view', 'snapshot']);
