@@ -55,7 +55,12 @@ function h2cListener(codec: string): JsonObject {
                   },
                 ],
               },
-              http_filters: [{ name: 'proxy.filters.http.router' }],
+              http_filters: [
+                {
+                  name: 'proxy.filters.http.router',
+                  typed_config: { '@type': 'type.googleapis.com/envoy.config.filter.http.router.v2.Router' },
+                },
+              ],
             },
           },
         ],

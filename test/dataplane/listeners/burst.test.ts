@@ -54,7 +54,12 @@ function listener(): JsonObject {
                   },
                 ],
               },
-              http_filters: [{ name: 'proxy.filters.http.router' }],
+              http_filters: [
+                {
+                  name: 'proxy.filters.http.router',
+                  typed_config: { '@type': 'type.googleapis.com/envoy.config.filter.http.router.v2.Router' },
+                },
+              ],
             },
           },
         ],
