@@ -320,16 +320,13 @@ export class Exchange implements UpstreamHandler {
   }
 
   /**
-   * The HCM's `request_timeout` (`wholeRequest`) or `stream_idle_timeout` fired. Before the
-   * response starts the client gets 408 while its request is still arriving, as the
-   * reference answers, and 504 once the request was whole and only the upstream is silent
-   * (the reference's answer since it stopped blaming clients for slow upstreams); after
-   * that the stream is reset.
+   * The HCM's `request_timeout` (`requestTimeout`) or `stream_idle_timeout` fired: 408 before
+   * the response starts, as the reference answers both, then a reset stream.
    */
-  private onStreamTimeout(wholeRequest: boolean): void {
+  private onStreamTimeout(requestTimeout: boolean): void {
     if (this.done) return;
     const s = this.hcm.stats;
-    if (wholeRequest) {
+    if (requestTimeout) {
       this.requestTimer = null;
       s.rqTimeout.inc();
     } else {
@@ -346,7 +343,7 @@ export class Exchange implements UpstreamHandler {
       this.resetDownstream();
       return;
     }
-    this.localReply(this.bodyEnded ? 504 : 408, wholeRequest ? 'request timeout' : 'stream timeout');
+    this.localReply(408, requestTimeout ? 'request timeout' : 'stream timeout');
   }
 
   private clearRequestTimer(): void {
