@@ -62,6 +62,10 @@ export class Replayer {
   private readonly working: State;
   private lastSeq: number;
   private count = 0;
+  /** Log line of each envelope ingested and not yet applied (the merge window may hold it). */
+  private readonly lines = new Map<number, number>();
+  /** Envelopes whose reducer threw: a log edited by hand or damaged in a way JSON allows. */
+  private failures: Array<{ line: number; reason: string }> = [];
 
   constructor(from?: LogCheckpoint) {
     this.scheduler = new VirtualTimeScheduler(VirtualAction, Number.POSITIVE_INFINITY);
@@ -71,7 +75,16 @@ export class Replayer {
     this.input
       .pipe(mergeWindow((cluster) => mergeWindowMs(this.working, cluster), this.scheduler))
       .subscribe((batch) => {
-        for (const env of batch) applyInPlace(this.working, env);
+        for (const env of batch) {
+          const line = this.lines.get(env.seq) ?? 0;
+          this.lines.delete(env.seq);
+          try {
+            applyInPlace(this.working, env);
+          } catch (err) {
+            const what = `event ${JSON.stringify(env.event.type)} (seq ${env.seq})`;
+            this.failures.push({ line, reason: `${what} cannot be applied: ${(err as Error).message}` });
+          }
+        }
       });
   }
 
@@ -84,7 +97,8 @@ export class Replayer {
     this.scheduler.frame = time;
   }
 
-  ingest(env: Envelope<ProxyEvent>): void {
+  ingest(env: Envelope<ProxyEvent>, line = 0): void {
+    this.lines.set(env.seq, line);
     this.advanceTo(env.at);
     this.input.next(env);
     this.lastSeq = env.seq;
@@ -101,6 +115,13 @@ export class Replayer {
   /** A frozen copy of the fold so far, shaped exactly like a live snapshot. */
   get state(): State {
     return freeze(structuredClone(this.working), true);
+  }
+
+  /** The envelopes that failed to apply since the last call, with their log lines. */
+  takeFailures(): Array<{ line: number; reason: string }> {
+    const failures = this.failures;
+    this.failures = [];
+    return failures;
   }
 
   get seq(): number {
@@ -213,7 +234,8 @@ export async function replayLog(path: string, options: ReplayOptions = {}): Prom
       reached = true;
       break;
     }
-    replayer.ingest(env);
+    replayer.ingest(env, line);
+    for (const failure of replayer.takeFailures()) bad(failure.line, failure.reason);
   }
   if ('seq' in target && (firstSeq === null || target.seq < firstSeq)) {
     throw new ReplayError(
@@ -231,6 +253,7 @@ export async function replayLog(path: string, options: ReplayOptions = {}): Prom
   }
   if (!reached && 'time' in target) replayer.advanceTo(target.time);
   result.state = reached || !('end' in target) ? replayer.state : replayer.finish();
+  for (const failure of replayer.takeFailures()) bad(failure.line, failure.reason);
   result.events = foldedBefore + replayer.events;
   result.lastSeq = replayer.seq;
   return result;
