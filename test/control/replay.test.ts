@@ -128,3 +128,39 @@ test('an event type this build does not know changes nothing and does not stop t
   assert.equal(result.lastSeq, 6);
   assert.equal(result.state.runtime.layers[1]!.values.q, '1');
 });
+
+test('a header in mid-file: a restart folds on from the initial state, a rotation with its checkpoint does not', async () => {
+  const line = (seq: number, event: object) =>
+    `${JSON.stringify({ seq, at: 1000 + seq, source: 'test', event })}\n`;
+  const [header] = scenarioLog([]).split('\n');
+  const bootstrap = JSON.parse(scenarioLog(SCENARIOS['runtime-changes']!).split('\n')[1]!).event;
+  const first = `${header}\n${line(1, bootstrap)}${line(2, runtimeModified({ values: { first: '1' } }))}`;
+  // Restart: the second run's header, then its own bootstrap, numbered on.
+  const restarted = join(scratch, 'restarted.ndjson');
+  writeFileSync(
+    restarted,
+    `${first}${header}\n${line(3, bootstrap)}${line(4, runtimeModified({ values: { second: '2' } }))}`,
+  );
+  const values = (state: Awaited<ReturnType<typeof replayLog>>['state']) =>
+    Object.assign({}, ...state.runtime.layers.map((l) => l.values)) as Record<string, string>;
+  const end = await replayLog(restarted);
+  assert.deepEqual([values(end.state).first, values(end.state).second], [undefined, '2']);
+  assert.equal(end.events, 4);
+  const inFirst = await replayLog(restarted, { target: { seq: 2 } });
+  assert.deepEqual([values(inFirst.state).first, values(inFirst.state).second], ['1', undefined]);
+  // Rotation onto the same path: header and checkpoint, then the same run goes on.
+  const atTwo = (await replayLog(restarted, { target: { seq: 2 } })).state;
+  const rotated = join(scratch, 'reopened-in-place.ndjson');
+  writeFileSync(
+    rotated,
+    `${first}${header}\n${checkpointLine({ seq: 2, at: 1002, state: atTwo })}${line(3, runtimeModified({ values: { second: '2' } }))}`,
+  );
+  for (const ignoreCheckpoints of [false, true]) {
+    const state = (await replayLog(rotated, { ignoreCheckpoints })).state;
+    assert.deepEqual(
+      [values(state).first, values(state).second],
+      ['1', '2'],
+      `ignoreCheckpoints ${ignoreCheckpoints}`,
+    );
+  }
+});
