@@ -77,8 +77,14 @@ function writeFully(stream: NodeJS.WritableStream, text: string | Uint8Array): P
   return new Promise((resolve) => stream.write(text, () => resolve()));
 }
 
+/** A reader that went away (`| head`) is no failure of the replay; anything else still is. */
+function onStdoutError(err: NodeJS.ErrnoException): void {
+  if (err.code !== 'EPIPE') throw err;
+}
+
 /** Runs `proxy replay`; resolves to the exit code once everything printed is written out. */
 export async function runReplay(argv: string[]): Promise<number> {
+  if (!process.stdout.listeners('error').includes(onStdoutError)) process.stdout.on('error', onStdoutError);
   let parsed: ReplayArgs | { help: true } | { error: string };
   try {
     parsed = parseReplayArgs(argv);
