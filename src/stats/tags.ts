@@ -4,6 +4,8 @@
  * default extractors are the reference's, with `envoy.` names renamed `proxy.`.
  */
 
+import { RE2 } from 're2-wasm';
+
 export interface Tag {
   name: string;
   value: string;
@@ -15,9 +17,15 @@ export interface Extracted {
   tags: Tag[];
 }
 
+/** One extractor's match on a name: the tag value and the span removed from the name. */
+interface TagMatch {
+  value: string;
+  span: [number, number];
+}
+
 interface Extractor {
   name: string;
-  regex: RegExp;
+  match: (statName: string) => TagMatch | null;
   /** Quick pre-filter: skip names that lack it. */
   substr: string;
   /** Only run when the first dot-token equals this; '' = always. */
@@ -72,8 +80,55 @@ function prefixOf(regex: string): string {
   return m ? m[1]! : '';
 }
 
+/** The reference's rule: group 1 is removed from the name; the value is group 2 if any, else group 1. */
+function tagOf(groups: ArrayLike<string | undefined>, span: [number, number]): TagMatch {
+  return { value: groups.length > 2 ? (groups[2] ?? '') : (groups[1] ?? ''), span };
+}
+
+/** A backtracking match: the built-in extractors, and user regexes RE2 cannot compile. */
+function jsMatch(regex: RegExp): Extractor['match'] {
+  return (statName) => {
+    const m = regex.exec(statName);
+    if (!m || m[1] === undefined || !m.indices?.[1]) return null;
+    return tagOf(m, m.indices[1]);
+  };
+}
+
+/**
+ * A user's regex matched by RE2, in linear time. RE2 gives group texts, not positions;
+ * group 1 is placed by finding its text in the whole match. Only when that text occurs
+ * there twice is the position ambiguous; then the backtracking regex decides, on a name
+ * RE2 has already matched.
+ */
+function re2Match(re: RE2, fallback: RegExp): Extractor['match'] {
+  const js = jsMatch(fallback);
+  return (statName) => {
+    const m = re.exec(statName);
+    const whole = m?.[0];
+    if (!m || whole === undefined || m[1] === undefined) return null;
+    const at = whole.indexOf(m[1]);
+    if (whole.indexOf(m[1], at + 1) >= 0) return js(statName);
+    const start = m.index + at;
+    return tagOf(m, [start, start + m[1].length]);
+  };
+}
+
 function makeExtractor(name: string, regex: string, substr = ''): Extractor {
-  return { name, regex: new RegExp(regex, 'd'), substr, prefix: prefixOf(regex) };
+  return { name, match: jsMatch(new RegExp(regex, 'd')), substr, prefix: prefixOf(regex) };
+}
+
+/**
+ * A `stats_tags[].regex`: on RE2 when it compiles there, so a careless pattern cannot
+ * stall stat creation; patterns with lookaround (which the reference's std::regex and its
+ * own defaults use) stay ECMAScript. Throws a SyntaxError for an invalid pattern.
+ */
+function userMatch(pattern: string): Extractor['match'] {
+  const js = new RegExp(pattern, 'd');
+  try {
+    return re2Match(new RE2(pattern, 'u'), js);
+  } catch {
+    return jsMatch(js);
+  }
 }
 
 /** A tag specifier of `stats_config.stats_tags`. */
@@ -117,15 +172,15 @@ export class TagProducer {
       if (spec.fixed_value !== undefined) {
         fixed.push({ name, value: spec.fixed_value });
       } else if (spec.regex) {
-        let regex: RegExp;
+        let match: Extractor['match'];
         try {
-          regex = new RegExp(spec.regex, 'd');
+          match = userMatch(spec.regex);
         } catch (err) {
           throw new TagConfigError(
             `stats_config.stats_tags[${i}].regex: invalid regular expression '${spec.regex}': ${(err as Error).message}`,
           );
         }
-        this.add({ name, regex, substr: '', prefix: prefixOf(spec.regex) });
+        this.add({ name, match, substr: '', prefix: prefixOf(spec.regex) });
       } else {
         const matching = DEFAULTS.filter(([n]) => n === canonicalTagName(name));
         if (matching.length === 0) {
@@ -163,11 +218,10 @@ export class TagProducer {
     const first = dot < 0 ? statName : statName.slice(0, dot);
     const run = (e: Extractor): void => {
       if (e.substr && !statName.includes(e.substr)) return;
-      const m = e.regex.exec(statName);
-      if (!m || m[1] === undefined || !m.indices?.[1]) return;
-      const value = m.length > 2 ? (m[2] ?? '') : m[1];
-      tags.push({ name: e.name, value });
-      spans.push(m.indices[1]);
+      const m = e.match(statName);
+      if (!m) return;
+      tags.push({ name: e.name, value: m.value });
+      spans.push(m.span);
     };
     for (const e of this.anywhere) run(e);
     for (const e of this.byPrefix.get(first) ?? []) run(e);
