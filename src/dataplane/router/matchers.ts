@@ -14,6 +14,9 @@ export type StringTest = (value: string) => boolean;
 export function compileRegex(pattern: string, where: string): StringTest {
   let re: RE2;
   try {
+    // Compiled alone first: only a pattern valid by itself can be wrapped for a full match
+    // (`a)|(b` would otherwise make `^(?:a)|(b)$`, two partial matches).
+    new RE2(pattern, 'u');
     re = new RE2(`^(?:${pattern})$`, 'u');
   } catch (err) {
     throw new Error(`${where}: invalid regex '${pattern}': ${(err as Error).message}`);

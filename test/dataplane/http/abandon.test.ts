@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type * as net from 'node:net';
+import { after, before, test } from 'node:test';
+import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { halfOpenFront, rawClient, settle } from './hostile-clients.js';
+
+// Issue 11, finding 3: a POST head with `Content-Length: 8192`, 10 body bytes, then close left
+// the socket in CLOSE-WAIT holding its upstream connection and request; 1,100 of them made
+// every later request get `503 overflow`.
+
+let upstream: http.Server;
+let proxy: TestProxy;
+let front: { port: number; close(): void };
+let upstreamOpen = 0;
+
+before(async () => {
+  upstream = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end('ok'));
+  });
+  upstream.on('connection', (socket: net.Socket) => {
+    upstreamOpen += 1;
+    socket.on('close', () => {
+      upstreamOpen -= 1;
+    });
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  const port = (upstream.address() as net.AddressInfo).port;
+  proxy = await startProxy(hcmConfig('b'), [{ raw: { name: 'b' }, addresses: [`127.0.0.1:${port}`] }]);
+  front = await halfOpenFront(proxy);
+});
+
+after(async () => {
+  front.close();
+  await proxy.close();
+  upstream.close();
+  upstream.closeAllConnections();
+});
+
+const ABANDONED = Buffer.concat([
+  Buffer.from('POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 8192\r\n\r\n'),
+  Buffer.alloc(10, 'a'),
+]);
+
+/** One abandoned upload; true when the proxy closed the socket promptly (no CLOSE-WAIT). */
+async function abandon(): Promise<boolean> {
+  const c = await rawClient(front.port);
+  c.socket.write(ABANDONED);
+  c.socket.end();
+  return c.closed(2000);
+}
+
+test('an abandoned request body resets the exchange at once', async () => {
+  assert.equal(await abandon(), true, 'the proxy closes its side at once');
+  assert.equal(await settle(() => proxy.gauge('cluster.b.upstream_rq_active'), 0, 1000), 0);
+  // The upstream connection carried a half-sent body: it is destroyed, not pooled.
+  assert.equal(await settle(() => upstreamOpen, 0, 1000), 0);
+  assert.equal(await settle(() => proxy.gauge('http.ingress.downstream_cx_active'), 0, 1000), 0);
+});
+
+test('1,100 abandoned uploads from one client leave no breaker slot taken', async () => {
+  const total = 1100;
+  let closedPromptly = 0;
+  for (let i = 0; i < total; i += 50) {
+    const batch = await Promise.all(Array.from({ length: Math.min(50, total - i) }, abandon));
+    closedPromptly += batch.filter(Boolean).length;
+  }
+  assert.equal(closedPromptly, total);
+  assert.equal(await settle(() => proxy.gauge('cluster.b.upstream_rq_active'), 0, 2000), 0);
+  assert.equal(proxy.gauge('cluster.b.upstream_rq_pending_active'), 0);
+  assert.equal(proxy.gauge('cluster.b.circuit_breakers.default.rq_open'), 0);
+  assert.equal(proxy.gauge('cluster.b.circuit_breakers.default.rq_pending_open'), 0);
+  assert.equal(await settle(() => proxy.gauge('http.ingress.downstream_cx_active'), 0, 2000), 0);
+  const res = await fetch(`http://127.0.0.1:${front.port}/after`, { method: 'POST', body: 'x' });
+  assert.equal(res.status, 200);
+  assert.equal(await res.text(), 'ok');
+  assert.equal(proxy.counter('cluster.b.upstream_rq_pending_overflow'), 0);
+});
