@@ -101,6 +101,9 @@ test('/stats?filter= with a catastrophic pattern answers quickly and still filte
   assert.equal(nested.status, 200);
   assert.match(nested.body, /^cluster\.web\./m);
   assert.doesNotMatch(nested.body, /^server\./m);
+  const breakout = await timedGet(`${proxy.admin}/config_dump?name_regex=${encodeURIComponent('x)|(web')}`);
+  assert.equal(breakout.status, 400, 'a pattern cannot break out of the full-match anchors');
+  assert.match(breakout.body, /invalid name_regex/);
   const ready = await timedGet(`${proxy.admin}/ready`);
   assert.equal(ready.status, 200);
 });

@@ -6,6 +6,7 @@ import type { HandlerDescriptor } from '../registry.js';
 /** A full-match RE2 test (linear time: a hostile pattern cannot stall the admin). */
 function compile(pattern: string): ((name: string) => boolean) | string {
   try {
+    new RE2(pattern, 'u'); // valid alone, so `a)|(b` cannot escape the anchors below
     const re = new RE2(`^(?:${pattern})$`, 'u');
     return (name) => re.test(name);
   } catch (err) {
