@@ -17,7 +17,9 @@ import { boundPort, cluster, staticClusters, testContext } from '../../helpers/d
  * so a checkout without it skips rather than fails.
  */
 
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const compiled = import.meta.url.includes('/dist/');
+/** The repository root, from `test/dataplane/http` (tsx) or `dist/test/dataplane/http` (compiled). */
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), compiled ? '../../../..' : '../../..');
 const H2SPEC = process.env.H2SPEC ?? resolve(REPO, '..', 'shared/tools/h2spec/h2spec');
 
 /**
