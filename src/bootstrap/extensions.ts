@@ -137,3 +137,14 @@ export function disabledExtensions(entries: readonly string[]): {
   }
   return { disabled, warnings };
 }
+
+/**
+ * The config message of a canonical extension entry (`{ name, typed_config }`): the loader
+ * resolved every spelling of the name, or the `@type` alone, into `typed_config['@type']`,
+ * so consumers pick an extension by this and never by name.
+ */
+export function configTypeOf(entry: { typed_config?: unknown }): string {
+  const typed = entry.typed_config as { '@type'?: unknown } | undefined;
+  const url = typeof typed?.['@type'] === 'string' ? typed['@type'] : '';
+  return url.slice(url.lastIndexOf('/') + 1);
+}

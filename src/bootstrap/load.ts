@@ -27,11 +27,46 @@ export type LoadOptions = Pick<
 export const CONFIG_YAML_LABEL = '--config-yaml';
 
 /**
- * Reads `-c/--config-path` (format by extension) and/or `--config-yaml`, converts each to
- * the canonical form, merges the YAML over the file (protobuf merge semantics), then
- * validates the result. Never throws on bad input.
+ * Reads, then runs the compile step of every static resource (`validateBootstrap`): what
+ * `--mode validate` checks and what serve starts from. Never throws on bad input.
  */
 export function loadBootstrap(options: LoadOptions): LoadResult {
+  const read = decode(options);
+  if (!read.bootstrap) return { ok: false, errors: read.errors, warnings: read.warnings };
+  // The compile steps run even after field errors, so one pass reports every problem.
+  const merged = new Report(read.sources.join(' + '));
+  validateBootstrap(read.bootstrap, merged);
+  return result({
+    ...read,
+    errors: [...read.errors, ...merged.errors],
+    warnings: [...read.warnings, ...merged.warnings],
+  });
+}
+
+/**
+ * Reads `-c/--config-path` (format by extension) and/or `--config-yaml`, converts each to
+ * the canonical form and merges the YAML over the file (protobuf merge semantics), without
+ * compiling the resources: the decoding half of `loadBootstrap`.
+ */
+export function readBootstrap(options: LoadOptions): LoadResult {
+  return result(decode(options));
+}
+
+interface Decoded {
+  bootstrap?: JsonObject;
+  sources: string[];
+  errors: string[];
+  warnings: string[];
+  unknownFields: number;
+}
+
+function result(d: Decoded): LoadResult {
+  if (!d.bootstrap || d.errors.length > 0) return { ok: false, errors: d.errors, warnings: d.warnings };
+  const { bootstrap, sources, warnings, unknownFields } = d;
+  return { ok: true, bootstrap, sources, warnings, unknownFields };
+}
+
+function decode(options: LoadOptions): Decoded {
   const { disabled, warnings: disableWarnings } = disabledExtensions(options.disableExtensions ?? []);
   const inputs: Array<{ label: string; parsed: Parsed }> = [];
   if (options.configPath)
@@ -40,11 +75,8 @@ export function loadBootstrap(options: LoadOptions): LoadResult {
     inputs.push({ label: CONFIG_YAML_LABEL, parsed: parseYamlText(options.configYaml, CONFIG_YAML_LABEL) });
   }
   if (inputs.length === 0) {
-    return {
-      ok: false,
-      errors: ['no bootstrap: give -c/--config-path <file> or --config-yaml <yaml>'],
-      warnings: disableWarnings,
-    };
+    const errors = ['no bootstrap: give -c/--config-path <file> or --config-yaml <yaml>'];
+    return { sources: [], errors, warnings: disableWarnings, unknownFields: 0 };
   }
   const type = messageType(BOOTSTRAP_TYPE);
   const errors: string[] = [];
@@ -64,14 +96,8 @@ export function loadBootstrap(options: LoadOptions): LoadResult {
     unknownFields += report.unknownFields;
     bootstrap = bootstrap ? mergeCanonical(bootstrap, canonical, type) : canonical;
   }
-  if (!bootstrap || inputs.some((i) => !i.parsed.ok)) return { ok: false, errors, warnings };
-  // Whole-bootstrap rules run even after field errors so one pass reports every problem.
   const sources = inputs.map((i) => i.label);
-  const merged = new Report(sources.join(' + '));
+  if (!bootstrap || inputs.some((i) => !i.parsed.ok)) return { sources, errors, warnings, unknownFields };
   nameListeners(bootstrap);
-  validateBootstrap(bootstrap, merged);
-  warnings.push(...merged.warnings);
-  errors.push(...merged.errors);
-  if (errors.length > 0) return { ok: false, errors, warnings };
-  return { ok: true, bootstrap, sources, warnings, unknownFields };
+  return { bootstrap, sources, errors, warnings, unknownFields };
 }

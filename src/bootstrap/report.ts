@@ -74,3 +74,33 @@ export class Report {
 export function fieldPath(base: string, field: string): string {
   return base ? `${base}.${field}` : field;
 }
+
+/**
+ * A finding thrown from deep inside a compile step (a route matcher, a regex) where passing
+ * a Report down would thread it through every helper; `Report.attempt` turns it back into
+ * a finding, so one bad route costs one error and the rest are still checked.
+ */
+export class ConfigFault extends Error {
+  constructor(
+    readonly path: string,
+    readonly detail: string,
+    readonly code: ConfigErrorCode = 'invalid',
+  ) {
+    super(`${path}: ${detail}`);
+  }
+}
+
+export function fault(path: string, detail: string, code?: ConfigErrorCode): ConfigFault {
+  return new ConfigFault(path, detail, code);
+}
+
+/** Runs one part of a compile step; a ConfigFault (or any error) becomes a finding at `path`. */
+export function attempt<T>(report: Report, path: string, compile: () => T): T | undefined {
+  try {
+    return compile();
+  } catch (err) {
+    if (err instanceof ConfigFault) report.error(err.path, err.detail, err.code);
+    else report.error(path, (err as Error).message);
+    return undefined;
+  }
+}

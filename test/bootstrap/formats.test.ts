@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { bootstrapOf, type Dump, errorsOf, fixture, load } from '../helpers/bootstrap.js';
+import { bootstrapOf, type Dump, errorsOf, fixture, load, read } from '../helpers/bootstrap.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'bootstrap-formats-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,7 +17,7 @@ function file(name: string, text: string): string {
 describe('bootstrap formats', () => {
   it('loads full.{yaml,json,pb_text,pb} to the identical validated object', () => {
     const loaded = ['yaml', 'json', 'pb_text', 'pb'].map((ext) =>
-      bootstrapOf(load({ configPath: fixture(`full.${ext}`) })),
+      bootstrapOf(read({ configPath: fixture(`full.${ext}`) })),
     );
     for (const other of loaded.slice(1)) assert.deepEqual(other, loaded[0]);
     const resources = loaded[0]!.static_resources as { clusters: Array<Record<string, unknown>> };
@@ -28,7 +28,7 @@ describe('bootstrap formats', () => {
   });
 
   it('writes the canonical form: durations, wrappers, 64-bit strings, defaults absent', () => {
-    const b = bootstrapOf(load({ configPath: fixture('full.pb') }));
+    const b = bootstrapOf(read({ configPath: fixture('full.pb') }));
     const clusters = (b.static_resources as { clusters: Array<Record<string, unknown>> }).clusters;
     const ring = clusters[2]!;
     assert.equal(clusters[0]!.connect_timeout, '0.250s');
@@ -43,7 +43,7 @@ describe('bootstrap formats', () => {
   });
 
   it('decodes the Any of a filter into its typed message with the resolved @type', () => {
-    const b = bootstrapOf(load({ configPath: fixture('full.pb') }));
+    const b = bootstrapOf(read({ configPath: fixture('full.pb') }));
     const listeners = (b.static_resources as { listeners: Dump[] }).listeners;
     const hcm = listeners[0]!.filter_chains[0].filters[0].typed_config;
     assert.equal(

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { mergeCanonical } from '../../src/bootstrap/merge.js';
 import { messageType } from '../../src/bootstrap/schema.js';
-import { bootstrapOf, type Dump, errorsOf, fixture, load } from '../helpers/bootstrap.js';
+import { bootstrapOf, type Dump, errorsOf, fixture, load, read } from '../helpers/bootstrap.js';
 
 type Cluster = Dump;
 const clustersOf = (b: Record<string, unknown>) => (b.static_resources as { clusters: Cluster[] }).clusters;
@@ -18,7 +18,7 @@ static_resources:
       type: STATIC
       load_assignment: { endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 10.0.0.1, port_value: 80 } } } }] }] }
 `;
-    const result = load({ configPath: fixture('full.yaml'), configYaml: yaml });
+    const result = read({ configPath: fixture('full.yaml'), configYaml: yaml });
     const b = bootstrapOf(result);
     assert.equal(b.stats_flush_interval, '2s', 'scalar replaced');
     assert.deepEqual(b.admin, {
@@ -34,17 +34,17 @@ static_resources:
   });
 
   it('validates the merged result: a duplicate cluster across the two sources is an error', () => {
-    const yaml = 'static_resources: { clusters: [{ name: web_rr, type: EDS }] }';
-    const errors = errorsOf(load({ configPath: fixture('full.yaml'), configYaml: yaml }));
-    assert.equal(errors.length, 1);
+    const yaml = 'static_resources: { clusters: [{ name: local_service, type: STATIC, hosts: [] }] }';
+    const errors = errorsOf(load({ configPath: fixture('default.yaml'), configYaml: yaml }));
+    assert.equal(errors.length, 2, errors.join('\n'));
     assert.match(
-      errors[0]!,
-      /full\.yaml \+ --config-yaml: static_resources\.clusters\[4\]\.name: duplicate cluster name 'web_rr'/,
+      errors.join('\n'),
+      /default\.yaml \+ --config-yaml: static_resources\.clusters\[1\]\.name: duplicate cluster name 'local_service'/,
     );
   });
 
   it('names the YAML as the source of its own field errors', () => {
-    const errors = errorsOf(load({ configPath: fixture('full.yaml'), configYaml: 'admin: { adress: {} }' }));
+    const errors = errorsOf(read({ configPath: fixture('full.yaml'), configYaml: 'admin: { adress: {} }' }));
     assert.deepEqual(errors.length, 1);
     assert.match(errors[0]!, /^--config-yaml: admin\.adress: unknown field 'adress'/);
   });

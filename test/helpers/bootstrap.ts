@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { type LoadOptions, type LoadResult, loadBootstrap } from '../../src/bootstrap/load.js';
+import { type LoadOptions, type LoadResult, loadBootstrap, readBootstrap } from '../../src/bootstrap/load.js';
 
 /** A loaded bootstrap walked by tests: deep property access without a cast at every step. */
 // biome-ignore lint/suspicious/noExplicitAny: test assertions walk arbitrary canonical JSON
@@ -21,6 +21,17 @@ export function fixture(name: string): string {
 /** `loadBootstrap` with every option not given at its default. */
 export function load(options: Partial<LoadOptions>): LoadResult {
   return loadBootstrap({
+    configPath: '',
+    configYaml: '',
+    allowUnknownStaticFields: false,
+    disableExtensions: [],
+    ...options,
+  });
+}
+
+/** Reads and decodes without compiling: for tests of the formats, not of what serves. */
+export function read(options: Partial<LoadOptions>): LoadResult {
+  return readBootstrap({
     configPath: '',
     configYaml: '',
     allowUnknownStaticFields: false,

@@ -4,7 +4,7 @@ import { clusterSettings } from '../../reducers/settings/cluster.js';
 import type { HostState } from '../../reducers/state.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
 import { Store } from '../../src/control/store.js';
-import { createHttpConnectionManager } from '../../src/dataplane/http/manager.js';
+import { HttpConnectionManager } from '../../src/dataplane/http/manager.js';
 import type { NetworkFilterHandler } from '../../src/dataplane/http/types.js';
 import { destroyPools } from '../../src/dataplane/pool/index.js';
 import { createLoggers } from '../../src/logging/loggers.js';
@@ -12,6 +12,7 @@ import type { ServerContext } from '../../src/server/context.js';
 import { StatsStore } from '../../src/stats/store.js';
 import { newUpstreamHost } from '../../src/upstream/host.js';
 import type { ClusterRuntime, UpstreamHost } from '../../src/upstream/types.js';
+import { compileTestHcm } from './compile.js';
 
 /** A bare server context for data plane tests: real store and stats, no admin. */
 export function testContext(): ServerContext {
@@ -77,7 +78,7 @@ export async function startProxy(
   const ctx = testContext();
   const map = new Map<string, ClusterRuntime>();
   for (const c of clusters) map.set(c.raw.name, testCluster(ctx, c.raw, c.addresses));
-  const hcm = createHttpConnectionManager(hcmConfig as never, {
+  const hcm = new HttpConnectionManager(compileTestHcm(hcmConfig), {
     ctx,
     clusters: { get: (name) => map.get(name) },
     listenerName: 'test',

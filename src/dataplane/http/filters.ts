@@ -1,13 +1,9 @@
 import type { JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
+import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
+import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
+import { attempt, type Report } from '../../bootstrap/report.js';
 import { compileHeaderMatcher, listOf, type RequestTest } from '../router/matchers.js';
-
-const ROUTER = new Set(['proxy.filters.http.router', 'envoy.filters.http.router', 'envoy.router']);
-const HEALTH_CHECK = new Set([
-  'proxy.filters.http.health_check',
-  'envoy.filters.http.health_check',
-  'envoy.health_check',
-]);
 
 /** The `health_check` HTTP filter: which requests it answers, and whether it passes them on. */
 export interface HealthCheckFilter {
@@ -20,29 +16,49 @@ export interface FilterChain {
   healthCheck: HealthCheckFilter | null;
 }
 
+const ROUTER_FIELDS: FieldTable = {
+  // Stats this build does not keep either way; both are hints to the reference's stats code.
+  dynamic_stats: 'advise',
+  start_child_span: 'advise',
+  upstream_log: { refuse: 'access logs are not implemented' },
+};
+const HEALTH_CHECK_FIELDS: FieldTable = acting('pass_through_mode', 'headers');
+
 /**
- * Reads `http_filters`. Unknown filters are an error naming them, since silently skipping
- * a filter (say, auth) would change what the listener lets through.
+ * Compiles `http_filters`, each picked by its resolved `typed_config` `@type` (the loader
+ * resolved every spelling of its name through the extension registry). The router must come
+ * last: filters after it would never run. An empty list is the router alone.
  */
-export function compileHttpFilters(list: JsonObject[], where: string): FilterChain {
+export function compileHttpFilters(list: JsonObject[], where: string, report: Report): FilterChain {
   let healthCheck: HealthCheckFilter | null = null;
-  let router = false;
   list.forEach((f, i) => {
-    const name = String(f.name ?? '');
-    const config = objectOf(f.typed_config ?? f.config);
-    if (ROUTER.has(name)) router = true;
-    else if (HEALTH_CHECK.has(name)) {
-      healthCheck = {
-        passThrough: config.pass_through_mode === true,
-        matches: listOf(config.headers).map((h, j) =>
-          compileHeaderMatcher(h, `${where}[${i}].headers[${j}]`),
-        ),
-      };
-    } else
-      throw new Error(
-        `${where}[${i}].name: unsupported HTTP filter '${name}' (supported: router, health_check)`,
+    const at = `${where}[${i}]`;
+    const config = objectOf(f.typed_config);
+    const type = configTypeOf(f);
+    if (type === CONFIG_TYPE.router) {
+      checkFields(config, `${at}.typed_config`, report, ROUTER_FIELDS, 'Router');
+    } else if (type === CONFIG_TYPE.healthCheck) {
+      checkFields(config, `${at}.typed_config`, report, HEALTH_CHECK_FIELDS, 'HealthCheck');
+      const matches = listOf(config.headers).flatMap(
+        (h, j) =>
+          attempt(report, at, () => compileHeaderMatcher(h, `${at}.typed_config.headers[${j}]`)) ?? [],
       );
+      healthCheck = { passThrough: config.pass_through_mode === true, matches };
+    } else if (type !== '') {
+      // An unresolved name was reported by the loader, which resolves every extension.
+      report.error(
+        `${at}.name`,
+        `'${String(f.name ?? type)}' is not an HTTP filter of this build`,
+        'unknown',
+      );
+    }
   });
-  if (!router && list.length > 0) throw new Error(`${where}: the chain needs the router filter last`);
+  // An empty list routes (as before the filter list existed); a non-empty one must say so.
+  if (list.length > 0 && configTypeOf(list[list.length - 1] ?? {}) !== CONFIG_TYPE.router)
+    report.error(
+      where,
+      'the HTTP filter chain needs the router filter (proxy.filters.http.router) last',
+      'missing',
+    );
   return { healthCheck };
 }

@@ -1,16 +1,13 @@
 import type * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import type bunyan from 'bunyan';
-import type { JsonObject } from '../../../events/config.js';
-import { numberOr, objectOf } from '../../../reducers/settings/values.js';
-import { Report } from '../../bootstrap/report.js';
-import { listOf } from '../router/matchers.js';
-import { compileRouteTable, type RouteTable } from '../router/table.js';
-import { compileHttpFilters, type FilterChain } from './filters.js';
+import type { RouteTable } from '../router/table.js';
+import type { FilterChain } from './filters.js';
 import { H1Downstream } from './h1-downstream.js';
 import { createH2Server } from './h2-downstream.js';
+import type { HcmSpec } from './hcm-config.js';
 import { HcmStats } from './stats.js';
-import { compileHcmTimeouts, type HcmTimeouts } from './timeouts.js';
+import type { HcmTimeouts } from './timeouts.js';
 import type { HttpConnectionManagerDeps, NetworkFilterHandler } from './types.js';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
@@ -18,7 +15,7 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 /**
  * The HTTP connection manager network filter: owns downstream connections, picks the codec
  * (HTTP/1 on the raw socket, or HTTP/2 when the connection preface says so), and runs each
- * request through the filter chain and the router. Config is compiled once, here.
+ * request through the filter chain and the router, as compiled by `compileHcm`.
  */
 export class HttpConnectionManager implements NetworkFilterHandler {
   readonly stats: HcmStats;
@@ -31,7 +28,7 @@ export class HttpConnectionManager implements NetworkFilterHandler {
   readonly localAddress: string;
   readonly maxRequestHeadersBytes: number;
   readonly timeouts: HcmTimeouts;
-  private readonly codec: string;
+  private readonly codec: HcmSpec['codec'];
   draining = false;
   private drainStartedAt = 0;
   private drainTimeMs = 0;
@@ -42,30 +39,19 @@ export class HttpConnectionManager implements NetworkFilterHandler {
   private readonly h2Sessions = new Set<http2.Http2Session>();
 
   constructor(
-    config: JsonObject,
+    readonly spec: HcmSpec,
     readonly deps: HttpConnectionManagerDeps,
   ) {
-    const prefix = typeof config.stat_prefix === 'string' ? config.stat_prefix : '';
-    if (!prefix)
-      throw new Error(`listener ${deps.listenerName}: http_connection_manager.stat_prefix is required`);
-    if (config.route_config === undefined) {
-      throw new Error(
-        `listener ${deps.listenerName}: http_connection_manager needs an inline route_config (rds and scoped_routes are not supported)`,
-      );
-    }
-    this.stats = new HcmStats(deps.ctx.stats.scope(`http.${prefix}`));
-    this.routes = compileRouteTable(objectOf(config.route_config), 'http_connection_manager.route_config');
-    this.filters = compileHttpFilters(listOf(config.http_filters), 'http_connection_manager.http_filters');
+    this.stats = new HcmStats(deps.ctx.stats.scope(`http.${spec.statPrefix}`));
+    this.routes = spec.routes;
+    this.filters = spec.filters;
     this.log = deps.ctx.log.get('http');
-    this.serverName =
-      typeof config.server_name === 'string' && config.server_name ? config.server_name : 'proxy';
-    this.generateRequestId = config.generate_request_id !== false;
+    this.serverName = spec.serverName;
+    this.generateRequestId = spec.generateRequestId;
     this.localAddress = deps.ctx.options.localAddressIpVersion === 'v6' ? '::1' : '127.0.0.1';
-    this.maxRequestHeadersBytes = numberOr(config.max_request_headers_kb, 60) * 1024;
-    this.codec = typeof config.codec_type === 'string' ? config.codec_type : 'AUTO';
-    const report = new Report(`listener ${deps.listenerName}`);
-    this.timeouts = compileHcmTimeouts(config, 'http_connection_manager', report);
-    if (report.failed) throw new Error(report.errors.join('\n'));
+    this.maxRequestHeadersBytes = spec.maxRequestHeadersBytes;
+    this.codec = spec.codec;
+    this.timeouts = spec.timeouts;
   }
 
   handle(socket: net.Socket): void {
@@ -186,14 +172,4 @@ export class HttpConnectionManager implements NetworkFilterHandler {
     }
     await Promise.all(waits);
   }
-}
-
-/** Builds the HTTP connection manager network filter from its canonical typed_config. */
-export function createHttpConnectionManager(
-  config: JsonObject,
-  deps: HttpConnectionManagerDeps,
-): NetworkFilterHandler {
-  // Tolerate being handed the whole filter entry, with `typed_config` or the deprecated `config`.
-  const inner = config.stat_prefix === undefined ? (config.typed_config ?? config.config) : undefined;
-  return new HttpConnectionManager(inner === undefined ? config : objectOf(inner), deps);
 }

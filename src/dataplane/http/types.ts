@@ -1,5 +1,4 @@
 import type * as net from 'node:net';
-import type { JsonObject } from '../../../events/config.js';
 import type { ServerContext } from '../../server/context.js';
 import type { ClusterRuntime } from '../../upstream/types.js';
 
@@ -31,11 +30,3 @@ export interface NetworkFilterHandler {
   /** Closes every connection this filter owns; resolves once they are gone. */
   close(): Promise<void>;
 }
-
-/** Builds a handler from the canonical `HttpConnectionManager` typed_config. */
-export type HttpConnectionManagerFactory = (
-  config: JsonObject,
-  deps: HttpConnectionManagerDeps,
-) => NetworkFilterHandler;
-
-export { createHttpConnectionManager } from './manager.js';

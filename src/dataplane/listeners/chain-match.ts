@@ -50,7 +50,6 @@ function inList(list: BlockList | null, address: string): boolean {
 
 function matches(c: CompiledMatch, facts: ConnectionFacts): boolean {
   const m = c.match;
-  if (m.needsTls) return false;
   if (m.destinationPort !== null && m.destinationPort !== facts.localPort) return false;
   if (m.sourcePorts.length > 0 && !m.sourcePorts.includes(facts.remotePort)) return false;
   return inList(c.local, facts.localAddress) && inList(c.source, facts.remoteAddress);

@@ -1,26 +1,27 @@
-import type { Json, JsonObject, RawListener } from '../../../events/config.js';
+import type { Json, JsonObject } from '../../../events/config.js';
 import { hostKey } from '../../../reducers/hosts.js';
 import { numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
+import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
+import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
+import type { Report } from '../../bootstrap/report.js';
+import { compileHcm, type HcmSpec } from '../http/hcm-config.js';
+import { listOf } from '../router/matchers.js';
+import { compileTcpProxy, type TcpProxySettings } from '../tcp/config.js';
 
 export type TrafficDirection = 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
 
-/** The terminal network filter of a chain, by what it is rather than how it was spelled. */
+/** The terminal network filter of a chain, compiled. */
 export type NetworkFilterSpec =
-  | { kind: 'http_connection_manager'; config: JsonObject; where: string }
-  | { kind: 'tcp_proxy'; config: JsonObject; where: string };
+  | { kind: 'http_connection_manager'; hcm: HcmSpec }
+  | { kind: 'tcp_proxy'; tcp: TcpProxySettings };
 
-/** `filter_chain_match`, reduced to what can be decided on a plaintext TCP connection. */
+/** `filter_chain_match`: what can be decided on a plaintext TCP connection (the rest is refused). */
 export interface ChainMatch {
   destinationPort: number | null;
   /** Local address ranges (`prefix_ranges`). */
   prefixRanges: Cidr[];
   sourcePrefixRanges: Cidr[];
   sourcePorts: number[];
-  /**
-   * Needs TLS inspection (server names, ALPN, `transport_protocol: tls`): such a chain never
-   * matches here, as there is no TLS inspector listener filter.
-   */
-  needsTls: boolean;
 }
 
 export interface Cidr {
@@ -42,88 +43,149 @@ export interface ListenerSpec {
   statAddress: string;
   direction: TrafficDirection;
   bufferLimitBytes: number;
+  /** Listen queue length (`tcp_backlog_size`). */
+  backlog: number;
   chains: FilterChainSpec[];
 }
 
-export type ListenerParse = { ok: true; spec: ListenerSpec } | { ok: false; error: string };
-
-const HCM_NAMES = new Set(['http_connection_manager', 'filters.network.http_connection_manager']);
-const TCP_NAMES = new Set(['tcp_proxy', 'filters.network.tcp_proxy']);
-
-/** `envoy.` and `proxy.` spell the same extension; the rest of the name says which. */
-function filterKind(name: string): NetworkFilterSpec['kind'] | null {
-  const bare = name.replace(/^(envoy|proxy)\./, '');
-  if (bare === name) return null;
-  if (HCM_NAMES.has(bare)) return 'http_connection_manager';
-  if (TCP_NAMES.has(bare)) return 'tcp_proxy';
-  return null;
-}
-
 const ONE_MIB = 1024 * 1024;
+/** The reference's default `tcp_backlog_size`. */
+const DEFAULT_BACKLOG = 1024;
 
-/** Reads a listener's canonical config; errors name the field and say what to change. */
-export function parseListener(raw: RawListener): ListenerParse {
-  const where = `listener '${raw.name}'`;
+const NOT_YET = (what: string) => ({ refuse: `${what} is not implemented` });
+const TLS = { refuse: 'TLS is not implemented yet; this listener would serve plain text' };
+
+const LISTENER_FIELDS: FieldTable = {
+  ...acting('name', 'address', 'filter_chains', 'per_connection_buffer_limit_bytes', 'traffic_direction'),
+  ...acting('tcp_backlog_size'),
+  // Hints for hot restart and listener filters, neither of which this build has.
+  metadata: 'advise',
+  drain_type: 'advise',
+  deprecated_v1: 'advise',
+  listener_filters_timeout: 'advise',
+  continue_on_listener_filters_timeout: 'advise',
+  // Node's cluster module shares one listening socket among workers either way.
+  reuse_port: 'advise',
+  listener_filters: NOT_YET('listener filters (original_dst, tls_inspector, proxy_protocol)'),
+  use_original_dst: NOT_YET('original destination restoration'),
+  udp_listener_config: NOT_YET('UDP listening'),
+  api_listener: NOT_YET('the API listener'),
+};
+const CHAIN_FIELDS: FieldTable = {
+  ...acting('filter_chain_match', 'filters', 'transport_socket'),
+  metadata: 'advise',
+  name: 'advise',
+  tls_context: TLS,
+  use_proxy_proto: NOT_YET('the PROXY protocol'),
+};
+const CHAIN_MATCH_FIELDS: FieldTable = {
+  ...acting(
+    'destination_port',
+    'prefix_ranges',
+    'source_prefix_ranges',
+    'source_ports',
+    'transport_protocol',
+  ),
+  server_names: NOT_YET('matching on server names (it needs the TLS inspector)'),
+  application_protocols: NOT_YET('matching on ALPN (it needs the TLS inspector)'),
+};
+const SOCKET_FIELDS: FieldTable = {
+  ...acting('address', 'port_value', 'protocol'),
+  ipv4_compat: 'advise',
+};
+
+/**
+ * Compiles a listener's canonical config (`path` is where it sits, e.g.
+ * `static_resources.listeners[0]`): address, filter chains and their terminal filters, each
+ * picked by its resolved `typed_config` `@type`. Returns null when the report has errors.
+ */
+export function compileListener(raw: JsonObject, path: string, report: Report): ListenerSpec | null {
+  const before = report.problems.length;
+  checkFields(raw, path, report, LISTENER_FIELDS, 'Listener');
+  const name = stringOr(raw.name, '');
   const address = objectOf(raw.address);
   const socket = objectOf(address.socket_address);
-  if (address.socket_address === undefined) {
-    return {
-      ok: false,
-      error: `${where}: address.socket_address is required (pipe and other addresses are not served)`,
-    };
+  const ap = `${path}.address`;
+  if (raw.address === undefined) report.error(ap, 'required field missing', 'missing');
+  else if (address.socket_address === undefined)
+    report.unsupported(ap, 'only socket_address is served (pipe addresses are not implemented)');
+  else {
+    checkFields(socket, `${ap}.socket_address`, report, SOCKET_FIELDS, 'SocketAddress');
+    if (socket.protocol === 'UDP')
+      report.unsupported(`${ap}.socket_address.protocol`, 'UDP listeners are not implemented; use TCP');
+    if (!socket.address) report.error(`${ap}.socket_address.address`, 'required field missing', 'missing');
   }
-  if (socket.protocol === 'UDP')
-    return { ok: false, error: `${where}: address.socket_address.protocol UDP is not served, use TCP` };
-  const ip = stringOr(socket.address, '');
-  if (!ip) return { ok: false, error: `${where}: address.socket_address.address is required` };
   const port = numberOr(socket.port_value, 0);
+  if (port > 65535) report.error(`${ap}.socket_address.port_value`, `${port} is not a port (0..65535)`);
   const chainsRaw: Json[] = Array.isArray(raw.filter_chains) ? raw.filter_chains : [];
   if (chainsRaw.length === 0)
-    return { ok: false, error: `${where}: filter_chains is empty, give at least one chain` };
+    report.error(`${path}.filter_chains`, 'a listener needs at least one filter chain', 'missing');
   const chains: FilterChainSpec[] = [];
-  for (const [i, chainRaw] of chainsRaw.entries()) {
-    const chain = objectOf(chainRaw);
-    const filter = terminalFilter(chain, `${where}.filter_chains[${i}]`);
-    if ('error' in filter) return { ok: false, error: filter.error };
-    chains.push({ match: chainMatch(objectOf(chain.filter_chain_match)), filter });
-  }
-  const direction = stringOr(raw.traffic_direction, 'UNSPECIFIED') as TrafficDirection;
+  chainsRaw.forEach((chainRaw, i) => {
+    const chain = compileChain(objectOf(chainRaw), `${path}.filter_chains[${i}]`, report);
+    if (chain) chains.push(chain);
+  });
+  if (report.problems.length > before) return null;
+  const ip = stringOr(socket.address, '');
   return {
-    ok: true,
-    spec: {
-      name: raw.name,
-      ip,
-      port,
-      statAddress: hostKey(ip, port),
-      direction,
-      bufferLimitBytes: numberOr(raw.per_connection_buffer_limit_bytes, ONE_MIB),
-      chains,
-    },
+    name,
+    ip,
+    port,
+    statAddress: hostKey(ip, port),
+    direction: stringOr(raw.traffic_direction, 'UNSPECIFIED') as TrafficDirection,
+    bufferLimitBytes: numberOr(raw.per_connection_buffer_limit_bytes, ONE_MIB),
+    backlog: numberOr(raw.tcp_backlog_size, DEFAULT_BACKLOG),
+    chains,
   };
 }
 
-function terminalFilter(chain: JsonObject, where: string): NetworkFilterSpec | { error: string } {
-  const filters: Json[] = Array.isArray(chain.filters) ? chain.filters : [];
-  if (filters.length === 0)
-    return { error: `${where}.filters is empty, end the chain with a http_connection_manager or tcp_proxy` };
-  for (const [i, f] of filters.entries()) {
-    const name = stringOr(objectOf(f).name, '');
-    if (filterKind(name) === null) {
-      return {
-        error: `${where}.filters[${i}]: network filter '${name}' is not available in this build; use proxy.filters.network.http_connection_manager or proxy.filters.network.tcp_proxy`,
-      };
+function compileChain(chain: JsonObject, path: string, report: Report): FilterChainSpec | null {
+  checkFields(chain, path, report, CHAIN_FIELDS, 'FilterChain');
+  const socket = objectOf(chain.transport_socket);
+  if (chain.transport_socket !== undefined && configTypeOf(socket) !== CONFIG_TYPE.rawBuffer)
+    report.unsupported(`${path}.transport_socket`, TLS.refuse);
+  const matchRaw = objectOf(chain.filter_chain_match);
+  checkFields(matchRaw, `${path}.filter_chain_match`, report, CHAIN_MATCH_FIELDS, 'FilterChainMatch');
+  const transport = stringOr(matchRaw.transport_protocol, 'raw_buffer');
+  if (transport !== 'raw_buffer')
+    report.unsupported(
+      `${path}.filter_chain_match.transport_protocol`,
+      `'${transport}' needs the TLS inspector, which is not implemented (only raw_buffer matches)`,
+    );
+  const filters = listOf(chain.filters);
+  if (filters.length === 0) {
+    report.error(
+      `${path}.filters`,
+      'is empty; end the chain with proxy.filters.network.http_connection_manager or proxy.filters.network.tcp_proxy',
+      'missing',
+    );
+    return null;
+  }
+  let terminal: NetworkFilterSpec | null = null;
+  filters.forEach((f, i) => {
+    const at = `${path}.filters[${i}]`;
+    const config = objectOf(f.typed_config);
+    const type = configTypeOf(f);
+    if (type !== CONFIG_TYPE.httpConnectionManager && type !== CONFIG_TYPE.tcpProxy) {
+      // An unresolved name was reported by the loader, which resolves every extension.
+      if (type === '') return;
+      report.error(
+        `${at}.name`,
+        `'${String(f.name ?? type)}' is not a network filter of this build`,
+        'unknown',
+      );
+      return;
     }
     if (i < filters.length - 1) {
-      return {
-        error: `${where}.filters[${i}]: '${name}' is a terminal filter and must be the last of its chain`,
-      };
+      report.error(at, `'${String(f.name ?? type)}' is a terminal filter and must be the last of its chain`);
+      return;
     }
-  }
-  const last = objectOf(filters[filters.length - 1]);
-  const kind = filterKind(last.name as string) as NetworkFilterSpec['kind'];
-  // `typed_config` (Any, with its `@type`) is the current form, `config` (Struct) the old one.
-  const config = last.typed_config !== undefined ? objectOf(last.typed_config) : objectOf(last.config);
-  return { kind, config, where: `${where}.filters[${filters.length - 1}]` };
+    terminal =
+      type === CONFIG_TYPE.httpConnectionManager
+        ? { kind: 'http_connection_manager', hcm: compileHcm(config, `${at}.typed_config`, report) }
+        : { kind: 'tcp_proxy', tcp: compileTcpProxy(config, `${at}.typed_config`, report) };
+  });
+  return terminal ? { match: chainMatch(matchRaw), filter: terminal } : null;
 }
 
 function cidrs(value: Json | undefined): Cidr[] {
@@ -135,14 +197,10 @@ function cidrs(value: Json | undefined): Cidr[] {
 }
 
 function chainMatch(m: JsonObject): ChainMatch {
-  const serverNames = Array.isArray(m.server_names) ? m.server_names : [];
-  const alpn = Array.isArray(m.application_protocols) ? m.application_protocols : [];
-  const transport = stringOr(m.transport_protocol, '');
   return {
     destinationPort: m.destination_port === undefined ? null : numberOr(m.destination_port, 0),
     prefixRanges: cidrs(m.prefix_ranges),
     sourcePrefixRanges: cidrs(m.source_prefix_ranges),
     sourcePorts: (Array.isArray(m.source_ports) ? m.source_ports : []).map((p) => numberOr(p, -1)),
-    needsTls: serverNames.length > 0 || alpn.length > 0 || (transport !== '' && transport !== 'raw_buffer'),
   };
 }

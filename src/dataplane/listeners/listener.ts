@@ -62,7 +62,7 @@ export class ActiveListener {
     return new Promise((resolve, reject) => {
       const onError = (err: Error) => reject(err);
       this.server.once('error', onError);
-      this.server.listen({ host: this.spec.ip, port: this.spec.port }, () => {
+      this.server.listen({ host: this.spec.ip, port: this.spec.port, backlog: this.spec.backlog }, () => {
         this.server.off('error', onError);
         this.accepting = true;
         resolve(this.server.address() as net.AddressInfo);

@@ -1,9 +1,10 @@
 import type { Subscription } from 'rxjs';
 import { listenerBindFailed, listenerBound, listenersStopped } from '../../../events/index.js';
 import type { ListenerEntry, State } from '../../../reducers/index.js';
+import { Report } from '../../bootstrap/report.js';
 import type { ServerContext } from '../../server/context.js';
-import type { ClusterLookup, NetworkFilterHandler } from '../http/types.js';
-import { parseListener } from './config.js';
+import type { ClusterLookup } from '../http/types.js';
+import { compileListener } from './config.js';
 import { buildNetworkFilter } from './filters.js';
 import { ActiveListener } from './listener.js';
 
@@ -94,19 +95,12 @@ export class ListenerManager {
       log.error({ listener: entry.name }, error);
       this.ctx.store.dispatch(listenerBindFailed({ name: entry.name, error }), 'listener');
     };
-    const parsed = parseListener(entry.config);
-    if (!parsed.ok) return fail(parsed.error);
-    const spec = parsed.spec;
-    const handlers: NetworkFilterHandler[] = [];
+    // The same compile step `--mode validate` ran; a discovered listener meets it here first.
+    const report = new Report(`listener '${entry.name}'`);
+    const spec = compileListener(entry.config, '', report);
+    if (!spec) return fail(report.errors.join('; '));
     const deps = { ctx: this.ctx, clusters: this.clusters, listenerName: spec.name };
-    for (const chain of spec.chains) {
-      const built = buildNetworkFilter(chain.filter, deps);
-      if (!built.ok) {
-        await Promise.all(handlers.map((h) => h.close()));
-        return fail(built.error);
-      }
-      handlers.push(built.handler);
-    }
+    const handlers = spec.chains.map((chain) => buildNetworkFilter(chain.filter, deps));
     const listener = new ActiveListener(spec, handlers, this.ctx.stats);
     try {
       const bound = await listener.listen();

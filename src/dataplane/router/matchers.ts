@@ -1,6 +1,7 @@
 import { RE2 } from 're2-wasm';
 import type { Json, JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
+import { fault } from '../../bootstrap/report.js';
 import { type HttpRequest, headerValue } from '../http/request.js';
 
 /** A compiled predicate over a string. */
@@ -9,7 +10,7 @@ export type StringTest = (value: string) => boolean;
 /**
  * A full-string RE2 matcher for `safe_regex` (`{ google_re2: {}, regex }`) or the deprecated
  * plain `regex` strings. RE2 semantics via re2-wasm: no backreferences or lookaround.
- * Throws with the pattern named when it does not compile.
+ * Throws a ConfigFault naming the pattern when it does not compile.
  */
 export function compileRegex(pattern: string, where: string): StringTest {
   let re: RE2;
@@ -19,7 +20,7 @@ export function compileRegex(pattern: string, where: string): StringTest {
     new RE2(pattern, 'u');
     re = new RE2(`^(?:${pattern})$`, 'u');
   } catch (err) {
-    throw new Error(`${where}: invalid regex '${pattern}': ${(err as Error).message}`);
+    throw fault(where, `invalid regex '${pattern}': ${(err as Error).message}`);
   }
   return (value) => {
     re.lastIndex = 0;
@@ -49,7 +50,7 @@ export function compileStringMatcher(raw: JsonObject, where: string): StringTest
   }
   const safe = objectOf(raw.safe_regex);
   if (typeof safe.regex === 'string') return compileRegex(safe.regex, `${where}.safe_regex`);
-  throw new Error(`${where}: string matcher needs one of exact, prefix, suffix, contains, safe_regex`);
+  throw fault(where, 'string matcher needs one of exact, prefix, suffix, contains, safe_regex');
 }
 
 /** A compiled `route.HeaderMatcher`. */
@@ -62,7 +63,7 @@ export type RequestTest = (req: HttpRequest) => boolean;
  */
 export function compileHeaderMatcher(raw: JsonObject, where: string): RequestTest {
   const name = typeof raw.name === 'string' ? raw.name.toLowerCase() : '';
-  if (!name) throw new Error(`${where}.name: a header matcher needs a header name`);
+  if (!name) throw fault(`${where}.name`, 'a header matcher needs a header name', 'missing');
   const invert = raw.invert_match === true;
   let test: (value: string | undefined) => boolean;
   if (typeof raw.exact_match === 'string') {
@@ -102,7 +103,7 @@ export function compileHeaderMatcher(raw: JsonObject, where: string): RequestTes
 /** `QueryParameterMatcher`: string_match, present_match, or the deprecated value/regex pair. */
 export function compileQueryMatcher(raw: JsonObject, where: string): (query: URLSearchParams) => boolean {
   const name = typeof raw.name === 'string' ? raw.name : '';
-  if (!name) throw new Error(`${where}.name: a query parameter matcher needs a name`);
+  if (!name) throw fault(`${where}.name`, 'a query parameter matcher needs a name', 'missing');
   if (raw.present_match === true) return (q) => q.has(name);
   if (raw.string_match !== undefined) {
     const test = compileStringMatcher(objectOf(raw.string_match), `${where}.string_match`);

@@ -1,5 +1,6 @@
 import type { JsonObject } from '../../../events/config.js';
 import { durationMs, numberOr } from '../../../reducers/settings/values.js';
+import { fault } from '../../bootstrap/report.js';
 
 /** `retry_on` conditions as bit flags, tested per attempt outcome. */
 export const RETRY_5XX = 1;
@@ -40,8 +41,9 @@ export function compileRetryPolicy(raw: JsonObject, where: string): RetryPolicy 
     if (!token) continue;
     const flag = FLAGS[token];
     if (flag === undefined)
-      throw new Error(
-        `${where}.retry_on: unknown condition '${token}' (known: ${Object.keys(FLAGS).join(', ')})`,
+      throw fault(
+        `${where}.retry_on`,
+        `unknown condition '${token}' (known: ${Object.keys(FLAGS).join(', ')})`,
       );
     on |= flag;
   }

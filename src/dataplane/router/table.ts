@@ -1,5 +1,7 @@
 import type { Json, JsonObject } from '../../../events/config.js';
 import { durationMs, numberOr, objectOf } from '../../../reducers/settings/values.js';
+import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
+import { attempt, fault, type Report } from '../../bootstrap/report.js';
 import type { HttpRequest } from '../http/request.js';
 import { compileHashPolicy } from './hash.js';
 import {
@@ -78,12 +80,16 @@ const REDIRECT_CODES: Record<string, number> = {
   PERMANENT_REDIRECT: 308,
 };
 
-function dataSource(raw: Json | undefined): Buffer | null {
+function dataSource(raw: Json | undefined, where: string): Buffer | null {
   const ds = objectOf(raw);
   if (typeof ds.inline_string === 'string') return Buffer.from(ds.inline_string);
   if (typeof ds.inline_bytes === 'string') return Buffer.from(ds.inline_bytes, 'base64');
   if (ds.filename !== undefined)
-    throw new Error(`body.filename: direct_response bodies from files are not supported; inline the body`);
+    throw fault(
+      `${where}.filename`,
+      'direct_response bodies from files are not supported; inline the body',
+      'unsupported',
+    );
   return null;
 }
 
@@ -96,7 +102,11 @@ function compileAction(route: JsonObject, where: string): RouteAction {
       const wc = objectOf(action.weighted_clusters);
       const clusters = listOf(wc.clusters).map((c, i) => {
         if (typeof c.name !== 'string' || !c.name)
-          throw new Error(`${where}.route.weighted_clusters.clusters[${i}].name: required`);
+          throw fault(
+            `${where}.route.weighted_clusters.clusters[${i}].name`,
+            'required field missing',
+            'missing',
+          );
         return {
           name: c.name,
           weight: numberOr(c.weight, 0),
@@ -104,27 +114,30 @@ function compileAction(route: JsonObject, where: string): RouteAction {
         };
       });
       if (clusters.length === 0)
-        throw new Error(`${where}.route.weighted_clusters.clusters: needs at least one cluster`);
+        throw fault(`${where}.route.weighted_clusters.clusters`, 'needs at least one cluster', 'missing');
       const sum = clusters.reduce((s, c) => s + c.weight, 0);
       const totalWeight = numberOr(wc.total_weight, sum === 0 ? 100 : sum);
       if (sum !== totalWeight)
-        throw new Error(
-          `${where}.route.weighted_clusters: weights add up to ${sum}, total_weight is ${totalWeight}`,
+        throw fault(
+          `${where}.route.weighted_clusters.total_weight`,
+          `is ${totalWeight} but the cluster weights add up to ${sum}; make them equal`,
         );
       return { kind: 'weighted', clusters, totalWeight };
     }
     if (typeof action.cluster_header === 'string')
-      throw new Error(
-        `${where}.route.cluster_header: not supported; name the cluster or use weighted_clusters`,
+      throw fault(
+        `${where}.route.cluster_header`,
+        'is not implemented; name the cluster or use weighted_clusters',
+        'unsupported',
       );
-    throw new Error(`${where}.route: needs cluster or weighted_clusters`);
+    throw fault(`${where}.route`, 'needs cluster or weighted_clusters', 'missing');
   }
   if (route.direct_response !== undefined) {
     const dr = objectOf(route.direct_response);
     const status = numberOr(dr.status, 0);
     if (status < 100 || status > 599)
-      throw new Error(`${where}.direct_response.status: ${status} is not an HTTP status (100-599)`);
-    return { kind: 'direct', status, body: dataSource(dr.body) };
+      throw fault(`${where}.direct_response.status`, `${status} is not an HTTP status (100-599)`);
+    return { kind: 'direct', status, body: dataSource(dr.body, `${where}.direct_response.body`) };
   }
   if (route.redirect !== undefined) {
     const r = objectOf(route.redirect);
@@ -144,7 +157,7 @@ function compileAction(route: JsonObject, where: string): RouteAction {
       stripQuery: r.strip_query === true,
     };
   }
-  throw new Error(`${where}: a route needs one of route, redirect, direct_response`);
+  throw fault(where, 'a route needs one of route, redirect, direct_response', 'missing');
 }
 
 function compilePathMatch(
@@ -167,7 +180,7 @@ function compilePathMatch(
     const re: StringTest = compileRegex(pattern, `${where}.safe_regex`);
     return { test: (_req, p) => re(p), prefix: null };
   }
-  throw new Error(`${where}: a route match needs one of prefix, path, safe_regex`);
+  throw fault(where, 'a route match needs one of prefix, path, safe_regex', 'missing');
 }
 
 function compileRoute(raw: JsonObject, where: string): CompiledRoute {
@@ -215,8 +228,66 @@ function compileRoute(raw: JsonObject, where: string): CompiledRoute {
   };
 }
 
-/** Compiles a `RouteConfiguration`; throws an error naming the field path when it is invalid. */
-export function compileRouteTable(raw: JsonObject, where = 'route_config'): RouteTable {
+const ROUTE_CONFIG_FIELDS: FieldTable = {
+  ...acting('name', 'virtual_hosts'),
+  // Checked by the reference against the cluster manager; here a missing cluster answers 503.
+  validate_clusters: 'advise',
+};
+const VIRTUAL_HOST_FIELDS: FieldTable = acting('name', 'domains', 'routes', 'retry_policy');
+const ROUTE_FIELDS: FieldTable = {
+  ...acting('name', 'match', 'route', 'redirect', 'direct_response'),
+  metadata: 'advise',
+};
+const MATCH_FIELDS: FieldTable = acting(
+  'prefix',
+  'path',
+  'regex',
+  'safe_regex',
+  'case_sensitive',
+  'headers',
+  'query_parameters',
+);
+const SUBSETS = { refuse: 'subset load balancing is not implemented' };
+const ACTION_FIELDS: FieldTable = {
+  ...acting(
+    'cluster',
+    'weighted_clusters',
+    'cluster_header',
+    'prefix_rewrite',
+    'host_rewrite',
+    'auto_host_rewrite',
+    'timeout',
+    'retry_policy',
+    'hash_policy',
+    'cluster_not_found_response_code',
+  ),
+  metadata_match: SUBSETS,
+};
+const WEIGHTED_FIELDS: FieldTable = acting('clusters', 'total_weight');
+const CLUSTER_WEIGHT_FIELDS: FieldTable = { ...acting('name', 'weight'), metadata_match: SUBSETS };
+
+/** Refuses the fields of a route this build does not honour, message by message. */
+function checkRouteFields(raw: JsonObject, where: string, report: Report): void {
+  checkFields(raw, where, report, ROUTE_FIELDS, 'Route');
+  checkFields(objectOf(raw.match), `${where}.match`, report, MATCH_FIELDS, 'RouteMatch');
+  if (raw.route === undefined) return;
+  const action = objectOf(raw.route);
+  checkFields(action, `${where}.route`, report, ACTION_FIELDS, 'RouteAction');
+  if (action.weighted_clusters === undefined) return;
+  const wc = objectOf(action.weighted_clusters);
+  checkFields(wc, `${where}.route.weighted_clusters`, report, WEIGHTED_FIELDS, 'WeightedCluster');
+  listOf(wc.clusters).forEach((c, i) => {
+    const at = `${where}.route.weighted_clusters.clusters[${i}]`;
+    checkFields(c, at, report, CLUSTER_WEIGHT_FIELDS, 'ClusterWeight');
+  });
+}
+
+/**
+ * Compiles a `RouteConfiguration`. Every problem becomes a finding in `report` with its
+ * field path (one per bad route or virtual host, the rest still checked); the table holds
+ * what compiled, and is only served when the report has no errors.
+ */
+export function compileRouteTable(raw: JsonObject, where: string, report: Report): RouteTable {
   const table: RouteTable = {
     name: typeof raw.name === 'string' ? raw.name : '',
     exact: new Map(),
@@ -224,31 +295,38 @@ export function compileRouteTable(raw: JsonObject, where = 'route_config'): Rout
     prefixes: [],
     any: null,
   };
+  checkFields(raw, where, report, ROUTE_CONFIG_FIELDS, 'RouteConfiguration');
   listOf(raw.virtual_hosts).forEach((vhRaw, v) => {
     const at = `${where}.virtual_hosts[${v}]`;
+    checkFields(vhRaw, at, report, VIRTUAL_HOST_FIELDS, 'VirtualHost');
     const vh: CompiledVirtualHost = {
       name: typeof vhRaw.name === 'string' ? vhRaw.name : '',
       routes: [],
       retry:
         vhRaw.retry_policy === undefined
           ? null
-          : compileRetryPolicy(objectOf(vhRaw.retry_policy), `${at}.retry_policy`),
+          : (attempt(report, `${at}.retry_policy`, () =>
+              compileRetryPolicy(objectOf(vhRaw.retry_policy), `${at}.retry_policy`),
+            ) ?? null),
     };
-    vh.routes = listOf(vhRaw.routes).map((r, i) => compileRoute(r, `${at}.routes[${i}]`));
+    listOf(vhRaw.routes).forEach((r, i) => {
+      const routeAt = `${at}.routes[${i}]`;
+      checkRouteFields(r, routeAt, report);
+      const route = attempt(report, routeAt, () => compileRoute(r, routeAt));
+      if (route) vh.routes.push(route);
+    });
     const domains = Array.isArray(vhRaw.domains) ? vhRaw.domains : [];
-    if (domains.length === 0) throw new Error(`${at}.domains: needs at least one domain`);
+    if (domains.length === 0) report.error(`${at}.domains`, 'needs at least one domain', 'missing');
     for (const d of domains) {
       const domain = String(d).toLowerCase();
-      const dup = () => new Error(`${at}.domains: '${domain}' is already used by another virtual host`);
+      const dup = () => report.error(`${at}.domains`, `'${domain}' is already used by another virtual host`);
       if (domain === '*') {
-        if (table.any) throw dup();
-        table.any = vh;
+        if (table.any) dup();
+        else table.any = vh;
       } else if (domain.startsWith('*')) table.suffixes.push([domain.slice(1), vh]);
       else if (domain.endsWith('*')) table.prefixes.push([domain.slice(0, -1), vh]);
-      else {
-        if (table.exact.has(domain)) throw dup();
-        table.exact.set(domain, vh);
-      }
+      else if (table.exact.has(domain)) dup();
+      else table.exact.set(domain, vh);
     }
   });
   table.suffixes.sort((a, b) => b[0].length - a[0].length);

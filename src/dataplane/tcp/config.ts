@@ -1,5 +1,7 @@
 import type { Json, JsonObject } from '../../../events/config.js';
 import { durationMs, numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
+import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
+import type { Report } from '../../bootstrap/report.js';
 
 /** One target of `weighted_clusters`. */
 export interface WeightedCluster {
@@ -18,37 +20,33 @@ export interface TcpProxySettings {
   maxConnectAttempts: number;
 }
 
-export type TcpProxyParse = { ok: true; settings: TcpProxySettings } | { ok: false; error: string };
-
 const ONE_HOUR_MS = 3_600_000;
 
+const TCP_PROXY_FIELDS: FieldTable = {
+  ...acting('stat_prefix', 'cluster', 'weighted_clusters', 'idle_timeout', 'max_connect_attempts'),
+  access_log: { refuse: 'access logging is not implemented' },
+  metadata_match: { refuse: 'subset load balancing is not implemented' },
+};
+
 /**
- * Reads a `tcp_proxy` filter's config (the `typed_config` or deprecated `config` body, in the
- * canonical form). `where` names the filter in error messages.
+ * Compiles a `tcp_proxy` filter's typed_config (canonical form); `path` names it in
+ * findings. The value is served only when the report has no errors.
  */
-export function parseTcpProxy(config: JsonObject, where: string): TcpProxyParse {
+export function compileTcpProxy(config: JsonObject, path: string, report: Report): TcpProxySettings {
+  checkFields(config, path, report, TCP_PROXY_FIELDS, 'TcpProxy');
   const statPrefix = stringOr(config.stat_prefix, '');
-  if (!statPrefix)
-    return { ok: false, error: `${where}.stat_prefix: required, give the tcp.<prefix>. stats a name` };
+  if (!statPrefix) report.error(`${path}.stat_prefix`, 'required field missing', 'missing');
   const clusters = clustersOf(config);
-  if (clusters.length === 0) {
-    return {
-      ok: false,
-      error: `${where}: set cluster or weighted_clusters.clusters to name an upstream cluster`,
-    };
-  }
   const totalWeight = clusters.reduce((sum, c) => sum + c.weight, 0);
-  if (totalWeight <= 0)
-    return { ok: false, error: `${where}.weighted_clusters: weights must add up to more than 0` };
+  if (clusters.length === 0)
+    report.error(path, 'needs an upstream: set cluster or weighted_clusters.clusters', 'missing');
+  else if (totalWeight <= 0) report.error(`${path}.weighted_clusters`, 'weights must add up to more than 0');
   return {
-    ok: true,
-    settings: {
-      statPrefix,
-      clusters,
-      totalWeight,
-      idleTimeoutMs: Math.max(0, durationMs(config.idle_timeout, ONE_HOUR_MS)),
-      maxConnectAttempts: Math.max(1, numberOr(config.max_connect_attempts, 1)),
-    },
+    statPrefix,
+    clusters,
+    totalWeight,
+    idleTimeoutMs: Math.max(0, durationMs(config.idle_timeout, ONE_HOUR_MS)),
+    maxConnectAttempts: Math.max(1, numberOr(config.max_connect_attempts, 1)),
   };
 }
 

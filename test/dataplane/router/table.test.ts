@@ -7,6 +7,7 @@ import {
   pickWeighted,
   redirectLocation,
 } from '../../../src/dataplane/router/table.js';
+import { compileTestRoutes, findingsOf } from '../../helpers/compile.js';
 
 function req(authority: string, path: string, headers: string[] = []): HttpRequest {
   return {
@@ -22,7 +23,7 @@ function req(authority: string, path: string, headers: string[] = []): HttpReque
   };
 }
 
-const table = compileRouteTable({
+const table = compileTestRoutes({
   virtual_hosts: [
     {
       name: 'exact',
@@ -93,18 +94,59 @@ test('path, regex (full match), case-insensitive prefix and header matchers', ()
 });
 
 test('invalid config names the field', () => {
-  assert.throws(
-    () => compileRouteTable({ virtual_hosts: [{ domains: ['*'], routes: [{ match: { prefix: '/' } }] }] }),
-    /route_config\.virtual_hosts\[0\]\.routes\[0\]: a route needs one of/,
+  const errors = findingsOf((r) =>
+    compileRouteTable(
+      { virtual_hosts: [{ domains: ['*'], routes: [{ match: { prefix: '/' } }] }] },
+      'route_config',
+      r,
+    ),
   );
-  assert.throws(
-    () =>
-      compileRouteTable({
+  assert.match(errors.join('\n'), /route_config\.virtual_hosts\[0\]\.routes\[0\]: a route needs one of/);
+  const regex = findingsOf((r) =>
+    compileRouteTable(
+      {
         virtual_hosts: [
           { domains: ['*'], routes: [{ match: { safe_regex: { regex: '(a' } }, route: { cluster: 'x' } }] },
         ],
-      }),
-    /invalid regex/,
+      },
+      'route_config',
+      r,
+    ),
+  );
+  assert.match(regex.join('\n'), /routes\[0\]\.match\.safe_regex: invalid regex/);
+});
+
+test('every bad route is reported, not only the first', () => {
+  const errors = findingsOf((r) =>
+    compileRouteTable(
+      {
+        virtual_hosts: [
+          {
+            domains: ['*'],
+            routes: [
+              {
+                match: { prefix: '/a' },
+                route: { weighted_clusters: { clusters: [{ name: 'a', weight: 1 }], total_weight: 100 } },
+              },
+              { match: { prefix: '/b' }, route: { cluster: 'b', metadata_match: { filter_metadata: {} } } },
+              { match: { prefix: '/c' }, route: { cluster: 'c', idle_timeout: '1s' } },
+            ],
+          },
+        ],
+      },
+      'route_config',
+      r,
+    ),
+  );
+  assert.equal(errors.length, 3, errors.join('\n'));
+  assert.match(
+    errors[0] ?? '',
+    /routes\[0\]\.route\.weighted_clusters\.total_weight: is 100 but the cluster weights add up to 1/,
+  );
+  assert.match(errors[1] ?? '', /routes\[1\]\.route\.metadata_match: .*subset.*not supported by this build/);
+  assert.match(
+    errors[2] ?? '',
+    /routes\[2\]\.route\.idle_timeout: RouteAction\.idle_timeout is not implemented/,
   );
 });
 
@@ -118,7 +160,7 @@ test('weighted pick and redirect location', () => {
   };
   assert.equal(pickWeighted(action, 0.1).name, 'a');
   assert.equal(pickWeighted(action, 0.3).name, 'b');
-  const t = compileRouteTable({
+  const t = compileTestRoutes({
     virtual_hosts: [
       {
         domains: ['*'],

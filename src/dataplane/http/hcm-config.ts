@@ -1,0 +1,89 @@
+import type { JsonObject } from '../../../events/config.js';
+import { numberOr, objectOf } from '../../../reducers/settings/values.js';
+import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
+import type { Report } from '../../bootstrap/report.js';
+import { listOf } from '../router/matchers.js';
+import { compileRouteTable, type RouteTable } from '../router/table.js';
+import { compileHttpFilters, type FilterChain } from './filters.js';
+import { compileHcmTimeouts, type HcmTimeouts } from './timeouts.js';
+
+export type Codec = 'AUTO' | 'HTTP1' | 'HTTP2';
+
+/** An `HttpConnectionManager` config compiled for the data plane, the reference's defaults filled in. */
+export interface HcmSpec {
+  statPrefix: string;
+  codec: Codec;
+  routes: RouteTable;
+  filters: FilterChain;
+  serverName: string;
+  generateRequestId: boolean;
+  maxRequestHeadersBytes: number;
+  maxHeadersCount: number;
+  timeouts: HcmTimeouts;
+}
+
+const NOT_YET = (what: string) => ({ refuse: `${what} is not implemented` });
+
+const HCM_FIELDS: FieldTable = {
+  ...acting(
+    'stat_prefix',
+    'codec_type',
+    'route_config',
+    'http_filters',
+    'server_name',
+    'generate_request_id',
+    'max_request_headers_kb',
+    // The peer address is always appended to x-forwarded-for, which is what `true` asks for.
+    'use_remote_address',
+    'common_http_protocol_options',
+    'request_timeout',
+    'stream_idle_timeout',
+    'drain_timeout',
+    'delayed_close_timeout',
+    'request_headers_timeout',
+  ),
+  rds: { refuse: 'route discovery (RDS) is not implemented; give the routes inline in route_config' },
+  scoped_routes: NOT_YET('scoped route discovery'),
+  access_log: NOT_YET('access logging'),
+  tracing: NOT_YET('tracing'),
+};
+
+const PROTOCOL_OPTIONS_FIELDS: FieldTable = acting(
+  'idle_timeout',
+  'max_connection_duration',
+  'max_headers_count',
+);
+
+/**
+ * Compiles one `HttpConnectionManager` typed_config (canonical form); `path` is the filter's
+ * `typed_config` path. Findings go to `report`; the value is served only when it has none.
+ */
+export function compileHcm(config: JsonObject, path: string, report: Report): HcmSpec {
+  checkFields(config, path, report, HCM_FIELDS, 'HttpConnectionManager');
+  const common = objectOf(config.common_http_protocol_options);
+  checkFields(
+    common,
+    `${path}.common_http_protocol_options`,
+    report,
+    PROTOCOL_OPTIONS_FIELDS,
+    'HttpProtocolOptions',
+  );
+  const statPrefix = typeof config.stat_prefix === 'string' ? config.stat_prefix : '';
+  if (!statPrefix) report.error(`${path}.stat_prefix`, 'required field missing', 'missing');
+  if (config.route_config === undefined && config.rds === undefined && config.scoped_routes === undefined)
+    report.error(path, 'needs routes: set route_config (inline)', 'missing');
+  const codec = typeof config.codec_type === 'string' ? config.codec_type : 'AUTO';
+  if (codec !== 'AUTO' && codec !== 'HTTP1' && codec !== 'HTTP2')
+    report.unsupported(`${path}.codec_type`, `codec ${codec} is not implemented (use AUTO, HTTP1 or HTTP2)`);
+  return {
+    statPrefix,
+    codec: codec as Codec,
+    routes: compileRouteTable(objectOf(config.route_config), `${path}.route_config`, report),
+    filters: compileHttpFilters(listOf(config.http_filters), `${path}.http_filters`, report),
+    serverName: typeof config.server_name === 'string' && config.server_name ? config.server_name : 'proxy',
+    generateRequestId: config.generate_request_id !== false,
+    maxRequestHeadersBytes: numberOr(config.max_request_headers_kb, 60) * 1024,
+    maxHeadersCount: numberOr(common.max_headers_count, 100),
+    timeouts: compileHcmTimeouts(config, path, report),
+  };
+}
