@@ -1,10 +1,14 @@
 import { RE2 } from 're2-wasm';
+import { freeRe2 } from '../re2.js';
 
 /** A compiled `/stats?filter=`: a partial-match test on stat names. */
 export type NameFilter = (name: string) => boolean;
 
-/** Compiled filters by pattern; RE2 objects hold WASM memory, so the cache is bounded. */
-const cache = new Map<string, NameFilter>();
+/**
+ * Compiled filters by pattern, with the RE2 each holds (none for a literal). RE2s live in a
+ * fixed WASM heap (see `src/re2.ts`), so the cache is bounded and frees what it evicts.
+ */
+const cache = new Map<string, { filter: NameFilter; re2: RE2 | null }>();
 const CACHE_SIZE = 32;
 
 /** RE2 metacharacters outside a class: a pattern without them is a plain string. */
@@ -43,19 +47,26 @@ function literalFilter(pattern: string): NameFilter | null {
 /**
  * Compiles `pattern` with RE2 (partial match unless anchored); null when RE2 rejects it.
  * Matching runs on RE2 itself, never on a backtracking JS RegExp: a filter such as
- * `^([a-z_.]+)+!$` takes linear time instead of freezing the process.
+ * `^([a-z_.]+)+!$` takes linear time instead of freezing the process. A filter is good for
+ * the synchronous render that asked for it: a later call may evict and free it.
  */
 export function compileFilter(pattern: string): NameFilter | null {
   const hit = cache.get(pattern);
-  if (hit) return hit;
+  if (hit) return hit.filter;
   let re2: RE2;
   try {
     re2 = new RE2(pattern, 'u');
   } catch {
     return null;
   }
-  const filter = literalFilter(pattern) ?? ((name: string) => re2.test(name));
-  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
-  cache.set(pattern, filter);
-  return filter;
+  const literal = literalFilter(pattern);
+  if (literal) freeRe2(re2);
+  const entry = literal ? { filter: literal, re2: null } : { filter: (name: string) => re2.test(name), re2 };
+  if (cache.size >= CACHE_SIZE) {
+    const [oldest, evicted] = cache.entries().next().value!;
+    cache.delete(oldest);
+    if (evicted.re2) freeRe2(evicted.re2);
+  }
+  cache.set(pattern, entry);
+  return entry.filter;
 }

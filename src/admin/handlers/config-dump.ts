@@ -1,18 +1,8 @@
-import { RE2 } from 're2-wasm';
+import type { RE2 } from 're2-wasm';
 import { renderConfigDump } from '../../../views/config-dump/render.js';
 import { text } from '../../../views/result.js';
-import type { HandlerDescriptor } from '../registry.js';
-
-/** A full-match RE2 test (linear time: a hostile pattern cannot stall the admin). */
-function compile(pattern: string): ((name: string) => boolean) | string {
-  try {
-    new RE2(pattern, 'u'); // valid alone, so `a)|(b` cannot escape the anchors below
-    const re = new RE2(`^(?:${pattern})$`, 'u');
-    return (name) => re.test(name);
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
-  }
-}
+import { freeRe2, fullMatchRe2 } from '../../re2.js';
+import type { AdminRequest, HandlerDescriptor } from '../registry.js';
 
 export const configDumpHandlers: HandlerDescriptor[] = [
   {
@@ -40,25 +30,40 @@ export const configDumpHandlers: HandlerDescriptor[] = [
     snapshotView: true,
     handle: (req) => {
       const pattern = req.query.get('name_regex');
-      const nameMatches = pattern === null ? null : compile(pattern);
-      if (typeof nameMatches === 'string')
+      // RE2, full match: linear time, so a hostile pattern cannot stall the admin.
+      let re: RE2 | null = null;
+      try {
+        re = pattern === null ? null : fullMatchRe2(pattern);
+      } catch (err) {
         return text(
-          `invalid name_regex '${pattern}': ${nameMatches}\nusage: /config_dump?name_regex=<RE2 regex>\n`,
+          `invalid name_regex '${pattern}': ${(err as Error).message}\nusage: /config_dump?name_regex=<RE2 regex>\n`,
           400,
         );
-      const mask = req.query.get('mask');
-      return renderConfigDump(req.state, {
-        includeEds: req.query.has('include_eds'),
-        mask:
-          mask === null
-            ? null
-            : mask
-                .split(',')
-                .map((p) => p.trim())
-                .filter(Boolean),
-        resource: req.query.get('resource'),
-        nameMatches,
-      });
+      }
+      const matcher = re;
+      try {
+        return render(req, matcher === null ? null : (name) => matcher.test(name));
+      } finally {
+        // Compiled per request: its WASM memory goes back at once (see src/re2.ts).
+        if (matcher) freeRe2(matcher);
+      }
     },
   },
 ];
+
+/** The dump a request's `mask`, `resource` and `include_eds` select, filtered by name. */
+function render(req: AdminRequest, nameMatches: ((name: string) => boolean) | null) {
+  const mask = req.query.get('mask');
+  return renderConfigDump(req.state, {
+    includeEds: req.query.has('include_eds'),
+    mask:
+      mask === null
+        ? null
+        : mask
+            .split(',')
+            .map((p) => p.trim())
+            .filter(Boolean),
+    resource: req.query.get('resource'),
+    nameMatches,
+  });
+}

@@ -1,7 +1,8 @@
-import { RE2 } from 're2-wasm';
+import type { RE2 } from 're2-wasm';
 import type { Json, JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
 import { fault } from '../../bootstrap/report.js';
+import { fullMatchRe2 } from '../../re2.js';
 import { type HttpRequest, headerValue } from '../http/request.js';
 
 /** A compiled predicate over a string. */
@@ -10,22 +11,17 @@ export type StringTest = (value: string) => boolean;
 /**
  * A full-string RE2 matcher for `safe_regex` (`{ google_re2: {}, regex }`) or the deprecated
  * plain `regex` strings. RE2 semantics via re2-wasm: no backreferences or lookaround.
- * Throws a ConfigFault naming the pattern when it does not compile.
+ * Throws a ConfigFault naming the pattern when it does not compile. Compiled once, with the
+ * route table; matching is linear in the input.
  */
 export function compileRegex(pattern: string, where: string): StringTest {
   let re: RE2;
   try {
-    // Compiled alone first: only a pattern valid by itself can be wrapped for a full match
-    // (`a)|(b` would otherwise make `^(?:a)|(b)$`, two partial matches).
-    new RE2(pattern, 'u');
-    re = new RE2(`^(?:${pattern})$`, 'u');
+    re = fullMatchRe2(pattern);
   } catch (err) {
     throw fault(where, `invalid regex '${pattern}': ${(err as Error).message}`);
   }
-  return (value) => {
-    re.lastIndex = 0;
-    return re.test(value);
-  };
+  return (value) => re.test(value);
 }
 
 /** `type.matcher.StringMatcher` (exact, prefix, suffix, safe_regex, contains; ignore_case). */
