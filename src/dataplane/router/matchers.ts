@@ -9,19 +9,31 @@ import { type HttpRequest, headerValue } from '../http/request.js';
 export type StringTest = (value: string) => boolean;
 
 /**
+ * Route-table regexes by pattern, shared by every table that uses them. Nothing tells a
+ * compile step when the table it built is dropped, and re2-wasm never frees a pattern by
+ * itself (see `src/re2.ts`): without sharing, each route update would leak its patterns
+ * until the WASM heap is full. Patterns come from configuration, so the set stays small.
+ */
+const compiledRegexes = new Map<string, RE2>();
+
+/**
  * A full-string RE2 matcher for `safe_regex` (`{ google_re2: {}, regex }`) or the deprecated
  * plain `regex` strings. RE2 semantics via re2-wasm: no backreferences or lookaround.
- * Throws a ConfigFault naming the pattern when it does not compile. Compiled once, with the
- * route table; matching is linear in the input.
+ * Throws a ConfigFault naming the pattern when it does not compile. Compiled when the route
+ * table is; matching is linear in the input.
  */
 export function compileRegex(pattern: string, where: string): StringTest {
-  let re: RE2;
-  try {
-    re = fullMatchRe2(pattern);
-  } catch (err) {
-    throw fault(where, `invalid regex '${pattern}': ${(err as Error).message}`);
+  let re = compiledRegexes.get(pattern);
+  if (!re) {
+    try {
+      re = fullMatchRe2(pattern);
+    } catch (err) {
+      throw fault(where, `invalid regex '${pattern}': ${(err as Error).message}`);
+    }
+    compiledRegexes.set(pattern, re);
   }
-  return (value) => re.test(value);
+  const compiled = re;
+  return (value) => compiled.test(value);
 }
 
 /** `type.matcher.StringMatcher` (exact, prefix, suffix, safe_regex, contains; ignore_case). */
