@@ -47,7 +47,7 @@ function config(): Record<string, unknown> {
     http_filters: [
       {
         name: 'envoy.health_check',
-        typed_config: { pass_through_mode: false, headers: [{ name: ':path', exact_match: '/healthz' }] },
+        config: { pass_through_mode: false, headers: [{ name: ':path', exact_match: '/healthz' }] },
       },
       { name: 'envoy.router' },
     ],
