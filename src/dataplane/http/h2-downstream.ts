@@ -133,6 +133,42 @@ class H2Stream implements ResponseSink, ExchangeOwner {
 }
 
 /**
+ * The HCM's connection timeouts on a session: `idle_timeout` while no stream is open, and
+ * `max_connection_duration`. Either sends GOAWAY (`close`): streams in flight finish, then
+ * the session ends.
+ */
+function watchSession(hcm: HttpConnectionManager, session: http2.ServerHttp2Session): void {
+  const t = hcm.timeouts;
+  const timers: NodeJS.Timeout[] = [];
+  if (t.maxConnectionDurationMs > 0) {
+    const onMax = () => {
+      hcm.stats.cxMaxDurationReached.inc();
+      session.close();
+    };
+    timers.push(setTimeout(onMax, t.maxConnectionDurationMs).unref());
+  }
+  if (t.connectionIdleMs > 0) {
+    let open = 0;
+    const idle = setTimeout(() => {
+      if (open > 0 || session.closed) return;
+      hcm.stats.cxIdleTimeout.inc();
+      session.close();
+    }, t.connectionIdleMs).unref();
+    timers.push(idle);
+    session.on('stream', (stream) => {
+      open += 1;
+      stream.once('close', () => {
+        open -= 1;
+        if (open === 0) idle.refresh();
+      });
+    });
+  }
+  session.once('close', () => {
+    for (const timer of timers) clearTimeout(timer);
+  });
+}
+
+/**
  * The HTTP/2 codec: a `node:http2` server that never listens; the connection manager hands
  * it sockets whose first bytes are the HTTP/2 connection preface (prior knowledge, h2c).
  */
@@ -152,6 +188,7 @@ export function createH2Server(hcm: HttpConnectionManager): http2.Http2Server {
   });
   server.on('session', (session) => {
     goAwayWithCause(session);
+    watchSession(hcm, session);
     hcm.trackSession(session);
     session.on('error', () => {
       hcm.stats.cxProtocolError.inc();

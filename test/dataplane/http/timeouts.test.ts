@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
+import * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import { after, before, test } from 'node:test';
 import type { RawCluster } from '../../../events/config.js';
@@ -232,5 +233,60 @@ test('upstream idle_timeout: a pooled connection unused that long is closed', as
       assert.equal(await settle(() => upstreamCloses > closes, true, 1000), true);
     },
     raw,
+  );
+});
+
+/** One request on an h2c session; resolves with the status. */
+function h2Get(session: http2.ClientHttp2Session, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':path': path, ':authority': 'x' });
+    let status = 0;
+    stream.on('response', (h) => {
+      status = Number(h[':status']);
+    });
+    stream.on('error', reject);
+    stream.resume();
+    stream.on('end', () => resolve(status));
+  });
+}
+
+function closedWithin(session: http2.ClientHttp2Session, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (session.closed) return resolve(true);
+    const timer = setTimeout(() => resolve(false), ms);
+    session.once('close', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+test('HTTP/2: idle_timeout and max_connection_duration send GOAWAY; stream timeouts apply', async () => {
+  await withProxy(
+    {
+      stream_idle_timeout: '0.500s',
+      common_http_protocol_options: { idle_timeout: '0.200s', max_connection_duration: '0.600s' },
+    },
+    async (proxy) => {
+      const idle = http2.connect(`http://127.0.0.1:${proxy.port}`);
+      idle.on('error', () => {});
+      assert.equal(await h2Get(idle, '/a'), 200);
+      assert.equal(await closedWithin(idle, 1500), true);
+      assert.equal(proxy.counter('http.ingress.downstream_cx_idle_timeout'), 1);
+
+      const busy = http2.connect(`http://127.0.0.1:${proxy.port}`);
+      busy.on('error', () => {});
+      // Requests keep it from idling; the duration limit still ends it, after its stream.
+      assert.equal(await h2Get(busy, '/slow'), 200);
+      assert.equal(await h2Get(busy, '/slow'), 200);
+      assert.equal(await closedWithin(busy, 1500), true);
+      assert.equal(proxy.counter('http.ingress.downstream_cx_max_duration_reached'), 1);
+
+      const stalled = http2.connect(`http://127.0.0.1:${proxy.port}`);
+      stalled.on('error', () => {});
+      assert.equal(await h2Get(stalled, '/hang'), 408);
+      assert.equal(proxy.counter('http.ingress.downstream_rq_idle_timeout'), 1);
+      stalled.close();
+    },
   );
 });
