@@ -50,6 +50,7 @@ class H2Request implements UpstreamRequest {
       return;
     }
     this.stream = stream;
+    this.pool.track(session, stream);
     const t = pc.traffic;
     stream.on('response', (hs) => {
       const status = Number(hs[':status']);
@@ -129,6 +130,9 @@ export class H2Pool implements ConnectionPool {
   private waiting: H2Request[] = [];
   private pc: PoolContext;
   private sessionRequests = 0;
+  /** Streams open on the current session, for the cluster's idle timeout. */
+  private openStreams = 0;
+  private idleTimer: NodeJS.Timeout | null = null;
 
   constructor(pc: PoolContext) {
     this.pc = pc;
@@ -165,6 +169,7 @@ export class H2Pool implements ConnectionPool {
     const host = pc.host;
     const openedAt = performance.now();
     this.sessionRequests = 0;
+    this.openStreams = 0;
     this.connected = false;
     const session = http2.connect(`http://${host.ip.includes(':') ? `[${host.ip}]` : host.ip}:${host.port}`, {
       createConnection: () => {
@@ -197,6 +202,7 @@ export class H2Pool implements ConnectionPool {
       if (this.session !== session) return;
       this.connected = true;
       t.cxConnectMs.record(Math.round(performance.now() - openedAt));
+      this.armIdle();
       for (const req of this.waiting.splice(0)) {
         this.unpend();
         req.open(session, this.pc);
@@ -229,6 +235,31 @@ export class H2Pool implements ConnectionPool {
     });
   }
 
+  /** Counts a stream opened on `session` while it is the current one. */
+  track(session: http2.ClientHttp2Session, stream: http2.ClientHttp2Stream): void {
+    if (this.session !== session) return;
+    this.openStreams += 1;
+    stream.once('close', () => {
+      if (this.session !== session) return;
+      this.openStreams -= 1;
+      if (this.openStreams === 0) this.armIdle();
+    });
+  }
+
+  /** Starts (or restarts) the cluster's `common_http_protocol_options.idle_timeout`. */
+  private armIdle(): void {
+    const ms = this.pc.connect.idleTimeoutMs;
+    if (ms <= 0) return;
+    if (this.idleTimer) this.idleTimer.refresh();
+    else this.idleTimer = setTimeout(() => this.onIdleTimeout(), ms).unref();
+  }
+
+  private onIdleTimeout(): void {
+    if (!this.session || !this.connected || this.openStreams > 0) return;
+    this.pc.traffic.scope.counter('upstream_cx_idle_timeout').inc();
+    this.retire();
+  }
+
   /** Stops sending new streams on the current session; it closes once its streams finish. */
   private retire(): void {
     const s = this.session;
@@ -256,6 +287,7 @@ export class H2Pool implements ConnectionPool {
   }
 
   destroy(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     const s = this.session;
     this.session = null;
     s?.destroy();

@@ -290,3 +290,36 @@ test('HTTP/2: idle_timeout and max_connection_duration send GOAWAY; stream timeo
     },
   );
 });
+
+test('upstream idle_timeout on an HTTP/2 cluster: the idle session is closed', async () => {
+  const h2up = http2.createServer((_req, res) => res.end('h2 ok'));
+  let sessionsClosed = 0;
+  h2up.on('session', (s) => s.on('close', () => (sessionsClosed += 1)));
+  await new Promise<void>((r) => h2up.listen(0, '127.0.0.1', r));
+  const port = (h2up.address() as net.AddressInfo).port;
+  const raw: RawCluster = {
+    name: 'b',
+    http2_protocol_options: {},
+    common_http_protocol_options: { idle_timeout: '0.200s' },
+  };
+  const proxy = await startProxy(hcmConfig('b'), [{ raw, addresses: [`127.0.0.1:${port}`] }]);
+  try {
+    (proxy.ctx as { store: Store }).store = new Store({
+      initial: {
+        ...initialState,
+        clusters: {
+          b: { name: 'b', config: raw, addedViaApi: false, versionInfo: '', lastUpdated: 0, hosts: [] },
+        },
+      },
+    });
+    const res = await fetch(`http://127.0.0.1:${proxy.port}/a`);
+    assert.equal(await res.text(), 'h2 ok');
+    assert.equal(proxy.gauge('cluster.b.upstream_cx_active'), 1);
+    assert.equal(await settle(() => proxy.gauge('cluster.b.upstream_cx_active'), 0, 2000), 0);
+    assert.equal(proxy.counter('cluster.b.upstream_cx_idle_timeout'), 1);
+    assert.equal(await settle(() => sessionsClosed, 1, 1000), 1);
+  } finally {
+    await proxy.close();
+    h2up.close();
+  }
+});
