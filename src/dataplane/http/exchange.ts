@@ -431,7 +431,7 @@ export class Exchange implements UpstreamHandler {
       // A kept-alive connection the upstream closed while idle: the request never reached
       // it, so it is sent again at once on a new connection, outside the retry policy.
       this.reusedRetried = true;
-      this.traffic?.scope.counter('upstream_rq_retry_reused_connection').inc();
+      this.traffic?.rqRetryReusedConnection.inc();
       this.startAttempt(true);
       return;
     }

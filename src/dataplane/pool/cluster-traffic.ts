@@ -35,6 +35,8 @@ export class ClusterTraffic {
   readonly rqRetrySuccess: Counter;
   readonly rqRetryOverflow: Counter;
   readonly rqRetryLimitExceeded: Counter;
+  /** Requests sent again on a new connection after a reused one closed before any response byte. */
+  readonly rqRetryReusedConnection: Counter;
   readonly rqRxReset: Counter;
   readonly rqTxReset: Counter;
   readonly rqCancelled: Counter;
@@ -50,6 +52,7 @@ export class ClusterTraffic {
   readonly cxOverflow: Counter;
   readonly cxNoneHealthy: Counter;
   readonly cxMaxRequests: Counter;
+  readonly cxIdleTimeout: Counter;
   readonly cxDestroy: Counter;
   readonly cxDestroyLocal: Counter;
   readonly cxDestroyRemote: Counter;
@@ -84,6 +87,7 @@ export class ClusterTraffic {
     this.rqRetrySuccess = c('upstream_rq_retry_success');
     this.rqRetryOverflow = c('upstream_rq_retry_overflow');
     this.rqRetryLimitExceeded = c('upstream_rq_retry_limit_exceeded');
+    this.rqRetryReusedConnection = c('upstream_rq_retry_reused_connection');
     this.rqRxReset = c('upstream_rq_rx_reset');
     this.rqTxReset = c('upstream_rq_tx_reset');
     this.rqCancelled = c('upstream_rq_cancelled');
@@ -99,6 +103,7 @@ export class ClusterTraffic {
     this.cxOverflow = c('upstream_cx_overflow');
     this.cxNoneHealthy = c('upstream_cx_none_healthy');
     this.cxMaxRequests = c('upstream_cx_max_requests');
+    this.cxIdleTimeout = c('upstream_cx_idle_timeout');
     this.cxDestroy = c('upstream_cx_destroy');
     this.cxDestroyLocal = c('upstream_cx_destroy_local');
     this.cxDestroyRemote = c('upstream_cx_destroy_remote');

@@ -257,7 +257,7 @@ class H1Connection {
 
   private onIdleTimeout(): void {
     if (!this.idleArmed || this.current || this.closed) return;
-    this.traffic.scope.counter('upstream_cx_idle_timeout').inc();
+    this.traffic.cxIdleTimeout.inc();
     this.destroy(true);
   }
 

@@ -256,7 +256,7 @@ export class H2Pool implements ConnectionPool {
 
   private onIdleTimeout(): void {
     if (!this.session || !this.connected || this.openStreams > 0) return;
-    this.pc.traffic.scope.counter('upstream_cx_idle_timeout').inc();
+    this.pc.traffic.cxIdleTimeout.inc();
     this.retire();
   }
 
