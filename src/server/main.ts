@@ -70,6 +70,14 @@ export async function serve(options: Options): Promise<ServerContext> {
   if (options.adminAddressPath) writeFileSync(options.adminAddressPath, adminAddress);
   // INITIALIZING (set by bootstrap-loaded) lasts until the listeners are bound.
   await startDataPlane(ctx);
+  // Like the reference, a static listener that cannot bind fails start-up: never LIVE with
+  // a configured listener unbound.
+  const unbound = Object.values(ctx.store.state.listeners).filter((l) => l.state === 'failed');
+  if (unbound.length > 0) {
+    for (const l of unbound) process.stderr.write(`error: ${l.error}\n`);
+    ctx.log.get('main').error({ listeners: unbound.map((l) => l.name) }, 'start-up failed: listeners unbound');
+    await ctx.shutdown(1);
+  }
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
   stopOnSignals(ctx);
   return ctx;

@@ -2,27 +2,20 @@ import type { ServerResponse } from 'node:http';
 import type { JsonObject } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
 import { numberOr, objectOf } from '../../reducers/settings/values.js';
+import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
 import { quantiles } from './bins.js';
 import { sanitizeStatName, type StatsStore } from './store.js';
 
-const SINK_NAMES = new Set([
-  'envoy.stat_sinks.hystrix',
-  'proxy.stat_sinks.hystrix',
-  'envoy.hystrix',
-  'proxy.hystrix',
-]);
-
-/** The hystrix sink of `stats_sinks` (by name or by typed_config type), or null. */
+/**
+ * The hystrix sink of `stats_sinks`, or null. The loader resolved every spelling of its name
+ * (or its `@type` alone) into `typed_config['@type']`, so the registry's type decides.
+ */
 export function hystrixSinkConfig(bootstrap: JsonObject | undefined): JsonObject | null {
   const sinks = bootstrap?.stats_sinks;
   if (!Array.isArray(sinks)) return null;
   for (const sink of sinks) {
     const s = objectOf(sink);
-    const typed = objectOf(s.typed_config);
-    const type = typeof typed['@type'] === 'string' ? typed['@type'] : '';
-    if ((typeof s.name === 'string' && SINK_NAMES.has(s.name)) || type.endsWith('.HystrixSink')) {
-      return Object.keys(typed).length > 0 ? typed : objectOf(s.config);
-    }
+    if (configTypeOf(s) === CONFIG_TYPE.hystrixSink) return objectOf(s.typed_config);
   }
   return null;
 }

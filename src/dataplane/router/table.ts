@@ -116,7 +116,8 @@ function compileAction(route: JsonObject, where: string): RouteAction {
       if (clusters.length === 0)
         throw fault(`${where}.route.weighted_clusters.clusters`, 'needs at least one cluster', 'missing');
       const sum = clusters.reduce((s, c) => s + c.weight, 0);
-      const totalWeight = numberOr(wc.total_weight, sum === 0 ? 100 : sum);
+      // The v2 default: weights are percentages unless total_weight says otherwise.
+      const totalWeight = numberOr(wc.total_weight, 100);
       if (sum !== totalWeight)
         throw fault(
           `${where}.route.weighted_clusters.total_weight`,

@@ -1,0 +1,200 @@
+/**
+ * What validates, serves: every bootstrap we ship or copied from the reference's own docs and
+ * examples either fails `--mode validate` naming a field, or validates and then serves with
+ * every configured listener bound on a real port.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import * as net from 'node:net';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { scratchDir, writeFixture } from '../helpers/admin.js';
+import { type Dump, fixture, read, root, runCli } from '../helpers/bootstrap.js';
+import { runProxy } from '../helpers/cli.js';
+import { startProxyProcess } from '../helpers/proxy-process.js';
+
+const corpus = [
+  ...readdirSync(join(root, 'fixtures/bootstrap')).map((f) => fixture(f)),
+  ...readdirSync(join(root, 'fixtures/real-world')).map((f) => join(root, 'fixtures/real-world', f)),
+];
+
+/** The bootstrap as the loader decodes it, with every port 0 and the admin on loopback. */
+function onFreePorts(path: string): Dump {
+  const loaded = read({ configPath: path });
+  assert.ok(loaded.ok, `${path} validated but does not decode`);
+  const b = structuredClone(loaded.bootstrap) as Dump;
+  b.admin = { ...(b.admin ?? {}), address: { socket_address: { address: '127.0.0.1', port_value: 0 } } };
+  for (const l of b.static_resources?.listeners ?? []) l.address.socket_address.port_value = 0;
+  return b;
+}
+
+describe('every bootstrap in fixtures/ and fixtures/real-world/', () => {
+  for (const path of corpus) {
+    const name = path.slice(root.length);
+    it(`${name}: refused naming a field, or validates and serves every listener`, async () => {
+      const validate = await runCli(['--mode', 'validate', '-c', path]);
+      if (validate.status !== 0) {
+        assert.equal(validate.status, 1, validate.stderr);
+        const errors = validate.stderr.split('\n').filter((l) => l.startsWith('error: '));
+        assert.ok(errors.length > 0, validate.stderr);
+        // `<file>: <field path>: <message>`, the path naming the field.
+        for (const e of errors) assert.match(e, /: [a-z_]+(\[\d+\])?(\.[a-z_@]+(\[\d+\])?)*: /, e);
+        return;
+      }
+      const bootstrap = onFreePorts(path);
+      const listeners: Dump[] = bootstrap.static_resources?.listeners ?? [];
+      const proxy = await startProxyProcess(bootstrap, ['--concurrency', '1']);
+      try {
+        for (const l of listeners) assert.ok((await proxy.listenerPort(l.name)) > 0, `${l.name} unbound`);
+      } finally {
+        await proxy.stop();
+      }
+    });
+  }
+});
+
+const ENDPOINT = (port: number) =>
+  `{ endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: ${port} } } } }`;
+const CLUSTER = `{ name: web, load_assignment: { cluster_name: web, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] } }`;
+
+function listenerYaml(name: string, filters: string, extra = ''): string {
+  return `{ name: ${name}, address: { socket_address: { address: 127.0.0.1, port_value: 0 ${extra} } }, filter_chains: [{ filters: [${filters}] }] }`;
+}
+
+function hcm(httpFilters: string, extra = ''): string {
+  return `{ name: proxy.filters.network.http_connection_manager, typed_config: { '@type': type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager, stat_prefix: in, ${extra} route_config: { virtual_hosts: [{ name: all, domains: ['*'], routes: [{ match: { prefix: /healthz }, direct_response: { status: 299 } }] }] }, http_filters: [${httpFilters}] } }`;
+}
+
+async function validateYaml(yaml: string): Promise<{ status: number | null; stderr: string }> {
+  return runCli(['--mode', 'validate', '--config-yaml', yaml]);
+}
+
+describe('the cases of issue 10', () => {
+  it('serves filters named proxy.router, proxy.health_check, or given by @type alone', async () => {
+    const listeners = [
+      listenerYaml('short', hcm('{ name: proxy.router }')),
+      listenerYaml(
+        'health',
+        hcm(
+          `{ name: proxy.health_check, config: { pass_through_mode: false, headers: [{ name: ':path', exact_match: /hc }] } }, { name: proxy.router }`,
+        ),
+      ),
+      listenerYaml(
+        'typed',
+        hcm(`{ typed_config: { '@type': type.googleapis.com/envoy.config.filter.http.router.v2.Router } }`),
+      ),
+    ];
+    const yaml = `static_resources: { clusters: [${CLUSTER}], listeners: [${listeners.join(', ')}] }`;
+    assert.equal((await validateYaml(yaml)).status, 0);
+    const loaded = read({
+      configYaml: `admin: { address: { socket_address: { address: 127.0.0.1, port_value: 0 } } }\n${yaml}`,
+    });
+    assert.ok(loaded.ok);
+    const proxy = await startProxyProcess(loaded.bootstrap);
+    try {
+      for (const name of ['short', 'health', 'typed']) {
+        const port = await proxy.listenerPort(name);
+        assert.ok(port > 0, name);
+        const res = await fetch(`http://127.0.0.1:${port}/healthz`);
+        assert.equal(res.status, 299, name);
+      }
+      const hc = await fetch(`http://127.0.0.1:${await proxy.listenerPort('health')}/hc`);
+      assert.equal(hc.status, 200, 'the health_check filter answers');
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  const refusals: Array<[string, string, RegExp]> = [
+    [
+      'an HCM with rds',
+      `listeners: [${listenerYaml('l', hcm('{ name: proxy.router }', 'rds: { route_config_name: r, config_source: { ads: {} } },'))}]`,
+      /filters\[0\]\.typed_config\.rds: route discovery \(RDS\) is not implemented.*not supported by this build/,
+    ],
+    [
+      'a UDP listener',
+      `listeners: [${listenerYaml('l', hcm('{ name: proxy.router }'), ', protocol: UDP')}]`,
+      /listeners\[0\]\.address\.socket_address\.protocol: UDP listeners are not implemented/,
+    ],
+    [
+      'weighted clusters not adding up to total_weight',
+      `listeners: [{ name: l, address: { socket_address: { address: 127.0.0.1, port_value: 0 } }, filter_chains: [{ filters: [{ name: envoy.http_connection_manager, config: { stat_prefix: s, route_config: { virtual_hosts: [{ name: v, domains: ['*'], routes: [{ match: { prefix: '/' }, route: { weighted_clusters: { clusters: [{ name: a, weight: 30 }, { name: b, weight: 30 }] } } }] }] } } }] }] }]`,
+      /routes\[0\]\.route\.weighted_clusters\.total_weight: is 100 but the cluster weights add up to 60/,
+    ],
+    [
+      'an EDS cluster',
+      `clusters: [{ name: e, type: EDS, eds_cluster_config: { eds_config: { ads: {} } } }]`,
+      /clusters\[0\]\.type: EDS clusters need endpoint discovery/,
+    ],
+    [
+      'an ORIGINAL_DST cluster with CLUSTER_PROVIDED',
+      `clusters: [{ name: o, type: ORIGINAL_DST, lb_policy: CLUSTER_PROVIDED }]`,
+      /^error: --config-yaml: static_resources\.clusters\[0\]\.type: ORIGINAL_DST clusters are not implemented \(not supported by this build\)\n$/,
+    ],
+    [
+      'health checks',
+      `clusters: [{ name: h, load_assignment: { cluster_name: h, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] }, health_checks: [{ timeout: 1s, interval: 1s, unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }] }]`,
+      /clusters\[0\]\.health_checks: active health checking is not implemented/,
+    ],
+    [
+      'outlier detection',
+      `clusters: [{ name: o, load_assignment: { cluster_name: o, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] }, outlier_detection: {} }]`,
+      /clusters\[0\]\.outlier_detection: outlier detection is not implemented/,
+    ],
+    [
+      'a tls_context on a cluster',
+      `clusters: [{ name: t, load_assignment: { cluster_name: t, endpoints: [{ lb_endpoints: [${ENDPOINT(443)}] }] }, tls_context: { sni: example.com } }]`,
+      /clusters\[0\]\.tls_context: TLS is not implemented yet; requests would go to the upstream in plain text/,
+    ],
+    [
+      'a TLS transport_socket on a cluster',
+      `clusters: [{ name: t, load_assignment: { cluster_name: t, endpoints: [{ lb_endpoints: [${ENDPOINT(443)}] }] }, transport_socket: { name: proxy.transport_sockets.tls, typed_config: { '@type': type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext, sni: example.com } } }]`,
+      /clusters\[0\]\.transport_socket: TLS is not implemented yet/,
+    ],
+    [
+      'a TLS transport_socket on a filter chain',
+      `listeners: [{ name: l, address: { socket_address: { address: 127.0.0.1, port_value: 0 } }, filter_chains: [{ transport_socket: { name: tls, typed_config: { '@type': type.googleapis.com/envoy.api.v2.auth.DownstreamTlsContext } }, filters: [${hcm('{ name: proxy.router }')}] }] }]`,
+      /filter_chains\[0\]\.transport_socket: TLS is not implemented yet; this listener would serve plain text/,
+    ],
+    [
+      'an HCM access_log',
+      `listeners: [${listenerYaml('l', hcm('{ name: proxy.router }', 'access_log: [{ name: envoy.file_access_log, config: { path: /dev/stdout } }],'))}]`,
+      /typed_config\.access_log: access logging is not implemented/,
+    ],
+    [
+      'lb_subset_config',
+      `clusters: [{ name: s, load_assignment: { cluster_name: s, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] }, lb_subset_config: { fallback_policy: ANY_ENDPOINT } }]`,
+      /clusters\[0\]\.lb_subset_config: subset load balancing is not implemented/,
+    ],
+  ];
+  for (const [what, resources, expected] of refusals) {
+    it(`refuses ${what} by name at validate`, async () => {
+      const out = await validateYaml(`static_resources: { ${resources} }`);
+      assert.equal(out.status, 1, out.stderr);
+      assert.match(out.stderr, expected);
+    });
+  }
+
+  for (const concurrency of ['1', '2']) {
+    it(`fails start-up with exit 1, never LIVE, when a listener's port is taken (--concurrency ${concurrency})`, async () => {
+      const holder = net.createServer();
+      await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+      const port = (holder.address() as net.AddressInfo).port;
+      const scratch = scratchDir();
+      try {
+        const yaml = `admin: { address: { socket_address: { address: 127.0.0.1, port_value: 0 } } }
+static_resources: { listeners: [${listenerYaml('taken', hcm('{ name: proxy.router }')).replace('port_value: 0', `port_value: ${port}`)}] }`;
+        const config = writeFixture(scratch.dir, 'taken.yaml', yaml);
+        const out = await runProxy(['-c', config, '--concurrency', concurrency], {}, 30000);
+        assert.equal(out.code, 1, out.stderr);
+        assert.match(
+          out.stderr,
+          new RegExp(`listener 'taken': cannot bind 127\\.0\\.0\\.1:${port}: EADDRINUSE`),
+        );
+      } finally {
+        holder.close();
+        scratch.remove();
+      }
+    });
+  }
+});
