@@ -356,17 +356,14 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     this.closeTimer = setTimeout(check, ms).unref();
   }
 
-  /** The client half-closed its side. */
+  /**
+   * The client closed its side. As in the reference, that ends the connection: a request in
+   * flight is reset at once, so its upstream connection and circuit breaker slot are
+   * released (an abandoned upload would otherwise wait for a body that never comes).
+   */
   private onPeerEnd(): void {
-    if (this.framer) {
-      // An abandoned request body can never complete: reset the exchange now, so its
-      // upstream connection and circuit breaker slot are released.
-      this.socket.destroy();
-      return;
-    }
-    // The request in flight is answered, then the connection closes; anything after it is dropped.
-    this.keepAlive = false;
-    if (!this.exchange) this.endSocket();
+    if (this.exchange) this.socket.destroy();
+    else this.endSocket();
   }
 
   // ---- ResponseSink ----

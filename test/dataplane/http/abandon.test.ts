@@ -16,6 +16,7 @@ let upstreamOpen = 0;
 
 before(async () => {
   upstream = http.createServer((req, res) => {
+    if (req.url === '/hang') return;
     req.resume();
     req.on('end', () => res.end('ok'));
   });
@@ -76,4 +77,15 @@ test('1,100 abandoned uploads from one client leave no breaker slot taken', asyn
   assert.equal(res.status, 200);
   assert.equal(await res.text(), 'ok');
   assert.equal(proxy.counter('cluster.b.upstream_rq_pending_overflow'), 0);
+});
+
+test('a client that closes while its whole request waits on the upstream resets it too', async () => {
+  const c = await rawClient(front.port);
+  c.socket.write('GET /hang HTTP/1.1\r\nHost: x\r\n\r\n');
+  assert.equal(await settle(() => proxy.gauge('cluster.b.upstream_rq_active'), 1, 1000), 1);
+  c.socket.end();
+  // As the reference does: the connection ends with the client's side, and the request with it.
+  assert.equal(await c.closed(1000), true);
+  assert.equal(await settle(() => proxy.gauge('cluster.b.upstream_rq_active'), 0, 1000), 0);
+  assert.equal(await settle(() => upstreamOpen, 0, 1000), 0);
 });
