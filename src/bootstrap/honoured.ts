@@ -38,3 +38,8 @@ export function checkFields(
 export function acting(...fields: string[]): Record<string, FieldRule> {
   return Object.fromEntries(fields.map((f) => [f, 'act' as const]));
 }
+
+/** The refusal of a field that a later piece of work makes act. */
+export function notYet(what: string): FieldRule {
+  return { refuse: `${what} is not implemented` };
+}

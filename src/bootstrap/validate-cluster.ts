@@ -1,6 +1,6 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { CONFIG_TYPE, configTypeOf } from './extensions.js';
-import { acting, checkFields, type FieldTable } from './honoured.js';
+import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
 
 /** The reference's ring size limit (8M entries) for both minimum and maximum. */
@@ -57,7 +57,6 @@ export function validateCluster(cluster: JsonObject, p: string, report: Report):
   }
 }
 
-const NOT_YET = (what: string) => ({ refuse: `${what} is not implemented` });
 const TLS = { refuse: 'TLS is not implemented yet; requests would go to the upstream in plain text' };
 
 const CLUSTER_FIELDS: FieldTable = {
@@ -70,24 +69,24 @@ const CLUSTER_FIELDS: FieldTable = {
   // Clean-up of ORIGINAL_DST hosts, refused with the type itself.
   ...acting('cleanup_interval'),
   metadata: 'advise',
-  cluster_type: NOT_YET('custom cluster types'),
+  cluster_type: notYet('custom cluster types'),
   tls_context: TLS,
-  health_checks: NOT_YET('active health checking'),
-  outlier_detection: NOT_YET('outlier detection'),
-  lb_subset_config: NOT_YET('subset load balancing'),
-  original_dst_lb_config: NOT_YET('ORIGINAL_DST load balancing'),
-  lrs_server: NOT_YET('load reporting (LRS)'),
-  filters: NOT_YET('upstream network filters'),
-  load_balancing_policy: NOT_YET('load_balancing_policy'),
-  upstream_http_protocol_options: NOT_YET('upstream_http_protocol_options (auto SNI, SAN checks)'),
+  health_checks: notYet('active health checking'),
+  outlier_detection: notYet('outlier detection'),
+  lb_subset_config: notYet('subset load balancing'),
+  original_dst_lb_config: notYet('ORIGINAL_DST load balancing'),
+  lrs_server: notYet('load reporting (LRS)'),
+  filters: notYet('upstream network filters'),
+  load_balancing_policy: notYet('load_balancing_policy'),
+  upstream_http_protocol_options: notYet('upstream_http_protocol_options (auto SNI, SAN checks)'),
 };
 const COMMON_LB_FIELDS: FieldTable = {
   ...acting('healthy_panic_threshold', 'update_merge_window'),
-  zone_aware_lb_config: NOT_YET('zone-aware routing'),
-  locality_weighted_lb_config: NOT_YET('locality-weighted load balancing'),
-  consistent_hashing_lb_config: NOT_YET('consistent_hashing_lb_config'),
-  ignore_new_hosts_until_first_hc: NOT_YET('ignore_new_hosts_until_first_hc (it needs health checking)'),
-  close_connections_on_host_set_change: NOT_YET('close_connections_on_host_set_change'),
+  zone_aware_lb_config: notYet('zone-aware routing'),
+  locality_weighted_lb_config: notYet('locality-weighted load balancing'),
+  consistent_hashing_lb_config: notYet('consistent_hashing_lb_config'),
+  ignore_new_hosts_until_first_hc: notYet('ignore_new_hosts_until_first_hc (it needs health checking)'),
+  close_connections_on_host_set_change: notYet('close_connections_on_host_set_change'),
 };
 
 /** Kinds of cluster a later piece of work makes act; until then they are refused by name. */

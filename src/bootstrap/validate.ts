@@ -1,6 +1,6 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { compileListener } from '../dataplane/listeners/config.js';
-import { acting, checkFields, type FieldTable } from './honoured.js';
+import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
 import { validateCluster } from './validate-cluster.js';
 
@@ -68,8 +68,6 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
   );
 }
 
-const NOT_YET = (what: string) => ({ refuse: `${what} is not implemented` });
-
 const BOOTSTRAP_FIELDS: FieldTable = {
   ...acting('node', 'static_resources', 'admin', 'cluster_manager', 'stats_config', 'stats_sinks'),
   ...acting('stats_flush_interval', 'stats_flush_on_admin', 'stats_server_version_override'),
@@ -78,20 +76,20 @@ const BOOTSTRAP_FIELDS: FieldTable = {
   watchdog: 'advise',
   flags_path: 'advise',
   enable_dispatcher_stats: 'advise',
-  dynamic_resources: NOT_YET('dynamic configuration (xDS: LDS, CDS)'),
-  hds_config: NOT_YET('health discovery (HDS)'),
-  tracing: NOT_YET('tracing'),
-  overload_manager: NOT_YET('the overload manager'),
+  dynamic_resources: notYet('dynamic configuration (xDS: LDS, CDS)'),
+  hds_config: notYet('health discovery (HDS)'),
+  tracing: notYet('tracing'),
+  overload_manager: notYet('the overload manager'),
 };
 const STATIC_FIELDS: FieldTable = {
   ...acting('listeners', 'clusters'),
-  secrets: NOT_YET('TLS (static secrets)'),
+  secrets: notYet('TLS (static secrets)'),
 };
 const CLUSTER_MANAGER_FIELDS: FieldTable = {
-  outlier_detection: NOT_YET('outlier detection (its event log)'),
-  local_cluster_name: NOT_YET('zone-aware routing (the local cluster)'),
-  upstream_bind_config: NOT_YET('a manager-wide upstream_bind_config (set it per cluster)'),
-  load_stats_config: NOT_YET('load reporting (LRS)'),
+  outlier_detection: notYet('outlier detection (its event log)'),
+  local_cluster_name: notYet('zone-aware routing (the local cluster)'),
+  upstream_bind_config: notYet('a manager-wide upstream_bind_config (set it per cluster)'),
+  load_stats_config: notYet('load reporting (LRS)'),
 };
 const ADMIN_FIELDS: FieldTable = acting('access_log_path', 'profile_path', 'address');
 

@@ -1,6 +1,6 @@
 import type { JsonObject } from '../../../events/config.js';
 import { numberOr, objectOf } from '../../../reducers/settings/values.js';
-import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
+import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import { listOf } from '../router/matchers.js';
 import { compileRouteTable, type RouteTable } from '../router/table.js';
@@ -22,8 +22,6 @@ export interface HcmSpec {
   timeouts: HcmTimeouts;
 }
 
-const NOT_YET = (what: string) => ({ refuse: `${what} is not implemented` });
-
 const HCM_FIELDS: FieldTable = {
   ...acting(
     'stat_prefix',
@@ -43,9 +41,9 @@ const HCM_FIELDS: FieldTable = {
     'request_headers_timeout',
   ),
   rds: { refuse: 'route discovery (RDS) is not implemented; give the routes inline in route_config' },
-  scoped_routes: NOT_YET('scoped route discovery'),
-  access_log: NOT_YET('access logging'),
-  tracing: NOT_YET('tracing'),
+  scoped_routes: notYet('scoped route discovery'),
+  access_log: notYet('access logging'),
+  tracing: notYet('tracing'),
 };
 
 const PROTOCOL_OPTIONS_FIELDS: FieldTable = acting(

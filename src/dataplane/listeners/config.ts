@@ -2,7 +2,7 @@ import type { Json, JsonObject } from '../../../events/config.js';
 import { hostKey } from '../../../reducers/hosts.js';
 import { numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
-import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
+import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import { compileHcm, type HcmSpec } from '../http/hcm-config.js';
 import { listOf } from '../router/matchers.js';
@@ -52,7 +52,6 @@ const ONE_MIB = 1024 * 1024;
 /** The reference's default `tcp_backlog_size`. */
 const DEFAULT_BACKLOG = 1024;
 
-const NOT_YET = (what: string) => ({ refuse: `${what} is not implemented` });
 const TLS = { refuse: 'TLS is not implemented yet; this listener would serve plain text' };
 
 const LISTENER_FIELDS: FieldTable = {
@@ -66,17 +65,17 @@ const LISTENER_FIELDS: FieldTable = {
   continue_on_listener_filters_timeout: 'advise',
   // Node's cluster module shares one listening socket among workers either way.
   reuse_port: 'advise',
-  listener_filters: NOT_YET('listener filters (original_dst, tls_inspector, proxy_protocol)'),
-  use_original_dst: NOT_YET('original destination restoration'),
-  udp_listener_config: NOT_YET('UDP listening'),
-  api_listener: NOT_YET('the API listener'),
+  listener_filters: notYet('listener filters (original_dst, tls_inspector, proxy_protocol)'),
+  use_original_dst: notYet('original destination restoration'),
+  udp_listener_config: notYet('UDP listening'),
+  api_listener: notYet('the API listener'),
 };
 const CHAIN_FIELDS: FieldTable = {
   ...acting('filter_chain_match', 'filters', 'transport_socket'),
   metadata: 'advise',
   name: 'advise',
   tls_context: TLS,
-  use_proxy_proto: NOT_YET('the PROXY protocol'),
+  use_proxy_proto: notYet('the PROXY protocol'),
 };
 const CHAIN_MATCH_FIELDS: FieldTable = {
   ...acting(
@@ -86,8 +85,8 @@ const CHAIN_MATCH_FIELDS: FieldTable = {
     'source_ports',
     'transport_protocol',
   ),
-  server_names: NOT_YET('matching on server names (it needs the TLS inspector)'),
-  application_protocols: NOT_YET('matching on ALPN (it needs the TLS inspector)'),
+  server_names: notYet('matching on server names (it needs the TLS inspector)'),
+  application_protocols: notYet('matching on ALPN (it needs the TLS inspector)'),
 };
 const SOCKET_FIELDS: FieldTable = {
   ...acting('address', 'port_value', 'protocol'),
