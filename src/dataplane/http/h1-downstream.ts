@@ -4,7 +4,6 @@ import {
   BodyFramer,
   bodilessStatus,
   Framing,
-  REQUEST_LIMITS,
   type RequestHead,
   RequestHeadParser,
   reasonPhrase,
@@ -60,7 +59,10 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     readonly socket: net.Socket,
   ) {
     this.remoteIp = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
-    this.parser = new RequestHeadParser({ ...REQUEST_LIMITS, maxHeadBytes: hcm.maxRequestHeadersBytes });
+    this.parser = new RequestHeadParser({
+      maxHeadBytes: hcm.maxRequestHeadersBytes,
+      maxHeadersCount: hcm.spec.maxHeadersCount,
+    });
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('close', () => this.onClose());

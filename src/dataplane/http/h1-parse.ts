@@ -123,7 +123,7 @@ abstract class HeadScanner<H> {
   /** Start and end of the start line's three parts. */
   private readonly start = new Int32Array(6);
   /** Name start, name end, value start, value end of each field. */
-  private readonly pos: Int32Array;
+  private pos: Int32Array = new Int32Array(4 * 32);
   private readonly part1: number;
   private readonly part2: number;
   private readonly part3: number;
@@ -132,7 +132,6 @@ abstract class HeadScanner<H> {
     readonly limits: H1Limits,
     private readonly request: boolean,
   ) {
-    this.pos = new Int32Array(4 * (limits.maxHeadersCount + 1));
     this.part1 = request ? TCHAR : VCHAR;
     this.part2 = request ? VCHAR : DIGIT;
     this.part3 = request ? VCHAR : VCHAR | OBS | WS;
@@ -245,7 +244,7 @@ abstract class HeadScanner<H> {
     const delta = this.len - from;
     const table = CLASS;
     const start = this.start;
-    const pos = this.pos;
+    let pos = this.pos;
     let state = this.state;
     let count = this.count;
     let i = from;
@@ -316,6 +315,7 @@ abstract class HeadScanner<H> {
           const cls = table[c] as number;
           if (!(cls & TCHAR)) return this.stop(400, cls & WS ? 'obsolete line folding' : 'bad header name');
           if (count === this.limits.maxHeadersCount) return this.stop(431, 'too many headers');
+          if (4 * count === pos.length) pos = this.grow();
           pos[4 * count] = i + delta;
           state = NAME;
           continue scan;
@@ -349,6 +349,14 @@ abstract class HeadScanner<H> {
     this.state = state;
     this.count = count;
     return -1;
+  }
+
+  /** Room for more fields: grown on demand, as a large `maxHeadersCount` is rarely used. */
+  private grow(): Int32Array {
+    const grown = new Int32Array(2 * this.pos.length);
+    grown.set(this.pos);
+    this.pos = grown;
+    return grown;
   }
 
   private done(next: number, count: number): number {

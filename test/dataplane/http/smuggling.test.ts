@@ -54,6 +54,8 @@ const RESPONSES: Record<string, string> = {
   '/bare-lf-header': 'HTTP/1.1 200 OK\nx-a: a\nx-b: b\ncontent-length: 2\n\nok',
 };
 
+const C = 'Connection: close\r\n';
+
 let upstream: RawUpstream;
 let proxy: TestProxy;
 
@@ -189,4 +191,31 @@ test('an upstream head with bare-LF line endings is read like CRLF and forwarded
   assert.match(out, /^HTTP\/1.1 200 OK\r\n/);
   assert.match(out, /\r\nx-a: a\r\nx-b: b\r\n/);
   assert.match(out, /\r\n\r\nok$/);
+});
+
+test('the HCM limits max_request_headers_kb and common_http_protocol_options.max_headers_count are the ones enforced', async () => {
+  const small = await startProxy(
+    {
+      ...hcmConfig('backend'),
+      max_request_headers_kb: 2,
+      common_http_protocol_options: { max_headers_count: 5 },
+    },
+    [{ raw: { name: 'backend', connect_timeout: '1s' }, addresses: [`127.0.0.1:${upstream.port}`] }],
+  );
+  try {
+    const four = 'X-N: v\r\n'.repeat(3);
+    assert.match(
+      await rawExchange(small.port, `GET / HTTP/1.1\r\nHost: x\r\n${four}${C}\r\n`),
+      /^HTTP\/1.1 200/,
+    );
+    assert.match(
+      await rawExchange(small.port, `GET / HTTP/1.1\r\nHost: x\r\n${four}X-N: v\r\n${C}\r\n`),
+      /^HTTP\/1.1 431/,
+    );
+    const big = `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(2048)}\r\n${C}\r\n`;
+    assert.match(await rawExchange(small.port, big), /^HTTP\/1.1 431/);
+    assert.equal(small.counter('http.ingress.downstream_rq_too_large'), 2);
+  } finally {
+    await small.close();
+  }
 });
