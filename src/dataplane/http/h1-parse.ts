@@ -20,17 +20,6 @@ export const REQUEST_LIMITS: H1Limits = { maxHeadBytes: 60 * 1024, maxHeadersCou
 /** The reference's response limits: its HTTP/1 client codec allows 80 KiB and 100 headers. */
 export const RESPONSE_LIMITS: H1Limits = { maxHeadBytes: 80 * 1024, maxHeadersCount: 100 };
 
-/**
- * Request limits from the HCM's `max_request_headers_kb` and
- * `common_http_protocol_options.max_headers_count`; unset or zero takes the default.
- */
-export function requestLimits(maxRequestHeadersKb?: number, maxHeadersCount?: number): H1Limits {
-  return {
-    maxHeadBytes: maxRequestHeadersKb ? maxRequestHeadersKb * 1024 : REQUEST_LIMITS.maxHeadBytes,
-    maxHeadersCount: maxHeadersCount || REQUEST_LIMITS.maxHeadersCount,
-  };
-}
-
 /** Why a head was refused: the status to answer (always 502 for responses) and a detail. */
 export interface HeadError {
   readonly status: number;
