@@ -67,11 +67,11 @@ mark('0123456789', DIGIT);
 mark(` \t`, WS);
 // uri-host [":" port]: unreserved, pct-encoded, sub-delims, and IP-literal brackets (RFC 3986).
 mark(`-._~%!$&'()*+,;=:[]${ALNUM}`, HOST);
-const isOws = (c: number): boolean => c === SP || c === 9;
 const CR = 13;
 const LF = 10;
 const SP = 32;
 const COLON = 58;
+const isOws = (c: number): boolean => c === SP || c === 9;
 
 // Scanner states.
 const LEAD = 0; // empty lines before the start line (RFC 9112 2.2)
@@ -149,6 +149,8 @@ abstract class HeadScanner<H> {
     else {
       this.keep(buf, off, next);
       text = (this.acc as Buffer).toString('latin1', 0, this.len);
+      // A long dripped head should not pin its buffer for the connection's life.
+      if (this.len > 4096) this.acc = null;
     }
     const count = this.count;
     this.state = LEAD;
