@@ -233,7 +233,9 @@ test('responses: a head over the limit is 502 even when it arrives complete in o
   head(response(`HTTP/1.1 200 OK\r\nX: ${'a'.repeat(79 * 1024)}\r\n\r\n`));
 });
 
-// ---- properties ----
+// ---- properties (fixed seeds; `npm run fuzz` raises the runs through FUZZ_RUNS) ----
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 3000);
 
 const BASES = [
   'GET /index.html?q=1 HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\nX-A:  v  \r\n\r\n',
@@ -284,7 +286,7 @@ test('property: mutated requests never crash; accepted ones re-serialise with no
       assert.ok('head' in again);
       assert.deepEqual(again.head, o.head);
     }),
-    { seed: 11, numRuns: 3000 },
+    { seed: 11, numRuns: RUNS },
   );
 });
 
@@ -308,6 +310,6 @@ test('property: split-point invariance, any chunking gives the same head or the 
         run(new ResponseHeadParser(), asResponse),
       );
     }),
-    { seed: 7, numRuns: 2000 },
+    { seed: 7, numRuns: Math.ceil((RUNS * 2) / 3) },
   );
 });
