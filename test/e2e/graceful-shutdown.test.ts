@@ -4,10 +4,13 @@
  * destroyed every connection. Now the signal drains first (stop accepting, finish what is in
  * flight, up to --drain-time-s), then stops and exits 0; workers follow the same drain.
  */
+
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { after, test } from 'node:test';
+import type { JsonObject } from '../../events/index.js';
+import { httpBootstrap } from '../helpers/bootstraps.js';
 import { cluster } from '../helpers/dataplane.js';
 import { hcmConfig } from '../helpers/http-dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
@@ -92,32 +95,7 @@ for (const [signal, concurrency] of [
   test(`${signal} with --concurrency ${concurrency}: ${IN_FLIGHT} in-flight requests finish with 200, new connections are refused, exit 0`, async () => {
     const upstream = await holdingUpstream();
     const proxy: ProxyProcess = await startProxyProcess(
-      {
-        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-        static_resources: {
-          clusters: [cluster('slow', [upstream.port])],
-          listeners: [
-            {
-              name: 'http',
-              address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-              filter_chains: [
-                {
-                  filters: [
-                    {
-                      name: 'envoy.http_connection_manager',
-                      typed_config: {
-                        '@type':
-                          'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
-                        ...hcmConfig('slow'),
-                      },
-                    },
-                  ],
-                },
-              ],
-            },
-          ],
-        },
-      },
+      httpBootstrap([cluster('slow', [upstream.port])], hcmConfig('slow') as JsonObject),
       ['--concurrency', String(concurrency)],
     );
     cleanups.push(proxy.stop);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
+import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
 import { cluster } from '../helpers/dataplane.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 
@@ -19,48 +20,13 @@ test('proxy serves HTTP through the bootstrap listener; /stats shows the traffic
   });
   const upPort = (upstream.address() as AddressInfo).port;
   const proxy = await startProxyProcess(
-    {
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      static_resources: {
-        clusters: [cluster('web', [upPort])],
-        listeners: [
-          {
-            name: 'http',
-            address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-            filter_chains: [
-              {
-                filters: [
-                  {
-                    name: 'envoy.http_connection_manager',
-                    typed_config: {
-                      '@type':
-                        'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
-                      stat_prefix: 'ingress_http',
-                      route_config: {
-                        virtual_hosts: [
-                          {
-                            name: 'all',
-                            domains: ['*'],
-                            routes: [
-                              {
-                                match: { prefix: '/static' },
-                                direct_response: { status: 200, body: { inline_string: 'hi' } },
-                              },
-                              { match: { prefix: '/' }, route: { cluster: 'web' } },
-                            ],
-                          },
-                        ],
-                      },
-                      http_filters: [{ name: 'envoy.router' }],
-                    },
-                  },
-                ],
-              },
-            ],
-          },
-        ],
-      },
-    },
+    httpBootstrap(
+      [cluster('web', [upPort])],
+      hcmWithRoutes([
+        { match: { prefix: '/static' }, direct_response: { status: 200, body: { inline_string: 'hi' } } },
+        { match: { prefix: '/' }, route: { cluster: 'web' } },
+      ]),
+    ),
     ['--concurrency', '1'],
   );
   cleanups.push(proxy.stop);

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
+import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
 import { cluster } from '../helpers/dataplane.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 
@@ -24,45 +25,13 @@ test('clusters named __proto__ and constructor work as clusters', async () => {
   const upPort = (upstream.address() as AddressInfo).port;
   const names = ['__proto__', 'constructor', 'toString'];
   const proxy = await startProxyProcess(
-    {
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      static_resources: {
-        clusters: names.map((name) => cluster(name, [upPort])),
-        listeners: [
-          {
-            name: 'http',
-            address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-            filter_chains: [
-              {
-                filters: [
-                  {
-                    name: 'envoy.http_connection_manager',
-                    typed_config: {
-                      '@type':
-                        'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
-                      stat_prefix: 'ingress',
-                      route_config: {
-                        virtual_hosts: [
-                          {
-                            name: 'all',
-                            domains: ['*'],
-                            routes: names.map((name) => ({
-                              match: { prefix: `/${name}` },
-                              route: { cluster: name },
-                            })),
-                          },
-                        ],
-                      },
-                      http_filters: [{ name: 'envoy.router' }],
-                    },
-                  },
-                ],
-              },
-            ],
-          },
-        ],
-      },
-    },
+    httpBootstrap(
+      names.map((name) => cluster(name, [upPort])),
+      hcmWithRoutes(
+        names.map((name) => ({ match: { prefix: `/${name}` }, route: { cluster: name } })),
+        'ingress',
+      ),
+    ),
     ['--concurrency', '1'],
   );
   cleanups.push(proxy.stop);

@@ -9,6 +9,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, test } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
+import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
 import { cluster } from '../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 
@@ -54,37 +55,10 @@ test('start a proxy whose routes use catastrophic regexes', async () => {
     },
     { match: { prefix: '/' }, route: { cluster: 'web' } },
   ];
-  proxy = await startProxyProcess(
-    {
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      static_resources: {
-        clusters: [cluster('web', [upPort])],
-        listeners: [
-          {
-            name: 'http',
-            address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-            filter_chains: [
-              {
-                filters: [
-                  {
-                    name: 'envoy.http_connection_manager',
-                    typed_config: {
-                      '@type':
-                        'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
-                      stat_prefix: 'ingress_http',
-                      route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] },
-                      http_filters: [{ name: 'envoy.router' }],
-                    },
-                  },
-                ],
-              },
-            ],
-          },
-        ],
-      },
-    },
-    ['--concurrency', '1'],
-  );
+  proxy = await startProxyProcess(httpBootstrap([cluster('web', [upPort])], hcmWithRoutes(routes)), [
+    '--concurrency',
+    '1',
+  ]);
   cleanups.push(proxy.stop);
   port = await proxy.listenerPort('http');
 });

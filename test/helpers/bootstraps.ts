@@ -1,0 +1,44 @@
+import type { JsonObject } from '../../events/index.js';
+
+export const HCM_TYPE =
+  'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager';
+
+/** An admin on a free loopback port. */
+export const LOOPBACK_ADMIN: JsonObject = {
+  address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+};
+
+/** An HCM config whose one `*` virtual host holds `routes`, ending in the router. */
+export function hcmWithRoutes(routes: JsonObject[], statPrefix = 'ingress_http'): JsonObject {
+  return {
+    stat_prefix: statPrefix,
+    route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] },
+    http_filters: [{ name: 'envoy.router' }],
+  };
+}
+
+/**
+ * A whole bootstrap as a user writes it: the admin on a free port, `clusters`, and one
+ * listener `http` on 127.0.0.1:0 whose chain is the HCM `hcm` (its typed_config body).
+ */
+export function httpBootstrap(clusters: JsonObject[], hcm: JsonObject): JsonObject {
+  return {
+    admin: LOOPBACK_ADMIN,
+    static_resources: {
+      clusters,
+      listeners: [
+        {
+          name: 'http',
+          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+          filter_chains: [
+            {
+              filters: [
+                { name: 'envoy.http_connection_manager', typed_config: { '@type': HCM_TYPE, ...hcm } },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
