@@ -3,35 +3,48 @@
  * snapshot at a sequence number or an instant, or the semantic change between two points.
  */
 import { parseArgs } from 'node:util';
-import { semanticDiff } from '../control/diff.js';
-import { redactPatch } from '../control/redact.js';
-import { ReplayError, type ReplayResult, type ReplayTarget, replayLog } from '../control/replay.js';
+import {
+  describeFilter,
+  type EventFilter,
+  listOf,
+  matchesFilter,
+  NO_FILTER,
+} from '../../views/events/filter.js';
+import { renderDiffReport } from '../../views/events/patch-summary.js';
+import { parseTimePoint, TIME_FORMS, type TimePoint } from '../../views/events/time.js';
+import { renderTimelineJson, renderTimelineText } from '../../views/events/timeline.js';
+import { semanticDiff, valueAt } from '../control/diff.js';
+import { redactAt, redactPatch } from '../control/redact.js';
+import { ReplayError, type ReplayResult, replayLog } from '../control/replay.js';
 import { REPLAY_VIEWS, type ReplayView, renderReplayView } from '../control/replay-views.js';
+import { scanLog } from '../control/timeline.js';
 
-const USAGE = `usage: proxy replay LOG [--at SEQ|TIME] [--view VIEW] [--format text|json] [--diff-from SEQ|TIME]
+const USAGE = `usage: proxy replay LOG|BUNDLE [--at POINT] [--view VIEW] [--format text|json] [--diff-from POINT]
                     [--skip-bad-lines] [--ignore-checkpoints]
+       proxy replay LOG|BUNDLE --timeline [--since POINT] [--until POINT] [--type PREFIX] [--source NAME]
+                    [--cluster NAME] [--listener NAME] [--host IP[:PORT]] [--format text|json]
+       proxy replay LOG|BUNDLE --diff A..B [--format text|json]
 
   LOG                   an event log written with --event-log
-  --at SEQ|TIME         the snapshot after sequence number SEQ, or at RFC 3339 TIME
-                        (e.g. 2026-11-21T14:02:07Z); default: the end of the log
+  BUNDLE                an incident bundle from GET /debug/bundle (its event log is replayed)
+  POINT                 ${TIME_FORMS}; times ago count back from the log's last event
+  --at POINT            the snapshot after that sequence number or at that time; default: the end of the log
   --view VIEW           ${REPLAY_VIEWS.join(', ')} (default snapshot: the
                         whole semantic snapshot as JSON)
-  --format text|json    for clusters and listeners (default text)
-  --diff-from SEQ|TIME  print the semantic JSON Patch from that point to --at instead of a view
+  --format text|json    for clusters, listeners, --timeline and --diff (default text)
+  --diff-from POINT     print the semantic JSON Patch from that point to --at instead of a view
+  --timeline            list the events, one line each: sequence number, local and UTC time, source,
+                        type and what happened; filters may repeat or take a,b lists
+  --since/--until POINT events after / up to that point (a sequence number excludes itself in --since)
+  --type PREFIX         event types starting with PREFIX (health/, runtime/modified)
+  --source NAME         events from that edge (admin, health_check, bootstrap, ...)
+  --cluster/--listener  events about that cluster or listener
+  --host IP[:PORT]      events about that host (an IP alone: any port)
+  --diff A..B           what changed from point A to point B (B empty: the end): the events in
+                        between, the changes in words, then the JSON Patch
   --skip-bad-lines      count malformed lines and go on instead of stopping at the first
   --ignore-checkpoints  fold every event from the start, ignoring checkpoint lines
 `;
-
-/** `--at` as a target: digits are a sequence number, anything else must be an RFC 3339 time. */
-export function parseTarget(text: string): ReplayTarget | string {
-  if (/^\d+$/.test(text)) return { seq: Number(text) };
-  const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-  const time = Date.parse(text);
-  if (!rfc3339.test(text) || Number.isNaN(time)) {
-    return `'${text}' is neither a sequence number nor an RFC 3339 time like 2026-11-21T14:02:07Z`;
-  }
-  return { time };
-}
 
 /** Draws a progress bar on stderr when it is a terminal; returns the callback and a cleanup. */
 function progressBar(): { onProgress?: (read: number, total: number) => void; done(): void } {
@@ -101,18 +114,34 @@ export async function runReplay(argv: string[]): Promise<number> {
   }
   const bar = progressBar();
   try {
+    const log = parsed.log;
+    const point = await pointReader(log, parsed);
+    if (parsed.timeline) {
+      bar.done();
+      return await timeline(log, parsed, point);
+    }
+    if (parsed.diff) {
+      bar.done();
+      return await diffReport(
+        log,
+        parsed,
+        point(parsed.diff.from),
+        parsed.diff.to ? point(parsed.diff.to) : null,
+      );
+    }
     const options = {
       skipBadLines: parsed.skipBadLines,
       ignoreCheckpoints: parsed.ignoreCheckpoints,
       onProgress: bar.onProgress,
     };
-    const result = await replayLog(parsed.log, { ...options, target: parsed.target });
+    const target = parsed.at === null ? { end: true as const } : point(parsed.at);
+    const result = await replayLog(log, { ...options, target });
     bar.done();
-    if (parsed.diffFrom) {
-      const from = await replayLog(parsed.log, {
+    if (parsed.diffFrom !== null) {
+      const from = await replayLog(log, {
         ...options,
         onProgress: undefined,
-        target: parsed.diffFrom,
+        target: point(parsed.diffFrom),
       });
       await writeFully(
         process.stdout,
@@ -147,26 +176,139 @@ export async function runReplay(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * Reads points as people write them. Times ago and times of day count from the log's last
+ * event (an incident is read after the fact), so the log is scanned once for its end, and
+ * only when some point needs it.
+ */
+async function pointReader(log: string, args: ReplayArgs): Promise<(text: string) => TimePoint> {
+  const written = [args.at, args.diffFrom, args.since, args.until, args.diff?.from, args.diff?.to];
+  const needsEnd = written.some((text) => {
+    if (!text) return false;
+    const probe = parseTimePoint(text, Number.NaN);
+    return typeof probe !== 'string' && 'time' in probe && Number.isNaN(probe.time);
+  });
+  const end = needsEnd ? (await scanLog(log, () => false, { skipBadLines: true })).lastAt : 0;
+  return (text) => parseTimePoint(text, end) as TimePoint;
+}
+
+async function timeline(log: string, args: ReplayArgs, point: (text: string) => TimePoint): Promise<number> {
+  const filter: EventFilter = {
+    types: args.types,
+    sources: args.sources,
+    clusters: args.clusters,
+    listeners: args.listeners,
+    hosts: args.hosts,
+    since: args.since === null ? null : point(args.since),
+    until: args.until === null ? null : point(args.until),
+  };
+  let total = 0;
+  const scan = await scanLog(
+    log,
+    (env) => {
+      total += 1;
+      return matchesFilter(env, filter);
+    },
+    { skipBadLines: args.skipBadLines },
+  );
+  const out =
+    args.format === 'json' ? renderTimelineJson(scan.envelopes) : renderTimelineText(scan.envelopes);
+  await writeFully(process.stdout, out);
+  const which = describeFilter(filter);
+  const skipped = scan.badLines.length > 0 ? `; skipped ${scan.badLines.length} malformed lines` : '';
+  await writeFully(
+    process.stderr,
+    `listed ${scan.envelopes.length} of ${total} events${which ? ` (${which})` : ''}${skipped}\n`,
+  );
+  return 0;
+}
+
+async function diffReport(
+  log: string,
+  args: ReplayArgs,
+  from: TimePoint,
+  to: TimePoint | null,
+): Promise<number> {
+  const options = { skipBadLines: args.skipBadLines, ignoreCheckpoints: args.ignoreCheckpoints };
+  const before = await replayLog(log, { ...options, target: from });
+  const after = await replayLog(log, { ...options, target: to ?? { end: true } });
+  const between = { ...NO_FILTER, since: { seq: before.lastSeq }, until: { seq: after.lastSeq } };
+  const scan = await scanLog(log, (env) => matchesFilter(env, between), options);
+  const out = renderDiffReport(
+    {
+      from: { seq: before.lastSeq, at: before.state.at },
+      to: { seq: after.lastSeq, at: after.state.at },
+      events: scan.envelopes,
+      patch: redactPatch(semanticDiff(before.state, after.state)),
+      before: (tokens) => redactAt(tokens, valueAt(before.state, tokens)),
+    },
+    args.format,
+  );
+  await writeFully(process.stdout, out);
+  await writeFully(process.stderr, summary(after));
+  return 0;
+}
+
 interface ReplayArgs {
   log: string;
-  target: ReplayTarget;
-  diffFrom: ReplayTarget | null;
+  /** Points as written; read once the log's end is known. */
+  at: string | null;
+  diffFrom: string | null;
+  diff: { from: string; to: string | null } | null;
+  timeline: boolean;
+  since: string | null;
+  until: string | null;
+  types: string[];
+  sources: string[];
+  clusters: string[];
+  listeners: string[];
+  hosts: string[];
   view: ReplayView;
   format: 'text' | 'json';
   skipBadLines: boolean;
   ignoreCheckpoints: boolean;
 }
 
+/** Options whose value may be a time ago written with a leading dash (`--at -5m`). */
+const POINT_OPTIONS = new Set(['--at', '--since', '--until', '--diff-from', '--diff']);
+
+/**
+ * `--at -5m` as `--at=-5m`: `parseArgs` takes a value starting with `-` for an option of
+ * its own and refuses it, but a time ago is how people write it.
+ */
+function joinDashedPoints(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    if (POINT_OPTIONS.has(arg) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i += 1;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 /** The arguments, a request for help, or what is wrong with them (unknown options throw). */
 function parseReplayArgs(argv: string[]): ReplayArgs | { help: true } | { error: string } {
+  const list = { type: 'string' as const, multiple: true as const, default: [] as string[] };
   const { values, positionals } = parseArgs({
-    args: argv,
+    args: joinDashedPoints(argv),
     allowPositionals: true,
     options: {
       at: { type: 'string' },
       view: { type: 'string', default: 'snapshot' },
       format: { type: 'string', default: 'text' },
       'diff-from': { type: 'string' },
+      diff: { type: 'string' },
+      timeline: { type: 'boolean', default: false },
+      since: { type: 'string' },
+      until: { type: 'string' },
+      type: list,
+      source: list,
+      cluster: list,
+      listener: list,
+      host: list,
       'skip-bad-lines': { type: 'boolean', default: false },
       'ignore-checkpoints': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -180,14 +322,48 @@ function parseReplayArgs(argv: string[]): ReplayArgs | { help: true } | { error:
   if (values.format !== 'text' && values.format !== 'json') {
     return { error: `unknown format '${values.format}' (--format takes text or json)` };
   }
-  const target = values.at === undefined ? { end: true as const } : parseTarget(values.at);
-  if (typeof target === 'string') return { error: `--at: ${target}` };
-  const diffFrom = values['diff-from'] === undefined ? null : parseTarget(values['diff-from']);
-  if (typeof diffFrom === 'string') return { error: `--diff-from: ${diffFrom}` };
+  let diff: ReplayArgs['diff'] = null;
+  if (values.diff !== undefined) {
+    const [from, to, ...more] = values.diff.split('..');
+    if (!from || to === undefined || more.length > 0) {
+      return { error: `--diff takes A..B (two points, B may be empty for the end), not '${values.diff}'` };
+    }
+    diff = { from, to: to === '' ? null : to };
+  }
+  const points: Array<[string, string | undefined]> = [
+    ['--at', values.at],
+    ['--diff-from', values['diff-from']],
+    ['--since', values.since],
+    ['--until', values.until],
+    ['--diff', diff?.from],
+    ['--diff', diff?.to ?? undefined],
+  ];
+  for (const [flag, text] of points) {
+    const problem = text === undefined ? null : parseTimePoint(text, 0);
+    if (typeof problem === 'string') return { error: `${flag}: ${problem}` };
+  }
+  const modes = [values.timeline, diff !== null, values['diff-from'] !== undefined].filter(Boolean);
+  if (modes.length > 1) return { error: '--timeline, --diff and --diff-from do not go together' };
+  const filters = ['since', 'until', 'type', 'source', 'cluster', 'listener', 'host'] as const;
+  const given = filters.filter((f) =>
+    Array.isArray(values[f]) ? values[f].length > 0 : values[f] !== undefined,
+  );
+  if (!values.timeline && given.length > 0) {
+    return { error: `--${given[0]} filters the --timeline; add --timeline` };
+  }
   return {
     log: positionals[0] as string,
-    target,
-    diffFrom,
+    at: values.at ?? null,
+    diffFrom: values['diff-from'] ?? null,
+    diff,
+    timeline: values.timeline,
+    since: values.since ?? null,
+    until: values.until ?? null,
+    types: listOf(values.type),
+    sources: listOf(values.source),
+    clusters: listOf(values.cluster),
+    listeners: listOf(values.listener),
+    hosts: listOf(values.host),
     view,
     format: values.format,
     skipBadLines: values['skip-bad-lines'],
