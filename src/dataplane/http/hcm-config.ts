@@ -36,10 +36,12 @@ const HCM_FIELDS: FieldTable = {
     'common_http_protocol_options',
     'request_timeout',
     'stream_idle_timeout',
-    'drain_timeout',
     'delayed_close_timeout',
-    'request_headers_timeout',
+    // The deprecated v2 spelling of common_http_protocol_options.idle_timeout (compileHcmTimeouts).
+    'idle_timeout',
   ),
+  // The wait between the reference's two-step HTTP/2 GOAWAY; this build drains with one.
+  drain_timeout: 'advise',
   rds: { refuse: 'route discovery (RDS) is not implemented; give the routes inline in route_config' },
   scoped_routes: notYet('scoped route discovery'),
   access_log: notYet('access logging'),

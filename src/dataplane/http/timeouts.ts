@@ -15,11 +15,13 @@ export interface HcmTimeouts {
   connectionIdleMs: number;
   /** `common_http_protocol_options.max_connection_duration` (default 0, none). */
   maxConnectionDurationMs: number;
-  /** `drain_timeout`: HTTP/2 time between the GOAWAY notice and the final GOAWAY (default 5 s). */
-  drainMs: number;
   /** `delayed_close_timeout`: how long a closing connection waits for the peer (default 1 s). */
   delayedCloseMs: number;
-  /** `request_headers_timeout`: the request head must arrive within it (default 0, disabled). */
+  /**
+   * `request_headers_timeout`: the request head must arrive within it (default 0, disabled).
+   * The reference added the field after v2, so a v2 bootstrap cannot set it yet; the head
+   * deadline below still applies through `stream_idle_timeout`.
+   */
   requestHeadersMs: number;
   /**
    * The time a request head may take from its first byte: `request_headers_timeout` when set,
@@ -98,7 +100,6 @@ export function compileHcmTimeouts(config: JsonObject, path: string, report: Rep
       fieldPath(commonPath, 'max_connection_duration'),
       report,
     ),
-    drainMs: durationField(config.drain_timeout, 5000, at('drain_timeout'), report),
     delayedCloseMs: durationField(config.delayed_close_timeout, 1000, at('delayed_close_timeout'), report),
     requestHeadersMs,
     headDeadlineMs: requestHeadersMs > 0 ? requestHeadersMs : streamIdleMs,
