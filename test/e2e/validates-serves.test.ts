@@ -15,7 +15,9 @@ import { startProxyProcess } from '../helpers/proxy-process.js';
 
 const corpus = [
   ...readdirSync(join(root, 'fixtures/bootstrap')).map((f) => fixture(f)),
-  ...readdirSync(join(root, 'fixtures/real-world')).map((f) => join(root, 'fixtures/real-world', f)),
+  ...readdirSync(join(root, 'fixtures/real-world'))
+    .filter((f) => !f.endsWith('.md'))
+    .map((f) => join(root, 'fixtures/real-world', f)),
 ];
 
 /** The bootstrap as the loader decodes it, with every port 0 and the admin on loopback. */
