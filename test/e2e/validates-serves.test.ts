@@ -107,6 +107,14 @@ describe('the cases of issue 10', () => {
     }
   });
 
+  it("honours the HCM's deprecated v2 idle_timeout with one warning, as the reference does", async () => {
+    const out = await validateYaml(
+      `static_resources: { listeners: [${listenerYaml('l', hcm('{ name: proxy.router }', 'idle_timeout: 1s,'))}] }`,
+    );
+    assert.equal(out.status, 0, out.stderr);
+    assert.match(out.stderr, /typed_config\.idle_timeout: deprecated: use common_http_protocol_options\.idle_timeout/);
+  });
+
   const refusals: Array<[string, string, RegExp]> = [
     [
       'an HCM with rds',
