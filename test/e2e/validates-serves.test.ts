@@ -40,7 +40,7 @@ describe('every bootstrap in fixtures/ and fixtures/real-world/', () => {
         const errors = validate.stderr.split('\n').filter((l) => l.startsWith('error: '));
         assert.ok(errors.length > 0, validate.stderr);
         // `<file>: <field path>: <message>`, the path naming the field.
-        for (const e of errors) assert.match(e, /: [a-z_]+(\[\d+\])?(\.[a-z_@]+(\[\d+\])?)*: /, e);
+        for (const e of errors) assert.match(e, /: [a-z_][a-z0-9_]*(\[\d+\])?(\.[a-z_@][a-z0-9_]*(\[\d+\])?)*: /, e);
         return;
       }
       const bootstrap = onFreePorts(path);
