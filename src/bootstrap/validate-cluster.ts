@@ -1,5 +1,5 @@
 import type { Json, JsonObject } from '../../events/index.js';
-import { CONFIG_TYPE, configTypeOf } from './extensions.js';
+import { compileClusterTls } from '../tls/upstream.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
 
@@ -47,6 +47,7 @@ export function validateCluster(cluster: JsonObject, p: string, report: Report):
     );
   }
   checkFields(cluster, p, report, CLUSTER_FIELDS, 'Cluster');
+  compileClusterTls(cluster, p, report);
   refuseUnservedKinds(cluster, p, type, lbPolicy, report);
   if (cluster.connect_timeout === '0s') report.error(`${p}.connect_timeout`, 'must be greater than 0s');
   const custom = obj(cluster.cluster_type);
@@ -56,8 +57,6 @@ export function validateCluster(cluster: JsonObject, p: string, report: Report):
     checkHealthCheck(obj(hc) ?? {}, `${p}.health_checks[${i}]`, report);
   }
 }
-
-const TLS = { refuse: 'TLS is not implemented yet; requests would go to the upstream in plain text' };
 
 const CLUSTER_FIELDS: FieldTable = {
   ...acting('name', 'alt_stat_name', 'type', 'lb_policy', 'connect_timeout', 'load_assignment', 'hosts'),
@@ -70,7 +69,8 @@ const CLUSTER_FIELDS: FieldTable = {
   ...acting('cleanup_interval'),
   metadata: 'advise',
   cluster_type: notYet('custom cluster types'),
-  tls_context: TLS,
+  // Compiled by compileClusterTls (src/tls), with the transport socket.
+  tls_context: 'act',
   health_checks: notYet('active health checking'),
   outlier_detection: notYet('outlier detection'),
   lb_subset_config: notYet('subset load balancing'),
@@ -102,9 +102,6 @@ function refuseUnservedKinds(
   if (type === 'ORIGINAL_DST') report.unsupported(`${p}.type`, 'ORIGINAL_DST clusters are not implemented');
   if (lbPolicy === 'LOAD_BALANCING_POLICY_CONFIG')
     report.unsupported(`${p}.lb_policy`, 'LOAD_BALANCING_POLICY_CONFIG is not implemented');
-  const socket = obj(cluster.transport_socket);
-  if (socket && configTypeOf(socket) !== CONFIG_TYPE.rawBuffer)
-    report.unsupported(`${p}.transport_socket`, TLS.refuse);
   const common = obj(cluster.common_lb_config);
   if (common) checkFields(common, `${p}.common_lb_config`, report, COMMON_LB_FIELDS, 'CommonLbConfig');
 }

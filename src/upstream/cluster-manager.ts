@@ -124,7 +124,7 @@ export async function createClusterManager(
       log.error({ err, cluster: name }, `cluster '${name}': load balancer not built, no host will be chosen`);
       lb = NO_HOST;
     }
-    return { entry, byAddress, memory, runtime: { name, settings, hosts, lb, scope } };
+    return { entry, byAddress, memory, runtime: { name, settings, hosts, lb, scope, config: entry.config } };
   }
 
   function onState(state: State): void {

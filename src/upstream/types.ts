@@ -1,3 +1,4 @@
+import type { RawCluster } from '../../events/index.js';
 import type { ClusterSettings } from '../../reducers/settings/cluster.js';
 import type { HostState } from '../../reducers/state.js';
 import type { HostCounters as HostStats } from '../../views/clusters/figures.js';
@@ -42,4 +43,6 @@ export interface ClusterRuntime {
   readonly lb: LoadBalancer;
   /** `cluster.<stat name>.` */
   readonly scope: Scope;
+  /** The config it was built from, for what the data plane compiles from it (TLS). */
+  readonly config?: RawCluster;
 }

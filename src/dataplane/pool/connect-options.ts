@@ -1,5 +1,11 @@
+import type * as net from 'node:net';
 import type { RawCluster } from '../../../events/config.js';
 import { durationMs, numberOr, objectOf } from '../../../reducers/settings/values.js';
+import { Report } from '../../bootstrap/report.js';
+import type { Scope } from '../../stats/store.js';
+import type { UpstreamTls } from '../../tls/context.js';
+import { compileClusterTls, type DialTarget, dial } from '../../tls/upstream.js';
+import type { PoolContext } from './types.js';
 
 /** Socket options of upstream connections that `ClusterSettings` does not carry. */
 export interface ConnectOptions {
@@ -11,6 +17,8 @@ export interface ConnectOptions {
   keepAliveInitialDelayMs: number;
   /** `common_http_protocol_options.idle_timeout`: a pooled connection unused this long closes (0: never). */
   idleTimeoutMs: number;
+  /** The cluster's TLS context; null: plain text. */
+  tls: UpstreamTls | null;
 }
 
 const ONE_HOUR_MS = 3_600_000;
@@ -21,10 +29,15 @@ const NONE: ConnectOptions = {
   keepAlive: false,
   keepAliveInitialDelayMs: 0,
   idleTimeoutMs: ONE_HOUR_MS,
+  tls: null,
 };
 const cache = new WeakMap<RawCluster, ConnectOptions>();
 
-/** Reads the bind and keep-alive options of a cluster's config (memoised by identity). */
+/**
+ * Reads the bind, keep-alive and TLS options of a cluster's config (memoised by identity).
+ * The TLS context compiles with the function validation ran on this config, so its findings
+ * were reported there.
+ */
 export function connectOptionsOf(raw: RawCluster | undefined): ConnectOptions {
   if (!raw) return NONE;
   const hit = cache.get(raw);
@@ -41,7 +54,31 @@ export function connectOptionsOf(raw: RawCluster | undefined): ConnectOptions {
       0,
       durationMs(objectOf(raw.common_http_protocol_options).idle_timeout, ONE_HOUR_MS),
     ),
+    tls: compileClusterTls(raw, raw.name, new Report(raw.name)),
   };
   cache.set(raw, opts);
   return opts;
+}
+
+/** Opens a connection to the pool's host; `onReady` as `dial` says (after the TLS handshake, if any). */
+export function dialHost(
+  pc: Pick<PoolContext, 'host' | 'connect'> & { cluster: { scope: Scope } },
+  http2: boolean,
+  onReady?: () => void,
+  socketOptions?: DialTarget['socketOptions'],
+): net.Socket {
+  const c = pc.connect;
+  const target: DialTarget = {
+    ip: pc.host.ip,
+    port: pc.host.port,
+    localAddress: c.localAddress,
+    localPort: c.localPort,
+    keepAlive: c.keepAlive,
+    keepAliveInitialDelayMs: c.keepAliveInitialDelayMs,
+    tls: c.tls,
+    scope: pc.cluster.scope,
+    http2,
+    socketOptions,
+  };
+  return dial(target, onReady);
 }

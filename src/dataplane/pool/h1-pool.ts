@@ -1,4 +1,4 @@
-import * as net from 'node:net';
+import type * as net from 'node:net';
 import {
   BodyFramer,
   bodilessStatus,
@@ -7,6 +7,7 @@ import {
   ResponseHeadParser,
 } from '../http/h1-parse.js';
 import type { ClusterTraffic } from './cluster-traffic.js';
+import { dialHost } from './connect-options.js';
 import type {
   ConnectionPool,
   PoolContext,
@@ -108,16 +109,7 @@ class H1Connection {
   ) {
     this.traffic = pc.traffic;
     this.idleTimeoutMs = pc.connect.idleTimeoutMs;
-    const opts: net.NetConnectOpts = { host: pc.host.ip, port: pc.host.port, noDelay: true };
-    if (pc.connect.localAddress) {
-      opts.localAddress = pc.connect.localAddress;
-      if (pc.connect.localPort) opts.localPort = pc.connect.localPort;
-    }
-    if (pc.connect.keepAlive) {
-      opts.keepAlive = true;
-      opts.keepAliveInitialDelay = pc.connect.keepAliveInitialDelayMs;
-    }
-    this.socket = net.connect(opts);
+    this.socket = dialHost(pc, false, () => this.onConnect());
     const t = this.traffic;
     t.cxTotal.inc();
     t.cxHttp1Total.inc();
@@ -127,7 +119,6 @@ class H1Connection {
     pool.host.stats.cx_active += 1;
     const timeoutMs = pc.cluster.settings.connectTimeoutMs;
     if (timeoutMs > 0) this.timer = setTimeout(() => this.onConnectTimeout(), timeoutMs);
-    this.socket.on('connect', () => this.onConnect());
     this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
     this.socket.on('close', () => this.onClose());
     this.socket.on('error', () => {});

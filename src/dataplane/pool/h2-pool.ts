@@ -1,5 +1,5 @@
 import * as http2 from 'node:http2';
-import * as net from 'node:net';
+import { dialHost } from './connect-options.js';
 import type {
   ConnectionPool,
   PoolContext,
@@ -33,7 +33,7 @@ class H2Request implements UpstreamRequest {
       ':method': h.method,
       ':path': h.path,
       ':authority': h.authority,
-      ':scheme': 'http',
+      ':scheme': pc.connect.tls ? 'https' : 'http',
     };
     for (let i = 0; i < h.headers.length; i += 2) {
       const name = h.headers[i] as string;
@@ -172,15 +172,7 @@ export class H2Pool implements ConnectionPool {
     this.openStreams = 0;
     this.connected = false;
     const session = http2.connect(`http://${host.ip.includes(':') ? `[${host.ip}]` : host.ip}:${host.port}`, {
-      createConnection: () => {
-        const opts: net.NetConnectOpts = { host: host.ip, port: host.port, noDelay: true };
-        if (pc.connect.localAddress) opts.localAddress = pc.connect.localAddress;
-        if (pc.connect.keepAlive) {
-          opts.keepAlive = true;
-          opts.keepAliveInitialDelay = pc.connect.keepAliveInitialDelayMs;
-        }
-        return net.connect(opts);
-      },
+      createConnection: () => dialHost(pc, true),
     });
     this.session = session;
     t.cxTotal.inc();

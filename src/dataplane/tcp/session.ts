@@ -1,7 +1,10 @@
-import * as net from 'node:net';
+import type * as net from 'node:net';
 import type { Counter } from '../../stats/store.js';
-import type { ClusterLookup } from '../http/types.js';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
+import type { AccessLogger } from '../access-log/config.js';
+import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
+import type { ClusterLookup } from '../http/types.js';
+import { connectOptionsOf, dialHost } from '../pool/connect-options.js';
 import { pickCluster, type TcpProxySettings } from './config.js';
 import { type TcpProxyStats, type UpstreamCxStats, upstreamCxStats } from './stats.js';
 
@@ -11,6 +14,7 @@ export interface TcpProxyShared {
   readonly stats: TcpProxyStats;
   readonly clusters: ClusterLookup;
   readonly sessions: Set<TcpSession>;
+  readonly accessLog: AccessLogger | null;
 }
 
 /** How long a flush-close waits for the peers to finish before dropping the sockets. */
@@ -35,6 +39,8 @@ export class TcpSession {
   private upstreamConnected = false;
   private closingLocally = false;
   private done = false;
+  /** What the access logs read when the session ends. */
+  private readonly info = newStreamInfo(null, '', '');
 
   constructor(
     private readonly shared: TcpProxyShared,
@@ -51,17 +57,22 @@ export class TcpSession {
       // The 'close' that follows tears the pair down; the error itself needs no handling.
     });
     downstream.once('close', (hadError) => this.onDownstreamClose(hadError));
+    this.info.downstreamRemote = joinHostPort(downstream.remoteAddress, downstream.remotePort);
+    this.info.downstreamLocal = joinHostPort(downstream.localAddress, downstream.localPort);
     this.clusterName = pickCluster(settings, Math.random());
     const cluster = clusters.get(this.clusterName);
     if (!cluster) {
+      this.info.flags |= FLAG.NR;
       stats.downstream_cx_no_route.inc();
       downstream.destroy();
       return;
     }
     this.cluster = cluster;
+    this.info.upstreamCluster = this.clusterName;
     this.cx = upstreamCxStats(cluster);
     if (this.cx.upstream_cx_active.value >= cluster.settings.thresholds.DEFAULT.maxConnections) {
       this.cx.upstream_cx_overflow.inc();
+      this.info.flags |= FLAG.UO;
       this.cx.cx_open.set(1);
       downstream.destroy();
       return;
@@ -92,17 +103,20 @@ export class TcpSession {
     const host = cluster.lb.choose({ hash: null, attempt });
     if (!host) {
       cx.upstream_cx_none_healthy.inc();
+      this.info.flags |= FLAG.UH;
       this.downstream.destroy();
       return;
     }
     this.hostAddress = host.address;
+    this.info.upstreamHost = host.address;
     // `highWaterMark` (both directions) is what Node calls the per-connection buffer limit;
     // its typings omit it from the constructor options although the stream honours it.
     const options: net.SocketConstructorOpts & { highWaterMark: number } = {
       allowHalfOpen: true,
       highWaterMark: cluster.settings.perConnectionBufferLimitBytes,
     };
-    const upstream = new net.Socket(options).connect(host.port, host.ip);
+    const connect = connectOptionsOf(cluster.config);
+    const upstream = dialHost({ cluster, host, connect }, false, () => onReady(), options);
     this.upstream = upstream;
     this.upstreamOpenedAt = performance.now();
     cx.upstream_cx_total.inc();
@@ -118,26 +132,32 @@ export class TcpSession {
       upstream.destroy();
       if (timedOut) cx.upstream_cx_connect_timeout.inc();
       cx.upstream_cx_connect_fail.inc();
+      this.info.flags |= FLAG.UF;
       host.stats.cx_connect_fail += 1;
       if (this.downstream.destroyed) return;
       if (attempt + 1 < this.shared.settings.maxConnectAttempts) {
         this.connect(attempt + 1);
         return;
       }
-      if (this.shared.settings.maxConnectAttempts > 1) cx.upstream_cx_connect_attempts_exceeded.inc();
+      if (this.shared.settings.maxConnectAttempts > 1) {
+        cx.upstream_cx_connect_attempts_exceeded.inc();
+        this.info.flags |= FLAG.URX;
+      }
       this.downstream.destroy();
     };
     upstream.on('error', () => failed(false));
+    // A TLS peer refused by the checks is closed without an error: a failed connect all the same.
+    upstream.once('close', () => failed(false));
     upstream.once('close', (hadError) => this.onUpstreamClose(upstream, host, hadError));
     this.connectTimer = setTimeout(() => failed(true), cluster.settings.connectTimeoutMs);
-    upstream.once('connect', () => {
+    const onReady = () => {
       if (settled) return;
       settled = true;
       this.upstreamConnected = true;
       this.clearConnectTimer();
       cx.upstream_cx_connect_ms.record(performance.now() - this.upstreamOpenedAt);
       this.onConnected(upstream);
-    });
+    };
   }
 
   private onConnected(upstream: net.Socket): void {
@@ -213,6 +233,9 @@ export class TcpSession {
     this.clearConnectTimer();
     if (this.closeTimer) clearTimeout(this.closeTimer);
     this.shared.sessions.delete(this);
+    this.info.bytesReceived = this.downstream.bytesRead;
+    this.info.bytesSent = this.downstream.bytesWritten;
+    this.shared.accessLog?.log(this.info);
   }
 
   private clearConnectTimer(): void {

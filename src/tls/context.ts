@@ -1,0 +1,433 @@
+/**
+ * The compile step of TLS contexts: `UpstreamTlsContext` (cluster `tls_context` or a TLS
+ * `transport_socket`) and `DownstreamTlsContext` (filter chain) become node:tls options with
+ * their certificates read, plus the peer checks node:tls does not do by itself (SAN
+ * matchers, pins). Certificate files are read once, here: a changed file takes effect with
+ * the next config that compiles it (see docs/tls.md).
+ */
+import { createHash, constants as cryptoConstants, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import * as tls from 'node:tls';
+import type { Json, JsonObject } from '../../events/index.js';
+import { durationMs, objectOf } from '../../reducers/settings/values.js';
+import { acting, checkFields, type FieldTable } from '../bootstrap/honoured.js';
+import { attempt, type Report } from '../bootstrap/report.js';
+import { compileStringMatcher, listOf, type StringTest } from '../dataplane/router/matchers.js';
+
+/** A certificate the process loaded, as `/certs` and `days_until_first_cert_expiring` need it. */
+export interface LoadedCertificate {
+  /** The file name, or `<inline>`. */
+  path: string;
+  /** The first certificate of the PEM (the leaf of a chain, the first CA of a bundle). */
+  cert: X509Certificate;
+}
+
+/** What is checked on the peer's certificate after the handshake. */
+export interface PeerCheck {
+  /** `trusted_ca` is set: the chain must verify against it. */
+  verifyChain: boolean;
+  allowExpired: boolean;
+  /** SAN matchers (`verify_subject_alt_name`, `match_subject_alt_names`); empty: no SAN check. */
+  san: SanTest[];
+  /** Lower-case hex SHA-256 of the DER certificate, no colons. */
+  hashes: string[];
+  /** Base64 SHA-256 of the DER SubjectPublicKeyInfo. */
+  spki: string[];
+}
+
+/** Why a peer certificate was refused, named as the reference's `ssl.` counter. */
+export type PeerFailure =
+  | 'fail_verify_error'
+  | 'fail_verify_san'
+  | 'fail_verify_cert_hash'
+  | 'fail_verify_no_cert';
+
+type SanTest = (san: SubjectAltName) => boolean;
+
+interface CommonTls {
+  /** Options for `tls.createSecureContext` (certificates, CA, versions, ciphers, curves). */
+  secure: tls.SecureContextOptions;
+  alpn: string[];
+  peer: PeerCheck;
+  /** `validation_context` present: the downstream side asks for a client certificate. */
+  hasValidation: boolean;
+  certChains: LoadedCertificate[];
+  caCerts: LoadedCertificate[];
+}
+
+export interface UpstreamTls extends CommonTls {
+  context: tls.SecureContext;
+  /** `sni`; null: none sent. */
+  serverName: string | null;
+}
+
+export interface DownstreamTls extends CommonTls {
+  context: tls.SecureContext;
+  requireClientCertificate: boolean;
+  requireSni: boolean;
+}
+
+const SDS = {
+  refuse: 'secrets from SDS or static_resources.secrets are not implemented; name the files or inline them',
+};
+
+const UPSTREAM_FIELDS: FieldTable = {
+  ...acting('common_tls_context', 'sni'),
+  // Node's client refuses renegotiation unless asked, and resumes no sessions by itself.
+  allow_renegotiation: 'advise',
+  max_session_keys: 'advise',
+};
+const DOWNSTREAM_FIELDS: FieldTable = {
+  ...acting('common_tls_context', 'require_client_certificate', 'require_sni', 'session_timeout'),
+  ...acting('disable_stateless_session_resumption'),
+  session_ticket_keys: {
+    refuse: 'session_ticket_keys (80-byte reference keys; Node takes 48) are not implemented',
+  },
+  session_ticket_keys_sds_secret_config: SDS,
+};
+const COMMON_FIELDS: FieldTable = {
+  ...acting('tls_params', 'tls_certificates', 'alpn_protocols', 'validation_context'),
+  tls_certificate_sds_secret_configs: SDS,
+  validation_context_sds_secret_config: SDS,
+  combined_validation_context: SDS,
+};
+const PARAMS_FIELDS: FieldTable = acting(
+  'tls_minimum_protocol_version',
+  'tls_maximum_protocol_version',
+  'cipher_suites',
+  'ecdh_curves',
+);
+const CERTIFICATE_FIELDS: FieldTable = {
+  ...acting('certificate_chain', 'private_key', 'password'),
+  private_key_provider: { refuse: 'private key providers are not implemented' },
+  ocsp_staple: { refuse: 'OCSP stapling is not implemented' },
+  signed_certificate_timestamp: { refuse: 'signed certificate timestamps are not implemented' },
+};
+const VALIDATION_FIELDS: FieldTable = {
+  ...acting('trusted_ca', 'verify_subject_alt_name', 'match_subject_alt_names', 'crl'),
+  ...acting('verify_certificate_hash', 'verify_certificate_spki', 'allow_expired_certificate'),
+  ...acting('trust_chain_verification'),
+  require_ocsp_staple: { refuse: 'OCSP stapling is not implemented' },
+  require_signed_certificate_timestamp: { refuse: 'signed certificate timestamps are not implemented' },
+};
+const DATA_SOURCE_FIELDS: FieldTable = acting('filename', 'inline_bytes', 'inline_string');
+
+/** `TlsParameters.TlsProtocol` as node:tls names it. */
+const VERSIONS: Record<string, tls.SecureVersion> = {
+  TLSv1_0: 'TLSv1',
+  TLSv1_1: 'TLSv1.1',
+  TLSv1_2: 'TLSv1.2',
+  TLSv1_3: 'TLSv1.3',
+};
+
+/**
+ * `cipher_suites` speaks of TLS 1.0-1.2 only; node:tls drops TLS 1.3 when its cipher list
+ * names no 1.3 suite, so the defaults are appended to keep 1.3 as the reference does.
+ */
+const TLS13_SUITES = ['TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256', 'TLS_AES_128_GCM_SHA256'];
+
+/** A DataSource's bytes, or undefined after reporting why not. */
+function readSource(
+  raw: JsonObject,
+  path: string,
+  report: Report,
+): { bytes: Buffer; path: string } | undefined {
+  checkFields(raw, path, report, DATA_SOURCE_FIELDS, 'DataSource');
+  if (typeof raw.filename === 'string') {
+    try {
+      return { bytes: readFileSync(raw.filename), path: raw.filename };
+    } catch (err) {
+      report.error(
+        `${path}.filename`,
+        `cannot read '${raw.filename}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
+      return undefined;
+    }
+  }
+  if (typeof raw.inline_string === 'string')
+    return { bytes: Buffer.from(raw.inline_string), path: '<inline>' };
+  if (typeof raw.inline_bytes === 'string')
+    return { bytes: Buffer.from(raw.inline_bytes, 'base64'), path: '<inline>' };
+  report.error(path, 'needs one of filename, inline_string, inline_bytes', 'missing');
+  return undefined;
+}
+
+/** The first certificate of a PEM source, for `/certs`; a source holding none is an error. */
+function firstCertificate(
+  bytes: Buffer,
+  source: string,
+  path: string,
+  report: Report,
+): LoadedCertificate | undefined {
+  try {
+    return { path: source, cert: new X509Certificate(bytes) };
+  } catch (err) {
+    report.error(path, `no certificate in '${source}': ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+function strings(value: Json | undefined): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/** `*.example.com` covers exactly one label more than `example.com`, as the reference's DNS match. */
+export function dnsNameMatch(pattern: string, name: string): boolean {
+  const p = pattern.toLowerCase();
+  const n = name.toLowerCase();
+  if (p === n) return true;
+  if (!p.startsWith('*.')) return false;
+  const dot = n.indexOf('.');
+  return dot > 0 && n.slice(dot) === p.slice(1);
+}
+
+function compileSan(validation: JsonObject, path: string, report: Report): SanTest[] {
+  const out: SanTest[] = strings(validation.verify_subject_alt_name).map(
+    (want): SanTest =>
+      (san) =>
+        san.kind === 'DNS' ? dnsNameMatch(san.value, want) : san.value === want,
+  );
+  listOf(validation.match_subject_alt_names).forEach((m, i) => {
+    const where = `${path}.match_subject_alt_names[${i}]`;
+    const test = attempt<StringTest>(report, where, () => compileStringMatcher(m, where));
+    if (!test) return;
+    const exact = typeof m.exact === 'string' ? m.exact : null;
+    out.push((san) =>
+      san.kind === 'DNS' && exact !== null ? dnsNameMatch(san.value, exact) : test(san.value),
+    );
+  });
+  return out;
+}
+
+function compileValidation(
+  validation: JsonObject,
+  path: string,
+  report: Report,
+  secure: tls.SecureContextOptions,
+  caCerts: LoadedCertificate[],
+): PeerCheck {
+  checkFields(validation, path, report, VALIDATION_FIELDS, 'CertificateValidationContext');
+  let verifyChain = false;
+  if (validation.trusted_ca !== undefined) {
+    const at = `${path}.trusted_ca`;
+    const ca = readSource(objectOf(validation.trusted_ca), at, report);
+    if (ca) {
+      secure.ca = ca.bytes;
+      const first = firstCertificate(ca.bytes, ca.path, at, report);
+      if (first) caCerts.push(first);
+      verifyChain = validation.trust_chain_verification !== 'ACCEPT_UNTRUSTED';
+    }
+  }
+  if (validation.crl !== undefined) {
+    if (validation.trusted_ca === undefined) report.error(`${path}.crl`, 'needs trusted_ca');
+    const crl = readSource(objectOf(validation.crl), `${path}.crl`, report);
+    if (crl) secure.crl = crl.bytes;
+  }
+  const hashes = strings(validation.verify_certificate_hash).map((h) => h.replaceAll(':', '').toLowerCase());
+  hashes.forEach((h, i) => {
+    if (!/^[0-9a-f]{64}$/.test(h))
+      report.error(
+        `${path}.verify_certificate_hash[${i}]`,
+        'is not a hex SHA-256 digest (64 hex digits, colons allowed)',
+      );
+  });
+  const spki = strings(validation.verify_certificate_spki);
+  spki.forEach((s, i) => {
+    if (Buffer.from(s, 'base64').length !== 32)
+      report.error(`${path}.verify_certificate_spki[${i}]`, 'is not a base64 SHA-256 digest');
+  });
+  return {
+    verifyChain,
+    allowExpired: validation.allow_expired_certificate === true,
+    san: compileSan(validation, path, report),
+    hashes,
+    spki,
+  };
+}
+
+/** `cipher_suites` as a node:tls cipher list; each name must be one this OpenSSL has. */
+function cipherList(names: string[], path: string, report: Report): string | undefined {
+  if (names.length === 0) return undefined;
+  const known = new Set(tls.getCiphers());
+  const out: string[] = [];
+  names.forEach((entry, i) => {
+    // `[A|B]` is an equal-preference group of the reference's BoringSSL; OpenSSL has no
+    // such groups, so its members keep their written order.
+    const members = entry.startsWith('[') && entry.endsWith(']') ? entry.slice(1, -1).split('|') : [entry];
+    for (const name of members) {
+      if (known.has(name.toLowerCase())) out.push(name);
+      else
+        report.error(
+          `${path}.cipher_suites[${i}]`,
+          `'${name}' is not a cipher suite this build can offer (OpenSSL ${process.versions.openssl}); see docs/tls.md`,
+        );
+    }
+  });
+  return [...out, ...TLS13_SUITES].join(':');
+}
+
+function compileParams(
+  raw: JsonObject,
+  path: string,
+  report: Report,
+  secure: tls.SecureContextOptions,
+  client: boolean,
+): void {
+  checkFields(raw, path, report, PARAMS_FIELDS, 'TlsParameters');
+  const version = (field: string, fallback: tls.SecureVersion): tls.SecureVersion => {
+    const v = raw[field];
+    if (v === undefined || v === 'TLS_AUTO') return fallback;
+    const mapped = VERSIONS[String(v)];
+    if (!mapped) report.error(`${path}.${field}`, `'${String(v)}' is not a TLS version`);
+    return mapped ?? fallback;
+  };
+  // The reference's defaults: clients TLS 1.2 only, servers TLS 1.0 to 1.3.
+  secure.minVersion = version('tls_minimum_protocol_version', client ? 'TLSv1.2' : 'TLSv1');
+  secure.maxVersion = version('tls_maximum_protocol_version', client ? 'TLSv1.2' : 'TLSv1.3');
+  const ciphers = cipherList(strings(raw.cipher_suites), path, report);
+  if (ciphers) secure.ciphers = ciphers;
+  const curves = strings(raw.ecdh_curves);
+  if (curves.length > 0) secure.ecdhCurve = curves.join(':');
+}
+
+function compileCommon(raw: JsonObject, path: string, report: Report, client: boolean): CommonTls {
+  checkFields(raw, path, report, COMMON_FIELDS, 'CommonTlsContext');
+  const secure: tls.SecureContextOptions = {};
+  const certChains: LoadedCertificate[] = [];
+  const caCerts: LoadedCertificate[] = [];
+  compileParams(objectOf(raw.tls_params), `${path}.tls_params`, report, secure, client);
+  const certs: Buffer[] = [];
+  const keys: Array<{ pem: Buffer; passphrase?: string }> = [];
+  listOf(raw.tls_certificates).forEach((c, i) => {
+    const at = `${path}.tls_certificates[${i}]`;
+    checkFields(c, at, report, CERTIFICATE_FIELDS, 'TlsCertificate');
+    if (c.certificate_chain === undefined)
+      report.error(`${at}.certificate_chain`, 'required field missing', 'missing');
+    if (c.private_key === undefined) report.error(`${at}.private_key`, 'required field missing', 'missing');
+    const chain =
+      c.certificate_chain === undefined
+        ? undefined
+        : readSource(objectOf(c.certificate_chain), `${at}.certificate_chain`, report);
+    const key =
+      c.private_key === undefined
+        ? undefined
+        : readSource(objectOf(c.private_key), `${at}.private_key`, report);
+    const password =
+      c.password === undefined ? undefined : readSource(objectOf(c.password), `${at}.password`, report);
+    if (!chain || !key) return;
+    const first = firstCertificate(chain.bytes, chain.path, `${at}.certificate_chain`, report);
+    if (first) certChains.push(first);
+    certs.push(chain.bytes);
+    keys.push(
+      password ? { pem: key.bytes, passphrase: password.bytes.toString().trim() } : { pem: key.bytes },
+    );
+  });
+  if (certs.length > 0) {
+    secure.cert = certs;
+    secure.key = keys;
+  }
+  const validation = raw.validation_context === undefined ? null : objectOf(raw.validation_context);
+  const peer = validation
+    ? compileValidation(validation, `${path}.validation_context`, report, secure, caCerts)
+    : { verifyChain: false, allowExpired: false, san: [], hashes: [], spki: [] };
+  return {
+    secure,
+    alpn: strings(raw.alpn_protocols),
+    peer,
+    hasValidation: validation !== null,
+    certChains,
+    caCerts,
+  };
+}
+
+/** Builds the secure context, turning OpenSSL's complaints (key mismatch, bad curve) into a finding. */
+function secureContext(secure: tls.SecureContextOptions, path: string, report: Report): tls.SecureContext {
+  try {
+    return tls.createSecureContext(secure);
+  } catch (err) {
+    report.error(path, `TLS context refused by OpenSSL: ${(err as Error).message}`);
+    return tls.createSecureContext();
+  }
+}
+
+/**
+ * Compiles an `UpstreamTlsContext` found at `path` (a cluster's `tls_context`, or the
+ * `typed_config` of its TLS `transport_socket`).
+ */
+export function compileUpstreamTls(raw: JsonObject, path: string, report: Report): UpstreamTls {
+  checkFields(raw, path, report, UPSTREAM_FIELDS, 'UpstreamTlsContext');
+  const at = `${path}.common_tls_context`;
+  const common = compileCommon(objectOf(raw.common_tls_context), at, report, true);
+  const serverName = typeof raw.sni === 'string' && raw.sni !== '' ? raw.sni : null;
+  return { ...common, context: secureContext(common.secure, at, report), serverName };
+}
+
+/** Compiles a filter chain's `DownstreamTlsContext` found at `path`. */
+export function compileDownstreamTls(raw: JsonObject, path: string, report: Report): DownstreamTls {
+  checkFields(raw, path, report, DOWNSTREAM_FIELDS, 'DownstreamTlsContext');
+  const at = `${path}.common_tls_context`;
+  const common = compileCommon(objectOf(raw.common_tls_context), at, report, false);
+  if (common.certChains.length === 0)
+    report.error(`${at}.tls_certificates`, 'a server TLS context needs a certificate', 'missing');
+  const secure = { ...common.secure };
+  if (raw.session_timeout !== undefined)
+    secure.sessionTimeout = Math.max(1, Math.round(durationMs(raw.session_timeout, 0) / 1000));
+  if (raw.disable_stateless_session_resumption === true)
+    secure.secureOptions = cryptoConstants.SSL_OP_NO_TICKET;
+  return {
+    ...common,
+    secure,
+    context: secureContext(secure, at, report),
+    requireClientCertificate: raw.require_client_certificate === true,
+    requireSni: raw.require_sni === true,
+  };
+}
+
+/** `subjectAltName` (`DNS:a, IP Address:1.2.3.4, URI:x`) as typed entries. */
+export interface SubjectAltName {
+  kind: 'DNS' | 'URI' | 'IP';
+  value: string;
+}
+
+export function subjectAltNames(cert: X509Certificate): SubjectAltName[] {
+  return (cert.subjectAltName ?? '')
+    .split(', ')
+    .filter(Boolean)
+    .flatMap((entry): SubjectAltName[] => {
+      const colon = entry.indexOf(':');
+      const kind = entry.slice(0, colon);
+      const value = entry.slice(colon + 1);
+      if (kind === 'DNS') return [{ kind: 'DNS', value }];
+      if (kind === 'URI') return [{ kind: 'URI', value }];
+      if (kind === 'IP Address') return [{ kind: 'IP', value }];
+      return [];
+    });
+}
+
+/**
+ * Checks the peer of a finished handshake against a context's validation rules, as the
+ * reference orders them: chain, then SAN, then pins. Null when the peer passes.
+ */
+export function checkPeer(socket: tls.TLSSocket, check: PeerCheck, required: boolean): PeerFailure | null {
+  const cert = socket.getPeerX509Certificate();
+  if (!cert) return required ? 'fail_verify_no_cert' : null;
+  if (check.verifyChain && !socket.authorized) {
+    const expiredOnly = String(socket.authorizationError) === 'CERT_HAS_EXPIRED';
+    if (!(expiredOnly && check.allowExpired)) return 'fail_verify_error';
+  }
+  if (check.san.length > 0) {
+    const names = subjectAltNames(cert);
+    if (!check.san.some((test) => names.some(test))) return 'fail_verify_san';
+  }
+  if (check.hashes.length > 0 || check.spki.length > 0) {
+    const hash = cert.fingerprint256.replaceAll(':', '').toLowerCase();
+    const spki = spkiDigest(cert);
+    if (!check.hashes.includes(hash) && !check.spki.includes(spki)) return 'fail_verify_cert_hash';
+  }
+  return null;
+}
+
+function spkiDigest(cert: X509Certificate): string {
+  const der = cert.publicKey.export({ type: 'spki', format: 'der' });
+  return createHash('sha256').update(der).digest('base64');
+}

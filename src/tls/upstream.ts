@@ -1,0 +1,117 @@
+import * as net from 'node:net';
+import * as tls from 'node:tls';
+import type { JsonObject } from '../../events/index.js';
+import { objectOf } from '../../reducers/settings/values.js';
+import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
+import type { Report } from '../bootstrap/report.js';
+import type { Scope } from '../stats/store.js';
+import { checkPeer, compileUpstreamTls, type UpstreamTls } from './context.js';
+import { countFailure, countHandshake, sslStats } from './stats.js';
+
+/**
+ * A cluster's TLS context, from its TLS `transport_socket` or the deprecated `tls_context`
+ * (the reference takes the socket when both are set); null for plain text.
+ */
+export function compileClusterTls(cluster: JsonObject, path: string, report: Report): UpstreamTls | null {
+  const socket = objectOf(cluster.transport_socket);
+  if (cluster.transport_socket !== undefined) {
+    const type = configTypeOf(socket);
+    if (type === CONFIG_TYPE.upstreamTls)
+      return compileUpstreamTls(
+        objectOf(socket.typed_config),
+        `${path}.transport_socket.typed_config`,
+        report,
+      );
+    if (type !== CONFIG_TYPE.rawBuffer)
+      report.unsupported(
+        `${path}.transport_socket`,
+        `transport socket '${String(socket.name ?? type)}' is not implemented`,
+      );
+    return null;
+  }
+  if (cluster.tls_context !== undefined)
+    return compileUpstreamTls(objectOf(cluster.tls_context), `${path}.tls_context`, report);
+  return null;
+}
+
+/** Where and how to open one upstream connection. */
+export interface DialTarget {
+  ip: string;
+  port: number;
+  localAddress: string | null;
+  localPort: number;
+  keepAlive: boolean;
+  keepAliveInitialDelayMs: number;
+  tls: UpstreamTls | null;
+  /** The cluster's stats scope, for its `ssl.` counters. */
+  scope: Scope;
+  /** The pool speaks HTTP/2: ALPN offers `h2` (and only HTTP/1 pools drop it). */
+  http2: boolean;
+  socketOptions?: net.SocketConstructorOpts & { highWaterMark?: number };
+}
+
+/**
+ * Opens an upstream connection, plain or TLS. `onReady` runs once bytes may flow: after the
+ * TCP connect for plain text; after the handshake and the peer checks for TLS (a peer that
+ * fails them is counted and the socket destroyed, so the caller sees a close before ready,
+ * as for a refused connect).
+ */
+export function dial(target: DialTarget, onReady?: () => void): net.Socket {
+  const raw = new net.Socket(target.socketOptions);
+  const opts: net.TcpSocketConnectOpts = { host: target.ip, port: target.port, noDelay: true };
+  if (target.localAddress) {
+    opts.localAddress = target.localAddress;
+    if (target.localPort) opts.localPort = target.localPort;
+  }
+  if (target.keepAlive) {
+    opts.keepAlive = true;
+    opts.keepAliveInitialDelay = target.keepAliveInitialDelayMs;
+  }
+  raw.connect(opts);
+  const ctx = target.tls;
+  if (!ctx) {
+    if (onReady) raw.once('connect', onReady);
+    return raw;
+  }
+  const alpn = ctx.alpn.length > 0 ? ctx.alpn : target.http2 ? ['h2'] : [];
+  const offered = target.http2 ? alpn : alpn.filter((p) => p !== 'h2');
+  // node:tls passes these two on to the TLS socket; its typings omit them.
+  const options: tls.ConnectionOptions & { allowHalfOpen: boolean; highWaterMark?: number } = {
+    socket: raw,
+    secureContext: ctx.context,
+    ...(ctx.serverName ? { servername: ctx.serverName } : {}),
+    ...(offered.length > 0 ? { ALPNProtocols: offered } : {}),
+    // Verification is ours (checkPeer): the chain only when trusted_ca is set, never the host name.
+    rejectUnauthorized: false,
+    checkServerIdentity: () => undefined,
+    allowHalfOpen: target.socketOptions?.allowHalfOpen === true,
+    ...(target.socketOptions?.highWaterMark ? { highWaterMark: target.socketOptions.highWaterMark } : {}),
+  };
+  const socket = tls.connect(options);
+  const stats = sslStats(target.scope);
+  let tcpUp = false;
+  let secured = false;
+  raw.once('connect', () => {
+    tcpUp = true;
+  });
+  socket.once('secureConnect', () => {
+    const failure = checkPeer(socket, ctx.peer, false);
+    if (failure) {
+      countFailure(stats, failure);
+      socket.destroy();
+      return;
+    }
+    secured = true;
+    countHandshake(stats, {
+      reused: socket.isSessionReused(),
+      version: socket.getProtocol(),
+      cipher: socket.getCipher()?.name,
+      peerCert: true,
+    });
+    onReady?.();
+  });
+  socket.once('error', () => {
+    if (tcpUp && !secured) stats.connection_error.inc();
+  });
+  return socket;
+}

@@ -1,0 +1,240 @@
+/**
+ * Upstream TLS end to end: a real proxy process in front of real HTTPS and HTTP/2-over-TLS
+ * upstreams on 127.0.0.1, with certificates made by the test.
+ */
+import assert from 'node:assert/strict';
+import * as http2 from 'node:http2';
+import * as https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { TLSSocket } from 'node:tls';
+import type { JsonObject } from '../../events/index.js';
+import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
+import { makePki, type TestPki } from './certs.js';
+
+const TLS_SOCKET = 'type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext';
+
+function cluster(name: string, port: number, extra: JsonObject): JsonObject {
+  return {
+    name,
+    connect_timeout: '2s',
+    load_assignment: {
+      cluster_name: name,
+      endpoints: [
+        {
+          lb_endpoints: [
+            { endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } },
+          ],
+        },
+      ],
+    },
+    ...extra,
+  };
+}
+
+function tlsSocket(context: JsonObject): JsonObject {
+  return {
+    transport_socket: {
+      name: 'proxy.transport_sockets.tls',
+      typed_config: { '@type': TLS_SOCKET, ...context },
+    },
+  };
+}
+
+export function hcmListener(
+  name: string,
+  routes: Array<[string, string]>,
+  chain: JsonObject = {},
+): JsonObject {
+  return {
+    name,
+    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+    filter_chains: [
+      {
+        ...chain,
+        filters: [
+          {
+            name: 'proxy.filters.network.http_connection_manager',
+            typed_config: {
+              '@type':
+                'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
+              stat_prefix: name,
+              route_config: {
+                virtual_hosts: [
+                  {
+                    name: 'all',
+                    domains: ['*'],
+                    routes: routes.map(([prefix, c]) => ({ match: { prefix }, route: { cluster: c } })),
+                  },
+                ],
+              },
+              http_filters: [{ name: 'proxy.filters.http.router' }],
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+async function get(port: number, path: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(5000) });
+  return { status: res.status, body: await res.text() };
+}
+
+function counter(statsText: string, name: string): number {
+  const line = statsText.split('\n').find((l) => l.startsWith(`${name}: `));
+  return line ? Number(line.slice(name.length + 2)) : Number.NaN;
+}
+
+describe('upstream TLS', () => {
+  let pki: TestPki;
+  let h1: https.Server;
+  let h2: http2.Http2SecureServer;
+  let mtls: https.Server;
+  let proxy: ProxyProcess;
+  let port: number;
+  const seen: Array<{ sni: unknown; alpn: unknown; path: string }> = [];
+
+  before(async () => {
+    pki = makePki();
+    const up = pki.leaf('upstream', ['DNS:upstream.test', 'DNS:*.wild.test', 'URI:spiffe://test/upstream']);
+    const client = pki.leaf('proxy-client', ['URI:spiffe://test/proxy']);
+    const other = pki.otherCa('other-ca');
+    h1 = https.createServer({ cert: up.certPem, key: up.keyPem }, (req, res) => {
+      const s = req.socket as TLSSocket;
+      seen.push({ sni: s.servername, alpn: s.alpnProtocol, path: req.url ?? '' });
+      res.end(`h1 ${String(s.servername)}`);
+    });
+    h2 = http2.createSecureServer({ cert: up.certPem, key: up.keyPem }, (req, res) => {
+      const s = req.socket as unknown as TLSSocket;
+      res.end(`h2 ${req.httpVersion} ${String(s.alpnProtocol)}`);
+    });
+    mtls = https.createServer(
+      { cert: up.certPem, key: up.keyPem, ca: pki.ca.certPem, requestCert: true, rejectUnauthorized: true },
+      (req, res) => {
+        const peer = (req.socket as TLSSocket).getPeerX509Certificate();
+        res.end(`client ${peer?.subjectAltName ?? 'none'}`);
+      },
+    );
+    const listen = (s: https.Server | http2.Http2SecureServer) =>
+      new Promise<number>((resolve) =>
+        s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)),
+      );
+    const [p1, p2, p3] = await Promise.all([listen(h1), listen(h2), listen(mtls)]);
+    const ca = { trusted_ca: { filename: pki.ca.cert } };
+    const bootstrap: JsonObject = {
+      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      static_resources: {
+        clusters: [
+          // Deprecated tls_context, no trusted_ca: encrypted, not verified.
+          cluster('off', p1, { tls_context: { sni: 'upstream.test' } }),
+          cluster(
+            'verified',
+            p1,
+            tlsSocket({ sni: 'upstream.test', common_tls_context: { validation_context: ca } }),
+          ),
+          cluster(
+            'wrong_ca',
+            p1,
+            tlsSocket({
+              common_tls_context: { validation_context: { trusted_ca: { inline_string: other.certPem } } },
+            }),
+          ),
+          cluster(
+            'san_ok',
+            p1,
+            tlsSocket({
+              common_tls_context: {
+                validation_context: { ...ca, match_subject_alt_names: [{ exact: 'a.wild.test' }] },
+              },
+            }),
+          ),
+          cluster(
+            'san_bad',
+            p1,
+            tlsSocket({
+              common_tls_context: { validation_context: { ...ca, verify_subject_alt_name: ['other.test'] } },
+            }),
+          ),
+          cluster('h2tls', p2, {
+            http2_protocol_options: {},
+            ...tlsSocket({ common_tls_context: { alpn_protocols: ['h2'], validation_context: ca } }),
+          }),
+          cluster(
+            'mtls',
+            p3,
+            tlsSocket({
+              common_tls_context: {
+                validation_context: ca,
+                tls_certificates: [
+                  {
+                    certificate_chain: { filename: client.cert },
+                    private_key: { inline_string: client.keyPem },
+                  },
+                ],
+              },
+            }),
+          ),
+          cluster('mtls_nocert', p3, tlsSocket({ common_tls_context: { validation_context: ca } })),
+        ],
+        listeners: [
+          hcmListener('in', [
+            ['/off', 'off'],
+            ['/verified', 'verified'],
+            ['/wrong', 'wrong_ca'],
+            ['/san-ok', 'san_ok'],
+            ['/san-bad', 'san_bad'],
+            ['/h2', 'h2tls'],
+            ['/mtls-none', 'mtls_nocert'],
+            ['/mtls', 'mtls'],
+          ]),
+        ],
+      },
+    };
+    proxy = await startProxyProcess(bootstrap, ['--concurrency', '1']);
+    port = await proxy.listenerPort('in');
+  });
+
+  after(async () => {
+    await proxy?.stop();
+    h1?.close();
+    h2?.close();
+    mtls?.close();
+    pki?.remove();
+  });
+
+  it('encrypts without verifying when there is no trusted_ca, sending the configured SNI', async () => {
+    const res = await get(port, '/off');
+    assert.deepEqual(res, { status: 200, body: 'h1 upstream.test' });
+    assert.equal(seen.at(-1)?.path, '/off');
+  });
+
+  it('verifies against trusted_ca: the right CA passes, a wrong one fails with 503 and fail_verify_error', async () => {
+    assert.deepEqual(await get(port, '/verified'), { status: 200, body: 'h1 upstream.test' });
+    const wrong = await get(port, '/wrong');
+    assert.equal(wrong.status, 503);
+    const stats = (await proxy.get('/stats')).body;
+    assert.ok(counter(stats, 'cluster.wrong_ca.ssl.fail_verify_error') >= 1, stats);
+    assert.ok(counter(stats, 'cluster.wrong_ca.ssl.connection_error') >= 1);
+    assert.equal(counter(stats, 'cluster.verified.ssl.handshake'), 1);
+    assert.equal(counter(stats, 'cluster.verified.ssl.fail_verify_error'), 0);
+  });
+
+  it('checks subject alt names: a wildcard SAN matches, a mismatch fails with fail_verify_san', async () => {
+    assert.equal((await get(port, '/san-ok')).status, 200);
+    assert.equal((await get(port, '/san-bad')).status, 503);
+    const stats = (await proxy.get('/stats')).body;
+    assert.ok(counter(stats, 'cluster.san_bad.ssl.fail_verify_san') >= 1, stats);
+    assert.equal(counter(stats, 'cluster.san_ok.ssl.fail_verify_san'), 0);
+  });
+
+  it('speaks HTTP/2 over TLS when ALPN says h2', async () => {
+    assert.deepEqual(await get(port, '/h2'), { status: 200, body: 'h2 2.0 h2' });
+  });
+
+  it('presents a client certificate to an upstream that requires one', async () => {
+    assert.deepEqual(await get(port, '/mtls'), { status: 200, body: 'client URI:spiffe://test/proxy' });
+    assert.equal((await get(port, '/mtls-none')).status, 503);
+  });
+});

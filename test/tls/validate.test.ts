@@ -1,0 +1,81 @@
+/** `--mode validate` compiles TLS contexts: what cannot be honoured is refused naming the field. */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { runCli } from '../helpers/bootstrap.js';
+import { makePki, type TestPki } from './certs.js';
+
+const ENDPOINT = `{ endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: 443 } } } }`;
+
+function clusterWith(tls: string): string {
+  return `static_resources: { clusters: [{ name: t, load_assignment: { cluster_name: t, endpoints: [{ lb_endpoints: [${ENDPOINT}] }] }, ${tls} }] }`;
+}
+
+function validate(yaml: string) {
+  return runCli(['--mode', 'validate', '--config-yaml', yaml]);
+}
+
+describe('TLS contexts at validate', () => {
+  let pki: TestPki;
+  before(() => {
+    pki = makePki();
+  });
+  after(() => pki.remove());
+
+  it('accepts a cluster tls_context and a TLS transport_socket with files that exist', async () => {
+    const leaf = pki.leaf('client', ['DNS:client.test']);
+    const common = `common_tls_context: { tls_params: { tls_minimum_protocol_version: TLSv1_2, cipher_suites: ['[ECDHE-ECDSA-AES128-GCM-SHA256|ECDHE-ECDSA-CHACHA20-POLY1305]', ECDHE-RSA-AES256-GCM-SHA384] }, tls_certificates: [{ certificate_chain: { filename: '${leaf.cert}' }, private_key: { filename: '${leaf.key}' } }], validation_context: { trusted_ca: { filename: '${pki.ca.cert}' } } }`;
+    for (const tls of [
+      `tls_context: { sni: a.test, ${common} }`,
+      `transport_socket: { name: proxy.transport_sockets.tls, typed_config: { '@type': type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext, ${common} } }`,
+    ]) {
+      const out = await validate(clusterWith(tls));
+      assert.equal(out.status, 0, out.stderr);
+    }
+  });
+
+  it('refuses a certificate file that does not exist, naming the field', async () => {
+    const out = await validate(
+      clusterWith(
+        `tls_context: { common_tls_context: { validation_context: { trusted_ca: { filename: /nonexistent/ca.pem } } } }`,
+      ),
+    );
+    assert.equal(out.status, 1);
+    assert.match(
+      out.stderr,
+      /clusters\[0\]\.tls_context\.common_tls_context\.validation_context\.trusted_ca\.filename: cannot read '\/nonexistent\/ca\.pem': ENOENT/,
+    );
+  });
+
+  it('refuses a cipher suite this build cannot offer, naming the entry', async () => {
+    const out = await validate(
+      clusterWith(
+        `tls_context: { common_tls_context: { tls_params: { cipher_suites: [ECDHE-RSA-AES128-GCM-SHA256, NOT-A-CIPHER] } } }`,
+      ),
+    );
+    assert.equal(out.status, 1);
+    assert.match(out.stderr, /tls_params\.cipher_suites\[1\]: 'NOT-A-CIPHER' is not a cipher suite/);
+    assert.doesNotMatch(out.stderr, /cipher_suites\[0\]/);
+  });
+
+  it('refuses a private key that does not belong to its certificate', async () => {
+    const a = pki.leaf('a', []);
+    const b = pki.leaf('b', []);
+    const out = await validate(
+      clusterWith(
+        `tls_context: { common_tls_context: { tls_certificates: [{ certificate_chain: { filename: '${a.cert}' }, private_key: { filename: '${b.key}' } }] } }`,
+      ),
+    );
+    assert.equal(out.status, 1);
+    assert.match(out.stderr, /tls_context\.common_tls_context: TLS context refused by OpenSSL/);
+  });
+
+  it('refuses SDS secrets by name', async () => {
+    const out = await validate(
+      clusterWith(
+        `tls_context: { common_tls_context: { tls_certificate_sds_secret_configs: [{ name: s }] } }`,
+      ),
+    );
+    assert.equal(out.status, 1);
+    assert.match(out.stderr, /common_tls_context\.tls_certificate_sds_secret_configs: secrets from SDS/);
+  });
+});
