@@ -60,9 +60,11 @@ export function renderHome(endpoints: readonly EndpointSummary[]): ViewResult {
 .home-data { border: 1px solid #ddd; padding: 4px 8px; text-align: left; }
 .home-row:nth-child(even) { background-color: #f4f4f4; }
 form { margin: 0; }
+.home-nav { font-family: sans-serif; }
 </style>
 </head>
 <body>
+<p class='home-nav'>Pictures: <a href='events?format=html'>event timeline</a> · <a href='stats?format=active-html'>active stats</a></p>
 <table class='home-table'>
 <thead><tr><th class='home-data'>Command</th><th class='home-data'>Description</th></tr></thead>
 <tbody>
