@@ -1,0 +1,95 @@
+/**
+ * What the tests write, serves: every bootstrap a test helper builds passes the compile steps
+ * `--mode validate` runs and then serves with every listener bound, so no test exercises a
+ * config the proxy itself would refuse without knowing it. Bootstraps that stand for refused
+ * configs (the admin tests' rich dump) must be refused naming exactly the fields they use.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { bootstrapLoaded, type JsonObject } from '../../events/index.js';
+import { richBootstrap } from '../admin/fixtures.js';
+import { adminBootstrap } from '../helpers/admin.js';
+import { type Dump, load } from '../helpers/bootstrap.js';
+import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
+import { cluster, tcpListener } from '../helpers/dataplane.js';
+import { bootstrapWith, cluster as mergeWindowCluster } from '../helpers/event-log.js';
+import { SCENARIOS } from '../helpers/event-log-scenarios.js';
+import { hcmConfig } from '../helpers/http-dataplane.js';
+import { assertRefusedNamingFields, assertServesEveryListener } from '../helpers/serves.js';
+
+/** What `--mode validate` reports for `bootstrap` (in-process: the same loadBootstrap). */
+function validate(bootstrap: JsonObject) {
+  return load({ configYaml: JSON.stringify(bootstrap) });
+}
+
+const web = cluster('web', [1]);
+
+/** Bootstraps the helpers build for tests that serve them. */
+const serving: Array<[string, JsonObject]> = [
+  ['helpers/admin adminBootstrap()', adminBootstrap()],
+  [
+    'helpers/dataplane cluster + tcpListener',
+    adminBootstrap({
+      static_resources: {
+        clusters: [web],
+        listeners: [tcpListener('tcp', { stat_prefix: 'tcp', cluster: 'web' })],
+      },
+    }),
+  ],
+  [
+    'helpers/bootstraps httpBootstrap(hcmWithRoutes)',
+    httpBootstrap([web], hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'web' } }])),
+  ],
+  [
+    'helpers/http-dataplane hcmConfig in a listener',
+    httpBootstrap(
+      [web],
+      hcmConfig('web', [{ match: { prefix: '/x' }, direct_response: { status: 204 } }]) as JsonObject,
+    ),
+  ],
+  [
+    'helpers/event-log bootstrapWith',
+    adminBootstrap(bootstrapWith([mergeWindowCluster('svc', ['127.0.0.1:9', '127.0.0.1:10'], '1s')])),
+  ],
+];
+
+/** The bootstrap each event-log scenario opens with. */
+const scenarios: Array<[string, JsonObject]> = Object.entries(SCENARIOS).flatMap(([name, steps]) =>
+  steps.flatMap(
+    ([, , event]): Array<[string, JsonObject]> =>
+      bootstrapLoaded.match(event) ? [[`event-log scenario ${name}`, event.bootstrap as JsonObject]] : [],
+  ),
+);
+
+describe('every bootstrap the test helpers write', () => {
+  for (const [what, bootstrap] of serving) {
+    it(`${what}: validates and serves every listener`, async () => {
+      const loaded = validate(bootstrap);
+      assert.ok(loaded.ok, loaded.ok ? '' : loaded.errors.join('\n'));
+      await assertServesEveryListener(loaded.bootstrap as Dump);
+    });
+  }
+
+  it('event-log scenarios open with at least one bootstrap each', () => {
+    assert.equal(scenarios.length, Object.keys(SCENARIOS).length);
+  });
+  for (const [what, bootstrap] of scenarios) {
+    it(`${what}: refused naming a field, or validates and serves every listener`, async () => {
+      const loaded = validate(bootstrap);
+      if (!loaded.ok) return assertRefusedNamingFields(loaded.errors, what);
+      await assertServesEveryListener(loaded.bootstrap as Dump);
+    });
+  }
+
+  it('admin/fixtures richBootstrap (a dump of refused features) is refused naming each of them', () => {
+    const loaded = validate(richBootstrap());
+    assert.ok(!loaded.ok);
+    assertRefusedNamingFields(loaded.errors, 'richBootstrap');
+    const paths = loaded.errors.map((e) => e.split(': ')[1]);
+    assert.deepEqual(paths.sort(), [
+      'static_resources.clusters[0].outlier_detection',
+      'static_resources.listeners[0].filter_chains[0].tls_context',
+      'static_resources.secrets',
+    ]);
+  });
+});
