@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { replayLog } from '../../src/control/replay.js';
 import { renderReplayView } from '../../src/control/replay-views.js';
-import { type SpawnedProxy, spawnProxy } from '../helpers/event-log.js';
+import { HTTP_BOOTSTRAP_YAML, type SpawnedProxy, spawnProxy } from '../helpers/event-log.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'event-log-e2e-'));
 const running = new Set<SpawnedProxy>();
@@ -14,42 +14,10 @@ after(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-const BOOTSTRAP = `
-admin:
-  address: { socket_address: { address: 127.0.0.1, port_value: 0 } }
-static_resources:
-  listeners:
-    - name: ingress
-      address: { socket_address: { address: 127.0.0.1, port_value: 0 } }
-      filter_chains:
-        - filters:
-            - name: proxy.filters.network.http_connection_manager
-              typed_config:
-                "@type": type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager
-                stat_prefix: ingress_http
-                route_config:
-                  virtual_hosts:
-                    - name: all
-                      domains: ["*"]
-                      routes:
-                        - match: { prefix: "/" }
-                          direct_response: { status: 200, body: { inline_string: "hi\\n" } }
-                http_filters:
-                  - name: proxy.filters.http.router
-  clusters:
-    - name: svc
-      connect_timeout: 0.25s
-      load_assignment:
-        cluster_name: svc
-        endpoints:
-          - lb_endpoints:
-              - endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: 9 } } }
-`;
-
 async function start(name: string, extra: string[] = []) {
   const dir = mkdtempSync(join(scratch, `${name}-`));
   const config = join(dir, 'bootstrap.yaml');
-  writeFileSync(config, BOOTSTRAP);
+  writeFileSync(config, HTTP_BOOTSTRAP_YAML);
   const log = join(dir, 'events.ndjson');
   const proxy = await spawnProxy(
     ['-c', config, '--event-log', log, '--file-flush-interval-msec', '20', ...extra],

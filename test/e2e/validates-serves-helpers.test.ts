@@ -12,20 +12,20 @@ import { adminBootstrap } from '../helpers/admin.js';
 import { type Dump, load } from '../helpers/bootstrap.js';
 import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
 import { cluster, tcpListener } from '../helpers/dataplane.js';
-import { bootstrapWith, cluster as mergeWindowCluster } from '../helpers/event-log.js';
+import { bootstrapWith, HTTP_BOOTSTRAP_YAML, cluster as mergeWindowCluster } from '../helpers/event-log.js';
 import { SCENARIOS } from '../helpers/event-log-scenarios.js';
 import { hcmConfig } from '../helpers/http-dataplane.js';
 import { assertRefusedNamingFields, assertServesEveryListener } from '../helpers/serves.js';
 
 /** What `--mode validate` reports for `bootstrap` (in-process: the same loadBootstrap). */
-function validate(bootstrap: JsonObject) {
-  return load({ configYaml: JSON.stringify(bootstrap) });
+function validate(bootstrap: JsonObject | string) {
+  return load({ configYaml: typeof bootstrap === 'string' ? bootstrap : JSON.stringify(bootstrap) });
 }
 
 const web = cluster('web', [1]);
 
 /** Bootstraps the helpers build for tests that serve them. */
-const serving: Array<[string, JsonObject]> = [
+const serving: Array<[string, JsonObject | string]> = [
   ['helpers/admin adminBootstrap()', adminBootstrap()],
   [
     'helpers/dataplane cluster + tcpListener',
@@ -51,6 +51,7 @@ const serving: Array<[string, JsonObject]> = [
     'helpers/event-log bootstrapWith',
     adminBootstrap(bootstrapWith([mergeWindowCluster('svc', ['127.0.0.1:9', '127.0.0.1:10'], '1s')])),
   ],
+  ['helpers/event-log HTTP_BOOTSTRAP_YAML', HTTP_BOOTSTRAP_YAML],
 ];
 
 /** The bootstrap each event-log scenario opens with. */

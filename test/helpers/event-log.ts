@@ -36,6 +36,39 @@ export function bootstrapWith(clusters: JsonObject[]): JsonObject {
   return { static_resources: { clusters } };
 }
 
+/** A whole YAML bootstrap: an HTTP listener answering 200 directly, and one cluster. */
+export const HTTP_BOOTSTRAP_YAML = `
+admin:
+  address: { socket_address: { address: 127.0.0.1, port_value: 0 } }
+static_resources:
+  listeners:
+    - name: ingress
+      address: { socket_address: { address: 127.0.0.1, port_value: 0 } }
+      filter_chains:
+        - filters:
+            - name: proxy.filters.network.http_connection_manager
+              typed_config:
+                "@type": type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager
+                stat_prefix: ingress_http
+                route_config:
+                  virtual_hosts:
+                    - name: all
+                      domains: ["*"]
+                      routes:
+                        - match: { prefix: "/" }
+                          direct_response: { status: 200, body: { inline_string: "hi\\n" } }
+                http_filters:
+                  - name: proxy.filters.http.router
+  clusters:
+    - name: svc
+      connect_timeout: 0.25s
+      load_assignment:
+        cluster_name: svc
+        endpoints:
+          - lb_endpoints:
+              - endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: 9 } } }
+`;
+
 /** A store on virtual time that has folded `bootstrap`; `attach` runs before that, as `startEventLog` does. */
 export function virtualStore(
   bootstrap: JsonObject,
