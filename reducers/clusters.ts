@@ -1,6 +1,6 @@
 import { current, type Draft, freeze, isDraft, original } from 'immer';
 import type { Json, RawCluster } from '../events/index.js';
-import { staticHosts, withHealth } from './hosts.js';
+import { isActivelyChecked, staticHosts, withHealth } from './hosts.js';
 import { entryOf, withEntry } from './names.js';
 import type { On } from './on.js';
 import { clusterSettings } from './settings/cluster.js';
@@ -38,8 +38,15 @@ export function onClusterUpdated(draft: Draft<State>, env: On<'cluster/updated'>
   const existing = entryOf(draft.clusters, cluster.name);
   if (!existing) return;
   const fresh = entry(cluster, existing.addedViaApi, versionInfo, env.at);
-  // Members found by DNS or discovery outlive a config change; only config-listed ones follow it.
-  if (fresh.hosts.length === 0) fresh.hosts = existing.hosts as HostState[];
+  // Members found by DNS or discovery outlive a config change; only config-listed ones follow
+  // it, keeping the verdicts of the members that stay.
+  const base = (isDraft(existing.hosts) ? current(existing.hosts) : existing.hosts) as HostState[];
+  const before = new Map(base.map((h) => [h.address, h]));
+  const checked = isActivelyChecked(cluster);
+  if (fresh.hosts.length > 0)
+    fresh.hosts = fresh.hosts.map((h) => withHealth(h, before.get(h.address), checked));
+  else if (checked || base.every((h) => !h.failedActiveHc)) fresh.hosts = existing.hosts as HostState[];
+  else fresh.hosts = base.map((h) => withHealth(h, h, false));
   draft.clusters = withEntry(draft.clusters, cluster.name, fresh);
   draft.clusterManager.versionInfo = versionInfo || draft.clusterManager.versionInfo;
 }
@@ -57,8 +64,9 @@ export function onHostsSet(draft: Draft<State>, env: On<'endpoints/hosts-set'>):
   // Within a batch an earlier event may have changed the members: then read them as they are now.
   const base = (isDraft(cluster.hosts) ? current(cluster.hosts) : cluster.hosts) as HostState[];
   const previous = new Map(base.map((h) => [h.address, h]));
+  const checked = isActivelyChecked(cluster.config as RawCluster);
   const hosts = env.event.hosts.map((spec) => {
-    const host = withHealth(spec, previous.get(spec.address));
+    const host = withHealth(spec, previous.get(spec.address), checked);
     Object.freeze(host.locality);
     freeze(host.metadata, true);
     return Object.freeze(host);

@@ -98,11 +98,21 @@ export function staticHosts(cluster: RawCluster): HostState[] {
   if (type === 'EDS' || type === 'ORIGINAL_DST' || cluster.cluster_type !== undefined) return [];
   const endpoints = configuredEndpoints(cluster);
   if (type !== 'STATIC' && !endpoints.every((e) => isIpLiteral(e.ip))) return [];
-  return endpoints.map((h) => withHealth(h, undefined));
+  const checked = isActivelyChecked(cluster);
+  return endpoints.map((h) => withHealth(h, undefined, checked));
 }
 
-/** A host as discovery describes it, keeping the checkers' verdicts of its previous self. */
-export function withHealth(spec: HostSpec, previous: HostState | undefined): HostState {
+/** True when the cluster has `health_checks`: its new members then start as failing them. */
+export function isActivelyChecked(cluster: RawCluster): boolean {
+  return Array.isArray(cluster.health_checks) && cluster.health_checks.length > 0;
+}
+
+/**
+ * A host as discovery describes it, keeping the checkers' verdicts of its previous self. As
+ * in the reference, a new member of an actively checked cluster starts `/failed_active_hc`
+ * until its first check passes; a cluster without checks has no such verdict.
+ */
+export function withHealth(spec: HostSpec, previous: HostState | undefined, checked: boolean): HostState {
   // Spelled out rather than spread: one stable object shape, which made a 10k-host update's
   // records several times cheaper to build than `{ ...spec }` did.
   return {
@@ -115,7 +125,7 @@ export function withHealth(spec: HostSpec, previous: HostState | undefined): Hos
     locality: spec.locality,
     metadata: spec.metadata,
     edsHealth: spec.edsHealth,
-    failedActiveHc: previous?.failedActiveHc ?? false,
+    failedActiveHc: checked && (previous?.failedActiveHc ?? true),
     failedOutlierCheck: previous?.failedOutlierCheck ?? false,
   };
 }

@@ -1,0 +1,175 @@
+import type { Subscription } from 'rxjs';
+import { activeHealthChanged } from '../../../events/index.js';
+import type { ClusterEntry, HostState, State } from '../../../reducers/index.js';
+import { clusterStatName } from '../../../reducers/settings/cluster.js';
+import type { Store } from '../../control/store.js';
+import type { Gauge, StatsStore } from '../../stats/store.js';
+import { clusterHealth } from './config.js';
+import { createProbe } from './probes.js';
+import { type HealthCheckCounters, HealthSession } from './session.js';
+
+/** The active checkers of every cluster with `health_checks`. */
+export interface ActiveHealthChecking {
+  /** Resolves once every host present at start had its first check (the reference's cluster warming). */
+  readonly firstRound: Promise<void>;
+  /** The cluster carried traffic: its checks leave `no_traffic_interval` for good. */
+  noteTraffic(cluster: string): void;
+  close(): void;
+}
+
+/** What the health edges use of a server: the store they follow and dispatch to, and its stats. */
+export interface HealthDeps {
+  readonly store: Store;
+  readonly stats: StatsStore;
+}
+
+/** One host of a checked cluster: a session per `health_checks` entry and the verdict last sent. */
+interface CheckedHost {
+  sessions: HealthSession[];
+  healthy: boolean;
+}
+
+interface CheckedCluster {
+  config: ClusterEntry['config'];
+  hosts: Map<string, CheckedHost>;
+  healthyGauge: Gauge;
+}
+
+const random = (): number => Math.floor(Math.random() * 0x7fffffff);
+
+/**
+ * Starts the active health checkers (an edge: run once, in the process that owns the store;
+ * workers learn every verdict from the events). Follows the snapshots: a cluster whose config
+ * changed gets new checkers, members that come and go get and lose theirs. A verdict change
+ * of a host (all of its checkers agreeing) is a `health/active-changed` event.
+ */
+export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking {
+  const clusters = new Map<string, CheckedCluster>();
+  const trafficked = new Set<string>();
+  let warming = 0;
+  let warmed: () => void = () => {};
+  const firstRound = new Promise<void>((resolve) => {
+    warmed = resolve;
+  });
+  let started = false;
+
+  function counters(statName: string): HealthCheckCounters {
+    const scope = ctx.stats.scope(`cluster.${statName}.health_check`);
+    // Created now so they show 0 before the first check, as the reference's do.
+    scope.counter('passive_failure');
+    scope.counter('verify_cluster');
+    scope.gauge('degraded', 'NeverImport');
+    return {
+      attempt: scope.counter('attempt'),
+      success: scope.counter('success'),
+      failure: scope.counter('failure'),
+      networkFailure: scope.counter('network_failure'),
+    };
+  }
+
+  function recountHealthy(cluster: CheckedCluster): void {
+    let healthy = 0;
+    for (const host of cluster.hosts.values()) if (host.healthy) healthy++;
+    cluster.healthyGauge.set(healthy);
+  }
+
+  function addHost(name: string, cluster: CheckedCluster, host: HostState, warm: boolean): void {
+    const checks = clusterHealth(cluster.config).checks;
+    const statName = clusterStatName(cluster.config);
+    const stats = counters(statName);
+    const verifyCluster = ctx.stats.counter(`cluster.${statName}.health_check.verify_cluster`);
+    const checked: CheckedHost = { sessions: [], healthy: !host.failedActiveHc };
+    let pendingFirst = warm ? checks.length : 0;
+    warming += pendingFirst;
+    const onChange = () => {
+      const healthy = checked.sessions.every((s) => s.isHealthy);
+      if (healthy === checked.healthy) return;
+      checked.healthy = healthy;
+      recountHealthy(cluster);
+      ctx.store.dispatch(activeHealthChanged({ cluster: name, address: host.address, healthy }), 'health');
+    };
+    const onChecked = () => {
+      if (pendingFirst === 0) return;
+      pendingFirst--;
+      if (--warming === 0) warmed();
+    };
+    for (const check of checks) {
+      const probe = createProbe(
+        { ip: host.ip, port: host.port, cluster: name, onVerifyCluster: () => verifyCluster.inc() },
+        check.checker,
+        check.reuseConnection,
+      );
+      checked.sessions.push(
+        new HealthSession(check, probe, checked.healthy, {
+          hadTraffic: () => trafficked.has(name),
+          random,
+          counters: stats,
+          onChange,
+          onChecked,
+        }),
+      );
+    }
+    cluster.hosts.set(host.address, checked);
+    for (const session of checked.sessions) session.start();
+  }
+
+  function stopHost(checked: CheckedHost): void {
+    for (const session of checked.sessions) session.stop();
+  }
+
+  function stopCluster(cluster: CheckedCluster): void {
+    for (const host of cluster.hosts.values()) stopHost(host);
+    cluster.hosts.clear();
+  }
+
+  function follow(state: State): void {
+    for (const [name, entry] of Object.entries(state.clusters)) {
+      let cluster = clusters.get(name);
+      if (cluster && cluster.config !== entry.config) {
+        stopCluster(cluster);
+        clusters.delete(name);
+        cluster = undefined;
+      }
+      if (clusterHealth(entry.config).checks.length === 0) continue;
+      if (!cluster) {
+        const statName = clusterStatName(entry.config);
+        cluster = {
+          config: entry.config,
+          hosts: new Map(),
+          healthyGauge: ctx.stats.gauge(`cluster.${statName}.health_check.healthy`, 'NeverImport'),
+        };
+        clusters.set(name, cluster);
+      }
+      const present = new Set<string>();
+      for (const host of entry.hosts) {
+        present.add(host.address);
+        if (!cluster.hosts.has(host.address)) addHost(name, cluster, host, !started);
+      }
+      for (const [address, checked] of cluster.hosts) {
+        if (present.has(address)) continue;
+        stopHost(checked);
+        cluster.hosts.delete(address);
+      }
+      recountHealthy(cluster);
+    }
+    for (const [name, cluster] of clusters) {
+      if (state.clusters[name] !== undefined) continue;
+      stopCluster(cluster);
+      clusters.delete(name);
+    }
+  }
+
+  const subscription: Subscription = ctx.store.state$.subscribe(follow);
+  started = true;
+  if (warming === 0) warmed();
+  return {
+    firstRound,
+    noteTraffic: (cluster) => trafficked.add(cluster),
+    close() {
+      subscription.unsubscribe();
+      for (const cluster of clusters.values()) stopCluster(cluster);
+      clusters.clear();
+      warmed();
+    },
+  };
+}

@@ -1,0 +1,404 @@
+import * as http from 'node:http';
+import * as http2 from 'node:http2';
+import * as net from 'node:net';
+import type { GrpcCheckSettings, HttpCheckSettings, TcpCheckSettings } from './config.js';
+
+/**
+ * The verdict of one check: `success`; `active`, the host answered and the answer is a
+ * failure (a status outside the expected ones, NOT_SERVING): the reference takes the host
+ * out at once; `network`, no answer (refused, reset, closed): it counts toward
+ * `unhealthy_threshold`.
+ */
+export type CheckResult = 'success' | 'active' | 'network';
+
+/** Where a probe connects, and the cluster name that stands in for an unset host or authority. */
+export interface ProbeTarget {
+  ip: string;
+  port: number;
+  cluster: string;
+  /** Bumped when an HTTP check verifies `service_name` (the `verify_cluster` stat). */
+  onVerifyCluster(): void;
+}
+
+/** One checker's connection to one host: a check at a time, the session times it out. */
+export interface Probe {
+  check(): Promise<CheckResult>;
+  /** Drops the connection: after a timeout, with `reuse_connection` false, and at stop. */
+  close(): void;
+}
+
+const USER_AGENT = 'proxy/HC';
+/** The response header an upstream proxy sets to name the cluster it health-checked for. */
+const HEALTHCHECKED_CLUSTER = 'x-proxy-upstream-healthchecked-cluster';
+
+function authorityOf(target: ProbeTarget, configured: string): string {
+  return configured || target.cluster;
+}
+
+/** The request headers of an HTTP check beyond the pseudo-headers, `request_headers_to_add` applied. */
+function checkHeaders(settings: HttpCheckSettings): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = { 'user-agent': USER_AGENT };
+  for (const { name, value, append } of settings.headersToAdd) {
+    const present = headers[name];
+    if (append && present !== undefined)
+      headers[name] = [...(Array.isArray(present) ? present : [present]), value];
+    else headers[name] = value;
+  }
+  for (const name of settings.headersToRemove) delete headers[name];
+  return headers;
+}
+
+function statusPasses(settings: HttpCheckSettings, status: number): boolean {
+  return settings.expectedStatuses.some(([start, end]) => status >= start && status < end);
+}
+
+/** The verdict of an HTTP answer: expected status, and the cluster identity when `service_name` is set. */
+function httpVerdict(
+  settings: HttpCheckSettings,
+  target: ProbeTarget,
+  status: number,
+  clusterHeader: string | string[] | undefined,
+): CheckResult {
+  if (!statusPasses(settings, status)) return 'active';
+  if (settings.serviceName) {
+    target.onVerifyCluster();
+    const value = Array.isArray(clusterHeader) ? clusterHeader[0] : clusterHeader;
+    if (!(value ?? '').startsWith(settings.serviceName)) return 'active';
+  }
+  return 'success';
+}
+
+/** HTTP/1.1 checks on one connection kept alive between checks (or a new one each time). */
+class Http1Probe implements Probe {
+  private agent: http.Agent;
+  private request: http.ClientRequest | null = null;
+
+  constructor(
+    private readonly target: ProbeTarget,
+    private readonly settings: HttpCheckSettings,
+    private readonly reuse: boolean,
+  ) {
+    this.agent = new http.Agent({ keepAlive: reuse, maxSockets: 1 });
+  }
+
+  check(): Promise<CheckResult> {
+    return new Promise((resolve) => {
+      const req = http.request({
+        host: this.target.ip,
+        port: this.target.port,
+        path: this.settings.path,
+        method: 'GET',
+        agent: this.agent,
+        headers: { host: authorityOf(this.target, this.settings.host), ...checkHeaders(this.settings) },
+      });
+      this.request = req;
+      req.on('error', () => resolve('network'));
+      req.on('response', (res) => {
+        res.on('error', () => resolve('network'));
+        res.on('close', () => {
+          if (!res.complete) resolve('network');
+        });
+        res.resume();
+        res.on('end', () => {
+          resolve(
+            httpVerdict(this.settings, this.target, res.statusCode ?? 0, res.headers[HEALTHCHECKED_CLUSTER]),
+          );
+        });
+      });
+      req.end();
+    });
+  }
+
+  close(): void {
+    this.request?.destroy();
+    this.request = null;
+    this.agent.destroy();
+    this.agent = new http.Agent({ keepAlive: this.reuse, maxSockets: 1 });
+  }
+}
+
+/** One HTTP/2 (h2c) session per host, kept between checks when `reuse_connection` is on. */
+class H2Session {
+  private session: http2.ClientHttp2Session | null = null;
+
+  constructor(private readonly target: ProbeTarget) {}
+
+  /** The live session, connecting when there is none. */
+  get(): http2.ClientHttp2Session {
+    if (this.session && !this.session.closed && !this.session.destroyed) return this.session;
+    const host = this.target.ip.includes(':') ? `[${this.target.ip}]` : this.target.ip;
+    const session = http2.connect(`http://${host}:${this.target.port}`);
+    session.on('error', () => {});
+    session.on('close', () => {
+      if (this.session === session) this.session = null;
+    });
+    this.session = session;
+    return session;
+  }
+
+  close(): void {
+    this.session?.destroy();
+    this.session = null;
+  }
+}
+
+/** HTTP checks over HTTP/2 (`use_http2`, `codec_client_type: HTTP2`). */
+class Http2Probe implements Probe {
+  private readonly h2: H2Session;
+
+  constructor(
+    private readonly target: ProbeTarget,
+    private readonly settings: HttpCheckSettings,
+    private readonly reuse: boolean,
+  ) {
+    this.h2 = new H2Session(target);
+  }
+
+  check(): Promise<CheckResult> {
+    return new Promise((resolve) => {
+      let stream: http2.ClientHttp2Stream;
+      try {
+        stream = this.h2.get().request(
+          {
+            ':method': 'GET',
+            ':path': this.settings.path,
+            ':scheme': 'http',
+            ':authority': authorityOf(this.target, this.settings.host),
+            ...checkHeaders(this.settings),
+          },
+          { endStream: true },
+        );
+      } catch {
+        resolve('network');
+        return;
+      }
+      let status = 0;
+      let clusterHeader: string | string[] | undefined;
+      stream.on('response', (headers) => {
+        status = Number(headers[':status'] ?? 0);
+        clusterHeader = headers[HEALTHCHECKED_CLUSTER];
+      });
+      stream.on('error', () => resolve('network'));
+      stream.resume();
+      stream.on('close', () => {
+        if (status === 0 || stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) resolve('network');
+        else resolve(httpVerdict(this.settings, this.target, status, clusterHeader));
+        if (!this.reuse) this.h2.close();
+      });
+    });
+  }
+
+  close(): void {
+    this.h2.close();
+  }
+}
+
+/** `grpc.health.v1.HealthCheckRequest { string service = 1; }`, in a gRPC length-prefixed frame. */
+function healthCheckRequestFrame(service: string): Buffer {
+  const name = Buffer.from(service, 'utf8');
+  const body =
+    name.length === 0 ? Buffer.alloc(0) : Buffer.concat([Buffer.from([0x0a]), varint(name.length), name]);
+  const frame = Buffer.alloc(5 + body.length);
+  frame.writeUInt32BE(body.length, 1);
+  body.copy(frame, 5);
+  return frame;
+}
+
+function varint(n: number): Buffer {
+  const bytes: number[] = [];
+  let v = n;
+  while (v > 0x7f) {
+    bytes.push((v & 0x7f) | 0x80);
+    v >>>= 7;
+  }
+  bytes.push(v);
+  return Buffer.from(bytes);
+}
+
+const SERVING = 1;
+
+/**
+ * The `status` of a `HealthCheckResponse` in one uncompressed gRPC frame, or -1 when the
+ * bytes are not one. Field 1 is a varint; unknown fields are skipped.
+ */
+export function servingStatusOf(data: Buffer): number {
+  if (data.length < 5 || data[0] !== 0) return -1;
+  const length = data.readUInt32BE(1);
+  if (data.length < 5 + length) return -1;
+  let status = 0;
+  let i = 5;
+  const end = 5 + length;
+  const readVarint = (): number => {
+    let value = 0;
+    let shift = 0;
+    while (i < end) {
+      const b = data[i++] as number;
+      value += (b & 0x7f) * 2 ** shift;
+      if ((b & 0x80) === 0) return value;
+      shift += 7;
+    }
+    return -1;
+  };
+  while (i < end) {
+    const key = readVarint();
+    if (key < 0) return -1;
+    const field = Math.floor(key / 8);
+    const wire = key % 8;
+    if (wire === 0) {
+      const v = readVarint();
+      if (field === 1) status = v;
+    } else if (wire === 2) i += readVarint();
+    else if (wire === 5) i += 4;
+    else if (wire === 1) i += 8;
+    else return -1;
+  }
+  return status;
+}
+
+/** `grpc.health.v1.Health/Check` over HTTP/2: passes on grpc-status 0 with status SERVING. */
+class GrpcProbe implements Probe {
+  private readonly h2: H2Session;
+
+  constructor(
+    private readonly target: ProbeTarget,
+    private readonly settings: GrpcCheckSettings,
+    private readonly reuse: boolean,
+  ) {
+    this.h2 = new H2Session(target);
+  }
+
+  check(): Promise<CheckResult> {
+    return new Promise((resolve) => {
+      let stream: http2.ClientHttp2Stream;
+      try {
+        stream = this.h2.get().request({
+          ':method': 'POST',
+          ':path': '/grpc.health.v1.Health/Check',
+          ':scheme': 'http',
+          ':authority': authorityOf(this.target, this.settings.authority),
+          'content-type': 'application/grpc',
+          te: 'trailers',
+          'user-agent': USER_AGENT,
+        });
+      } catch {
+        resolve('network');
+        return;
+      }
+      let status = 0;
+      let grpcStatus: string | undefined;
+      const chunks: Buffer[] = [];
+      stream.on('response', (headers) => {
+        status = Number(headers[':status'] ?? 0);
+        // A trailers-only answer carries grpc-status in the headers.
+        if (headers['grpc-status'] !== undefined) grpcStatus = String(headers['grpc-status']);
+      });
+      stream.on('trailers', (trailers) => {
+        if (trailers['grpc-status'] !== undefined) grpcStatus = String(trailers['grpc-status']);
+      });
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('error', () => resolve('network'));
+      stream.on('close', () => {
+        if (status === 0) resolve('network');
+        else if (status !== 200 || grpcStatus !== '0') resolve('active');
+        else resolve(servingStatusOf(Buffer.concat(chunks)) === SERVING ? 'success' : 'active');
+        if (!this.reuse) this.h2.close();
+      });
+      stream.end(healthCheckRequestFrame(this.settings.serviceName));
+    });
+  }
+
+  close(): void {
+    this.h2.close();
+  }
+}
+
+/** True when every block of `receive` occurs in `data`, in order (the reference's fuzzy match). */
+export function payloadsFound(data: Buffer, receive: readonly Buffer[]): boolean {
+  let from = 0;
+  for (const block of receive) {
+    const at = data.indexOf(block, from);
+    if (at < 0) return false;
+    from = at + block.length;
+  }
+  return true;
+}
+
+/**
+ * TCP checks: connect, write `send`, wait until every `receive` block arrived. Without
+ * `receive` a check is a connect, closed at once (the reference's connect-only check); with
+ * it the connection stays for the next check when `reuse_connection` is on.
+ */
+class TcpProbe implements Probe {
+  private socket: net.Socket | null = null;
+  private received: Buffer = Buffer.alloc(0);
+  private pending: ((result: CheckResult) => void) | null = null;
+
+  constructor(
+    private readonly target: ProbeTarget,
+    private readonly settings: TcpCheckSettings,
+    private readonly reuse: boolean,
+  ) {}
+
+  check(): Promise<CheckResult> {
+    return new Promise((resolve) => {
+      this.pending = resolve;
+      this.received = Buffer.alloc(0);
+      const socket = this.socket ?? this.connect();
+      if (this.settings.send && !socket.connecting) socket.write(this.settings.send);
+    });
+  }
+
+  private connect(): net.Socket {
+    const socket = net.connect({ host: this.target.ip, port: this.target.port, noDelay: true });
+    this.socket = socket;
+    socket.on('connect', () => {
+      if (this.settings.receive.length === 0) {
+        this.close();
+        this.settle('success');
+        return;
+      }
+      if (this.settings.send) socket.write(this.settings.send);
+    });
+    socket.on('data', (chunk: Buffer) => {
+      this.received = Buffer.concat([this.received, chunk]);
+      if (this.pending && payloadsFound(this.received, this.settings.receive)) {
+        if (!this.reuse) this.close();
+        this.settle('success');
+      }
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      if (this.socket === socket) this.socket = null;
+      this.settle('network');
+    });
+    return socket;
+  }
+
+  private settle(result: CheckResult): void {
+    const pending = this.pending;
+    this.pending = null;
+    pending?.(result);
+  }
+
+  close(): void {
+    const socket = this.socket;
+    this.socket = null;
+    socket?.destroy();
+  }
+}
+
+/** The probe for one checker of one host. */
+export function createProbe(
+  target: ProbeTarget,
+  checker: HttpCheckSettings | TcpCheckSettings | GrpcCheckSettings,
+  reuse: boolean,
+): Probe {
+  switch (checker.kind) {
+    case 'http':
+      return checker.http2 ? new Http2Probe(target, checker, reuse) : new Http1Probe(target, checker, reuse);
+    case 'tcp':
+      return new TcpProbe(target, checker, reuse);
+    case 'grpc':
+      return new GrpcProbe(target, checker, reuse);
+  }
+}

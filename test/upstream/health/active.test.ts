@@ -1,0 +1,240 @@
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import * as http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import * as net from 'node:net';
+import { after, test } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import protobuf from 'protobufjs';
+import { checkedCluster, fastCheck, startHarness, waitFor } from './helpers.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+async function listen(server: net.Server | http.Server | http2.Http2Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return (server.address() as AddressInfo).port;
+}
+
+test('HTTP check: host header defaults to the cluster name, a 503 takes the host out at once, healthy_threshold brings it back', async () => {
+  let status = 200;
+  const seen: http.IncomingHttpHeaders[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(req.headers);
+    res.writeHead(req.url === '/healthz' ? status : 404).end();
+  });
+  const port = await listen(server);
+  const h = startHarness([
+    checkedCluster('svc', [port], {
+      health_checks: [
+        fastCheck({
+          http_health_check: {
+            path: '/healthz',
+            request_headers_to_add: [{ header: { key: 'x-check', value: 'yes' } }],
+          },
+        }),
+      ],
+    }),
+  ]);
+  cleanups.push(() => h.close());
+  // As in the reference, a checked member starts failing until its first check passes.
+  assert.equal(h.host('svc', port)?.failedActiveHc, true);
+  await h.edges.firstRound;
+  await waitFor('first check passes', () => h.host('svc', port)?.failedActiveHc === false);
+  assert.equal(seen[0]?.host, 'svc');
+  assert.equal(seen[0]?.['x-check'], 'yes');
+  assert.equal(seen[0]?.['user-agent'], 'proxy/HC');
+  status = 503;
+  await waitFor('503 takes it out', () => h.host('svc', port)?.failedActiveHc === true, 1000);
+  assert.equal(h.stats.gauges.get('cluster.svc.health_check.healthy')?.value, 0);
+  status = 200;
+  const before = h.counter('cluster.svc.health_check.success');
+  await waitFor('two passes bring it back', () => h.host('svc', port)?.failedActiveHc === false, 1000);
+  assert.ok(
+    h.counter('cluster.svc.health_check.success') - before >= 2,
+    'healthy_threshold 2 needs two passes',
+  );
+  assert.ok(h.counter('cluster.svc.health_check.attempt') >= 4);
+  assert.ok(h.counter('cluster.svc.health_check.failure') >= 1);
+  assert.equal(h.counter('cluster.svc.health_check.network_failure'), 0);
+  assert.equal(h.stats.gauges.get('cluster.svc.health_check.healthy')?.value, 1);
+});
+
+test('HTTP check: expected_statuses and service_name (verify_cluster) decide; a refused connection needs unhealthy_threshold failures', async () => {
+  let identity = 'backend-a';
+  const server = http.createServer((_req, res) => {
+    res.writeHead(204, { 'x-proxy-upstream-healthchecked-cluster': identity }).end();
+  });
+  const port = await listen(server);
+  const h = startHarness([
+    checkedCluster('svc', [port], {
+      health_checks: [
+        fastCheck(
+          {
+            http_health_check: {
+              path: '/',
+              host: 'health.internal',
+              service_name: 'backend',
+              expected_statuses: [{ start: 200, end: 300 }],
+            },
+          },
+          { unhealthy_threshold: 3 },
+        ),
+      ],
+    }),
+  ]);
+  cleanups.push(() => h.close());
+  await waitFor('204 with the right identity passes', () => h.host('svc', port)?.failedActiveHc === false);
+  assert.ok(h.counter('cluster.svc.health_check.verify_cluster') >= 1);
+  identity = 'other';
+  await waitFor('a wrong identity fails', () => h.host('svc', port)?.failedActiveHc === true, 1000);
+  identity = 'backend-a';
+  await waitFor('back', () => h.host('svc', port)?.failedActiveHc === false, 1000);
+  // Stop listening: connections are refused, network failures count toward the threshold.
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const failuresBefore = h.counter('cluster.svc.health_check.network_failure');
+  await waitFor('3 network failures take it out', () => h.host('svc', port)?.failedActiveHc === true, 2000);
+  assert.ok(h.counter('cluster.svc.health_check.network_failure') - failuresBefore >= 3);
+});
+
+test('HTTP/2 check (use_http2) over h2c; a check slower than timeout is a network failure', async () => {
+  let delayMs = 0;
+  let streams = 0;
+  const sessions = new Set<http2.ServerHttp2Session>();
+  const server = http2.createServer();
+  server.on('session', (s) => sessions.add(s));
+  server.on('stream', (stream, headers) => {
+    streams++;
+    assert.equal(headers[':authority'], 'svc');
+    setTimeout(() => {
+      if (!stream.destroyed) stream.respond({ ':status': 200 }, { endStream: true });
+    }, delayMs);
+  });
+  const port = await listen(server);
+  cleanups.push(() => {
+    for (const s of sessions) s.destroy();
+  });
+  const h = startHarness([
+    checkedCluster('svc', [port], {
+      health_checks: [fastCheck({ http_health_check: { path: '/h', use_http2: true } })],
+    }),
+  ]);
+  cleanups.push(() => h.close());
+  await waitFor('h2 check passes', () => h.host('svc', port)?.failedActiveHc === false);
+  await waitFor('a few checks', () => streams >= 3);
+  assert.equal(sessions.size, 1, 'reuse_connection keeps one session');
+  delayMs = 1000;
+  await waitFor('timeouts take it out', () => h.host('svc', port)?.failedActiveHc === true, 2000);
+  assert.ok(h.counter('cluster.svc.health_check.network_failure') >= 2);
+  delayMs = 0;
+  await waitFor('back', () => h.host('svc', port)?.failedActiveHc === false, 2000);
+});
+
+test('TCP check: send and receive hex payloads, fuzzy in order; a wrong answer times out', async () => {
+  let answer = 'xxPONGyyOK';
+  const server = net.createServer((socket) => {
+    socket.on('data', (d) => {
+      if (d.toString() === 'PING') socket.write(answer);
+    });
+    socket.on('error', () => {});
+  });
+  const port = await listen(server);
+  const hex = (s: string) => Buffer.from(s).toString('hex');
+  const h = startHarness([
+    checkedCluster('tcp', [port], {
+      health_checks: [
+        fastCheck({
+          tcp_health_check: {
+            send: { text: hex('PING') },
+            receive: [{ text: hex('PONG') }, { text: hex('OK') }],
+          },
+        }),
+      ],
+    }),
+  ]);
+  cleanups.push(() => h.close());
+  await waitFor('ping/pong passes', () => h.host('tcp', port)?.failedActiveHc === false);
+  answer = 'OK PONG';
+  await waitFor('out-of-order blocks fail', () => h.host('tcp', port)?.failedActiveHc === true, 2000);
+  answer = 'PONG OK';
+  await waitFor('back', () => h.host('tcp', port)?.failedActiveHc === false, 2000);
+});
+
+test('TCP connect-only check: a host that stops listening is taken out within unhealthy_threshold and comes back', async () => {
+  const server = net.createServer((socket) => socket.on('error', () => {}));
+  let port = await listen(server);
+  const h = startHarness([
+    checkedCluster('tcp', [port], { health_checks: [fastCheck({ tcp_health_check: {} })] }),
+  ]);
+  cleanups.push(() => h.close());
+  await waitFor('connect passes', () => h.host('tcp', port)?.failedActiveHc === false);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  const took = await waitFor('refused twice', () => h.host('tcp', port)?.failedActiveHc === true, 2000);
+  assert.ok(took < 1000, `out in ${took} ms with a 50 ms interval and threshold 2`);
+  const again = net.createServer((socket) => socket.on('error', () => {}));
+  await new Promise<void>((resolve) => again.listen(port, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => again.close(() => resolve())));
+  port = (again.address() as AddressInfo).port;
+  await waitFor('listening again', () => h.host('tcp', port)?.failedActiveHc === false, 2000);
+});
+
+const healthProto = protobuf.Root.fromJSON({
+  nested: {
+    HealthCheckRequest: { fields: { service: { type: 'string', id: 1 } } },
+    HealthCheckResponse: { fields: { status: { type: 'int32', id: 1 } } },
+  },
+});
+const Request = healthProto.lookupType('HealthCheckRequest');
+const Response = healthProto.lookupType('HealthCheckResponse');
+
+test('gRPC check: grpc.health.v1.Health/Check with service_name and authority; NOT_SERVING takes the host out', async () => {
+  let serving = 1;
+  const asked: Array<{ service: string; authority: string }> = [];
+  const server = new grpc.Server();
+  server.addService(
+    {
+      Check: {
+        path: '/grpc.health.v1.Health/Check',
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (v: object) => Buffer.from(Request.encode(v).finish()),
+        requestDeserialize: (b: Buffer) => Request.toObject(Request.decode(b), { defaults: true }),
+        responseSerialize: (v: object) => Buffer.from(Response.encode(v).finish()),
+        responseDeserialize: (b: Buffer) => Response.toObject(Response.decode(b)),
+      },
+    },
+    {
+      Check: (
+        call: grpc.ServerUnaryCall<{ service: string }, object>,
+        callback: grpc.sendUnaryData<object>,
+      ) => {
+        asked.push({ service: call.request.service, authority: call.getHost() });
+        callback(null, { status: serving });
+      },
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  cleanups.push(() => new Promise<void>((resolve) => server.tryShutdown(() => resolve())));
+  const h = startHarness([
+    checkedCluster('grpc', [port], {
+      health_checks: [
+        fastCheck({ grpc_health_check: { service_name: 'pkg.Svc', authority: 'grpc.internal' } }),
+      ],
+    }),
+  ]);
+  cleanups.push(() => h.close());
+  await waitFor('SERVING passes', () => h.host('grpc', port)?.failedActiveHc === false);
+  assert.deepEqual(asked[0], { service: 'pkg.Svc', authority: 'grpc.internal' });
+  serving = 2;
+  await waitFor('NOT_SERVING fails at once', () => h.host('grpc', port)?.failedActiveHc === true, 1000);
+  serving = 1;
+  await waitFor('back', () => h.host('grpc', port)?.failedActiveHc === false, 1000);
+});
