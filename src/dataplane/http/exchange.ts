@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
+import { FLAG, joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
 import { type ClusterTraffic, trafficOf } from '../pool/cluster-traffic.js';
 import { connectOptionsOf } from '../pool/connect-options.js';
 import { poolFor } from '../pool/index.js';
@@ -30,6 +31,14 @@ const RESET_REASON: Record<UpstreamFailure, string> = {
   reset: 'connection termination',
   'reused-reset': 'connection termination',
   'protocol-error': 'protocol error',
+};
+
+/** The response flag of each reason `upstreamLocalReply` gives. */
+const REASON_FLAG: Record<string, number> = {
+  overflow: FLAG.UO,
+  'connection failure': FLAG.UF,
+  'connection termination': FLAG.UC,
+  'protocol error': FLAG.UR,
 };
 
 /**
@@ -70,6 +79,8 @@ export class Exchange implements UpstreamHandler {
   private upstreamPaused = false;
   /** Status of the response being forwarded; 0 before one. */
   private responseStatus = 0;
+  /** What the access logs and the debug log read when the request ends. */
+  readonly info: StreamInfo;
 
   constructor(
     readonly hcm: HttpConnectionManager,
@@ -78,6 +89,7 @@ export class Exchange implements UpstreamHandler {
     readonly owner: ExchangeOwner,
   ) {
     this.bodyEnded = !req.hasBody;
+    this.info = newStreamInfo(req, joinHostPort(req.remoteIp, req.remotePort), req.localAddress ?? '');
     const s = hcm.stats;
     s.rqTotal.inc();
     s.rqActive.inc();
@@ -102,8 +114,10 @@ export class Exchange implements UpstreamHandler {
     const hcm = this.hcm;
     const hc = hcm.filters.healthCheck;
     if (hc && hc.matches.every((m) => m(this.req))) {
+      this.info.healthCheck = true;
       const failing = hcm.deps.ctx.store.state.server.healthCheckFailed;
       if (failing) {
+        this.info.flags |= FLAG.LH;
         this.localReply(503, '', ['x-proxy-immediate-health-check-fail', 'true']);
         return;
       }
@@ -114,12 +128,14 @@ export class Exchange implements UpstreamHandler {
     }
     const hit = findRoute(hcm.routes, this.req);
     if (!hit) {
+      this.info.flags |= FLAG.NR;
       hcm.stats.noRoute.inc();
       this.localReply(404, '');
       return;
     }
     const route = hit.route;
     this.route = route;
+    this.info.routeName = route.name;
     const action = route.action;
     if (action.kind === 'direct') {
       hcm.stats.rqDirectResponse.inc();
@@ -143,11 +159,13 @@ export class Exchange implements UpstreamHandler {
     hcm.stats.routerRqTotal.inc();
     const cluster = hcm.deps.clusters.get(clusterName);
     if (!cluster) {
+      this.info.flags |= FLAG.NR;
       hcm.stats.noCluster.inc();
       this.localReply(route.clusterNotFoundStatus, '');
       return;
     }
     this.cluster = cluster;
+    this.info.upstreamCluster = clusterName;
     this.traffic = trafficOf(cluster);
     this.retry = route.retry ?? hit.vh.retry;
     this.hash = route.hash ? route.hash(this.req) : null;
@@ -209,10 +227,12 @@ export class Exchange implements UpstreamHandler {
     const host = cluster.lb.choose({ hash: this.hash, attempt: this.attempt });
     if (!host) {
       t.cxNoneHealthy.inc();
+      this.info.flags |= FLAG.UH;
       this.finalLocalReply(503, 'no healthy upstream');
       return;
     }
     this.host = host;
+    this.info.upstreamHost = host.address;
     t.requests += 1;
     t.rqActive.inc();
     t.rqTotal.inc();
@@ -266,6 +286,7 @@ export class Exchange implements UpstreamHandler {
     if (!policy || !eligible || !this.retainBody || this.sink.headersSent) return false;
     if (this.attempt >= policy.numRetries) {
       t.rqRetryLimitExceeded.inc();
+      this.info.flags |= FLAG.URX;
       return false;
     }
     const limits = (this.cluster as ClusterRuntime).settings.thresholds.DEFAULT;
@@ -312,6 +333,7 @@ export class Exchange implements UpstreamHandler {
     this.upstream = null;
     this.endAttempt(0);
     if (perTry && this.tryRetry(true)) return;
+    this.info.flags |= FLAG.UT;
     if (this.sink.headersSent) {
       this.resetDownstream();
       return;
@@ -332,6 +354,7 @@ export class Exchange implements UpstreamHandler {
     } else {
       this.idleTimer = null;
       s.rqIdleTimeout.inc();
+      this.info.flags |= FLAG.SI;
     }
     if (this.upstream) {
       this.traffic?.rqTxReset.inc();
@@ -383,6 +406,7 @@ export class Exchange implements UpstreamHandler {
   onDownstreamReset(): void {
     if (this.done) return;
     this.hcm.stats.rqRxReset.inc();
+    this.info.flags |= FLAG.DC;
     if (this.upstream) {
       this.traffic?.rqTxReset.inc();
       this.upstream.abort();
@@ -443,6 +467,8 @@ export class Exchange implements UpstreamHandler {
 
   onUpstreamHead(status: number, headers: string[], contentLength: number): void {
     if (this.done) return;
+    if (this.retry && this.attempt >= this.retry.numRetries && retriableStatus(this.retry, status))
+      this.info.flags |= FLAG.URX;
     if (this.retry && retriableStatus(this.retry, status) && this.attempt < this.retry.numRetries) {
       const up = this.upstream;
       this.endAttempt(status);
@@ -475,11 +501,15 @@ export class Exchange implements UpstreamHandler {
     out.push('server', this.hcm.serverName);
     this.sink.writeHead(status, out, contentLength, false);
     this.responseStatus = status;
+    this.info.responseCode = status;
+    this.info.responseHeaders = out;
+    this.info.firstUpstreamByteAt = performance.now();
   }
 
   onUpstreamData(chunk: Buffer): void {
     if (this.done) return;
     this.idleTimer?.refresh();
+    this.info.bytesSent += chunk.length;
     if (!this.sink.writeData(chunk) && !this.upstreamPaused) {
       this.upstreamPaused = true;
       this.upstream?.pause();
@@ -496,6 +526,7 @@ export class Exchange implements UpstreamHandler {
   onUpstreamReset(): void {
     if (this.done) return;
     this.traffic?.rqRxReset.inc();
+    this.info.flags |= FLAG.UC;
     this.endAttempt(0);
     this.resetDownstream();
   }
@@ -511,6 +542,7 @@ export class Exchange implements UpstreamHandler {
 
   /** 503 about the upstream, in the reference's words. */
   private upstreamLocalReply(status: number, reason: string): void {
+    this.info.flags |= REASON_FLAG[reason] ?? 0;
     this.finalLocalReply(
       status,
       `upstream connect error or disconnect/reset before headers. reset reason: ${reason}`,
@@ -543,7 +575,10 @@ export class Exchange implements UpstreamHandler {
     headers.push('server', this.hcm.serverName);
     const noBody = this.req.method === 'HEAD' || bytes.length === 0;
     this.sink.writeHead(status, headers, bytes.length, noBody);
+    this.info.responseCode = status;
+    this.info.responseHeaders = headers;
     if (!noBody) {
+      this.info.bytesSent += bytes.length;
       this.sink.writeData(bytes);
       this.sink.end();
     }
@@ -564,6 +599,8 @@ export class Exchange implements UpstreamHandler {
       s.rqCompleted.inc();
     }
     s.rqTime.record(Math.round(performance.now() - this.startedAt));
+    this.info.bytesReceived = this.bodyBytes;
+    this.hcm.onStreamEnd(this.info);
     this.owner.onExchangeDone(this);
   }
 }

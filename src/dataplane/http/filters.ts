@@ -3,6 +3,7 @@ import { objectOf } from '../../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../bootstrap/report.js';
+import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
 import { compileHeaderMatcher, listOf, type RequestTest } from '../router/matchers.js';
 
 /** The `health_check` HTTP filter: which requests it answers, and whether it passes them on. */
@@ -14,13 +15,18 @@ export interface HealthCheckFilter {
 /** The HTTP filter chain this data plane runs: an optional health check, then the router. */
 export interface FilterChain {
   healthCheck: HealthCheckFilter | null;
+  /**
+   * The router's `upstream_log`: one line per request that went upstream, describing its
+   * last attempt (the reference writes one per attempt).
+   */
+  upstreamLogs: AccessLogSpec[];
 }
 
 const ROUTER_FIELDS: FieldTable = {
   // Stats this build does not keep either way; both are hints to the reference's stats code.
   dynamic_stats: 'advise',
   start_child_span: 'advise',
-  upstream_log: { refuse: 'access logs are not implemented' },
+  upstream_log: 'act',
 };
 const HEALTH_CHECK_FIELDS: FieldTable = acting('pass_through_mode', 'headers');
 
@@ -31,12 +37,14 @@ const HEALTH_CHECK_FIELDS: FieldTable = acting('pass_through_mode', 'headers');
  */
 export function compileHttpFilters(list: JsonObject[], where: string, report: Report): FilterChain {
   let healthCheck: HealthCheckFilter | null = null;
+  let upstreamLogs: AccessLogSpec[] = [];
   list.forEach((f, i) => {
     const at = `${where}[${i}]`;
     const config = objectOf(f.typed_config);
     const type = configTypeOf(f);
     if (type === CONFIG_TYPE.router) {
       checkFields(config, `${at}.typed_config`, report, ROUTER_FIELDS, 'Router');
+      upstreamLogs = compileAccessLogs(config.upstream_log, `${at}.typed_config.upstream_log`, report);
     } else if (type === CONFIG_TYPE.healthCheck) {
       checkFields(config, `${at}.typed_config`, report, HEALTH_CHECK_FIELDS, 'HealthCheck');
       const matches = listOf(config.headers).flatMap(
@@ -60,5 +68,5 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
       'the HTTP filter chain needs the router filter (proxy.filters.http.router) last',
       'missing',
     );
-  return { healthCheck };
+  return { healthCheck, upstreamLogs };
 }

@@ -1,4 +1,5 @@
 import type * as net from 'node:net';
+import { joinHostPort } from '../access-log/stream-info.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
 import {
   BodyFramer,
@@ -53,12 +54,14 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   private closeTimer: NodeJS.Timeout | null = null;
   private readonly openedAt = performance.now();
   private readonly remoteIp: string;
+  private readonly localAddress: string;
 
   constructor(
     readonly hcm: HttpConnectionManager,
     readonly socket: net.Socket,
   ) {
     this.remoteIp = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+    this.localAddress = joinHostPort(socket.localAddress, socket.localPort);
     this.parser = new RequestHeadParser({
       maxHeadBytes: hcm.maxRequestHeadersBytes,
       maxHeadersCount: hcm.spec.maxHeadersCount,
@@ -238,6 +241,8 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       headers,
       protocol,
       remoteIp: this.remoteIp,
+      remotePort: this.socket.remotePort,
+      localAddress: this.localAddress,
       contentLength: chunked ? -1 : Math.max(contentLength, 0),
       hasBody,
     };

@@ -1,4 +1,5 @@
 import * as http2 from 'node:http2';
+import { joinHostPort } from '../access-log/stream-info.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
 import type { HttpConnectionManager } from './manager.js';
 import type { HttpRequest, ResponseSink } from './request.js';
@@ -72,6 +73,8 @@ class H2Stream implements ResponseSink, ExchangeOwner {
       headers: flat,
       protocol: 'HTTP/2',
       remoteIp: (stream.session?.socket?.remoteAddress ?? '').replace(/^::ffff:/, ''),
+      remotePort: stream.session?.socket?.remotePort,
+      localAddress: joinHostPort(stream.session?.socket?.localAddress, stream.session?.socket?.localPort),
       contentLength: hasBody ? contentLength : 0,
       hasBody,
     };

@@ -2,6 +2,7 @@ import type { JsonObject } from '../../../events/config.js';
 import { numberOr, objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
+import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
 import { listOf } from '../router/matchers.js';
 import { compileRouteTable, type RouteTable } from '../router/table.js';
 import { compileHttpFilters, type FilterChain } from './filters.js';
@@ -20,6 +21,8 @@ export interface HcmSpec {
   maxRequestHeadersBytes: number;
   maxHeadersCount: number;
   timeouts: HcmTimeouts;
+  /** `access_log`: one line per request, written when it ends. */
+  accessLogs: AccessLogSpec[];
 }
 
 const HCM_FIELDS: FieldTable = {
@@ -44,7 +47,7 @@ const HCM_FIELDS: FieldTable = {
   drain_timeout: 'advise',
   rds: { refuse: 'route discovery (RDS) is not implemented; give the routes inline in route_config' },
   scoped_routes: notYet('scoped route discovery'),
-  access_log: notYet('access logging'),
+  access_log: 'act',
   tracing: notYet('tracing'),
 };
 
@@ -85,5 +88,6 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     maxRequestHeadersBytes: numberOr(config.max_request_headers_kb, 60) * 1024,
     maxHeadersCount: numberOr(common.max_headers_count, 100),
     timeouts: compileHcmTimeouts(config, path, report),
+    accessLogs: compileAccessLogs(config.access_log, `${path}.access_log`, report),
   };
 }

@@ -1,6 +1,8 @@
 import type * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import type bunyan from 'bunyan';
+import { type AccessLogger, startAccessLogs } from '../access-log/config.js';
+import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
 import type { RouteTable } from '../router/table.js';
 import type { FilterChain } from './filters.js';
 import { H1Downstream } from './h1-downstream.js';
@@ -28,6 +30,8 @@ export class HttpConnectionManager implements NetworkFilterHandler {
   readonly localAddress: string;
   readonly maxRequestHeadersBytes: number;
   readonly timeouts: HcmTimeouts;
+  private readonly accessLog: AccessLogger | null;
+  private readonly upstreamLog: AccessLogger | null;
   private readonly codec: HcmSpec['codec'];
   draining = false;
   private drainStartedAt = 0;
@@ -52,6 +56,29 @@ export class HttpConnectionManager implements NetworkFilterHandler {
     this.maxRequestHeadersBytes = spec.maxRequestHeadersBytes;
     this.codec = spec.codec;
     this.timeouts = spec.timeouts;
+    this.accessLog = startAccessLogs(spec.accessLogs, deps.ctx);
+    this.upstreamLog = startAccessLogs(spec.filters.upstreamLogs, deps.ctx);
+  }
+
+  /** Called once by each exchange when it is over: access logs and the per-request debug line. */
+  onStreamEnd(info: StreamInfo): void {
+    info.endedAt = performance.now();
+    this.accessLog?.log(info);
+    if (info.upstreamHost) this.upstreamLog?.log(info);
+    if (this.log.debug()) {
+      const req = info.request;
+      this.log.debug(
+        {
+          method: req?.method,
+          path: req?.path,
+          status: info.responseCode,
+          flags: flagsText(info.flags),
+          upstream: info.upstreamHost || undefined,
+          ms: Math.round(info.endedAt - info.startedAt),
+        },
+        'request done',
+      );
+    }
   }
 
   handle(socket: net.Socket): void {
@@ -171,5 +198,8 @@ export class HttpConnectionManager implements NetworkFilterHandler {
       socket.destroy();
     }
     await Promise.all(waits);
+    // After the last exchange ended: its line is written before the file is let go.
+    this.accessLog?.release();
+    this.upstreamLog?.release();
   }
 }

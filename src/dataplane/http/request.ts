@@ -14,6 +14,9 @@ export interface HttpRequest {
   protocol: 'HTTP/1.0' | 'HTTP/1.1' | 'HTTP/2';
   /** Peer address of the downstream connection. */
   remoteIp: string;
+  /** Peer port, and the local `ip:port` of the connection, for the access logs. */
+  remotePort?: number;
+  localAddress?: string;
   /** Declared body length; -1 when unknown (chunked or HTTP/2 without content-length). */
   contentLength: number;
   /** False when the request has no body at all. */

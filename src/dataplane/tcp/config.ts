@@ -2,6 +2,7 @@ import type { Json, JsonObject } from '../../../events/config.js';
 import { durationMs, numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
+import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
 
 /** One target of `weighted_clusters`. */
 export interface WeightedCluster {
@@ -18,13 +19,21 @@ export interface TcpProxySettings {
   /** 0 disables; the reference's default is one hour. */
   idleTimeoutMs: number;
   maxConnectAttempts: number;
+  /** `access_log`: one line per connection, written when it closes. */
+  accessLogs: AccessLogSpec[];
 }
 
 const ONE_HOUR_MS = 3_600_000;
 
 const TCP_PROXY_FIELDS: FieldTable = {
-  ...acting('stat_prefix', 'cluster', 'weighted_clusters', 'idle_timeout', 'max_connect_attempts'),
-  access_log: { refuse: 'access logging is not implemented' },
+  ...acting(
+    'stat_prefix',
+    'cluster',
+    'weighted_clusters',
+    'idle_timeout',
+    'max_connect_attempts',
+    'access_log',
+  ),
   metadata_match: { refuse: 'subset load balancing is not implemented' },
 };
 
@@ -47,6 +56,7 @@ export function compileTcpProxy(config: JsonObject, path: string, report: Report
     totalWeight,
     idleTimeoutMs: Math.max(0, durationMs(config.idle_timeout, ONE_HOUR_MS)),
     maxConnectAttempts: Math.max(1, numberOr(config.max_connect_attempts, 1)),
+    accessLogs: compileAccessLogs(config.access_log, `${path}.access_log`, report),
   };
 }
 

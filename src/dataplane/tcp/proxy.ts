@@ -2,9 +2,10 @@ import type * as net from 'node:net';
 import type { Observable, Subscription } from 'rxjs';
 import type { State } from '../../../reducers/index.js';
 import { clusterSettings } from '../../../reducers/settings/cluster.js';
+import { startAccessLogs } from '../access-log/config.js';
 import type { HttpConnectionManagerDeps, NetworkFilterHandler } from '../http/types.js';
 import type { TcpProxySettings } from './config.js';
-import { TcpSession, type TcpProxyShared } from './session.js';
+import { type TcpProxyShared, TcpSession } from './session.js';
 import { tcpProxyStats } from './stats.js';
 
 /**
@@ -21,6 +22,7 @@ export function createTcpProxy(
     stats: tcpProxyStats(ctx.stats.scope(`tcp.${settings.statPrefix}`)),
     clusters,
     sessions: new Set(),
+    accessLog: startAccessLogs(settings.accessLogs, ctx),
   };
   let drainDeadline: { strategy: 'gradual' | 'immediate'; at: number } | null = null;
   const timers = new Set<NodeJS.Timeout>();
@@ -57,6 +59,7 @@ export function createTcpProxy(
       );
       for (const session of shared.sessions) session.destroy();
       await Promise.all(closed);
+      shared.accessLog?.release();
     },
   };
 }

@@ -1,0 +1,109 @@
+import type { HttpRequest } from '../http/request.js';
+
+/**
+ * The reference's response flags, in the order its logs print them. The bit of each flag is
+ * its index here, so a set of flags is one number on the hot path.
+ */
+export const RESPONSE_FLAGS = [
+  'LH',
+  'UH',
+  'UT',
+  'LR',
+  'UR',
+  'UF',
+  'UC',
+  'UO',
+  'NR',
+  'DI',
+  'FI',
+  'RL',
+  'UAEX',
+  'RLSE',
+  'DC',
+  'URX',
+  'SI',
+  'IH',
+  'DPE',
+] as const;
+
+export type ResponseFlag = (typeof RESPONSE_FLAGS)[number];
+
+/** The bit of each flag, `FLAG.UH` etc. */
+export const FLAG = Object.fromEntries(RESPONSE_FLAGS.map((f, i) => [f, 1 << i])) as Record<
+  ResponseFlag,
+  number
+>;
+
+/** `UH,UF` for a set of flags; `-` when none is set, as the reference prints it. */
+export function flagsText(flags: number): string {
+  if (flags === 0) return '-';
+  let out = '';
+  for (let i = 0; i < RESPONSE_FLAGS.length; i++)
+    if (flags & (1 << i)) out = out ? `${out},${RESPONSE_FLAGS[i]}` : (RESPONSE_FLAGS[i] as string);
+  return out;
+}
+
+/**
+ * What one HTTP exchange or TCP session did, kept as it happens and read once at its end by
+ * the access logs: plain data, no behaviour.
+ */
+export interface StreamInfo {
+  /** Wall-clock start, ms since the epoch (`%START_TIME%`). */
+  startTime: number;
+  /** Monotonic start (`performance.now()`), for the durations. */
+  startedAt: number;
+  /** Monotonic time of the first upstream response byte; 0 when none came. */
+  firstUpstreamByteAt: number;
+  /** Monotonic end; 0 until the stream is over. */
+  endedAt: number;
+  /** The downstream request; null for a TCP session. */
+  request: HttpRequest | null;
+  /** Response status sent downstream; 0 when none was (a reset, a TCP session). */
+  responseCode: number;
+  /** Response headers as sent downstream (flat, names lowercase); null before a response. */
+  responseHeaders: string[] | null;
+  /** `RESPONSE_FLAGS` bits. */
+  flags: number;
+  /** Body bytes received from the downstream (all bytes for TCP). */
+  bytesReceived: number;
+  /** Body bytes sent to the downstream (all bytes for TCP). */
+  bytesSent: number;
+  /** `ip:port` of the last upstream host tried; '' when none. */
+  upstreamHost: string;
+  upstreamCluster: string;
+  /** `ip:port` of the downstream peer and of the local end of its connection. */
+  downstreamRemote: string;
+  downstreamLocal: string;
+  routeName: string;
+  /** `x-request-id`-style marker that a request was answered by the health check filter. */
+  healthCheck: boolean;
+}
+
+/** A fresh record for a stream starting now. */
+export function newStreamInfo(request: HttpRequest | null, remote: string, local: string): StreamInfo {
+  return {
+    startTime: Date.now(),
+    startedAt: performance.now(),
+    firstUpstreamByteAt: 0,
+    endedAt: 0,
+    request,
+    responseCode: 0,
+    responseHeaders: null,
+    flags: 0,
+    bytesReceived: 0,
+    bytesSent: 0,
+    upstreamHost: '',
+    upstreamCluster: '',
+    downstreamRemote: remote,
+    downstreamLocal: local,
+    routeName: '',
+    healthCheck: false,
+  };
+}
+
+/** `ip:port`, with IPv6 addresses bracketed and IPv4-mapped ones unwrapped. */
+export function joinHostPort(ip: string | undefined, port: number | undefined): string {
+  if (!ip) return '';
+  const bare = ip.replace(/^::ffff:/, '');
+  return bare.includes(':') ? `[${bare}]:${port ?? 0}` : `${bare}:${port ?? 0}`;
+}
