@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
-import { FLAG, joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
-import { type ClusterTraffic, trafficOf } from '../pool/cluster-traffic.js';
+import { type ClusterTraffic, type Count, type RequestCount, trafficOf } from '../pool/cluster-traffic.js';
 import { connectOptionsOf } from '../pool/connect-options.js';
 import { poolFor } from '../pool/index.js';
 import type {
@@ -33,14 +32,6 @@ const RESET_REASON: Record<UpstreamFailure, string> = {
   'protocol-error': 'protocol error',
 };
 
-/** The response flag of each reason `upstreamLocalReply` gives. */
-const REASON_FLAG: Record<string, number> = {
-  overflow: FLAG.UO,
-  'connection failure': FLAG.UF,
-  'connection termination': FLAG.UC,
-  'protocol error': FLAG.UR,
-};
-
 /**
  * One downstream request through the filter chain and the router: route, cluster, host,
  * upstream attempts with retries and timeouts, and the response back. One object per
@@ -49,19 +40,21 @@ const REASON_FLAG: Record<string, number> = {
 export class Exchange implements UpstreamHandler {
   private done = false;
   private readonly startedAt = performance.now();
-  private attemptStartedAt = 0;
   private route: CompiledRoute | null = null;
   private retry: RetryPolicy | null = null;
   private cluster: ClusterRuntime | null = null;
   private traffic: ClusterTraffic | null = null;
   private host: UpstreamHost | null = null;
+  /** The current attempt in its cluster's and host's counts. */
+  private attemptCount: RequestCount | null = null;
   private upstream: UpstreamRequest | null = null;
   private upstreamReady = false;
   private head: UpstreamRequestHead | null = null;
   private hash: bigint | null = null;
   private metadataMatch: unknown = null;
   private attempt = 0;
-  private retryHeld = false;
+  /** The retry breaker slot this request holds from its first retry to its end. */
+  private retrySlot: Count | null = null;
   private timer: NodeJS.Timeout | null = null;
   private tryTimer: NodeJS.Timeout | null = null;
   /** HCM `request_timeout`: armed until the whole request has arrived or the response starts. */
@@ -79,8 +72,6 @@ export class Exchange implements UpstreamHandler {
   private upstreamPaused = false;
   /** Status of the response being forwarded; 0 before one. */
   private responseStatus = 0;
-  /** What the access logs and the debug log read when the request ends. */
-  readonly info: StreamInfo;
 
   constructor(
     readonly hcm: HttpConnectionManager,
@@ -89,7 +80,6 @@ export class Exchange implements UpstreamHandler {
     readonly owner: ExchangeOwner,
   ) {
     this.bodyEnded = !req.hasBody;
-    this.info = newStreamInfo(req, joinHostPort(req.remoteIp, req.remotePort), req.localAddress ?? '');
     const s = hcm.stats;
     s.rqTotal.inc();
     s.rqActive.inc();
@@ -114,10 +104,8 @@ export class Exchange implements UpstreamHandler {
     const hcm = this.hcm;
     const hc = hcm.filters.healthCheck;
     if (hc && hc.matches.every((m) => m(this.req))) {
-      this.info.healthCheck = true;
       const failing = hcm.deps.ctx.store.state.server.healthCheckFailed;
       if (failing) {
-        this.info.flags |= FLAG.LH;
         this.localReply(503, '', ['x-proxy-immediate-health-check-fail', 'true']);
         return;
       }
@@ -128,14 +116,12 @@ export class Exchange implements UpstreamHandler {
     }
     const hit = findRoute(hcm.routes, this.req);
     if (!hit) {
-      this.info.flags |= FLAG.NR;
       hcm.stats.noRoute.inc();
       this.localReply(404, '');
       return;
     }
     const route = hit.route;
     this.route = route;
-    this.info.routeName = route.name;
     const action = route.action;
     if (action.kind === 'direct') {
       hcm.stats.rqDirectResponse.inc();
@@ -159,13 +145,11 @@ export class Exchange implements UpstreamHandler {
     hcm.stats.routerRqTotal.inc();
     const cluster = hcm.deps.clusters.get(clusterName);
     if (!cluster) {
-      this.info.flags |= FLAG.NR;
       hcm.stats.noCluster.inc();
       this.localReply(route.clusterNotFoundStatus, '');
       return;
     }
     this.cluster = cluster;
-    this.info.upstreamCluster = clusterName;
     this.traffic = trafficOf(cluster);
     this.retry = route.retry ?? hit.vh.retry;
     this.hash = route.hash ? route.hash(this.req) : null;
@@ -218,28 +202,18 @@ export class Exchange implements UpstreamHandler {
   private startAttempt(fresh = false): void {
     const cluster = this.cluster as ClusterRuntime;
     const t = this.traffic as ClusterTraffic;
-    const limits = cluster.settings.thresholds.DEFAULT;
-    if (t.requests >= limits.maxRequests) {
-      t.rqPendingOverflow.inc();
+    if (!t.admitRequest()) {
       this.upstreamLocalReply(503, 'overflow');
       return;
     }
     const host = cluster.lb.choose({ hash: this.hash, attempt: this.attempt });
     if (!host) {
       t.cxNoneHealthy.inc();
-      this.info.flags |= FLAG.UH;
       this.finalLocalReply(503, 'no healthy upstream');
       return;
     }
     this.host = host;
-    this.info.upstreamHost = host.address;
-    t.requests += 1;
-    t.rqActive.inc();
-    t.rqTotal.inc();
-    host.stats.rq_total += 1;
-    host.stats.rq_active += 1;
-    t.refreshBreakers(limits);
-    this.attemptStartedAt = performance.now();
+    this.attemptCount = t.beginRequest(host);
     this.upstreamReady = false;
     this.bodySent = 0;
     const pc: PoolContext = {
@@ -264,19 +238,13 @@ export class Exchange implements UpstreamHandler {
 
   /** Ends the current attempt's accounting; `status` 0 when it got no response. */
   private endAttempt(status: number): void {
-    const host = this.host;
-    const t = this.traffic;
-    if (!host || !t || !this.cluster) return;
+    const count = this.attemptCount;
+    if (!count) return;
     this.host = null;
+    this.attemptCount = null;
     if (this.tryTimer) clearTimeout(this.tryTimer);
     this.tryTimer = null;
-    t.requests -= 1;
-    t.rqActive.dec();
-    host.stats.rq_active -= 1;
-    if (status >= 500 || status === 0) host.stats.rq_error += 1;
-    else host.stats.rq_success += 1;
-    if (status > 0) t.recordResponse(status, Math.round(performance.now() - this.attemptStartedAt));
-    t.refreshBreakers(this.cluster.settings.thresholds.DEFAULT);
+    count.end(status);
   }
 
   /** Schedules another attempt when the policy, the budget and the breaker allow it. */
@@ -286,19 +254,10 @@ export class Exchange implements UpstreamHandler {
     if (!policy || !eligible || !this.retainBody || this.sink.headersSent) return false;
     if (this.attempt >= policy.numRetries) {
       t.rqRetryLimitExceeded.inc();
-      this.info.flags |= FLAG.URX;
       return false;
     }
-    const limits = (this.cluster as ClusterRuntime).settings.thresholds.DEFAULT;
-    if (!this.retryHeld && t.retries >= limits.maxRetries) {
-      t.rqRetryOverflow.inc();
-      return false;
-    }
-    if (!this.retryHeld) {
-      t.retries += 1;
-      this.retryHeld = true;
-      t.refreshBreakers(limits);
-    }
+    this.retrySlot ??= t.beginRetry();
+    if (!this.retrySlot) return false;
     this.attempt += 1;
     t.rqRetry.inc();
     this.upstream = null;
@@ -308,13 +267,6 @@ export class Exchange implements UpstreamHandler {
       if (!this.done) this.startAttempt();
     }, wait);
     return true;
-  }
-
-  private releaseRetry(): void {
-    if (!this.retryHeld || !this.traffic || !this.cluster) return;
-    this.retryHeld = false;
-    this.traffic.retries -= 1;
-    this.traffic.refreshBreakers(this.cluster.settings.thresholds.DEFAULT);
   }
 
   private onTimeout(perTry: boolean): void {
@@ -333,7 +285,6 @@ export class Exchange implements UpstreamHandler {
     this.upstream = null;
     this.endAttempt(0);
     if (perTry && this.tryRetry(true)) return;
-    this.info.flags |= FLAG.UT;
     if (this.sink.headersSent) {
       this.resetDownstream();
       return;
@@ -354,7 +305,6 @@ export class Exchange implements UpstreamHandler {
     } else {
       this.idleTimer = null;
       s.rqIdleTimeout.inc();
-      this.info.flags |= FLAG.SI;
     }
     if (this.upstream) {
       this.traffic?.rqTxReset.inc();
@@ -406,7 +356,6 @@ export class Exchange implements UpstreamHandler {
   onDownstreamReset(): void {
     if (this.done) return;
     this.hcm.stats.rqRxReset.inc();
-    this.info.flags |= FLAG.DC;
     if (this.upstream) {
       this.traffic?.rqTxReset.inc();
       this.upstream.abort();
@@ -467,8 +416,6 @@ export class Exchange implements UpstreamHandler {
 
   onUpstreamHead(status: number, headers: string[], contentLength: number): void {
     if (this.done) return;
-    if (this.retry && this.attempt >= this.retry.numRetries && retriableStatus(this.retry, status))
-      this.info.flags |= FLAG.URX;
     if (this.retry && retriableStatus(this.retry, status) && this.attempt < this.retry.numRetries) {
       const up = this.upstream;
       this.endAttempt(status);
@@ -501,15 +448,11 @@ export class Exchange implements UpstreamHandler {
     out.push('server', this.hcm.serverName);
     this.sink.writeHead(status, out, contentLength, false);
     this.responseStatus = status;
-    this.info.responseCode = status;
-    this.info.responseHeaders = out;
-    this.info.firstUpstreamByteAt = performance.now();
   }
 
   onUpstreamData(chunk: Buffer): void {
     if (this.done) return;
     this.idleTimer?.refresh();
-    this.info.bytesSent += chunk.length;
     if (!this.sink.writeData(chunk) && !this.upstreamPaused) {
       this.upstreamPaused = true;
       this.upstream?.pause();
@@ -526,7 +469,6 @@ export class Exchange implements UpstreamHandler {
   onUpstreamReset(): void {
     if (this.done) return;
     this.traffic?.rqRxReset.inc();
-    this.info.flags |= FLAG.UC;
     this.endAttempt(0);
     this.resetDownstream();
   }
@@ -542,7 +484,6 @@ export class Exchange implements UpstreamHandler {
 
   /** 503 about the upstream, in the reference's words. */
   private upstreamLocalReply(status: number, reason: string): void {
-    this.info.flags |= REASON_FLAG[reason] ?? 0;
     this.finalLocalReply(
       status,
       `upstream connect error or disconnect/reset before headers. reset reason: ${reason}`,
@@ -575,10 +516,7 @@ export class Exchange implements UpstreamHandler {
     headers.push('server', this.hcm.serverName);
     const noBody = this.req.method === 'HEAD' || bytes.length === 0;
     this.sink.writeHead(status, headers, bytes.length, noBody);
-    this.info.responseCode = status;
-    this.info.responseHeaders = headers;
     if (!noBody) {
-      this.info.bytesSent += bytes.length;
       this.sink.writeData(bytes);
       this.sink.end();
     }
@@ -591,7 +529,7 @@ export class Exchange implements UpstreamHandler {
     for (const timer of [this.timer, this.tryTimer, this.requestTimer, this.idleTimer])
       if (timer) clearTimeout(timer);
     this.timer = this.tryTimer = this.requestTimer = this.idleTimer = null;
-    this.releaseRetry();
+    this.retrySlot?.end();
     const s = this.hcm.stats;
     s.rqActive.dec();
     if (status > 0) {
@@ -599,8 +537,6 @@ export class Exchange implements UpstreamHandler {
       s.rqCompleted.inc();
     }
     s.rqTime.record(Math.round(performance.now() - this.startedAt));
-    this.info.bytesReceived = this.bodyBytes;
-    this.hcm.onStreamEnd(this.info);
     this.owner.onExchangeDone(this);
   }
 }

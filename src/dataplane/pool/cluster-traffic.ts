@@ -1,6 +1,6 @@
 import type { Priority, Thresholds } from '../../../reducers/settings/cluster.js';
-import type { Counter, Gauge, Histogram, Scope } from '../../stats/store.js';
-import type { ClusterRuntime } from '../../upstream/types.js';
+import type { Counter, Gauge, Histogram, Scope, StatsStore } from '../../stats/store.js';
+import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 
 /** The circuit breaker gauges of one priority (`circuit_breakers.<default|high>.`). */
 class BreakerGauges {
@@ -17,10 +17,15 @@ class BreakerGauges {
   }
 }
 
+/** The connection kinds a cluster counts apart (`upstream_cx_http1_total`, `..._http2_total`). */
+export type ConnectionKind = 'http1' | 'http2' | 'tcp';
+
 /**
  * Everything about a cluster's traffic that must outlive a `ClusterRuntime` rebuild: the
- * stats (held by reference) and the circuit breaker counts. One per cluster stat prefix.
- * Only the default priority carries traffic: routes do not select `HIGH` yet.
+ * stats (held by reference), the circuit breaker counts and the per-host counters. One per
+ * cluster stat prefix, shared by the HTTP pools and the TCP proxy. Counts change only through
+ * the `begin*` methods and the `end` of what they return, which also refresh the breaker
+ * gauges. Only the default priority carries traffic: routes do not select `HIGH` yet.
  */
 export class ClusterTraffic {
   readonly rqTotal: Counter;
@@ -47,6 +52,7 @@ export class ClusterTraffic {
   readonly cxHttp2Total: Counter;
   readonly cxConnectFail: Counter;
   readonly cxConnectTimeout: Counter;
+  readonly cxConnectAttemptsExceeded: Counter;
   readonly cxConnectMs: Histogram;
   readonly cxLengthMs: Histogram;
   readonly cxOverflow: Counter;
@@ -63,17 +69,23 @@ export class ClusterTraffic {
   readonly bindErrors: Counter;
   readonly flowPaused: Counter;
   readonly flowResumed: Counter;
+  /** The breaker thresholds of the newest runtime of the cluster. */
+  limits: Thresholds;
   private readonly codes = new Map<number, Counter>();
   private readonly classes: Counter[];
   private readonly breakers: BreakerGauges;
 
-  /** Live circuit breaker counts (default priority). */
+  /** Live circuit breaker counts (default priority); read them, change them with `begin*`. */
   connections = 0;
   pending = 0;
   requests = 0;
   retries = 0;
 
-  constructor(readonly scope: Scope) {
+  constructor(
+    readonly scope: Scope,
+    limits: Thresholds,
+  ) {
+    this.limits = limits;
     const c = (n: string) => scope.counter(n);
     this.rqTotal = c('upstream_rq_total');
     this.rqCompleted = c('upstream_rq_completed');
@@ -98,6 +110,7 @@ export class ClusterTraffic {
     this.cxHttp2Total = c('upstream_cx_http2_total');
     this.cxConnectFail = c('upstream_cx_connect_fail');
     this.cxConnectTimeout = c('upstream_cx_connect_timeout');
+    this.cxConnectAttemptsExceeded = c('upstream_cx_connect_attempts_exceeded');
     this.cxConnectMs = scope.histogram('upstream_cx_connect_ms');
     this.cxLengthMs = scope.histogram('upstream_cx_length_ms');
     this.cxOverflow = c('upstream_cx_overflow');
@@ -132,8 +145,82 @@ export class ClusterTraffic {
     this.rqTime.record(elapsedMs);
   }
 
+  /** Whether the connection breaker lets one more connection open. */
+  get connectionAllowed(): boolean {
+    return this.connections < this.limits.maxConnections;
+  }
+
+  /** As `connectionAllowed`, counting `upstream_cx_overflow` when it does not. */
+  admitConnection(): boolean {
+    if (this.connectionAllowed) return true;
+    this.cxOverflow.inc();
+    this.refreshBreakers();
+    return false;
+  }
+
+  /** Counts a connection to `host` from the start of its connect until `end`. */
+  beginConnection(host: UpstreamHost, kind: ConnectionKind): ConnectionCount {
+    this.cxTotal.inc();
+    if (kind === 'http1') this.cxHttp1Total.inc();
+    else if (kind === 'http2') this.cxHttp2Total.inc();
+    this.cxActive.inc();
+    this.connections += 1;
+    host.stats.cx_total += 1;
+    host.stats.cx_active += 1;
+    this.refreshBreakers();
+    return new ConnectionCount(this, host);
+  }
+
+  /** Whether the request breaker lets one more request go; counts the overflow when not. */
+  admitRequest(): boolean {
+    if (this.requests < this.limits.maxRequests) return true;
+    this.rqPendingOverflow.inc();
+    return false;
+  }
+
+  /** Counts a request attempt on `host` until `end`. */
+  beginRequest(host: UpstreamHost): RequestCount {
+    this.requests += 1;
+    this.rqActive.inc();
+    this.rqTotal.inc();
+    host.stats.rq_total += 1;
+    host.stats.rq_active += 1;
+    this.refreshBreakers();
+    return new RequestCount(this, host);
+  }
+
+  /** Counts a request waiting for a connection until `end`; null (overflow counted) when the breaker is open. */
+  beginPending(bounded: boolean): Count | null {
+    if (bounded && this.pending >= this.limits.maxPendingRequests) {
+      this.rqPendingOverflow.inc();
+      return null;
+    }
+    this.rqPendingTotal.inc();
+    this.rqPendingActive.inc();
+    this.pending += 1;
+    this.refreshBreakers();
+    return new Count(() => {
+      this.pending -= 1;
+      this.rqPendingActive.dec();
+    }, this);
+  }
+
+  /** Holds a retry slot until `end`; null (overflow counted) when the retry breaker is open. */
+  beginRetry(): Count | null {
+    if (this.retries >= this.limits.maxRetries) {
+      this.rqRetryOverflow.inc();
+      return null;
+    }
+    this.retries += 1;
+    this.refreshBreakers();
+    return new Count(() => {
+      this.retries -= 1;
+    }, this);
+  }
+
   /** Refreshes the `*_open` gauges after a count changed. */
-  refreshBreakers(t: Thresholds): void {
+  refreshBreakers(): void {
+    const t = this.limits;
     const b = this.breakers;
     b.cxOpen.set(this.connections >= t.maxConnections ? 1 : 0);
     b.rqOpen.set(this.requests >= t.maxRequests ? 1 : 0);
@@ -142,21 +229,101 @@ export class ClusterTraffic {
   }
 }
 
-const registry = new WeakMap<Scope, ClusterTraffic>();
-const byPrefix = new Map<string, ClusterTraffic>();
+/** Something counted until `end`, which undoes the count once, whatever calls it again. */
+export class Count {
+  private open = true;
+  constructor(
+    private readonly undo: () => void,
+    private readonly traffic: ClusterTraffic,
+  ) {}
+
+  end(): void {
+    if (!this.open) return;
+    this.open = false;
+    this.undo();
+    this.traffic.refreshBreakers();
+  }
+}
+
+/** One upstream connection as its cluster and host count it. */
+export class ConnectionCount {
+  private readonly openedAt = performance.now();
+  private up = false;
+  private open = true;
+  constructor(
+    private readonly traffic: ClusterTraffic,
+    readonly host: UpstreamHost,
+  ) {}
+
+  /** Bytes may flow: records the connect time. */
+  connected(): void {
+    this.up = true;
+    this.traffic.cxConnectMs.record(Math.round(performance.now() - this.openedAt));
+  }
+
+  /** The connection closed; one that never came up counts as the host's connect failure. */
+  end(): void {
+    if (!this.open) return;
+    this.open = false;
+    const t = this.traffic;
+    t.cxDestroy.inc();
+    t.cxActive.dec();
+    t.connections -= 1;
+    t.cxLengthMs.record(Math.round(performance.now() - this.openedAt));
+    this.host.stats.cx_active -= 1;
+    if (!this.up) this.host.stats.cx_connect_fail += 1;
+    t.refreshBreakers();
+  }
+}
+
+/** One request attempt as its cluster and host count it. */
+export class RequestCount {
+  private readonly startedAt = performance.now();
+  private open = true;
+  constructor(
+    private readonly traffic: ClusterTraffic,
+    readonly host: UpstreamHost,
+  ) {}
+
+  /** The attempt is over; `status` 0 when it got no response (a host error). */
+  end(status: number): void {
+    if (!this.open) return;
+    this.open = false;
+    const t = this.traffic;
+    const stats = this.host.stats;
+    t.requests -= 1;
+    t.rqActive.dec();
+    stats.rq_active -= 1;
+    if (status >= 500 || status === 0) stats.rq_error += 1;
+    else stats.rq_success += 1;
+    if (status > 0) t.recordResponse(status, Math.round(performance.now() - this.startedAt));
+    t.refreshBreakers();
+  }
+}
+
+const byRuntime = new WeakMap<ClusterRuntime, ClusterTraffic>();
+const byPrefix = new WeakMap<StatsStore, Map<string, ClusterTraffic>>();
 
 /**
- * The traffic record of a cluster. Looked up by the runtime's scope object first (one
- * WeakMap hit per request), then by stat prefix, so a rebuilt runtime keeps its counts.
+ * The traffic record of a cluster: one WeakMap hit per request by runtime object, else the
+ * record of its stat prefix in its stats store, so a rebuilt runtime keeps its counts (and
+ * brings its new breaker thresholds).
  */
 export function trafficOf(cluster: ClusterRuntime): ClusterTraffic {
-  const hit = registry.get(cluster.scope);
+  const hit = byRuntime.get(cluster);
   if (hit) return hit;
-  let traffic = byPrefix.get(cluster.scope.prefix);
-  if (!traffic || traffic.scope.store !== cluster.scope.store) {
-    traffic = new ClusterTraffic(cluster.scope);
-    byPrefix.set(cluster.scope.prefix, traffic);
+  const limits = cluster.settings.thresholds.DEFAULT;
+  let prefixes = byPrefix.get(cluster.scope.store);
+  if (!prefixes) {
+    prefixes = new Map();
+    byPrefix.set(cluster.scope.store, prefixes);
   }
-  registry.set(cluster.scope, traffic);
+  let traffic = prefixes.get(cluster.scope.prefix);
+  if (traffic) traffic.limits = limits;
+  else {
+    traffic = new ClusterTraffic(cluster.scope, limits);
+    prefixes.set(cluster.scope.prefix, traffic);
+  }
+  byRuntime.set(cluster, traffic);
   return traffic;
 }

@@ -6,7 +6,7 @@ import {
   type ResponseHead,
   ResponseHeadParser,
 } from '../http/h1-parse.js';
-import type { ClusterTraffic } from './cluster-traffic.js';
+import type { ClusterTraffic, ConnectionCount, Count } from './cluster-traffic.js';
 import { dialHost } from './connect-options.js';
 import type {
   ConnectionPool,
@@ -28,7 +28,8 @@ class H1Request implements UpstreamRequest {
   responseEnded = false;
   onWritable: (() => void) | null = null;
   readonly chunked: boolean;
-  pendingSince = 0;
+  /** Its place in the cluster's pending count while it waits for a connection. */
+  pending: Count | null = null;
 
   constructor(
     readonly pool: H1Pool,
@@ -93,7 +94,7 @@ class H1Connection {
   private keepAlive = true;
   /** Response bytes arrived since the current request was sent. */
   private answered = false;
-  private readonly openedAt = performance.now();
+  private readonly count: ConnectionCount;
   private timer: NodeJS.Timeout | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
   /** The idle timer counts only while this is set (the timer is reused between requests). */
@@ -110,13 +111,7 @@ class H1Connection {
     this.traffic = pc.traffic;
     this.idleTimeoutMs = pc.connect.idleTimeoutMs;
     this.socket = dialHost(pc, false, () => this.onConnect());
-    const t = this.traffic;
-    t.cxTotal.inc();
-    t.cxHttp1Total.inc();
-    t.cxActive.inc();
-    t.connections += 1;
-    pool.host.stats.cx_total += 1;
-    pool.host.stats.cx_active += 1;
+    this.count = this.traffic.beginConnection(pool.host, 'http1');
     const timeoutMs = pc.cluster.settings.connectTimeoutMs;
     if (timeoutMs > 0) this.timer = setTimeout(() => this.onConnectTimeout(), timeoutMs);
     this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -136,7 +131,7 @@ class H1Connection {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.connected = true;
-    this.traffic.cxConnectMs.record(Math.round(performance.now() - this.openedAt));
+    this.count.connected();
     this.pool.onIdle(this);
   }
 
@@ -291,17 +286,11 @@ class H1Connection {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.idleTimer) clearTimeout(this.idleTimer);
-    const t = this.traffic;
-    t.cxDestroy.inc();
-    t.cxActive.dec();
-    t.connections -= 1;
-    t.cxLengthMs.record(Math.round(performance.now() - this.openedAt));
-    this.pool.host.stats.cx_active -= 1;
+    this.count.end();
     const req = this.current;
     this.current = null;
     this.pool.onClosed(this);
     if (!this.connected) {
-      this.pool.host.stats.cx_connect_fail += 1;
       const reserved = this.reserved;
       this.reserved = null;
       if (!reserved) this.pool.onConnectFailure();
@@ -314,7 +303,7 @@ class H1Connection {
     if (req && !req.done) {
       req.done = true;
       req.conn = null;
-      t.cxDestroyWithActiveRq.inc();
+      this.traffic.cxDestroyWithActiveRq.inc();
       if (this.framer && this.framer.framing === Framing.UntilClose && !local) {
         // A close-delimited body ends with the connection.
         req.responseEnded = true;
@@ -361,8 +350,7 @@ export class H1Pool implements ConnectionPool {
     this.maxRequestsPerConnection = pc.cluster.settings.maxRequestsPerConnection;
     const req = new H1Request(this, head, handler);
     const t = pc.traffic;
-    const limits = pc.cluster.settings.thresholds.DEFAULT;
-    if (fresh && t.connections < limits.maxConnections) {
+    if (fresh && t.connectionAllowed) {
       this.all.add(new H1Connection(this, pc, req));
       return req;
     }
@@ -371,46 +359,30 @@ export class H1Pool implements ConnectionPool {
       conn.assign(req);
       return req;
     }
-    if (t.pending >= limits.maxPendingRequests) {
-      t.rqPendingOverflow.inc();
+    req.pending = t.beginPending(true);
+    if (!req.pending) {
       req.done = true;
       queueMicrotask(() => handler.onUpstreamFailure('overflow'));
       return req;
     }
-    t.rqPendingTotal.inc();
-    t.rqPendingActive.inc();
-    t.pending += 1;
     this.pending.push(req);
     this.grow();
-    t.refreshBreakers(limits);
     return req;
   }
 
   /** Opens a connection if requests wait for more than are being opened and the breaker allows. */
   private grow(): void {
-    const t = this.pc.traffic;
     if (this.pending.length <= this.connecting) return;
-    if (t.connections >= this.pc.cluster.settings.thresholds.DEFAULT.maxConnections) {
-      t.cxOverflow.inc();
-      return;
-    }
+    if (!this.pc.traffic.admitConnection()) return;
     this.connecting += 1;
     this.all.add(new H1Connection(this, this.pc));
-  }
-
-  /** A request left the pending queue. */
-  private unpend(): void {
-    const t = this.pc.traffic;
-    t.pending -= 1;
-    t.rqPendingActive.dec();
-    t.refreshBreakers(this.pc.cluster.settings.thresholds.DEFAULT);
   }
 
   forgetPending(req: H1Request): void {
     const i = this.pending.indexOf(req);
     if (i >= 0) {
       this.pending.splice(i, 1);
-      this.unpend();
+      req.pending?.end();
     }
   }
 
@@ -426,7 +398,7 @@ export class H1Pool implements ConnectionPool {
     } else if (conn.requests === 0) this.connecting -= 1;
     const next = this.pending.shift();
     if (next) {
-      this.unpend();
+      next.pending?.end();
       conn.assign(next);
       return;
     }
@@ -442,7 +414,6 @@ export class H1Pool implements ConnectionPool {
     this.all.delete(conn);
     const i = this.idle.indexOf(conn);
     if (i >= 0) this.idle.splice(i, 1);
-    this.pc.traffic.refreshBreakers(this.pc.cluster.settings.thresholds.DEFAULT);
     if (conn.connected) this.grow();
   }
 
@@ -451,7 +422,7 @@ export class H1Pool implements ConnectionPool {
     this.connecting -= 1;
     const req = this.pending.shift();
     if (!req) return;
-    this.unpend();
+    req.pending?.end();
     req.done = true;
     req.handler.onUpstreamFailure('connect-failure');
   }

@@ -1,4 +1,5 @@
 import * as http2 from 'node:http2';
+import type { Count } from './cluster-traffic.js';
 import { dialHost } from './connect-options.js';
 import type {
   ConnectionPool,
@@ -16,6 +17,8 @@ class H2Request implements UpstreamRequest {
   done = false;
   headed = false;
   onWritable: (() => void) | null = null;
+  /** Its place in the cluster's pending count while the session connects. */
+  pending: Count | null = null;
   private ended = false;
   private readonly queued: Buffer[] = [];
 
@@ -154,10 +157,8 @@ export class H2Pool implements ConnectionPool {
     this.sessionRequests += 1;
     if (this.connected && this.session) req.open(this.session, pc);
     else {
-      const t = pc.traffic;
-      t.rqPendingTotal.inc();
-      t.rqPendingActive.inc();
-      t.pending += 1;
+      // Unbounded: the session's streams are bounded by the cluster's max_requests instead.
+      req.pending = pc.traffic.beginPending(false);
       this.waiting.push(req);
     }
     return req;
@@ -167,7 +168,6 @@ export class H2Pool implements ConnectionPool {
     const pc = this.pc;
     const t = pc.traffic;
     const host = pc.host;
-    const openedAt = performance.now();
     this.sessionRequests = 0;
     this.openStreams = 0;
     this.connected = false;
@@ -175,12 +175,7 @@ export class H2Pool implements ConnectionPool {
       createConnection: () => dialHost(pc, true),
     });
     this.session = session;
-    t.cxTotal.inc();
-    t.cxHttp2Total.inc();
-    t.cxActive.inc();
-    t.connections += 1;
-    host.stats.cx_total += 1;
-    host.stats.cx_active += 1;
+    const count = t.beginConnection(host, 'http2');
     const timeoutMs = pc.cluster.settings.connectTimeoutMs;
     const timer =
       timeoutMs > 0
@@ -193,10 +188,10 @@ export class H2Pool implements ConnectionPool {
       if (timer) clearTimeout(timer);
       if (this.session !== session) return;
       this.connected = true;
-      t.cxConnectMs.record(Math.round(performance.now() - openedAt));
+      count.connected();
       this.armIdle();
       for (const req of this.waiting.splice(0)) {
-        this.unpend();
+        req.pending?.end();
         req.open(session, this.pc);
       }
     });
@@ -206,20 +201,15 @@ export class H2Pool implements ConnectionPool {
     session.on('error', () => {});
     session.on('close', () => {
       if (timer) clearTimeout(timer);
-      t.cxActive.dec();
-      t.cxDestroy.inc();
-      t.connections -= 1;
-      host.stats.cx_active -= 1;
-      t.cxLengthMs.record(Math.round(performance.now() - openedAt));
+      count.end();
       if (this.session !== session) return;
       const wasConnected = this.connected;
       this.session = null;
       this.connected = false;
       if (!wasConnected) {
         t.cxConnectFail.inc();
-        host.stats.cx_connect_fail += 1;
         for (const req of this.waiting.splice(0)) {
-          this.unpend();
+          req.pending?.end();
           req.done = true;
           req.handler.onUpstreamFailure('connect-failure');
         }
@@ -260,17 +250,11 @@ export class H2Pool implements ConnectionPool {
     s?.close();
   }
 
-  private unpend(): void {
-    const t = this.pc.traffic;
-    t.pending -= 1;
-    t.rqPendingActive.dec();
-  }
-
   forget(req: H2Request): void {
     const i = this.waiting.indexOf(req);
     if (i >= 0) {
       this.waiting.splice(i, 1);
-      this.unpend();
+      req.pending?.end();
     }
   }
 

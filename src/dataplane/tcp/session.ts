@@ -1,12 +1,13 @@
 import type * as net from 'node:net';
 import type { Counter } from '../../stats/store.js';
-import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
+import type { ClusterRuntime } from '../../upstream/types.js';
 import type { AccessLogger } from '../access-log/config.js';
 import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
 import type { ClusterLookup } from '../http/types.js';
 import { connectOptionsOf, dialHost } from '../pool/connect-options.js';
 import { pickCluster, type TcpProxySettings } from './config.js';
-import { type TcpProxyStats, type UpstreamCxStats, upstreamCxStats } from './stats.js';
+import { type ClusterTraffic, type ConnectionCount, trafficOf } from '../pool/cluster-traffic.js';
+import type { TcpProxyStats } from './stats.js';
 
 /** What every session of one `tcp_proxy` filter shares. */
 export interface TcpProxyShared {
@@ -32,10 +33,9 @@ export class TcpSession {
   hostAddress = '';
   private upstream: net.Socket | null = null;
   private cluster: ClusterRuntime | null = null;
-  private cx: UpstreamCxStats | null = null;
+  private cx: ClusterTraffic | null = null;
   private connectTimer: NodeJS.Timeout | null = null;
   private closeTimer: NodeJS.Timeout | null = null;
-  private upstreamOpenedAt = 0;
   private upstreamConnected = false;
   private closingLocally = false;
   private done = false;
@@ -69,11 +69,9 @@ export class TcpSession {
     }
     this.cluster = cluster;
     this.info.upstreamCluster = this.clusterName;
-    this.cx = upstreamCxStats(cluster);
-    if (this.cx.upstream_cx_active.value >= cluster.settings.thresholds.DEFAULT.maxConnections) {
-      this.cx.upstream_cx_overflow.inc();
+    this.cx = trafficOf(cluster);
+    if (!this.cx.admitConnection()) {
       this.info.flags |= FLAG.UO;
-      this.cx.cx_open.set(1);
       downstream.destroy();
       return;
     }
@@ -99,10 +97,10 @@ export class TcpSession {
 
   private connect(attempt: number): void {
     const cluster = this.cluster as ClusterRuntime;
-    const cx = this.cx as UpstreamCxStats;
+    const cx = this.cx as ClusterTraffic;
     const host = cluster.lb.choose({ hash: null, attempt });
     if (!host) {
-      cx.upstream_cx_none_healthy.inc();
+      cx.cxNoneHealthy.inc();
       this.info.flags |= FLAG.UH;
       this.downstream.destroy();
       return;
@@ -118,11 +116,7 @@ export class TcpSession {
     const connect = connectOptionsOf(cluster.config);
     const upstream = dialHost({ cluster, host, connect }, false, () => onReady(), options);
     this.upstream = upstream;
-    this.upstreamOpenedAt = performance.now();
-    cx.upstream_cx_total.inc();
-    cx.upstream_cx_active.inc();
-    host.stats.cx_total += 1;
-    host.stats.cx_active += 1;
+    const count = cx.beginConnection(host, 'tcp');
     this.upstreamConnected = false;
     let settled = false;
     const failed = (timedOut: boolean) => {
@@ -130,17 +124,16 @@ export class TcpSession {
       settled = true;
       this.clearConnectTimer();
       upstream.destroy();
-      if (timedOut) cx.upstream_cx_connect_timeout.inc();
-      cx.upstream_cx_connect_fail.inc();
+      if (timedOut) cx.cxConnectTimeout.inc();
+      cx.cxConnectFail.inc();
       this.info.flags |= FLAG.UF;
-      host.stats.cx_connect_fail += 1;
       if (this.downstream.destroyed) return;
       if (attempt + 1 < this.shared.settings.maxConnectAttempts) {
         this.connect(attempt + 1);
         return;
       }
       if (this.shared.settings.maxConnectAttempts > 1) {
-        cx.upstream_cx_connect_attempts_exceeded.inc();
+        cx.cxConnectAttemptsExceeded.inc();
         this.info.flags |= FLAG.URX;
       }
       this.downstream.destroy();
@@ -148,29 +141,29 @@ export class TcpSession {
     upstream.on('error', () => failed(false));
     // A TLS peer refused by the checks is closed without an error: a failed connect all the same.
     upstream.once('close', () => failed(false));
-    upstream.once('close', (hadError) => this.onUpstreamClose(upstream, host, hadError));
+    upstream.once('close', (hadError) => this.onUpstreamClose(upstream, count, hadError));
     this.connectTimer = setTimeout(() => failed(true), cluster.settings.connectTimeoutMs);
     const onReady = () => {
       if (settled) return;
       settled = true;
       this.upstreamConnected = true;
       this.clearConnectTimer();
-      cx.upstream_cx_connect_ms.record(performance.now() - this.upstreamOpenedAt);
+      count.connected();
       this.onConnected(upstream);
     };
   }
 
   private onConnected(upstream: net.Socket): void {
     const { stats, settings } = this.shared;
-    const cx = this.cx as UpstreamCxStats;
+    const cx = this.cx as ClusterTraffic;
     const downstream = this.downstream;
-    relay(downstream, upstream, [stats.downstream_cx_rx_bytes_total, cx.upstream_cx_tx_bytes_total], {
+    relay(downstream, upstream, [stats.downstream_cx_rx_bytes_total, cx.cxTxBytes], {
       paused: stats.downstream_flow_control_paused_reading_total,
       resumed: stats.downstream_flow_control_resumed_reading_total,
     });
-    relay(upstream, downstream, [cx.upstream_cx_rx_bytes_total, stats.downstream_cx_tx_bytes_total], {
-      paused: cx.upstream_flow_control_paused_reading_total,
-      resumed: cx.upstream_flow_control_resumed_reading_total,
+    relay(upstream, downstream, [cx.cxRxBytes, stats.downstream_cx_tx_bytes_total], {
+      paused: cx.flowPaused,
+      resumed: cx.flowResumed,
     });
     if (settings.idleTimeoutMs > 0) {
       // A socket's timeout restarts on every read and write, and every relayed byte is read
@@ -202,19 +195,10 @@ export class TcpSession {
     this.finishIfDone();
   }
 
-  private onUpstreamClose(upstream: net.Socket, host: UpstreamHost, hadError: boolean): void {
-    const cx = this.cx as UpstreamCxStats;
-    cx.upstream_cx_active.dec();
-    host.stats.cx_active -= 1;
-    cx.upstream_cx_destroy.inc();
-    (this.closingLocally ? cx.upstream_cx_destroy_local : cx.upstream_cx_destroy_remote).inc();
-    cx.upstream_cx_length_ms.record(performance.now() - this.upstreamOpenedAt);
-    if (
-      cx.upstream_cx_active.value <
-      (this.cluster as ClusterRuntime).settings.thresholds.DEFAULT.maxConnections
-    ) {
-      cx.cx_open.set(0);
-    }
+  private onUpstreamClose(upstream: net.Socket, count: ConnectionCount, hadError: boolean): void {
+    const cx = this.cx as ClusterTraffic;
+    count.end();
+    (this.closingLocally ? cx.cxDestroyLocal : cx.cxDestroyRemote).inc();
     // A retry replaced this socket: the session goes on with the new one.
     if (upstream !== this.upstream) return;
     const downstream = this.downstream;
