@@ -1,6 +1,6 @@
 import type { JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
-import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
+import { CONFIG_TYPE, configTypeOf, extensionForType } from '../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../bootstrap/report.js';
 import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
@@ -29,6 +29,12 @@ const ROUTER_FIELDS: FieldTable = {
   upstream_log: 'act',
 };
 const HEALTH_CHECK_FIELDS: FieldTable = acting('pass_through_mode', 'headers');
+
+/** The router's name as the registry spells it, for the message that asks for it. */
+const ROUTER_NAME = extensionForType('envoy.filters.http', CONFIG_TYPE.router)?.name ?? CONFIG_TYPE.router;
+
+/** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
+export const FIELD_TABLES = { Router: ROUTER_FIELDS, HealthCheck: HEALTH_CHECK_FIELDS };
 
 /**
  * Compiles `http_filters`, each picked by its resolved `typed_config` `@type` (the loader
@@ -63,10 +69,6 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
   });
   // An empty list routes (as before the filter list existed); a non-empty one must say so.
   if (list.length > 0 && configTypeOf(list[list.length - 1] ?? {}) !== CONFIG_TYPE.router)
-    report.error(
-      where,
-      'the HTTP filter chain needs the router filter (proxy.filters.http.router) last',
-      'missing',
-    );
+    report.error(where, `the HTTP filter chain needs the router filter (${ROUTER_NAME}) last`, 'missing');
   return { healthCheck, upstreamLogs };
 }

@@ -57,6 +57,12 @@ const PROTOCOL_OPTIONS_FIELDS: FieldTable = acting(
   'max_headers_count',
 );
 
+/** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
+export const FIELD_TABLES = {
+  HttpConnectionManager: HCM_FIELDS,
+  HttpProtocolOptions: PROTOCOL_OPTIONS_FIELDS,
+};
+
 /**
  * Compiles one `HttpConnectionManager` typed_config (canonical form); `path` is the filter's
  * `typed_config` path. Findings go to `report`; the value is served only when it has none.

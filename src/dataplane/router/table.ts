@@ -267,6 +267,17 @@ const ACTION_FIELDS: FieldTable = {
 const WEIGHTED_FIELDS: FieldTable = acting('clusters', 'total_weight');
 const CLUSTER_WEIGHT_FIELDS: FieldTable = { ...acting('name', 'weight'), metadata_match: SUBSETS };
 
+/** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
+export const FIELD_TABLES = {
+  RouteConfiguration: ROUTE_CONFIG_FIELDS,
+  VirtualHost: VIRTUAL_HOST_FIELDS,
+  Route: ROUTE_FIELDS,
+  RouteMatch: MATCH_FIELDS,
+  RouteAction: ACTION_FIELDS,
+  WeightedCluster: WEIGHTED_FIELDS,
+  ClusterWeight: CLUSTER_WEIGHT_FIELDS,
+};
+
 /** Refuses the fields of a route this build does not honour, message by message. */
 function checkRouteFields(raw: JsonObject, where: string, report: Report): void {
   checkFields(raw, where, report, ROUTE_FIELDS, 'Route');

@@ -37,6 +37,9 @@ const TCP_PROXY_FIELDS: FieldTable = {
   metadata_match: { refuse: 'subset load balancing is not implemented' },
 };
 
+/** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
+export const FIELD_TABLES = { TcpProxy: TCP_PROXY_FIELDS };
+
 /**
  * Compiles a `tcp_proxy` filter's typed_config (canonical form); `path` names it in
  * findings. The value is served only when the report has no errors.
