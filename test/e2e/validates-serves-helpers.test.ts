@@ -88,7 +88,6 @@ describe('every bootstrap the test helpers write', () => {
     assertRefusedNamingFields(loaded.errors, 'richBootstrap');
     const paths = loaded.errors.map((e) => e.split(': ')[1]);
     assert.deepEqual(paths.sort(), [
-      'static_resources.clusters[0].outlier_detection',
       'static_resources.listeners[0].filter_chains[0].tls_context',
       'static_resources.secrets',
     ]);

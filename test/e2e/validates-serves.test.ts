@@ -129,14 +129,14 @@ describe('the cases of issue 10', () => {
       /^error: --config-yaml: static_resources\.clusters\[0\]\.type: ORIGINAL_DST clusters are not implemented \(not supported by this build\)\n$/,
     ],
     [
-      'health checks',
-      `clusters: [{ name: h, load_assignment: { cluster_name: h, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] }, health_checks: [{ timeout: 1s, interval: 1s, unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }] }]`,
-      /clusters\[0\]\.health_checks: active health checking is not implemented/,
+      'a health check event log (a HealthCheck field not implemented)',
+      `clusters: [{ name: h, load_assignment: { cluster_name: h, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] }, health_checks: [{ timeout: 1s, interval: 1s, unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {}, event_log_path: /tmp/hc.log }] }]`,
+      /clusters\[0\]\.health_checks\[0\]\.event_log_path: the health check event log \(event_log_path\) is not implemented/,
     ],
     [
-      'outlier detection',
-      `clusters: [{ name: o, load_assignment: { cluster_name: o, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] }, outlier_detection: {} }]`,
-      /clusters\[0\]\.outlier_detection: outlier detection is not implemented/,
+      'a health check without its required fields',
+      `clusters: [{ name: h, load_assignment: { cluster_name: h, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] }, health_checks: [{ interval: 1s, http_health_check: { path: '' } }] }]`,
+      /health_checks\[0\]\.timeout: required field missing[\s\S]*health_checks\[0\]\.http_health_check\.path: required field missing/,
     ],
     [
       'a TLS transport_socket on a filter chain',
@@ -163,6 +163,20 @@ describe('the cases of issue 10', () => {
         `static_resources: { clusters: [{ name: t, load_assignment: { cluster_name: t, endpoints: [{ lb_endpoints: [${ENDPOINT(443)}] }] }, ${tls} }] }`,
       );
       assert.equal(out.status, 0, out.stderr);
+    }
+  });
+  it('validates health checks of each kind and outlier detection (issue 14)', async () => {
+    const members = `load_assignment: { cluster_name: h, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] }`;
+    const timing = 'timeout: 1s, interval: 1s, unhealthy_threshold: 2, healthy_threshold: 1';
+    for (const fields of [
+      `health_checks: [{ ${timing}, http_health_check: { path: /healthz, host: h.internal, expected_statuses: [{ start: 200, end: 300 }], use_http2: true } }]`,
+      `health_checks: [{ ${timing}, tcp_health_check: { send: { text: '50494e47' }, receive: [{ text: '504f4e47' }] } }]`,
+      `health_checks: [{ ${timing}, no_traffic_interval: 5s, unhealthy_edge_interval: 1s, grpc_health_check: { service_name: s, authority: a } }]`,
+      'outlier_detection: {}',
+      'outlier_detection: { consecutive_5xx: 3, interval: 1s, base_ejection_time: 2s, max_ejection_percent: 50, split_external_local_origin_errors: true }',
+    ]) {
+      const out = await validateYaml(`static_resources: { clusters: [{ name: h, ${members}, ${fields} }] }`);
+      assert.equal(out.status, 0, `${fields}\n${out.stderr}`);
     }
   });
   for (const [what, resources, expected] of refusals) {
