@@ -31,9 +31,7 @@ describe('proxy --mode validate -c <file>', () => {
         .filter((l) => l.endsWith('(not supported by this build)'))
         .map((l) => l.replace(/^error: .*?full\.\w+: /, '').replace(/: .*/, ''))
         .sort();
-      assert.deepEqual(refused, [
-        'static_resources.clusters[3].type',
-      ]);
+      assert.deepEqual(refused, ['static_resources.clusters[3].type']);
       assert.doesNotMatch(out.stdout, /OK/);
     });
 
