@@ -139,9 +139,9 @@ describe('the cases of issue 10', () => {
       /health_checks\[0\]\.timeout: required field missing[\s\S]*health_checks\[0\]\.http_health_check\.path: required field missing/,
     ],
     [
-      'a TLS transport_socket on a filter chain',
+      'a TLS transport_socket on a filter chain without a certificate',
       `listeners: [{ name: l, address: { socket_address: { address: 127.0.0.1, port_value: 0 } }, filter_chains: [{ transport_socket: { name: tls, typed_config: { '@type': type.googleapis.com/envoy.api.v2.auth.DownstreamTlsContext } }, filters: [${hcm('{ name: proxy.router }')}] }] }]`,
-      /filter_chains\[0\]\.transport_socket: TLS is not implemented yet; this listener would serve plain text/,
+      /filter_chains\[0\]\.transport_socket\.typed_config\.common_tls_context\.tls_certificates: a server TLS context needs a certificate/,
     ],
     [
       'an HCM access_log',

@@ -237,7 +237,8 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       method,
       path,
       authority,
-      scheme: 'http',
+      // A TLS socket (a chain with a DownstreamTlsContext) carries https.
+      scheme: (this.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http',
       headers,
       protocol,
       remoteIp: this.remoteIp,

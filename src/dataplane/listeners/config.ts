@@ -1,9 +1,10 @@
 import type { Json, JsonObject } from '../../../events/config.js';
 import { hostKey } from '../../../reducers/hosts.js';
-import { numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
+import { durationMs, numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
+import { compileDownstreamTls, type DownstreamTls } from '../../tls/context.js';
 import { compileHcm, type HcmSpec } from '../http/hcm-config.js';
 import { listOf } from '../router/matchers.js';
 import { compileTcpProxy, type TcpProxySettings } from '../tcp/config.js';
@@ -15,13 +16,18 @@ export type NetworkFilterSpec =
   | { kind: 'http_connection_manager'; hcm: HcmSpec }
   | { kind: 'tcp_proxy'; tcp: TcpProxySettings };
 
-/** `filter_chain_match`: what can be decided on a plaintext TCP connection (the rest is refused). */
+/** `filter_chain_match`; empty lists and strings match anything. */
 export interface ChainMatch {
   destinationPort: number | null;
   /** Local address ranges (`prefix_ranges`). */
   prefixRanges: Cidr[];
   sourcePrefixRanges: Cidr[];
   sourcePorts: number[];
+  /** SNI names, exact or `*.suffix`, lower case. */
+  serverNames: string[];
+  /** `tls` or `raw_buffer`; '' for any. */
+  transportProtocol: string;
+  applicationProtocols: string[];
 }
 
 export interface Cidr {
@@ -32,6 +38,8 @@ export interface Cidr {
 export interface FilterChainSpec {
   match: ChainMatch;
   filter: NetworkFilterSpec;
+  /** The chain's `DownstreamTlsContext`; null: plain text. */
+  tls: DownstreamTls | null;
 }
 
 /** A listener's config as the data plane uses it. */
@@ -41,6 +49,10 @@ export interface ListenerSpec {
   port: number;
   /** `ip:port` as configured (port 0 stays 0): the reference names `listener.<ip>_<port>.` from it. */
   statAddress: string;
+  /** How long a ClientHello peek may take (`listener_filters_timeout`; 0: no limit). */
+  inspectTimeoutMs: number;
+  /** `continue_on_listener_filters_timeout`: a peek that times out picks a chain without TLS facts. */
+  continueOnInspectTimeout: boolean;
   direction: TrafficDirection;
   bufferLimitBytes: number;
   /** Listen queue length (`tcp_backlog_size`). */
@@ -52,8 +64,6 @@ const ONE_MIB = 1024 * 1024;
 /** The reference's default `tcp_backlog_size`. */
 const DEFAULT_BACKLOG = 1024;
 
-const TLS = { refuse: 'TLS is not implemented yet; this listener would serve plain text' };
-
 const LISTENER_FIELDS: FieldTable = {
   ...acting('name', 'address', 'filter_chains', 'per_connection_buffer_limit_bytes', 'traffic_direction'),
   ...acting('tcp_backlog_size'),
@@ -61,8 +71,8 @@ const LISTENER_FIELDS: FieldTable = {
   metadata: 'advise',
   drain_type: 'advise',
   deprecated_v1: 'advise',
-  listener_filters_timeout: 'advise',
-  continue_on_listener_filters_timeout: 'advise',
+  // They bound the ClientHello peek this build does in place of the TLS inspector.
+  ...acting('listener_filters_timeout', 'continue_on_listener_filters_timeout'),
   // Node's cluster module shares one listening socket among workers either way.
   reuse_port: 'advise',
   listener_filters: notYet('listener filters (original_dst, tls_inspector, proxy_protocol)'),
@@ -71,10 +81,9 @@ const LISTENER_FIELDS: FieldTable = {
   api_listener: notYet('the API listener'),
 };
 const CHAIN_FIELDS: FieldTable = {
-  ...acting('filter_chain_match', 'filters', 'transport_socket'),
+  ...acting('filter_chain_match', 'filters', 'transport_socket', 'tls_context'),
   metadata: 'advise',
   name: 'advise',
-  tls_context: TLS,
   use_proxy_proto: notYet('the PROXY protocol'),
 };
 const CHAIN_MATCH_FIELDS: FieldTable = {
@@ -84,9 +93,10 @@ const CHAIN_MATCH_FIELDS: FieldTable = {
     'source_prefix_ranges',
     'source_ports',
     'transport_protocol',
+    // Read from the ClientHello by the listener itself (src/tls/client-hello.ts).
+    'server_names',
+    'application_protocols',
   ),
-  server_names: notYet('matching on server names (it needs the TLS inspector)'),
-  application_protocols: notYet('matching on ALPN (it needs the TLS inspector)'),
 };
 const SOCKET_FIELDS: FieldTable = {
   ...acting('address', 'port_value', 'protocol'),
@@ -131,6 +141,8 @@ export function compileListener(raw: JsonObject, path: string, report: Report): 
     ip,
     port,
     statAddress: hostKey(ip, port),
+    inspectTimeoutMs: durationMs(raw.listener_filters_timeout, 15_000),
+    continueOnInspectTimeout: raw.continue_on_listener_filters_timeout === true,
     direction: stringOr(raw.traffic_direction, 'UNSPECIFIED') as TrafficDirection,
     bufferLimitBytes: numberOr(raw.per_connection_buffer_limit_bytes, ONE_MIB),
     backlog: numberOr(raw.tcp_backlog_size, DEFAULT_BACKLOG),
@@ -140,16 +152,14 @@ export function compileListener(raw: JsonObject, path: string, report: Report): 
 
 function compileChain(chain: JsonObject, path: string, report: Report): FilterChainSpec | null {
   checkFields(chain, path, report, CHAIN_FIELDS, 'FilterChain');
-  const socket = objectOf(chain.transport_socket);
-  if (chain.transport_socket !== undefined && configTypeOf(socket) !== CONFIG_TYPE.rawBuffer)
-    report.unsupported(`${path}.transport_socket`, TLS.refuse);
+  const tls = compileChainTls(chain, path, report);
   const matchRaw = objectOf(chain.filter_chain_match);
   checkFields(matchRaw, `${path}.filter_chain_match`, report, CHAIN_MATCH_FIELDS, 'FilterChainMatch');
-  const transport = stringOr(matchRaw.transport_protocol, 'raw_buffer');
-  if (transport !== 'raw_buffer')
+  const transport = stringOr(matchRaw.transport_protocol, '');
+  if (transport !== '' && transport !== 'raw_buffer' && transport !== 'tls')
     report.unsupported(
       `${path}.filter_chain_match.transport_protocol`,
-      `'${transport}' needs the TLS inspector, which is not implemented (only raw_buffer matches)`,
+      `'${transport}' is never detected by this build (only tls and raw_buffer are)`,
     );
   const filters = listOf(chain.filters);
   if (filters.length === 0) {
@@ -184,7 +194,37 @@ function compileChain(chain: JsonObject, path: string, report: Report): FilterCh
         ? { kind: 'http_connection_manager', hcm: compileHcm(config, `${at}.typed_config`, report) }
         : { kind: 'tcp_proxy', tcp: compileTcpProxy(config, `${at}.typed_config`, report) };
   });
-  return terminal ? { match: chainMatch(matchRaw), filter: terminal } : null;
+  return terminal ? { match: chainMatch(matchRaw), filter: terminal, tls } : null;
+}
+
+/**
+ * A chain's TLS context, from its TLS `transport_socket` or the deprecated `tls_context`
+ * (the socket wins when both are set); null for plain text.
+ */
+function compileChainTls(chain: JsonObject, path: string, report: Report): DownstreamTls | null {
+  const socket = objectOf(chain.transport_socket);
+  if (chain.transport_socket !== undefined) {
+    const type = configTypeOf(socket);
+    if (type === CONFIG_TYPE.downstreamTls)
+      return compileDownstreamTls(
+        objectOf(socket.typed_config),
+        `${path}.transport_socket.typed_config`,
+        report,
+      );
+    if (type !== CONFIG_TYPE.rawBuffer)
+      report.unsupported(
+        `${path}.transport_socket`,
+        `transport socket '${String(socket.name ?? type)}' is not implemented`,
+      );
+    return null;
+  }
+  if (chain.tls_context !== undefined)
+    return compileDownstreamTls(objectOf(chain.tls_context), `${path}.tls_context`, report);
+  return null;
+}
+
+function strings(value: Json | undefined): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }
 
 function cidrs(value: Json | undefined): Cidr[] {
@@ -201,5 +241,8 @@ function chainMatch(m: JsonObject): ChainMatch {
     prefixRanges: cidrs(m.prefix_ranges),
     sourcePrefixRanges: cidrs(m.source_prefix_ranges),
     sourcePorts: (Array.isArray(m.source_ports) ? m.source_ports : []).map((p) => numberOr(p, -1)),
+    serverNames: strings(m.server_names).map((n) => n.toLowerCase()),
+    transportProtocol: stringOr(m.transport_protocol, ''),
+    applicationProtocols: strings(m.application_protocols),
   };
 }

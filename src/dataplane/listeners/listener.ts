@@ -1,4 +1,5 @@
 import * as net from 'node:net';
+import * as tls from 'node:tls';
 import {
   type Counter,
   type Gauge,
@@ -6,8 +7,17 @@ import {
   listenerScope,
   type StatsStore,
 } from '../../stats/store.js';
+import { scanClientHello } from '../../tls/client-hello.js';
+import { checkPeer, type DownstreamTls } from '../../tls/context.js';
+import { countFailure, countHandshake, type SslStats, sslStats } from '../../tls/stats.js';
 import type { NetworkFilterHandler } from '../http/types.js';
-import { type CompiledMatch, compileMatch, selectChain } from './chain-match.js';
+import {
+  type CompiledMatch,
+  type ConnectionFacts,
+  compileMatch,
+  needsClientHello,
+  selectChain,
+} from './chain-match.js';
 import type { ListenerSpec } from './config.js';
 
 interface ListenerStats {
@@ -40,6 +50,11 @@ export class ActiveListener {
   private readonly server: net.Server;
   private readonly matches: CompiledMatch[];
   private readonly stats: ListenerStats;
+  /** Some chain matches on SNI, ALPN or transport: connections are peeked before choosing. */
+  private readonly inspect: boolean;
+  /** Per chain: the TLS server that handshakes its connections, or null for plain text. */
+  private readonly tlsServers: Array<tls.Server | null>;
+  private readonly ssl: SslStats;
   private accepting = false;
 
   constructor(
@@ -49,6 +64,9 @@ export class ActiveListener {
   ) {
     this.stats = listenerStats(stats, spec.statAddress);
     this.matches = spec.chains.map((c) => compileMatch(c.match));
+    this.inspect = needsClientHello(this.matches);
+    this.ssl = sslStats(listenerScope(stats, spec.statAddress));
+    this.tlsServers = spec.chains.map((c, i) => (c.tls ? this.tlsServer(c.tls, i) : null));
     this.server = net.createServer({ allowHalfOpen: true, highWaterMark: spec.bufferLimitBytes }, (socket) =>
       this.accept(socket),
     );
@@ -104,18 +122,109 @@ export class ActiveListener {
       stats.downstream_cx_destroy.inc();
       stats.downstream_cx_length_ms.record(performance.now() - opened);
     });
-    const chain = selectChain(this.matches, {
+    if (this.inspect) this.peek(socket);
+    else this.dispatch(socket, 'raw_buffer', '', []);
+  }
+
+  /**
+   * Reads the first bytes until they show a whole ClientHello or plain text, as the
+   * reference's TLS inspector (inserted by itself when a chain matches on what it finds),
+   * then puts them back for whoever reads the socket next.
+   */
+  private peek(socket: net.Socket): void {
+    let seen = Buffer.alloc(0);
+    const settle = (transportProtocol: string, serverName: string, alpn: string[]) => {
+      if (timer) clearTimeout(timer);
+      socket.off('data', onData);
+      socket.off('close', onClose);
+      socket.pause();
+      socket.unshift(seen);
+      this.dispatch(socket, transportProtocol, serverName, alpn);
+    };
+    const ms = this.spec.inspectTimeoutMs;
+    const timer =
+      ms > 0
+        ? setTimeout(() => {
+            if (this.spec.continueOnInspectTimeout) settle('raw_buffer', '', []);
+            else socket.destroy();
+          }, ms)
+        : null;
+    const onClose = () => {
+      if (timer) clearTimeout(timer);
+    };
+    const onData = (chunk: Buffer) => {
+      seen = Buffer.concat([seen, chunk]);
+      const scan = scanClientHello(seen);
+      if (scan.kind === 'plain') settle('raw_buffer', '', []);
+      else if (scan.kind === 'tls') settle('tls', scan.serverName, scan.alpn);
+    };
+    socket.on('data', onData);
+    socket.on('close', onClose);
+    socket.on('error', () => {});
+  }
+
+  private dispatch(socket: net.Socket, transportProtocol: string, serverName: string, alpn: string[]): void {
+    const facts: ConnectionFacts = {
       localAddress: socket.localAddress ?? '',
       localPort: socket.localPort ?? 0,
       remoteAddress: socket.remoteAddress ?? '',
       remotePort: socket.remotePort ?? 0,
-    });
+      transportProtocol,
+      serverName,
+      applicationProtocols: alpn,
+    };
+    const chain = selectChain(this.matches, facts);
     const handler = this.handlers[chain];
     if (!handler) {
-      stats.no_filter_chain_match.inc();
+      this.stats.no_filter_chain_match.inc();
       socket.destroy();
       return;
     }
-    handler.handle(socket);
+    const server = this.tlsServers[chain];
+    if (server) server.emit('connection', socket);
+    else {
+      // Bytes put back by a peek flow again once the chain reads (or pauses) the socket.
+      socket.resume();
+      handler.handle(socket);
+    }
+  }
+
+  /**
+   * A chain's TLS server: never listening, it handshakes the sockets handed to it and gives
+   * each to the chain once the peer passed the context's checks.
+   */
+  private tlsServer(ctx: DownstreamTls, chain: number): tls.Server {
+    const server = tls.createServer(
+      {
+        ...ctx.secure,
+        ...(ctx.alpn.length > 0 ? { ALPNProtocols: ctx.alpn } : {}),
+        // A client certificate is asked for when there is something to check it against.
+        requestCert: ctx.hasValidation || ctx.requireClientCertificate,
+        rejectUnauthorized: false,
+      },
+      (socket) => this.secured(socket, ctx, chain),
+    );
+    server.on('tlsClientError', (_err, socket) => {
+      this.ssl.connection_error.inc();
+      socket.destroy();
+    });
+    return server;
+  }
+
+  private secured(socket: tls.TLSSocket, ctx: DownstreamTls, chain: number): void {
+    const failure = checkPeer(socket, ctx.peer, ctx.requireClientCertificate);
+    if (failure || (ctx.requireSni && !socket.servername)) {
+      if (failure) countFailure(this.ssl, failure);
+      else this.ssl.connection_error.inc();
+      socket.destroy();
+      return;
+    }
+    countHandshake(this.ssl, {
+      reused: socket.isSessionReused(),
+      version: socket.getProtocol(),
+      cipher: socket.getCipher()?.name,
+      peerCert: socket.getPeerX509Certificate() !== undefined,
+    });
+    this.handlers[chain]?.handle(socket);
   }
 }
