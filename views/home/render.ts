@@ -64,7 +64,7 @@ form { margin: 0; }
 </style>
 </head>
 <body>
-<p class='home-nav'>Pictures: <a href='events?format=html'>event timeline</a> · <a href='stats?format=active-html'>active stats</a></p>
+<p class='home-nav'>Pictures: <a href='events?format=html'>event timeline</a> · <a href='stats?format=active-html'>active stats</a> · <a href='clusters?format=html'>clusters</a></p>
 <table class='home-table'>
 <thead><tr><th class='home-data'>Command</th><th class='home-data'>Description</th></tr></thead>
 <tbody>

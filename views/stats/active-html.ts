@@ -6,32 +6,125 @@ export const ACTIVE_TOP = 50;
 /** Seconds between refreshes by default (the default flush interval). */
 export const ACTIVE_INTERVAL_S = 5;
 
+/** Samples of each stat the sparklines keep (at the default interval, five minutes). */
+export const ACTIVE_SAMPLES = 60;
+
 /**
- * The page's script: fetches `/stats?format=json&usedonly` every `interval` seconds, counts
- * how often each stat's value changed, and lists the `count` most changing ones. It
- * schedules the next fetch only after the previous one finished, so a slow server never
- * piles up requests; closing the tab stops the timer and with it the load.
+ * The page's script: fetches `/stats?format=json&usedonly` every `interval` seconds (one
+ * request per stat type shown, so counters, gauges and histograms are told apart, and
+ * histogram buckets in the disjoint mode), counts how often each stat's value changed, and
+ * lists the `count` most changing ones with a picture: a sparkline of the change per
+ * interval for a counter, of the value for a gauge, and for a histogram bars of its
+ * quantiles and of its buckets. It schedules the next fetch only after the previous one
+ * finished, so a slow server never piles up requests; closing the tab stops the timer and
+ * with it the load.
  */
 const SCRIPT = `
 (function () {
+  var SVG = 'http://www.w3.org/2000/svg';
+  var SAMPLES = ${ACTIVE_SAMPLES};
+  var QUANTILE_LABELS = ['P0', 'P25', 'P50', 'P75', 'P90', 'P95', 'P99', 'P99.9', 'P100'];
   var changes = new Map();
   var last = new Map();
+  var kinds = new Map();
+  var series = new Map();
+  var histograms = new Map();
   var timer = null;
   var generation = 0;
   var $ = function (id) { return document.getElementById(id); };
-  function reset() { changes.clear(); last.clear(); }
-  function query() {
+  function reset() { changes.clear(); last.clear(); kinds.clear(); series.clear(); histograms.clear(); }
+  function query(type, buckets) {
     var q = new URLSearchParams({ format: 'json', usedonly: '' });
     var f = $('filter').value;
     if (f) q.set('filter', f);
-    q.set('type', $('type').value);
+    q.set('type', type);
+    if (buckets) q.set('histogram_buckets', 'disjoint');
     return '/stats?' + q.toString();
   }
-  function observe(name, value) {
+  function requests() {
+    var t = $('type').value;
+    var all = t === 'All';
+    var out = [];
+    if (all || t === 'Counters') out.push({ kind: 'counter', url: query('Counters') });
+    if (all || t === 'Gauges') out.push({ kind: 'gauge', url: query('Gauges') });
+    if (all || t === 'TextReadouts') out.push({ kind: 'text', url: query('TextReadouts') });
+    if (all || t === 'Histograms') {
+      out.push({ kind: 'histogram', url: query('Histograms') });
+      out.push({ kind: 'buckets', url: query('Histograms', true) });
+    }
+    return out;
+  }
+  function observe(name, kind, value, key) {
     var before = last.get(name);
-    if (before !== undefined && before !== value) changes.set(name, (changes.get(name) || 0) + 1);
+    if (before !== undefined && before !== key) changes.set(name, (changes.get(name) || 0) + 1);
     else if (!changes.has(name)) changes.set(name, 0);
-    last.set(name, value);
+    kinds.set(name, kind);
+    if (kind === 'counter' || kind === 'gauge') {
+      var points = series.get(name) || [];
+      // A counter is drawn as its change per interval: a flat line is a stat at rest.
+      var y = kind === 'counter' ? (before === undefined ? null : Math.max(0, value - before)) : value;
+      if (y !== null) points.push(y);
+      if (points.length > SAMPLES) points.shift();
+      series.set(name, points);
+    }
+    last.set(name, key);
+  }
+  function node(tag, attrs, parent) {
+    var el = document.createElementNS(SVG, tag);
+    Object.keys(attrs).forEach(function (k) { el.setAttribute(k, String(attrs[k])); });
+    if (parent) parent.appendChild(el);
+    return el;
+  }
+  function titled(el, text) { node('title', {}, el).textContent = text; return el; }
+  function sparkline(points, kind) {
+    var w = 160, h = 28;
+    var svg = node('svg', { width: w, height: h, viewBox: '0 0 ' + w + ' ' + h, class: 'sparkline ' + kind });
+    var min = Math.min.apply(null, points.concat([kind === 'counter' ? 0 : Infinity]));
+    var max = Math.max.apply(null, points);
+    var span = max - min || 1;
+    var step = points.length > 1 ? (w - 2) / (SAMPLES - 1) : 0;
+    var start = w - 1 - step * (points.length - 1);
+    var coords = points.map(function (p, i) {
+      return (start + i * step).toFixed(1) + ',' + (h - 2 - ((p - min) / span) * (h - 4)).toFixed(1);
+    });
+    if (points.length === 1) coords.push((w - 1) + ',' + coords[0].split(',')[1]);
+    node('polyline', { points: coords.join(' '), fill: 'none', stroke: kind === 'counter' ? '#1565c0' : '#2e7d32', 'stroke-width': 1.5 }, svg);
+    titled(svg, (kind === 'counter' ? 'change per interval' : 'value') + ': min ' + min + ', max ' + max + ', last ' + points[points.length - 1] + ' (' + points.length + ' samples)');
+    return svg;
+  }
+  function bars(values, labels, cls, caption) {
+    var w = 8, gap = 2, h = 32;
+    var svg = node('svg', { width: values.length * (w + gap), height: h + 2, class: 'bars ' + cls });
+    var max = Math.max.apply(null, values.map(function (v) { return v || 0; })) || 1;
+    values.forEach(function (v, i) {
+      var height = v ? Math.max(1, (v / max) * h) : 0;
+      titled(node('rect', { x: i * (w + gap), y: h + 1 - height, width: w, height: height }, svg), labels[i] + ': ' + (v === null ? 'none' : v));
+    });
+    titled(svg, caption);
+    return svg;
+  }
+  function histogramPicture(name) {
+    var h = histograms.get(name) || {};
+    var cell = document.createElement('span');
+    if (h.quantiles) cell.appendChild(bars(h.quantiles, QUANTILE_LABELS, 'quantiles', 'cumulative quantiles P0 to P100'));
+    if (h.buckets) {
+      var used = h.buckets.filter(function (b) { return b.cumulative > 0; });
+      var lo = h.buckets.indexOf(used[0]);
+      var hi = h.buckets.indexOf(used[used.length - 1]);
+      var shown = lo < 0 ? [] : h.buckets.slice(lo, hi + 1);
+      if (shown.length > 0) {
+        cell.appendChild(document.createTextNode(' '));
+        cell.appendChild(bars(shown.map(function (b) { return b.cumulative; }), shown.map(function (b) { return 'up to ' + b.upper_bound; }), 'buckets', 'recorded values per bucket, ' + shown[0].upper_bound + ' to ' + shown[shown.length - 1].upper_bound));
+      }
+    }
+    return cell;
+  }
+  function shownValue(name) {
+    var kind = kinds.get(name);
+    if (kind !== 'histogram') return String(last.get(name));
+    var q = (histograms.get(name) || {}).quantiles || [];
+    var short = function (v) { return v === null || v === undefined ? 'none' : String(Number(v.toPrecision(3))); };
+    return 'P50 ' + short(q[2]) + ', P99 ' + short(q[6]) + ', P100 ' + short(q[8]);
   }
   function render() {
     var count = Math.max(1, parseInt($('count').value, 10) || ${ACTIVE_TOP});
@@ -41,12 +134,20 @@ const SCRIPT = `
     var body = $('active-stats');
     body.textContent = '';
     rows.forEach(function (r) {
+      var name = r[0];
+      var kind = kinds.get(name);
       var tr = document.createElement('tr');
-      [r[0], last.get(r[0]), r[1]].forEach(function (v) {
+      tr.className = 'stat ' + kind;
+      [name, shownValue(name), r[1]].forEach(function (v) {
         var td = document.createElement('td');
         td.textContent = String(v);
         tr.appendChild(td);
       });
+      var picture = document.createElement('td');
+      picture.className = 'picture';
+      if (kind === 'histogram') picture.appendChild(histogramPicture(name));
+      else if (series.has(name) && series.get(name).length > 0) picture.appendChild(sparkline(series.get(name), kind));
+      tr.appendChild(picture);
       body.appendChild(tr);
     });
   }
@@ -55,23 +156,41 @@ const SCRIPT = `
     if (!(seconds > 0)) seconds = ${ACTIVE_INTERVAL_S};
     timer = setTimeout(function () { refresh(mine); }, Math.max(100, seconds * 1000));
   }
+  function take(kind, json) {
+    json.stats.forEach(function (s) {
+      if (s.histograms) {
+        if (kind === 'buckets') {
+          (s.histograms || []).forEach(function (h) {
+            var entry = histograms.get(h.name) || {};
+            entry.buckets = h.buckets;
+            histograms.set(h.name, entry);
+          });
+          return;
+        }
+        (s.histograms.computed_quantiles || []).forEach(function (h) {
+          var cumulative = h.values.map(function (v) { return v.cumulative; });
+          var entry = histograms.get(h.name) || {};
+          entry.quantiles = cumulative;
+          histograms.set(h.name, entry);
+          observe(h.name, 'histogram', null, JSON.stringify(cumulative));
+        });
+      } else if (kind !== 'buckets') {
+        observe(s.name, kind, s.value, typeof s.value === 'string' ? JSON.stringify(s.value) : s.value);
+      }
+    });
+  }
   function refresh(mine) {
     if (mine !== generation) return;
-    fetch(query()).then(function (r) {
-      if (!r.ok) return r.text().then(function (t) { throw new Error(t); });
-      return r.json();
-    }).then(function (json) {
+    var asked = requests();
+    Promise.all(asked.map(function (r) {
+      return fetch(r.url).then(function (res) {
+        if (!res.ok) return res.text().then(function (t) { throw new Error(t); });
+        return res.json();
+      });
+    })).then(function (answers) {
       if (mine !== generation) return;
       $('status').textContent = '';
-      json.stats.forEach(function (s) {
-        if (s.histograms) {
-          (s.histograms.computed_quantiles || []).forEach(function (h) {
-            observe(h.name, JSON.stringify(h.values.map(function (v) { return v.cumulative; })));
-          });
-        } else {
-          observe(s.name, typeof s.value === 'string' ? JSON.stringify(s.value) : s.value);
-        }
-      });
+      answers.forEach(function (json, i) { take(asked[i].kind, json); });
       render();
     }).catch(function (err) {
       $('status').textContent = String(err.message || err);
@@ -98,7 +217,9 @@ export function renderActiveHtml(params: StatsParams): string {
   ).join('');
   return `<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>proxy active stats</title>
-<style>body{font-family:sans-serif} label{margin-right:1em} td{font-family:monospace;padding:0 1em 0 0}</style>
+<style>body{font-family:sans-serif} label{margin-right:1em} td{font-family:monospace;padding:1px 1em 1px 0;vertical-align:middle}
+th{text-align:left} svg.bars rect{fill:#ef6c00} svg.bars.buckets rect{fill:#6a1b9a} tr.stat:nth-child(even){background:#f6f6f6}
+.legend{font-size:.85em;color:#555}</style>
 </head><body>
 <h1>Active stats</h1>
 <div id="controls">
@@ -108,7 +229,8 @@ export function renderActiveHtml(params: StatsParams): string {
 <label>Interval (s) <input type="number" id="interval" min="0.1" step="0.1" value="${ACTIVE_INTERVAL_S}" /></label>
 <span id="status"></span>
 </div>
-<table><thead><tr><th>Name</th><th>Value</th><th>Changes</th></tr></thead><tbody id="active-stats"></tbody></table>
+<p class="legend">Sparklines: a counter's change per interval (blue), a gauge's value (green), over the last ${ACTIVE_SAMPLES} refreshes. Histograms: cumulative quantiles P0 to P100 (orange) and recorded values per bucket (purple); hover for figures.</p>
+<table><thead><tr><th>Name</th><th>Value</th><th>Changes</th><th>Picture</th></tr></thead><tbody id="active-stats"></tbody></table>
 <script>${SCRIPT}</script>
 </body></html>
 `;
