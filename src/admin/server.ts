@@ -4,6 +4,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { text } from '../../views/result.js';
 import type { ServerContext } from '../server/context.js';
 import { startContentionSampler } from './contention-sampler.js';
+import { adminAccessLog } from './access-log.js';
 import { routeAdmin } from './dispatch.js';
 import { handlers } from './handlers/index.js';
 import type { AdminResponse, HandlerDescriptor } from './registry.js';
@@ -66,6 +67,8 @@ export async function startAdmin(
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
+  const accessLog = adminAccessLog(ctx);
+  if (accessLog) app.use(accessLog);
   app.use(express.text({ type: () => true, limit: BODY_LIMIT }));
   app.use(async (req: Request, res: Response) => {
     const path = req.originalUrl.split('?')[0] ?? '';

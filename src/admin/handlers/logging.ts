@@ -3,6 +3,7 @@ import { activeLoggers, loggerLevels, loggingUsage } from '../../../views/loggin
 import { text } from '../../../views/result.js';
 import { isLevelName, LEVEL_NAMES } from '../../logging/levels.js';
 import { reopenEventLog } from '../../control/event-log.js';
+import { reopenAllAccessLogs } from '../../dataplane/access-log/file-sink.js';
 import type { AdminRequest } from '../registry.js';
 import type { HandlerDescriptor } from '../registry.js';
 import type { ServerContext } from '../../server/context.js';
@@ -73,6 +74,7 @@ export const loggingHandlers: HandlerDescriptor[] = [
     params: [],
     async handle(_req, ctx) {
       ctx.log.reopen();
+      reopenAllAccessLogs();
       await reopenEventLog();
       return text('OK\n');
     },

@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { closeSync, openSync, writeSync } from 'node:fs';
 
 /** One open access log file, shared by every logger of this process that names its path. */
@@ -22,7 +23,6 @@ interface OpenFile {
 }
 
 const files = new Map<string, OpenFile>();
-let hooked = false;
 
 /** Writes everything buffered in one `write(2)`; with O_APPEND each lands whole at the end. */
 function flushFile(path: string, f: OpenFile): void {
@@ -61,17 +61,26 @@ export function reopenAccessLogs(): void {
   }
 }
 
+/**
+ * `POST /reopen_logs` and SIGUSR1 in the primary: reopens this process's access logs and
+ * passes SIGUSR1 on to every data-plane worker (`--concurrency` > 1), which reopens its own.
+ */
+export function reopenAllAccessLogs(): void {
+  reopenAccessLogs();
+  if (!cluster.isPrimary) return;
+  for (const worker of Object.values(cluster.workers ?? {}))
+    if (worker && !worker.isDead()) worker.process.kill('SIGUSR1');
+}
+
 /** Flushes every access log file of this process now (tests, shutdown). */
 export function flushAccessLogs(): void {
   flushAll();
 }
 
-function hook(): void {
-  if (hooked) return;
-  hooked = true;
-  process.on('SIGUSR1', reopenAccessLogs);
-  process.on('exit', flushAll);
-}
+// Registered on import, in the primary too (which opens no access log itself with
+// --concurrency > 1): SIGUSR1 there must still reach the workers' files.
+process.on('SIGUSR1', reopenAllAccessLogs);
+process.on('exit', flushAll);
 
 /**
  * Opens (or shares) the access log file at `path` for appending (O_APPEND: several workers
@@ -93,7 +102,6 @@ export function openAccessLogFile(path: string, flushIntervalMs: number): Access
     timer.unref();
     f = { fd, chunks: [], bytes: 0, holders: 0, timer };
     files.set(path, f);
-    hook();
   }
   const file = f;
   file.holders += 1;
