@@ -1,0 +1,162 @@
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import type { Envelope, ProxyEvent } from '../../../events/index.js';
+import { checkedCluster, type HealthHarness, startHarness, waitFor } from './helpers.js';
+
+const harnesses: HealthHarness[] = [];
+after(() => {
+  for (const h of harnesses) h.close();
+});
+
+/** Ports nothing listens on: the detector only sees the outcomes the test feeds it. */
+const PORTS = [41001, 41002, 41003, 41004, 41005];
+
+function harness(outlier: object, ports = PORTS): HealthHarness & { events: Array<ProxyEvent> } {
+  const h = startHarness([checkedCluster('svc', ports, { outlier_detection: outlier })]);
+  harnesses.push(h);
+  const events: ProxyEvent[] = [];
+  h.store.ingested$.subscribe((env: Envelope<ProxyEvent>) => {
+    if (env.event.type === 'health/outlier-changed') events.push(env.event);
+  });
+  return Object.assign(h, { events });
+}
+
+const feed = (h: HealthHarness, port: number, status: number, times: number) => {
+  for (let i = 0; i < times; i++) h.edges.onOutcome('svc', `127.0.0.1:${port}`, status);
+};
+
+test('consecutive 5xx ejects at once; the host returns after base_ejection_time, then twice as long after a second ejection', async () => {
+  const h = harness({
+    consecutive_5xx: 3,
+    interval: '0.05s',
+    base_ejection_time: '0.2s',
+    max_ejection_percent: 100,
+  });
+  const [a] = PORTS as [number];
+  feed(h, a, 500, 2);
+  feed(h, a, 200, 1);
+  feed(h, a, 500, 2);
+  assert.equal(h.host('svc', a)?.failedOutlierCheck, false, 'a success in between resets the count');
+  feed(h, a, 500, 1);
+  await waitFor('ejected', () => h.host('svc', a)?.failedOutlierCheck === true, 500);
+  assert.deepEqual(h.events[0], {
+    type: 'health/outlier-changed',
+    cluster: 'svc',
+    address: `127.0.0.1:${a}`,
+    ejected: true,
+    reason: 'consecutive_5xx',
+  });
+  assert.equal(h.counter('cluster.svc.outlier_detection.ejections_enforced_consecutive_5xx'), 1);
+  assert.equal(h.counter('cluster.svc.outlier_detection.ejections_detected_consecutive_5xx'), 1);
+  assert.equal(h.stats.gauges.get('cluster.svc.outlier_detection.ejections_active')?.value, 1);
+  const first = await waitFor('back after 0.2 s', () => h.host('svc', a)?.failedOutlierCheck === false, 1000);
+  assert.ok(first >= 150, `returned after ${first} ms`);
+  assert.equal(h.stats.gauges.get('cluster.svc.outlier_detection.ejections_active')?.value, 0);
+  feed(h, a, 503, 3);
+  await waitFor('ejected again', () => h.host('svc', a)?.failedOutlierCheck === true, 500);
+  const second = await waitFor(
+    'back after 0.4 s',
+    () => h.host('svc', a)?.failedOutlierCheck === false,
+    1500,
+  );
+  assert.ok(second >= 350, `second ejection lasted ${second} ms (base time x 2)`);
+  assert.equal(h.counter('cluster.svc.outlier_detection.ejections_enforced_total'), 2);
+});
+
+test('gateway failures are detected but enforcing_consecutive_gateway_failure defaults to 0; local-origin failures count as 503 without the split', async () => {
+  const h = harness({ consecutive_5xx: 10, consecutive_gateway_failure: 2, interval: '0.05s' });
+  const [a] = PORTS as [number];
+  feed(h, a, 0, 2);
+  assert.equal(h.counter('cluster.svc.outlier_detection.ejections_detected_consecutive_gateway_failure'), 1);
+  assert.equal(h.counter('cluster.svc.outlier_detection.ejections_enforced_consecutive_gateway_failure'), 0);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(h.host('svc', a)?.failedOutlierCheck, false);
+});
+
+test('split_external_local_origin_errors: consecutive local-origin failures eject; 5xx answers do not count toward them', async () => {
+  const h = harness({
+    split_external_local_origin_errors: true,
+    consecutive_local_origin_failure: 3,
+    consecutive_5xx: 100,
+    interval: '1s',
+  });
+  const [a, b] = PORTS as [number, number];
+  feed(h, b, 503, 5);
+  feed(h, a, 0, 2);
+  feed(h, a, 503, 1);
+  feed(h, a, 0, 2);
+  assert.equal(
+    h.host('svc', a)?.failedOutlierCheck,
+    false,
+    'an answer (even a 503) resets the local-origin count',
+  );
+  feed(h, a, 0, 1);
+  await waitFor('ejected', () => h.host('svc', a)?.failedOutlierCheck === true, 500);
+  assert.equal(
+    h.events.at(-1)?.type === 'health/outlier-changed' && h.events.at(-1)?.reason,
+    'consecutive_local_origin_failure',
+  );
+  assert.equal(h.host('svc', b)?.failedOutlierCheck, false);
+});
+
+test('max_ejection_percent: one host may always be ejected, the next one overflows', async () => {
+  const h = harness({ consecutive_5xx: 1, interval: '1s', max_ejection_percent: 10 }, PORTS.slice(0, 3));
+  const [a, b] = PORTS as [number, number];
+  feed(h, a, 500, 1);
+  feed(h, b, 500, 1);
+  await waitFor('a ejected', () => h.host('svc', a)?.failedOutlierCheck === true, 500);
+  assert.equal(h.host('svc', b)?.failedOutlierCheck, false);
+  assert.equal(h.counter('cluster.svc.outlier_detection.ejections_overflow'), 1);
+});
+
+test('success rate: average and threshold over the hosts with enough volume; the outlier below mean - 1.9 stdev is ejected', async () => {
+  const h = harness({
+    interval: '0.2s',
+    success_rate_request_volume: 10,
+    consecutive_5xx: 1000,
+    max_ejection_percent: 100,
+  });
+  assert.deepEqual(h.edges.figures.outlier?.('svc'), {
+    successRateAverage: -1,
+    successRateEjectionThreshold: -1,
+    localOriginSuccessRateAverage: -1,
+    localOriginSuccessRateEjectionThreshold: -1,
+  });
+  const [a, b, c, d, e] = PORTS as [number, number, number, number, number];
+  for (const port of [a, b, c, d]) feed(h, port, 200, 10);
+  feed(h, e, 200, 5);
+  feed(h, e, 500, 5);
+  await waitFor('figures', () => (h.edges.figures.outlier?.('svc')?.successRateAverage ?? -1) >= 0, 1000);
+  const figures = h.edges.figures.outlier?.('svc');
+  // Rates 100, 100, 100, 100, 50: mean 90, stdev 20, threshold 90 - 1.9 x 20 = 52.
+  assert.equal(figures?.successRateAverage, 90);
+  assert.ok(Math.abs((figures?.successRateEjectionThreshold ?? 0) - 52) < 1e-9);
+  assert.equal(h.edges.figures.hostSuccessRate?.('svc', `127.0.0.1:${a}`)?.successRate, 100);
+  assert.equal(h.edges.figures.hostSuccessRate?.('svc', `127.0.0.1:${e}`)?.successRate, 50);
+  await waitFor('e ejected', () => h.host('svc', e)?.failedOutlierCheck === true, 500);
+  assert.equal(h.counter('cluster.svc.outlier_detection.ejections_enforced_success_rate'), 1);
+  // The next interval had no requests: back to -1.
+  await waitFor('no data again', () => h.edges.figures.outlier?.('svc')?.successRateAverage === -1, 1000);
+  assert.equal(h.edges.figures.hostSuccessRate?.('svc', `127.0.0.1:${a}`)?.successRate, -1);
+});
+
+test('failure percentage ejects at failure_percentage_threshold when enforced', async () => {
+  const h = harness({
+    interval: '0.2s',
+    failure_percentage_request_volume: 10,
+    failure_percentage_threshold: 60,
+    enforcing_failure_percentage: 100,
+    enforcing_success_rate: 0,
+    consecutive_5xx: 1000,
+    max_ejection_percent: 100,
+  });
+  const [a, b] = PORTS as [number, number];
+  for (const port of PORTS) if (port !== a && port !== b) feed(h, port, 200, 10);
+  feed(h, a, 500, 6);
+  feed(h, a, 200, 4);
+  feed(h, b, 500, 5);
+  feed(h, b, 200, 5);
+  await waitFor('a ejected', () => h.host('svc', a)?.failedOutlierCheck === true, 1000);
+  assert.equal(h.host('svc', b)?.failedOutlierCheck, false, '50 % is below the 60 % threshold');
+  assert.equal(h.counter('cluster.svc.outlier_detection.ejections_enforced_failure_percentage'), 1);
+});
