@@ -5,6 +5,7 @@
  */
 import type * as cluster from './cluster.js';
 import type { EventOf } from './define.js';
+import type * as discovery from './discovery.js';
 import type * as endpoints from './endpoints.js';
 import type * as health from './health.js';
 import type * as listeners from './listeners.js';
@@ -24,14 +25,27 @@ export type ProxyEvent =
   | EventsOf<typeof runtime>
   | EventsOf<typeof listeners>
   | EventsOf<typeof logging>
-  | EventsOf<typeof stats>;
+  | EventsOf<typeof stats>
+  | EventsOf<typeof discovery>;
 
 export type EventType = ProxyEvent['type'];
 
+/**
+ * An event as it entered the store: stamped once at ingestion with a sequence number,
+ * the store clock's time in milliseconds, and the edge that produced it. Reducers read
+ * time only from here, which is what makes a replay fold to the same snapshots.
+ */
+export interface Envelope<E = ProxyEvent> {
+  readonly seq: number;
+  readonly at: number;
+  readonly source: string;
+  readonly event: E;
+}
+
 export * from './cluster.js';
 export * from './config.js';
+export * from './discovery.js';
 export * from './endpoints.js';
-export * from './envelope.js';
 export * from './health.js';
 export * from './listeners.js';
 export * from './logging.js';

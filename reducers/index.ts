@@ -5,8 +5,10 @@
  */
 import type { ProxyEvent } from '../events/index.js';
 import * as clusters from './clusters.js';
+import * as discovery from './discovery.js';
 import * as listeners from './listeners.js';
 import * as logging from './logging.js';
+import { entryOf } from './names.js';
 import * as runtime from './runtime.js';
 import * as server from './server.js';
 import * as stats from './stats.js';
@@ -27,11 +29,21 @@ export const handlers: ReducerTable<ProxyEvent> = {
   'server/healthcheck-failed': (draft) => server.onHealthCheck(draft, true),
   'server/healthcheck-ok': (draft) => server.onHealthCheck(draft, false),
   'server/shutdown-requested': server.onShutdownRequested,
-  'cluster/added': clusters.onClusterAdded,
-  'cluster/updated': clusters.onClusterUpdated,
+  'cluster/added': (draft, env) => {
+    clusters.onClusterAdded(draft, env);
+    discovery.warmOnAdded(draft, env);
+  },
+  'cluster/updated': (draft, env) => {
+    const warming = entryOf(draft.clusters, env.event.cluster.name)?.warming === true;
+    clusters.onClusterUpdated(draft, env);
+    discovery.stayWarm(draft, env.event.cluster.name, warming);
+  },
   'cluster/removed': clusters.onClusterRemoved,
   'cluster/update-rejected': clusters.onUpdateRejected,
-  'endpoints/hosts-set': clusters.onHostsSet,
+  'endpoints/hosts-set': (draft, env) => {
+    clusters.onHostsSet(draft, env);
+    discovery.warmedByMembers(draft, env);
+  },
   'endpoints/hosts-updated': clusters.onHostsUpdated,
   'health/active-changed': clusters.onActiveHealthChanged,
   'health/outlier-changed': clusters.onOutlierChanged,
@@ -46,6 +58,11 @@ export const handlers: ReducerTable<ProxyEvent> = {
   'stats/recent-lookups-enabled': stats.onRecentLookupsEnabled,
   'stats/recent-lookups-disabled': stats.onRecentLookupsDisabled,
   'stats/recent-lookups-cleared': stats.onRecentLookupsCleared,
+  'discovery/accepted': discovery.onDiscoveryAccepted,
+  'discovery/fetch-timed-out': discovery.onDiscoveryTimedOut,
+  'listener/added': discovery.onListenerAdded,
+  'listener/removed': discovery.onListenerRemoved,
+  'route/config-set': discovery.onRouteConfigSet,
 };
 
 const root = createReducer(handlers);

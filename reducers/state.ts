@@ -1,5 +1,6 @@
 import { freeze } from 'immer';
 import type {
+  DiscoveryKind,
   HostSpec,
   JsonObject,
   LogLevel,
@@ -24,6 +25,11 @@ export interface ClusterEntry {
   lastUpdated: number;
   /** Members in discovery order; `address` is the identity. */
   hosts: HostState[];
+  /**
+   * A discovered EDS cluster before its first endpoints (or its initial fetch timeout):
+   * `dynamic_warming_clusters` in config_dump. Absent when false.
+   */
+  warming?: true;
 }
 
 export interface ListenerEntry {
@@ -34,6 +40,16 @@ export interface ListenerEntry {
   boundAddress: string | null;
   state: 'pending' | 'active' | 'draining' | 'stopped' | 'failed';
   error: string | null;
+  /** Set for a listener from listener discovery, with the version that last changed it. */
+  discovered?: { versionInfo: string };
+}
+
+/** A route table from route discovery. */
+export interface RouteConfigEntry {
+  name: string;
+  config: JsonObject;
+  versionInfo: string;
+  lastUpdated: number;
 }
 
 export interface RuntimeLayer {
@@ -91,6 +107,11 @@ export interface State {
     drainTimeMs: number;
   };
   rejected: RejectedUpdate[];
+  /** xDS: the version each kind last accepted, and the route tables discovered. */
+  discovery: {
+    versions: Partial<Record<DiscoveryKind, string>>;
+    routes: Record<string, RouteConfigEntry>;
+  };
 }
 
 /**
@@ -129,6 +150,7 @@ export const initialState: State = freeze<State>(
       drainTimeMs: 0,
     },
     rejected: [],
+    discovery: { versions: {}, routes: {} },
   },
   true,
 );

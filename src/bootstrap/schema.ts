@@ -23,6 +23,7 @@ const ENTRY_FILES = [
   'envoy/config/filter/listener/original_dst/v2.proto',
   'envoy/config/transport_socket/raw_buffer/v2.proto',
   'envoy/config/accesslog/v2.proto',
+  'envoy/api/v2/discovery.proto',
 ];
 
 /**
@@ -71,7 +72,9 @@ export function schemaRoot(): protobuf.Root {
   if (root) return root;
   const base = protoDir();
   const r = new protobuf.Root();
-  r.resolvePath = (_origin, target) => (target.startsWith('google/') ? target : path.join(base, target));
+  // protobufjs bundles google/protobuf/*; google/rpc/status.proto is kept under proto/.
+  r.resolvePath = (_origin, target) =>
+    target.startsWith('google/protobuf/') ? target : path.join(base, target);
   r.loadSync(ENTRY_FILES, { keepCase: true });
   r.resolveAll();
   root = r;

@@ -1,7 +1,7 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { compileClusterTls } from '../tls/upstream.js';
-import { compileHealthCheck, compileOutlierDetection } from '../upstream/health/config.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
+import { compileConfigSource } from '../xds/config-source.js';
 import type { Report } from './report.js';
 
 /** The reference's ring size limit (8M entries) for both minimum and maximum. */
@@ -38,6 +38,7 @@ export function validateCluster(cluster: JsonObject, p: string, report: Report):
   if (cluster.eds_cluster_config !== undefined && type !== 'EDS') {
     report.error(`${p}.eds_cluster_config`, `is valid only with type EDS (this cluster is ${type})`);
   }
+  if (type === 'EDS') checkEdsConfig(obj(cluster.eds_cluster_config), `${p}.eds_cluster_config`, report);
   // The reference pairs ORIGINAL_DST with ORIGINAL_DST_LB, or with CLUSTER_PROVIDED (the
   // cluster brings its own balancer); anything else is a contradiction.
   const ownBalancer = lbPolicy === 'ORIGINAL_DST_LB' || lbPolicy === 'CLUSTER_PROVIDED';
@@ -53,10 +54,9 @@ export function validateCluster(cluster: JsonObject, p: string, report: Report):
   if (cluster.connect_timeout === '0s') report.error(`${p}.connect_timeout`, 'must be greater than 0s');
   const custom = obj(cluster.cluster_type);
   if (custom && !custom.name) report.error(`${p}.cluster_type.name`, 'required field missing');
-  const outlier = obj(cluster.outlier_detection);
-  if (outlier) compileOutlierDetection(outlier, `${p}.outlier_detection`, report);
+  checkOutlierDetection(obj(cluster.outlier_detection), `${p}.outlier_detection`, report);
   for (const [i, hc] of list(cluster.health_checks).entries()) {
-    compileHealthCheck(obj(hc) ?? {}, `${p}.health_checks[${i}]`, report);
+    checkHealthCheck(obj(hc) ?? {}, `${p}.health_checks[${i}]`, report);
   }
 }
 
@@ -73,7 +73,8 @@ const CLUSTER_FIELDS: FieldTable = {
   cluster_type: notYet('custom cluster types'),
   // Compiled by compileClusterTls (src/tls), with the transport socket.
   tls_context: 'act',
-  ...acting('health_checks', 'outlier_detection'),
+  health_checks: notYet('active health checking'),
+  outlier_detection: notYet('outlier detection'),
   lb_subset_config: notYet('subset load balancing'),
   original_dst_lb_config: notYet('ORIGINAL_DST load balancing'),
   lrs_server: notYet('load reporting (LRS)'),
@@ -98,13 +99,22 @@ function refuseUnservedKinds(
   lbPolicy: string,
   report: Report,
 ): void {
-  if (type === 'EDS')
-    report.unsupported(`${p}.type`, 'EDS clusters need endpoint discovery (xDS), which is not implemented');
   if (type === 'ORIGINAL_DST') report.unsupported(`${p}.type`, 'ORIGINAL_DST clusters are not implemented');
   if (lbPolicy === 'LOAD_BALANCING_POLICY_CONFIG')
     report.unsupported(`${p}.lb_policy`, 'LOAD_BALANCING_POLICY_CONFIG is not implemented');
   const common = obj(cluster.common_lb_config);
   if (common) checkFields(common, `${p}.common_lb_config`, report, COMMON_LB_FIELDS, 'CommonLbConfig');
+}
+
+const EDS_CLUSTER_FIELDS: FieldTable = acting('eds_config', 'service_name');
+
+function checkEdsConfig(eds: JsonObject | undefined, p: string, report: Report): void {
+  if (!eds || eds.eds_config === undefined) {
+    report.error(`${p}.eds_config`, 'required field missing: where the endpoints come from', 'missing');
+    return;
+  }
+  checkFields(eds, p, report, EDS_CLUSTER_FIELDS, 'EdsClusterConfig');
+  compileConfigSource(obj(eds.eds_config) ?? {}, `${p}.eds_config`, report);
 }
 
 function checkLbConfig(cluster: JsonObject, p: string, lbPolicy: string, report: Report): void {
@@ -157,22 +167,7 @@ function checkMembers(cluster: JsonObject, p: string, type: string, report: Repo
   if (hosts.length > 0 && assignment) {
     report.warn(`${p}.hosts`, 'ignored: load_assignment is also set and overrides the deprecated hosts');
   }
-  const groups = list(assignment?.endpoints);
-  let members = assignment ? 0 : hosts.length;
-  groups.forEach((group, g) => {
-    const locality = obj(group) ?? {};
-    const gp = `${p}.load_assignment.endpoints[${g}]`;
-    if (int(locality.load_balancing_weight, 1) < 1) {
-      report.error(`${gp}.load_balancing_weight`, 'must be >= 1');
-    }
-    list(locality.lb_endpoints).forEach((endpoint, e) => {
-      members++;
-      const le = obj(endpoint) ?? {};
-      if (int(le.load_balancing_weight, 1) < 1) {
-        report.error(`${gp}.lb_endpoints[${e}].load_balancing_weight`, 'must be >= 1');
-      }
-    });
-  });
+  const members = assignment ? checkLoadAssignment(assignment, `${p}.load_assignment`, report) : hosts.length;
   if (MEMBERS_REQUIRED.has(type) && !assignment && hosts.length === 0) {
     report.error(p, `a ${type} cluster needs members: set load_assignment (or the deprecated hosts)`);
   }
@@ -182,4 +177,70 @@ function checkMembers(cluster: JsonObject, p: string, type: string, report: Repo
   if (type === 'ORIGINAL_DST' && members > 0) {
     report.error(p, 'an ORIGINAL_DST cluster takes no members (its hosts come from connections)');
   }
+}
+
+/**
+ * The rules of a `ClusterLoadAssignment` beyond its shape, for a cluster's `load_assignment`
+ * and for one discovered by EDS alike; returns how many members it lists.
+ */
+export function checkLoadAssignment(assignment: JsonObject, p: string, report: Report): number {
+  let members = 0;
+  list(assignment.endpoints).forEach((group, g) => {
+    const locality = obj(group) ?? {};
+    const gp = `${p}.endpoints[${g}]`;
+    if (int(locality.load_balancing_weight, 1) < 1) {
+      report.error(`${gp}.load_balancing_weight`, 'must be >= 1');
+    }
+    list(locality.lb_endpoints).forEach((endpoint, e) => {
+      members++;
+      const le = obj(endpoint) ?? {};
+      if (int(le.load_balancing_weight, 1) < 1) {
+        report.error(`${gp}.lb_endpoints[${e}].load_balancing_weight`, 'must be >= 1');
+      }
+      const address = obj(obj(le.endpoint)?.address);
+      const socket = obj(address?.socket_address);
+      if (!address?.pipe && !socket?.address)
+        report.error(
+          `${gp}.lb_endpoints[${e}].endpoint.address.socket_address.address`,
+          'required field missing: every endpoint needs an address',
+          'missing',
+        );
+    });
+  });
+  return members;
+}
+
+const OUTLIER_PERCENTS = [
+  'max_ejection_percent',
+  'enforcing_consecutive_5xx',
+  'enforcing_success_rate',
+  'enforcing_consecutive_gateway_failure',
+  'enforcing_consecutive_local_origin_failure',
+  'enforcing_local_origin_success_rate',
+  'failure_percentage_threshold',
+  'enforcing_failure_percentage',
+  'enforcing_failure_percentage_local_origin',
+];
+
+function checkOutlierDetection(od: JsonObject | undefined, p: string, report: Report): void {
+  if (!od) return;
+  for (const key of OUTLIER_PERCENTS) {
+    if (od[key] !== undefined && Number(od[key]) > 100)
+      report.error(`${p}.${key}`, `${od[key]} is not in 0..100`);
+  }
+}
+
+function checkHealthCheck(hc: JsonObject, p: string, report: Report): void {
+  for (const key of ['timeout', 'interval', 'unhealthy_threshold', 'healthy_threshold']) {
+    if (hc[key] === undefined) report.error(`${p}.${key}`, 'required field missing');
+  }
+  for (const key of ['timeout', 'interval']) {
+    if (hc[key] === '0s') report.error(`${p}.${key}`, 'must be greater than 0s');
+  }
+  const checkers = ['http_health_check', 'tcp_health_check', 'grpc_health_check', 'custom_health_check'];
+  if (!checkers.some((k) => hc[k] !== undefined)) {
+    report.error(p, `needs one health checker: ${checkers.join(', ')}`);
+  }
+  const http = obj(hc.http_health_check);
+  if (http && !http.path) report.error(`${p}.http_health_check.path`, 'required field missing');
 }

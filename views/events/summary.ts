@@ -157,6 +157,32 @@ const SUMMARIZERS: Summarizers = {
   'stats/recent-lookups-enabled': () => about('recent stat-name lookups recorded from now on'),
   'stats/recent-lookups-disabled': () => about('recent stat-name lookups no longer recorded'),
   'stats/recent-lookups-cleared': () => about('recent stat-name lookups cleared'),
+  'discovery/accepted': (e) =>
+    about(
+      `${e.kind.toUpperCase()} update accepted (version ${e.versionInfo || 'none'}): ${some(e.names, 4)}`,
+      {
+        clusters: e.kind === 'cds' || e.kind === 'eds' ? e.names : [],
+        listeners: e.kind === 'lds' ? e.names : [],
+      },
+    ),
+  'discovery/fetch-timed-out': (e) =>
+    about(`${e.kind.toUpperCase()} gave no first answer in time; no longer waited for: ${some(e.names, 4)}`, {
+      clusters: e.kind === 'cds' || e.kind === 'eds' ? e.names : [],
+      listeners: e.kind === 'lds' ? e.names : [],
+    }),
+  'listener/added': (e) =>
+    about(`listener ${e.listener.name} added by discovery (version ${e.versionInfo || 'none'})`, {
+      listeners: [e.listener.name],
+    }),
+  'listener/removed': (e) =>
+    about(
+      `listener ${e.name} removed by discovery (version ${e.versionInfo || 'none'}): it drains, then closes`,
+      {
+        listeners: [e.name],
+      },
+    ),
+  'route/config-set': (e) =>
+    about(`route table ${e.routeConfig.name} set (version ${e.versionInfo || 'none'})`),
 };
 
 /**

@@ -1,0 +1,42 @@
+import type { JsonObject, RawListener } from './config.js';
+import { defineEvent } from './define.js';
+
+/** The resource kinds of xDS: clusters, endpoints, listeners, route tables. */
+export type DiscoveryKind = 'cds' | 'eds' | 'lds' | 'rds';
+
+/**
+ * A discovery response accepted (ACKed) at `versionInfo`; the resources it changed arrive as
+ * their own events just before it. `names` are the resources it carried.
+ */
+export const discoveryAccepted = defineEvent('discovery/accepted').withPayload<{
+  kind: DiscoveryKind;
+  versionInfo: string;
+  names: string[];
+}>();
+
+/**
+ * `initial_fetch_timeout` passed before the first response for these resources: they stop
+ * holding initialisation (a warming cluster becomes active with no members).
+ */
+export const discoveryTimedOut = defineEvent('discovery/fetch-timed-out').withPayload<{
+  kind: DiscoveryKind;
+  names: string[];
+}>();
+
+/** A listener from listener discovery (a new name, or a changed config of one it added). */
+export const listenerAdded = defineEvent('listener/added').withPayload<{
+  listener: RawListener;
+  versionInfo: string;
+}>();
+
+/** A discovered listener left the discovery response: it drains, then closes. */
+export const listenerRemoved = defineEvent('listener/removed').withPayload<{
+  name: string;
+  versionInfo: string;
+}>();
+
+/** A route table from route discovery; HTTP connection managers naming it use it for new requests. */
+export const routeConfigSet = defineEvent('route/config-set').withPayload<{
+  routeConfig: JsonObject & { name: string };
+  versionInfo: string;
+}>();

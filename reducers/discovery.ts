@@ -1,0 +1,77 @@
+import type { Draft } from 'immer';
+import type { RawCluster } from '../events/index.js';
+import { entryOf, withEntry } from './names.js';
+import type { On } from './on.js';
+import type { ListenerEntry, RouteConfigEntry, State } from './state.js';
+
+/** The EDS service name a cluster subscribes to: `eds_cluster_config.service_name`, else its name. */
+export function edsServiceName(cluster: RawCluster): string {
+  const eds = cluster.eds_cluster_config as { service_name?: string } | undefined;
+  return eds?.service_name || cluster.name;
+}
+
+/** A discovered EDS cluster warms until its first endpoints (or its initial fetch timeout). */
+export function warmOnAdded(draft: Draft<State>, env: On<'cluster/added'>): void {
+  const cluster = entryOf(draft.clusters, env.event.cluster.name);
+  if (cluster && env.event.addedViaApi && env.event.cluster.type === 'EDS') cluster.warming = true;
+}
+
+/** A config change of a warming cluster leaves it warming: its endpoints are still to come. */
+export function stayWarm(draft: Draft<State>, name: string, warming: boolean): void {
+  const cluster = entryOf(draft.clusters, name);
+  if (cluster && warming) cluster.warming = true;
+}
+
+/** Members arrived: the cluster is warm. */
+export function warmedByMembers(draft: Draft<State>, env: On<'endpoints/hosts-set'>): void {
+  const cluster = entryOf(draft.clusters, env.event.cluster);
+  if (cluster?.warming) delete cluster.warming;
+}
+
+export function onDiscoveryAccepted(draft: Draft<State>, env: On<'discovery/accepted'>): void {
+  const { kind, versionInfo } = env.event;
+  draft.discovery.versions[kind] = versionInfo;
+  if (kind === 'cds') draft.clusterManager.versionInfo = versionInfo;
+}
+
+/** Clusters whose endpoints did not come in time stop warming, as with their first endpoints. */
+export function onDiscoveryTimedOut(draft: Draft<State>, env: On<'discovery/fetch-timed-out'>): void {
+  if (env.event.kind !== 'eds') return;
+  const names = new Set(env.event.names);
+  for (const cluster of Object.values(draft.clusters)) {
+    if (cluster.warming && names.has(edsServiceName(cluster.config as RawCluster))) delete cluster.warming;
+  }
+}
+
+export function onListenerAdded(draft: Draft<State>, env: On<'listener/added'>): void {
+  const { listener, versionInfo } = env.event;
+  const existing = entryOf(draft.listeners, listener.name);
+  draft.listeners = withEntry<ListenerEntry>(draft.listeners, listener.name, {
+    name: listener.name,
+    config: listener,
+    lastUpdated: env.at,
+    // A changed listener keeps its socket: the manager swaps its filter chains in place.
+    boundAddress: existing?.boundAddress ?? null,
+    state: existing && existing.state !== 'failed' ? existing.state : 'pending',
+    error: null,
+    discovered: { versionInfo },
+  });
+}
+
+export function onListenerRemoved(draft: Draft<State>, env: On<'listener/removed'>): void {
+  if (Object.hasOwn(draft.listeners, env.event.name)) delete draft.listeners[env.event.name];
+}
+
+export function onRouteConfigSet(draft: Draft<State>, env: On<'route/config-set'>): void {
+  const { routeConfig, versionInfo } = env.event;
+  draft.discovery.routes = withEntry<RouteConfigEntry>(
+    draft.discovery.routes as Record<string, RouteConfigEntry>,
+    routeConfig.name,
+    {
+      name: routeConfig.name,
+      config: routeConfig,
+      versionInfo,
+      lastUpdated: env.at,
+    },
+  );
+}

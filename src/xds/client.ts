@@ -1,0 +1,421 @@
+/**
+ * The xDS client: an edge that watches what the snapshot says should be discovered (CDS and
+ * LDS from `dynamic_resources`, EDS for each EDS cluster, RDS for each HCM with `rds`), keeps
+ * the streams that carry it, and turns every response into events (accepted or rejected).
+ * It runs once, in the primary; workers fold the events it dispatches.
+ */
+import {
+  clusterAdded,
+  clusterRemoved,
+  clusterUpdated,
+  type DiscoveryKind,
+  discoveryAccepted,
+  discoveryTimedOut,
+  hostsSet,
+  listenerAdded,
+  listenerRemoved,
+  type RawCluster,
+  type RawListener,
+  routeConfigSet,
+  updateRejected,
+} from '../../events/index.js';
+import { edsServiceName } from '../../reducers/discovery.js';
+import { configuredEndpoints } from '../../reducers/hosts.js';
+import type { State } from '../../reducers/index.js';
+import { clusterStatName } from '../../reducers/settings/cluster.js';
+import { objectOf } from '../../reducers/settings/values.js';
+import { disabledExtensions } from '../bootstrap/extensions.js';
+import { Report } from '../bootstrap/report.js';
+import type { Options } from '../cli/options.js';
+import type { Store } from '../control/store.js';
+import type { Loggers } from '../logging/loggers.js';
+import type { StatsStore } from '../stats/store.js';
+import { hostsChange } from '../upstream/host-diff.js';
+import { VERSION } from '../version.js';
+import {
+  type ConfigSourceSpec,
+  compileApiConfigSource,
+  configSourceOf,
+  type GrpcSource,
+} from './config-source.js';
+import { rdsNamesOf } from './rds-names.js';
+import { type DecodedResource, decodeResources } from './resources.js';
+import { XdsStream } from './stream.js';
+import type { DiscoveryResponse } from './types.js';
+import { METHODS, RESOURCE_NAME, type ResourceKind, TYPE_URLS } from './types.js';
+import { nodeMessage } from './wire.js';
+
+/** One type on one stream: the names wanted (null: all) and the source's fetch timeout. */
+interface Want {
+  kind: ResourceKind;
+  source: ConfigSourceSpec;
+  names: Set<string> | null;
+}
+
+export interface XdsClient {
+  /** Resolves once every initial fetch is done or timed out (the server may go LIVE). */
+  readonly initialized: Promise<void>;
+  close(): void;
+}
+
+/** The part of the server context discovery runs on. */
+export interface XdsContext {
+  readonly options: Options;
+  readonly store: Store;
+  readonly stats: StatsStore;
+  readonly log: Loggers;
+  onShutdown(step: () => Promise<void> | void): void;
+}
+
+const clients = new WeakMap<XdsContext, XdsClient>();
+
+/** Resolves once the server's discovery is initialised (at once when it runs none). */
+export function discoveryInitialized(ctx: XdsContext): Promise<void> {
+  return clients.get(ctx)?.initialized ?? Promise.resolve();
+}
+
+/**
+ * Starts discovery for the snapshot's bootstrap (stopped at shutdown); with nothing to
+ * discover it is initialised at once.
+ */
+export function startXds(ctx: XdsContext): XdsClient {
+  const client = createXdsClient(ctx);
+  clients.set(ctx, client);
+  ctx.onShutdown(() => client.close());
+  return client;
+}
+
+function createXdsClient(ctx: XdsContext): XdsClient {
+  const log = ctx.log.get('upstream');
+  const bootstrap = ctx.store.state.bootstrap?.config ?? {};
+  const dynamic = objectOf(bootstrap.dynamic_resources);
+  const adsReport = new Report('dynamic_resources.ads_config');
+  const ads: GrpcSource | null =
+    dynamic.ads_config !== undefined
+      ? (compileApiConfigSource(objectOf(dynamic.ads_config), '', adsReport) ?? null)
+      : null;
+  const nodeConfig = objectOf(bootstrap.node);
+  const node = nodeMessage(
+    {
+      ...nodeConfig,
+      ...(ctx.options.serviceNode ? { id: ctx.options.serviceNode } : {}),
+      ...(ctx.options.serviceCluster ? { cluster: ctx.options.serviceCluster } : {}),
+    },
+    VERSION,
+  );
+  const walk = {
+    allowUnknown: !ctx.options.rejectUnknownDynamicFields,
+    disabled: disabledExtensions(ctx.options.disableExtensions ?? []).disabled,
+  };
+  const streams = new Map<string, XdsStream>();
+  const connected = new Set<XdsStream>();
+  const connectedState = ctx.stats.gauge('control_plane.connected_state', 'NeverImport');
+  const picks = new Map<string, number>();
+
+  // Initialisation: every target wanted before it is done holds it until its first
+  // response (accepted or rejected) or its source's initial_fetch_timeout.
+  let initDone = false;
+  let resolveInit: () => void = () => {};
+  const initialized = new Promise<void>((resolve) => {
+    resolveInit = resolve;
+  });
+  const initTargets = new Map<string, NodeJS.Timeout | null>();
+  const seenTargets = new Set<string>();
+  const targetKey = (kind: ResourceKind, name: string | null) => `${kind}:${name ?? '*'}`;
+
+  function addTarget(kind: ResourceKind, name: string | null, timeoutMs: number): void {
+    const key = targetKey(kind, name);
+    if (initDone || seenTargets.has(key)) return;
+    seenTargets.add(key);
+    const timer =
+      timeoutMs > 0
+        ? setTimeout(() => {
+            log.warn({ kind, name }, `${kind.toUpperCase()} initial fetch timed out after ${timeoutMs} ms`);
+            if (name !== null) ctx.store.dispatch(discoveryTimedOut({ kind, names: [name] }), kind);
+            targetDone(kind, name);
+          }, timeoutMs)
+        : null;
+    timer?.unref();
+    initTargets.set(key, timer);
+  }
+
+  function targetDone(kind: ResourceKind, name: string | null): void {
+    const key = targetKey(kind, name);
+    const timer = initTargets.get(key);
+    if (timer === undefined) return;
+    if (timer) clearTimeout(timer);
+    initTargets.delete(key);
+    // A response may add targets through the events it dispatches: check once they are in.
+    queueMicrotask(checkInit);
+  }
+
+  function checkInit(): void {
+    if (initDone || initTargets.size > 0) return;
+    initDone = true;
+    resolveInit();
+  }
+
+  function grpcOf(source: ConfigSourceSpec): GrpcSource | null {
+    return source.kind === 'ads' ? ads : source.grpc;
+  }
+
+  /** The management server to dial: the next member of its static cluster. */
+  function targetOf(cluster: string): string | null {
+    const hosts = ctx.store.state.clusters[cluster]?.hosts ?? [];
+    if (hosts.length === 0) return null;
+    const n = picks.get(cluster) ?? 0;
+    picks.set(cluster, n + 1);
+    const host = hosts[n % hosts.length]!;
+    return host.ip.includes(':') ? `[${host.ip}]:${host.port}` : `${host.ip}:${host.port}`;
+  }
+
+  function streamFor(kind: ResourceKind, source: ConfigSourceSpec): XdsStream | null {
+    const grpc = grpcOf(source);
+    if (!grpc) return null;
+    const key = source.kind === 'ads' ? 'ads' : `${grpc.cluster}|${grpc.transport}|${kind}`;
+    let stream = streams.get(key);
+    if (!stream) {
+      const created = new XdsStream({
+        method: METHODS[grpc.transport][source.kind === 'ads' ? 'ads' : kind],
+        target: () => targetOf(grpc.cluster),
+        node,
+        nodeOnFirstOnly: grpc.nodeOnFirstOnly,
+        log,
+        onConnected: (up) => {
+          if (up) connected.add(created);
+          else connected.delete(created);
+          connectedState.set(connected.size > 0 ? 1 : 0);
+        },
+      });
+      stream = created;
+      streams.set(key, stream);
+    }
+    return stream;
+  }
+
+  /** What the snapshot says should be discovered, by type URL per stream key. */
+  function wants(state: State): Want[] {
+    const out = new Map<string, Want>();
+    const want = (kind: ResourceKind, source: ConfigSourceSpec | null, name: string | null) => {
+      if (!source) return;
+      const grpc = grpcOf(source);
+      const key = `${source.kind === 'ads' ? 'ads' : grpc?.cluster}|${TYPE_URLS[source.resourceVersion][kind]}`;
+      let w = out.get(key);
+      if (!w) {
+        w = { kind, source, names: name === null ? null : new Set() };
+        out.set(key, w);
+      }
+      if (name !== null) w.names?.add(name);
+    };
+    if (dynamic.cds_config !== undefined) want('cds', configSourceOf(objectOf(dynamic.cds_config)), null);
+    if (dynamic.lds_config !== undefined) want('lds', configSourceOf(objectOf(dynamic.lds_config)), null);
+    for (const cluster of Object.values(state.clusters)) {
+      if (cluster.config.type !== 'EDS') continue;
+      const eds = objectOf(objectOf(cluster.config.eds_cluster_config).eds_config);
+      want('eds', configSourceOf(eds), edsServiceName(cluster.config));
+    }
+    for (const listener of Object.values(state.listeners)) {
+      for (const { name, configSource } of rdsNamesOf(listener.config))
+        want('rds', configSourceOf(configSource), name);
+    }
+    return [...out.values()];
+  }
+
+  let lastClusters: State['clusters'] | null = null;
+  let lastListeners: State['listeners'] | null = null;
+  let active = new Map<XdsStream, Set<string>>();
+
+  function reconcile(state: State): void {
+    if (state.clusters === lastClusters && state.listeners === lastListeners) return;
+    lastClusters = state.clusters;
+    lastListeners = state.listeners;
+    const next = new Map<XdsStream, Set<string>>();
+    for (const w of wants(state)) {
+      const stream = streamFor(w.kind, w.source);
+      if (!stream) continue;
+      const typeUrl = TYPE_URLS[w.source.resourceVersion][w.kind];
+      if (w.names === null) addTarget(w.kind, null, w.source.initialFetchTimeoutMs);
+      else for (const name of w.names) addTarget(w.kind, name, w.source.initialFetchTimeoutMs);
+      stream.watch(typeUrl, w.names ? [...w.names] : null, (response) => onResponse(w.kind, response));
+      const urls = next.get(stream) ?? new Set<string>();
+      urls.add(typeUrl);
+      next.set(stream, urls);
+    }
+    for (const [stream, urls] of active) {
+      for (const url of urls) if (!next.get(stream)?.has(url)) stream.unwatch(url);
+    }
+    for (const [key, stream] of streams) {
+      if (!next.has(stream)) {
+        stream.close();
+        streams.delete(key);
+        connected.delete(stream);
+      }
+    }
+    active = next;
+    queueMicrotask(checkInit);
+  }
+
+  function onResponse(kind: ResourceKind, response: DiscoveryResponse): string | null {
+    const version = response.version_info;
+    const scope = ctx.stats.scope(kind === 'cds' ? 'cluster_manager.cds' : 'listener_manager.lds');
+    const managed = kind === 'cds' || kind === 'lds';
+    const decoded = decodeResources(kind, response.resources, walk);
+    const errors: string[] = [];
+    for (const bad of decoded.rejected) {
+      errors.push(...bad.errors);
+      ctx.store.dispatch(
+        updateRejected({
+          resource: RESOURCE_NAME[kind],
+          name: bad.name,
+          versionInfo: version,
+          errors: bad.errors,
+        }),
+        kind,
+      );
+    }
+    if (managed) scope.counter('update_attempt').inc();
+    if (errors.length === 0 || managed) errors.push(...apply(kind, decoded, version));
+    if (kind === 'eds') countEndpointUpdate(decoded, errors.length > 0);
+    // The initial fetch is over either way: a rejected update still ends the wait.
+    if (kind === 'cds' || kind === 'lds') targetDone(kind, null);
+    for (const r of decoded.resources) targetDone(kind, r.name);
+    // An empty response answers every name watched (none of them has resources yet).
+    if (response.resources.length === 0)
+      for (const key of [...initTargets.keys()])
+        if (key.startsWith(`${kind}:`)) targetDone(kind, key.slice(kind.length + 1));
+    for (const r of decoded.rejected) targetDone(kind, r.name);
+    if (errors.length > 0) {
+      if (managed) scope.counter('update_rejected').inc();
+      log.warn({ kind, version }, `${kind.toUpperCase()} update rejected: ${errors.join('; ')}`);
+      return errors.join('; ');
+    }
+    if (managed) scope.counter('update_success').inc();
+    ctx.store.dispatch(
+      discoveryAccepted({
+        kind: kind as DiscoveryKind,
+        versionInfo: version,
+        names: decoded.resources.map((r) => r.name),
+      }),
+      kind,
+    );
+    return null;
+  }
+
+  /**
+   * Applies what compiled. EDS and RDS apply only a wholly valid response (its resources
+   * change together); CDS and LDS apply the valid resources and NACK the rest, which keep
+   * their last good config. Returns findings only the whole state can tell.
+   */
+  function apply(
+    kind: ResourceKind,
+    decoded: { resources: DecodedResource[]; rejected: Array<{ name: string }> },
+    version: string,
+  ): string[] {
+    switch (kind) {
+      case 'eds':
+        applyEndpoints(decoded.resources, version);
+        return [];
+      case 'cds':
+        return applyClusters(decoded.resources, new Set(decoded.rejected.map((r) => r.name)), version);
+      case 'lds':
+        return applyListeners(decoded.resources, new Set(decoded.rejected.map((r) => r.name)), version);
+      case 'rds':
+        for (const r of decoded.resources)
+          ctx.store.dispatch(
+            routeConfigSet({ routeConfig: { ...r.config, name: r.name }, versionInfo: version }),
+            'rds',
+          );
+        return [];
+    }
+  }
+
+  function applyEndpoints(resources: DecodedResource[], version: string): void {
+    const byService = new Map(resources.map((r) => [r.name, r.config]));
+    for (const entry of Object.values(ctx.store.state.clusters)) {
+      if (entry.config.type !== 'EDS') continue;
+      const assignment = byService.get(edsServiceName(entry.config));
+      if (!assignment) continue;
+      const scope = ctx.stats.scope(`cluster.${clusterStatName(entry.config)}`);
+      const hosts = configuredEndpoints({ name: entry.name, load_assignment: assignment });
+      if (hosts.length === 0) scope.counter('update_empty').inc();
+      const event =
+        hostsChange(entry.name, entry.hosts, hosts, version) ??
+        (entry.warming ? hostsSet({ cluster: entry.name, hosts, versionInfo: version }) : null);
+      if (event) ctx.store.dispatch(event, 'eds');
+      else scope.counter('update_no_rebuild').inc();
+    }
+  }
+
+  /** `cluster.<name>.update_attempt` and `update_success` or `update_rejected` of each cluster the response named. */
+  function countEndpointUpdate(
+    decoded: { resources: DecodedResource[]; rejected: Array<{ name: string }> },
+    rejected: boolean,
+  ): void {
+    const names = new Set([...decoded.resources, ...decoded.rejected].map((r) => r.name));
+    for (const entry of Object.values(ctx.store.state.clusters)) {
+      if (entry.config.type !== 'EDS' || !names.has(edsServiceName(entry.config))) continue;
+      const scope = ctx.stats.scope(`cluster.${clusterStatName(entry.config)}`);
+      scope.counter('update_attempt').inc();
+      scope.counter(rejected ? 'update_rejected' : 'update_success').inc();
+    }
+  }
+
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+  function applyClusters(resources: DecodedResource[], failed: Set<string>, version: string): string[] {
+    const errors: string[] = [];
+    const state = ctx.store.state;
+    const named = new Set(resources.map((r) => r.name));
+    for (const { name, config } of resources) {
+      const existing = state.clusters[name];
+      const cluster = config as RawCluster;
+      if (existing && !existing.addedViaApi) {
+        errors.push(`Cluster '${name}': a static cluster of the bootstrap; discovery cannot change it`);
+        continue;
+      }
+      if (!existing)
+        ctx.store.dispatch(clusterAdded({ cluster, addedViaApi: true, versionInfo: version }), 'cds');
+      else if (!same(existing.config, cluster))
+        ctx.store.dispatch(clusterUpdated({ cluster, versionInfo: version }), 'cds');
+    }
+    for (const entry of Object.values(state.clusters)) {
+      if (entry.addedViaApi && !named.has(entry.name) && !failed.has(entry.name))
+        ctx.store.dispatch(clusterRemoved({ name: entry.name, versionInfo: version }), 'cds');
+    }
+    return errors;
+  }
+
+  function applyListeners(resources: DecodedResource[], failed: Set<string>, version: string): string[] {
+    const errors: string[] = [];
+    const state = ctx.store.state;
+    const named = new Set(resources.map((r) => r.name));
+    for (const { name, config } of resources) {
+      const existing = state.listeners[name];
+      if (existing && !existing.discovered) {
+        errors.push(`Listener '${name}': a static listener of the bootstrap; discovery cannot change it`);
+        continue;
+      }
+      if (!existing || !same(existing.config, config))
+        ctx.store.dispatch(listenerAdded({ listener: config as RawListener, versionInfo: version }), 'lds');
+    }
+    for (const entry of Object.values(state.listeners)) {
+      if (entry.discovered && !named.has(entry.name) && !failed.has(entry.name))
+        ctx.store.dispatch(listenerRemoved({ name: entry.name, versionInfo: version }), 'lds');
+    }
+    return errors;
+  }
+
+  if (adsReport.failed) log.error({ errors: adsReport.errors }, 'dynamic_resources.ads_config is not served');
+  const subscription = ctx.store.state$.subscribe(reconcile);
+  queueMicrotask(checkInit);
+  return {
+    initialized,
+    close() {
+      subscription.unsubscribe();
+      for (const timer of initTargets.values()) if (timer) clearTimeout(timer);
+      for (const stream of streams.values()) stream.close();
+      streams.clear();
+      resolveInit();
+    },
+  };
+}

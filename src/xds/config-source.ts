@@ -1,0 +1,191 @@
+/**
+ * The compile step of `core.ConfigSource` and `core.ApiConfigSource`: where a discovered
+ * resource comes from, as a typed value the xDS client serves. `--mode validate` and serve
+ * run the same functions.
+ */
+import type { Json, JsonObject } from '../../events/config.js';
+import { durationMs, objectOf } from '../../reducers/settings/values.js';
+import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
+import { fieldPath, Report } from '../bootstrap/report.js';
+
+export type ApiVersion = 'V2' | 'V3';
+
+/** A gRPC management server: a static cluster, spoken to in one transport version. */
+export interface GrpcSource {
+  cluster: string;
+  transport: ApiVersion;
+  /** `set_node_on_first_message_only`: the node goes in the first request of a stream only. */
+  nodeOnFirstOnly: boolean;
+}
+
+/** A compiled `ConfigSource`: its own stream (`grpc`) or the shared ADS stream (`ads`). */
+export type ConfigSourceSpec = {
+  resourceVersion: ApiVersion;
+  initialFetchTimeoutMs: number;
+} & ({ kind: 'ads' } | { kind: 'grpc'; grpc: GrpcSource });
+
+/** `initial_fetch_timeout` when unset, as in the reference. */
+export const DEFAULT_INITIAL_FETCH_TIMEOUT_MS = 15_000;
+
+const CONFIG_SOURCE_FIELDS: FieldTable = {
+  ...acting('api_config_source', 'ads', 'initial_fetch_timeout', 'resource_api_version'),
+  path: notYet('file config sources (path)'),
+  self: notYet('self config sources'),
+};
+
+const API_CONFIG_SOURCE_FIELDS: FieldTable = {
+  ...acting('api_type', 'transport_api_version', 'grpc_services', 'set_node_on_first_message_only'),
+  cluster_names: notYet('REST config sources (cluster_names)'),
+  refresh_delay: notYet('REST config sources (refresh_delay)'),
+  request_timeout: notYet('REST config sources (request_timeout)'),
+  rate_limit_settings: 'advise',
+};
+
+const GRPC_SERVICE_FIELDS: FieldTable = {
+  ...acting('envoy_grpc'),
+  google_grpc: notYet('google_grpc (use envoy_grpc with a static cluster)'),
+  timeout: 'advise',
+  initial_metadata: notYet('initial_metadata on xDS streams'),
+};
+
+/** `ApiVersion` by name; AUTO and unset mean V2, as in the reference's 1.15 release. */
+function apiVersion(value: Json | undefined): ApiVersion {
+  return value === 'V3' ? 'V3' : 'V2';
+}
+
+/**
+ * An `ApiConfigSource` (inside a ConfigSource, or `dynamic_resources.ads_config`): gRPC
+ * with one `envoy_grpc` service. Undefined with findings in `report` otherwise.
+ */
+export function compileApiConfigSource(
+  config: JsonObject,
+  path: string,
+  report: Report,
+): GrpcSource | undefined {
+  checkFields(config, path, report, API_CONFIG_SOURCE_FIELDS, 'ApiConfigSource');
+  const apiType = typeof config.api_type === 'string' ? config.api_type : 'UNSUPPORTED_REST_LEGACY';
+  if (apiType !== 'GRPC') {
+    report.unsupported(
+      fieldPath(path, 'api_type'),
+      `api_type ${apiType} is not implemented (use GRPC, or ads with dynamic_resources.ads_config)`,
+    );
+    return undefined;
+  }
+  const services = Array.isArray(config.grpc_services) ? config.grpc_services : [];
+  if (services.length !== 1) {
+    report.error(
+      fieldPath(path, 'grpc_services'),
+      `api_type GRPC takes exactly one grpc_services entry (found ${services.length})`,
+      services.length === 0 ? 'missing' : 'invalid',
+    );
+    return undefined;
+  }
+  const servicePath = `${path}.grpc_services[0]`;
+  const service = objectOf(services[0]);
+  checkFields(service, servicePath, report, GRPC_SERVICE_FIELDS, 'GrpcService');
+  const cluster = objectOf(service.envoy_grpc).cluster_name;
+  if (service.envoy_grpc !== undefined && (typeof cluster !== 'string' || cluster === '')) {
+    report.error(`${servicePath}.envoy_grpc.cluster_name`, 'required field missing', 'missing');
+    return undefined;
+  }
+  if (typeof cluster !== 'string') return undefined;
+  return {
+    cluster,
+    transport: apiVersion(config.transport_api_version),
+    nodeOnFirstOnly: config.set_node_on_first_message_only === true,
+  };
+}
+
+/**
+ * A `ConfigSource`. `ads` needs `dynamic_resources.ads_config`, which the bootstrap-level
+ * step checks (it sees both).
+ */
+export function compileConfigSource(
+  config: JsonObject,
+  path: string,
+  report: Report,
+): ConfigSourceSpec | undefined {
+  checkFields(config, path, report, CONFIG_SOURCE_FIELDS, 'ConfigSource');
+  const common = {
+    resourceVersion: apiVersion(config.resource_api_version),
+    initialFetchTimeoutMs: durationMs(config.initial_fetch_timeout, DEFAULT_INITIAL_FETCH_TIMEOUT_MS),
+  };
+  if (config.ads !== undefined) return { ...common, kind: 'ads' };
+  if (config.api_config_source !== undefined) {
+    const grpc = compileApiConfigSource(
+      objectOf(config.api_config_source),
+      fieldPath(path, 'api_config_source'),
+      report,
+    );
+    return grpc ? { ...common, kind: 'grpc', grpc } : undefined;
+  }
+  if (config.path === undefined && config.self === undefined)
+    report.error(path, 'needs a source: api_config_source, ads or path', 'missing');
+  return undefined;
+}
+
+const memo = new WeakMap<JsonObject, ConfigSourceSpec | null>();
+
+/**
+ * The compiled source of a config already validated at load (or when it was discovered);
+ * memoised by identity, as snapshot configs are frozen.
+ */
+export function configSourceOf(config: JsonObject): ConfigSourceSpec | null {
+  let spec = memo.get(config);
+  if (spec === undefined) {
+    const report = new Report('config source');
+    const compiled = compileConfigSource(config, '', report);
+    spec = compiled && !report.failed ? compiled : null;
+    memo.set(config, spec);
+  }
+  return spec;
+}
+
+const DYNAMIC_RESOURCES_FIELDS: FieldTable = acting('lds_config', 'cds_config', 'ads_config');
+
+/**
+ * `dynamic_resources`, and what only the whole bootstrap can tell: an `ads` source needs
+ * `ads_config`, and a gRPC source names a static cluster (the management server must be
+ * reachable before anything is discovered).
+ */
+export function checkBootstrapSources(bootstrap: JsonObject, report: Report): void {
+  const dynamic = objectOf(bootstrap.dynamic_resources);
+  checkFields(dynamic, 'dynamic_resources', report, DYNAMIC_RESOURCES_FIELDS, 'DynamicResources');
+  const sources: Array<{ path: string; spec: ConfigSourceSpec | GrpcSource | undefined }> = [];
+  for (const key of ['lds_config', 'cds_config']) {
+    if (dynamic[key] === undefined) continue;
+    const path = `dynamic_resources.${key}`;
+    sources.push({ path, spec: compileConfigSource(objectOf(dynamic[key]), path, report) });
+  }
+  if (dynamic.ads_config !== undefined) {
+    const path = 'dynamic_resources.ads_config';
+    sources.push({ path, spec: compileApiConfigSource(objectOf(dynamic.ads_config), path, report) });
+  }
+  const clusters = (objectOf(bootstrap.static_resources).clusters ?? []) as Json[];
+  const statics = new Set<string>();
+  clusters.forEach((c, i) => {
+    const cluster = objectOf(c);
+    if (typeof cluster.name === 'string' && cluster.type !== 'EDS') statics.add(cluster.name);
+    const eds = objectOf(cluster.eds_cluster_config).eds_config;
+    // The cluster's own compile step reported this source's findings; only cross-checks here.
+    if (eds !== undefined)
+      sources.push({
+        path: `static_resources.clusters[${i}].eds_cluster_config.eds_config`,
+        spec: configSourceOf(objectOf(eds)) ?? undefined,
+      });
+  });
+  for (const { path, spec } of sources) {
+    if (!spec) continue;
+    if ('kind' in spec && spec.kind === 'ads') {
+      if (dynamic.ads_config === undefined)
+        report.error(fieldPath(path, 'ads'), 'ads needs dynamic_resources.ads_config', 'missing');
+      continue;
+    }
+    const grpc = 'kind' in spec ? (spec.kind === 'grpc' ? spec.grpc : undefined) : spec;
+    if (grpc && !statics.has(grpc.cluster))
+      report.error(
+        path,
+        `management cluster '${grpc.cluster}' is not a static, non-EDS cluster of static_resources`,
+      );
+  }
+}

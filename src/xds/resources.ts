@@ -1,0 +1,87 @@
+/**
+ * A discovery response's resources, decoded and compiled by the same steps as static
+ * config: each `Any` is decoded by its type URL, walked into the canonical form, then run
+ * through its kind's compile function. Findings name the resource and the field.
+ */
+import type { JsonObject } from '../../events/config.js';
+import { canonicalMessage, type WalkContext } from '../bootstrap/canonical.js';
+import { messageToJson } from '../bootstrap/decode.js';
+import { Report } from '../bootstrap/report.js';
+import { nameOf, typeForUrl } from '../bootstrap/schema.js';
+import { checkLoadAssignment, validateCluster } from '../bootstrap/validate-cluster.js';
+import { compileListener } from '../dataplane/listeners/config.js';
+import { compileRouteTable } from '../dataplane/router/table.js';
+import { kindOfTypeUrl, MESSAGE_OF, RESOURCE_NAME, type ResourceKind, type WireResource } from './types.js';
+
+export interface DecodedResource {
+  name: string;
+  config: JsonObject;
+}
+
+export interface DecodedResponse {
+  /** Resources that compiled, in response order. */
+  resources: DecodedResource[];
+  /** Resources that did not: their names (`#<index>` when not even the name was read) and findings. */
+  rejected: Array<{ name: string; errors: string[] }>;
+}
+
+/** The name field of each kind (a ClusterLoadAssignment is named by `cluster_name`). */
+function nameOfResource(kind: ResourceKind, config: JsonObject): string {
+  const name = kind === 'eds' ? config.cluster_name : config.name;
+  return typeof name === 'string' ? name : '';
+}
+
+function compile(kind: ResourceKind, config: JsonObject, report: Report): void {
+  switch (kind) {
+    case 'eds':
+      checkLoadAssignment(config, '', report);
+      return;
+    case 'cds':
+      validateCluster(config, '', report);
+      return;
+    case 'lds':
+      compileListener(config, '', report);
+      return;
+    case 'rds':
+      compileRouteTable(config, '', report);
+      return;
+  }
+}
+
+export function decodeResources(
+  kind: ResourceKind,
+  resources: readonly WireResource[],
+  walk: Omit<WalkContext, 'report'>,
+): DecodedResponse {
+  const out: DecodedResponse = { resources: [], rejected: [] };
+  const seen = new Set<string>();
+  resources.forEach((resource, index) => {
+    const report = new Report(`${RESOURCE_NAME[kind]} #${index}`);
+    const type = typeForUrl(resource.type_url);
+    if (kindOfTypeUrl(resource.type_url) !== kind || !type || nameOf(type) !== `.${MESSAGE_OF[kind]}`) {
+      report.error('', `type_url ${resource.type_url} is not a ${RESOURCE_NAME[kind]}`);
+      out.rejected.push({ name: `#${index}`, errors: report.errors });
+      return;
+    }
+    let config: JsonObject | undefined;
+    try {
+      const json = messageToJson(type, type.decode(resource.value) as unknown as Record<string, unknown>);
+      config = canonicalMessage(json, type, '', { ...walk, report });
+    } catch (err) {
+      report.error('', `cannot decode: ${(err as Error).message}`);
+    }
+    const name = config ? nameOfResource(kind, config) : '';
+    if (name) report.label = `${RESOURCE_NAME[kind]} '${name}'`;
+    if (config && !name)
+      report.error(kind === 'eds' ? 'cluster_name' : 'name', 'required field missing', 'missing');
+    if (name && seen.has(name))
+      report.error('name', `duplicate ${RESOURCE_NAME[kind]} '${name}' in one response`);
+    seen.add(name);
+    if (config && name) compile(kind, config, report);
+    // The compile steps join paths as `${base}.field`; a resource is its own base here.
+    for (const problem of report.problems) problem.path = problem.path.replace(/^\./, '');
+    if (config && !report.failed) out.resources.push({ name, config });
+    else out.rejected.push({ name: name || `#${index}`, errors: report.errors });
+  });
+  return out;
+}

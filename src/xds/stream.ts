@@ -1,0 +1,180 @@
+import * as grpc from '@grpc/grpc-js';
+import type bunyan from 'bunyan';
+import type { DiscoveryRequest, DiscoveryResponse } from './types.js';
+import { decodeResponse, encodeRequest } from './wire.js';
+
+/** `google.rpc.Code.INVALID_ARGUMENT`: the code of a NACK's `error_detail`, as the reference sends. */
+const INVALID_ARGUMENT = 3;
+const BACKOFF_BASE_MS = 500;
+const BACKOFF_MAX_MS = 30_000;
+
+/** What the owner of a stream does with a response: null accepts it, a message rejects it. */
+export type ResponseHandler = (response: DiscoveryResponse) => string | null;
+
+interface Watch {
+  typeUrl: string;
+  /** null: every resource of the type (CDS, LDS). */
+  names: string[] | null;
+  /** `version_info` of the last accepted response: what a NACK and a re-subscription send. */
+  version: string;
+  /** Nonce of the last response on this connection; empty after a reconnect. */
+  nonce: string;
+  onResponse: ResponseHandler;
+}
+
+export interface StreamOptions {
+  /** The method path (`/envoy.service.discovery.v2.AggregatedDiscoveryService/...`). */
+  method: string;
+  /** The management server to dial now (`ip:port`), null while its cluster has no member. */
+  target: () => string | null;
+  node: Record<string, unknown>;
+  nodeOnFirstOnly: boolean;
+  log: bunyan;
+  /** Connected (a response arrived) or not, for `control_plane.connected_state`. */
+  onConnected: (connected: boolean) => void;
+}
+
+/**
+ * One state-of-the-world xDS stream: one type (a per-type service) or several (ADS). Each
+ * type has its own version and nonce; every response is answered with an ACK (its version
+ * and nonce) or a NACK (the last accepted version, its nonce, and `error_detail`). A broken
+ * stream is redialled with jittered exponential backoff and every watch re-sent with the
+ * versions accepted so far.
+ */
+export class XdsStream {
+  private readonly watches = new Map<string, Watch>();
+  private client: grpc.Client | null = null;
+  private call: grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private failures = 0;
+  private sentNode = false;
+  private closed = false;
+
+  constructor(private readonly options: StreamOptions) {}
+
+  /** Starts (or changes) the watch of one type; sent at once when the stream is up. */
+  watch(typeUrl: string, names: string[] | null, onResponse: ResponseHandler): void {
+    const existing = this.watches.get(typeUrl);
+    const sorted = names ? [...names].sort() : null;
+    if (existing) {
+      existing.onResponse = onResponse;
+      if (JSON.stringify(existing.names) === JSON.stringify(sorted)) return;
+      existing.names = sorted;
+      this.send(existing);
+      return;
+    }
+    const watch: Watch = { typeUrl, names: sorted, version: '', nonce: '', onResponse };
+    this.watches.set(typeUrl, watch);
+    if (this.call) this.send(watch);
+    else this.connectSoon(0);
+  }
+
+  /** Stops watching a type: the server is told the type's names are now none. */
+  unwatch(typeUrl: string): void {
+    const watch = this.watches.get(typeUrl);
+    if (!watch) return;
+    this.watches.delete(typeUrl);
+    if (watch.names !== null) this.send({ ...watch, names: [] });
+  }
+
+  get empty(): boolean {
+    return this.watches.size === 0;
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.hangUp();
+  }
+
+  private hangUp(): void {
+    const call = this.call;
+    this.call = null;
+    call?.removeAllListeners();
+    call?.on('error', () => {});
+    call?.cancel();
+    this.client?.close();
+    this.client = null;
+  }
+
+  private connectSoon(delayMs: number): void {
+    if (this.closed || this.timer || this.call) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.connect();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private connect(): void {
+    if (this.closed || this.watches.size === 0) return;
+    const target = this.options.target();
+    if (!target) {
+      this.retry('the management cluster has no member');
+      return;
+    }
+    const client = new grpc.Client(target, grpc.credentials.createInsecure());
+    const call = client.makeBidiStreamRequest(this.options.method, encodeRequest, decodeResponse);
+    this.client = client;
+    this.call = call;
+    this.sentNode = false;
+    for (const watch of this.watches.values()) {
+      watch.nonce = '';
+      this.send(watch);
+    }
+    call.on('data', (response: DiscoveryResponse) => this.onResponse(response));
+    call.on('error', (err: grpc.ServiceError) => this.onEnd(call, `${err.code}: ${err.details}`));
+    call.on('end', () => this.onEnd(call, 'stream ended by the server'));
+  }
+
+  private onEnd(call: grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>, why: string): void {
+    if (call !== this.call) return;
+    this.hangUp();
+    this.options.onConnected(false);
+    this.retry(why);
+  }
+
+  private retry(why: string): void {
+    this.failures++;
+    const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (this.failures - 1));
+    const delay = Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+    this.options.log.warn(
+      { method: this.options.method, retryInMs: delay },
+      `xDS stream to ${this.options.target() ?? '(no member)'} closed: ${why}`,
+    );
+    this.connectSoon(delay);
+  }
+
+  private onResponse(response: DiscoveryResponse): void {
+    this.failures = 0;
+    this.options.onConnected(true);
+    const watch = this.watches.get(response.type_url);
+    if (!watch) {
+      this.options.log.debug({ typeUrl: response.type_url }, 'xDS response for a type not watched');
+      return;
+    }
+    watch.nonce = response.nonce;
+    let error: string | null;
+    try {
+      error = watch.onResponse(response);
+    } catch (err) {
+      error = `update failed: ${(err as Error).message}`;
+    }
+    if (error === null) watch.version = response.version_info;
+    this.send(watch, error);
+  }
+
+  private send(watch: Watch, error: string | null = null): void {
+    if (!this.call) return;
+    const request: DiscoveryRequest = {
+      version_info: watch.version,
+      resource_names: watch.names ?? [],
+      type_url: watch.typeUrl,
+      response_nonce: watch.nonce,
+    };
+    if (!this.options.nodeOnFirstOnly || !this.sentNode) request.node = this.options.node;
+    this.sentNode = true;
+    if (error !== null) request.error_detail = { code: INVALID_ARGUMENT, message: error };
+    this.call.write(request);
+  }
+}

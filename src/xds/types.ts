@@ -1,0 +1,91 @@
+/**
+ * The xDS vocabulary: resource kinds, their type URLs and the gRPC methods that carry them,
+ * in both API versions. The v3 messages have the v2 messages' field numbers, so one set of
+ * message types (the loader's schema) decodes both.
+ */
+import type { ApiVersion } from './config-source.js';
+
+export type ResourceKind = 'cds' | 'eds' | 'lds' | 'rds';
+
+export const RESOURCE_KINDS: readonly ResourceKind[] = ['cds', 'eds', 'lds', 'rds'];
+
+/** The message each kind decodes to, by its v2 name in the loader's schema. */
+export const MESSAGE_OF: Record<ResourceKind, string> = {
+  cds: 'envoy.api.v2.Cluster',
+  eds: 'envoy.api.v2.ClusterLoadAssignment',
+  lds: 'envoy.api.v2.Listener',
+  rds: 'envoy.api.v2.RouteConfiguration',
+};
+
+/** The short message name, as findings and rejected updates name a resource. */
+export const RESOURCE_NAME: Record<ResourceKind, string> = {
+  cds: 'Cluster',
+  eds: 'ClusterLoadAssignment',
+  lds: 'Listener',
+  rds: 'RouteConfiguration',
+};
+
+const PREFIX = 'type.googleapis.com/';
+
+export const TYPE_URLS: Record<ApiVersion, Record<ResourceKind, string>> = {
+  V2: {
+    cds: `${PREFIX}envoy.api.v2.Cluster`,
+    eds: `${PREFIX}envoy.api.v2.ClusterLoadAssignment`,
+    lds: `${PREFIX}envoy.api.v2.Listener`,
+    rds: `${PREFIX}envoy.api.v2.RouteConfiguration`,
+  },
+  V3: {
+    cds: `${PREFIX}envoy.config.cluster.v3.Cluster`,
+    eds: `${PREFIX}envoy.config.endpoint.v3.ClusterLoadAssignment`,
+    lds: `${PREFIX}envoy.config.listener.v3.Listener`,
+    rds: `${PREFIX}envoy.config.route.v3.RouteConfiguration`,
+  },
+};
+
+/** The kind a type URL names, in either version. */
+export function kindOfTypeUrl(url: string): ResourceKind | undefined {
+  for (const version of ['V2', 'V3'] as const) {
+    for (const kind of RESOURCE_KINDS) if (TYPE_URLS[version][kind] === url) return kind;
+  }
+  return undefined;
+}
+
+/** The bidirectional state-of-the-world methods: ADS, and one service per kind. */
+export const METHODS: Record<ApiVersion, Record<ResourceKind | 'ads', string>> = {
+  V2: {
+    ads: '/envoy.service.discovery.v2.AggregatedDiscoveryService/StreamAggregatedResources',
+    cds: '/envoy.api.v2.ClusterDiscoveryService/StreamClusters',
+    eds: '/envoy.api.v2.EndpointDiscoveryService/StreamEndpoints',
+    lds: '/envoy.api.v2.ListenerDiscoveryService/StreamListeners',
+    rds: '/envoy.api.v2.RouteDiscoveryService/StreamRoutes',
+  },
+  V3: {
+    ads: '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources',
+    cds: '/envoy.service.cluster.v3.ClusterDiscoveryService/StreamClusters',
+    eds: '/envoy.service.endpoint.v3.EndpointDiscoveryService/StreamEndpoints',
+    lds: '/envoy.service.listener.v3.ListenerDiscoveryService/StreamListeners',
+    rds: '/envoy.service.route.v3.RouteDiscoveryService/StreamRoutes',
+  },
+};
+
+/** A resource as it travels: an `Any`. */
+export interface WireResource {
+  type_url: string;
+  value: Uint8Array;
+}
+
+export interface DiscoveryRequest {
+  version_info: string;
+  node?: Record<string, unknown>;
+  resource_names: string[];
+  type_url: string;
+  response_nonce: string;
+  error_detail?: { code: number; message: string };
+}
+
+export interface DiscoveryResponse {
+  version_info: string;
+  resources: WireResource[];
+  type_url: string;
+  nonce: string;
+}

@@ -1,0 +1,272 @@
+/**
+ * A small state-of-the-world xDS management server for tests: ADS and the per-type services,
+ * v2 and v3, on one gRPC port. Tests set resources (as proto3 JSON, the form a bootstrap is
+ * written in) per kind; every stream subscribed to a kind gets the new state at once. Every
+ * request is recorded, so tests can wait for an ACK or a NACK and read its `error_detail`.
+ * Requests answering a nonce older than the last one sent on their stream are ignored.
+ */
+import * as grpc from '@grpc/grpc-js';
+import protobuf from 'protobufjs';
+import { fieldOf } from '../../src/bootstrap/canonical.js';
+import { messageType, typeForUrl } from '../../src/bootstrap/schema.js';
+import {
+  type DiscoveryRequest,
+  type DiscoveryResponse,
+  kindOfTypeUrl,
+  MESSAGE_OF,
+  METHODS,
+  RESOURCE_KINDS,
+  type ResourceKind,
+  TYPE_URLS,
+  type WireResource,
+} from '../../src/xds/types.js';
+import { decodeRequest, encodeResponse } from '../../src/xds/wire.js';
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+/** One request as the server saw it, with the stream it came on. */
+export interface SeenRequest extends DiscoveryRequest {
+  stream: number;
+  method: string;
+  /** True when the request answered a response (its nonce was the last one sent). */
+  answers: boolean;
+}
+
+const WRAPPERS = new Set([
+  'Double',
+  'Float',
+  'Int64',
+  'UInt64',
+  'Int32',
+  'UInt32',
+  'Bool',
+  'String',
+  'Bytes',
+]);
+
+function jsonValue(json: Json): Record<string, unknown> {
+  if (json === null) return { nullValue: 0 };
+  if (typeof json === 'number') return { numberValue: json };
+  if (typeof json === 'string') return { stringValue: json };
+  if (typeof json === 'boolean') return { boolValue: json };
+  if (Array.isArray(json)) return { listValue: { values: json.map(jsonValue) } };
+  return {
+    structValue: { fields: Object.fromEntries(Object.entries(json).map(([k, v]) => [k, jsonValue(v)])) },
+  };
+}
+
+/** proto3 JSON (durations as strings, `Any` with `@type`, bare wrappers) to a protobufjs object. */
+export function messageFromJson(type: protobuf.Type, json: Json): Record<string, unknown> {
+  const name = type.fullName;
+  if (name === '.google.protobuf.Duration') {
+    const m = /^(\d+)(?:\.(\d{1,9}))?s$/.exec(String(json));
+    if (!m) throw new Error(`bad duration ${JSON.stringify(json)}`);
+    return { seconds: Number(m[1]), nanos: m[2] ? Number(m[2].padEnd(9, '0')) : 0 };
+  }
+  if (name === '.google.protobuf.Any') {
+    const { '@type': url, ...rest } = json as JsonObject;
+    const inner = typeForUrl(String(url));
+    if (!inner) throw new Error(`unknown @type ${String(url)}`);
+    const body = inner.fullName.startsWith('.google.protobuf.') ? (rest.value as Json) : rest;
+    return { type_url: url, value: inner.encode(inner.fromObject(messageFromJson(inner, body))).finish() };
+  }
+  if (name === '.google.protobuf.Struct')
+    return (jsonValue(json).structValue ?? {}) as Record<string, unknown>;
+  if (name === '.google.protobuf.Value') return jsonValue(json);
+  if (name.startsWith('.google.protobuf.') && WRAPPERS.has(name.slice(17, -5))) return { value: json };
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(json as JsonObject)) {
+    const field = fieldOf(type, key);
+    if (!field) throw new Error(`${name} has no field ${key}`);
+    const resolved = field.resolve().resolvedType;
+    const convert = (v: Json) => (resolved instanceof protobuf.Type ? messageFromJson(resolved, v) : v);
+    if (field.map)
+      out[field.name] = Object.fromEntries(
+        Object.entries(value as JsonObject).map(([k, v]) => [k, convert(v)]),
+      );
+    else if (field.repeated) out[field.name] = (Array.isArray(value) ? value : [value]).map(convert);
+    else out[field.name] = convert(value);
+  }
+  return out;
+}
+
+/** A resource as the server sends it: the v2 message's bytes under the version's type URL. */
+export function wireResource(
+  kind: ResourceKind,
+  json: JsonObject,
+  version: 'V2' | 'V3' = 'V2',
+): WireResource {
+  const type = messageType(MESSAGE_OF[kind]);
+  const value = type.encode(type.fromObject(messageFromJson(type, json))).finish();
+  return { type_url: TYPE_URLS[version][kind], value };
+}
+
+const nameOf = (kind: ResourceKind, json: JsonObject) =>
+  String(kind === 'eds' ? json.cluster_name : json.name);
+
+interface Sub {
+  names: string[];
+  /** Last nonce sent for the type on this stream. */
+  nonce: string;
+  typeUrl: string;
+}
+
+interface Conn {
+  id: number;
+  method: string;
+  call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>;
+  subs: Map<ResourceKind, Sub>;
+}
+
+export class XdsServer {
+  readonly requests: SeenRequest[] = [];
+  private readonly resources = new Map<ResourceKind, { version: string; items: Map<string, JsonObject> }>();
+  private readonly conns = new Set<Conn>();
+  private readonly waiters = new Set<() => void>();
+  private server: grpc.Server | null = null;
+  private nextStream = 1;
+  private nextNonce = 1;
+  /** Resources of the next responses are written with this version's type URLs. */
+  wireVersion: 'V2' | 'V3' = 'V2';
+  port = 0;
+
+  /** Listens on 127.0.0.1 (`port` 0 picks one; a restart passes the old one). */
+  static async start(port = 0): Promise<XdsServer> {
+    const server = new XdsServer();
+    await server.listen(port);
+    return server;
+  }
+
+  async listen(port: number): Promise<void> {
+    const server = new grpc.Server();
+    const service: Record<string, grpc.MethodDefinition<DiscoveryRequest, DiscoveryResponse>> = {};
+    const handlers: grpc.UntypedServiceImplementation = {};
+    for (const version of ['V2', 'V3'] as const) {
+      for (const [kind, path] of Object.entries(METHODS[version])) {
+        const key = `${version}_${kind}`;
+        service[key] = {
+          path,
+          requestStream: true,
+          responseStream: true,
+          requestSerialize: () => Buffer.alloc(0),
+          requestDeserialize: decodeRequest,
+          responseSerialize: encodeResponse,
+          responseDeserialize: () => ({ version_info: '', resources: [], type_url: '', nonce: '' }),
+          originalName: key,
+        };
+        handlers[key] = (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) =>
+          this.onStream(call, path);
+      }
+    }
+    server.addService(service, handlers);
+    this.port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
+        err ? reject(err) : resolve(bound),
+      ),
+    );
+    this.server = server;
+  }
+
+  /** Replaces every resource of a kind at `version` and pushes it to every subscriber. */
+  set(kind: ResourceKind, items: JsonObject[], version: string): void {
+    this.resources.set(kind, { version, items: new Map(items.map((i) => [nameOf(kind, i), i])) });
+    for (const conn of this.conns) if (conn.subs.has(kind)) this.push(conn, kind);
+  }
+
+  /** Resolves with the first request (from now on or already seen after `from`) matching. */
+  async waitFor(match: (r: SeenRequest) => boolean, timeoutMs = 10_000, from = 0): Promise<SeenRequest> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const hit = this.requests.slice(from).find(match);
+      if (hit) return hit;
+      if (Date.now() > deadline) {
+        const seen = this.requests.map(
+          (r) => `${r.type_url} v=${r.version_info} n=${r.response_nonce} ${r.error_detail?.message ?? ''}`,
+        );
+        throw new Error(`no matching xDS request within ${timeoutMs} ms; seen:\n${seen.join('\n')}`);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 50);
+        this.waiters.add(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** An ACK of `version` for `kind`. */
+  ack(kind: ResourceKind, version: string, timeoutMs?: number): Promise<SeenRequest> {
+    return this.waitFor(
+      (r) => r.answers && kindOfTypeUrl(r.type_url) === kind && r.version_info === version && !r.error_detail,
+      timeoutMs,
+    );
+  }
+
+  /** A NACK for `kind` sent after request number `from`. */
+  nack(kind: ResourceKind, timeoutMs?: number, from = 0): Promise<SeenRequest> {
+    return this.waitFor(
+      (r) => r.answers && kindOfTypeUrl(r.type_url) === kind && !!r.error_detail,
+      timeoutMs,
+      from,
+    );
+  }
+
+  get streams(): number {
+    return this.conns.size;
+  }
+
+  /** Stops at once: every stream is cut, as when a management server dies. */
+  async stop(): Promise<void> {
+    for (const conn of this.conns) conn.call.destroy();
+    this.conns.clear();
+    this.server?.forceShutdown();
+    this.server = null;
+  }
+
+  private onStream(call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>, method: string): void {
+    const conn: Conn = { id: this.nextStream++, method, call, subs: new Map() };
+    this.conns.add(conn);
+    call.on('data', (request: DiscoveryRequest) => this.onRequest(conn, request));
+    call.on('error', () => this.conns.delete(conn));
+    call.on('end', () => {
+      this.conns.delete(conn);
+      call.end();
+    });
+  }
+
+  private onRequest(conn: Conn, request: DiscoveryRequest): void {
+    const fixed = RESOURCE_KINDS.find((k) => METHODS.V2[k] === conn.method || METHODS.V3[k] === conn.method);
+    const kind = kindOfTypeUrl(request.type_url) ?? fixed;
+    const sub = kind ? conn.subs.get(kind) : undefined;
+    const answers = !!sub && request.response_nonce !== '' && request.response_nonce === sub.nonce;
+    this.requests.push({ ...request, stream: conn.id, method: conn.method, answers });
+    for (const wake of this.waiters) wake();
+    this.waiters.clear();
+    if (!kind) return;
+    // A request naming an older nonce was overtaken by a newer response: ignored.
+    if (sub && request.response_nonce !== '' && request.response_nonce !== sub.nonce) return;
+    const names = [...request.resource_names].sort();
+    const changed = !sub || JSON.stringify(sub.names) !== JSON.stringify(names);
+    conn.subs.set(kind, { names, nonce: sub?.nonce ?? '', typeUrl: request.type_url || TYPE_URLS.V2[kind] });
+    // First request of a type, or new names: send the state. An ACK or NACK alone gets nothing.
+    if (changed || request.response_nonce === '') this.push(conn, kind);
+  }
+
+  private push(conn: Conn, kind: ResourceKind): void {
+    const state = this.resources.get(kind);
+    const sub = conn.subs.get(kind);
+    if (!state || !sub) return;
+    const wildcard = kind === 'cds' || kind === 'lds' ? sub.names.length === 0 : false;
+    const items = [...state.items.values()].filter((i) => wildcard || sub.names.includes(nameOf(kind, i)));
+    const version = sub.typeUrl === TYPE_URLS.V3[kind] ? 'V3' : this.wireVersion;
+    sub.nonce = String(this.nextNonce++);
+    conn.call.write({
+      version_info: state.version,
+      resources: items.map((i) => wireResource(kind, i, version)),
+      type_url: TYPE_URLS[version][kind],
+      nonce: sub.nonce,
+    });
+  }
+}
