@@ -107,7 +107,7 @@ function optionalPositive(hc: JsonObject, key: string, fallback: number, p: stri
 /** A `HealthCheck.Payload`: hex `text` or base64 `binary` (proto3 JSON bytes). */
 function payloadOf(value: Json | undefined, p: string, report: Report): Buffer | null {
   const payload = objectOf(value);
-  checkFields(payload, p, report, PAYLOAD_FIELDS, 'HealthCheck.Payload');
+  checkFields(payload, p, report, PAYLOAD_FIELDS, 'core.HealthCheck.Payload');
   if (typeof payload.text === 'string') {
     if (payload.text === '' || !/^([0-9a-fA-F]{2})+$/.test(payload.text)) {
       report.error(`${p}.text`, 'must be a non-empty even-length hex string');
@@ -121,7 +121,7 @@ function payloadOf(value: Json | undefined, p: string, report: Report): Buffer |
 }
 
 function httpChecker(http: JsonObject, p: string, report: Report): HttpCheckSettings {
-  checkFields(http, p, report, HTTP_CHECK_FIELDS, 'HealthCheck.HttpHealthCheck');
+  checkFields(http, p, report, HTTP_CHECK_FIELDS, 'core.HealthCheck.HttpHealthCheck');
   const path = stringOr(http.path, '');
   if (!path) report.error(`${p}.path`, 'required field missing', 'missing');
   const codec = stringOr(http.codec_client_type, 'HTTP1');
@@ -158,7 +158,7 @@ function httpChecker(http: JsonObject, p: string, report: Report): HttpCheckSett
 }
 
 function tcpChecker(tcp: JsonObject, p: string, report: Report): TcpCheckSettings {
-  checkFields(tcp, p, report, TCP_CHECK_FIELDS, 'HealthCheck.TcpHealthCheck');
+  checkFields(tcp, p, report, TCP_CHECK_FIELDS, 'core.HealthCheck.TcpHealthCheck');
   const receive: Buffer[] = [];
   list(tcp.receive).forEach((payload, i) => {
     const bytes = payloadOf(payload, `${p}.receive[${i}]`, report);
@@ -178,7 +178,13 @@ function checkerOf(hc: JsonObject, p: string, report: Report): CheckerSettings {
     return tcpChecker(objectOf(hc.tcp_health_check), `${p}.tcp_health_check`, report);
   if (hc.grpc_health_check !== undefined) {
     const grpc = objectOf(hc.grpc_health_check);
-    checkFields(grpc, `${p}.grpc_health_check`, report, GRPC_CHECK_FIELDS, 'HealthCheck.GrpcHealthCheck');
+    checkFields(
+      grpc,
+      `${p}.grpc_health_check`,
+      report,
+      GRPC_CHECK_FIELDS,
+      'core.HealthCheck.GrpcHealthCheck',
+    );
     return {
       kind: 'grpc',
       serviceName: stringOr(grpc.service_name, ''),
@@ -210,7 +216,7 @@ function threshold(hc: JsonObject, key: string, p: string, report: Report): numb
  * `--mode validate` and by the health-check edge alike; served only when the report is clean.
  */
 export function compileHealthCheck(hc: JsonObject, p: string, report: Report): HealthCheckSettings {
-  checkFields(hc, p, report, HEALTH_CHECK_FIELDS, 'HealthCheck');
+  checkFields(hc, p, report, HEALTH_CHECK_FIELDS, 'core.HealthCheck');
   const intervalMs = requiredPositive(hc, 'interval', p, report);
   const unhealthyIntervalMs = optionalPositive(hc, 'unhealthy_interval', intervalMs, p, report);
   return {
@@ -295,7 +301,7 @@ const OUTLIER_FIELDS: FieldTable = {
 
 /** Compiles a cluster's `outlier_detection` (canonical form); `p` names it in findings. */
 export function compileOutlierDetection(od: JsonObject, p: string, report: Report): OutlierSettings {
-  checkFields(od, p, report, OUTLIER_FIELDS, 'OutlierDetection');
+  checkFields(od, p, report, OUTLIER_FIELDS, 'cluster.OutlierDetection');
   const out = {
     intervalMs: optionalPositive(od, 'interval', 10_000, p, report),
     baseEjectionTimeMs: optionalPositive(od, 'base_ejection_time', 30_000, p, report),
@@ -309,6 +315,16 @@ export function compileOutlierDetection(od: JsonObject, p: string, report: Repor
   }
   return out;
 }
+
+/** The field tables of the health messages, by the message name their findings use. */
+export const FIELD_TABLES = {
+  'core.HealthCheck': HEALTH_CHECK_FIELDS,
+  'core.HealthCheck.HttpHealthCheck': HTTP_CHECK_FIELDS,
+  'core.HealthCheck.TcpHealthCheck': TCP_CHECK_FIELDS,
+  'core.HealthCheck.GrpcHealthCheck': GRPC_CHECK_FIELDS,
+  'core.HealthCheck.Payload': PAYLOAD_FIELDS,
+  'cluster.OutlierDetection': OUTLIER_FIELDS,
+};
 
 /** What a cluster's health settings compile to; `null` parts are not configured. */
 export interface ClusterHealthSettings {
