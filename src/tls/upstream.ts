@@ -63,10 +63,8 @@ export function dial(target: DialTarget, onReady?: () => void): net.Socket {
     opts.localAddress = target.localAddress;
     if (target.localPort) opts.localPort = target.localPort;
   }
-  if (target.keepAlive) {
-    opts.keepAlive = true;
-    opts.keepAliveInitialDelay = target.keepAliveInitialDelayMs;
-  }
+  // Set before connecting, as `connect()` ignores the `keepAlive` option in Node 20.
+  if (target.keepAlive) raw.setKeepAlive(true, target.keepAliveInitialDelayMs);
   raw.connect(opts);
   const ctx = target.tls;
   if (!ctx) {

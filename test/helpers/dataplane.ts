@@ -62,6 +62,7 @@ export function staticClusters(ctx: ServerContext): ClusterLookup {
         settings,
         hosts: members,
         scope: ctx.stats.scope(`cluster.${settings.statName}`),
+        config: entry.config,
         lb: {
           choose() {
             const host = members[next % members.length];

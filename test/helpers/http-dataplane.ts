@@ -57,6 +57,7 @@ export function testCluster(ctx: ServerContext, raw: RawCluster, addresses: stri
     hosts,
     lb: { choose: () => (hosts.length === 0 ? null : (hosts[next++ % hosts.length] as UpstreamHost)) },
     scope: ctx.stats.scope(`cluster.${settings.statName}`),
+    config: raw,
   };
 }
 

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 import { type ClusterTraffic, type Count, type RequestCount, trafficOf } from '../pool/cluster-traffic.js';
-import { connectOptionsOf } from '../pool/connect-options.js';
 import { poolFor } from '../pool/index.js';
 import type {
   PoolContext,
@@ -220,7 +219,7 @@ export class Exchange implements UpstreamHandler {
       cluster,
       host,
       traffic: t,
-      connect: connectOptionsOf(this.hcm.deps.ctx.store.state.clusters[cluster.name]?.config),
+      connector: t.connector,
     };
     const perTry = this.retry?.perTryTimeoutMs ?? 0;
     if (perTry > 0) this.tryTimer = setTimeout(() => this.onTimeout(true), perTry);

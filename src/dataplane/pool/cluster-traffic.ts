@@ -1,6 +1,7 @@
 import type { Priority, Thresholds } from '../../../reducers/settings/cluster.js';
 import type { Counter, Gauge, Histogram, Scope, StatsStore } from '../../stats/store.js';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
+import { Connector } from './connector.js';
 
 /** The circuit breaker gauges of one priority (`circuit_breakers.<default|high>.`). */
 class BreakerGauges {
@@ -71,6 +72,9 @@ export class ClusterTraffic {
   readonly flowResumed: Counter;
   /** The breaker thresholds of the newest runtime of the cluster. */
   limits: Thresholds;
+  /** Opens the cluster's connections as its newest runtime says. */
+  connector: Connector;
+  readonly scope: Scope;
   private readonly codes = new Map<number, Counter>();
   private readonly classes: Counter[];
   private readonly breakers: BreakerGauges;
@@ -81,11 +85,10 @@ export class ClusterTraffic {
   requests = 0;
   retries = 0;
 
-  constructor(
-    readonly scope: Scope,
-    limits: Thresholds,
-  ) {
-    this.limits = limits;
+  constructor(cluster: ClusterRuntime) {
+    const scope = cluster.scope;
+    this.scope = scope;
+    this.limits = cluster.settings.thresholds.DEFAULT;
     const c = (n: string) => scope.counter(n);
     this.rqTotal = c('upstream_rq_total');
     this.rqCompleted = c('upstream_rq_completed');
@@ -130,6 +133,13 @@ export class ClusterTraffic {
     this.classes = [1, 2, 3, 4, 5].map((n) => c(`upstream_rq_${n}xx`));
     this.breakers = new BreakerGauges(scope, 'DEFAULT');
     new BreakerGauges(scope, 'HIGH');
+    this.connector = new Connector(cluster, this.cxConnectTimeout);
+  }
+
+  /** Takes the thresholds and connection settings of a rebuilt runtime of the cluster. */
+  follow(cluster: ClusterRuntime): void {
+    this.limits = cluster.settings.thresholds.DEFAULT;
+    this.connector = new Connector(cluster, this.cxConnectTimeout);
   }
 
   /** Counts a response code: `upstream_rq_<code>`, `upstream_rq_<N>xx`, `upstream_rq_completed`. */
@@ -307,21 +317,20 @@ const byPrefix = new WeakMap<StatsStore, Map<string, ClusterTraffic>>();
 /**
  * The traffic record of a cluster: one WeakMap hit per request by runtime object, else the
  * record of its stat prefix in its stats store, so a rebuilt runtime keeps its counts (and
- * brings its new breaker thresholds).
+ * brings its new breaker thresholds and connector).
  */
 export function trafficOf(cluster: ClusterRuntime): ClusterTraffic {
   const hit = byRuntime.get(cluster);
   if (hit) return hit;
-  const limits = cluster.settings.thresholds.DEFAULT;
   let prefixes = byPrefix.get(cluster.scope.store);
   if (!prefixes) {
     prefixes = new Map();
     byPrefix.set(cluster.scope.store, prefixes);
   }
   let traffic = prefixes.get(cluster.scope.prefix);
-  if (traffic) traffic.limits = limits;
+  if (traffic) traffic.follow(cluster);
   else {
-    traffic = new ClusterTraffic(cluster.scope, limits);
+    traffic = new ClusterTraffic(cluster);
     prefixes.set(cluster.scope.prefix, traffic);
   }
   byRuntime.set(cluster, traffic);

@@ -1,11 +1,8 @@
-import type * as net from 'node:net';
 import type { RawCluster } from '../../../events/config.js';
 import { durationMs, numberOr, objectOf } from '../../../reducers/settings/values.js';
 import { Report } from '../../bootstrap/report.js';
-import type { Scope } from '../../stats/store.js';
 import type { UpstreamTls } from '../../tls/context.js';
-import { compileClusterTls, type DialTarget, dial } from '../../tls/upstream.js';
-import type { PoolContext } from './types.js';
+import { compileClusterTls } from '../../tls/upstream.js';
 
 /** Socket options of upstream connections that `ClusterSettings` does not carry. */
 export interface ConnectOptions {
@@ -58,27 +55,4 @@ export function connectOptionsOf(raw: RawCluster | undefined): ConnectOptions {
   };
   cache.set(raw, opts);
   return opts;
-}
-
-/** Opens a connection to the pool's host; `onReady` as `dial` says (after the TLS handshake, if any). */
-export function dialHost(
-  pc: Pick<PoolContext, 'host' | 'connect'> & { cluster: { scope: Scope } },
-  http2: boolean,
-  onReady?: () => void,
-  socketOptions?: DialTarget['socketOptions'],
-): net.Socket {
-  const c = pc.connect;
-  const target: DialTarget = {
-    ip: pc.host.ip,
-    port: pc.host.port,
-    localAddress: c.localAddress,
-    localPort: c.localPort,
-    keepAlive: c.keepAlive,
-    keepAliveInitialDelayMs: c.keepAliveInitialDelayMs,
-    tls: c.tls,
-    scope: pc.cluster.scope,
-    http2,
-    socketOptions,
-  };
-  return dial(target, onReady);
 }

@@ -7,7 +7,6 @@ import {
   ResponseHeadParser,
 } from '../http/h1-parse.js';
 import type { ClusterTraffic, ConnectionCount, Count } from './cluster-traffic.js';
-import { dialHost } from './connect-options.js';
 import type {
   ConnectionPool,
   PoolContext,
@@ -95,7 +94,6 @@ class H1Connection {
   /** Response bytes arrived since the current request was sent. */
   private answered = false;
   private readonly count: ConnectionCount;
-  private timer: NodeJS.Timeout | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
   /** The idle timer counts only while this is set (the timer is reused between requests). */
   private idleArmed = false;
@@ -109,27 +107,16 @@ class H1Connection {
     public reserved: H1Request | null = null,
   ) {
     this.traffic = pc.traffic;
-    this.idleTimeoutMs = pc.connect.idleTimeoutMs;
-    this.socket = dialHost(pc, false, () => this.onConnect());
+    this.idleTimeoutMs = pc.connector.idleTimeoutMs;
+    this.socket = pc.connector.connect(pool.host, { onReady: () => this.onConnect() });
     this.count = this.traffic.beginConnection(pool.host, 'http1');
-    const timeoutMs = pc.cluster.settings.connectTimeoutMs;
-    if (timeoutMs > 0) this.timer = setTimeout(() => this.onConnectTimeout(), timeoutMs);
     this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
     this.socket.on('close', () => this.onClose());
     this.socket.on('error', () => {});
     this.socket.on('drain', () => this.current?.onWritable?.());
   }
 
-  private onConnectTimeout(): void {
-    this.timer = null;
-    if (this.connected) return;
-    this.traffic.cxConnectTimeout.inc();
-    this.socket.destroy();
-  }
-
   private onConnect(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
     this.connected = true;
     this.count.connected();
     this.pool.onIdle(this);
@@ -284,7 +271,6 @@ class H1Connection {
   private closeWith(local: boolean): void {
     if (this.closed) return;
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.count.end();
     const req = this.current;

@@ -1,6 +1,5 @@
 import * as http2 from 'node:http2';
 import type { Count } from './cluster-traffic.js';
-import { dialHost } from './connect-options.js';
 import type {
   ConnectionPool,
   PoolContext,
@@ -36,7 +35,7 @@ class H2Request implements UpstreamRequest {
       ':method': h.method,
       ':path': h.path,
       ':authority': h.authority,
-      ':scheme': pc.connect.tls ? 'https' : 'http',
+      ':scheme': pc.connector.tls ? 'https' : 'http',
     };
     for (let i = 0; i < h.headers.length; i += 2) {
       const name = h.headers[i] as string;
@@ -172,20 +171,11 @@ export class H2Pool implements ConnectionPool {
     this.openStreams = 0;
     this.connected = false;
     const session = http2.connect(`http://${host.ip.includes(':') ? `[${host.ip}]` : host.ip}:${host.port}`, {
-      createConnection: () => dialHost(pc, true),
+      createConnection: () => pc.connector.connect(host, { http2: true }),
     });
     this.session = session;
     const count = t.beginConnection(host, 'http2');
-    const timeoutMs = pc.cluster.settings.connectTimeoutMs;
-    const timer =
-      timeoutMs > 0
-        ? setTimeout(() => {
-            t.cxConnectTimeout.inc();
-            session.destroy();
-          }, timeoutMs)
-        : null;
     session.on('connect', () => {
-      if (timer) clearTimeout(timer);
       if (this.session !== session) return;
       this.connected = true;
       count.connected();
@@ -200,7 +190,6 @@ export class H2Pool implements ConnectionPool {
     });
     session.on('error', () => {});
     session.on('close', () => {
-      if (timer) clearTimeout(timer);
       count.end();
       if (this.session !== session) return;
       const wasConnected = this.connected;
@@ -230,7 +219,7 @@ export class H2Pool implements ConnectionPool {
 
   /** Starts (or restarts) the cluster's `common_http_protocol_options.idle_timeout`. */
   private armIdle(): void {
-    const ms = this.pc.connect.idleTimeoutMs;
+    const ms = this.pc.connector.idleTimeoutMs;
     if (ms <= 0) return;
     if (this.idleTimer) this.idleTimer.refresh();
     else this.idleTimer = setTimeout(() => this.onIdleTimeout(), ms).unref();

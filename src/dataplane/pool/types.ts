@@ -1,6 +1,6 @@
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 import type { ClusterTraffic } from './cluster-traffic.js';
-import type { ConnectOptions } from './connect-options.js';
+import type { Connector } from './connector.js';
 
 /** What the router sends upstream: the request head, already rewritten. */
 export interface UpstreamRequestHead {
@@ -54,7 +54,7 @@ export interface PoolContext {
   cluster: ClusterRuntime;
   host: UpstreamHost;
   traffic: ClusterTraffic;
-  connect: ConnectOptions;
+  connector: Connector;
 }
 
 /** A per-host connection pool (HTTP/1.1 or HTTP/2). */

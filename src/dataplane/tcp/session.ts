@@ -4,9 +4,8 @@ import type { ClusterRuntime } from '../../upstream/types.js';
 import type { AccessLogger } from '../access-log/config.js';
 import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
 import type { ClusterLookup } from '../http/types.js';
-import { connectOptionsOf, dialHost } from '../pool/connect-options.js';
-import { pickCluster, type TcpProxySettings } from './config.js';
 import { type ClusterTraffic, type ConnectionCount, trafficOf } from '../pool/cluster-traffic.js';
+import { pickCluster, type TcpProxySettings } from './config.js';
 import type { TcpProxyStats } from './stats.js';
 
 /** What every session of one `tcp_proxy` filter shares. */
@@ -34,7 +33,6 @@ export class TcpSession {
   private upstream: net.Socket | null = null;
   private cluster: ClusterRuntime | null = null;
   private cx: ClusterTraffic | null = null;
-  private connectTimer: NodeJS.Timeout | null = null;
   private closeTimer: NodeJS.Timeout | null = null;
   private upstreamConnected = false;
   private closingLocally = false;
@@ -107,24 +105,20 @@ export class TcpSession {
     }
     this.hostAddress = host.address;
     this.info.upstreamHost = host.address;
-    // `highWaterMark` (both directions) is what Node calls the per-connection buffer limit;
-    // its typings omit it from the constructor options although the stream honours it.
-    const options: net.SocketConstructorOpts & { highWaterMark: number } = {
+    // The connector's connect_timeout destroys the socket: its close is the failed attempt.
+    const upstream = cx.connector.connect(host, {
       allowHalfOpen: true,
-      highWaterMark: cluster.settings.perConnectionBufferLimitBytes,
-    };
-    const connect = connectOptionsOf(cluster.config);
-    const upstream = dialHost({ cluster, host, connect }, false, () => onReady(), options);
+      bufferLimit: true,
+      onReady: () => onReady(),
+    });
     this.upstream = upstream;
     const count = cx.beginConnection(host, 'tcp');
     this.upstreamConnected = false;
     let settled = false;
-    const failed = (timedOut: boolean) => {
+    const failed = () => {
       if (settled) return;
       settled = true;
-      this.clearConnectTimer();
       upstream.destroy();
-      if (timedOut) cx.cxConnectTimeout.inc();
       cx.cxConnectFail.inc();
       this.info.flags |= FLAG.UF;
       if (this.downstream.destroyed) return;
@@ -138,16 +132,14 @@ export class TcpSession {
       }
       this.downstream.destroy();
     };
-    upstream.on('error', () => failed(false));
+    upstream.on('error', failed);
     // A TLS peer refused by the checks is closed without an error: a failed connect all the same.
-    upstream.once('close', () => failed(false));
+    upstream.once('close', failed);
     upstream.once('close', (hadError) => this.onUpstreamClose(upstream, count, hadError));
-    this.connectTimer = setTimeout(() => failed(true), cluster.settings.connectTimeoutMs);
     const onReady = () => {
       if (settled) return;
       settled = true;
       this.upstreamConnected = true;
-      this.clearConnectTimer();
       count.connected();
       this.onConnected(upstream);
     };
@@ -214,17 +206,11 @@ export class TcpSession {
     if (!this.downstream.destroyed) return;
     if (this.upstream && !this.upstream.destroyed) return;
     this.done = true;
-    this.clearConnectTimer();
     if (this.closeTimer) clearTimeout(this.closeTimer);
     this.shared.sessions.delete(this);
     this.info.bytesReceived = this.downstream.bytesRead;
     this.info.bytesSent = this.downstream.bytesWritten;
     this.shared.accessLog?.log(this.info);
-  }
-
-  private clearConnectTimer(): void {
-    if (this.connectTimer) clearTimeout(this.connectTimer);
-    this.connectTimer = null;
   }
 }
 

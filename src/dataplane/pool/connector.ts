@@ -1,0 +1,99 @@
+import type * as net from 'node:net';
+import type { Counter, Scope } from '../../stats/store.js';
+import type { UpstreamTls } from '../../tls/context.js';
+import { dial } from '../../tls/upstream.js';
+import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
+import { type ConnectOptions, connectOptionsOf } from './connect-options.js';
+
+/** How one caller wants its connection. */
+export interface ConnectRequest {
+  /** The HTTP/2 pool: ALPN offers `h2` on TLS. */
+  http2?: boolean;
+  /** Bytes may flow (after the TLS handshake and peer checks, if any). */
+  onReady?: () => void;
+  /** Keeps the writable side open after the peer's FIN (the TCP relay passes FINs on). */
+  allowHalfOpen?: boolean;
+  /**
+   * Sizes the socket's buffers to `per_connection_buffer_limit_bytes` (the TCP relay); HTTP
+   * pools keep Node's defaults and bound bodies in the exchange.
+   */
+  bufferLimit?: boolean;
+}
+
+/**
+ * Opens a cluster's upstream connections the same way for the HTTP/1 pool, the HTTP/2 pool
+ * and the TCP proxy: `upstream_bind_config` source address and port,
+ * `upstream_connection_options.tcp_keepalive`, the cluster's TLS context, and
+ * `connect_timeout` (counted as `upstream_cx_connect_timeout`, then the socket is destroyed,
+ * so callers see a close before ready as for a refused connect). Built once per runtime of
+ * the cluster, never per connection.
+ */
+export class Connector {
+  readonly options: ConnectOptions;
+  readonly connectTimeoutMs: number;
+  readonly bufferLimitBytes: number;
+  private readonly scope: Scope;
+
+  constructor(
+    cluster: ClusterRuntime,
+    /** `upstream_cx_connect_timeout` of the cluster. */
+    private readonly timeouts: Counter,
+  ) {
+    this.options = connectOptionsOf(cluster.config);
+    this.connectTimeoutMs = cluster.settings.connectTimeoutMs;
+    this.bufferLimitBytes = cluster.settings.perConnectionBufferLimitBytes;
+    this.scope = cluster.scope;
+  }
+
+  /** The cluster's TLS context; null: plain text. */
+  get tls(): UpstreamTls | null {
+    return this.options.tls;
+  }
+
+  /** `common_http_protocol_options.idle_timeout` of the cluster (0: never). */
+  get idleTimeoutMs(): number {
+    return this.options.idleTimeoutMs;
+  }
+
+  connect(host: UpstreamHost, request: ConnectRequest = {}): net.Socket {
+    const o = this.options;
+    const halfOpen = request.allowHalfOpen === true;
+    let ready = false;
+    const socket = dial(
+      {
+        ip: host.ip,
+        port: host.port,
+        localAddress: o.localAddress,
+        localPort: o.localPort,
+        keepAlive: o.keepAlive,
+        keepAliveInitialDelayMs: o.keepAliveInitialDelayMs,
+        tls: o.tls,
+        scope: this.scope,
+        http2: request.http2 === true,
+        socketOptions:
+          halfOpen || request.bufferLimit
+            ? {
+                allowHalfOpen: halfOpen,
+                ...(request.bufferLimit ? { highWaterMark: this.bufferLimitBytes } : {}),
+              }
+            : undefined,
+      },
+      () => {
+        ready = true;
+        if (timer) clearTimeout(timer);
+        request.onReady?.();
+      },
+    );
+    const ms = this.connectTimeoutMs;
+    const timer =
+      ms > 0
+        ? setTimeout(() => {
+            if (ready) return;
+            this.timeouts.inc();
+            socket.destroy();
+          }, ms)
+        : null;
+    if (timer) socket.once('close', () => clearTimeout(timer));
+    return socket;
+  }
+}
