@@ -4,132 +4,18 @@
  * replaces members under traffic without a failed request, and reconnects to a restarted server.
  */
 import assert from 'node:assert/strict';
-import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { JsonObject } from '../../events/index.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
+import {
+  assignment,
+  edsBootstrap,
+  GRPC_SOURCE,
+  get,
+  type Upstream,
+  until,
+  upstream,
+} from '../helpers/xds-fixtures.js';
 import { XdsServer } from '../helpers/xds-server.js';
-
-interface Upstream {
-  port: number;
-  close(): Promise<void>;
-}
-
-async function upstream(name: string): Promise<Upstream> {
-  const server = http.createServer((_req, res) => res.end(name));
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-export function assignment(cluster: string, ports: number[], extra: JsonObject = {}): JsonObject {
-  return {
-    cluster_name: cluster,
-    endpoints: [
-      {
-        lb_endpoints: ports.map((port) => ({
-          endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } },
-          ...extra,
-        })),
-      },
-    ],
-  };
-}
-
-/** The reference's "mostly static with dynamic EDS" shape, on free ports, with `source` for the EDS config. */
-export function edsBootstrap(xdsPort: number, source: JsonObject, extra: JsonObject = {}): JsonObject {
-  return {
-    admin: {
-      access_log_path: '/dev/null',
-      address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-    },
-    ...extra,
-    static_resources: {
-      listeners: [
-        {
-          name: 'listener_0',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'envoy.http_connection_manager',
-                  typed_config: {
-                    '@type':
-                      'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
-                    stat_prefix: 'ingress_http',
-                    route_config: {
-                      virtual_hosts: [
-                        {
-                          name: 'all',
-                          domains: ['*'],
-                          routes: [{ match: { prefix: '/' }, route: { cluster: 'some_service' } }],
-                        },
-                      ],
-                    },
-                    http_filters: [{ name: 'envoy.router' }],
-                  },
-                },
-              ],
-            },
-          ],
-        },
-      ],
-      clusters: [
-        {
-          name: 'some_service',
-          connect_timeout: '0.25s',
-          type: 'EDS',
-          eds_cluster_config: { eds_config: source },
-        },
-        {
-          name: 'xds_cluster',
-          connect_timeout: '0.25s',
-          type: 'STATIC',
-          http2_protocol_options: {},
-          load_assignment: {
-            cluster_name: 'xds_cluster',
-            endpoints: [
-              {
-                lb_endpoints: [
-                  {
-                    endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: xdsPort } } },
-                  },
-                ],
-              },
-            ],
-          },
-        },
-      ],
-    },
-  };
-}
-
-const GRPC_SOURCE = {
-  api_config_source: { api_type: 'GRPC', grpc_services: [{ envoy_grpc: { cluster_name: 'xds_cluster' } }] },
-};
-
-async function get(port: number): Promise<{ status: number; body: string }> {
-  const res = await fetch(`http://127.0.0.1:${port}/`);
-  return { status: res.status, body: await res.text() };
-}
-
-/** Waits until `check` holds, polling; fails after `timeoutMs`. */
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('EDS over gRPC (EndpointDiscoveryService)', () => {
   let xds: XdsServer;
@@ -214,5 +100,91 @@ describe('EDS over gRPC (EndpointDiscoveryService)', () => {
     }
     const stats = (await proxy.get('/stats?filter=some_service.update_rejected')).body;
     assert.match(stats, /cluster\.some_service\.update_rejected: 1/);
+  });
+});
+
+describe('EDS on ADS when the management server dies and comes back', () => {
+  it('keeps serving the last members, reconnects, re-subscribes and picks up changes', async () => {
+    let xds = await XdsServer.start();
+    const a = await upstream('a');
+    const b = await upstream('b');
+    xds.set('eds', [assignment('some_service', [a.port])], 'v1');
+    const bootstrap = edsBootstrap(
+      xds.port,
+      { ads: {} },
+      {
+        dynamic_resources: {
+          ads_config: { api_type: 'GRPC', grpc_services: [{ envoy_grpc: { cluster_name: 'xds_cluster' } }] },
+        },
+      },
+    );
+    const proxy = await startProxyProcess(bootstrap, ['--concurrency', '1']);
+    try {
+      const port = await proxy.listenerPort('listener_0');
+      const first = await xds.ack('eds', 'v1');
+      assert.equal(
+        first.method,
+        '/envoy.service.discovery.v2.AggregatedDiscoveryService/StreamAggregatedResources',
+      );
+      assert.equal((await get(port)).body, 'a');
+      await until('connected_state 1', async () =>
+        /control_plane\.connected_state: 1/.test((await proxy.get('/stats?filter=connected_state')).body),
+      );
+      const xdsPort = xds.port;
+      await xds.stop();
+      await until('connected_state 0', async () =>
+        /control_plane\.connected_state: 0/.test((await proxy.get('/stats?filter=connected_state')).body),
+      );
+      for (let i = 0; i < 5; i++) assert.equal((await get(port)).body, 'a', 'the last members keep serving');
+      xds = await XdsServer.start(xdsPort);
+      xds.set('eds', [assignment('some_service', [b.port])], 'v2');
+      const resubscribe = await xds.waitFor(
+        (r) => r.response_nonce === '' && r.type_url.endsWith('ClusterLoadAssignment'),
+      );
+      assert.equal(resubscribe.version_info, 'v1', 'the re-subscription says what it has');
+      assert.deepEqual(resubscribe.resource_names, ['some_service']);
+      await xds.ack('eds', 'v2');
+      await until('traffic on the new member', async () => (await get(port)).body === 'b');
+    } finally {
+      await proxy.stop();
+      await xds.stop();
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
+describe('EDS with --concurrency 2', () => {
+  it('subscribes once, in the primary, and every worker serves each update', async () => {
+    const xds = await XdsServer.start();
+    const a = await upstream('a');
+    const b = await upstream('b');
+    xds.set('eds', [assignment('some_service', [a.port])], 'v1');
+    const proxy = await startProxyProcess(edsBootstrap(xds.port, GRPC_SOURCE), ['--concurrency', '2']);
+    try {
+      const port = await proxy.listenerPort('listener_0');
+      await xds.ack('eds', 'v1');
+      assert.equal(xds.streams, 1, 'one stream: the workers do not subscribe');
+      // Fresh connections each time, so the kernel spreads them over both workers.
+      const bodies = async () => {
+        const out = new Set<string>();
+        for (let i = 0; i < 20; i++) {
+          const res = await fetch(`http://127.0.0.1:${port}/`, { headers: { connection: 'close' } });
+          out.add(await res.text());
+        }
+        return [...out].sort();
+      };
+      assert.deepEqual(await bodies(), ['a']);
+      xds.set('eds', [assignment('some_service', [b.port])], 'v2');
+      await xds.ack('eds', 'v2');
+      await until('every worker on the new member', async () => (await bodies()).join() === 'b');
+      const stats = (await proxy.get('/stats?filter=some_service.update_success')).body;
+      assert.match(stats, /cluster\.some_service\.update_success: 2$/m, 'counted once, in the primary');
+    } finally {
+      await proxy.stop();
+      await xds.stop();
+      await a.close();
+      await b.close();
+    }
   });
 });

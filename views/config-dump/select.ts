@@ -149,6 +149,14 @@ function bootstrapDump(state: State): JsonObject {
   return { bootstrap: redact(state.bootstrap.config), last_updated: timestamp(state.bootstrap.lastUpdated) };
 }
 
+function dynamicCluster(c: ClusterEntry): JsonObject {
+  return {
+    version_info: c.versionInfo,
+    cluster: any('Cluster', c.config),
+    last_updated: timestamp(c.lastUpdated),
+  };
+}
+
 function clustersDump(state: State): JsonObject {
   const clusters = byName(Object.values(state.clusters));
   const version = state.clusterManager.versionInfo;
@@ -157,13 +165,8 @@ function clustersDump(state: State): JsonObject {
     static_clusters: clusters
       .filter((c) => !c.addedViaApi)
       .map((c) => ({ cluster: any('Cluster', c.config), last_updated: timestamp(c.lastUpdated) })),
-    dynamic_active_clusters: clusters
-      .filter((c) => c.addedViaApi)
-      .map((c) => ({
-        version_info: c.versionInfo,
-        cluster: any('Cluster', c.config),
-        last_updated: timestamp(c.lastUpdated),
-      })),
+    dynamic_active_clusters: clusters.filter((c) => c.addedViaApi && !c.warming).map(dynamicCluster),
+    dynamic_warming_clusters: clusters.filter((c) => c.addedViaApi && c.warming).map(dynamicCluster),
   };
 }
 
