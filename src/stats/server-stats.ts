@@ -1,5 +1,6 @@
 import type { State } from '../../reducers/index.js';
 import type { Store } from '../control/store.js';
+import { firstExpiry, loadedContexts } from '../tls/loaded.js';
 import type { Counter, Gauge, Histogram, StatsStore } from './store.js';
 
 /** `ServerInfo.State` enum values, which `server.state` carries. */
@@ -41,6 +42,8 @@ export class ServerStats {
   private readonly merge = { merged: 0, cancelled: 0, outOfWindow: 0 };
   private connectionGauges: Gauge[] = [];
   private connectionGeneration = -1;
+  /** When the first loaded certificate expires (ms since the epoch); null: no certificate. */
+  private firstCertExpiry: number | null = null;
 
   constructor(
     private readonly stats: StatsStore,
@@ -119,7 +122,19 @@ export class ServerStats {
     this.cm.warmingClusters.set(0);
     if (prev?.listeners !== next.listeners) this.applyListeners(prev?.listeners ?? {}, next.listeners);
     if (prev?.runtime !== next.runtime) this.applyRuntime(next);
+    if (prev?.clusters !== next.clusters || prev?.listeners !== next.listeners) {
+      this.firstCertExpiry = firstExpiry(loadedContexts(next).contexts);
+      this.applyCertExpiry();
+    }
     this.applyMergeWindow();
+  }
+
+  /** `server.days_until_first_cert_expiring`: whole days left on the first certificate to expire. */
+  private applyCertExpiry(): void {
+    const first = this.firstCertExpiry;
+    this.server.daysUntilFirstCertExpiring.set(
+      first === null ? NO_CERT_DAYS : Math.max(0, Math.floor((first - this.facts.now()) / 86_400_000)),
+    );
   }
 
   private applyListeners(prev: State['listeners'], next: State['listeners']): void {
@@ -178,6 +193,7 @@ export class ServerStats {
     let connections = 0;
     for (const g of this.listenerConnectionGauges()) connections += g.value;
     srv.totalConnections.set(connections);
+    this.applyCertExpiry();
     this.applyMergeWindow();
   }
 

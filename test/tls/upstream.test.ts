@@ -11,6 +11,7 @@ import type { TLSSocket } from 'node:tls';
 import type { JsonObject } from '../../events/index.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { makePki, type TestPki } from './certs.js';
+import { hcmListener } from './helpers.js';
 
 const TLS_SOCKET = 'type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext';
 
@@ -38,42 +39,6 @@ function tlsSocket(context: JsonObject): JsonObject {
       name: 'proxy.transport_sockets.tls',
       typed_config: { '@type': TLS_SOCKET, ...context },
     },
-  };
-}
-
-export function hcmListener(
-  name: string,
-  routes: Array<[string, string]>,
-  chain: JsonObject = {},
-): JsonObject {
-  return {
-    name,
-    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-    filter_chains: [
-      {
-        ...chain,
-        filters: [
-          {
-            name: 'proxy.filters.network.http_connection_manager',
-            typed_config: {
-              '@type':
-                'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
-              stat_prefix: name,
-              route_config: {
-                virtual_hosts: [
-                  {
-                    name: 'all',
-                    domains: ['*'],
-                    routes: routes.map(([prefix, c]) => ({ match: { prefix }, route: { cluster: c } })),
-                  },
-                ],
-              },
-              http_filters: [{ name: 'proxy.filters.http.router' }],
-            },
-          },
-        ],
-      },
-    ],
   };
 }
 

@@ -10,8 +10,8 @@ export const certsHandlers: HandlerDescriptor[] = [
     params: [],
     handle: async (req, ctx) => {
       const log = ctx.log.get('admin');
-      const contexts = await loadedCertificates(req.state.bootstrap?.config ?? {}, (path, err) =>
-        log.warn({ err, path }, 'certificate not readable; left out of /certs'),
+      const contexts = loadedCertificates(req.state, (message) =>
+        log.warn({ message }, 'certificate not loaded; left out of /certs'),
       );
       return renderCerts(contexts, Date.now());
     },

@@ -201,7 +201,7 @@ function compileChain(chain: JsonObject, path: string, report: Report): FilterCh
  * A chain's TLS context, from its TLS `transport_socket` or the deprecated `tls_context`
  * (the socket wins when both are set); null for plain text.
  */
-function compileChainTls(chain: JsonObject, path: string, report: Report): DownstreamTls | null {
+export function compileChainTls(chain: JsonObject, path: string, report: Report): DownstreamTls | null {
   const socket = objectOf(chain.transport_socket);
   if (chain.transport_socket !== undefined) {
     const type = configTypeOf(socket);

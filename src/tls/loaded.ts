@@ -1,0 +1,73 @@
+/**
+ * Every TLS context the process serves, with the certificates it loaded: one entry per
+ * cluster context, then per filter-chain context, as the reference lists its contexts.
+ * Each config compiles once (snapshot configs are frozen), with the compile step serve runs.
+ */
+import type { RawCluster, RawListener } from '../../events/index.js';
+import type { ClusterEntry, ListenerEntry } from '../../reducers/index.js';
+import { Report } from '../bootstrap/report.js';
+import { compileChainTls } from '../dataplane/listeners/config.js';
+import { listOf } from '../dataplane/router/matchers.js';
+import type { LoadedCertificate } from './context.js';
+import { compileClusterTls } from './upstream.js';
+
+export interface LoadedContext {
+  caCerts: LoadedCertificate[];
+  certChains: LoadedCertificate[];
+}
+
+/** What compiling one resource's contexts found: the contexts and why a certificate is missing. */
+interface Compiled {
+  contexts: LoadedContext[];
+  errors: string[];
+}
+
+const memo = new WeakMap<object, Compiled>();
+
+function once(raw: object, compile: (report: Report) => LoadedContext[]): Compiled {
+  const hit = memo.get(raw);
+  if (hit) return hit;
+  const report = new Report('');
+  const compiled = { contexts: compile(report), errors: report.errors };
+  memo.set(raw, compiled);
+  return compiled;
+}
+
+function clusterContexts(raw: RawCluster): Compiled {
+  return once(raw, (report) => {
+    const tls = compileClusterTls(raw, `cluster '${raw.name}'`, report);
+    return tls ? [{ caCerts: tls.caCerts, certChains: tls.certChains }] : [];
+  });
+}
+
+function listenerContexts(raw: RawListener): Compiled {
+  return once(raw, (report) =>
+    listOf(raw.filter_chains).flatMap((chain, i) => {
+      const tls = compileChainTls(chain, `listener '${String(raw.name)}' filter_chains[${i}]`, report);
+      return tls ? [{ caCerts: tls.caCerts, certChains: tls.certChains }] : [];
+    }),
+  );
+}
+
+/** The TLS contexts of the snapshot's clusters and listeners, and what could not be loaded. */
+export function loadedContexts(state: {
+  clusters: Record<string, ClusterEntry>;
+  listeners: Record<string, ListenerEntry>;
+}): Compiled {
+  const parts = [
+    ...Object.values(state.clusters).map((c) => clusterContexts(c.config)),
+    ...Object.values(state.listeners).map((l) => listenerContexts(l.config)),
+  ];
+  return { contexts: parts.flatMap((p) => p.contexts), errors: parts.flatMap((p) => p.errors) };
+}
+
+/** Milliseconds since the epoch when the first loaded certificate (CA or chain) expires; null: none. */
+export function firstExpiry(contexts: readonly LoadedContext[]): number | null {
+  let first: number | null = null;
+  for (const c of contexts)
+    for (const cert of [...c.caCerts, ...c.certChains]) {
+      const t = Date.parse(cert.cert.validTo);
+      if (first === null || t < first) first = t;
+    }
+  return first;
+}
