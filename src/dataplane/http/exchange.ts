@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
+import { FLAG, joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
 import { type ClusterTraffic, type Count, type RequestCount, trafficOf } from '../pool/cluster-traffic.js';
 import { poolFor } from '../pool/index.js';
 import type {
@@ -11,7 +11,8 @@ import type {
 } from '../pool/types.js';
 import { backOffMs, type RetryPolicy, retriableFailure, retriableStatus } from '../router/retry.js';
 import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '../router/table.js';
-import { HOP_BY_HOP } from './h1-parse.js';
+import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
+import { RESET_REASON, sendLocalReply, upstreamResetText } from './local-reply.js';
 import type { HttpConnectionManager } from './manager.js';
 import type { HttpRequest, ResponseSink } from './request.js';
 
@@ -22,13 +23,12 @@ export interface ExchangeOwner {
   resumeReading(): void;
 }
 
-const RESET_REASON: Record<UpstreamFailure, string> = {
-  'connect-failure': 'connection failure',
-  'connect-timeout': 'connection failure',
-  overflow: 'overflow',
-  reset: 'connection termination',
-  'reused-reset': 'connection termination',
-  'protocol-error': 'protocol error',
+/** The response flag of each reason `upstreamLocalReply` gives. */
+const REASON_FLAG: Record<string, number> = {
+  overflow: FLAG.UO,
+  'connection failure': FLAG.UF,
+  'connection termination': FLAG.UC,
+  'protocol error': FLAG.UR,
 };
 
 /**
@@ -71,6 +71,8 @@ export class Exchange implements UpstreamHandler {
   private upstreamPaused = false;
   /** Status of the response being forwarded; 0 before one. */
   private responseStatus = 0;
+  /** What the access logs and the debug log read when the request ends. */
+  readonly info: StreamInfo;
 
   constructor(
     readonly hcm: HttpConnectionManager,
@@ -79,6 +81,7 @@ export class Exchange implements UpstreamHandler {
     readonly owner: ExchangeOwner,
   ) {
     this.bodyEnded = !req.hasBody;
+    this.info = newStreamInfo(req, joinHostPort(req.remoteIp, req.remotePort), req.localAddress ?? '');
     const s = hcm.stats;
     s.rqTotal.inc();
     s.rqActive.inc();
@@ -103,8 +106,10 @@ export class Exchange implements UpstreamHandler {
     const hcm = this.hcm;
     const hc = hcm.filters.healthCheck;
     if (hc && hc.matches.every((m) => m(this.req))) {
+      this.info.healthCheck = true;
       const failing = hcm.deps.ctx.store.state.server.healthCheckFailed;
       if (failing) {
+        this.info.flags |= FLAG.LH;
         this.localReply(503, '', ['x-proxy-immediate-health-check-fail', 'true']);
         return;
       }
@@ -115,12 +120,14 @@ export class Exchange implements UpstreamHandler {
     }
     const hit = findRoute(hcm.routes, this.req);
     if (!hit) {
+      this.info.flags |= FLAG.NR;
       hcm.stats.noRoute.inc();
       this.localReply(404, '');
       return;
     }
     const route = hit.route;
     this.route = route;
+    this.info.routeName = route.name;
     const action = route.action;
     if (action.kind === 'direct') {
       hcm.stats.rqDirectResponse.inc();
@@ -144,52 +151,19 @@ export class Exchange implements UpstreamHandler {
     hcm.stats.routerRqTotal.inc();
     const cluster = hcm.deps.clusters.get(clusterName);
     if (!cluster) {
+      this.info.flags |= FLAG.NR;
       hcm.stats.noCluster.inc();
       this.localReply(route.clusterNotFoundStatus, '');
       return;
     }
     this.cluster = cluster;
+    this.info.upstreamCluster = clusterName;
     this.traffic = trafficOf(cluster);
     this.retry = route.retry ?? hit.vh.retry;
     this.hash = route.hash ? route.hash(this.req) : null;
-    this.head = this.upstreamHead(route);
+    this.head = upstreamRequestHead(this.req, route, hcm);
     if (this.bodyEnded) this.armTimeout();
     this.startAttempt();
-  }
-
-  /** The request head as the upstream sees it: rewrites and forwarding headers applied. */
-  private upstreamHead(route: CompiledRoute): UpstreamRequestHead {
-    const req = this.req;
-    const headers = req.headers.slice();
-    let xff: string | null = null;
-    let hasRequestId = false;
-    for (let i = 0; i < headers.length; i += 2) {
-      const name = headers[i];
-      if (name === 'x-forwarded-for') {
-        xff = xff === null ? (headers[i + 1] as string) : `${xff}, ${headers[i + 1]}`;
-        headers.splice(i, 2);
-        i -= 2;
-      } else if (name === 'x-forwarded-proto') {
-        headers.splice(i, 2);
-        i -= 2;
-      } else if (name === 'x-request-id') hasRequestId = true;
-    }
-    const peer = req.remoteIp || this.hcm.localAddress;
-    headers.push('x-forwarded-for', xff === null ? peer : `${xff}, ${peer}`, 'x-forwarded-proto', req.scheme);
-    if (!hasRequestId && this.hcm.generateRequestId) headers.push('x-request-id', randomUUID());
-    let path = req.path;
-    if (route.prefixRewrite !== null && route.prefix !== null)
-      path = route.prefixRewrite + path.slice(route.prefix.length);
-    let authority = req.authority;
-    if (route.hostRewrite !== null) authority = route.hostRewrite;
-    return {
-      method: req.method,
-      path,
-      authority,
-      headers,
-      contentLength: req.contentLength,
-      hasBody: req.hasBody,
-    };
   }
 
   private armTimeout(): void {
@@ -208,10 +182,12 @@ export class Exchange implements UpstreamHandler {
     const host = cluster.lb.choose({ hash: this.hash, attempt: this.attempt });
     if (!host) {
       t.cxNoneHealthy.inc();
+      this.info.flags |= FLAG.UH;
       this.finalLocalReply(503, 'no healthy upstream');
       return;
     }
     this.host = host;
+    this.info.upstreamHost = host.address;
     this.attemptCount = t.beginRequest(host);
     this.upstreamReady = false;
     this.bodySent = 0;
@@ -253,6 +229,7 @@ export class Exchange implements UpstreamHandler {
     if (!policy || !eligible || !this.retainBody || this.sink.headersSent) return false;
     if (this.attempt >= policy.numRetries) {
       t.rqRetryLimitExceeded.inc();
+      this.info.flags |= FLAG.URX;
       return false;
     }
     this.retrySlot ??= t.beginRetry();
@@ -284,6 +261,7 @@ export class Exchange implements UpstreamHandler {
     this.upstream = null;
     this.endAttempt(0);
     if (perTry && this.tryRetry(true)) return;
+    this.info.flags |= FLAG.UT;
     if (this.sink.headersSent) {
       this.resetDownstream();
       return;
@@ -304,6 +282,7 @@ export class Exchange implements UpstreamHandler {
     } else {
       this.idleTimer = null;
       s.rqIdleTimeout.inc();
+      this.info.flags |= FLAG.SI;
     }
     if (this.upstream) {
       this.traffic?.rqTxReset.inc();
@@ -355,6 +334,7 @@ export class Exchange implements UpstreamHandler {
   onDownstreamReset(): void {
     if (this.done) return;
     this.hcm.stats.rqRxReset.inc();
+    this.info.flags |= FLAG.DC;
     if (this.upstream) {
       this.traffic?.rqTxReset.inc();
       this.upstream.abort();
@@ -415,6 +395,8 @@ export class Exchange implements UpstreamHandler {
 
   onUpstreamHead(status: number, headers: string[], contentLength: number): void {
     if (this.done) return;
+    if (this.retry && this.attempt >= this.retry.numRetries && retriableStatus(this.retry, status))
+      this.info.flags |= FLAG.URX;
     if (this.retry && retriableStatus(this.retry, status) && this.attempt < this.retry.numRetries) {
       const up = this.upstream;
       this.endAttempt(status);
@@ -438,20 +420,18 @@ export class Exchange implements UpstreamHandler {
     this.clearRequestTimer();
     this.idleTimer?.refresh();
     if (this.attempt > 0 && status < 500) this.traffic?.rqRetrySuccess.inc();
-    const out: string[] = [];
-    for (let i = 0; i < headers.length; i += 2) {
-      const name = headers[i] as string;
-      if (HOP_BY_HOP.has(name) || name === 'content-length' || name === 'server') continue;
-      out.push(name, headers[i + 1] as string);
-    }
-    out.push('server', this.hcm.serverName);
+    const out = downstreamResponseHeaders(headers, this.hcm.serverName);
     this.sink.writeHead(status, out, contentLength, false);
     this.responseStatus = status;
+    this.info.responseCode = status;
+    this.info.responseHeaders = out;
+    this.info.firstUpstreamByteAt = performance.now();
   }
 
   onUpstreamData(chunk: Buffer): void {
     if (this.done) return;
     this.idleTimer?.refresh();
+    this.info.bytesSent += chunk.length;
     if (!this.sink.writeData(chunk) && !this.upstreamPaused) {
       this.upstreamPaused = true;
       this.upstream?.pause();
@@ -468,6 +448,7 @@ export class Exchange implements UpstreamHandler {
   onUpstreamReset(): void {
     if (this.done) return;
     this.traffic?.rqRxReset.inc();
+    this.info.flags |= FLAG.UC;
     this.endAttempt(0);
     this.resetDownstream();
   }
@@ -483,10 +464,8 @@ export class Exchange implements UpstreamHandler {
 
   /** 503 about the upstream, in the reference's words. */
   private upstreamLocalReply(status: number, reason: string): void {
-    this.finalLocalReply(
-      status,
-      `upstream connect error or disconnect/reset before headers. reset reason: ${reason}`,
-    );
+    this.info.flags |= REASON_FLAG[reason] ?? 0;
+    this.finalLocalReply(status, upstreamResetText(reason));
   }
 
   private finalLocalReply(status: number, text: string): void {
@@ -510,15 +489,10 @@ export class Exchange implements UpstreamHandler {
 
   /** A response made by the proxy itself: text/plain body, never forwarded upstream. */
   private localReply(status: number, body: string | Buffer, extra: string[] = []): void {
-    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-    const headers = bytes.length > 0 ? ['content-type', 'text/plain', ...extra] : extra;
-    headers.push('server', this.hcm.serverName);
-    const noBody = this.req.method === 'HEAD' || bytes.length === 0;
-    this.sink.writeHead(status, headers, bytes.length, noBody);
-    if (!noBody) {
-      this.sink.writeData(bytes);
-      this.sink.end();
-    }
+    const sent = sendLocalReply(this.sink, this.req.method, this.hcm.serverName, status, body, extra);
+    this.info.responseCode = status;
+    this.info.responseHeaders = sent.headers;
+    this.info.bytesSent += sent.bodyBytes;
     this.finish(status);
   }
 
@@ -536,6 +510,8 @@ export class Exchange implements UpstreamHandler {
       s.rqCompleted.inc();
     }
     s.rqTime.record(Math.round(performance.now() - this.startedAt));
+    this.info.bytesReceived = this.bodyBytes;
+    this.hcm.onStreamEnd(this.info);
     this.owner.onExchangeDone(this);
   }
 }

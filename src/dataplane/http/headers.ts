@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import type { UpstreamRequestHead } from '../pool/types.js';
+import type { CompiledRoute } from '../router/table.js';
+import { HOP_BY_HOP } from './h1-parse.js';
+import type { HttpRequest } from './request.js';
+
+/** What the connection manager adds to every forwarded request. */
+export interface ForwardingOptions {
+  /** The proxy's own address, for `x-forwarded-for` when the peer's is unknown. */
+  localAddress: string;
+  /** `generate_request_id`: add `x-request-id` when the request has none. */
+  generateRequestId: boolean;
+}
+
+/**
+ * The request head as the upstream sees it: `x-forwarded-for` with the peer appended,
+ * `x-forwarded-proto` replaced, `x-request-id` added when asked and absent, and the route's
+ * prefix and host rewrites. The codec already dropped the hop-by-hop headers.
+ */
+export function upstreamRequestHead(
+  req: HttpRequest,
+  route: CompiledRoute,
+  options: ForwardingOptions,
+): UpstreamRequestHead {
+  const headers = req.headers.slice();
+  let xff: string | null = null;
+  let hasRequestId = false;
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i];
+    if (name === 'x-forwarded-for') {
+      xff = xff === null ? (headers[i + 1] as string) : `${xff}, ${headers[i + 1]}`;
+      headers.splice(i, 2);
+      i -= 2;
+    } else if (name === 'x-forwarded-proto') {
+      headers.splice(i, 2);
+      i -= 2;
+    } else if (name === 'x-request-id') hasRequestId = true;
+  }
+  const peer = req.remoteIp || options.localAddress;
+  headers.push('x-forwarded-for', xff === null ? peer : `${xff}, ${peer}`, 'x-forwarded-proto', req.scheme);
+  if (!hasRequestId && options.generateRequestId) headers.push('x-request-id', randomUUID());
+  let path = req.path;
+  if (route.prefixRewrite !== null && route.prefix !== null)
+    path = route.prefixRewrite + path.slice(route.prefix.length);
+  return {
+    method: req.method,
+    path,
+    authority: route.hostRewrite ?? req.authority,
+    headers,
+    contentLength: req.contentLength,
+    hasBody: req.hasBody,
+  };
+}
+
+/**
+ * The response headers the client gets from an upstream's: hop-by-hop headers and the
+ * length dropped (the downstream codec frames the body itself), `server` replaced by ours.
+ */
+export function downstreamResponseHeaders(headers: readonly string[], serverName: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i] as string;
+    if (HOP_BY_HOP.has(name) || name === 'content-length' || name === 'server') continue;
+    out.push(name, headers[i + 1] as string);
+  }
+  out.push('server', serverName);
+  return out;
+}

@@ -1,0 +1,47 @@
+import type { UpstreamFailure } from '../pool/types.js';
+import type { ResponseSink } from './request.js';
+
+/** The reference's words for why an upstream attempt failed before any response. */
+export const RESET_REASON: Record<UpstreamFailure, string> = {
+  'connect-failure': 'connection failure',
+  'connect-timeout': 'connection failure',
+  overflow: 'overflow',
+  reset: 'connection termination',
+  'reused-reset': 'connection termination',
+  'protocol-error': 'protocol error',
+};
+
+/** The body of a 503 (or 502) about the upstream, in the reference's words. */
+export function upstreamResetText(reason: string): string {
+  return `upstream connect error or disconnect/reset before headers. reset reason: ${reason}`;
+}
+
+/** What a local reply sent, for the access log. */
+export interface LocalReplySent {
+  headers: string[];
+  /** Body bytes written: 0 for a HEAD request or an empty body. */
+  bodyBytes: number;
+}
+
+/**
+ * Sends a response made by the proxy itself: a text/plain body (none for HEAD), `extra`
+ * headers, our `server` header. Nothing of it comes from or goes to an upstream.
+ */
+export function sendLocalReply(
+  sink: ResponseSink,
+  method: string,
+  serverName: string,
+  status: number,
+  body: string | Buffer,
+  extra: readonly string[] = [],
+): LocalReplySent {
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  const headers = bytes.length > 0 ? ['content-type', 'text/plain', ...extra] : [...extra];
+  headers.push('server', serverName);
+  const noBody = method === 'HEAD' || bytes.length === 0;
+  sink.writeHead(status, headers, bytes.length, noBody);
+  if (noBody) return { headers, bodyBytes: 0 };
+  sink.writeData(bytes);
+  sink.end();
+  return { headers, bodyBytes: bytes.length };
+}
