@@ -82,8 +82,8 @@ test('compileHcmTimeouts: the reference defaults, values in ms, errors with thei
     report,
   );
   assert.deepEqual(
-    [t.requestMs, t.streamIdleMs, t.requestHeadersMs, t.headDeadlineMs, t.drainMs, t.delayedCloseMs],
-    [2000, 0, 250, 250, 1500, 0],
+    [t.requestMs, t.streamIdleMs, t.requestHeadersMs, t.headDeadlineMs, t.delayedCloseMs],
+    [2000, 0, 250, 250, 0],
   );
   assert.deepEqual([t.connectionIdleMs, t.maxConnectionDurationMs], [60_000, 1]);
   assert.equal(report.failed, false);
