@@ -63,7 +63,6 @@ test('compileHcmTimeouts: the reference defaults, values in ms, errors with thei
     streamIdleMs: 300_000,
     connectionIdleMs: 3_600_000,
     maxConnectionDurationMs: 0,
-    drainMs: 5000,
     delayedCloseMs: 1000,
     requestHeadersMs: 0,
     headDeadlineMs: 300_000,
