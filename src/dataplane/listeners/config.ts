@@ -1,7 +1,7 @@
 import type { Json, JsonObject } from '../../../events/config.js';
 import { hostKey } from '../../../reducers/hosts.js';
 import { durationMs, numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
-import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
+import { CONFIG_TYPE, configTypeOf, extensionForType } from '../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import { compileDownstreamTls, type DownstreamTls } from '../../tls/context.js';
@@ -75,7 +75,7 @@ const LISTENER_FIELDS: FieldTable = {
   ...acting('listener_filters_timeout', 'continue_on_listener_filters_timeout'),
   // Node's cluster module shares one listening socket among workers either way.
   reuse_port: 'advise',
-  listener_filters: notYet('listener filters (original_dst, tls_inspector, proxy_protocol)'),
+  listener_filters: notYet('listener filters'),
   use_original_dst: notYet('original destination restoration'),
   udp_listener_config: notYet('UDP listening'),
   api_listener: notYet('the API listener'),
@@ -102,6 +102,19 @@ const SOCKET_FIELDS: FieldTable = {
   ...acting('address', 'port_value', 'protocol'),
   ipv4_compat: 'advise',
 };
+
+/** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
+export const FIELD_TABLES = {
+  Listener: LISTENER_FIELDS,
+  FilterChain: CHAIN_FIELDS,
+  FilterChainMatch: CHAIN_MATCH_FIELDS,
+  SocketAddress: SOCKET_FIELDS,
+};
+
+/** The network filters that may end a chain, as the registry names them. */
+const TERMINAL_FILTERS = [CONFIG_TYPE.httpConnectionManager, CONFIG_TYPE.tcpProxy]
+  .map((type) => extensionForType('envoy.filters.network', type)?.name ?? type)
+  .join(' or ');
 
 /**
  * Compiles a listener's canonical config (`path` is where it sits, e.g.
@@ -163,11 +176,7 @@ function compileChain(chain: JsonObject, path: string, report: Report): FilterCh
     );
   const filters = listOf(chain.filters);
   if (filters.length === 0) {
-    report.error(
-      `${path}.filters`,
-      'is empty; end the chain with proxy.filters.network.http_connection_manager or proxy.filters.network.tcp_proxy',
-      'missing',
-    );
+    report.error(`${path}.filters`, `is empty; end the chain with ${TERMINAL_FILTERS}`, 'missing');
     return null;
   }
   let terminal: NetworkFilterSpec | null = null;
