@@ -112,7 +112,9 @@ export function clusterSettings(cluster: RawCluster): ClusterSettings {
       hashFunction: stringOr(ring.hash_function, 'XX_HASH'),
     },
     leastRequestChoiceCount: numberOr(objectOf(cluster.least_request_lb_config).choice_count, 2),
-    healthyPanicThreshold: Math.trunc(percentOr(common.healthy_panic_threshold, 50)),
+    // A Percent of 0 is `{}` in canonical JSON: present means its value, absent means 50.
+    healthyPanicThreshold:
+      common.healthy_panic_threshold === undefined ? 50 : Math.trunc(percentOr(common.healthy_panic_threshold, 0)),
     updateMergeWindowMs: durationMs(common.update_merge_window, 1000),
     zoneAware: {
       routingEnabled: percentOr(zone.routing_enabled, 100),

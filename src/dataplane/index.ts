@@ -6,6 +6,7 @@
 import { provideClusterFigures } from '../admin/figures.js';
 import type { ServerContext } from '../server/context.js';
 import { createClusterManager } from '../upstream/cluster-manager.js';
+import { type HealthEdges, startHealthEdges } from '../upstream/health/index.js';
 import { ListenerManager } from './listeners/manager.js';
 import { drainPools } from './pool/index.js';
 import { WorkerPool } from './workers/pool.js';
@@ -14,13 +15,30 @@ import { collectWorkerStats } from './workers/stats-merge.js';
 export { collectWorkerStats, type HostStatsByCluster } from './workers/stats-merge.js';
 
 /**
+ * Starts the health edges (active checks, outlier detection) of this server: once, in this
+ * process, also with `--concurrency` > 1 (the workers send their request outcomes here and
+ * see health through the events). Resolves after the first check of every member known now,
+ * as the reference warms a cluster before it serves.
+ */
+async function startHealth(ctx: ServerContext): Promise<HealthEdges> {
+  const health = startHealthEdges(ctx);
+  ctx.onShutdown(() => health.close());
+  await health.firstRound;
+  return health;
+}
+
+/**
  * Starts serving traffic: resolves once the snapshot's listeners are bound (or failed), so
  * the server can go LIVE after it. `--concurrency 1` runs everything in this process (no
  * IPC on the way); N > 1 forks N workers that share the listening sockets.
  */
 export async function startDataPlane(ctx: ServerContext): Promise<void> {
+  const health = await startHealth(ctx);
   if (!ctx.clusters) {
-    const clusters = await createClusterManager(ctx, { onHostsRemoved: drainPools });
+    const clusters = await createClusterManager(ctx, {
+      onHostsRemoved: drainPools,
+      onOutcome: health.onOutcome,
+    });
     ctx.clusters = clusters;
     ctx.onShutdown(() => clusters.close());
   }
@@ -30,8 +48,8 @@ export async function startDataPlane(ctx: ServerContext): Promise<void> {
     // In-process the cluster manager's own host objects carry the traffic; with workers they
     // carry none and the workers' figures, summed, are the truth.
     return hosts
-      ? { hostStats: (cluster, address) => hosts[cluster]?.[address] }
-      : { hostStats: (cluster, address) => clusters.hostStats(cluster, address) };
+      ? { ...health.figures, hostStats: (cluster, address) => hosts[cluster]?.[address] }
+      : { ...health.figures, hostStats: (cluster, address) => clusters.hostStats(cluster, address) };
   });
   if (ctx.options.concurrency <= 1) {
     const listeners = new ListenerManager(ctx, ctx.clusters);
@@ -40,6 +58,7 @@ export async function startDataPlane(ctx: ServerContext): Promise<void> {
   } else {
     const pool = new WorkerPool(ctx, ctx.options.concurrency);
     ctx.onShutdown(() => pool.close());
+    pool.onOutcomes = health.onOutcomes;
     await pool.start();
   }
 }

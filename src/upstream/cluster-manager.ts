@@ -1,7 +1,7 @@
 import type { Subscription } from 'rxjs';
 import type { ClusterEntry, HostState, State } from '../../reducers/index.js';
 import { runtimeValue } from '../../reducers/runtime.js';
-import { clusterSettings } from '../../reducers/settings/cluster.js';
+import { type ClusterSettings, clusterSettings } from '../../reducers/settings/cluster.js';
 import { hostHealth } from '../../reducers/settings/health.js';
 import type { ServerContext } from '../server/context.js';
 import { StatsStore } from '../stats/store.js';
@@ -41,6 +41,11 @@ export interface ClusterManagerOptions {
   controlStats?: boolean;
   /** Members that left (or whose cluster went, or the manager closed): the data plane closes their pools. */
   onHostsRemoved?: (hosts: UpstreamHost[]) => void;
+  /**
+   * Request outcomes of the clusters with outlier detection or health checks (through
+   * `ClusterRuntime.outcome`): the primary's health edges, or a worker's relay to them.
+   */
+  onOutcome?: (cluster: { name: string; settings: ClusterSettings }, address: string, status: number) => void;
 }
 
 interface Managed {
@@ -78,6 +83,11 @@ export async function createClusterManager(
   const clusterRemoved = managerScope.counter('cluster_removed');
   const managed = new Map<string, Managed>();
   let panicOverride: number | undefined;
+  const onOutcome = options.onOutcome;
+  const reporter = (name: string, settings: ClusterSettings): ClusterRuntime['outcome'] =>
+    onOutcome && (settings.hasOutlierDetection || settings.hasHealthChecks)
+      ? (host, status) => onOutcome({ name, settings }, host.address, status)
+      : undefined;
   const release = (hosts: UpstreamHost[]) => {
     if (hosts.length > 0) options.onHostsRemoved?.(hosts);
   };
@@ -124,7 +134,13 @@ export async function createClusterManager(
       log.error({ err, cluster: name }, `cluster '${name}': load balancer not built, no host will be chosen`);
       lb = NO_HOST;
     }
-    return { entry, byAddress, memory, runtime: { name, settings, hosts, lb, scope, config: entry.config } };
+    const outcome = reporter(name, settings);
+    return {
+      entry,
+      byAddress,
+      memory,
+      runtime: { name, settings, hosts, lb, scope, config: entry.config, outcome },
+    };
   }
 
   function onState(state: State): void {

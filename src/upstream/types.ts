@@ -45,4 +45,10 @@ export interface ClusterRuntime {
   readonly scope: Scope;
   /** The config it was built from, for what the data plane compiles from it (TLS). */
   readonly config?: RawCluster;
+  /**
+   * Where the data plane reports the outcome of each request attempt to a member (an HTTP
+   * status, 0 without a response) and of each TCP proxy connect: set only for clusters with
+   * outlier detection or health checks, whose edges follow the outcomes.
+   */
+  readonly outcome?: (host: UpstreamHost, status: number) => void;
 }

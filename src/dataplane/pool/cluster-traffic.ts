@@ -72,6 +72,8 @@ export class ClusterTraffic {
   readonly flowResumed: Counter;
   /** The breaker thresholds of the newest runtime of the cluster. */
   limits: Thresholds;
+  /** The newest runtime's outcome reporter, when health follows this cluster's outcomes. */
+  outcome: ClusterRuntime['outcome'];
   /** Opens the cluster's connections as its newest runtime says. */
   connector: Connector;
   readonly scope: Scope;
@@ -89,6 +91,7 @@ export class ClusterTraffic {
     const scope = cluster.scope;
     this.scope = scope;
     this.limits = cluster.settings.thresholds.DEFAULT;
+    this.outcome = cluster.outcome;
     const c = (n: string) => scope.counter(n);
     this.rqTotal = c('upstream_rq_total');
     this.rqCompleted = c('upstream_rq_completed');
@@ -139,6 +142,7 @@ export class ClusterTraffic {
   /** Takes the thresholds and connection settings of a rebuilt runtime of the cluster. */
   follow(cluster: ClusterRuntime): void {
     this.limits = cluster.settings.thresholds.DEFAULT;
+    this.outcome = cluster.outcome;
     this.connector = new Connector(cluster, this.cxConnectTimeout);
   }
 
@@ -178,7 +182,7 @@ export class ClusterTraffic {
     host.stats.cx_total += 1;
     host.stats.cx_active += 1;
     this.refreshBreakers();
-    return new ConnectionCount(this, host);
+    return new ConnectionCount(this, host, kind === 'tcp');
   }
 
   /** Whether the request breaker lets one more request go; counts the overflow when not. */
@@ -263,11 +267,14 @@ export class ConnectionCount {
   constructor(
     private readonly traffic: ClusterTraffic,
     readonly host: UpstreamHost,
+    /** A TCP proxy connection: its connect is the whole outcome health sees. */
+    private readonly proxied: boolean,
   ) {}
 
   /** Bytes may flow: records the connect time. */
   connected(): void {
     this.up = true;
+    if (this.proxied) this.traffic.outcome?.(this.host, 200);
     this.traffic.cxConnectMs.record(Math.round(performance.now() - this.openedAt));
   }
 
@@ -281,7 +288,10 @@ export class ConnectionCount {
     t.connections -= 1;
     t.cxLengthMs.record(Math.round(performance.now() - this.openedAt));
     this.host.stats.cx_active -= 1;
-    if (!this.up) this.host.stats.cx_connect_fail += 1;
+    if (!this.up) {
+      this.host.stats.cx_connect_fail += 1;
+      if (this.proxied) t.outcome?.(this.host, 0);
+    }
     t.refreshBreakers();
   }
 }
@@ -308,6 +318,7 @@ export class RequestCount {
     else stats.rq_success += 1;
     if (status > 0) t.recordResponse(status, Math.round(performance.now() - this.startedAt));
     t.refreshBreakers();
+    t.outcome?.(this.host, status);
   }
 }
 

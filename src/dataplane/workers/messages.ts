@@ -3,6 +3,7 @@ import type { State } from '../../../reducers/index.js';
 import type { ProfilerKind } from '../../admin/profilers.js';
 import type { Options } from '../../cli/options.js';
 import type { LookupsDump } from '../../stats/recent-lookups.js';
+import type { OutcomeBatch } from '../../upstream/health/outcomes.js';
 import type { StatsDump } from './stats-merge.js';
 
 /**
@@ -49,6 +50,8 @@ export type WorkerMessage =
   | { kind: 'dispatch'; event: ProxyEvent; source: string }
   /** The worker's listeners present at init are bound (or failed). */
   | { kind: 'ready' }
+  /** Outcomes of requests to clusters with health checks or outlier detection, for the primary's health edges. */
+  | { kind: 'outcomes'; batch: OutcomeBatch }
   | { kind: 'answer'; id: number; answer: WorkerAnswers[keyof WorkerAnswers] };
 
 export function isWorkerMessage(m: unknown): m is WorkerMessage {

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Subscription } from 'rxjs';
 import type { ProxyEvent } from '../../../events/index.js';
 import type { ServerContext } from '../../server/context.js';
+import type { OutcomeBatch } from '../../upstream/health/outcomes.js';
 import {
   isWorkerMessage,
   type PrimaryMessage,
@@ -70,6 +71,8 @@ export class WorkerPool {
   /** Per listener: the workers that reported it stopped (the listener is stopped when all did). */
   private readonly stoppedBy = new Map<string, Set<number>>();
   private nextRequest = 1;
+  /** Where the workers' request outcomes go: the primary's health edges. */
+  onOutcomes: ((batch: OutcomeBatch) => void) | null = null;
   private closing = false;
 
   constructor(
@@ -200,6 +203,9 @@ export class WorkerPool {
       }
       case 'dispatch':
         this.dispatchFromWorker(slot, m.event, m.source);
+        return;
+      case 'outcomes':
+        this.onOutcomes?.(m.batch);
         return;
     }
   }

@@ -14,6 +14,7 @@ import type { ServerContext } from '../../server/context.js';
 import { applyStatsControl } from '../../stats/start.js';
 import { StatsStore } from '../../stats/store.js';
 import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
+import { relayOutcomes } from '../../upstream/health/outcomes.js';
 import { ListenerManager } from '../listeners/manager.js';
 import { drainPools } from '../pool/index.js';
 import {
@@ -104,6 +105,8 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
     discovery: false,
     controlStats: false,
     onHostsRemoved: drainPools,
+    // Health runs in the primary: it gets the outcomes of this worker's requests.
+    onOutcome: relayOutcomes((batch) => send({ kind: 'outcomes', batch })),
   });
   steps.push(() => clusters?.close());
   listeners = new ListenerManager(ctx, clusters);

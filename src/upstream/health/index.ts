@@ -4,10 +4,12 @@
  */
 import type { ClustersFigures } from '../../../views/clusters/figures.js';
 import { type ActiveHealthChecking, type HealthDeps, startActiveHealthChecking } from './active.js';
+import type { OutcomeBatch } from './outcomes.js';
 import { type OutlierDetection, startOutlierDetection } from './outlier.js';
 
 export type { HealthDeps } from './active.js';
-export { type OutcomeBatch, relayOutcomes } from './outcomes.js';
+export type { OutcomeBatch } from './outcomes.js';
+export { relayOutcomes } from './outcomes.js';
 
 /** The health edges of the primary process. */
 export interface HealthEdges {
@@ -18,7 +20,9 @@ export interface HealthEdges {
    * status, or 0 when no response came. It feeds the outlier detector and moves the active
    * checks of the cluster off `no_traffic_interval`.
    */
-  onOutcome(cluster: string, address: string, status: number): void;
+  onOutcome(cluster: { readonly name: string }, address: string, status: number): void;
+  /** Outcomes a data-plane worker relayed (see `relayOutcomes`). */
+  onOutcomes(batch: OutcomeBatch): void;
   /** The outlier figures `/clusters` shows. */
   figures: Pick<ClustersFigures, 'outlier' | 'hostSuccessRate'>;
   close(): void;
@@ -31,11 +35,15 @@ export interface HealthEdges {
 export function startHealthEdges(deps: HealthDeps): HealthEdges {
   const active: ActiveHealthChecking = startActiveHealthChecking(deps);
   const outlier: OutlierDetection = startOutlierDetection(deps);
+  const put = (cluster: string, address: string, status: number) => {
+    active.noteTraffic(cluster);
+    outlier.put(cluster, address, status);
+  };
   return {
     firstRound: active.firstRound,
-    onOutcome(cluster, address, status) {
-      active.noteTraffic(cluster);
-      outlier.put(cluster, address, status);
+    onOutcome: (cluster, address, status) => put(cluster.name, address, status),
+    onOutcomes(batch) {
+      for (const [cluster, address, status] of batch) put(cluster, address, status);
     },
     figures: {
       outlier: (cluster) => outlier.figures(cluster),
