@@ -46,13 +46,18 @@ export function onDiscoveryTimedOut(draft: Draft<State>, env: On<'discovery/fetc
 export function onListenerAdded(draft: Draft<State>, env: On<'listener/added'>): void {
   const { listener, versionInfo } = env.event;
   const existing = entryOf(draft.listeners, listener.name);
+  const keepsSocket =
+    existing !== undefined &&
+    existing.state !== 'failed' &&
+    JSON.stringify(existing.config.address) === JSON.stringify(listener.address);
   draft.listeners = withEntry<ListenerEntry>(draft.listeners, listener.name, {
     name: listener.name,
     config: listener,
     lastUpdated: env.at,
-    // A changed listener keeps its socket: the manager swaps its filter chains in place.
-    boundAddress: existing?.boundAddress ?? null,
-    state: existing && existing.state !== 'failed' ? existing.state : 'pending',
+    // A changed listener on the same address keeps its socket (the manager swaps its filter
+    // chains in place); on a new address it binds again.
+    boundAddress: keepsSocket ? (existing?.boundAddress ?? null) : null,
+    state: keepsSocket && existing ? existing.state : 'pending',
     error: null,
     discovered: { versionInfo },
   });

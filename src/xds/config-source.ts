@@ -7,6 +7,7 @@ import type { Json, JsonObject } from '../../events/config.js';
 import { durationMs, objectOf } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { fieldPath, Report } from '../bootstrap/report.js';
+import { rdsNamesOf } from './rds-names.js';
 
 export type ApiVersion = 'V2' | 'V3';
 
@@ -172,6 +173,14 @@ export function checkBootstrapSources(bootstrap: JsonObject, report: Report): vo
       sources.push({
         path: `static_resources.clusters[${i}].eds_cluster_config.eds_config`,
         spec: configSourceOf(objectOf(eds)) ?? undefined,
+      });
+  });
+  const listeners = (objectOf(bootstrap.static_resources).listeners ?? []) as Json[];
+  listeners.forEach((l, i) => {
+    for (const rds of rdsNamesOf(objectOf(l)))
+      sources.push({
+        path: `static_resources.listeners[${i}].${rds.path}`,
+        spec: configSourceOf(rds.configSource) ?? undefined,
       });
   });
   for (const { path, spec } of sources) {

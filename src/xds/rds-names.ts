@@ -1,19 +1,25 @@
-import type { JsonObject, RawListener } from '../../events/config.js';
+import type { JsonObject } from '../../events/config.js';
 import { objectOf } from '../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
 
 /** The route tables a listener's HTTP connection managers take from route discovery. */
-export function rdsNamesOf(listener: RawListener): Array<{ name: string; configSource: JsonObject }> {
-  const out: Array<{ name: string; configSource: JsonObject }> = [];
+export function rdsNamesOf(
+  listener: JsonObject,
+): Array<{ name: string; configSource: JsonObject; path: string }> {
+  const out: Array<{ name: string; configSource: JsonObject; path: string }> = [];
   const chains = Array.isArray(listener.filter_chains) ? listener.filter_chains : [];
-  for (const chain of chains) {
+  for (const [c, chain] of chains.entries()) {
     const filters = objectOf(chain).filters;
-    for (const filter of Array.isArray(filters) ? filters : []) {
-      const f = objectOf(filter);
-      if (configTypeOf(f) !== CONFIG_TYPE.httpConnectionManager) continue;
-      const rds = objectOf(objectOf(f.typed_config).rds);
+    for (const [f, filter] of (Array.isArray(filters) ? filters : []).entries()) {
+      const config = objectOf(filter);
+      if (configTypeOf(config) !== CONFIG_TYPE.httpConnectionManager) continue;
+      const rds = objectOf(objectOf(config.typed_config).rds);
       if (typeof rds.route_config_name === 'string' && rds.route_config_name)
-        out.push({ name: rds.route_config_name, configSource: objectOf(rds.config_source) });
+        out.push({
+          name: rds.route_config_name,
+          configSource: objectOf(rds.config_source),
+          path: `filter_chains[${c}].filters[${f}].typed_config.rds.config_source`,
+        });
     }
   }
   return out;

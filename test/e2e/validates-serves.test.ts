@@ -169,9 +169,14 @@ describe('the cases of issue 10', () => {
 
   const refusals: Array<[string, string, RegExp]> = [
     [
-      'an HCM with rds',
+      'an HCM with rds over ads without dynamic_resources.ads_config',
       `listeners: [${listenerYaml('l', hcm('{ name: proxy.router }', 'rds: { route_config_name: r, config_source: { ads: {} } },'))}]`,
-      /filters\[0\]\.typed_config\.rds: route discovery \(RDS\) is not implemented.*not supported by this build/,
+      /filters\[0\]\.typed_config\.rds\.config_source\.ads: ads needs dynamic_resources\.ads_config/,
+    ],
+    [
+      'an HCM with rds without its config_source',
+      `listeners: [${listenerYaml('l', hcm('{ name: proxy.router }', 'rds: { route_config_name: r },'))}]`,
+      /filters\[0\]\.typed_config\.rds\.config_source: required field missing/,
     ],
     [
       'a UDP listener',

@@ -189,16 +189,33 @@ function endpointsDump(state: State): JsonObject {
 }
 
 function listenersDump(state: State): JsonObject {
+  const listeners = byName(Object.values(state.listeners));
   return {
-    static_listeners: byName(Object.values(state.listeners)).map((l) => ({
-      listener: any('Listener', l.config),
-      last_updated: timestamp(l.lastUpdated),
-    })),
+    ...(state.discovery.versions.lds !== undefined ? { version_info: state.discovery.versions.lds } : {}),
+    static_listeners: listeners
+      .filter((l) => !l.discovered)
+      .map((l) => ({ listener: any('Listener', l.config), last_updated: timestamp(l.lastUpdated) })),
+    dynamic_listeners: listeners.flatMap((l) => {
+      if (!l.discovered) return [];
+      const dumped = {
+        version_info: l.discovered.versionInfo,
+        listener: any('Listener', l.config),
+        last_updated: timestamp(l.lastUpdated),
+      };
+      const phase =
+        l.state === 'pending' ? 'warming_state' : l.state === 'draining' ? 'draining_state' : 'active_state';
+      return [{ name: l.name, [phase]: dumped }];
+    }),
   };
 }
 
 function routesDump(state: State): JsonObject {
   return {
+    dynamic_route_configs: byName(Object.values(state.discovery.routes)).map((r) => ({
+      version_info: r.versionInfo,
+      route_config: any('RouteConfiguration', r.config),
+      last_updated: timestamp(r.lastUpdated),
+    })),
     static_route_configs: byName(Object.values(state.listeners)).flatMap((l) =>
       routeConfigs(l.config).map((rc) => ({
         route_config: any('RouteConfiguration', rc),

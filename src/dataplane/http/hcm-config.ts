@@ -2,6 +2,7 @@ import type { JsonObject } from '../../../events/config.js';
 import { numberOr, objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
+import { compileConfigSource } from '../../xds/config-source.js';
 import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
 import { listOf } from '../router/matchers.js';
 import { compileRouteTable, type RouteTable } from '../router/table.js';
@@ -23,6 +24,8 @@ export interface HcmSpec {
   timeouts: HcmTimeouts;
   /** `access_log`: one line per request, written when it ends. */
   accessLogs: AccessLogSpec[];
+  /** `rds.route_config_name`: the table comes from route discovery, read per request; else null. */
+  rdsName: string | null;
 }
 
 const HCM_FIELDS: FieldTable = {
@@ -45,7 +48,7 @@ const HCM_FIELDS: FieldTable = {
   ),
   // The wait between the reference's two-step HTTP/2 GOAWAY; this build drains with one.
   drain_timeout: 'advise',
-  rds: { refuse: 'route discovery (RDS) is not implemented; give the routes inline in route_config' },
+  rds: 'act',
   scoped_routes: notYet('scoped route discovery'),
   access_log: 'act',
   tracing: notYet('tracing'),
@@ -56,6 +59,19 @@ const PROTOCOL_OPTIONS_FIELDS: FieldTable = acting(
   'max_connection_duration',
   'max_headers_count',
 );
+
+const RDS_FIELDS: FieldTable = acting('route_config_name', 'config_source');
+
+/** `rds`: the name of the discovered table and where it comes from. */
+function compileRds(rds: JsonObject, path: string, report: Report): string {
+  checkFields(rds, path, report, RDS_FIELDS, 'Rds');
+  const name = typeof rds.route_config_name === 'string' ? rds.route_config_name : '';
+  if (!name) report.error(`${path}.route_config_name`, 'required field missing', 'missing');
+  if (rds.config_source === undefined)
+    report.error(`${path}.config_source`, 'required field missing', 'missing');
+  else compileConfigSource(objectOf(rds.config_source), `${path}.config_source`, report);
+  return name;
+}
 
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
 export const FIELD_TABLES = {
@@ -80,7 +96,8 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
   const statPrefix = typeof config.stat_prefix === 'string' ? config.stat_prefix : '';
   if (!statPrefix) report.error(`${path}.stat_prefix`, 'required field missing', 'missing');
   if (config.route_config === undefined && config.rds === undefined && config.scoped_routes === undefined)
-    report.error(path, 'needs routes: set route_config (inline)', 'missing');
+    report.error(path, 'needs routes: set route_config (inline) or rds', 'missing');
+  const rdsName = config.rds !== undefined ? compileRds(objectOf(config.rds), `${path}.rds`, report) : null;
   const codec = typeof config.codec_type === 'string' ? config.codec_type : 'AUTO';
   if (codec !== 'AUTO' && codec !== 'HTTP1' && codec !== 'HTTP2')
     report.unsupported(`${path}.codec_type`, `codec ${codec} is not implemented (use AUTO, HTTP1 or HTTP2)`);
@@ -95,5 +112,6 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     maxHeadersCount: numberOr(common.max_headers_count, 100),
     timeouts: compileHcmTimeouts(config, path, report),
     accessLogs: compileAccessLogs(config.access_log, `${path}.access_log`, report),
+    rdsName,
   };
 }

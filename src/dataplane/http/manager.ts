@@ -3,6 +3,7 @@ import type * as net from 'node:net';
 import type bunyan from 'bunyan';
 import { type AccessLogger, startAccessLogs } from '../access-log/config.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
+import { discoveredRoutes } from '../router/discovered.js';
 import type { RouteTable } from '../router/table.js';
 import type { FilterChain } from './filters.js';
 import { H1Downstream } from './h1-downstream.js';
@@ -21,7 +22,6 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
  */
 export class HttpConnectionManager implements NetworkFilterHandler {
   readonly stats: HcmStats;
-  readonly routes: RouteTable;
   readonly filters: FilterChain;
   readonly log: bunyan;
   readonly serverName: string;
@@ -47,7 +47,6 @@ export class HttpConnectionManager implements NetworkFilterHandler {
     readonly deps: HttpConnectionManagerDeps,
   ) {
     this.stats = new HcmStats(deps.ctx.stats.scope(`http.${spec.statPrefix}`));
-    this.routes = spec.routes;
     this.filters = spec.filters;
     this.log = deps.ctx.log.get('http');
     this.serverName = spec.serverName;
@@ -79,6 +78,15 @@ export class HttpConnectionManager implements NetworkFilterHandler {
         'request done',
       );
     }
+  }
+
+  /**
+   * The route table for a new request: the inline one, or with `rds` the discovered table of
+   * the latest snapshot (swapped whole by each accepted update).
+   */
+  get routes(): RouteTable {
+    const name = this.spec.rdsName;
+    return name === null ? this.spec.routes : discoveredRoutes(this.deps.ctx.store.state, name);
   }
 
   handle(socket: net.Socket): void {

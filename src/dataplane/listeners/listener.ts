@@ -47,7 +47,7 @@ function listenerStats(stats: StatsStore, address: string): ListenerStats {
  * keeps counting them until they close.
  */
 export class ActiveListener {
-  private readonly server: net.Server;
+  private server: net.Server;
   private readonly matches: CompiledMatch[];
   private readonly stats: ListenerStats;
   /** Some chain matches on SNI, ALPN or transport: connections are peeked before choosing. */
@@ -56,6 +56,11 @@ export class ActiveListener {
   private readonly tlsServers: Array<tls.Server | null>;
   private readonly ssl: SslStats;
   private accepting = false;
+  private markClosed: () => void = () => {};
+  /** Resolves once `close` has closed every connection. */
+  readonly closed = new Promise<void>((resolve) => {
+    this.markClosed = resolve;
+  });
 
   constructor(
     readonly spec: ListenerSpec,
@@ -108,6 +113,23 @@ export class ActiveListener {
   async close(): Promise<void> {
     this.stopAccepting();
     await Promise.all(this.handlers.map((h) => h.close()));
+    this.markClosed();
+  }
+
+  /**
+   * Takes over the bound socket of `previous` (the same listener before a config change):
+   * from now on its new connections come here, with no moment where they are refused.
+   */
+  takeOver(previous: ActiveListener): void {
+    this.server = previous.handOver((socket) => this.accept(socket));
+    this.accepting = true;
+  }
+
+  private handOver(accept: (socket: net.Socket) => void): net.Server {
+    this.accepting = false;
+    this.server.removeAllListeners('connection');
+    this.server.on('connection', accept);
+    return this.server;
   }
 
   private accept(socket: net.Socket): void {

@@ -20,10 +20,14 @@ const SERVING: ReadonlySet<ListenerEntry['state']> = new Set(['pending', 'active
  */
 export class ListenerManager {
   private readonly listeners = new Map<string, ActiveListener>();
+  /** The config each name was last bound with: a discovered listener's new config rebinds it. */
+  private readonly boundConfigs = new Map<string, ListenerEntry['config']>();
   /** Names a bind was started for: a listener is tried once per appearance, not per snapshot. */
   private readonly attempted = new Set<string>();
   private readonly pending = new Set<Promise<void>>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** Listeners removed or replaced, draining until their drain time ends. */
+  private readonly retiring = new Set<ActiveListener>();
   private appliedDrain: Drain | null = null;
   private subscription: Subscription | null = null;
   private lastListeners: State['listeners'] | null = null;
@@ -46,15 +50,21 @@ export class ListenerManager {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     await Promise.all([...this.pending]);
-    await Promise.all([...this.listeners.values()].map((l) => l.close()));
+    await Promise.all([...this.listeners.values(), ...this.retiring].map((l) => l.close()));
     this.listeners.clear();
+    this.retiring.clear();
   }
 
   private reconcile(state: State): void {
     if (state.listeners !== this.lastListeners) {
       this.lastListeners = state.listeners;
       for (const entry of Object.values(state.listeners)) {
-        if (this.attempted.has(entry.name) || !SERVING.has(entry.state)) continue;
+        if (!SERVING.has(entry.state)) continue;
+        if (this.attempted.has(entry.name)) {
+          if (this.boundConfigs.get(entry.name) !== entry.config && this.listeners.has(entry.name))
+            this.track(this.bind(entry));
+          continue;
+        }
         if (state.drain.active && this.affected(state.drain, entry.config.traffic_direction)) {
           // After a drain, listeners of the drained direction are not added (a restarted
           // worker still joins listeners that are draining gracefully).
@@ -67,7 +77,9 @@ export class ListenerManager {
         if (state.listeners[name]) continue;
         this.listeners.delete(name);
         this.attempted.delete(name);
-        void listener.close();
+        this.boundConfigs.delete(name);
+        listener.stopAccepting();
+        this.retire(listener);
       }
     }
     if (state.drain !== this.lastDrain) {
@@ -102,9 +114,29 @@ export class ListenerManager {
     const deps = { ctx: this.ctx, clusters: this.clusters, listenerName: spec.name };
     const handlers = spec.chains.map((chain) => buildNetworkFilter(chain.filter, deps));
     const listener = new ActiveListener(spec, handlers, this.ctx.stats);
+    this.boundConfigs.set(entry.name, entry.config);
+    const previous = this.listeners.get(spec.name);
+    if (
+      previous &&
+      previous.spec.ip === spec.ip &&
+      previous.spec.port === spec.port &&
+      previous.isAccepting
+    ) {
+      // A changed listener on the same address takes over the bound socket: new connections
+      // get the new filter chains at once (none refused), the old ones drain.
+      listener.takeOver(previous);
+      this.listeners.set(spec.name, listener);
+      this.retire(previous);
+      log.info({ listener: spec.name }, 'listener updated in place');
+      return;
+    }
     try {
       const bound = await listener.listen();
       this.listeners.set(spec.name, listener);
+      if (previous) {
+        previous.stopAccepting();
+        this.retire(previous);
+      }
       log.info({ listener: spec.name, address: bound.address, port: bound.port }, 'listener bound');
       this.ctx.store.dispatch(
         listenerBound({ name: spec.name, address: bound.address, port: bound.port }),
@@ -118,6 +150,22 @@ export class ListenerManager {
           'free the address, or give another port (0 picks a free one)',
       );
     }
+  }
+
+  /**
+   * A listener removed or replaced by discovery: its connections drain over `--drain-time-s`
+   * with `--drain-strategy`, then whatever is left is closed.
+   */
+  private retire(listener: ActiveListener): void {
+    const drainMs = this.ctx.options.drainTimeS * 1000;
+    listener.drain(this.ctx.options.drainStrategy, drainMs);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      void listener.close();
+    }, drainMs);
+    this.timers.add(timer);
+    this.retiring.add(listener);
+    void listener.closed.then(() => this.retiring.delete(listener));
   }
 
   private affected(drain: Drain, direction: unknown): boolean {
