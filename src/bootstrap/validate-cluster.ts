@@ -1,7 +1,8 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { compileClusterTls } from '../tls/upstream.js';
-import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
+import { compileHealthCheck, compileOutlierDetection } from '../upstream/health/config.js';
 import { compileConfigSource } from '../xds/config-source.js';
+import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
 
 /** The reference's ring size limit (8M entries) for both minimum and maximum. */
@@ -54,9 +55,10 @@ export function validateCluster(cluster: JsonObject, p: string, report: Report):
   if (cluster.connect_timeout === '0s') report.error(`${p}.connect_timeout`, 'must be greater than 0s');
   const custom = obj(cluster.cluster_type);
   if (custom && !custom.name) report.error(`${p}.cluster_type.name`, 'required field missing');
-  checkOutlierDetection(obj(cluster.outlier_detection), `${p}.outlier_detection`, report);
+  const outlier = obj(cluster.outlier_detection);
+  if (outlier) compileOutlierDetection(outlier, `${p}.outlier_detection`, report);
   for (const [i, hc] of list(cluster.health_checks).entries()) {
-    checkHealthCheck(obj(hc) ?? {}, `${p}.health_checks[${i}]`, report);
+    compileHealthCheck(obj(hc) ?? {}, `${p}.health_checks[${i}]`, report);
   }
 }
 
@@ -73,8 +75,7 @@ const CLUSTER_FIELDS: FieldTable = {
   cluster_type: notYet('custom cluster types'),
   // Compiled by compileClusterTls (src/tls), with the transport socket.
   tls_context: 'act',
-  health_checks: notYet('active health checking'),
-  outlier_detection: notYet('outlier detection'),
+  ...acting('health_checks', 'outlier_detection'),
   lb_subset_config: notYet('subset load balancing'),
   original_dst_lb_config: notYet('ORIGINAL_DST load balancing'),
   lrs_server: notYet('load reporting (LRS)'),
@@ -208,39 +209,4 @@ export function checkLoadAssignment(assignment: JsonObject, p: string, report: R
     });
   });
   return members;
-}
-
-const OUTLIER_PERCENTS = [
-  'max_ejection_percent',
-  'enforcing_consecutive_5xx',
-  'enforcing_success_rate',
-  'enforcing_consecutive_gateway_failure',
-  'enforcing_consecutive_local_origin_failure',
-  'enforcing_local_origin_success_rate',
-  'failure_percentage_threshold',
-  'enforcing_failure_percentage',
-  'enforcing_failure_percentage_local_origin',
-];
-
-function checkOutlierDetection(od: JsonObject | undefined, p: string, report: Report): void {
-  if (!od) return;
-  for (const key of OUTLIER_PERCENTS) {
-    if (od[key] !== undefined && Number(od[key]) > 100)
-      report.error(`${p}.${key}`, `${od[key]} is not in 0..100`);
-  }
-}
-
-function checkHealthCheck(hc: JsonObject, p: string, report: Report): void {
-  for (const key of ['timeout', 'interval', 'unhealthy_threshold', 'healthy_threshold']) {
-    if (hc[key] === undefined) report.error(`${p}.${key}`, 'required field missing');
-  }
-  for (const key of ['timeout', 'interval']) {
-    if (hc[key] === '0s') report.error(`${p}.${key}`, 'must be greater than 0s');
-  }
-  const checkers = ['http_health_check', 'tcp_health_check', 'grpc_health_check', 'custom_health_check'];
-  if (!checkers.some((k) => hc[k] !== undefined)) {
-    report.error(p, `needs one health checker: ${checkers.join(', ')}`);
-  }
-  const http = obj(hc.http_health_check);
-  if (http && !http.path) report.error(`${p}.http_health_check.path`, 'required field missing');
 }
