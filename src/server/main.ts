@@ -12,6 +12,7 @@ import { bindLoggingToStore } from '../logging/store-binding.js';
 import { startStats } from '../stats/start.js';
 import { StatsStore } from '../stats/store.js';
 import { VERSION } from '../version.js';
+import { discoveryInitialized, startXds } from '../xds/client.js';
 import type { ServerContext } from './context.js';
 import { stopOnSignals } from './shutdown.js';
 
@@ -69,6 +70,8 @@ export async function serve(options: Options): Promise<ServerContext> {
   const adminAddress = await startAdmin(ctx);
   if (options.adminAddressPath) writeFileSync(options.adminAddressPath, adminAddress);
   // INITIALIZING (set by bootstrap-loaded) lasts until the listeners are bound.
+  // xDS subscriptions (CDS, EDS, LDS, RDS): cluster, endpoint, listener and route events.
+  startXds(ctx);
   await startDataPlane(ctx);
   // Like the reference, a static listener that cannot bind fails start-up: never LIVE with
   // a configured listener unbound.
@@ -78,6 +81,8 @@ export async function serve(options: Options): Promise<ServerContext> {
     ctx.log.get('main').error({ listeners: unbound.map((l) => l.name) }, 'start-up failed: listeners unbound');
     await ctx.shutdown(1);
   }
+  // LIVE once every initial discovery fetch is done or timed out (initial_fetch_timeout).
+  await discoveryInitialized(ctx);
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
   stopOnSignals(ctx);
   return ctx;
