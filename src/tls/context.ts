@@ -73,8 +73,8 @@ const SDS = {
 
 const UPSTREAM_FIELDS: FieldTable = {
   ...acting('common_tls_context', 'sni'),
-  // Node's client refuses renegotiation unless asked, and resumes no sessions by itself.
-  allow_renegotiation: 'advise',
+  ...acting('allow_renegotiation'),
+  // Node's client resumes no sessions by itself.
   max_session_keys: 'advise',
 };
 const DOWNSTREAM_FIELDS: FieldTable = {
@@ -245,9 +245,30 @@ function compileValidation(
   };
 }
 
-/** `cipher_suites` as a node:tls cipher list; each name must be one this OpenSSL has. */
-function cipherList(names: string[], path: string, report: Report): string | undefined {
-  if (names.length === 0) return undefined;
+/**
+ * The reference's cipher list when `cipher_suites` is empty (its non-FIPS server default,
+ * which its clients used too in v2): ECDHE first, AES-GCM and ChaCha20 before CBC.
+ */
+const REFERENCE_CIPHERS = [
+  '[ECDHE-ECDSA-AES128-GCM-SHA256|ECDHE-ECDSA-CHACHA20-POLY1305]',
+  '[ECDHE-RSA-AES128-GCM-SHA256|ECDHE-RSA-CHACHA20-POLY1305]',
+  'ECDHE-ECDSA-AES128-SHA',
+  'ECDHE-RSA-AES128-SHA',
+  'AES128-GCM-SHA256',
+  'AES128-SHA',
+  'ECDHE-ECDSA-AES256-GCM-SHA384',
+  'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-AES256-SHA',
+  'ECDHE-RSA-AES256-SHA',
+  'AES256-GCM-SHA384',
+  'AES256-SHA',
+];
+/** The reference's default `ecdh_curves`. */
+const REFERENCE_CURVES = ['X25519', 'P-256'];
+
+/** `cipher_suites` (or the reference's list) as a node:tls cipher list; each name must be one this OpenSSL has. */
+function cipherList(configured: string[], path: string, report: Report): string {
+  const names = configured.length > 0 ? configured : REFERENCE_CIPHERS;
   const known = new Set(tls.getCiphers());
   const out: string[] = [];
   names.forEach((entry, i) => {
@@ -284,10 +305,9 @@ function compileParams(
   // The reference's defaults: clients TLS 1.2 only, servers TLS 1.0 to 1.3.
   secure.minVersion = version('tls_minimum_protocol_version', client ? 'TLSv1.2' : 'TLSv1');
   secure.maxVersion = version('tls_maximum_protocol_version', client ? 'TLSv1.2' : 'TLSv1.3');
-  const ciphers = cipherList(strings(raw.cipher_suites), path, report);
-  if (ciphers) secure.ciphers = ciphers;
+  secure.ciphers = cipherList(strings(raw.cipher_suites), path, report);
   const curves = strings(raw.ecdh_curves);
-  if (curves.length > 0) secure.ecdhCurve = curves.join(':');
+  secure.ecdhCurve = (curves.length > 0 ? curves : REFERENCE_CURVES).join(':');
 }
 
 function compileCommon(raw: JsonObject, path: string, report: Report, client: boolean): CommonTls {
@@ -359,7 +379,12 @@ export function compileUpstreamTls(raw: JsonObject, path: string, report: Report
   const at = `${path}.common_tls_context`;
   const common = compileCommon(objectOf(raw.common_tls_context), at, report, true);
   const serverName = typeof raw.sni === 'string' && raw.sni !== '' ? raw.sni : null;
-  return { ...common, context: secureContext(common.secure, at, report), serverName };
+  // OpenSSL follows a server's renegotiation request; the reference refuses it unless asked.
+  const secure =
+    raw.allow_renegotiation === true
+      ? common.secure
+      : { ...common.secure, secureOptions: cryptoConstants.SSL_OP_NO_RENEGOTIATION };
+  return { ...common, secure, context: secureContext(secure, at, report), serverName };
 }
 
 /** Compiles a filter chain's `DownstreamTlsContext` found at `path`. */
@@ -369,11 +394,15 @@ export function compileDownstreamTls(raw: JsonObject, path: string, report: Repo
   const common = compileCommon(objectOf(raw.common_tls_context), at, report, false);
   if (common.certChains.length === 0)
     report.error(`${at}.tls_certificates`, 'a server TLS context needs a certificate', 'missing');
-  const secure = { ...common.secure };
+  // The reference's servers never renegotiate; OpenSSL's would let a client ask (a DoS lever).
+  const secure = {
+    ...common.secure,
+    secureOptions:
+      cryptoConstants.SSL_OP_NO_RENEGOTIATION |
+      (raw.disable_stateless_session_resumption === true ? cryptoConstants.SSL_OP_NO_TICKET : 0),
+  };
   if (raw.session_timeout !== undefined)
     secure.sessionTimeout = Math.max(1, Math.round(durationMs(raw.session_timeout, 0) / 1000));
-  if (raw.disable_stateless_session_resumption === true)
-    secure.secureOptions = cryptoConstants.SSL_OP_NO_TICKET;
   return {
     ...common,
     secure,

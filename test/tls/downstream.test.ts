@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
 import * as https from 'node:https';
 import { after, before, describe, it } from 'node:test';
-import type * as tls from 'node:tls';
+import * as tls from 'node:tls';
 import type { JsonObject } from '../../events/index.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { type Issued, makePki, type TestPki } from './certs.js';
@@ -244,6 +244,41 @@ describe('downstream TLS', () => {
       if (active.get('listener.downstream_cx_active') === 0) break;
       assert.ok(Date.now() < deadline, JSON.stringify([...active]));
       await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+
+  it('refuses a client-initiated renegotiation (TLS 1.2), as the reference does', async () => {
+    const socket = tls.connect({
+      host: '127.0.0.1',
+      port: sniPort,
+      servername: 'a.test',
+      ca: ca(),
+      maxVersion: 'TLSv1.2',
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('secureConnect', resolve);
+        socket.once('error', reject);
+      });
+      const outcome = await new Promise<string>((resolve) => {
+        const timer = setTimeout(() => resolve('no answer'), 5000);
+        socket.once('error', (err) => {
+          clearTimeout(timer);
+          resolve(`error: ${err.message}`);
+        });
+        socket.once('close', () => {
+          clearTimeout(timer);
+          resolve('closed');
+        });
+        socket.renegotiate({}, (err) => {
+          clearTimeout(timer);
+          resolve(err ? `error: ${err.message}` : 'renegotiated');
+        });
+      });
+      assert.notEqual(outcome, 'renegotiated');
+      assert.notEqual(outcome, 'no answer');
+    } finally {
+      socket.destroy();
     }
   });
 });
