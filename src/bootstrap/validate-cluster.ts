@@ -109,6 +109,13 @@ function refuseUnservedKinds(
 
 const EDS_CLUSTER_FIELDS: FieldTable = acting('eds_config', 'service_name');
 
+/** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
+export const FIELD_TABLES = {
+  Cluster: CLUSTER_FIELDS,
+  CommonLbConfig: COMMON_LB_FIELDS,
+  EdsClusterConfig: EDS_CLUSTER_FIELDS,
+};
+
 function checkEdsConfig(eds: JsonObject | undefined, p: string, report: Report): void {
   if (!eds || eds.eds_config === undefined) {
     report.error(`${p}.eds_config`, 'required field missing: where the endpoints come from', 'missing');
