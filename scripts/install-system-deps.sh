@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Debian packages the test suite uses: protoc (fixtures), promtool (Prometheus output check),
 # chromium (admin pages in a real browser), curl and nghttp2-client (HTTP/2 peers), nginx-light
-# (the HTTP/1 differential test).
+# (the HTTP/1 differential test), openssl (certificates made by the TLS tests) and testssl.sh
+# (bench/tls/testssl.ts).
 set -euo pipefail
 need=()
 command -v protoc >/dev/null || need+=(protobuf-compiler libprotobuf-dev)
@@ -10,6 +11,8 @@ command -v chromium >/dev/null || need+=(chromium)
 command -v curl >/dev/null || need+=(curl)
 command -v nghttp >/dev/null || need+=(nghttp2-client)
 command -v nginx >/dev/null || need+=(nginx-light)
+command -v openssl >/dev/null || need+=(openssl)
+command -v testssl >/dev/null || need+=(testssl.sh)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq
