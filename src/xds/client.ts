@@ -8,7 +8,6 @@ import {
   clusterAdded,
   clusterRemoved,
   clusterUpdated,
-  type DiscoveryKind,
   discoveryAccepted,
   discoveryTimedOut,
   hostsSet,
@@ -292,7 +291,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     if (managed) scope.counter('update_success').inc();
     ctx.store.dispatch(
       discoveryAccepted({
-        kind: kind as DiscoveryKind,
+        kind,
         versionInfo: version,
         names: decoded.resources.map((r) => r.name),
       }),

@@ -3,9 +3,11 @@
  * in both API versions. The v3 messages have the v2 messages' field numbers, so one set of
  * message types (the loader's schema) decodes both.
  */
+import type { DiscoveryKind } from '../../events/discovery.js';
 import type { ApiVersion } from './config-source.js';
 
-export type ResourceKind = 'cds' | 'eds' | 'lds' | 'rds';
+/** The kinds of resource, as the discovery events name them. */
+export type ResourceKind = DiscoveryKind;
 
 export const RESOURCE_KINDS: readonly ResourceKind[] = ['cds', 'eds', 'lds', 'rds'];
 

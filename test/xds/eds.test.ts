@@ -188,3 +188,30 @@ describe('EDS with --concurrency 2', () => {
     }
   });
 });
+
+describe('initialisation with a silent management server', () => {
+  it('goes LIVE only when initial_fetch_timeout has passed, then serves what arrives later', async () => {
+    const xds = await XdsServer.start();
+    const a = await upstream('a');
+    const started = Date.now();
+    const proxy = await startProxyProcess(
+      edsBootstrap(xds.port, { ...GRPC_SOURCE, initial_fetch_timeout: '1.500s' }),
+      ['--concurrency', '1'],
+    );
+    try {
+      assert.ok(Date.now() - started >= 1500, 'not LIVE before the initial fetch timed out');
+      await xds.waitFor((r) => r.resource_names.includes('some_service'));
+      const port = await proxy.listenerPort('listener_0');
+      assert.equal((await get(port)).status, 503, 'no member yet');
+      assert.match((await proxy.get('/init_dump')).body, /cluster some_service/);
+      xds.set('eds', [assignment('some_service', [a.port])], 'v1');
+      await xds.ack('eds', 'v1');
+      await until('the late member serves', async () => (await get(port)).body === 'a');
+      assert.equal((await proxy.get('/init_dump')).body.trim(), '{}');
+    } finally {
+      await proxy.stop();
+      await xds.stop();
+      await a.close();
+    }
+  });
+});

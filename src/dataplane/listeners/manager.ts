@@ -61,8 +61,8 @@ export class ListenerManager {
       for (const entry of Object.values(state.listeners)) {
         if (!SERVING.has(entry.state)) continue;
         if (this.attempted.has(entry.name)) {
-          if (this.boundConfigs.get(entry.name) !== entry.config && this.listeners.has(entry.name))
-            this.track(this.bind(entry));
+          // A discovered listener's new config (a bind that failed is tried again with it).
+          if (this.boundConfigs.get(entry.name) !== entry.config) this.track(this.bind(entry));
           continue;
         }
         if (state.drain.active && this.affected(state.drain, entry.config.traffic_direction)) {
