@@ -50,6 +50,9 @@ export function validateCluster(cluster: JsonObject, p: string, report: Report):
     );
   }
   checkFields(cluster, p, report, CLUSTER_FIELDS, 'Cluster');
+  const http1 = obj(cluster.http_protocol_options);
+  if (http1)
+    checkFields(http1, `${p}.http_protocol_options`, report, HTTP1_OPTIONS_FIELDS, 'Http1ProtocolOptions');
   compileClusterTls(cluster, p, report);
   refuseUnservedKinds(cluster, p, type, lbPolicy, report);
   if (cluster.connect_timeout === '0s') report.error(`${p}.connect_timeout`, 'must be greater than 0s');
@@ -66,6 +69,8 @@ const CLUSTER_FIELDS: FieldTable = {
   ...acting('name', 'alt_stat_name', 'type', 'lb_policy', 'connect_timeout', 'load_assignment', 'hosts'),
   ...acting('per_connection_buffer_limit_bytes', 'max_requests_per_connection', 'circuit_breakers'),
   ...acting('http2_protocol_options', 'protocol_selection', 'common_http_protocol_options'),
+  // HTTP/1.1 upstream, this build's default; its settings are checked by their own table.
+  http_protocol_options: 'act',
   ...acting('dns_refresh_rate', 'respect_dns_ttl', 'dns_lookup_family', 'dns_resolvers'),
   ...acting('ring_hash_lb_config', 'least_request_lb_config', 'common_lb_config'),
   ...acting('upstream_bind_config', 'upstream_connection_options', 'transport_socket', 'eds_cluster_config'),
@@ -82,6 +87,15 @@ const CLUSTER_FIELDS: FieldTable = {
   filters: notYet('upstream network filters'),
   load_balancing_policy: notYet('load_balancing_policy'),
   upstream_http_protocol_options: notYet('upstream_http_protocol_options (auto SNI, SAN checks)'),
+};
+/** A cluster's `http_protocol_options`: what an upstream HTTP/1.1 connection takes from it. */
+const HTTP1_OPTIONS_FIELDS: FieldTable = {
+  // The reference reads these on downstream connections only; on a cluster they do nothing.
+  allow_absolute_url: 'advise',
+  accept_http_10: 'advise',
+  default_host_for_http_10: 'advise',
+  header_key_format: notYet('header_key_format (upstream header case)'),
+  enable_trailers: notYet('enable_trailers (HTTP/1.1 trailers)'),
 };
 const COMMON_LB_FIELDS: FieldTable = {
   ...acting('healthy_panic_threshold', 'update_merge_window'),
@@ -112,6 +126,7 @@ const EDS_CLUSTER_FIELDS: FieldTable = acting('eds_config', 'service_name');
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
 export const FIELD_TABLES = {
   Cluster: CLUSTER_FIELDS,
+  Http1ProtocolOptions: HTTP1_OPTIONS_FIELDS,
   CommonLbConfig: COMMON_LB_FIELDS,
   EdsClusterConfig: EDS_CLUSTER_FIELDS,
 };

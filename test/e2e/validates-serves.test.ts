@@ -167,6 +167,18 @@ describe('the cases of issue 10', () => {
     );
   });
 
+  it("accepts a cluster's http_protocol_options (HTTP/1.1 upstream, the default) and refuses the settings it does not apply", async () => {
+    const cluster = (options: string) =>
+      `static_resources: { clusters: [{ name: h, http_protocol_options: ${options}, load_assignment: { cluster_name: h, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] } }] }`;
+    assert.equal((await validateYaml(cluster('{}'))).status, 0);
+    const refused = await validateYaml(cluster('{ header_key_format: { proper_case_words: {} } }'));
+    assert.equal(refused.status, 1);
+    assert.match(
+      refused.stderr,
+      /clusters\[0\]\.http_protocol_options\.header_key_format: header_key_format \(upstream header case\) is not implemented/,
+    );
+  });
+
   const refusals: Array<[string, string, RegExp]> = [
     [
       'an HCM with rds over ads without dynamic_resources.ads_config',
