@@ -49,6 +49,13 @@ const GRPC_SERVICE_FIELDS: FieldTable = {
   initial_metadata: notYet('initial_metadata on xDS streams'),
 };
 
+/** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
+export const FIELD_TABLES = {
+  ConfigSource: CONFIG_SOURCE_FIELDS,
+  ApiConfigSource: API_CONFIG_SOURCE_FIELDS,
+  GrpcService: GRPC_SERVICE_FIELDS,
+};
+
 /** `ApiVersion` by name; AUTO and unset mean V2, as in the reference's 1.15 release. */
 function apiVersion(value: Json | undefined): ApiVersion {
   return value === 'V3' ? 'V3' : 'V2';
