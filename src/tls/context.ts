@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import * as tls from 'node:tls';
 import type { Json, JsonObject } from '../../events/index.js';
 import { durationMs, objectOf } from '../../reducers/settings/values.js';
-import { acting, checkFields, type FieldTable } from '../bootstrap/honoured.js';
+import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { attempt, type Report } from '../bootstrap/report.js';
 import { compileStringMatcher, listOf, type StringTest } from '../dataplane/router/matchers.js';
 
@@ -72,17 +72,14 @@ const SDS = {
 };
 
 const UPSTREAM_FIELDS: FieldTable = {
-  ...acting('common_tls_context', 'sni'),
-  ...acting('allow_renegotiation'),
+  ...acting('common_tls_context', 'sni', 'allow_renegotiation'),
   // Node's client resumes no sessions by itself.
   max_session_keys: 'advise',
 };
 const DOWNSTREAM_FIELDS: FieldTable = {
   ...acting('common_tls_context', 'require_client_certificate', 'require_sni', 'session_timeout'),
   ...acting('disable_stateless_session_resumption'),
-  session_ticket_keys: {
-    refuse: 'session_ticket_keys (80-byte reference keys; Node takes 48) are not implemented',
-  },
+  session_ticket_keys: notYet('session_ticket_keys (80-byte reference keys; Node takes 48)'),
   session_ticket_keys_sds_secret_config: SDS,
 };
 const COMMON_FIELDS: FieldTable = {
@@ -99,18 +96,29 @@ const PARAMS_FIELDS: FieldTable = acting(
 );
 const CERTIFICATE_FIELDS: FieldTable = {
   ...acting('certificate_chain', 'private_key', 'password'),
-  private_key_provider: { refuse: 'private key providers are not implemented' },
-  ocsp_staple: { refuse: 'OCSP stapling is not implemented' },
-  signed_certificate_timestamp: { refuse: 'signed certificate timestamps are not implemented' },
+  private_key_provider: notYet('private key providers'),
+  ocsp_staple: notYet('OCSP stapling'),
+  signed_certificate_timestamp: notYet('signed certificate timestamps'),
 };
 const VALIDATION_FIELDS: FieldTable = {
   ...acting('trusted_ca', 'verify_subject_alt_name', 'match_subject_alt_names', 'crl'),
   ...acting('verify_certificate_hash', 'verify_certificate_spki', 'allow_expired_certificate'),
   ...acting('trust_chain_verification'),
-  require_ocsp_staple: { refuse: 'OCSP stapling is not implemented' },
-  require_signed_certificate_timestamp: { refuse: 'signed certificate timestamps are not implemented' },
+  require_ocsp_staple: notYet('OCSP stapling'),
+  require_signed_certificate_timestamp: notYet('signed certificate timestamps'),
 };
 const DATA_SOURCE_FIELDS: FieldTable = acting('filename', 'inline_bytes', 'inline_string');
+
+/** The field tables of the TLS messages, by the message name their findings use. */
+export const FIELD_TABLES = {
+  UpstreamTlsContext: UPSTREAM_FIELDS,
+  DownstreamTlsContext: DOWNSTREAM_FIELDS,
+  CommonTlsContext: COMMON_FIELDS,
+  TlsParameters: PARAMS_FIELDS,
+  TlsCertificate: CERTIFICATE_FIELDS,
+  CertificateValidationContext: VALIDATION_FIELDS,
+  DataSource: DATA_SOURCE_FIELDS,
+};
 
 /** `TlsParameters.TlsProtocol` as node:tls names it. */
 const VERSIONS: Record<string, tls.SecureVersion> = {
