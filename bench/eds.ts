@@ -10,10 +10,8 @@ import { runInNewContext } from 'node:vm';
 import bunyan from 'bunyan';
 import { bootstrapLoaded, type HostSpec, hostsSet } from '../events/index.js';
 import { DEFAULT_OPTIONS } from '../src/cli/parse.js';
-import { Store } from '../src/control/store.js';
+import { createContext, type ServerContext } from '../src/context.js';
 import type { Loggers } from '../src/logging/loggers.js';
-import type { ServerContext } from '../src/server/context.js';
-import { StatsStore } from '../src/stats/store.js';
 import { createClusterManager } from '../src/upstream/cluster-manager.js';
 import { seededRandom } from '../src/upstream/random.js';
 import type { BenchRow } from './types.js';
@@ -24,14 +22,12 @@ const POLICIES = ['ROUND_ROBIN', 'LEAST_REQUEST', 'RING_HASH', 'MAGLEV'];
 
 function quietContext(): ServerContext {
   const root = bunyan.createLogger({ name: 'bench', level: 'fatal' });
-  return {
+  return createContext({
     options: DEFAULT_OPTIONS,
-    store: new Store(),
-    stats: new StatsStore(),
     log: { root, get: () => root } as unknown as Loggers,
-    onShutdown: () => {},
-    shutdown: async () => {},
-  };
+    history: false,
+    exit: () => {},
+  });
 }
 
 /** 10,000 members; `shift` moves the window so consecutive sets differ in half their members. */
@@ -86,7 +82,7 @@ async function timeUpdates(policy: string, weighted: boolean): Promise<{ cpu: nu
     }),
     'bench',
   );
-  const manager = await createClusterManager(ctx, { random: seededRandom(1), discovery: false });
+  const manager = await createClusterManager(ctx, { random: seededRandom(1) });
   const sets = [0, HOSTS / 2].map((shift) => hostSet(shift, weighted));
   const cpu: number[] = [];
   const wall: number[] = [];
@@ -127,7 +123,7 @@ async function bytesPerHost(): Promise<number> {
     }),
     'bench',
   );
-  const manager = await createClusterManager(ctx, { discovery: false });
+  const manager = await createClusterManager(ctx);
   ctx.store.dispatch(hostsSet({ cluster: 'eds', hosts: hostSet(0, false), versionInfo: '1' }), 'eds');
   gc();
   const used = process.memoryUsage().heapUsed - base;

@@ -4,7 +4,7 @@
  * the reducer knows is the table's keys, never a second hand-kept list.
  */
 import { type Draft, produce } from 'immer';
-import type { Envelope } from '../events/envelope.js';
+import type { Envelope } from '../events/index.js';
 import type { State } from './state.js';
 
 /** Each event of the union `E` under its `type`. */

@@ -1,5 +1,4 @@
 import { performance } from 'node:perf_hooks';
-import type { ServerContext } from '../server/context.js';
 
 /**
  * What `/contention` reports with `--enable-mutex-tracing`. Node has no mutexes on the
@@ -17,12 +16,14 @@ export interface ContentionFigures {
 
 const SAMPLE_MS = 10;
 const LATE_MS = 1;
-const samplers = new WeakMap<ServerContext, ContentionFigures>();
 
-/** Starts sampling for `ctx`; returns the step that stops it. */
-export function startContentionSampler(ctx: ServerContext): () => void {
-  const figures: ContentionFigures = { numContentions: 0, currentWaitNs: 0, lifetimeWaitNs: 0 };
-  samplers.set(ctx, figures);
+/** Figures at zero, for a server run with `--enable-mutex-tracing`. */
+export function noContention(): ContentionFigures {
+  return { numContentions: 0, currentWaitNs: 0, lifetimeWaitNs: 0 };
+}
+
+/** Samples the event loop into `figures`; returns the step that stops it. */
+export function startContentionSampler(figures: ContentionFigures): () => void {
   let expected = performance.now() + SAMPLE_MS;
   const timer = setInterval(() => {
     const now = performance.now();
@@ -36,9 +37,4 @@ export function startContentionSampler(ctx: ServerContext): () => void {
   }, SAMPLE_MS);
   timer.unref();
   return () => clearInterval(timer);
-}
-
-/** The figures so far, or undefined when tracing is off for this server. */
-export function contentionFigures(ctx: ServerContext): ContentionFigures | undefined {
-  return samplers.get(ctx);
 }

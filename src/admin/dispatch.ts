@@ -1,9 +1,8 @@
 import type { State } from '../../reducers/index.js';
 import { helpText } from '../../views/help/render.js';
 import { json, text } from '../../views/result.js';
+import type { ServerContext } from '../context.js';
 import { dryRun } from '../control/dry-run.js';
-import { flushEventLog } from '../control/event-log.js';
-import type { ServerContext } from '../server/context.js';
 import type { AdminRequest, AdminResponse, HandlerDescriptor, ParamDescriptor } from './registry.js';
 
 /** A request as it came off the socket, before any admin rule was applied. */
@@ -150,12 +149,19 @@ export async function routeAdmin(
   if (dry && !h.events) return answer(text(`${h.path} does not support dry_run\n`, 400));
   checked.delete(AT);
   checked.delete(DRY_RUN);
-  const req: AdminRequest = { method: raw.method, path: h.path, query: checked, body: raw.body, state };
+  const req: AdminRequest = {
+    method: raw.method,
+    path: h.path,
+    query: checked,
+    body: raw.body,
+    state,
+    table,
+  };
   if (h.stream) return { kind: 'stream', handler: h, req };
   if (dry) return answer(dryRunAnswer(h, req, ctx));
   const response = await h.handle(req, ctx);
   // A mutation is acknowledged only once the event log holds its events: SIGKILL after the
   // answer loses nothing the client was told happened.
-  if (h.mutates) await flushEventLog(ctx);
+  if (h.mutates) await ctx.eventLog.flush();
   return answer(response);
 }

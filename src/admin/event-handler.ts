@@ -1,7 +1,7 @@
-import { text } from '../../views/result.js';
-import type { AdminRequest, AdminResponse, HandlerDescriptor } from './registry.js';
-import type { ServerContext } from '../server/context.js';
 import type { ProxyEvent } from '../../events/index.js';
+import { text } from '../../views/result.js';
+import type { ServerContext } from '../context.js';
+import type { AdminRequest, AdminResponse, HandlerDescriptor } from './registry.js';
 
 type Events = (req: AdminRequest, ctx: ServerContext) => ProxyEvent[] | AdminResponse;
 

@@ -1,5 +1,4 @@
 import type { ClustersFigures, HostCounters } from '../../views/clusters/figures.js';
-import type { ServerContext } from '../server/context.js';
 
 export type { OutlierFigures } from '../../views/clusters/figures.js';
 
@@ -11,20 +10,22 @@ export type { OutlierFigures } from '../../views/clusters/figures.js';
  */
 export type ClusterFiguresSource = () => ClustersFigures | Promise<ClustersFigures>;
 
-const sources = new WeakMap<ServerContext, ClusterFiguresSource>();
-
-/** Plugs the data plane's live per-host figures into the admin of `ctx`. */
-export function provideClusterFigures(ctx: ServerContext, source: ClusterFiguresSource): void {
-  sources.set(ctx, source);
-}
-
 const NONE: ClustersFigures = { hostStats: (): HostCounters | undefined => undefined };
 
 /**
- * The figures for `ctx` now, or none before the data plane registers a source (the views
- * then show zeroes and `-1`, so the admin works on its own).
+ * The data plane's live figures as the admin reads them (`ctx.figures`). The data plane's
+ * start provides the source; before that (or in an admin run alone) the views show zeroes
+ * and `-1`.
  */
-export async function clusterFigures(ctx: ServerContext): Promise<ClustersFigures> {
-  const source = sources.get(ctx);
-  return source ? source() : NONE;
+export class DataPlaneFigures {
+  private source: ClusterFiguresSource | null = null;
+
+  /** Called by `startDataPlane` once its cluster manager (or worker pool) runs. */
+  provide(source: ClusterFiguresSource): void {
+    this.source = source;
+  }
+
+  async read(): Promise<ClustersFigures> {
+    return this.source ? this.source() : NONE;
+  }
 }

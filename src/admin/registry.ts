@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import type { ProxyEvent } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
-import type { ServerContext } from '../server/context.js';
+import type { ServerContext } from '../context.js';
 
 /** A rendered admin answer; views produce these, express only adapts them. */
 export interface AdminResponse {
@@ -24,6 +24,8 @@ export interface AdminRequest {
    * `?at=SEQ`, the one the history holds for that sequence number.
    */
   state: State;
+  /** The endpoint table being served (what `/help`, the home page and the 404 text list). */
+  table: readonly HandlerDescriptor[];
 }
 
 export interface ParamDescriptor {

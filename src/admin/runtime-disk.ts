@@ -1,9 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runtimeLayerLoaded } from '../../events/index.js';
 import type { JsonObject } from '../../events/index.js';
+import { runtimeLayerLoaded } from '../../events/index.js';
 import { stringOr } from '../../reducers/settings/values.js';
-import type { ServerContext } from '../server/context.js';
+import type { Core } from '../core.js';
 
 /** A disk layer's name in the runtime stack and the directory its keys come from. */
 export interface DiskLayerSource {
@@ -56,7 +56,7 @@ export async function readRuntimeTree(directory: string): Promise<Record<string,
  * Reads each disk layer once, at start-up, and dispatches `runtime/layer-loaded` for it. A
  * missing directory leaves the layer empty (the reference tolerates it too) and is logged.
  */
-export async function loadDiskRuntimeLayers(ctx: ServerContext): Promise<void> {
+export async function loadDiskRuntimeLayers(ctx: Pick<Core, 'options' | 'store' | 'log'>): Promise<void> {
   const bootstrap = ctx.store.state.bootstrap?.config;
   if (!bootstrap) return;
   const serviceCluster =

@@ -2,13 +2,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { text } from '../../views/result.js';
-import type { ServerContext } from '../server/context.js';
-import { startContentionSampler } from './contention-sampler.js';
+import type { ServerContext } from '../context.js';
 import { adminAccessLog } from './access-log.js';
 import { routeAdmin } from './dispatch.js';
 import { handlers } from './handlers/index.js';
 import type { AdminResponse, HandlerDescriptor } from './registry.js';
-import { loadDiskRuntimeLayers } from './runtime-disk.js';
 
 /** Largest request body the admin reads (runtime_modify forms, tap configs). */
 const BODY_LIMIT = '1mb';
@@ -52,17 +50,15 @@ function closeGracefully(server: Server): Promise<void> {
 }
 
 /**
- * Starts the admin listener where the bootstrap says, and the admin edges (disk runtime
- * layers, contention sampler); resolves to the bound `ip:port`. `table` is the endpoint
- * list (tests pass their own).
+ * Starts the admin listener where the bootstrap says; resolves to the bound `ip:port`.
+ * `table` is the endpoint list (tests pass their own). The admin only reads the context:
+ * what its endpoints show is filled by the edges of `src/server/edges.ts`.
  */
 export async function startAdmin(
   ctx: ServerContext,
   table: readonly HandlerDescriptor[] = handlers,
 ): Promise<string> {
   const log = ctx.log.get('admin');
-  await loadDiskRuntimeLayers(ctx);
-  if (ctx.options.enableMutexTracing) ctx.onShutdown(startContentionSampler(ctx));
 
   const app = express();
   app.disable('x-powered-by');

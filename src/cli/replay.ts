@@ -13,8 +13,8 @@ import {
 import { renderDiffReport } from '../../views/events/patch-summary.js';
 import { parseTimePoint, TIME_FORMS, type TimePoint } from '../../views/events/time.js';
 import { renderTimelineJson, renderTimelineText } from '../../views/events/timeline.js';
-import { semanticDiff, valueAt } from '../control/diff.js';
-import { redactAt, redactPatch } from '../control/redact.js';
+import { redactAt, redactPatch } from '../../views/redact.js';
+import { semanticDiff, valueAt } from '../../views/snapshot-diff.js';
 import { ReplayError, type ReplayResult, replayLog } from '../control/replay.js';
 import { REPLAY_VIEWS, type ReplayView, renderReplayView } from '../control/replay-views.js';
 import { scanLog } from '../control/timeline.js';

@@ -1,7 +1,7 @@
 import type { Operation } from 'fast-json-patch';
 import type { Envelope, ProxyEvent } from '../../events/index.js';
 import { foldAll, type State } from '../../reducers/index.js';
-import { semanticDiff } from './diff.js';
+import { semanticDiff } from '../../views/snapshot-diff.js';
 
 /**
  * What `events` would change if dispatched now: folded into a copy of `state` (the store

@@ -1,20 +1,20 @@
 /**
- * The event-log edge: keeps the in-memory history (`ctx.history`, for `?at=` and the
+ * The event log: keeps the in-memory history (`ctx.history`, for `?at=` and the
  * `/events` and `/snapshots` endpoints) and, with `--event-log PATH`, records every envelope
  * that enters the store to an ndjson file that `proxy replay` folds back into the same
  * snapshots. See `log-format.ts` for the file layout.
  *
  * Durability: a mutation through the admin is answered only once its events are written
- * (`flushEventLog`), so a process killed with SIGKILL after the answer has them in the file;
+ * (`ctx.eventLog.flush()`), so a process killed with SIGKILL after the answer has them in the file;
  * anything else is written within `--file-flush-interval-msec`, at most one second. Written
  * means handed to the kernel: it survives the process, not the machine (no fsync).
  */
 import { truncateSync } from 'node:fs';
 import { type Envelope, type JsonObject, mergeWindowOf, type ProxyEvent } from '../../events/index.js';
 import { mergeWindowMs, type State } from '../../reducers/index.js';
-import type { ServerContext } from '../server/context.js';
+import type { Core } from '../core.js';
 import { VERSION } from '../version.js';
-import { History } from './history.js';
+import { History, type HistoryOptions } from './history.js';
 import { checkpointLine, envelopeLine, headerLine, LOG_FORMAT, LOG_VERSION } from './log-format.js';
 import { readLogTail } from './log-tail.js';
 import { LogWriter } from './log-writer.js';
@@ -24,57 +24,56 @@ export const DEFAULT_CHECKPOINT_EVERY = 10_000;
 /** Unflushed events wait at most this long, whatever `--file-flush-interval-msec` says. */
 export const MAX_FLUSH_INTERVAL_MS = 1000;
 
-const histories = new WeakMap<ServerContext, History>();
 const recorders = new Set<Recorder>();
-const recorderOf = new WeakMap<ServerContext, Recorder>();
 
-/** The history `startEventLog` attached to `ctx`, with everything the admin endpoints need. */
-export function historyOf(ctx: ServerContext): History | undefined {
-  return histories.get(ctx);
-}
-
-/** Resolves once every event dispatched so far is written to the event log (at once without one). */
-export function flushEventLog(ctx: ServerContext): Promise<void> {
-  return recorderOf.get(ctx)?.flush() ?? Promise.resolve();
+/** The event log of a process (`ctx.eventLog`), and the history it keeps (`ctx.history`). */
+export interface EventLog {
+  /** Past snapshots and events; null when the context keeps none. */
+  readonly history: History | null;
+  /** Resolves once every event dispatched so far is written to the file (at once without one). */
+  flush(): Promise<void>;
 }
 
 /**
- * Starts recording. Call it before the bootstrap event is dispatched so the history and
- * the log both begin with it; `bootstrap` goes into the log header so the file is
- * self-contained. An existing log is appended to: this run's sequence numbers go on from
- * its last line, and a line torn by a crash of the earlier run is cut off first.
+ * Starts recording; `createContext` calls it before any event is dispatched, so the history
+ * and the log both begin with the bootstrap event. `bootstrap` goes into the log header so
+ * the file is self-contained. An existing log is appended to: this run's sequence numbers go
+ * on from its last line, and a line torn by a crash of the earlier run is cut off first.
  */
-export function startEventLog(ctx: ServerContext, bootstrap: JsonObject | null = null): History {
-  const path = ctx.options.eventLog;
+export function openEventLog(
+  core: Core,
+  opts: { bootstrap?: JsonObject | null; history: HistoryOptions | false },
+): EventLog {
+  const path = core.options.eventLog;
   const tail = path ? readLogTail(path) : null;
   if (tail) {
     if (tail.completeBytes < tail.size) {
       truncateSync(path, tail.completeBytes);
-      ctx.log
+      core.log
         .get('main')
         .warn({ path, bytes: tail.size - tail.completeBytes }, 'event log ended in a torn line; cut it off');
     }
-    ctx.store.continueAfter(tail.lastSeq);
+    core.store.continueAfter(tail.lastSeq);
   }
-  const history = new History(ctx.store.state, { startSeq: tail?.lastSeq });
-  histories.set(ctx, history);
-  ctx.history = history;
-  const recorder = path ? new Recorder(ctx, bootstrap) : null;
-  if (recorder) recorderOf.set(ctx, recorder);
-  const ingested = ctx.store.ingested$.subscribe((env) => {
-    history.recordIngested(env);
+  const history =
+    opts.history === false
+      ? null
+      : new History(core.store.state, { ...opts.history, startSeq: tail?.lastSeq ?? opts.history.startSeq });
+  const recorder = path ? new Recorder(core, opts.bootstrap ?? null) : null;
+  const ingested = core.store.ingested$.subscribe((env) => {
+    history?.recordIngested(env);
     recorder?.onIngested(env);
   });
-  const applied = ctx.store.applied$.subscribe(({ batch, state }) => {
-    history.recordApplied(batch, state);
+  const applied = core.store.applied$.subscribe(({ batch, state }) => {
+    history?.recordApplied(batch, state);
     recorder?.onApplied(batch, state);
   });
-  ctx.onShutdown(async () => {
+  core.onShutdown(async () => {
     ingested.unsubscribe();
     applied.unsubscribe();
     await recorder?.close();
   });
-  return history;
+  return { history, flush: () => recorder?.flush() ?? Promise.resolve() };
 }
 
 /**
@@ -112,7 +111,7 @@ class Recorder {
   private closed = false;
 
   constructor(
-    private readonly ctx: ServerContext,
+    private readonly ctx: Core,
     private readonly bootstrap: JsonObject | null,
   ) {
     const log = ctx.log.get('main');

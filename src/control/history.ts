@@ -8,7 +8,7 @@
 import type { Envelope, ProxyEvent } from '../../events/index.js';
 import { foldAll, rootReducer, type State } from '../../reducers/index.js';
 import type { BlameResult } from '../../views/events/blame.js';
-import { valueAt } from './diff.js';
+import { valueAt } from '../../views/snapshot-diff.js';
 
 export type { BlameResult };
 

@@ -16,7 +16,7 @@
  */
 import type { Envelope, JsonObject, ProxyEvent } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
-import { redactedJson } from './redact.js';
+import { redactedJson } from '../../views/redact.js';
 
 export const LOG_FORMAT = 'proxy-event-log';
 export const LOG_VERSION = 1;

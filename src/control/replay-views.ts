@@ -9,15 +9,15 @@ import { renderClustersJson } from '../../views/clusters/json.js';
 import { renderClustersText } from '../../views/clusters/text.js';
 import { renderConfigDump } from '../../views/config-dump/render.js';
 import { renderListeners } from '../../views/listeners/render.js';
+import { redact } from '../../views/redact.js';
 import { json, type ViewResult } from '../../views/result.js';
 import { renderRuntime } from '../../views/runtime/render.js';
 import { renderServerInfo } from '../../views/server-info/render.js';
+import { semanticView } from '../../views/snapshot-diff.js';
 import { hotRestartVersion } from '../cli/hot-restart-version.js';
 import type { Options } from '../cli/options.js';
 import { DEFAULT_OPTIONS } from '../cli/parse.js';
 import { commandLineOptionsJson } from '../cli/server-info-options.js';
-import { semanticView } from './diff.js';
-import { redact } from './redact.js';
 
 export const REPLAY_VIEWS = [
   'clusters',

@@ -3,16 +3,15 @@
  * the processes that run them.
  */
 
-import { provideClusterFigures } from '../admin/figures.js';
-import type { ServerContext } from '../server/context.js';
+import type { ServerContext } from '../context.js';
 import { createClusterManager } from '../upstream/cluster-manager.js';
 import { type HealthEdges, startHealthEdges } from '../upstream/health/index.js';
 import { ListenerManager } from './listeners/manager.js';
 import { drainPools } from './pool/index.js';
-import { WorkerPool } from './workers/pool.js';
-import { collectWorkerStats } from './workers/stats-merge.js';
+import { collectWorkerStats } from './workers/collect.js';
 
-export { collectWorkerStats, type HostStatsByCluster } from './workers/stats-merge.js';
+export { collectWorkerStats } from './workers/collect.js';
+export type { HostStatsByCluster } from './workers/stats-merge.js';
 
 /**
  * Starts the health edges (active checks, outlier detection) of this server: once, in this
@@ -34,16 +33,12 @@ async function startHealth(ctx: ServerContext): Promise<HealthEdges> {
  */
 export async function startDataPlane(ctx: ServerContext): Promise<void> {
   const health = await startHealth(ctx);
-  if (!ctx.clusters) {
-    const clusters = await createClusterManager(ctx, {
-      onHostsRemoved: drainPools,
-      onOutcome: health.onOutcome,
-    });
-    ctx.clusters = clusters;
-    ctx.onShutdown(() => clusters.close());
-  }
-  const clusters = ctx.clusters;
-  provideClusterFigures(ctx, async () => {
+  const clusters = await createClusterManager(ctx, {
+    onHostsRemoved: drainPools,
+    onOutcome: health.onOutcome,
+  });
+  ctx.onShutdown(() => clusters.close());
+  ctx.figures.provide(async () => {
     const { hosts } = await collectWorkerStats(ctx);
     // In-process the cluster manager's own host objects carry the traffic; with workers they
     // carry none and the workers' figures, summed, are the truth.
@@ -51,14 +46,14 @@ export async function startDataPlane(ctx: ServerContext): Promise<void> {
       ? { ...health.figures, hostStats: (cluster, address) => hosts[cluster]?.[address] }
       : { ...health.figures, hostStats: (cluster, address) => clusters.hostStats(cluster, address) };
   });
-  if (ctx.options.concurrency <= 1) {
-    const listeners = new ListenerManager(ctx, ctx.clusters);
-    ctx.onShutdown(() => listeners.close());
-    await listeners.start();
-  } else {
-    const pool = new WorkerPool(ctx, ctx.options.concurrency);
+  const pool = ctx.workers;
+  if (pool) {
     ctx.onShutdown(() => pool.close());
     pool.onOutcomes = health.onOutcomes;
     await pool.start();
+  } else {
+    const listeners = new ListenerManager(ctx, clusters);
+    ctx.onShutdown(() => listeners.close());
+    await listeners.start();
   }
 }

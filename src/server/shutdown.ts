@@ -9,7 +9,7 @@
  */
 import { drainStarted, serverStateChanged, shutdownRequested } from '../../events/index.js';
 import { collectWorkerStats } from '../dataplane/index.js';
-import type { ServerContext } from './context.js';
+import type { ServerContext } from '../context.js';
 
 /** How often the drain looks at the connection count. */
 const POLL_MS = 100;

@@ -2,7 +2,7 @@ import { pairwise, startWith } from 'rxjs';
 import type { JsonObject } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
 import { durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
-import type { ServerContext } from '../server/context.js';
+import type { Core } from '../core.js';
 import { VERSION } from '../version.js';
 import { HystrixStream, hystrixSinkConfig } from './hystrix.js';
 import { ServerStats, versionStat } from './server-stats.js';
@@ -11,19 +11,6 @@ import { type StatsConfig, TagConfigError, TagProducer } from './tags.js';
 
 /** Default `stats_flush_interval`. */
 export const DEFAULT_FLUSH_INTERVAL_MS = 5000;
-
-/** What the stats admin handlers need from the running stats edge. */
-export interface StatsRuntime {
-  tags: TagProducer;
-  flushOnAdmin: boolean;
-  flushIntervalMs: number;
-  /** Null when `stats_sinks` has no hystrix sink (the endpoint then answers 404). */
-  hystrix: HystrixStream | null;
-  /** Run before rendering `/stats`: a flush with `stats_flush_on_admin`, else a gauge refresh. */
-  beforeQuery(): void;
-}
-
-const runtimes = new WeakMap<StatsStore, StatsRuntime>();
 
 /** The bootstrap fields that drive the stats edge. */
 function statsBootstrap(bootstrap: JsonObject | undefined): {
@@ -43,60 +30,91 @@ function statsBootstrap(bootstrap: JsonObject | undefined): {
 }
 
 /**
- * The stats edge of a running server: tag extraction from `stats_config` and
- * `--stats-tag`, the flush timer (none with `stats_flush_on_admin`), server and manager
- * stats kept from snapshots, counter resets and recent-lookup switches applied from
- * events, and the hystrix stream when its sink is configured.
+ * The stats edge of a process (`ctx.statsRuntime`): what the stats admin handlers read (tag
+ * extraction, flush settings, the hystrix stream) and, once `start()` ran, the flush timer
+ * (none with `stats_flush_on_admin`), server and manager stats kept from snapshots, counter
+ * resets and recent-lookup switches applied from events. Before `start()` (an admin run
+ * alone, as in handler tests) it has the default tag extractors and no timer.
  */
-export function startStats(ctx: ServerContext): StatsRuntime {
-  const log = ctx.log.get('main');
-  const bootstrap = ctx.store.state.bootstrap?.config;
-  const cfg = statsBootstrap(bootstrap);
-  let tags: TagProducer;
-  try {
-    tags = new TagProducer(cfg.config, ctx.options.statsTags);
-  } catch (err) {
-    if (!(err instanceof TagConfigError)) throw err;
-    log.error(`stats_config: ${err.message}; using the default tag extractors`);
-    tags = new TagProducer({}, ctx.options.statsTags);
+export class StatsRuntime {
+  private tagProducer: TagProducer;
+  private flushOnAdminSetting = false;
+  private flushIntervalSetting = DEFAULT_FLUSH_INTERVAL_MS;
+  private hystrixStream: HystrixStream | null = null;
+  private server: ServerStats | null = null;
+  private started = false;
+
+  constructor(private readonly core: Core) {
+    this.tagProducer = new TagProducer({}, core.options.statsTags);
   }
-  const server = new ServerStats(ctx.stats, ctx.store, {
-    concurrency: ctx.options.concurrency,
-    hotRestartEpoch: ctx.options.restartEpoch,
-    version: versionStat(VERSION, cfg.versionOverride),
-    now: () => ctx.store.scheduler.now(),
-  });
-  const sink = hystrixSinkConfig(bootstrap);
-  const hystrix = sink
-    ? new HystrixStream(ctx.stats, () => ctx.store.state, cfg.flushIntervalMs, sink)
-    : null;
-  const stopHystrix = hystrix ? ctx.stats.onFlush(() => hystrix.onFlush()) : () => {};
 
-  const flush = (): void => {
-    server.refresh();
-    ctx.stats.flush();
-  };
-  const subscription = ctx.store.state$
-    .pipe(startWith(null), pairwise())
-    .subscribe(([prev, next]) => next && applySnapshot(ctx.stats, server, prev, next));
+  get tags(): TagProducer {
+    return this.tagProducer;
+  }
 
-  const timer = cfg.flushOnAdmin ? null : setInterval(flush, cfg.flushIntervalMs);
-  timer?.unref();
-  ctx.onShutdown(() => {
-    if (timer) clearInterval(timer);
-    subscription.unsubscribe();
-    stopHystrix();
-    hystrix?.close();
-  });
-  const runtime: StatsRuntime = {
-    tags,
-    flushOnAdmin: cfg.flushOnAdmin,
-    flushIntervalMs: cfg.flushIntervalMs,
-    hystrix,
-    beforeQuery: () => (cfg.flushOnAdmin ? flush() : server.refresh()),
-  };
-  runtimes.set(ctx.stats, runtime);
-  return runtime;
+  get flushOnAdmin(): boolean {
+    return this.flushOnAdminSetting;
+  }
+
+  get flushIntervalMs(): number {
+    return this.flushIntervalSetting;
+  }
+
+  /** Null when `stats_sinks` has no hystrix sink (the endpoint then answers 404). */
+  get hystrix(): HystrixStream | null {
+    return this.hystrixStream;
+  }
+
+  /** Run before rendering `/stats`: a flush with `stats_flush_on_admin`, else a gauge refresh. */
+  beforeQuery(): void {
+    if (this.flushOnAdminSetting) this.flush();
+    else this.server?.refresh();
+  }
+
+  private flush(): void {
+    this.server?.refresh();
+    this.core.stats.flush();
+  }
+
+  /** Starts the edge from the bootstrap in the snapshot; `src/server/edges.ts` calls it once. */
+  start(): this {
+    if (this.started) return this;
+    this.started = true;
+    const { options, store, stats } = this.core;
+    const bootstrap = store.state.bootstrap?.config;
+    const cfg = statsBootstrap(bootstrap);
+    try {
+      this.tagProducer = new TagProducer(cfg.config, options.statsTags);
+    } catch (err) {
+      if (!(err instanceof TagConfigError)) throw err;
+      this.core.log.get('main').error(`stats_config: ${err.message}; using the default tag extractors`);
+    }
+    this.flushOnAdminSetting = cfg.flushOnAdmin;
+    this.flushIntervalSetting = cfg.flushIntervalMs;
+    const server = new ServerStats(stats, store, {
+      concurrency: options.concurrency,
+      hotRestartEpoch: options.restartEpoch,
+      version: versionStat(VERSION, cfg.versionOverride),
+      now: () => store.scheduler.now(),
+    });
+    this.server = server;
+    const sink = hystrixSinkConfig(bootstrap);
+    const hystrix = sink ? new HystrixStream(stats, () => store.state, cfg.flushIntervalMs, sink) : null;
+    this.hystrixStream = hystrix;
+    const stopHystrix = hystrix ? stats.onFlush(() => hystrix.onFlush()) : () => {};
+    const subscription = store.state$
+      .pipe(startWith(null), pairwise())
+      .subscribe(([prev, next]) => next && applySnapshot(stats, server, prev, next));
+    const timer = cfg.flushOnAdmin ? null : setInterval(() => this.flush(), cfg.flushIntervalMs);
+    timer?.unref();
+    this.core.onShutdown(() => {
+      if (timer) clearInterval(timer);
+      subscription.unsubscribe();
+      stopHystrix();
+      hystrix?.close();
+    });
+    return this;
+  }
 }
 
 /** Applies the stats side of a snapshot change: resets, recent lookups, server stats. */
@@ -119,23 +137,4 @@ export function applyStatsControl(stats: StatsStore, prev: State | null, next: S
     else stats.recentLookups.disable();
   }
   if (before && now.recentLookupsClearedSeq !== before.recentLookupsClearedSeq) stats.recentLookups.clear();
-}
-
-/**
- * The stats edge of `ctx`, or (before `startStats` ran, as in handler tests) one with the
- * default tag extractors and no timer.
- */
-export function statsRuntimeOf(ctx: ServerContext): StatsRuntime {
-  let runtime = runtimes.get(ctx.stats);
-  if (!runtime) {
-    runtime = {
-      tags: new TagProducer({}, ctx.options?.statsTags ?? []),
-      flushOnAdmin: false,
-      flushIntervalMs: DEFAULT_FLUSH_INTERVAL_MS,
-      hystrix: null,
-      beforeQuery: () => {},
-    };
-    runtimes.set(ctx.stats, runtime);
-  }
-  return runtime;
 }

@@ -5,7 +5,7 @@ import { RecentLookups } from './recent-lookups.js';
  * The stats store. Stats are objects the data plane holds by reference, so an increment is
  * one property write: no lookup by name, no allocation, no RxJS, no immer on the hot path.
  * Names are looked up once, when a scope is built. Control changes (reset, recent lookups)
- * arrive as events and are applied here by the edge that subscribes to them (`startStats`).
+ * arrive as events and are applied here by the edge that subscribes to them (`StatsRuntime.start`).
  */
 /** A slot a renderer may fill with what it derives from the name (the Prometheus identity). */
 export interface RenderSlot {

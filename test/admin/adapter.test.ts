@@ -4,7 +4,6 @@ import bunyan from 'bunyan';
 import { runtimeModified } from '../../events/index.js';
 import { handlers } from '../../src/admin/handlers/index.js';
 import type { HandlerDescriptor } from '../../src/admin/registry.js';
-import { History } from '../../src/control/history.js';
 import { createLoggers } from '../../src/logging/loggers.js';
 import { adminBootstrap, startTestAdmin, type TestAdmin } from '../helpers/admin.js';
 
@@ -116,29 +115,23 @@ describe('admin adapter', () => {
   });
 
   it('answers ?at= older than the history retains with 410, and a future one with 404', async () => {
-    const { ctx } = admin;
-    const history = new History(ctx.store.state, { capacity: 2, checkpointEvery: 1 });
-    const recording = [
-      ctx.store.ingested$.subscribe((env) => history.recordIngested(env)),
-      ctx.store.applied$.subscribe(({ batch, state }) => history.recordApplied(batch, state)),
-    ];
-    ctx.history = history;
+    const kept = await startTestAdmin(adminBootstrap(), {}, { history: { capacity: 2, checkpointEvery: 1 } });
     try {
+      const { ctx } = kept;
       const first = ctx.store.state.seq;
       for (let i = 0; i < 6; i++) ctx.store.dispatch(runtimeModified({ values: { t: String(i) } }), 'test');
-      const gone = await admin.get(`/runtime?at=${first}`);
+      const gone = await kept.get(`/runtime?at=${first}`);
       assert.equal(gone.status, 410);
       assert.match(await gone.text(), /older than the history retains; the oldest kept is \d+/);
       const latest = ctx.store.state.seq;
-      const now = await admin.get(`/runtime?at=${latest}`);
+      const now = await kept.get(`/runtime?at=${latest}`);
       assert.equal(now.status, 200);
       assert.equal(JSON.parse(await now.text()).entries.t.final_value, '5');
-      const future = await admin.get(`/runtime?at=${latest + 10}`);
+      const future = await kept.get(`/runtime?at=${latest + 10}`);
       assert.equal(future.status, 404);
       assert.match(await future.text(), /has not happened yet/);
     } finally {
-      for (const r of recording) r.unsubscribe();
-      ctx.history = undefined;
+      await kept.close();
     }
   });
 

@@ -3,7 +3,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { listenerBound } from '../../events/index.js';
-import { provideClusterFigures } from '../../src/admin/figures.js';
 import { adminBootstrap, scratchDir, startTestAdmin, type TestAdmin } from '../helpers/admin.js';
 import { CERT, richBootstrap } from './fixtures.js';
 
@@ -57,7 +56,7 @@ describe('admin endpoints', () => {
   });
 
   it('/clusters shows the live figures the data plane provides', async () => {
-    provideClusterFigures(admin.ctx, () => ({
+    admin.ctx.figures.provide(() => ({
       hostStats: (c: string, a: string) =>
         c === 'web' && a === '10.0.0.1:80'
           ? {
@@ -99,7 +98,7 @@ describe('admin endpoints', () => {
       },
     );
     assert.deepEqual(host.success_rate, { value: 88.9 });
-    provideClusterFigures(admin.ctx, () => ({ hostStats: () => undefined }));
+    admin.ctx.figures.provide(() => ({ hostStats: () => undefined }));
   });
 
   it('/clusters?format=json omits defaults and the DEFAULT priority', async () => {

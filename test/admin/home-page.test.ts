@@ -108,6 +108,10 @@ describe('admin home page in headless Chromium', { skip: noChromium }, () => {
         `${action} answered ${response.status()}`,
       );
     }
+    // The code is reported once the shutdown steps ran (the admin closes gracefully first).
+    const deadline = Date.now() + 5000;
+    while (admin.shutdownCodes.length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(admin.shutdownCodes, [0]);
     await page.close();
   });

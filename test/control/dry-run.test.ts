@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import jsonpatch from 'fast-json-patch';
 import { activeHealthChanged, clusterRemoved, runtimeModified } from '../../events/index.js';
-import { semanticView } from '../../src/control/diff.js';
+import { semanticView } from '../../views/snapshot-diff.js';
 import { dryRun } from '../../src/control/dry-run.js';
 import { bootstrapWith, cluster, virtualStore } from '../helpers/event-log.js';
 

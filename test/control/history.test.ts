@@ -6,7 +6,7 @@ import { History, type HistoryOptions } from '../../src/control/history.js';
 import { bootstrapWith, cluster, virtualStore } from '../helpers/event-log.js';
 
 /**
- * A store whose history records from the first event, as `startEventLog` wires it, plus
+ * A store whose history records from the first event, as `openEventLog` wires it, plus
  * the snapshot that was current right after each sequence number (what the admin showed).
  */
 function recorded(mergeWindow: string, options: HistoryOptions = {}) {

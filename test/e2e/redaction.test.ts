@@ -3,7 +3,7 @@
  * passwords, but `/events` and its stream, `/snapshots/diff`, `/snapshots/blame`, the
  * event-log file, `proxy replay` and `/server_info` (which printed `--config-yaml`
  * verbatim) all showed them. Root cause: redaction lived in the config_dump view only.
- * Every output now goes through `src/control/redact.ts`.
+ * Every output now goes through `views/redact.ts`.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -10,10 +10,10 @@ import { startAdmin } from '../../src/admin/server.js';
 import type { Options } from '../../src/cli/options.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
 import { commandLineOptionsJson } from '../../src/cli/server-info-options.js';
-import { Store } from '../../src/control/store.js';
+import { createContext, type ServerContext } from '../../src/context.js';
+import type { HistoryOptions } from '../../src/control/history.js';
 import { createLoggers, type Loggers } from '../../src/logging/loggers.js';
-import type { ServerContext } from '../../src/server/context.js';
-import { StatsStore } from '../../src/stats/store.js';
+import { startAdminInputs } from '../../src/server/edges.js';
 import { VERSION } from '../../src/version.js';
 
 /** The repository root, from `test/helpers` (tsx) or `dist/test/helpers` (compiled). */
@@ -44,36 +44,31 @@ export function adminBootstrap(extra: JsonObject = {}): JsonObject {
 }
 
 /**
- * Builds a server context the way `serve()` does (store, stats, loggers), folds the
- * bootstrap in, starts the admin and goes LIVE. Shutdown runs the steps without exiting.
+ * Builds a server context with `createContext`, as `serve()` does, folds the bootstrap in,
+ * starts the edges the admin shows (disk runtime, contention sampler) and the admin, and goes
+ * LIVE. Shutdown runs the steps without exiting. No history unless `extra.history` asks
+ * (the event log still records with `options.eventLog`).
  */
 export async function startTestAdmin(
   bootstrap: JsonObject,
   options: Partial<Options> = {},
-  extra: { table?: readonly HandlerDescriptor[]; log?: Loggers } = {},
+  extra: { table?: readonly HandlerDescriptor[]; log?: Loggers; history?: HistoryOptions } = {},
 ): Promise<TestAdmin> {
   const opts: Options = { ...DEFAULT_OPTIONS, ...options };
-  const steps: Array<() => Promise<void> | void> = [];
   const shutdownCodes: number[] = [];
   const log = extra.log ?? createLoggers({ logLevel: 'critical' });
-  const runSteps = async () => {
-    for (const step of steps.splice(0).reverse()) await step();
-  };
-  const ctx: ServerContext = {
+  const ctx = createContext({
     options: opts,
-    store: new Store(),
-    stats: new StatsStore(),
     log,
-    onShutdown: (step) => steps.push(step),
-    async shutdown(code) {
-      shutdownCodes.push(code);
-      await runSteps();
-    },
-  };
+    bootstrap,
+    history: extra.history ?? false,
+    exit: (code) => shutdownCodes.push(code),
+  });
   ctx.store.dispatch(
     bootstrapLoaded({ bootstrap, options: commandLineOptionsJson(opts), version: VERSION, sources: [] }),
     'bootstrap',
   );
+  await startAdminInputs(ctx);
   const address = await startAdmin(ctx, extra.table);
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
   const base = `http://${address}`;
@@ -90,7 +85,7 @@ export async function startTestAdmin(
         headers: body === undefined ? {} : { 'content-type': contentType },
       }),
     async close() {
-      await runSteps();
+      await ctx.close();
       log.close();
     },
   };

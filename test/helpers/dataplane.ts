@@ -9,29 +9,21 @@ import { bootstrapLoaded, type JsonObject, type RawCluster } from '../../events/
 import { staticHosts } from '../../reducers/hosts.js';
 import { clusterSettings } from '../../reducers/settings/cluster.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
-import { Store } from '../../src/control/store.js';
+import { createContext, type ServerContext } from '../../src/context.js';
 import type { ClusterLookup } from '../../src/dataplane/http/types.js';
 import { createLoggers } from '../../src/logging/loggers.js';
-import type { ServerContext } from '../../src/server/context.js';
-import { StatsStore } from '../../src/stats/store.js';
 import { newUpstreamHost } from '../../src/upstream/host.js';
 import type { ClusterRuntime, UpstreamHost } from '../../src/upstream/types.js';
 
 /** A context whose store has folded `bootstrap`; shutdown steps run on `close()`. */
-export function testContext(bootstrap: JsonObject): ServerContext & { close(): Promise<void> } {
-  const steps: Array<() => Promise<void> | void> = [];
-  const ctx = {
+export function testContext(bootstrap: JsonObject): ServerContext {
+  const ctx = createContext({
     options: { ...DEFAULT_OPTIONS, concurrency: 1 },
-    store: new Store(),
-    stats: new StatsStore(),
     log: createLoggers('fatal'),
-    onShutdown: (step: () => Promise<void> | void) => steps.push(step),
-    shutdown: async () => {},
-    async close() {
-      for (const step of steps.reverse()) await step();
-      ctx.store.close();
-    },
-  };
+    history: false,
+    exit: () => {},
+  });
+  ctx.onShutdown(() => ctx.store.close());
   ctx.store.dispatch(bootstrapLoaded({ bootstrap, options: {}, version: 'test', sources: [] }), 'test');
   return ctx;
 }

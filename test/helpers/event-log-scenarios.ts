@@ -24,9 +24,9 @@ import {
   serverStateChanged,
   updateRejected,
 } from '../../events/index.js';
-import { semanticView } from '../../src/control/diff.js';
 import { envelopeLine, headerLine, LOG_FORMAT, LOG_VERSION } from '../../src/control/log-format.js';
 import { replayLog } from '../../src/control/replay.js';
+import { semanticView } from '../../views/snapshot-diff.js';
 import { bootstrapWith, cluster, repoRoot } from './event-log.js';
 
 /** The first `at` of every scenario: 2026-11-21T14:00:00Z. */

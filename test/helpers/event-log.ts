@@ -69,7 +69,7 @@ static_resources:
               - endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: 9 } } }
 `;
 
-/** A store on virtual time that has folded `bootstrap`; `attach` runs before that, as `startEventLog` does. */
+/** A store on virtual time that has folded `bootstrap`; `attach` runs before that, as `openEventLog` does. */
 export function virtualStore(
   bootstrap: JsonObject,
   attach?: (store: Store) => void,

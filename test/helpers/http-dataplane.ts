@@ -3,27 +3,23 @@ import type { RawCluster } from '../../events/config.js';
 import { clusterSettings } from '../../reducers/settings/cluster.js';
 import type { HostState } from '../../reducers/state.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
-import { Store } from '../../src/control/store.js';
+import { createContext, type ServerContext } from '../../src/context.js';
 import { HttpConnectionManager } from '../../src/dataplane/http/manager.js';
 import type { NetworkFilterHandler } from '../../src/dataplane/http/types.js';
 import { destroyPools } from '../../src/dataplane/pool/index.js';
 import { createLoggers } from '../../src/logging/loggers.js';
-import type { ServerContext } from '../../src/server/context.js';
-import { StatsStore } from '../../src/stats/store.js';
 import { newUpstreamHost } from '../../src/upstream/host.js';
 import type { ClusterRuntime, UpstreamHost } from '../../src/upstream/types.js';
 import { compileTestHcm } from './compile.js';
 
 /** A bare server context for data plane tests: real store and stats, no admin. */
 export function testContext(): ServerContext {
-  return {
+  return createContext({
     options: { ...DEFAULT_OPTIONS },
-    store: new Store(),
-    stats: new StatsStore(),
     log: createLoggers('fatal'),
-    onShutdown: () => {},
-    shutdown: async () => {},
-  };
+    history: false,
+    exit: () => {},
+  });
 }
 
 function hostOf(address: string): UpstreamHost {

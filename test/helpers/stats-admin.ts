@@ -4,25 +4,18 @@ import express from 'express';
 import { bootstrapLoaded, type JsonObject } from '../../events/index.js';
 import { statsHandlers } from '../../src/admin/handlers/stats.js';
 import type { Options } from '../../src/cli/options.js';
-import { Store } from '../../src/control/store.js';
-import type { ServerContext } from '../../src/server/context.js';
-import { startStats } from '../../src/stats/start.js';
-import { StatsStore } from '../../src/stats/store.js';
+import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
+import { createContext, type ServerContext } from '../../src/context.js';
+import { createLoggers } from '../../src/logging/loggers.js';
 
 /** A context with a real store and stats store, a bootstrap folded in, and no process exit. */
 export function statsContext(bootstrap: JsonObject = {}, options: Partial<Options> = {}): ServerContext {
-  const steps: Array<() => Promise<void> | void> = [];
-  const silent = { error() {}, warn() {}, info() {}, debug() {} };
-  const ctx = {
-    options: { statsTags: [], concurrency: 1, restartEpoch: 0, ...options } as unknown as Options,
-    store: new Store(),
-    stats: new StatsStore(),
-    log: { get: () => silent } as unknown as ServerContext['log'],
-    onShutdown: (step: () => Promise<void> | void) => steps.push(step),
-    async shutdown() {
-      for (const step of steps.reverse()) await step();
-    },
-  } as ServerContext;
+  const ctx = createContext({
+    options: { ...DEFAULT_OPTIONS, statsTags: [], concurrency: 1, restartEpoch: 0, ...options },
+    log: createLoggers('fatal'),
+    history: false,
+    exit: () => {},
+  });
   ctx.store.dispatch(bootstrapLoaded({ bootstrap, options: {}, version: 'test', sources: [] }), 'test');
   return ctx;
 }
@@ -36,14 +29,21 @@ export async function startStatsAdmin(
   options: Partial<Options> = {},
 ): Promise<{ ctx: ServerContext; base: string; hits: Map<string, number>; close(): Promise<void> }> {
   const ctx = statsContext(bootstrap, options);
-  startStats(ctx);
+  ctx.statsRuntime.start();
   const hits = new Map<string, number>();
   const app = express();
   for (const h of statsHandlers) {
     app.all(h.path, async (req, res) => {
       hits.set(h.path, (hits.get(h.path) ?? 0) + 1);
       const query = new URL(req.originalUrl, 'http://admin').searchParams;
-      const areq = { method: req.method, path: h.path, query, body: '', state: ctx.store.state };
+      const areq = {
+        method: req.method,
+        path: h.path,
+        query,
+        body: '',
+        state: ctx.store.state,
+        table: statsHandlers,
+      };
       if (h.mutates && req.method !== 'POST') {
         res.status(400).type('text/plain').send('Method GET not allowed, POST required.');
         return;

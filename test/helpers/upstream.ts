@@ -4,9 +4,8 @@ import type { HostSpec, RawCluster } from '../../events/index.js';
 import { clusterSettings } from '../../reducers/settings/cluster.js';
 import type { HostState } from '../../reducers/state.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
-import { Store } from '../../src/control/store.js';
+import { createContext, type ServerContext } from '../../src/context.js';
 import type { Loggers } from '../../src/logging/loggers.js';
-import type { ServerContext } from '../../src/server/context.js';
 import { StatsStore } from '../../src/stats/store.js';
 import { newUpstreamHost } from '../../src/upstream/host.js';
 import type { BalancerInput } from '../../src/upstream/lb/input.js';
@@ -86,12 +85,5 @@ export function tally(pick: () => UpstreamHost | null, times: number): Map<strin
 export function upstreamContext(): ServerContext {
   const root = bunyan.createLogger({ name: 'test', level: 'fatal' });
   const log = { root, get: () => root } as unknown as Loggers;
-  return {
-    options: DEFAULT_OPTIONS,
-    store: new Store(),
-    stats: new StatsStore(),
-    log,
-    onShutdown: () => {},
-    shutdown: async () => {},
-  };
+  return createContext({ options: DEFAULT_OPTIONS, log, history: false, exit: () => {} });
 }

@@ -6,13 +6,12 @@ import {
   recentLookupsDisabled,
   recentLookupsEnabled,
 } from '../../events/index.js';
-import { startStats } from '../../src/stats/start.js';
 import { renderRecentLookups } from '../../views/stats/recent-lookups.js';
 import { statsContext } from '../helpers/stats-admin.js';
 
 test('counter reset event re-bases counters; sinks keep the absolute value', async () => {
   const ctx = statsContext();
-  startStats(ctx);
+  ctx.statsRuntime.start();
   const c = ctx.stats.counter('cluster.a.upstream_rq_total');
   c.add(5);
   ctx.store.dispatch(countersReset({}), 'admin');
@@ -25,7 +24,7 @@ test('counter reset event re-bases counters; sinks keep the absolute value', asy
 
 test('recent lookups follow the states table', async () => {
   const ctx = statsContext();
-  startStats(ctx);
+  ctx.statsRuntime.start();
   const lookups = ctx.stats.recentLookups;
   lookups.clear();
   ctx.stats.counter('x');
@@ -73,7 +72,7 @@ test('server stats come from snapshots and the process; flush on admin flushes p
       restartEpoch: 2,
     },
   );
-  const runtime = startStats(ctx);
+  const runtime = ctx.statsRuntime.start();
   const g = (n: string) => ctx.stats.gauges.get(n)?.value;
   assert.equal(g('server.concurrency'), 3);
   assert.equal(g('server.hot_restart_epoch'), 2);

@@ -46,7 +46,6 @@ async function started(clusters: JsonObject[], onHostsRemoved?: (hosts: Upstream
   );
   const manager = await createClusterManager(ctx, {
     random: seededRandom(1),
-    discovery: false,
     onHostsRemoved,
   });
   return {

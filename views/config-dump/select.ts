@@ -1,7 +1,7 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import type { ClusterEntry, State } from '../../reducers/state.js';
 import { omitDefaults, socketAddress, timestamp } from '../proto-json.js';
-import { redact } from '../../src/control/redact.js';
+import { redact } from '../redact.js';
 
 const ADMIN = 'type.googleapis.com/envoy.admin.v3.';
 /** Embedded resources are shown in the v2 shape they were configured in, so they carry v2 type URLs. */

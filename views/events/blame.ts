@@ -1,7 +1,7 @@
 import type { Envelope, ProxyEvent } from '../../events/index.js';
-import { parsePointer } from '../../src/control/diff.js';
-import { redact, redactAt } from '../../src/control/redact.js';
+import { redact, redactAt } from '../redact.js';
 import { json, text, type ViewResult } from '../result.js';
+import { parsePointer } from '../snapshot-diff.js';
 
 /** Who last changed a value, as `/snapshots/blame` reports it. */
 export type BlameResult =

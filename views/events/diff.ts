@@ -1,5 +1,5 @@
 import type { Operation } from 'fast-json-patch';
-import { redactPatch } from '../../src/control/redact.js';
+import { redactPatch } from '../redact.js';
 import { json, type ViewResult } from '../result.js';
 
 /** `GET /snapshots/diff`: the semantic RFC 6902 patch that turns snapshot `from` into `to`, secrets redacted. */

@@ -1,5 +1,5 @@
 import type { Envelope, ProxyEvent } from '../../events/index.js';
-import { redact, redactedJson } from '../../src/control/redact.js';
+import { redact, redactedJson } from '../redact.js';
 import { json, type ViewResult } from '../result.js';
 
 /** What `/events` knows besides the envelopes it lists. */

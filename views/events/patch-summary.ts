@@ -1,11 +1,11 @@
 /**
- * A semantic JSON Patch (see `src/control/diff.ts`) in words: one line per operation,
+ * A semantic JSON Patch (see `views/snapshot-diff.ts`) in words: one line per operation,
  * naming the cluster, host, listener or runtime layer it touches and the value before and
  * after, so "what changed between 14:00 and 14:05" reads without decoding pointers.
  */
 import type { Operation } from 'fast-json-patch';
 import type { Envelope } from '../../events/index.js';
-import { parsePointer } from '../../src/control/diff.js';
+import { parsePointer } from '../snapshot-diff.js';
 import { formatLocal, formatUtc } from './time.js';
 import { timelineEntry, timelineLine } from './timeline.js';
 

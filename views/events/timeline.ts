@@ -3,7 +3,7 @@
  * sequence number, local and UTC time, source, type and summary, or the same as JSON.
  */
 import type { Envelope } from '../../events/index.js';
-import { redact } from '../../src/control/redact.js';
+import { redact } from '../redact.js';
 import { summarize } from './summary.js';
 import { formatLocal, formatUtc } from './time.js';
 

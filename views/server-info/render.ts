@@ -1,7 +1,7 @@
 import type { Json, JsonObject, ServerState } from '../../events/index.js';
 import { objectOf, stringOr } from '../../reducers/settings/values.js';
 import type { State } from '../../reducers/state.js';
-import { redact } from '../../src/control/redact.js';
+import { redact } from '../redact.js';
 import { json, type ViewResult } from '../result.js';
 
 /** What `/server_info` needs beside the snapshot. */

@@ -1,6 +1,5 @@
 import { renderClustersJson } from '../../../views/clusters/json.js';
 import { renderClustersText } from '../../../views/clusters/text.js';
-import { clusterFigures } from '../figures.js';
 import type { HandlerDescriptor } from '../registry.js';
 
 export const clustersHandlers: HandlerDescriptor[] = [
@@ -11,7 +10,7 @@ export const clustersHandlers: HandlerDescriptor[] = [
     params: [{ name: 'format', help: 'Output format', kind: 'enum', values: ['text', 'json'] }],
     snapshotView: true,
     async handle(req, ctx) {
-      const figures = await clusterFigures(ctx);
+      const figures = await ctx.figures.read();
       return req.query.get('format') === 'json'
         ? renderClustersJson(req.state, figures)
         : renderClustersText(req.state, figures);

@@ -9,10 +9,9 @@ import { renderBlame } from '../../../views/events/blame.js';
 import { renderDiff } from '../../../views/events/diff.js';
 import { renderEvents, sseFrame } from '../../../views/events/list.js';
 import { text } from '../../../views/result.js';
-import { parsePointer, semanticDiff } from '../../control/diff.js';
-import { historyOf } from '../../control/event-log.js';
+import { parsePointer, semanticDiff } from '../../../views/snapshot-diff.js';
 import type { History } from '../../control/history.js';
-import type { ServerContext } from '../../server/context.js';
+import type { ServerContext } from '../../context.js';
 import { usageLine } from '../dispatch.js';
 import type { AdminRequest, AdminResponse, HandlerDescriptor } from '../registry.js';
 
@@ -50,7 +49,7 @@ const eventsHandler: HandlerDescriptor = {
     { name: 'follow', help: 'stream past and future events as text/event-stream', kind: 'flag' },
   ],
   handle(req, ctx) {
-    const history = historyOf(ctx);
+    const history = ctx.history;
     if (!history) return noHistory();
     const query = eventsQuery(req, history);
     if ('problem' in query) return usage(eventsHandler, query.problem, query.status);
@@ -63,7 +62,7 @@ const eventsHandler: HandlerDescriptor = {
   stream(req, res, ctx) {
     if (!req.query.has('follow'))
       return void writeAnswer(res, eventsHandler.handle(req, ctx) as AdminResponse);
-    const history = historyOf(ctx);
+    const history = ctx.history;
     if (!history) return void writeAnswer(res, noHistory());
     const query = eventsQuery(req, history);
     if ('problem' in query) return void writeAnswer(res, usage(eventsHandler, query.problem, query.status));
@@ -161,7 +160,7 @@ const diffHandler: HandlerDescriptor = {
     { name: 'to', help: 'sequence number of the later snapshot (default: the latest)', kind: 'number' },
   ],
   handle(req, ctx) {
-    const history = historyOf(ctx);
+    const history = ctx.history;
     if (!history) return noHistory();
     const from = snapshotParam(req, 'from', diffHandler, history);
     if (isAnswer(from)) return from;
@@ -190,7 +189,7 @@ const blameHandler: HandlerDescriptor = {
     },
   ],
   handle(req, ctx) {
-    const history = historyOf(ctx);
+    const history = ctx.history;
     if (!history) return noHistory();
     const path = req.query.get('path') ?? '';
     const tokens = parsePointer(path);

@@ -2,23 +2,21 @@ import { helpText } from '../../../views/help/render.js';
 import { renderHome } from '../../../views/home/render.js';
 import { text } from '../../../views/result.js';
 import type { HandlerDescriptor } from '../registry.js';
-// The table lists these handlers too; it is read when a request comes, after every module loaded.
-import { handlers } from './index.js';
 
-/** `/` and `/help`: both generated from the descriptor table. */
+/** `/` and `/help`: both generated from the table being served. */
 export const helpHandlers: HandlerDescriptor[] = [
   {
     path: '/',
     help: 'Admin home page',
     mutates: false,
     params: [],
-    handle: () => renderHome(handlers),
+    handle: (req) => renderHome(req.table),
   },
   {
     path: '/help',
     help: 'print out list of admin commands',
     mutates: false,
     params: [],
-    handle: () => text(helpText(handlers)),
+    handle: (req) => text(helpText(req.table)),
   },
 ];

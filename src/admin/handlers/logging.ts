@@ -6,7 +6,7 @@ import { reopenEventLog } from '../../control/event-log.js';
 import { reopenAllAccessLogs } from '../../dataplane/access-log/file-sink.js';
 import type { AdminRequest } from '../registry.js';
 import type { HandlerDescriptor } from '../registry.js';
-import type { ServerContext } from '../../server/context.js';
+import type { ServerContext } from '../../context.js';
 
 /**
  * The levels a `/logging` query asks for: `level=` (every logger), `paths=a=l,b=l`, or

@@ -1,8 +1,7 @@
 import { getHeapSnapshot, getHeapStatistics } from 'node:v8';
 import { renderMemory } from '../../../views/memory/render.js';
 import { json, text } from '../../../views/result.js';
-import { contentionFigures } from '../contention-sampler.js';
-import { isProfiling, startProfiler, stopProfiler } from '../profilers.js';
+import { startProfiler, stopProfiler } from '../profilers.js';
 import type { AdminResponse, HandlerDescriptor, ParamDescriptor } from '../registry.js';
 
 const ENABLE: ParamDescriptor = {
@@ -26,8 +25,8 @@ export const profilingHandlers: HandlerDescriptor[] = [
     handle: async (req, ctx): Promise<AdminResponse> => {
       const enable = req.query.get('enable') === 'y';
       // Enabling a running profiler or disabling a stopped one changes nothing, as in the reference.
-      if (enable && !isProfiling(ctx, 'cpu')) await startProfiler(ctx, 'cpu');
-      else if (!enable && isProfiling(ctx, 'cpu')) await stopProfiler(ctx, 'cpu');
+      if (enable && !ctx.profilers.isRunning('cpu')) await startProfiler(ctx, 'cpu');
+      else if (!enable && ctx.profilers.isRunning('cpu')) await stopProfiler(ctx, 'cpu');
       return text('OK\n');
     },
   },
@@ -40,11 +39,12 @@ export const profilingHandlers: HandlerDescriptor[] = [
     handle: async (req, ctx): Promise<AdminResponse> => {
       const enable = req.query.get('enable') === 'y';
       if (enable) {
-        if (isProfiling(ctx, 'heap')) return text('Fail to start heap profiler: already started\n', 400);
+        if (ctx.profilers.isRunning('heap'))
+          return text('Fail to start heap profiler: already started\n', 400);
         await startProfiler(ctx, 'heap');
         return text('Starting heap profiler\n');
       }
-      if (!isProfiling(ctx, 'heap')) return text('Fail to stop heap profiler: not started\n', 400);
+      if (!ctx.profilers.isRunning('heap')) return text('Fail to stop heap profiler: not started\n', 400);
       const files = await stopProfiler(ctx, 'heap');
       const written =
         files.length === 1 ? `profile written to ${files[0]}` : `profiles written to ${files.join(', ')}`;
@@ -91,7 +91,7 @@ export const profilingHandlers: HandlerDescriptor[] = [
     mutates: false,
     params: [],
     handle: (_req, ctx) => {
-      const figures = contentionFigures(ctx);
+      const figures = ctx.contention;
       if (!figures)
         return text(
           'Mutex contention tracing is not enabled. To enable, run the proxy with flag --enable-mutex-tracing.',

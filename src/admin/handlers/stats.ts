@@ -1,9 +1,7 @@
 import { recentLookupsCleared, recentLookupsDisabled, recentLookupsEnabled } from '../../../events/index.js';
 import { renderStats } from '../../../views/stats/index.js';
 import { renderRecentLookups } from '../../../views/stats/recent-lookups.js';
-import { workerPoolOf } from '../../dataplane/workers/pool.js';
-import { collectRecentLookups, collectWorkerStats } from '../../dataplane/workers/stats-merge.js';
-import { statsRuntimeOf } from '../../stats/start.js';
+import { collectRecentLookups, collectWorkerStats } from '../../dataplane/workers/collect.js';
 import { eventHandler } from '../event-handler.js';
 import type { HandlerDescriptor, ParamDescriptor } from '../registry.js';
 
@@ -52,7 +50,7 @@ function lookupSwitch(spec: Parameters<typeof eventHandler>[0]): HandlerDescript
     ...handler,
     async handle(req, ctx) {
       const response = await handler.handle(req, ctx);
-      await workerPoolOf(ctx)?.settled();
+      await ctx.workers?.settled();
       return response;
     },
   };
@@ -66,7 +64,7 @@ export const statsHandlers: HandlerDescriptor[] = [
     mutates: false,
     params: STATS_PARAMS,
     async handle(req, ctx) {
-      const runtime = statsRuntimeOf(ctx);
+      const runtime = ctx.statsRuntime;
       runtime.beforeQuery();
       return renderStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query);
     },
@@ -77,7 +75,7 @@ export const statsHandlers: HandlerDescriptor[] = [
     mutates: false,
     params: STATS_PARAMS.filter((p) => ['usedonly', 'filter', 'text_readouts'].includes(p.name)),
     async handle(req, ctx) {
-      const runtime = statsRuntimeOf(ctx);
+      const runtime = ctx.statsRuntime;
       runtime.beforeQuery();
       return renderStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query, 'prometheus');
     },
@@ -113,11 +111,11 @@ export const statsHandlers: HandlerDescriptor[] = [
     mutates: false,
     params: [],
     handle: (_req, ctx) =>
-      statsRuntimeOf(ctx).hystrix
+      ctx.statsRuntime.hystrix
         ? { status: 200, contentType: 'text/event-stream', body: '' }
         : { status: 404, contentType: 'text/plain; charset=UTF-8', body: NOT_AVAILABLE },
     stream(_req, res, ctx) {
-      const hystrix = statsRuntimeOf(ctx).hystrix;
+      const hystrix = ctx.statsRuntime.hystrix;
       if (hystrix) hystrix.attach(res);
       else res.status(404).type('text/plain; charset=UTF-8').send(NOT_AVAILABLE);
     },

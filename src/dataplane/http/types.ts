@@ -1,5 +1,5 @@
 import type * as net from 'node:net';
-import type { ServerContext } from '../../server/context.js';
+import type { ServerContext } from '../../context.js';
 import type { ClusterRuntime } from '../../upstream/types.js';
 
 /** Finds the live runtime of a cluster by name; provided by the upstream cluster manager. */

@@ -2,7 +2,7 @@ import type { Subscription } from 'rxjs';
 import { listenerBindFailed, listenerBound, listenersStopped } from '../../../events/index.js';
 import type { ListenerEntry, State } from '../../../reducers/index.js';
 import { Report } from '../../bootstrap/report.js';
-import type { ServerContext } from '../../server/context.js';
+import type { ServerContext } from '../../context.js';
 import type { ClusterLookup } from '../http/types.js';
 import { compileListener } from './config.js';
 import { buildNetworkFilter } from './filters.js';

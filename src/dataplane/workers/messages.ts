@@ -1,6 +1,6 @@
 import type { Envelope, ProxyEvent } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
-import type { ProfilerKind } from '../../admin/profilers.js';
+import type { ProfilerKind } from '../../profiler.js';
 import type { Options } from '../../cli/options.js';
 import type { LookupsDump } from '../../stats/recent-lookups.js';
 import type { OutcomeBatch } from '../../upstream/health/outcomes.js';

@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { Subscription } from 'rxjs';
 import type { ProxyEvent } from '../../../events/index.js';
-import type { ServerContext } from '../../server/context.js';
+import type { Core } from '../../core.js';
 import type { OutcomeBatch } from '../../upstream/health/outcomes.js';
 import {
   isWorkerMessage,
@@ -47,13 +47,6 @@ function workerExecArgv(argv: readonly string[]): string[] {
   return out;
 }
 
-const pools = new WeakMap<ServerContext, WorkerPool>();
-
-/** The worker pool of a server, or undefined when the data plane runs in-process. */
-export function workerPoolOf(ctx: ServerContext): WorkerPool | undefined {
-  return pools.get(ctx);
-}
-
 /**
  * `--concurrency N` (N > 1): N data-plane processes under `node:cluster`. The primary keeps
  * the only store that stamps events; each worker starts from the primary's snapshot and
@@ -64,7 +57,7 @@ export function workerPoolOf(ctx: ServerContext): WorkerPool | undefined {
  */
 export class WorkerPool {
   private readonly slots: Slot[];
-  private readonly envelopes: Subscription;
+  private envelopes: Subscription | null = null;
   /** Queries awaiting answers, by id: what came back so far and the workers still due. */
   private readonly pending = new Map<number, { answers: unknown[]; due: Set<number>; done: () => void }>();
   private readonly readyWaiters = new Map<number, () => void>();
@@ -74,18 +67,27 @@ export class WorkerPool {
   /** Where the workers' request outcomes go: the primary's health edges. */
   onOutcomes: ((batch: OutcomeBatch) => void) | null = null;
   private closing = false;
+  private forked = false;
 
   constructor(
-    private readonly ctx: ServerContext,
+    private readonly ctx: Core,
     count: number,
   ) {
     this.slots = Array.from({ length: count }, (_, i) => ({ id: i + 1, worker: null, initialised: false }));
-    this.envelopes = ctx.store.ingested$.subscribe((env) => this.broadcast({ kind: 'envelope', env }));
-    pools.set(ctx, this);
+  }
+
+  /**
+   * Whether `start()` forked the workers: until then (the admin starts first) the primary's
+   * own stats are the server's.
+   */
+  get started(): boolean {
+    return this.forked;
   }
 
   /** Forks every worker; resolves once each has bound the listeners of the snapshot. */
   async start(): Promise<void> {
+    this.forked = true;
+    this.envelopes = this.ctx.store.ingested$.subscribe((env) => this.broadcast({ kind: 'envelope', env }));
     // Must precede the first fork: the kernel balances accepts over the shared sockets,
     // where the default round-robin would accept everything in the primary and pass sockets on.
     cluster.schedulingPolicy = cluster.SCHED_NONE;
@@ -125,8 +127,7 @@ export class WorkerPool {
     this.closing = true;
     for (const resolve of this.readyWaiters.values()) resolve();
     this.readyWaiters.clear();
-    this.envelopes.unsubscribe();
-    pools.delete(this.ctx);
+    this.envelopes?.unsubscribe();
     await Promise.all(
       this.slots.map(async (slot) => {
         const worker = slot.worker;

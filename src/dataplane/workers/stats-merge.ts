@@ -1,5 +1,3 @@
-import type { ServerContext } from '../../server/context.js';
-import { RecentLookups } from '../../stats/recent-lookups.js';
 import { RECENT_LOOKUPS_GAUGE } from '../../stats/server-stats.js';
 import {
   type GaugeImportMode,
@@ -9,7 +7,6 @@ import {
   StatsStore,
 } from '../../stats/store.js';
 import type { HostStats } from '../../upstream/types.js';
-import { workerPoolOf } from './pool.js';
 
 interface WindowDump {
   bins: Array<[number, number]>;
@@ -161,35 +158,5 @@ export function mergeHostStats(dumps: readonly StatsDump[]): HostStatsByCluster 
       }
     }
   }
-  return out;
-}
-
-/**
- * The stats the admin interface shows. In-process (`--concurrency 1`) that is `ctx.stats`
- * itself and `hosts` is null (read the cluster manager's own host objects). With workers
- * it is a merged copy (see `mergeStats`) and `hosts` holds the workers' per-host figures
- * summed; a worker that does not answer within `timeoutMs` is left out.
- */
-export async function collectWorkerStats(
-  ctx: ServerContext,
-  timeoutMs = 1000,
-): Promise<{ stats: StatsStore; hosts: HostStatsByCluster | null }> {
-  const pool = workerPoolOf(ctx);
-  if (!pool) return { stats: ctx.stats, hosts: null };
-  const dumps = await pool.ask({ kind: 'stats' }, timeoutMs);
-  return { stats: mergeStats(ctx.stats, dumps), hosts: mergeHostStats(dumps) };
-}
-
-/**
- * The recent lookups `/stats/recentlookups` shows: the primary's own, plus (with workers,
- * where the data plane looks names up) every worker's added in; a worker that does not
- * answer within `timeoutMs` is left out.
- */
-export async function collectRecentLookups(ctx: ServerContext, timeoutMs = 1000): Promise<RecentLookups> {
-  const pool = workerPoolOf(ctx);
-  if (!pool) return ctx.stats.recentLookups;
-  const out = new RecentLookups();
-  out.absorb(ctx.stats.recentLookups.dump());
-  for (const part of await pool.ask({ kind: 'recent-lookups' }, timeoutMs)) out.absorb(part);
   return out;
 }

@@ -7,12 +7,10 @@
 import { pairwise, startWith } from 'rxjs';
 import type { Envelope, ProxyEvent } from '../../../events/index.js';
 import { durationMs } from '../../../reducers/settings/values.js';
-import { isProfiling, profileFile, startLocalProfiler, stopLocalProfiler } from '../../admin/profilers.js';
+import { createContext, type ServerContext } from '../../context.js';
 import { Store } from '../../control/store.js';
-import { createLoggers } from '../../logging/loggers.js';
-import type { ServerContext } from '../../server/context.js';
+import { profileFile } from '../../profiler.js';
 import { applyStatsControl } from '../../stats/start.js';
-import { StatsStore } from '../../stats/store.js';
 import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
 import { relayOutcomes } from '../../upstream/health/outcomes.js';
 import { ListenerManager } from '../listeners/manager.js';
@@ -45,21 +43,12 @@ class RelayStore extends Store {
 
 let workerId = 0;
 let context: ServerContext | null = null;
-let store: RelayStore | null = null;
-let stats: StatsStore | null = null;
 let clusters: ClusterManager | null = null;
-let listeners: ListenerManager | null = null;
-const steps: Array<() => Promise<void> | void> = [];
 
-async function shutdown(code: number): Promise<never> {
-  for (const step of steps.reverse()) {
-    try {
-      await step();
-    } catch {
-      // Exiting anyway; the primary logs the exit.
-    }
-  }
-  process.exit(code);
+/** Stops this worker: its shutdown steps, then exit (at once when it never started). */
+async function shutdown(code: number): Promise<void> {
+  if (context) await context.shutdown(code);
+  else process.exit(code);
 }
 
 function hostStats(state: Store['state'], manager: ClusterManager): HostStatsByCluster {
@@ -75,42 +64,32 @@ function hostStats(state: Store['state'], manager: ClusterManager): HostStatsByC
 async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise<void> {
   const { options, state } = message;
   workerId = message.workerId;
-  store = new RelayStore({ initial: state });
-  stats = new StatsStore();
-  const ctx: ServerContext = {
-    options,
-    store,
-    stats,
-    log: createLoggers(options),
-    onShutdown: (step) => steps.push(step),
-    shutdown,
-  };
+  const ctx = createContext({ options, store: new RelayStore({ initial: state }), role: 'worker' });
   context = ctx;
   const log = ctx.log.get('workers');
   // `/reset_counters`, the recent-lookup switches and the flush timer act on every
   // process's stats, not only the primary's.
-  const own = stats;
-  const controlWatch = store.state$
+  const controlWatch = ctx.store.state$
     .pipe(startWith(null), pairwise())
-    .subscribe(([prev, next]) => next && applyStatsControl(own, prev, next));
+    .subscribe(([prev, next]) => next && applyStatsControl(ctx.stats, prev, next));
   const flushMs = durationMs(state.bootstrap?.config.stats_flush_interval, 5000);
-  const flushTimer = setInterval(() => stats?.flush(), flushMs);
+  const flushTimer = setInterval(() => ctx.stats.flush(), flushMs);
   flushTimer.unref();
-  steps.push(() => {
+  ctx.onShutdown(() => {
     controlWatch.unsubscribe();
     clearInterval(flushTimer);
   });
-  // Hosts are resolved once, by the primary; a worker learns them from the events.
-  clusters = await createClusterManager(ctx, {
-    discovery: false,
+  // Hosts are resolved once, by the primary's edges; a worker learns them from the events.
+  const manager = await createClusterManager(ctx, {
     controlStats: false,
     onHostsRemoved: drainPools,
     // Health runs in the primary: it gets the outcomes of this worker's requests.
     onOutcome: relayOutcomes((batch) => send({ kind: 'outcomes', batch })),
   });
-  steps.push(() => clusters?.close());
-  listeners = new ListenerManager(ctx, clusters);
-  steps.push(() => listeners?.close());
+  clusters = manager;
+  ctx.onShutdown(() => manager.close());
+  const listeners = new ListenerManager(ctx, manager);
+  ctx.onShutdown(() => listeners.close());
   await listeners.start();
   log.debug({ worker: message.workerId }, 'data-plane worker ready');
   send({ kind: 'ready' });
@@ -120,16 +99,14 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
 async function profiler(query: Extract<WorkerQuery, { kind: 'profiler' }>): Promise<ProfilerAnswer> {
   const kind = query.profiler;
   if (!context) return { file: null, error: 'worker not started' };
+  const { profilers } = context;
   if (query.enable) {
-    if (isProfiling(context, kind)) return { file: null, error: `worker ${workerId}: already started` };
-    await startLocalProfiler(context, kind);
+    if (profilers.isRunning(kind)) return { file: null, error: `worker ${workerId}: already started` };
+    await profilers.start(kind);
     return { file: null, error: null };
   }
-  if (!isProfiling(context, kind)) return { file: null, error: `worker ${workerId}: not started` };
-  return {
-    file: await stopLocalProfiler(context, kind, profileFile(query.path, kind, workerId)),
-    error: null,
-  };
+  if (!profilers.isRunning(kind)) return { file: null, error: `worker ${workerId}: not started` };
+  return { file: await profilers.stop(kind, profileFile(query.path, kind, workerId)), error: null };
 }
 
 async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAnswers] | null> {
@@ -137,9 +114,9 @@ async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAns
     case 'sync':
       return true;
     case 'stats':
-      return stats && store && clusters ? dumpStats(stats, hostStats(store.state, clusters)) : null;
+      return context && clusters ? dumpStats(context.stats, hostStats(context.store.state, clusters)) : null;
     case 'recent-lookups':
-      return stats ? stats.recentLookups.dump() : null;
+      return context ? context.stats.recentLookups.dump() : null;
     case 'profiler':
       return profiler(query).catch((err: Error) => ({
         file: null,
@@ -158,7 +135,7 @@ process.on('message', (m: unknown) => {
       });
       return;
     case 'envelope':
-      store?.ingest(m.env);
+      context?.store.ingest(m.env);
       return;
     case 'query':
       // A worker not yet started stays silent: the primary leaves it out after its timeout.

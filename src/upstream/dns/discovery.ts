@@ -1,7 +1,7 @@
 import type { HostSpec, RawCluster } from '../../../events/index.js';
 import { configuredEndpoints, hostKey, isIpLiteral } from '../../../reducers/hosts.js';
 import { type ClusterSettings, clusterSettings } from '../../../reducers/settings/cluster.js';
-import type { ServerContext } from '../../server/context.js';
+import type { Core } from '../../core.js';
 import type { Scope } from '../../stats/store.js';
 import { hostsChange } from '../host-diff.js';
 import { createNameResolver, type LookupFamily, type NameResolver } from './resolve.js';
@@ -28,7 +28,7 @@ class DnsCluster {
   private readonly scope: Scope;
 
   constructor(
-    private readonly ctx: ServerContext,
+    private readonly ctx: DiscoveryDeps,
     readonly config: RawCluster,
     private readonly settings: ClusterSettings,
   ) {
@@ -103,12 +103,15 @@ class DnsCluster {
   }
 }
 
+/** What discovery reads and writes: snapshots in, host events out, its counters and logs. */
+export type DiscoveryDeps = Pick<Core, 'store' | 'stats' | 'log'>;
+
 /**
  * Follows the snapshots and keeps one resolution loop per STRICT_DNS / LOGICAL_DNS cluster,
  * restarted when the cluster's config object changes and stopped when it goes away.
  * Results reach the store as `hostsSet` / `hostsUpdated` events (source `dns`).
  */
-export function startDnsDiscovery(ctx: ServerContext): { close(): void } {
+export function startDnsDiscovery(ctx: DiscoveryDeps): { close(): void } {
   const running = new Map<string, DnsCluster>();
   const subscription = ctx.store.state$.subscribe((state) => {
     for (const [name, entry] of Object.entries(state.clusters)) {

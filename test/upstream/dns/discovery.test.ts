@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bootstrapLoaded, type JsonObject, type ProxyEvent } from '../../../events/index.js';
-import { type ClusterManager, createClusterManager } from '../../../src/upstream/cluster-manager.js';
+import { createClusterManager } from '../../../src/upstream/cluster-manager.js';
+import { startDnsDiscovery } from '../../../src/upstream/dns/discovery.js';
 import { TestDnsServer } from '../../helpers/dns-server.js';
 import { upstreamContext } from '../../helpers/upstream.js';
 
@@ -45,11 +46,17 @@ async function start(cluster: JsonObject) {
     }),
     'test',
   );
+  // As in the server: discovery is an edge of its own, the manager follows its events.
+  const discovery = startDnsDiscovery(ctx);
   const manager = await createClusterManager(ctx);
   const name = cluster.name as string;
   return {
     ctx,
     manager,
+    stop() {
+      manager.close();
+      discovery.close();
+    },
     events,
     addresses: () => manager.get(name)?.hosts.map((h) => h.address) ?? [],
     counter: (stat: string) => ctx.stats.counters.get(`cluster.${name}.${stat}`)?.value ?? 0,
@@ -62,10 +69,6 @@ async function until(what: string, predicate: () => boolean, timeoutMs = 3000): 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
-}
-
-function stop(manager: ClusterManager): void {
-  manager.close();
 }
 
 test('STRICT_DNS: every address of every name is a host, and host lists follow the answers', async () => {
@@ -92,7 +95,7 @@ test('STRICT_DNS: every address of every name is a host, and host lists follow t
     assert.deepEqual(t.addresses(), ['10.1.0.9:8080', '10.2.0.1:8080'], 'a failing name keeps its hosts');
     assert.ok(t.counter('update_success') > 0);
   } finally {
-    stop(t.manager);
+    t.stop();
   }
 });
 
@@ -106,7 +109,7 @@ test('LOGICAL_DNS: one host, the first address; new answers move it', async () =
     await until('the move', () => t.addresses()[0] === '10.3.0.7:8080');
     assert.equal(t.addresses().length, 1);
   } finally {
-    stop(t.manager);
+    t.stop();
   }
 });
 
@@ -120,8 +123,8 @@ test('dns_lookup_family: AUTO takes IPv6 first, V6_ONLY only IPv6', async () => 
     await until('v6', () => v6.addresses().length === 1);
     assert.deepEqual(v6.addresses(), ['[fd00::4]:8080']);
   } finally {
-    stop(auto.manager);
-    stop(v6.manager);
+    auto.stop();
+    v6.stop();
   }
 });
 
@@ -135,6 +138,6 @@ test('respect_dns_ttl: the record TTL, not dns_refresh_rate, sets the next query
     const first = server.count('ttl.test', 'A');
     await until('a re-query after the 1 s TTL', () => server.count('ttl.test', 'A') > first, 2500);
   } finally {
-    stop(t.manager);
+    t.stop();
   }
 });

@@ -6,7 +6,7 @@
  * the RFC 6902 patch between two such documents says what changed and to whom.
  */
 import jsonpatch, { type Operation } from 'fast-json-patch';
-import type { ClusterEntry, State } from '../../reducers/index.js';
+import type { ClusterEntry, State } from '../reducers/index.js';
 
 /** The document semantic patches and blame paths refer to: `State` with identity-keyed arrays. */
 export type SemanticDocument = Record<string, unknown>;

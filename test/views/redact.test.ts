@@ -1,13 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { Json } from '../../events/index.js';
-import {
-  redact,
-  redactAt,
-  redactBootstrapText,
-  redactedJson,
-  redactPatch,
-} from '../../src/control/redact.js';
+import { redact, redactAt, redactBootstrapText, redactedJson, redactPatch } from '../../views/redact.js';
 
 it('redacts inline secrets at any depth and keeps file names and other fields', () => {
   const config: Json = {

@@ -7,7 +7,7 @@ import {
   semanticDiff,
   semanticView,
   valueAt,
-} from '../../src/control/diff.js';
+} from '../../views/snapshot-diff.js';
 import { bootstrapWith, cluster, virtualStore } from '../helpers/event-log.js';
 
 const boot = bootstrapWith([

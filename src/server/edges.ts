@@ -1,0 +1,46 @@
+/**
+ * Where the edges of a server start: the parts that watch the world (files, DNS, timers, the
+ * event loop, later health checks and xDS) and turn what they see into events or figures.
+ * Everything else only reads snapshots and the context's facilities. Each edge gets the
+ * narrow part of the context it needs and registers its own stop with `onShutdown`.
+ */
+import { startContentionSampler } from '../admin/contention-sampler.js';
+import { loadDiskRuntimeLayers } from '../admin/runtime-disk.js';
+import type { ServerContext } from '../context.js';
+import { bindLoggingToStore } from '../logging/store-binding.js';
+import { startDnsDiscovery } from '../upstream/dns/discovery.js';
+import { startXds } from '../xds/client.js';
+
+/**
+ * The edges the admin shows the result of: the disk runtime layers (read once, before the
+ * admin listens, so `/runtime` never shows them missing) and, with
+ * `--enable-mutex-tracing`, the event-loop sampler behind `/contention`.
+ */
+export async function startAdminInputs(ctx: ServerContext): Promise<void> {
+  await loadDiskRuntimeLayers(ctx);
+  if (ctx.contention) ctx.onShutdown(startContentionSampler(ctx.contention));
+}
+
+/**
+ * Starts every edge of the primary process, in order, once the bootstrap is in the store.
+ * Data-plane workers start none: they fold the primary's events, so hosts are resolved and
+ * files read once.
+ */
+export async function startEdges(ctx: ServerContext): Promise<void> {
+  // The store becomes the authority on log levels (`POST /logging`, replays).
+  const logLevels = bindLoggingToStore(ctx.log, ctx.store);
+  ctx.onShutdown(() => {
+    logLevels.unsubscribe();
+    ctx.log.close();
+  });
+  ctx.statsRuntime.start();
+  await startAdminInputs(ctx);
+  // STRICT_DNS / LOGICAL_DNS resolution: `endpoints/hosts-*` events (source `dns`) that the
+  // cluster managers of every process follow.
+  const dns = startDnsDiscovery(ctx);
+  ctx.onShutdown(() => dns.close());
+  // xDS subscriptions (CDS, EDS, LDS, RDS): cluster, endpoint, listener and route events.
+  startXds(ctx);
+  // Later edges start here, each with its own stop: active health checks
+  // (`health/active-changed`), outlier detection.
+}
