@@ -50,6 +50,11 @@ export interface TimelinePage {
   now: number;
   /** What is wrong with the filters, shown above an empty table. */
   problem?: string;
+  /**
+   * A page written by `proxy replay --timeline --format html`: no admin to link to, filter
+   * or follow, so the filters are named instead of offered and nothing runs.
+   */
+  offline?: { log: string; filter: string };
 }
 
 /** One `<tr>`: also what the live stream sends for each new event. */
@@ -57,10 +62,14 @@ export function renderTimelineRow(row: TimelineRow, views: readonly string[]): s
   const { env, patch } = row;
   const seq = env.seq;
   const local = formatLocal(env.at);
-  const links = [
-    ...views.map((v) => `<a href='${esc(v)}?at=${seq}'>${esc(v)}</a>`),
-    `<a href='snapshots/diff?from=${seq - 1}&amp;to=${seq}'>diff</a>`,
-  ].join(' ');
+  // Offline (a replayed log) there is no admin to link to: no views, no column.
+  const links =
+    views.length === 0
+      ? ''
+      : `<td class='views'>${[
+          ...views.map((v) => `<a href='${esc(v)}?at=${seq}'>${esc(v)}</a>`),
+          `<a href='snapshots/diff?from=${seq - 1}&amp;to=${seq}'>diff</a>`,
+        ].join(' ')}</td>`;
   const change =
     patch === null
       ? `<span class='muted'>change no longer retained</span>`
@@ -74,7 +83,7 @@ export function renderTimelineRow(row: TimelineRow, views: readonly string[]): s
     `<td class='source'>${esc(env.source)}</td>` +
     `<td class='type'>${esc(env.event.type)}</td>` +
     `<td class='what'><div class='summary'>${esc(summarize(env).text)}</div>${change}</td>` +
-    `<td class='views'>${links}</td></tr>`
+    `${links}</tr>`
   );
 }
 
@@ -132,6 +141,36 @@ const SCRIPT = `
 })();
 `;
 
+function adminHead(
+  page: TimelinePage,
+  shown: string,
+  zone: string,
+  fields: string,
+  types: string,
+  liveChoice: string,
+): string {
+  return `<p class='meta'><a href='./'>admin home</a> · events retained: seq ${page.oldestSeq} to ${page.latestSeq} · ${shown} ·
+times local (UTC${esc(zone)}, the proxy's zone) and UTC · <a href='events'>as JSON</a> · <span id='live-status'></span></p>
+<form id='filters' method='get' action='events'>
+<input type='hidden' name='format' value='html'>
+${fields}
+<label>live<select name='live'>${liveChoice}</select></label>
+<button type='submit'>filter</button> <a href='events?format=html'>clear</a>
+</form>
+<datalist id='event-types'>${types}</datalist>`;
+}
+
+function offlineHead(
+  offline: { log: string; filter: string },
+  page: TimelinePage,
+  shown: string,
+  zone: string,
+): string {
+  return `<p class='meta'>replayed from <code>${esc(offline.log)}</code> · events seq ${page.oldestSeq} to ${page.latestSeq} · ${shown} ·
+times local (UTC${esc(zone)}) and UTC</p>
+<p class='meta'>filters: ${esc(offline.filter || 'none')}</p>`;
+}
+
 export function renderTimelinePage(page: TimelinePage): ViewResult {
   const value = (name: string) => esc(page.query.get(name) ?? '');
   const fields = TIMELINE_FIELDS.map(
@@ -160,23 +199,15 @@ export function renderTimelinePage(page: TimelinePage): ViewResult {
 </head>
 <body>
 <h1>Event timeline</h1>
-<p class='meta'><a href='./'>admin home</a> · events retained: seq ${page.oldestSeq} to ${page.latestSeq} · ${shown} ·
-times local (UTC${esc(zone)}, the proxy's zone) and UTC · <a href='events'>as JSON</a> · <span id='live-status'></span></p>
-<form id='filters' method='get' action='events'>
-<input type='hidden' name='format' value='html'>
-${fields}
-<label>live<select name='live'>${liveChoice}</select></label>
-<button type='submit'>filter</button> <a href='events?format=html'>clear</a>
-</form>
-<datalist id='event-types'>${types}</datalist>
+${page.offline ? offlineHead(page.offline, page, shown, zone) : adminHead(page, shown, zone, fields, types, liveChoice)}
 ${page.problem ? `<p class='problem'>${esc(page.problem)}</p>` : ''}
 <table id='timeline' data-live='${page.live ? 'on' : 'off'}' data-latest='${page.latestSeq}' data-follow='${esc(page.followUrl)}'>
-<thead><tr><th>seq</th><th>time (local / UTC)</th><th>source</th><th>type</th><th>what happened</th><th>admin views at this point</th></tr></thead>
+<thead><tr><th>seq</th><th>time (local / UTC)</th><th>source</th><th>type</th><th>what happened</th>${page.offline ? '' : '<th>admin views at this point</th>'}</tr></thead>
 <tbody>
 ${rows}
 </tbody>
 </table>
-<script>${SCRIPT}</script>
+${page.offline ? '' : `<script>${SCRIPT}</script>`}
 </body>
 </html>
 `;
