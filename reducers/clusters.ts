@@ -1,6 +1,6 @@
 import { current, type Draft, freeze, isDraft, original } from 'immer';
 import type { Json, RawCluster } from '../events/index.js';
-import { isActivelyChecked, staticHosts, withHealth } from './hosts.js';
+import { isActivelyChecked, staticHosts, waitsForFirstCheck, withHealth } from './hosts.js';
 import { entryOf, withEntry } from './names.js';
 import type { On } from './on.js';
 import { clusterSettings } from './settings/cluster.js';
@@ -43,10 +43,13 @@ export function onClusterUpdated(draft: Draft<State>, env: On<'cluster/updated'>
   const base = (isDraft(existing.hosts) ? current(existing.hosts) : existing.hosts) as HostState[];
   const before = new Map(base.map((h) => [h.address, h]));
   const checked = isActivelyChecked(cluster);
-  if (fresh.hosts.length > 0)
-    fresh.hosts = fresh.hosts.map((h) => withHealth(h, before.get(h.address), checked));
-  else if (checked || base.every((h) => !h.failedActiveHc)) fresh.hosts = existing.hosts as HostState[];
-  else fresh.hosts = base.map((h) => withHealth(h, h, false));
+  const pending = waitsForFirstCheck(cluster);
+  const kept = fresh.hosts.length === 0;
+  const hosts = kept ? base : fresh.hosts.map((h) => withHealth(h, before.get(h.address), checked, pending));
+  fresh.hosts = kept ? (existing.hosts as HostState[]) : hosts;
+  // A config that drops its health checks leaves no member failing them.
+  if (!checked && isActivelyChecked(existing.config as RawCluster) && hosts.some((h) => h.failedActiveHc))
+    fresh.hosts = hosts.map((h) => (h.failedActiveHc ? { ...h, failedActiveHc: false } : h));
   draft.clusters = withEntry(draft.clusters, cluster.name, fresh);
   draft.clusterManager.versionInfo = versionInfo || draft.clusterManager.versionInfo;
 }
@@ -65,8 +68,9 @@ export function onHostsSet(draft: Draft<State>, env: On<'endpoints/hosts-set'>):
   const base = (isDraft(cluster.hosts) ? current(cluster.hosts) : cluster.hosts) as HostState[];
   const previous = new Map(base.map((h) => [h.address, h]));
   const checked = isActivelyChecked(cluster.config as RawCluster);
+  const pending = waitsForFirstCheck(cluster.config as RawCluster);
   const hosts = env.event.hosts.map((spec) => {
-    const host = withHealth(spec, previous.get(spec.address), checked);
+    const host = withHealth(spec, previous.get(spec.address), checked, pending);
     Object.freeze(host.locality);
     freeze(host.metadata, true);
     return Object.freeze(host);
@@ -127,6 +131,7 @@ export function onHostsUpdated(draft: Draft<State>, env: On<'endpoints/hosts-upd
 export function onActiveHealthChanged(draft: Draft<State>, env: On<'health/active-changed'>): void {
   changeHost(draft, env.event.cluster, env.event.address, (host) => {
     host.failedActiveHc = !env.event.healthy;
+    if (host.pendingActiveHc) delete host.pendingActiveHc;
   });
 }
 

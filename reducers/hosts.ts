@@ -99,7 +99,7 @@ export function staticHosts(cluster: RawCluster): HostState[] {
   const endpoints = configuredEndpoints(cluster);
   if (type !== 'STATIC' && !endpoints.every((e) => isIpLiteral(e.ip))) return [];
   const checked = isActivelyChecked(cluster);
-  return endpoints.map((h) => withHealth(h, undefined, checked));
+  return endpoints.map((h) => withHealth(h, undefined, checked, false));
 }
 
 /** True when the cluster has `health_checks`: its new members then start as failing them. */
@@ -108,14 +108,34 @@ export function isActivelyChecked(cluster: RawCluster): boolean {
 }
 
 /**
+ * True when members the cluster gains once it exists wait for their first check outside the
+ * weight and panic counts: `ignore_new_hosts_until_first_hc` with active health checks.
+ */
+export function waitsForFirstCheck(cluster: RawCluster): boolean {
+  const common = cluster.common_lb_config;
+  const ignore =
+    common !== null &&
+    typeof common === 'object' &&
+    !Array.isArray(common) &&
+    common.ignore_new_hosts_until_first_hc;
+  return ignore === true && isActivelyChecked(cluster);
+}
+
+/**
  * A host as discovery describes it, keeping the checkers' verdicts of its previous self. As
  * in the reference, a new member of an actively checked cluster starts `/failed_active_hc`
- * until its first check passes; a cluster without checks has no such verdict.
+ * until its first check passes; a member that stays keeps its verdicts. `pending`: a
+ * new member waits for its first check outside the weight counts.
  */
-export function withHealth(spec: HostSpec, previous: HostState | undefined, checked: boolean): HostState {
+export function withHealth(
+  spec: HostSpec,
+  previous: HostState | undefined,
+  checked: boolean,
+  pending: boolean,
+): HostState {
   // Spelled out rather than spread: one stable object shape, which made a 10k-host update's
   // records several times cheaper to build than `{ ...spec }` did.
-  return {
+  const host: HostState = {
     address: spec.address,
     ip: spec.ip,
     port: spec.port,
@@ -125,7 +145,10 @@ export function withHealth(spec: HostSpec, previous: HostState | undefined, chec
     locality: spec.locality,
     metadata: spec.metadata,
     edsHealth: spec.edsHealth,
-    failedActiveHc: checked && (previous?.failedActiveHc ?? true),
+    failedActiveHc: previous ? previous.failedActiveHc : checked,
     failedOutlierCheck: previous?.failedOutlierCheck ?? false,
   };
+  // Only on the few members that wait, so every other record keeps its shape and its JSON.
+  if (checked && (previous ? previous.pendingActiveHc === true : pending)) host.pendingActiveHc = true;
+  return host;
 }

@@ -14,6 +14,11 @@ import type {
 export interface HostState extends HostSpec {
   failedActiveHc: boolean;
   failedOutlierCheck: boolean;
+  /**
+   * Added to a cluster with `ignore_new_hosts_until_first_hc` and not checked yet: left out
+   * of the balancers' weight and panic counts (the reference's PENDING_ACTIVE_HC, excluded).
+   */
+  pendingActiveHc?: boolean;
 }
 
 export interface ClusterEntry {

@@ -102,7 +102,7 @@ const COMMON_LB_FIELDS: FieldTable = {
   zone_aware_lb_config: notYet('zone-aware routing'),
   locality_weighted_lb_config: notYet('locality-weighted load balancing'),
   consistent_hashing_lb_config: notYet('consistent_hashing_lb_config'),
-  ignore_new_hosts_until_first_hc: notYet('ignore_new_hosts_until_first_hc (it needs health checking)'),
+  ignore_new_hosts_until_first_hc: 'act',
   close_connections_on_host_set_change: notYet('close_connections_on_host_set_change'),
 };
 

@@ -3,8 +3,9 @@ import type { ClusterEntry, HostState, State } from '../../reducers/index.js';
 import { runtimeValue } from '../../reducers/runtime.js';
 import { type ClusterSettings, clusterSettings } from '../../reducers/settings/cluster.js';
 import { hostHealth } from '../../reducers/settings/health.js';
-import type { Core } from '../core.js';
+import type { ServerContext } from '../server/context.js';
 import { StatsStore } from '../stats/store.js';
+import { startDnsDiscovery } from './dns/discovery.js';
 import { prepareHashing } from './hash.js';
 import { newUpstreamHost } from './host.js';
 import { buildLoadBalancer, type LbMemory, NO_HOST } from './lb/index.js';
@@ -20,13 +21,18 @@ export interface ClusterManager {
   all(): ClusterRuntime[];
   /** The counters of a member (`ip:port`), for `/clusters`. */
   hostStats(cluster: string, address: string): HostStats | undefined;
-  /** Stops following snapshots. */
+  /** Stops following snapshots and stops DNS resolution. */
   close(): void;
 }
 
 export interface ClusterManagerOptions {
   /** Random source of the balancers (seed it in tests). */
   random?: Random;
+  /**
+   * Whether this manager resolves STRICT_DNS / LOGICAL_DNS clusters (default true). A worker
+   * that folds the same events as the main process passes false, so hosts are resolved once.
+   */
+  discovery?: boolean;
   /**
    * Whether to count control-plane facts (clusters added/modified/removed, membership
    * changes) in `ctx.stats` (default true). Workers folding the primary's events pass
@@ -57,14 +63,12 @@ function runtimePanicThreshold(state: State): number | undefined {
 
 /**
  * Starts the cluster manager: loads the hash functions, then follows `ctx.store.state$`.
- * It only reads snapshots: DNS discovery, which produces the host events it follows, is
- * an edge of its own (started in `src/server/edges.ts`).
  * A cluster gets a new `ClusterRuntime` (with a freshly built balancer) only when its
  * snapshot entry is a new object, or when the runtime panic threshold changed; members
  * keep their `UpstreamHost` object (pool and counters) for as long as their address stays.
  */
 export async function createClusterManager(
-  ctx: Pick<Core, 'store' | 'stats' | 'log'>,
+  ctx: ServerContext,
   options: ClusterManagerOptions = {},
 ): Promise<ClusterManager> {
   await prepareHashing();
@@ -96,6 +100,7 @@ export async function createClusterManager(
     const hosts = new Array<UpstreamHost>(entry.hosts.length);
     let healthy = 0;
     let degraded = 0;
+    let excluded = 0;
     let maxWeight = 0;
     let added = 0;
     for (let i = 0; i < hosts.length; i++) {
@@ -112,6 +117,7 @@ export async function createClusterManager(
       if (health === 'healthy') healthy++;
       else if (health === 'degraded') degraded++;
       if (state.weight > maxWeight) maxWeight = state.weight;
+      if (state.pendingActiveHc) excluded++;
     }
     const removed = before.size - (byAddress.size - added);
     if (added > 0 || removed > 0) control.counter(`cluster.${settings.statName}.membership_change`).inc();
@@ -119,7 +125,7 @@ export async function createClusterManager(
     scope.gauge('membership_total', 'NeverImport').set(hosts.length);
     scope.gauge('membership_healthy', 'NeverImport').set(healthy);
     scope.gauge('membership_degraded', 'NeverImport').set(degraded);
-    scope.gauge('membership_excluded', 'NeverImport').set(0);
+    scope.gauge('membership_excluded', 'NeverImport').set(excluded);
     scope.gauge('max_host_weight', 'NeverImport').set(maxWeight);
     const memory = previous?.memory ?? { seed: random(), rrIndexes: [] };
     const panicThreshold = Math.min(100, panicOverride ?? settings.healthyPanicThreshold);
@@ -164,12 +170,14 @@ export async function createClusterManager(
   }
 
   const subscription: Subscription = ctx.store.state$.subscribe(onState);
+  const discovery = options.discovery === false ? null : startDnsDiscovery(ctx);
   return {
     get: (name) => managed.get(name)?.runtime,
     all: () => Array.from(managed.values(), (m) => m.runtime),
     hostStats: (cluster, address) => managed.get(cluster)?.byAddress.get(address)?.stats,
     close() {
       subscription.unsubscribe();
+      discovery?.close();
       for (const m of managed.values()) release([...m.byAddress.values()]);
     },
   };

@@ -81,14 +81,22 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
     const checked: CheckedHost = { sessions: [], healthy: !host.failedActiveHc };
     let pendingFirst = warm ? checks.length : 0;
     warming += pendingFirst;
+    // A member excluded until its first check (`ignore_new_hosts_until_first_hc`) is told
+    // that check's verdict even when it changes nothing, so the fold lets it back in.
+    let excluded = host.pendingActiveHc === true;
+    const report = (healthy: boolean) => {
+      excluded = false;
+      ctx.store.dispatch(activeHealthChanged({ cluster: name, address: host.address, healthy }), 'health');
+    };
     const onChange = () => {
       const healthy = checked.sessions.every((s) => s.isHealthy);
       if (healthy === checked.healthy) return;
       checked.healthy = healthy;
       recountHealthy(cluster);
-      ctx.store.dispatch(activeHealthChanged({ cluster: name, address: host.address, healthy }), 'health');
+      report(healthy);
     };
     const onChecked = () => {
+      if (excluded) report(checked.healthy);
       if (pendingFirst === 0) return;
       pendingFirst--;
       if (--warming === 0) warmed();

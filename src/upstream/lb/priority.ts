@@ -9,6 +9,11 @@ export interface PriorityLevel {
   readonly hosts: UpstreamHost[];
   readonly healthy: UpstreamHost[];
   readonly degraded: UpstreamHost[];
+  /**
+   * Members waiting for their first check (`ignore_new_hosts_until_first_hc`): in `hosts`,
+   * so panic may still pick them, but out of the counts that set loads and panic.
+   */
+  excluded: number;
 }
 
 /** Per-priority load (percent, summing to 100) and panic, recomputed on every rebuild. */
@@ -22,13 +27,14 @@ export interface PriorityLoads {
 /** Hosts grouped by priority: one level per priority up to the highest one present. */
 export function groupByPriority(hosts: readonly UpstreamHost[]): PriorityLevel[] {
   const levels: PriorityLevel[] = [];
-  const make = (): PriorityLevel => ({ hosts: [], healthy: [], degraded: [] });
+  const make = (): PriorityLevel => ({ hosts: [], healthy: [], degraded: [], excluded: 0 });
   levels.push(make());
   for (const host of hosts) {
     const priority = host.state.priority;
     while (levels.length <= priority) levels.push(make());
     const level = levels[priority]!;
     level.hosts.push(host);
+    if (host.state.pendingActiveHc) level.excluded++;
     const health: HostHealth = hostHealth(host.state);
     if (health === 'healthy') level.healthy.push(host);
     else if (health === 'degraded') level.degraded.push(host);
@@ -61,8 +67,8 @@ function distribute(out: number[], available: number[], total: number, normalize
  */
 export function priorityLoads(levels: PriorityLevel[], panicThreshold: number): PriorityLoads {
   const n = levels.length;
-  const health = levels.map((l) => availability(l.healthy.length, l.hosts.length));
-  const degraded = levels.map((l) => availability(l.degraded.length, l.hosts.length));
+  const health = levels.map((l) => availability(l.healthy.length, l.hosts.length - l.excluded));
+  const degraded = levels.map((l) => availability(l.degraded.length, l.hosts.length - l.excluded));
   const healthyLoad = new Array<number>(n).fill(0);
   const degradedLoad = new Array<number>(n).fill(0);
   const panic = new Array<boolean>(n).fill(false);
@@ -82,7 +88,7 @@ export function priorityLoads(levels: PriorityLevel[], panicThreshold: number): 
   }
   for (let i = 0; i < n; i++) {
     const l = levels[i]!;
-    const count = l.hosts.length;
+    const count = l.hosts.length - l.excluded;
     const percent = count === 0 ? 0 : (100 * l.healthy.length) / count + (100 * l.degraded.length) / count;
     panic[i] = normalized === 100 ? false : percent < panicThreshold;
   }

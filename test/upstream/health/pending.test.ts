@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, test } from 'node:test';
+import {
+  bootstrapLoaded,
+  clusterUpdated,
+  type HostSpec,
+  hostsSet,
+  type RawCluster,
+} from '../../../events/index.js';
+import type { HostState } from '../../../reducers/state.js';
+import { Store } from '../../../src/control/store.js';
+import { newUpstreamHost } from '../../../src/upstream/host.js';
+import { groupByPriority, priorityLoads } from '../../../src/upstream/lb/priority.js';
+import { checkedCluster, fastCheck, startHarness, waitFor } from './helpers.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+function spec(port: number): HostSpec {
+  return {
+    address: `127.0.0.1:${port}`,
+    ip: '127.0.0.1',
+    port,
+    hostname: '',
+    weight: 1,
+    priority: 0,
+    locality: { region: '', zone: '', sub_zone: '' },
+    metadata: {},
+    edsHealth: 'UNKNOWN',
+  };
+}
+
+function member(port: number, verdicts: Partial<HostState>) {
+  return newUpstreamHost({ ...spec(port), failedActiveHc: false, failedOutlierCheck: false, ...verdicts });
+}
+
+test('excluded members (waiting for their first check) leave the panic and load counts, yet panic may still pick them', () => {
+  const healthy = member(1, {});
+  const waiting = [2, 3].map((p) => member(p, { failedActiveHc: true, pendingActiveHc: true }));
+  // Counted, one healthy member of three would be 33 %: panic at 50.
+  const loads = priorityLoads(groupByPriority([healthy, ...waiting]), 50);
+  assert.deepEqual(loads.panic, [false], 'one healthy of one counted member');
+  assert.deepEqual(loads.healthyLoad, [100]);
+  assert.equal(loads.levels[0]?.excluded, 2);
+  const onlyWaiting = priorityLoads(groupByPriority(waiting), 50);
+  assert.deepEqual(onlyWaiting.panic, [true]);
+  assert.equal(
+    onlyWaiting.levels[0]?.hosts.length,
+    2,
+    'panic picks among all members, the excluded ones too',
+  );
+});
+
+test('ignore_new_hosts_until_first_hc: a member added later is excluded until its first check, even a failing one', async () => {
+  const server = http.createServer((_req, res) => res.writeHead(200).end());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const port = (server.address() as AddressInfo).port;
+  const other = port === 65535 ? port - 1 : port + 1;
+  const h = startHarness([
+    checkedCluster('svc', [port], {
+      type: 'STRICT_DNS',
+      common_lb_config: { update_merge_window: '0s', ignore_new_hosts_until_first_hc: true },
+      health_checks: [fastCheck({ http_health_check: { path: '/' } })],
+    }),
+  ]);
+  cleanups.push(() => h.close());
+  await h.edges.firstRound;
+  assert.equal(h.host('svc', port)?.pendingActiveHc, undefined, 'members known at start are not excluded');
+  h.store.dispatch(hostsSet({ cluster: 'svc', hosts: [spec(port), spec(other)], versionInfo: '' }), 'test');
+  const added = h.host('svc', other);
+  assert.equal(added?.pendingActiveHc, true);
+  assert.equal(added?.failedActiveHc, true);
+  // Nothing listens on `other`: its first check fails, which changes no verdict but ends the exclusion.
+  await waitFor(
+    'first check of the new member',
+    () => h.host('svc', other)?.pendingActiveHc === undefined,
+    2000,
+  );
+  assert.equal(h.host('svc', other)?.failedActiveHc, true);
+});
+
+test('members of a checked cluster start failing their checks; a config update that drops the checks clears that verdict', () => {
+  const store = new Store();
+  cleanups.push(() => store.close());
+  const config = checkedCluster('svc', [1, 2], { health_checks: [fastCheck({ tcp_health_check: {} })] });
+  store.dispatch(
+    bootstrapLoaded({
+      bootstrap: { static_resources: { clusters: [config] } },
+      options: {},
+      version: 't',
+      sources: [],
+    }),
+    'test',
+  );
+  assert.deepEqual(
+    store.state.clusters.svc?.hosts.map((h) => h.failedActiveHc),
+    [true, true],
+  );
+  const { health_checks: _dropped, ...unchecked } = config;
+  store.dispatch(clusterUpdated({ cluster: unchecked as RawCluster, versionInfo: 'v2' }), 'test');
+  assert.deepEqual(
+    store.state.clusters.svc?.hosts.map((h) => h.failedActiveHc),
+    [false, false],
+  );
+});
