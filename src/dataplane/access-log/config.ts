@@ -4,7 +4,7 @@ import { objectOf } from '../../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../bootstrap/report.js';
-import type { ServerContext } from '../../context.js';
+import type { Core } from '../../core.js';
 import { listOf } from '../router/matchers.js';
 import { type AccessLogFile, openAccessLogFile } from './file-sink.js';
 import { type AccessLogFilter, compileAccessLogFilter, type RuntimeLookup } from './filters.js';
@@ -75,7 +75,10 @@ export interface AccessLogger {
  * access logs pays one null check. A file that cannot be opened is reported and left out,
  * the others still log.
  */
-export function startAccessLogs(specs: readonly AccessLogSpec[], ctx: ServerContext): AccessLogger | null {
+export function startAccessLogs(
+  specs: readonly AccessLogSpec[],
+  ctx: Pick<Core, 'options' | 'log' | 'store'>,
+): AccessLogger | null {
   if (specs.length === 0) return null;
   const opened: Array<{ spec: AccessLogSpec; file: AccessLogFile }> = [];
   for (const spec of specs) {
