@@ -56,8 +56,11 @@ function parseJsonText(text: string, label: string): Parsed {
   }
 }
 
-/** Reads `-c/--config-path`, choosing the format by extension. */
-export function readConfigFile(file: string): Parsed {
+/**
+ * Reads `-c/--config-path` (or another message, e.g. an xDS file source's DiscoveryResponse),
+ * choosing the format by extension.
+ */
+export function readConfigFile(file: string, typeName = BOOTSTRAP_TYPE): Parsed {
   const extension = path.extname(file).toLowerCase();
   const format = FORMATS[extension];
   if (!format) {
@@ -81,9 +84,9 @@ export function readConfigFile(file: string): Parsed {
       case 'yaml':
         return parseYamlText(bytes.toString('utf8'), file);
       case 'pb':
-        return { ok: true, json: decodeBinary(bytes, BOOTSTRAP_TYPE) };
+        return { ok: true, json: decodeBinary(bytes, typeName) };
       case 'pb_text':
-        return { ok: true, json: decodeText(bytes.toString('utf8'), BOOTSTRAP_TYPE) };
+        return { ok: true, json: decodeText(bytes.toString('utf8'), typeName) };
     }
   } catch (err) {
     const kind = format === 'pb' ? 'binary proto3 decode error' : 'text proto3 parse error';

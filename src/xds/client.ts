@@ -37,10 +37,11 @@ import {
   configSourceOf,
   type GrpcSource,
 } from './config-source.js';
+import { FileSource } from './file-source.js';
 import { rdsNamesOf } from './rds-names.js';
 import { type DecodedResource, decodeResources } from './resources.js';
 import { XdsStream } from './stream.js';
-import type { DiscoveryResponse } from './types.js';
+import type { Transport, Update } from './types.js';
 import { METHODS, RESOURCE_NAME, type ResourceKind, TYPE_URLS } from './types.js';
 import { nodeMessage } from './wire.js';
 
@@ -106,7 +107,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     allowUnknown: !ctx.options.rejectUnknownDynamicFields,
     disabled: disabledExtensions(ctx.options.disableExtensions ?? []).disabled,
   };
-  const streams = new Map<string, XdsStream>();
+  const streams = new Map<string, Transport>();
   const connected = new Set<XdsStream>();
   const connectedState = ctx.stats.gauge('control_plane.connected_state', 'NeverImport');
   const picks = new Map<string, number>();
@@ -155,7 +156,16 @@ function createXdsClient(ctx: XdsContext): XdsClient {
   }
 
   function grpcOf(source: ConfigSourceSpec): GrpcSource | null {
+    if (source.kind === 'path') return null;
     return source.kind === 'ads' ? ads : source.grpc;
+  }
+
+  /** Where a source's resources arrive: its file, the ADS stream, or its cluster's stream of the kind. */
+  function transportKey(kind: ResourceKind, source: ConfigSourceSpec): string | null {
+    if (source.kind === 'path') return `file:${source.path}`;
+    const grpc = grpcOf(source);
+    if (!grpc) return null;
+    return source.kind === 'ads' ? 'ads' : `${grpc.cluster}|${grpc.transport}|${kind}`;
   }
 
   /** The management server to dial: the next member of its static cluster. */
@@ -168,12 +178,16 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     return host.ip.includes(':') ? `[${host.ip}]:${host.port}` : `${host.ip}:${host.port}`;
   }
 
-  function streamFor(kind: ResourceKind, source: ConfigSourceSpec): XdsStream | null {
-    const grpc = grpcOf(source);
-    if (!grpc) return null;
-    const key = source.kind === 'ads' ? 'ads' : `${grpc.cluster}|${grpc.transport}|${kind}`;
+  function streamFor(kind: ResourceKind, source: ConfigSourceSpec): Transport | null {
+    const key = transportKey(kind, source);
+    if (key === null) return null;
     let stream = streams.get(key);
-    if (!stream) {
+    if (!stream && source.kind === 'path') {
+      stream = new FileSource(source.path, log);
+      streams.set(key, stream);
+    }
+    const grpc = grpcOf(source);
+    if (!stream && grpc) {
       const created = new XdsStream({
         method: METHODS[grpc.transport][source.kind === 'ads' ? 'ads' : kind],
         target: () => targetOf(grpc.cluster),
@@ -189,7 +203,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
       stream = created;
       streams.set(key, stream);
     }
-    return stream;
+    return stream ?? null;
   }
 
   /** What the snapshot says should be discovered, by type URL per stream key. */
@@ -197,8 +211,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     const out = new Map<string, Want>();
     const want = (kind: ResourceKind, source: ConfigSourceSpec | null, name: string | null) => {
       if (!source) return;
-      const grpc = grpcOf(source);
-      const key = `${source.kind === 'ads' ? 'ads' : grpc?.cluster}|${TYPE_URLS[source.resourceVersion][kind]}`;
+      const key = `${transportKey(kind, source)}|${TYPE_URLS[source.resourceVersion][kind]}`;
       let w = out.get(key);
       if (!w) {
         w = { kind, source, names: name === null ? null : new Set() };
@@ -222,13 +235,13 @@ function createXdsClient(ctx: XdsContext): XdsClient {
 
   let lastClusters: State['clusters'] | null = null;
   let lastListeners: State['listeners'] | null = null;
-  let active = new Map<XdsStream, Set<string>>();
+  let active = new Map<Transport, Set<string>>();
 
   function reconcile(state: State): void {
     if (state.clusters === lastClusters && state.listeners === lastListeners) return;
     lastClusters = state.clusters;
     lastListeners = state.listeners;
-    const next = new Map<XdsStream, Set<string>>();
+    const next = new Map<Transport, Set<string>>();
     for (const w of wants(state)) {
       const stream = streamFor(w.kind, w.source);
       if (!stream) continue;
@@ -247,14 +260,14 @@ function createXdsClient(ctx: XdsContext): XdsClient {
       if (!next.has(stream)) {
         stream.close();
         streams.delete(key);
-        connected.delete(stream);
+        if (stream instanceof XdsStream) connected.delete(stream);
       }
     }
     active = next;
     queueMicrotask(checkInit);
   }
 
-  function onResponse(kind: ResourceKind, response: DiscoveryResponse): string | null {
+  function onResponse(kind: ResourceKind, response: Update): string | null {
     const version = response.version_info;
     const scope = ctx.stats.scope(kind === 'cds' ? 'cluster_manager.cds' : 'listener_manager.lds');
     const managed = kind === 'cds' || kind === 'lds';

@@ -23,14 +23,13 @@ export interface GrpcSource {
 export type ConfigSourceSpec = {
   resourceVersion: ApiVersion;
   initialFetchTimeoutMs: number;
-} & ({ kind: 'ads' } | { kind: 'grpc'; grpc: GrpcSource });
+} & ({ kind: 'ads' } | { kind: 'grpc'; grpc: GrpcSource } | { kind: 'path'; path: string });
 
 /** `initial_fetch_timeout` when unset, as in the reference. */
 export const DEFAULT_INITIAL_FETCH_TIMEOUT_MS = 15_000;
 
 const CONFIG_SOURCE_FIELDS: FieldTable = {
-  ...acting('api_config_source', 'ads', 'initial_fetch_timeout', 'resource_api_version'),
-  path: notYet('file config sources (path)'),
+  ...acting('api_config_source', 'ads', 'path', 'initial_fetch_timeout', 'resource_api_version'),
   self: notYet('self config sources'),
 };
 
@@ -119,6 +118,10 @@ export function compileConfigSource(
     initialFetchTimeoutMs: durationMs(config.initial_fetch_timeout, DEFAULT_INITIAL_FETCH_TIMEOUT_MS),
   };
   if (config.ads !== undefined) return { ...common, kind: 'ads' };
+  if (typeof config.path === 'string') {
+    if (!config.path) report.error(fieldPath(path, 'path'), 'must name a file', 'invalid');
+    return config.path ? { ...common, kind: 'path', path: config.path } : undefined;
+  }
   if (config.api_config_source !== undefined) {
     const grpc = compileApiConfigSource(
       objectOf(config.api_config_source),
@@ -197,6 +200,7 @@ export function checkBootstrapSources(bootstrap: JsonObject, report: Report): vo
         report.error(fieldPath(path, 'ads'), 'ads needs dynamic_resources.ads_config', 'missing');
       continue;
     }
+    // A file source needs no management cluster.
     const grpc = 'kind' in spec ? (spec.kind === 'grpc' ? spec.grpc : undefined) : spec;
     if (grpc && !statics.has(grpc.cluster))
       report.error(

@@ -48,24 +48,40 @@ function compile(kind: ResourceKind, config: JsonObject, report: Report): void {
   }
 }
 
+function isWire(resource: WireResource | JsonObject): resource is WireResource {
+  return resource.value instanceof Uint8Array;
+}
+
+function withoutType(resource: JsonObject): JsonObject {
+  const { '@type': _, ...rest } = resource;
+  return rest;
+}
+
+/**
+ * Decodes and compiles the resources of one response: `Any`s off the wire, or their proto3
+ * JSON form (`{ "@type": url, ...fields }`) from a file source.
+ */
 export function decodeResources(
   kind: ResourceKind,
-  resources: readonly WireResource[],
+  resources: ReadonlyArray<WireResource | JsonObject>,
   walk: Omit<WalkContext, 'report'>,
 ): DecodedResponse {
   const out: DecodedResponse = { resources: [], rejected: [] };
   const seen = new Set<string>();
   resources.forEach((resource, index) => {
     const report = new Report(`${RESOURCE_NAME[kind]} #${index}`);
-    const type = typeForUrl(resource.type_url);
-    if (kindOfTypeUrl(resource.type_url) !== kind || !type || nameOf(type) !== `.${MESSAGE_OF[kind]}`) {
-      report.error('', `type_url ${resource.type_url} is not a ${RESOURCE_NAME[kind]}`);
+    const url = isWire(resource) ? resource.type_url : String(resource['@type'] ?? '');
+    const type = typeForUrl(url);
+    if (kindOfTypeUrl(url) !== kind || !type || nameOf(type) !== `.${MESSAGE_OF[kind]}`) {
+      report.error('', `type_url ${url} is not a ${RESOURCE_NAME[kind]}`);
       out.rejected.push({ name: `#${index}`, errors: report.errors });
       return;
     }
     let config: JsonObject | undefined;
     try {
-      const json = messageToJson(type, type.decode(resource.value) as unknown as Record<string, unknown>);
+      const json = isWire(resource)
+        ? messageToJson(type, type.decode(resource.value) as unknown as Record<string, unknown>)
+        : withoutType(resource);
       config = canonicalMessage(json, type, '', { ...walk, report });
     } catch (err) {
       report.error('', `cannot decode: ${(err as Error).message}`);

@@ -1,15 +1,12 @@
 import * as grpc from '@grpc/grpc-js';
 import type bunyan from 'bunyan';
-import type { DiscoveryRequest, DiscoveryResponse } from './types.js';
+import type { DiscoveryRequest, DiscoveryResponse, Transport, UpdateHandler } from './types.js';
 import { decodeResponse, encodeRequest } from './wire.js';
 
 /** `google.rpc.Code.INVALID_ARGUMENT`: the code of a NACK's `error_detail`, as the reference sends. */
 const INVALID_ARGUMENT = 3;
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
-
-/** What the owner of a stream does with a response: null accepts it, a message rejects it. */
-export type ResponseHandler = (response: DiscoveryResponse) => string | null;
 
 interface Watch {
   typeUrl: string;
@@ -19,7 +16,7 @@ interface Watch {
   version: string;
   /** Nonce of the last response on this connection; empty after a reconnect. */
   nonce: string;
-  onResponse: ResponseHandler;
+  onResponse: UpdateHandler;
 }
 
 export interface StreamOptions {
@@ -41,7 +38,7 @@ export interface StreamOptions {
  * stream is redialled with jittered exponential backoff and every watch re-sent with the
  * versions accepted so far.
  */
-export class XdsStream {
+export class XdsStream implements Transport {
   private readonly watches = new Map<string, Watch>();
   private client: grpc.Client | null = null;
   private call: grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse> | null = null;
@@ -53,7 +50,7 @@ export class XdsStream {
   constructor(private readonly options: StreamOptions) {}
 
   /** Starts (or changes) the watch of one type; sent at once when the stream is up. */
-  watch(typeUrl: string, names: string[] | null, onResponse: ResponseHandler): void {
+  watch(typeUrl: string, names: string[] | null, onResponse: UpdateHandler): void {
     const existing = this.watches.get(typeUrl);
     const sorted = names ? [...names].sort() : null;
     if (existing) {
@@ -75,10 +72,6 @@ export class XdsStream {
     if (!watch) return;
     this.watches.delete(typeUrl);
     if (watch.names !== null) this.send({ ...watch, names: [] });
-  }
-
-  get empty(): boolean {
-    return this.watches.size === 0;
   }
 
   close(): void {

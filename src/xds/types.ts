@@ -3,6 +3,7 @@
  * in both API versions. The v3 messages have the v2 messages' field numbers, so one set of
  * message types (the loader's schema) decodes both.
  */
+import type { JsonObject } from '../../events/config.js';
 import type { DiscoveryKind } from '../../events/discovery.js';
 import type { ApiVersion } from './config-source.js';
 
@@ -83,6 +84,22 @@ export interface DiscoveryRequest {
   type_url: string;
   response_nonce: string;
   error_detail?: { code: number; message: string };
+}
+
+/** What a watch is handed: a response off a stream, or the content of a file source. */
+export interface Update {
+  version_info: string;
+  resources: ReadonlyArray<WireResource | JsonObject>;
+}
+
+/** What the owner of a watch does with an update: null accepts it, a message rejects it. */
+export type UpdateHandler = (update: Update) => string | null;
+
+/** A way resources arrive: a gRPC stream (one type, or several on ADS) or a watched file. */
+export interface Transport {
+  watch(typeUrl: string, names: string[] | null, onUpdate: UpdateHandler): void;
+  unwatch(typeUrl: string): void;
+  close(): void;
 }
 
 export interface DiscoveryResponse {

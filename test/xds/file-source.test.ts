@@ -1,0 +1,55 @@
+/**
+ * A `path` config source: endpoints read from a file holding a DiscoveryResponse, replaced by
+ * an atomic rename; a bad file is rejected and the last good members keep serving.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import type { JsonObject } from '../../events/index.js';
+import { startProxyProcess } from '../helpers/proxy-process.js';
+import { assignment, edsBootstrap, get, until, upstream } from '../helpers/xds-fixtures.js';
+
+const CLA = 'type.googleapis.com/envoy.api.v2.ClusterLoadAssignment';
+
+function response(version: string, assignments: JsonObject[]): string {
+  return JSON.stringify({
+    version_info: version,
+    resources: assignments.map((a) => ({ '@type': CLA, ...a })),
+  });
+}
+
+describe('EDS from a file (path)', () => {
+  it('serves the file, follows an atomic rename, and keeps the last good members on a bad file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'proxy-xds-file-'));
+    const file = join(dir, 'eds.json');
+    const replace = (text: string) => {
+      writeFileSync(join(dir, 'next.json'), text);
+      renameSync(join(dir, 'next.json'), file);
+    };
+    const a = await upstream('a');
+    const b = await upstream('b');
+    writeFileSync(file, response('1', [assignment('some_service', [a.port])]));
+    // The management cluster is unused: nothing here is discovered over gRPC.
+    const proxy = await startProxyProcess(edsBootstrap(1, { path: file }), ['--concurrency', '1']);
+    try {
+      const port = await proxy.listenerPort('listener_0');
+      assert.equal((await get(port)).body, 'a');
+      replace(response('2', [assignment('some_service', [b.port])]));
+      await until('the renamed file serves', async () => (await get(port)).body === 'b');
+      replace(response('3', [assignment('some_service', [a.port], { load_balancing_weight: 0 })]));
+      await until('the bad file rejected', async () =>
+        /some_service\.update_rejected: 1/.test((await proxy.get('/stats?filter=update_rejected')).body),
+      );
+      for (let i = 0; i < 5; i++) assert.equal((await get(port)).body, 'b');
+      const events = (await proxy.get('/events?format=json')).body;
+      assert.match(events, /load_balancing_weight: must be >= 1/);
+    } finally {
+      await proxy.stop();
+      await a.close();
+      await b.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
