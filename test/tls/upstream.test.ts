@@ -6,9 +6,11 @@ import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { TLSSocket } from 'node:tls';
+import * as tls from 'node:tls';
 import type { JsonObject } from '../../events/index.js';
+import { tcpListener } from '../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { makePki, type TestPki } from './certs.js';
 import { hcmListener } from './helpers.js';
@@ -57,6 +59,8 @@ describe('upstream TLS', () => {
   let h1: https.Server;
   let h2: http2.Http2SecureServer;
   let mtls: https.Server;
+  let echo: tls.Server;
+  let tcpPort: number;
   let proxy: ProxyProcess;
   let port: number;
   const seen: Array<{ sni: unknown; alpn: unknown; path: string }> = [];
@@ -67,26 +71,29 @@ describe('upstream TLS', () => {
     const client = pki.leaf('proxy-client', ['URI:spiffe://test/proxy']);
     const other = pki.otherCa('other-ca');
     h1 = https.createServer({ cert: up.certPem, key: up.keyPem }, (req, res) => {
-      const s = req.socket as TLSSocket;
+      const s = req.socket as tls.TLSSocket;
       seen.push({ sni: s.servername, alpn: s.alpnProtocol, path: req.url ?? '' });
       res.end(`h1 ${String(s.servername)}`);
     });
     h2 = http2.createSecureServer({ cert: up.certPem, key: up.keyPem }, (req, res) => {
-      const s = req.socket as unknown as TLSSocket;
+      const s = req.socket as unknown as tls.TLSSocket;
       res.end(`h2 ${req.httpVersion} ${String(s.alpnProtocol)}`);
     });
     mtls = https.createServer(
       { cert: up.certPem, key: up.keyPem, ca: pki.ca.certPem, requestCert: true, rejectUnauthorized: true },
       (req, res) => {
-        const peer = (req.socket as TLSSocket).getPeerX509Certificate();
+        const peer = (req.socket as tls.TLSSocket).getPeerX509Certificate();
         res.end(`client ${peer?.subjectAltName ?? 'none'}`);
       },
     );
-    const listen = (s: https.Server | http2.Http2SecureServer) =>
+    echo = tls.createServer({ cert: up.certPem, key: up.keyPem }, (socket) => {
+      socket.once('data', (d: Buffer) => socket.end(`echo ${d} (${String(socket.servername)})`));
+    });
+    const listen = (s: https.Server | http2.Http2SecureServer | tls.Server) =>
       new Promise<number>((resolve) =>
         s.listen(0, '127.0.0.1', () => resolve((s.address() as AddressInfo).port)),
       );
-    const [p1, p2, p3] = await Promise.all([listen(h1), listen(h2), listen(mtls)]);
+    const [p1, p2, p3, p4] = await Promise.all([listen(h1), listen(h2), listen(mtls), listen(echo)]);
     const ca = { trusted_ca: { filename: pki.ca.cert } };
     const bootstrap: JsonObject = {
       admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
@@ -142,6 +149,11 @@ describe('upstream TLS', () => {
             }),
           ),
           cluster('mtls_nocert', p3, tlsSocket({ common_tls_context: { validation_context: ca } })),
+          cluster(
+            'tcp_tls',
+            p4,
+            tlsSocket({ sni: 'tcp.test', common_tls_context: { validation_context: ca } }),
+          ),
         ],
         listeners: [
           hcmListener('in', [
@@ -154,11 +166,13 @@ describe('upstream TLS', () => {
             ['/mtls-none', 'mtls_nocert'],
             ['/mtls', 'mtls'],
           ]),
+          tcpListener('tcp', { stat_prefix: 'tcp', cluster: 'tcp_tls' }),
         ],
       },
     };
     proxy = await startProxyProcess(bootstrap, ['--concurrency', '1']);
     port = await proxy.listenerPort('in');
+    tcpPort = await proxy.listenerPort('tcp');
   });
 
   after(async () => {
@@ -166,6 +180,7 @@ describe('upstream TLS', () => {
     h1?.close();
     h2?.close();
     mtls?.close();
+    echo?.close();
     pki?.remove();
   });
 
@@ -201,5 +216,21 @@ describe('upstream TLS', () => {
   it('presents a client certificate to an upstream that requires one', async () => {
     assert.deepEqual(await get(port, '/mtls'), { status: 200, body: 'client URI:spiffe://test/proxy' });
     assert.equal((await get(port, '/mtls-none')).status, 503);
+  });
+
+  it('the TCP proxy relays over TLS to its upstream too', async () => {
+    const reply = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(tcpPort, '127.0.0.1', () => socket.write('ping'));
+      let got = '';
+      socket.on('data', (d: Buffer) => {
+        got += d;
+      });
+      socket.on('end', () => resolve(got));
+      socket.on('error', reject);
+      socket.setTimeout(5000, () => socket.destroy(new Error('timeout')));
+    });
+    assert.equal(reply, 'echo ping (tcp.test)');
+    const stats = (await proxy.get('/stats')).body;
+    assert.equal(counter(stats, 'cluster.tcp_tls.ssl.handshake'), 1);
   });
 });
