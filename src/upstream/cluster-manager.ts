@@ -3,9 +3,8 @@ import type { ClusterEntry, HostState, State } from '../../reducers/index.js';
 import { runtimeValue } from '../../reducers/runtime.js';
 import { type ClusterSettings, clusterSettings } from '../../reducers/settings/cluster.js';
 import { hostHealth } from '../../reducers/settings/health.js';
-import type { ServerContext } from '../server/context.js';
+import type { Core } from '../core.js';
 import { StatsStore } from '../stats/store.js';
-import { startDnsDiscovery } from './dns/discovery.js';
 import { prepareHashing } from './hash.js';
 import { newUpstreamHost } from './host.js';
 import { buildLoadBalancer, type LbMemory, NO_HOST } from './lb/index.js';
@@ -21,18 +20,13 @@ export interface ClusterManager {
   all(): ClusterRuntime[];
   /** The counters of a member (`ip:port`), for `/clusters`. */
   hostStats(cluster: string, address: string): HostStats | undefined;
-  /** Stops following snapshots and stops DNS resolution. */
+  /** Stops following snapshots. */
   close(): void;
 }
 
 export interface ClusterManagerOptions {
   /** Random source of the balancers (seed it in tests). */
   random?: Random;
-  /**
-   * Whether this manager resolves STRICT_DNS / LOGICAL_DNS clusters (default true). A worker
-   * that folds the same events as the main process passes false, so hosts are resolved once.
-   */
-  discovery?: boolean;
   /**
    * Whether to count control-plane facts (clusters added/modified/removed, membership
    * changes) in `ctx.stats` (default true). Workers folding the primary's events pass
@@ -63,12 +57,14 @@ function runtimePanicThreshold(state: State): number | undefined {
 
 /**
  * Starts the cluster manager: loads the hash functions, then follows `ctx.store.state$`.
+ * It only reads snapshots: DNS discovery, which produces the host events it follows, is
+ * an edge of its own (started in `src/server/edges.ts`).
  * A cluster gets a new `ClusterRuntime` (with a freshly built balancer) only when its
  * snapshot entry is a new object, or when the runtime panic threshold changed; members
  * keep their `UpstreamHost` object (pool and counters) for as long as their address stays.
  */
 export async function createClusterManager(
-  ctx: ServerContext,
+  ctx: Pick<Core, 'store' | 'stats' | 'log'>,
   options: ClusterManagerOptions = {},
 ): Promise<ClusterManager> {
   await prepareHashing();
@@ -170,14 +166,12 @@ export async function createClusterManager(
   }
 
   const subscription: Subscription = ctx.store.state$.subscribe(onState);
-  const discovery = options.discovery === false ? null : startDnsDiscovery(ctx);
   return {
     get: (name) => managed.get(name)?.runtime,
     all: () => Array.from(managed.values(), (m) => m.runtime),
     hostStats: (cluster, address) => managed.get(cluster)?.byAddress.get(address)?.stats,
     close() {
       subscription.unsubscribe();
-      discovery?.close();
       for (const m of managed.values()) release([...m.byAddress.values()]);
     },
   };
