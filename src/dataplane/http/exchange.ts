@@ -11,9 +11,9 @@ import type {
 } from '../pool/types.js';
 import { backOffMs, type RetryPolicy, retriableFailure, retriableStatus } from '../router/retry.js';
 import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '../router/table.js';
+import type { DownstreamOwner } from './downstream.js';
 import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
 import { RESET_REASON, sendLocalReply, upstreamResetText } from './local-reply.js';
-import type { HttpConnectionManager } from './manager.js';
 import type { HttpRequest, ResponseSink } from './request.js';
 
 /** What an exchange tells the codec that owns its downstream stream. */
@@ -75,7 +75,7 @@ export class Exchange implements UpstreamHandler {
   readonly info: StreamInfo;
 
   constructor(
-    readonly hcm: HttpConnectionManager,
+    readonly hcm: DownstreamOwner,
     readonly req: HttpRequest,
     readonly sink: ResponseSink,
     readonly owner: ExchangeOwner,

@@ -1,5 +1,6 @@
 import type * as net from 'node:net';
 import { joinHostPort } from '../access-log/stream-info.js';
+import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
 import {
   BodyFramer,
@@ -9,7 +10,6 @@ import {
   RequestHeadParser,
   reasonPhrase,
 } from './h1-parse.js';
-import type { HttpConnectionManager } from './manager.js';
 import type { HttpRequest, ResponseSink } from './request.js';
 
 const CHUNK_END = Buffer.from('0\r\n\r\n');
@@ -57,7 +57,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   private readonly localAddress: string;
 
   constructor(
-    readonly hcm: HttpConnectionManager,
+    readonly hcm: DownstreamOwner,
     readonly socket: net.Socket,
   ) {
     this.remoteIp = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');

@@ -1,7 +1,7 @@
 import * as http2 from 'node:http2';
 import { joinHostPort } from '../access-log/stream-info.js';
+import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
-import type { HttpConnectionManager } from './manager.js';
 import type { HttpRequest, ResponseSink } from './request.js';
 
 const {
@@ -50,7 +50,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
   private exchange: Exchange | null = null;
 
   constructor(
-    readonly hcm: HttpConnectionManager,
+    readonly hcm: DownstreamOwner,
     readonly stream: http2.ServerHttp2Stream,
     headers: http2.IncomingHttpHeaders,
   ) {
@@ -140,7 +140,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
  * `max_connection_duration`. Either sends GOAWAY (`close`): streams in flight finish, then
  * the session ends.
  */
-function watchSession(hcm: HttpConnectionManager, session: http2.ServerHttp2Session): void {
+function watchSession(hcm: DownstreamOwner, session: http2.ServerHttp2Session): void {
   const t = hcm.timeouts;
   const timers: NodeJS.Timeout[] = [];
   if (t.maxConnectionDurationMs > 0) {
@@ -175,7 +175,7 @@ function watchSession(hcm: HttpConnectionManager, session: http2.ServerHttp2Sess
  * The HTTP/2 codec: a `node:http2` server that never listens; the connection manager hands
  * it sockets whose first bytes are the HTTP/2 connection preface (prior knowledge, h2c).
  */
-export function createH2Server(hcm: HttpConnectionManager): http2.Http2Server {
+export function createH2Server(hcm: DownstreamOwner): http2.Http2Server {
   const server = http2.createServer({
     maxHeaderListPairs: 256,
     maxSessionMemory: 64,

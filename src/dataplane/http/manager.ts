@@ -5,6 +5,7 @@ import { type AccessLogger, startAccessLogs } from '../access-log/config.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
 import { discoveredRoutes } from '../router/discovered.js';
 import type { RouteTable } from '../router/table.js';
+import type { DownstreamOwner } from './downstream.js';
 import type { FilterChain } from './filters.js';
 import { H1Downstream } from './h1-downstream.js';
 import { createH2Server } from './h2-downstream.js';
@@ -20,7 +21,7 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
  * (HTTP/1 on the raw socket, or HTTP/2 when the connection preface says so), and runs each
  * request through the filter chain and the router, as compiled by `compileHcm`.
  */
-export class HttpConnectionManager implements NetworkFilterHandler {
+export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOwner {
   readonly stats: HcmStats;
   readonly filters: FilterChain;
   readonly log: bunyan;

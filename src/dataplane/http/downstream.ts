@@ -1,0 +1,37 @@
+import type * as http2 from 'node:http2';
+import type bunyan from 'bunyan';
+import type { StreamInfo } from '../access-log/stream-info.js';
+import type { RouteTable } from '../router/table.js';
+import type { FilterChain } from './filters.js';
+import type { HcmSpec } from './hcm-config.js';
+import type { ForwardingOptions } from './headers.js';
+import type { HcmStats } from './stats.js';
+import type { HcmTimeouts } from './timeouts.js';
+import type { HttpConnectionManagerDeps } from './types.js';
+
+/**
+ * What the downstream codecs (HTTP/1, HTTP/2) and each exchange use of the connection
+ * manager that owns them. `HttpConnectionManager` implements it; they name this rather than
+ * the class, so the manager creates them without an import circle.
+ */
+export interface DownstreamOwner extends ForwardingOptions {
+  readonly spec: HcmSpec;
+  readonly deps: HttpConnectionManagerDeps;
+  readonly stats: HcmStats;
+  /** The route table a new request reads (a discovered one is swapped whole by RDS). */
+  readonly routes: RouteTable;
+  readonly filters: FilterChain;
+  readonly log: bunyan;
+  readonly serverName: string;
+  readonly maxRequestHeadersBytes: number;
+  readonly timeouts: HcmTimeouts;
+  readonly draining: boolean;
+  /** While draining, whether this response should close its connection. */
+  shouldDrainClose(): boolean;
+  /** Bookkeeping when a downstream connection is gone (`conn`: the HTTP/1 connection, if one). */
+  onConnectionClosed(conn: object | null, openedAt: number, h2: boolean): void;
+  /** Called once by each exchange when it is over. */
+  onStreamEnd(info: StreamInfo): void;
+  /** Called by the HTTP/2 codec for each new session, so drains can send it GOAWAY. */
+  trackSession(session: http2.Http2Session): void;
+}
