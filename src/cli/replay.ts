@@ -13,16 +13,18 @@ import {
 import { renderDiffReport } from '../../views/events/patch-summary.js';
 import { parseTimePoint, TIME_FORMS, type TimePoint } from '../../views/events/time.js';
 import { renderTimelineJson, renderTimelineText } from '../../views/events/timeline.js';
+import { renderTimelinePage, type TimelineRow } from '../../views/events/timeline-html.js';
 import { redactAt, redactPatch } from '../../views/redact.js';
 import { semanticDiff, valueAt } from '../../views/snapshot-diff.js';
+import { extractBundleLog, isBundle } from '../control/bundle-file.js';
 import { ReplayError, type ReplayResult, replayLog } from '../control/replay.js';
 import { REPLAY_VIEWS, type ReplayView, renderReplayView } from '../control/replay-views.js';
-import { scanLog } from '../control/timeline.js';
+import { foldEvents, type LogScan, scanLog } from '../control/timeline.js';
 
 const USAGE = `usage: proxy replay LOG|BUNDLE [--at POINT] [--view VIEW] [--format text|json] [--diff-from POINT]
                     [--skip-bad-lines] [--ignore-checkpoints]
        proxy replay LOG|BUNDLE --timeline [--since POINT] [--until POINT] [--type PREFIX] [--source NAME]
-                    [--cluster NAME] [--listener NAME] [--host IP[:PORT]] [--format text|json]
+                    [--cluster NAME] [--listener NAME] [--host IP[:PORT]] [--format text|json|html]
        proxy replay LOG|BUNDLE --diff A..B [--format text|json]
 
   LOG                   an event log written with --event-log
@@ -31,7 +33,8 @@ const USAGE = `usage: proxy replay LOG|BUNDLE [--at POINT] [--view VIEW] [--form
   --at POINT            the snapshot after that sequence number or at that time; default: the end of the log
   --view VIEW           ${REPLAY_VIEWS.join(', ')} (default snapshot: the
                         whole semantic snapshot as JSON)
-  --format text|json    for clusters, listeners, --timeline and --diff (default text)
+  --format text|json    for clusters, listeners, --timeline and --diff (default text); --timeline also
+                        takes html: the admin's timeline page as one file, each event's JSON Patch included
   --diff-from POINT     print the semantic JSON Patch from that point to --at instead of a view
   --timeline            list the events, one line each: sequence number, local and UTC time, source,
                         type and what happened; filters may repeat or take a,b lists
@@ -113,8 +116,17 @@ export async function runReplay(argv: string[]): Promise<number> {
     return 1;
   }
   const bar = progressBar();
+  let bundle: { path: string; remove(): void } | null = null;
   try {
-    const log = parsed.log;
+    if (isBundle(parsed.log)) {
+      const extracted = extractBundleLog(parsed.log);
+      if (typeof extracted === 'string') {
+        await writeFully(process.stderr, `error: ${extracted}\n`);
+        return 1;
+      }
+      bundle = extracted;
+    }
+    const log = bundle?.path ?? parsed.log;
     const point = await pointReader(log, parsed);
     if (parsed.timeline) {
       bar.done();
@@ -148,7 +160,9 @@ export async function runReplay(argv: string[]): Promise<number> {
         `${JSON.stringify(redactPatch(semanticDiff(from.state, result.state)), null, 1)}\n`,
       );
     } else {
-      const out = renderReplayView(parsed.view, parsed.format, result.state, result.header?.options ?? null);
+      // html is refused without --timeline.
+      const format = parsed.format === 'json' ? 'json' : 'text';
+      const out = renderReplayView(parsed.view, format, result.state, result.header?.options ?? null);
       await writeFully(process.stdout, out.body);
     }
     await writeFully(process.stderr, summary(result));
@@ -173,6 +187,8 @@ export async function runReplay(argv: string[]): Promise<number> {
       return 1;
     }
     throw err;
+  } finally {
+    bundle?.remove();
   }
 }
 
@@ -211,16 +227,50 @@ async function timeline(log: string, args: ReplayArgs, point: (text: string) => 
     },
     { skipBadLines: args.skipBadLines },
   );
-  const out =
-    args.format === 'json' ? renderTimelineJson(scan.envelopes) : renderTimelineText(scan.envelopes);
-  await writeFully(process.stdout, out);
   const which = describeFilter(filter);
+  const out =
+    args.format === 'html'
+      ? await timelineHtml(log, args, scan, which)
+      : args.format === 'json'
+        ? renderTimelineJson(scan.envelopes)
+        : renderTimelineText(scan.envelopes);
+  await writeFully(process.stdout, out);
   const skipped = scan.badLines.length > 0 ? `; skipped ${scan.badLines.length} malformed lines` : '';
   await writeFully(
     process.stderr,
     `listed ${scan.envelopes.length} of ${total} events${which ? ` (${which})` : ''}${skipped}\n`,
   );
   return 0;
+}
+
+/** Rows an HTML timeline written offline holds at most: the latest matching events. */
+const HTML_ROWS = 2000;
+
+/** The admin's timeline page for a recorded log: each event with the change it made, folded from the log. */
+async function timelineHtml(log: string, args: ReplayArgs, scan: LogScan, filter: string): Promise<string> {
+  const shown = scan.envelopes.slice(-HTML_ROWS);
+  const wanted = new Set(shown.map((env) => env.seq));
+  const rows: TimelineRow[] = [];
+  await foldEvents(
+    log,
+    (env) => wanted.has(env.seq),
+    (env, before, after) => rows.push({ env, patch: redactPatch(semanticDiff(before, after)) }),
+    { skipBadLines: args.skipBadLines },
+  );
+  const page = renderTimelinePage({
+    rows,
+    matched: scan.envelopes.length,
+    oldestSeq: scan.firstSeq,
+    latestSeq: scan.lastSeq,
+    query: new URLSearchParams(),
+    views: [],
+    types: [],
+    live: false,
+    followUrl: '',
+    now: scan.lastAt,
+    offline: { log: args.log, filter },
+  });
+  return String(page.body);
 }
 
 async function diffReport(
@@ -242,7 +292,7 @@ async function diffReport(
       patch: redactPatch(semanticDiff(before.state, after.state)),
       before: (tokens) => redactAt(tokens, valueAt(before.state, tokens)),
     },
-    args.format,
+    args.format === 'json' ? 'json' : 'text',
   );
   await writeFully(process.stdout, out);
   await writeFully(process.stderr, summary(after));
@@ -264,7 +314,7 @@ interface ReplayArgs {
   listeners: string[];
   hosts: string[];
   view: ReplayView;
-  format: 'text' | 'json';
+  format: 'text' | 'json' | 'html';
   skipBadLines: boolean;
   ignoreCheckpoints: boolean;
 }
@@ -319,8 +369,13 @@ function parseReplayArgs(argv: string[]): ReplayArgs | { help: true } | { error:
   const view = values.view as ReplayView;
   if (!REPLAY_VIEWS.includes(view))
     return { error: `unknown view '${values.view}' (--view takes ${REPLAY_VIEWS.join(', ')})` };
-  if (values.format !== 'text' && values.format !== 'json') {
-    return { error: `unknown format '${values.format}' (--format takes text or json)` };
+  if (values.format !== 'text' && values.format !== 'json' && values.format !== 'html') {
+    return {
+      error: `unknown format '${values.format}' (--format takes text or json, and html with --timeline)`,
+    };
+  }
+  if (values.format === 'html' && !values.timeline) {
+    return { error: '--format html is for --timeline (the timeline page of the admin, written offline)' };
   }
   let diff: ReplayArgs['diff'] = null;
   if (values.diff !== undefined) {

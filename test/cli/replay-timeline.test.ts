@@ -78,6 +78,30 @@ describe('proxy replay --timeline', () => {
     assert.match(at.stderr, /up to seq 11/);
   });
 
+  it('writes the timeline page offline, each event with the change it made', async () => {
+    const run = await replay([FLAPS, '--timeline', '--format', 'html', '--type', 'health/']);
+    assert.equal(run.code, 0, run.stderr);
+    const page = run.stdout;
+    assert.match(page, /^<!DOCTYPE html>/);
+    assert.match(page, /replayed from <code>.*health-flaps\/events\.ndjson<\/code>/);
+    assert.match(page, /filters: type health\//);
+    const rows = [...page.matchAll(/<tr id='seq-(\d+)'.*?<\/tr>/gs)].map(
+      (m) => [Number(m[1]), m[0]] as const,
+    );
+    assert.deepEqual(
+      rows.map(([seq]) => seq),
+      [3, 4, 5, 6, 7, 9, 10],
+    );
+    // The 1 s merge window held seq 4 and 5; they were delivered before seq 7 arrived, so the
+    // snapshot changed with seq 6 by three operations, as /snapshots/diff?from=5&to=6 says live.
+    const change = new Map(
+      rows.map(([seq, html]) => [seq, /JSON Patch \((\d+) operation/.exec(html)?.[1] ?? 'none']),
+    );
+    assert.deepEqual(Object.fromEntries(change), { 3: '1', 4: 'none', 5: 'none', 6: '3', 7: 'none', 9: '1', 10: '1' });
+    // Nothing to link to, follow or run offline.
+    assert.doesNotMatch(page, /<script>|\?at=|<form/);
+  });
+
   it('refuses a point it cannot read, naming the forms it can', async () => {
     const run = await replay([FLAPS, '--timeline', '--since', 'yesterday']);
     assert.equal(run.code, 1);

@@ -3,6 +3,35 @@
  * rate and request rate, each row coloured by the host's state, so a flapping or ejected
  * host stands out at a glance. The page reloads itself every few seconds.
  */
+
+/**
+ * Request rates: host counters are totals, and a rate needs two readings. The page keeps
+ * its previous reading in the tab's session storage and rates the change since it (when
+ * at least a second old), so the server keeps nothing per viewer. A total that went down
+ * (`/reset_counters`) is not rated.
+ */
+const SCRIPT = `
+(function () {
+  var key = 'proxy-clusters-reading';
+  var now = Number(document.body.getAttribute('data-now'));
+  var cells = Array.prototype.slice.call(document.querySelectorAll('td.rate'));
+  var totals = {};
+  cells.forEach(function (c) { totals[c.getAttribute('data-host')] = Number(c.getAttribute('data-total')); });
+  var previous = null;
+  try { previous = JSON.parse(sessionStorage.getItem(key) || 'null'); } catch (e) { previous = null; }
+  var usable = previous && now - previous.at >= 1000;
+  if (usable) {
+    cells.forEach(function (c) {
+      var host = c.getAttribute('data-host');
+      var then = previous.totals[host];
+      if (then === undefined || totals[host] < then) return;
+      c.textContent = ((totals[host] - then) * 1000 / (now - previous.at)).toFixed(1) + '/s';
+    });
+  }
+  if (!previous || usable || now < previous.at) sessionStorage.setItem(key, JSON.stringify({ at: now, totals: totals }));
+})();
+`;
+
 import type { State } from '../../reducers/state.js';
 import { HTML, type ViewResult } from '../result.js';
 import { escapeHtml as esc } from '../stats/html-escape.js';
@@ -10,8 +39,8 @@ import type { ClustersFigures } from './figures.js';
 import { type HostView, selectClusters } from './select.js';
 
 export interface ClustersHtmlOptions {
-  /** Requests per second of a host over the last few seconds, null before two samples. */
-  requestRate(cluster: string, address: string): number | null;
+  /** When the host counters were read (ms since the epoch): the page rates their change. */
+  now: number;
   /** Seconds between reloads; 0 for none. */
   refreshS: number;
   /** The sequence number of the snapshot shown when it is a past one (`?at=`). */
@@ -77,7 +106,6 @@ export function renderClustersHtml(
     const rows = c.hosts.map((h) => {
       const s = stateOf(h);
       counts[s.cls] = (counts[s.cls] ?? 0) + 1;
-      const rate = options.requestRate(name, h.host.address);
       return (
         `<tr class='host ${s.cls}' data-address='${esc(h.host.address)}'>` +
         `<td class='address'>${esc(h.host.address)}${h.host.hostname ? ` <span class='meta'>${esc(h.host.hostname)}</span>` : ''}</td>` +
@@ -86,7 +114,7 @@ export function renderClustersHtml(
         `<td class='num weight'>${h.host.weight}</td>` +
         `<td class='num priority'>${h.host.priority}</td>` +
         `<td class='num success'>${rateBar(h)}${successRate(h)}</td>` +
-        `<td class='num rate'>${rate === null ? '—' : `${rate.toFixed(1)}/s`}</td>` +
+        `<td class='num rate' data-host='${esc(`${name}/${h.host.address}`)}' data-total='${h.counters.rq_total}'>—</td>` +
         `<td class='num rq_total'>${h.counters.rq_total}</td>` +
         `<td class='num rq_error'>${h.counters.rq_error}</td>` +
         `<td class='num rq_active'>${h.counters.rq_active}</td>` +
@@ -119,10 +147,11 @@ ${refresh}
 <title>Clusters</title>
 <style>${STYLE}</style>
 </head>
-<body>
+<body data-now='${options.now}'>
 <h1>Clusters</h1>
-<p class='meta'><a href='./'>admin home</a> · <a href='events?format=html'>event timeline</a> · version ${esc(state.clusterManager.versionInfo || 'static')} · as of ${esc(when)}${options.refreshS > 0 ? ` · reloads every ${options.refreshS} s` : ''} · request rate over the last reloads</p>
+<p class='meta'><a href='./'>admin home</a> · <a href='events?format=html'>event timeline</a> · version ${esc(state.clusterManager.versionInfo || 'static')} · as of ${esc(when)}${options.refreshS > 0 ? ` · reloads every ${options.refreshS} s` : ''} · request rate since this tab's previous reading</p>
 ${sections.join('\n') || '<p>no cluster</p>'}
+<script>${SCRIPT}</script>
 </body>
 </html>
 `;

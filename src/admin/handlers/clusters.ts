@@ -1,3 +1,4 @@
+import { renderClustersHtml } from '../../../views/clusters/html.js';
 import { renderClustersJson } from '../../../views/clusters/json.js';
 import { renderClustersText } from '../../../views/clusters/text.js';
 import type { HandlerDescriptor } from '../registry.js';
@@ -7,11 +8,28 @@ export const clustersHandlers: HandlerDescriptor[] = [
     path: '/clusters',
     help: 'upstream cluster status',
     mutates: false,
-    params: [{ name: 'format', help: 'Output format', kind: 'enum', values: ['text', 'json'] }],
+    params: [
+      {
+        name: 'format',
+        help: 'Output format (html: a table per cluster, coloured by host state)',
+        kind: 'enum',
+        values: ['text', 'json', 'html'],
+      },
+      { name: 'refresh', help: 'html: seconds between reloads (default 5, 0 for none)', kind: 'number' },
+    ],
     snapshotView: true,
     async handle(req, ctx) {
       const figures = await ctx.figures.read();
-      return req.query.get('format') === 'json'
+      const format = req.query.get('format');
+      if (format === 'html') {
+        const refresh = Number(req.query.get('refresh') ?? 5);
+        return renderClustersHtml(req.state, figures, {
+          now: Date.now(),
+          refreshS: Math.max(0, refresh),
+          at: req.state === ctx.store.state ? null : req.state.seq,
+        });
+      }
+      return format === 'json'
         ? renderClustersJson(req.state, figures)
         : renderClustersText(req.state, figures);
     },

@@ -4,14 +4,23 @@
  * last changed a value (`/snapshots/blame`).
  */
 import type { Response } from 'express';
-import type { State } from '../../../reducers/index.js';
+import type { Envelope, ProxyEvent } from '../../../events/index.js';
+import { eventTypes, type State } from '../../../reducers/index.js';
 import { renderBlame } from '../../../views/events/blame.js';
 import { renderDiff } from '../../../views/events/diff.js';
+import { type EventFilter, listOf, matchesFilter, NO_FILTER } from '../../../views/events/filter.js';
 import { renderEvents, sseFrame } from '../../../views/events/list.js';
+import { parseTimePoint, TIME_FORMS, type TimePoint } from '../../../views/events/time.js';
+import {
+  renderTimelinePage,
+  renderTimelineRow,
+  type TimelineRow,
+} from '../../../views/events/timeline-html.js';
+import { redactPatch } from '../../../views/redact.js';
 import { text } from '../../../views/result.js';
 import { parsePointer, semanticDiff } from '../../../views/snapshot-diff.js';
-import type { History } from '../../control/history.js';
 import type { ServerContext } from '../../context.js';
+import type { History } from '../../control/history.js';
 import { usageLine } from '../dispatch.js';
 import type { AdminRequest, AdminResponse, HandlerDescriptor } from '../registry.js';
 
@@ -34,9 +43,12 @@ function usage(h: HandlerDescriptor, problem: string, status = 400): AdminRespon
   return text(`${problem}\n${usageLine(h)}`, status);
 }
 
+/** Events the HTML timeline shows when no `limit` is given: the latest ones. */
+const HTML_LIMIT = 200;
+
 const eventsHandler: HandlerDescriptor = {
   path: '/events',
-  help: 'events after a sequence number, as JSON, or streamed as server-sent events with follow',
+  help: 'events after a sequence number, as JSON or an HTML timeline, or streamed as server-sent events with follow',
   mutates: false,
   params: [
     {
@@ -44,46 +56,102 @@ const eventsHandler: HandlerDescriptor = {
       help: 'list events with a sequence number above this (default: from the oldest retained)',
       kind: 'number',
     },
-    { name: 'limit', help: `at most this many events (default ${DEFAULT_LIMIT})`, kind: 'number' },
-    { name: 'type', help: 'only events whose type starts with this (e.g. health/)', kind: 'string' },
+    {
+      name: 'limit',
+      help: `at most this many events (default ${DEFAULT_LIMIT}; the HTML timeline shows the latest ${HTML_LIMIT})`,
+      kind: 'number',
+    },
+    {
+      name: 'type',
+      help: 'only events whose type starts with one of these (e.g. health/), comma separated',
+      kind: 'string',
+    },
+    {
+      name: 'source',
+      help: 'only events from these edges (admin, health_check, ...), comma separated',
+      kind: 'string',
+    },
+    { name: 'cluster', help: 'only events about these clusters, comma separated', kind: 'string' },
+    { name: 'listener', help: 'only events about these listeners, comma separated', kind: 'string' },
+    { name: 'host', help: 'only events about these hosts (ip or ip:port), comma separated', kind: 'string' },
+    { name: 'from', help: `only events from this point on: ${TIME_FORMS}`, kind: 'string' },
+    { name: 'until', help: 'only events up to this point (same forms as from)', kind: 'string' },
+    {
+      name: 'format',
+      help: 'json (default) or html: the timeline page',
+      kind: 'enum',
+      values: ['json', 'html'],
+    },
+    {
+      name: 'live',
+      help: 'html: follow new events as they happen (default on without until)',
+      kind: 'enum',
+      values: ['on', 'off'],
+    },
     { name: 'follow', help: 'stream past and future events as text/event-stream', kind: 'flag' },
   ],
-  handle(req, ctx) {
+  async handle(req, ctx) {
     const history = ctx.history;
     if (!history) return noHistory();
-    const query = eventsQuery(req, history);
-    if ('problem' in query) return usage(eventsHandler, query.problem, query.status);
+    const html = req.query.get('format') === 'html';
+    const query = eventsQuery(req, history, ctx.store.scheduler.now());
+    if ('problem' in query) {
+      if (!html || query.status !== 400) return usage(eventsHandler, query.problem, query.status);
+      return timelinePage(
+        req,
+        ctx,
+        history,
+        { since: history.oldestEnvelopeSeq() - 1, filter: NO_FILTER, limit: 0 },
+        query.problem,
+      );
+    }
+    if (html) return timelinePage(req, ctx, history, query);
     return renderEvents({
       oldestSeq: history.oldestEnvelopeSeq(),
       latestSeq: history.latestSeq(),
-      envelopes: matching(history, query.since, query.type).slice(0, query.limit),
+      envelopes: matching(history, query.since, query.filter).slice(0, query.limit ?? DEFAULT_LIMIT),
     });
   },
   stream(req, res, ctx) {
-    if (!req.query.has('follow'))
-      return void writeAnswer(res, eventsHandler.handle(req, ctx) as AdminResponse);
+    if (!req.query.has('follow')) {
+      void Promise.resolve(eventsHandler.handle(req, ctx)).then((out) => writeAnswer(res, out));
+      return;
+    }
     const history = ctx.history;
     if (!history) return void writeAnswer(res, noHistory());
-    const query = eventsQuery(req, history);
+    const query = eventsQuery(req, history, ctx.store.scheduler.now());
     if ('problem' in query) return void writeAnswer(res, usage(eventsHandler, query.problem, query.status));
-    follow(res, ctx, history, query.since, query.type);
+    const frame =
+      req.query.get('format') === 'html'
+        ? async (env: Envelope<ProxyEvent>) => {
+            const [row] = timelineRows(history, [env]);
+            const html = renderTimelineRow(row as TimelineRow, snapshotViews(req));
+            return `id: ${env.seq}\ndata: ${JSON.stringify({ seq: env.seq, html })}\n\n`;
+          }
+        : sseFrame;
+    follow(res, ctx, history, query.since, (env) => matchesFilter(env, query.filter), frame);
   },
 };
 
 interface EventsQuery {
   since: number;
-  limit: number;
-  type: string;
+  /** As given; each format has its own default. */
+  limit: number | undefined;
+  filter: EventFilter;
 }
 
-function eventsQuery(req: AdminRequest, history: History): EventsQuery | { problem: string; status: number } {
+function eventsQuery(
+  req: AdminRequest,
+  history: History,
+  now: number,
+): EventsQuery | { problem: string; status: number } {
   // Without `since`, from the oldest retained: after a restart that appends to an earlier
   // run's log, sequence numbers start above 1 and 'since 0' is gone.
   const since = count(req, 'since', history.oldestEnvelopeSeq() - 1);
-  const limit = count(req, 'limit', DEFAULT_LIMIT);
+  const limit = count(req, 'limit');
   if (since === null || since === undefined)
     return { problem: "'since' must be a sequence number", status: 400 };
-  if (limit === null || limit === undefined) return { problem: "'limit' must be a count", status: 400 };
+  if (limit === null) return { problem: "'limit' must be a count", status: 400 };
   const oldest = history.oldestEnvelopeSeq();
   if (since < oldest - 1) {
     return {
@@ -91,12 +159,82 @@ function eventsQuery(req: AdminRequest, history: History): EventsQuery | { probl
       status: 410,
     };
   }
-  return { since, limit, type: req.query.get('type') ?? '' };
+  const points: Partial<Record<'from' | 'until', TimePoint>> = {};
+  for (const name of ['from', 'until'] as const) {
+    const text = req.query.get(name);
+    if (text === null) continue;
+    const point = parseTimePoint(text, now);
+    if (typeof point === 'string') return { problem: `'${name}': ${point}`, status: 400 };
+    points[name] = point;
+  }
+  const list = (name: string) => listOf(req.query.getAll(name));
+  return {
+    since,
+    limit,
+    filter: {
+      types: list('type'),
+      sources: list('source'),
+      clusters: list('cluster'),
+      listeners: list('listener'),
+      hosts: list('host'),
+      since: points.from ?? null,
+      until: points.until ?? null,
+    },
+  };
 }
 
-function matching(history: History, since: number, type: string) {
-  const all = history.envelopesSince(since);
-  return type ? all.filter((env) => env.event.type.startsWith(type)) : all;
+function matching(history: History, since: number, filter: EventFilter): Envelope<ProxyEvent>[] {
+  return history.envelopesSince(since).filter((env) => matchesFilter(env, filter));
+}
+
+/**
+ * Each event with the change it made: the snapshot right after it against the one right
+ * after the event before (what `/snapshots/diff?from=SEQ-1&to=SEQ` answers). Consecutive
+ * events share the snapshot between them.
+ */
+function timelineRows(history: History, envelopes: readonly Envelope<ProxyEvent>[]): TimelineRow[] {
+  let previous: { seq: number; state: State | null } | null = null;
+  return envelopes.map((env) => {
+    const before = previous?.seq === env.seq - 1 ? previous.state : history.stateAt(env.seq - 1);
+    const after = history.stateAt(env.seq);
+    previous = { seq: env.seq, state: after };
+    return { env, patch: before && after ? redactPatch(semanticDiff(before, after)) : null };
+  });
+}
+
+/** The admin views of the served table that render a past snapshot. */
+function snapshotViews(req: AdminRequest): string[] {
+  return req.table.filter((h) => h.snapshotView && !h.hidden).map((h) => h.path.slice(1));
+}
+
+/** Query parameters the live stream of the timeline page keeps: the filters that select events. */
+const FOLLOWED = ['type', 'source', 'cluster', 'listener', 'host'];
+
+async function timelinePage(
+  req: AdminRequest,
+  ctx: ServerContext,
+  history: History,
+  query: EventsQuery,
+  problem?: string,
+): Promise<AdminResponse> {
+  const all = problem ? [] : matching(history, query.since, query.filter);
+  const shown = all.slice(Math.max(0, all.length - (query.limit ?? HTML_LIMIT)));
+  const follow = new URLSearchParams({ follow: '', format: 'html' });
+  for (const name of FOLLOWED) for (const value of req.query.getAll(name)) follow.append(name, value);
+  const live = req.query.get('live') ?? (req.query.has('until') ? 'off' : 'on');
+  return renderTimelinePage({
+    rows: timelineRows(history, shown),
+    matched: all.length,
+    oldestSeq: history.oldestEnvelopeSeq(),
+    latestSeq: history.latestSeq(),
+    query: req.query,
+    views: snapshotViews(req),
+    types: eventTypes,
+    live: live === 'on' && !problem,
+    followUrl: `events?${follow.toString()}`,
+    now: ctx.store.scheduler.now(),
+    problem,
+  });
 }
 
 function writeAnswer(res: Response, out: AdminResponse): void {
@@ -105,24 +243,45 @@ function writeAnswer(res: Response, out: AdminResponse): void {
   res.end(out.body);
 }
 
-/** Streams retained events after `since`, then every new one, until the client goes away. */
-function follow(res: Response, ctx: ServerContext, history: History, since: number, type: string): void {
+/**
+ * Streams retained events after `since` that `keep` accepts, then every new one, until
+ * the client goes away. New events are framed a turn after they enter the store, once the
+ * reducer has folded them, so a frame that shows the event's change sees it; frames go
+ * out in sequence order.
+ */
+function follow(
+  res: Response,
+  ctx: ServerContext,
+  history: History,
+  since: number,
+  keep: (env: Envelope<ProxyEvent>) => boolean,
+  frame: (env: Envelope<ProxyEvent>) => string | Promise<string>,
+): void {
   res.status(200);
   res.setHeader('content-type', 'text/event-stream');
   res.setHeader('cache-control', 'no-cache');
   res.setHeader('connection', 'keep-alive');
   res.flushHeaders();
   let last = since;
-  const send = (env: { seq: number; event: { type: string } }) => {
+  let closed = false;
+  let queue: Promise<void> = Promise.resolve();
+  const send = (env: Envelope<ProxyEvent>) => {
     if (env.seq <= last) return;
     last = env.seq;
-    if (!type || env.event.type.startsWith(type)) res.write(sseFrame(env as Parameters<typeof sseFrame>[0]));
+    if (!keep(env)) return;
+    queue = queue
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => frame(env))
+      .then((text) => {
+        if (!closed) res.write(text);
+      });
   };
   for (const env of history.envelopesSince(since)) send(env);
   const subscription = ctx.store.ingested$.subscribe(send);
   const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
   keepalive.unref();
   res.on('close', () => {
+    closed = true;
     subscription.unsubscribe();
     clearInterval(keepalive);
   });
