@@ -97,7 +97,15 @@ describe('proxy replay --timeline', () => {
     const change = new Map(
       rows.map(([seq, html]) => [seq, /JSON Patch \((\d+) operation/.exec(html)?.[1] ?? 'none']),
     );
-    assert.deepEqual(Object.fromEntries(change), { 3: '1', 4: 'none', 5: 'none', 6: '3', 7: 'none', 9: '1', 10: '1' });
+    assert.deepEqual(Object.fromEntries(change), {
+      3: '1',
+      4: 'none',
+      5: 'none',
+      6: '3',
+      7: 'none',
+      9: '1',
+      10: '1',
+    });
     // Nothing to link to, follow or run offline.
     assert.doesNotMatch(page, /<script>|\?at=|<form/);
   });
