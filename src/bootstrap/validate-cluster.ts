@@ -81,6 +81,8 @@ const CLUSTER_FIELDS: FieldTable = {
   // Compiled by compileClusterTls (src/tls), with the transport socket.
   tls_context: 'act',
   ...acting('health_checks', 'outlier_detection'),
+  // TCP proxy connections to a host that turns unhealthy are dropped (src/dataplane/tcp/proxy.ts).
+  ...acting('close_connections_on_host_health_failure'),
   lb_subset_config: notYet('subset load balancing'),
   original_dst_lb_config: notYet('ORIGINAL_DST load balancing'),
   lrs_server: notYet('load reporting (LRS)'),

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as net from 'node:net';
 import { after, test } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
@@ -249,4 +250,70 @@ test('--concurrency 2: checks run once (the upstream counts them), workers see t
     await Promise.all(Array.from({ length: 4 }, () => get(port)));
     return (await flags(proxy, a)) === '/failed_outlier_check';
   });
+});
+
+test('close_connections_on_host_health_failure: a TCP proxy connection to a host that fails its check is closed', async () => {
+  let answer = true;
+  const server = net.createServer((socket) => {
+    socket.on('error', () => {});
+    socket.on('data', (d) => {
+      if (d.toString() === 'PING') {
+        if (answer) socket.write('PONG');
+      } else socket.write(d);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const upstreamPort = (server.address() as AddressInfo).port;
+  const hex = (s: string) => Buffer.from(s).toString('hex');
+  const proxy = await startProxyProcess({
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    static_resources: {
+      clusters: [
+        checkedCluster('echo', [upstreamPort], {
+          close_connections_on_host_health_failure: true,
+          health_checks: [
+            fastCheck(
+              { tcp_health_check: { send: { text: hex('PING') }, receive: [{ text: hex('PONG') }] } },
+              { timeout: '0.1s', unhealthy_threshold: 1 },
+            ),
+          ],
+        }),
+      ],
+      listeners: [
+        {
+          name: 'tcp',
+          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+          filter_chains: [
+            {
+              filters: [
+                {
+                  name: 'proxy.filters.network.tcp_proxy',
+                  typed_config: {
+                    '@type': 'type.googleapis.com/envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
+                    stat_prefix: 'echo',
+                    cluster: 'echo',
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+  });
+  cleanups.push(proxy.stop);
+  const client = net.connect(await proxy.listenerPort('tcp'), '127.0.0.1');
+  const closed = new Promise<number>((resolve) => client.once('close', () => resolve(Date.now())));
+  client.on('error', () => {});
+  const echoed = await new Promise<string>((resolve) => {
+    client.once('data', (d) => resolve(d.toString()));
+    client.write('hello');
+  });
+  assert.equal(echoed, 'hello');
+  answer = false;
+  const failedAt = Date.now();
+  const at = await Promise.race([closed, new Promise<number>((r) => setTimeout(() => r(-1), 3000))]);
+  assert.ok(at > 0, 'the proxied connection was closed');
+  assert.ok(at - failedAt < 2000);
 });
