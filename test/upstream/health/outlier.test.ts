@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import type { Envelope, JsonObject, ProxyEvent } from '../../../events/index.js';
+import { type Envelope, type JsonObject, type ProxyEvent, runtimeModified } from '../../../events/index.js';
 import { checkedCluster, type HealthHarness, startHarness, waitFor } from './helpers.js';
 
 const harnesses: HealthHarness[] = [];
@@ -160,4 +160,12 @@ test('failure percentage ejects at failure_percentage_threshold when enforced', 
   await waitFor('a ejected', () => h.host('svc', a)?.failedOutlierCheck === true, 1000);
   assert.equal(h.host('svc', b)?.failedOutlierCheck, false, '50 % is below the 60 % threshold');
   assert.equal(h.counter('cluster.svc.outlier_detection.ejections_enforced_failure_percentage'), 1);
+});
+
+test('runtime key outlier_detection.consecutive_5xx overrides the config', async () => {
+  const h = harness({ consecutive_5xx: 50, interval: '1s', max_ejection_percent: 100 });
+  h.store.dispatch(runtimeModified({ values: { 'outlier_detection.consecutive_5xx': '2' } }), 'test');
+  const [a] = PORTS as [number];
+  feed(h, a, 500, 2);
+  await waitFor('ejected after 2', () => h.host('svc', a)?.failedOutlierCheck === true, 500);
 });
