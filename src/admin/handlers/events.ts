@@ -114,7 +114,13 @@ const eventsHandler: HandlerDescriptor = {
   },
   stream(req, res, ctx) {
     if (!req.query.has('follow')) {
-      void Promise.resolve(eventsHandler.handle(req, ctx)).then((out) => writeAnswer(res, out));
+      // The adapter hands every /events request here; a failure answers 500 as the adapter would.
+      Promise.resolve()
+        .then(() => eventsHandler.handle(req, ctx))
+        .then(
+          (out) => writeAnswer(res, out),
+          (err) => failed(res, ctx, err),
+        );
       return;
     }
     const history = ctx.history;
@@ -237,6 +243,13 @@ async function timelinePage(
   });
 }
 
+/** A handler failure: logged, never sent; a stream already started is cut. */
+function failed(res: Response, ctx: ServerContext, err: unknown): void {
+  ctx.log.get('admin').error({ err, path: '/events' }, 'admin handler failed');
+  if (res.headersSent) res.destroy();
+  else writeAnswer(res, text('internal error while handling /events; the proxy log has the details\n', 500));
+}
+
 function writeAnswer(res: Response, out: AdminResponse): void {
   res.status(out.status);
   res.setHeader('content-type', out.contentType);
@@ -274,6 +287,10 @@ function follow(
       .then(() => frame(env))
       .then((text) => {
         if (!closed) res.write(text);
+      })
+      .catch((err) => {
+        closed = true;
+        failed(res, ctx, err);
       });
   };
   for (const env of history.envelopesSince(since)) send(env);
