@@ -323,26 +323,28 @@ export class RequestCount {
 }
 
 const byRuntime = new WeakMap<ClusterRuntime, ClusterTraffic>();
-const byPrefix = new WeakMap<StatsStore, Map<string, ClusterTraffic>>();
+const byCluster = new WeakMap<StatsStore, Map<string, ClusterTraffic>>();
 
 /**
  * The traffic record of a cluster: one WeakMap hit per request by runtime object, else the
- * record of its stat prefix in its stats store, so a rebuilt runtime keeps its counts (and
- * brings its new breaker thresholds and connector).
+ * record of the cluster (its name and stat prefix) in its stats store, so a rebuilt runtime
+ * keeps its counts and brings its new breaker thresholds and connector. Clusters sharing an
+ * `alt_stat_name` share their stats but not their breakers or connectors.
  */
 export function trafficOf(cluster: ClusterRuntime): ClusterTraffic {
   const hit = byRuntime.get(cluster);
   if (hit) return hit;
-  let prefixes = byPrefix.get(cluster.scope.store);
-  if (!prefixes) {
-    prefixes = new Map();
-    byPrefix.set(cluster.scope.store, prefixes);
+  let records = byCluster.get(cluster.scope.store);
+  if (!records) {
+    records = new Map();
+    byCluster.set(cluster.scope.store, records);
   }
-  let traffic = prefixes.get(cluster.scope.prefix);
+  const key = `${cluster.name}\n${cluster.scope.prefix}`;
+  let traffic = records.get(key);
   if (traffic) traffic.follow(cluster);
   else {
     traffic = new ClusterTraffic(cluster);
-    prefixes.set(cluster.scope.prefix, traffic);
+    records.set(key, traffic);
   }
   byRuntime.set(cluster, traffic);
   return traffic;

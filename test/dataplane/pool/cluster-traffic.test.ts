@@ -101,6 +101,13 @@ test('a rebuilt runtime keeps its counts and brings its thresholds and connector
   assert.equal(t.connections, 1);
   assert.equal(t.connectionAllowed, true);
   assert.equal(t.connector.connectTimeoutMs, 3000);
+  // A cluster sharing the stat name shares the stats, not the breakers or the connector.
+  const twin = trafficOf(runtime(stats, { name: 'd', alt_stat_name: 'c', connect_timeout: '4s' }, [h]));
+  assert.notEqual(twin, t);
+  assert.deepEqual(
+    [twin.connections, twin.connector.connectTimeoutMs, t.connector.connectTimeoutMs],
+    [0, 4000, 3000],
+  );
   // Another stats store (another test, another worker) starts from zero.
   assert.notEqual(trafficOf(runtime(new StatsStore(), { name: 'c' }, [h])), t);
 });
