@@ -29,6 +29,7 @@ export const CONFIG_TYPE = {
   router: 'envoy.config.filter.http.router.v2.Router',
   healthCheck: 'envoy.config.filter.http.health_check.v2.HealthCheck',
   originalDst: 'envoy.config.filter.listener.original_dst.v2.OriginalDst',
+  tlsInspector: 'envoy.config.filter.listener.tls_inspector.v2.TlsInspector',
   upstreamTls: 'envoy.api.v2.auth.UpstreamTlsContext',
   downstreamTls: 'envoy.api.v2.auth.DownstreamTlsContext',
   rawBuffer: 'envoy.config.transport_socket.raw_buffer.v2.RawBuffer',
@@ -69,6 +70,12 @@ export const EXTENSIONS: readonly Extension[] = [
     'envoy.filters.listener.original_dst',
     ['envoy.listener.original_dst'],
     CONFIG_TYPE.originalDst,
+  ),
+  ext(
+    'envoy.filters.listener',
+    'envoy.filters.listener.tls_inspector',
+    ['envoy.listener.tls_inspector'],
+    CONFIG_TYPE.tlsInspector,
   ),
   ext('envoy.transport_sockets.upstream', 'envoy.transport_sockets.tls', ['tls'], CONFIG_TYPE.upstreamTls),
   ext(

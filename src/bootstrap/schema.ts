@@ -21,6 +21,7 @@ const ENTRY_FILES = [
   'envoy/config/filter/http/router/v2.proto',
   'envoy/config/filter/http/health_check/v2.proto',
   'envoy/config/filter/listener/original_dst/v2.proto',
+  'envoy/config/filter/listener/tls_inspector/v2.proto',
   'envoy/config/transport_socket/raw_buffer/v2.proto',
   'envoy/config/accesslog/v2.proto',
   'envoy/api/v2/discovery.proto',
@@ -41,6 +42,8 @@ const V3_ALIASES: Record<string, string> = {
     'envoy.config.filter.http.health_check.v2.HealthCheck',
   'envoy.extensions.filters.listener.original_dst.v3.OriginalDst':
     'envoy.config.filter.listener.original_dst.v2.OriginalDst',
+  'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector':
+    'envoy.config.filter.listener.tls_inspector.v2.TlsInspector',
   'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext': 'envoy.api.v2.auth.UpstreamTlsContext',
   'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext': 'envoy.api.v2.auth.DownstreamTlsContext',
   'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer':

@@ -53,6 +53,8 @@ export interface ListenerSpec {
   inspectTimeoutMs: number;
   /** `continue_on_listener_filters_timeout`: a peek that times out picks a chain without TLS facts. */
   continueOnInspectTimeout: boolean;
+  /** An explicit TLS inspector listener filter: every connection is peeked. */
+  tlsInspector: boolean;
   direction: TrafficDirection;
   bufferLimitBytes: number;
   /** Listen queue length (`tcp_backlog_size`). */
@@ -75,7 +77,8 @@ const LISTENER_FIELDS: FieldTable = {
   ...acting('listener_filters_timeout', 'continue_on_listener_filters_timeout'),
   // Node's cluster module shares one listening socket among workers either way.
   reuse_port: 'advise',
-  listener_filters: notYet('listener filters'),
+  // Only the TLS inspector, which acts (compileListenerFilters); the others are refused there.
+  listener_filters: 'act',
   use_original_dst: notYet('original destination restoration'),
   udp_listener_config: notYet('UDP listening'),
   api_listener: notYet('the API listener'),
@@ -98,6 +101,10 @@ const CHAIN_MATCH_FIELDS: FieldTable = {
     'application_protocols',
   ),
 };
+const LISTENER_FILTER_FIELDS: FieldTable = {
+  ...acting('name', 'typed_config', 'config'),
+  filter_disabled: notYet('filter_disabled (listener filter match predicates)'),
+};
 const SOCKET_FIELDS: FieldTable = {
   ...acting('address', 'port_value', 'protocol'),
   ipv4_compat: 'advise',
@@ -108,6 +115,7 @@ export const FIELD_TABLES = {
   Listener: LISTENER_FIELDS,
   FilterChain: CHAIN_FIELDS,
   FilterChainMatch: CHAIN_MATCH_FIELDS,
+  ListenerFilter: LISTENER_FILTER_FIELDS,
   SocketAddress: SOCKET_FIELDS,
 };
 
@@ -139,6 +147,7 @@ export function compileListener(raw: JsonObject, path: string, report: Report): 
   }
   const port = numberOr(socket.port_value, 0);
   if (port > 65535) report.error(`${ap}.socket_address.port_value`, `${port} is not a port (0..65535)`);
+  const tlsInspector = compileListenerFilters(raw, path, report);
   const chainsRaw: Json[] = Array.isArray(raw.filter_chains) ? raw.filter_chains : [];
   if (chainsRaw.length === 0)
     report.error(`${path}.filter_chains`, 'a listener needs at least one filter chain', 'missing');
@@ -156,11 +165,34 @@ export function compileListener(raw: JsonObject, path: string, report: Report): 
     statAddress: hostKey(ip, port),
     inspectTimeoutMs: durationMs(raw.listener_filters_timeout, 15_000),
     continueOnInspectTimeout: raw.continue_on_listener_filters_timeout === true,
+    tlsInspector,
     direction: stringOr(raw.traffic_direction, 'UNSPECIFIED') as TrafficDirection,
     bufferLimitBytes: numberOr(raw.per_connection_buffer_limit_bytes, ONE_MIB),
     backlog: numberOr(raw.tcp_backlog_size, DEFAULT_BACKLOG),
     chains,
   };
+}
+
+/**
+ * `listener_filters`: the TLS inspector acts (the listener reads the ClientHello itself, and
+ * with the filter configured it does so for every connection); the others are refused by name.
+ * Returns whether the inspector is there.
+ */
+function compileListenerFilters(raw: JsonObject, path: string, report: Report): boolean {
+  let inspector = false;
+  listOf(raw.listener_filters).forEach((f, i) => {
+    const at = `${path}.listener_filters[${i}]`;
+    checkFields(f, at, report, LISTENER_FILTER_FIELDS, 'ListenerFilter');
+    const type = configTypeOf(f);
+    if (type === CONFIG_TYPE.tlsInspector) inspector = true;
+    // An unresolved name was reported by the loader.
+    else if (type !== '')
+      report.unsupported(
+        `${at}.name`,
+        `listener filter '${String(f.name ?? type)}' is not implemented (only the TLS inspector is)`,
+      );
+  });
+  return inspector;
 }
 
 function compileChain(chain: JsonObject, path: string, report: Report): FilterChainSpec | null {

@@ -69,7 +69,7 @@ export class ActiveListener {
   ) {
     this.stats = listenerStats(stats, spec.statAddress);
     this.matches = spec.chains.map((c) => compileMatch(c.match));
-    this.inspect = needsClientHello(this.matches);
+    this.inspect = spec.tlsInspector || needsClientHello(this.matches);
     this.ssl = sslStats(listenerScope(stats, spec.statAddress));
     this.tlsServers = spec.chains.map((c, i) => (c.tls ? this.tlsServer(c.tls, i) : null));
     this.server = net.createServer({ allowHalfOpen: true, highWaterMark: spec.bufferLimitBytes }, (socket) =>
