@@ -5,7 +5,7 @@
 
 import type { ServerContext } from '../context.js';
 import { createClusterManager } from '../upstream/cluster-manager.js';
-import { type HealthEdges, startHealthEdges } from '../upstream/health/index.js';
+import type { HealthEdges } from '../upstream/health/index.js';
 import { ListenerManager } from './listeners/manager.js';
 import { drainPools } from './pool/index.js';
 import { collectWorkerStats } from './workers/collect.js';
@@ -14,25 +14,14 @@ export { collectWorkerStats } from './workers/collect.js';
 export type { HostStatsByCluster } from './workers/stats-merge.js';
 
 /**
- * Starts the health edges (active checks, outlier detection) of this server: once, in this
- * process, also with `--concurrency` > 1 (the workers send their request outcomes here and
- * see health through the events). Resolves after the first check of every member known now,
- * as the reference warms a cluster before it serves.
- */
-async function startHealth(ctx: ServerContext): Promise<HealthEdges> {
-  const health = startHealthEdges(ctx);
-  ctx.onShutdown(() => health.close());
-  await health.firstRound;
-  return health;
-}
-
-/**
  * Starts serving traffic: resolves once the snapshot's listeners are bound (or failed), so
  * the server can go LIVE after it. `--concurrency 1` runs everything in this process (no
- * IPC on the way); N > 1 forks N workers that share the listening sockets.
+ * IPC on the way); N > 1 forks N workers that share the listening sockets. Requests' outcomes
+ * go to `health` (started with the other edges, in `src/server/edges.ts`); serving waits for
+ * its first round of checks, as the reference warms a cluster before it serves.
  */
-export async function startDataPlane(ctx: ServerContext): Promise<void> {
-  const health = await startHealth(ctx);
+export async function startDataPlane(ctx: ServerContext, health: HealthEdges): Promise<void> {
+  await health.firstRound;
   const clusters = await createClusterManager(ctx, {
     onHostsRemoved: drainPools,
     onOutcome: health.onOutcome,

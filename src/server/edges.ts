@@ -9,7 +9,8 @@ import { loadDiskRuntimeLayers } from '../admin/runtime-disk.js';
 import type { ServerContext } from '../context.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
 import { startDnsDiscovery } from '../upstream/dns/discovery.js';
-import { startXds } from '../xds/client.js';
+import { type HealthEdges, startHealthEdges } from '../upstream/health/index.js';
+import { startXds, type XdsClient } from '../xds/client.js';
 
 /**
  * The edges the admin shows the result of: the disk runtime layers (read once, before the
@@ -21,12 +22,23 @@ export async function startAdminInputs(ctx: ServerContext): Promise<void> {
   if (ctx.contention) ctx.onShutdown(startContentionSampler(ctx.contention));
 }
 
+/** The running edges the rest of start-up talks to; every other edge only dispatches events. */
+export interface Edges {
+  /**
+   * Active health checks and outlier detection (`health/*` events), once per server: the
+   * data plane reports request outcomes to it (workers through the primary).
+   */
+  readonly health: HealthEdges;
+  /** xDS subscriptions: the server goes LIVE once `initialized` resolves. */
+  readonly xds: XdsClient;
+}
+
 /**
  * Starts every edge of the primary process, in order, once the bootstrap is in the store.
- * Data-plane workers start none: they fold the primary's events, so hosts are resolved and
- * files read once.
+ * Data-plane workers start none: they fold the primary's events, so hosts are resolved,
+ * hosts checked and files read once.
  */
-export async function startEdges(ctx: ServerContext): Promise<void> {
+export async function startEdges(ctx: ServerContext): Promise<Edges> {
   // The store becomes the authority on log levels (`POST /logging`, replays).
   const logLevels = bindLoggingToStore(ctx.log, ctx.store);
   ctx.onShutdown(() => {
@@ -39,8 +51,11 @@ export async function startEdges(ctx: ServerContext): Promise<void> {
   // cluster managers of every process follow.
   const dns = startDnsDiscovery(ctx);
   ctx.onShutdown(() => dns.close());
+  // Active health checks and outlier detection: `health/*` events.
+  const health = startHealthEdges(ctx);
+  ctx.onShutdown(() => health.close());
   // xDS subscriptions (CDS, EDS, LDS, RDS): cluster, endpoint, listener and route events.
-  startXds(ctx);
-  // Later edges start here, each with its own stop: active health checks
-  // (`health/active-changed`), outlier detection.
+  const xds = startXds(ctx);
+  // A later edge starts here, with its own stop, and is returned only if start-up talks to it.
+  return { health, xds };
 }

@@ -7,7 +7,6 @@ import { commandLineOptionsJson } from '../cli/server-info-options.js';
 import { createContext, type ServerContext } from '../context.js';
 import { startDataPlane } from '../dataplane/index.js';
 import { VERSION } from '../version.js';
-import { discoveryInitialized } from '../xds/client.js';
 import { startEdges } from './edges.js';
 import { stopOnSignals } from './shutdown.js';
 
@@ -32,14 +31,14 @@ export async function serve(options: Options): Promise<ServerContext> {
     }),
     'bootstrap',
   );
-  await startEdges(ctx);
+  const edges = await startEdges(ctx);
   const configLog = ctx.log.get('config');
   for (const warning of loaded.warnings) configLog.warn(warning);
   ctx.stats.counter('server.static_unknown_fields').add(loaded.unknownFields);
   const adminAddress = await startAdmin(ctx);
   if (options.adminAddressPath) writeFileSync(options.adminAddressPath, adminAddress);
   // INITIALIZING (set by bootstrap-loaded) lasts until the listeners are bound.
-  await startDataPlane(ctx);
+  await startDataPlane(ctx, edges.health);
   // Like the reference, a static listener that cannot bind fails start-up: never LIVE with
   // a configured listener unbound.
   const unbound = Object.values(ctx.store.state.listeners).filter((l) => l.state === 'failed');
@@ -51,7 +50,7 @@ export async function serve(options: Options): Promise<ServerContext> {
     await ctx.shutdown(1);
   }
   // LIVE once every initial discovery fetch is done or timed out (initial_fetch_timeout).
-  await discoveryInitialized(ctx);
+  await edges.xds.initialized;
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
   stopOnSignals(ctx);
   return ctx;
