@@ -3,6 +3,7 @@
  * upstreams on 127.0.0.1, with certificates made by the test.
  */
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import * as http2 from 'node:http2';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -149,6 +150,25 @@ describe('upstream TLS', () => {
             }),
           ),
           cluster('mtls_nocert', p3, tlsSocket({ common_tls_context: { validation_context: ca } })),
+          // Pins without trusted_ca: the certificate's SHA-256, then a wrong one.
+          cluster(
+            'pinned',
+            p1,
+            tlsSocket({
+              common_tls_context: {
+                validation_context: {
+                  verify_certificate_hash: [new X509Certificate(up.certPem).fingerprint256],
+                },
+              },
+            }),
+          ),
+          cluster(
+            'mispinned',
+            p1,
+            tlsSocket({
+              common_tls_context: { validation_context: { verify_certificate_hash: ['00'.repeat(32)] } },
+            }),
+          ),
           cluster(
             'tcp_tls',
             p4,
@@ -165,6 +185,8 @@ describe('upstream TLS', () => {
             ['/h2', 'h2tls'],
             ['/mtls-none', 'mtls_nocert'],
             ['/mtls', 'mtls'],
+            ['/pinned', 'pinned'],
+            ['/mispinned', 'mispinned'],
           ]),
           tcpListener('tcp', { stat_prefix: 'tcp', cluster: 'tcp_tls' }),
         ],
@@ -232,5 +254,13 @@ describe('upstream TLS', () => {
     assert.equal(reply, 'echo ping (tcp.test)');
     const stats = (await proxy.get('/stats')).body;
     assert.equal(counter(stats, 'cluster.tcp_tls.ssl.handshake'), 1);
+  });
+
+  it('pins the certificate by its SHA-256 (verify_certificate_hash), fail_verify_cert_hash otherwise', async () => {
+    assert.equal((await get(port, '/pinned')).status, 200);
+    assert.equal((await get(port, '/mispinned')).status, 503);
+    const stats = (await proxy.get('/stats')).body;
+    assert.ok(counter(stats, 'cluster.mispinned.ssl.fail_verify_cert_hash') >= 1, stats);
+    assert.equal(counter(stats, 'cluster.pinned.ssl.handshake'), 1);
   });
 });
