@@ -40,6 +40,7 @@ import {
 import { FileSource } from './file-source.js';
 import { rdsNamesOf } from './rds-names.js';
 import { type DecodedResource, decodeResources } from './resources.js';
+import { RestPoller } from './rest-source.js';
 import { XdsStream } from './stream.js';
 import type { Transport, Update } from './types.js';
 import { METHODS, RESOURCE_NAME, type ResourceKind, TYPE_URLS } from './types.js';
@@ -82,19 +83,21 @@ function createXdsClient(ctx: XdsContext): XdsClient {
   const bootstrap = ctx.store.state.bootstrap?.config ?? {};
   const dynamic = objectOf(bootstrap.dynamic_resources);
   const adsReport = new Report('dynamic_resources.ads_config');
-  const ads: GrpcSource | null =
+  const adsApi =
     dynamic.ads_config !== undefined
-      ? (compileApiConfigSource(objectOf(dynamic.ads_config), '', adsReport) ?? null)
-      : null;
-  const nodeConfig = objectOf(bootstrap.node);
-  const node = nodeMessage(
-    {
-      ...nodeConfig,
-      ...(ctx.options.serviceNode ? { id: ctx.options.serviceNode } : {}),
-      ...(ctx.options.serviceCluster ? { cluster: ctx.options.serviceCluster } : {}),
-    },
-    VERSION,
-  );
+      ? compileApiConfigSource(objectOf(dynamic.ads_config), '', adsReport)
+      : undefined;
+  const ads: GrpcSource | null = adsApi?.api === 'GRPC' ? adsApi : null;
+  // The bootstrap's node with --service-node / --service-cluster over it, as proto3 JSON
+  // (REST) and as the gRPC encoder takes it.
+  const nodeJson = {
+    ...objectOf(bootstrap.node),
+    ...(ctx.options.serviceNode ? { id: ctx.options.serviceNode } : {}),
+    ...(ctx.options.serviceCluster ? { cluster: ctx.options.serviceCluster } : {}),
+    user_agent_name: 'proxy',
+    user_agent_version: VERSION,
+  };
+  const node = nodeMessage(nodeJson);
   const walk = {
     allowUnknown: !ctx.options.rejectUnknownDynamicFields,
     disabled: disabledExtensions(ctx.options.disableExtensions ?? []).disabled,
@@ -148,13 +151,14 @@ function createXdsClient(ctx: XdsContext): XdsClient {
   }
 
   function grpcOf(source: ConfigSourceSpec): GrpcSource | null {
-    if (source.kind === 'path') return null;
-    return source.kind === 'ads' ? ads : source.grpc;
+    if (source.kind === 'ads') return ads;
+    return source.kind === 'grpc' ? source.grpc : null;
   }
 
   /** Where a source's resources arrive: its file, the ADS stream, or its cluster's stream of the kind. */
   function transportKey(kind: ResourceKind, source: ConfigSourceSpec): string | null {
     if (source.kind === 'path') return `file:${source.path}`;
+    if (source.kind === 'rest') return `rest:${source.rest.cluster}|${source.rest.transport}`;
     const grpc = grpcOf(source);
     if (!grpc) return null;
     return source.kind === 'ads' ? 'ads' : `${grpc.cluster}|${grpc.transport}|${kind}`;
@@ -176,6 +180,11 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     let stream = streams.get(key);
     if (!stream && source.kind === 'path') {
       stream = new FileSource(source.path, log);
+      streams.set(key, stream);
+    }
+    if (!stream && source.kind === 'rest') {
+      const cluster = source.rest.cluster;
+      stream = new RestPoller(source.rest, () => targetOf(cluster), nodeJson, log);
       streams.set(key, stream);
     }
     const grpc = grpcOf(source);

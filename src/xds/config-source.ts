@@ -13,17 +13,32 @@ export type ApiVersion = 'V2' | 'V3';
 
 /** A gRPC management server: a static cluster, spoken to in one transport version. */
 export interface GrpcSource {
+  api: 'GRPC';
   cluster: string;
   transport: ApiVersion;
   /** `set_node_on_first_message_only`: the node goes in the first request of a stream only. */
   nodeOnFirstOnly: boolean;
 }
 
+/** A REST management server: a static cluster polled every `refreshDelayMs` with JSON. */
+export interface RestSource {
+  api: 'REST';
+  cluster: string;
+  transport: ApiVersion;
+  refreshDelayMs: number;
+  requestTimeoutMs: number;
+}
+
 /** A compiled `ConfigSource`: its own stream (`grpc`) or the shared ADS stream (`ads`). */
 export type ConfigSourceSpec = {
   resourceVersion: ApiVersion;
   initialFetchTimeoutMs: number;
-} & ({ kind: 'ads' } | { kind: 'grpc'; grpc: GrpcSource } | { kind: 'path'; path: string });
+} & (
+  | { kind: 'ads' }
+  | { kind: 'grpc'; grpc: GrpcSource }
+  | { kind: 'rest'; rest: RestSource }
+  | { kind: 'path'; path: string }
+);
 
 /** `initial_fetch_timeout` when unset, as in the reference. */
 export const DEFAULT_INITIAL_FETCH_TIMEOUT_MS = 15_000;
@@ -35,9 +50,7 @@ const CONFIG_SOURCE_FIELDS: FieldTable = {
 
 const API_CONFIG_SOURCE_FIELDS: FieldTable = {
   ...acting('api_type', 'transport_api_version', 'grpc_services', 'set_node_on_first_message_only'),
-  cluster_names: notYet('REST config sources (cluster_names)'),
-  refresh_delay: notYet('REST config sources (refresh_delay)'),
-  request_timeout: notYet('REST config sources (request_timeout)'),
+  ...acting('cluster_names', 'refresh_delay', 'request_timeout'),
   rate_limit_settings: 'advise',
 };
 
@@ -61,24 +74,48 @@ function apiVersion(value: Json | undefined): ApiVersion {
 }
 
 /**
- * An `ApiConfigSource` (inside a ConfigSource, or `dynamic_resources.ads_config`): gRPC
- * with one `envoy_grpc` service. Undefined with findings in `report` otherwise.
+ * An `ApiConfigSource` (inside a ConfigSource, or `dynamic_resources.ads_config`): gRPC with
+ * one `envoy_grpc` service, or REST with one cluster name. Undefined with findings in
+ * `report` otherwise.
  */
 export function compileApiConfigSource(
   config: JsonObject,
   path: string,
   report: Report,
-): GrpcSource | undefined {
+): GrpcSource | RestSource | undefined {
   checkFields(config, path, report, API_CONFIG_SOURCE_FIELDS, 'ApiConfigSource');
   const apiType = typeof config.api_type === 'string' ? config.api_type : 'UNSUPPORTED_REST_LEGACY';
+  const transport = apiVersion(config.transport_api_version);
+  const services = Array.isArray(config.grpc_services) ? config.grpc_services : [];
+  const names = Array.isArray(config.cluster_names) ? config.cluster_names : [];
+  if (apiType === 'REST') {
+    if (services.length > 0)
+      report.error(fieldPath(path, 'grpc_services'), 'is for api_type GRPC; REST takes cluster_names');
+    if (names.length !== 1 || typeof names[0] !== 'string' || names[0] === '') {
+      report.error(
+        fieldPath(path, 'cluster_names'),
+        `api_type REST takes exactly one cluster name (found ${names.length})`,
+        names.length === 0 ? 'missing' : 'invalid',
+      );
+      return undefined;
+    }
+    return {
+      api: 'REST',
+      cluster: names[0],
+      transport,
+      refreshDelayMs: durationMs(config.refresh_delay, 1000),
+      requestTimeoutMs: durationMs(config.request_timeout, 1000),
+    };
+  }
   if (apiType !== 'GRPC') {
     report.unsupported(
       fieldPath(path, 'api_type'),
-      `api_type ${apiType} is not implemented (use GRPC, or ads with dynamic_resources.ads_config)`,
+      `api_type ${apiType} is not implemented (use GRPC or REST, or ads with dynamic_resources.ads_config)`,
     );
     return undefined;
   }
-  const services = Array.isArray(config.grpc_services) ? config.grpc_services : [];
+  if (names.length > 0)
+    report.error(fieldPath(path, 'cluster_names'), 'is for api_type REST; GRPC takes grpc_services');
   if (services.length !== 1) {
     report.error(
       fieldPath(path, 'grpc_services'),
@@ -97,8 +134,9 @@ export function compileApiConfigSource(
   }
   if (typeof cluster !== 'string') return undefined;
   return {
+    api: 'GRPC',
     cluster,
-    transport: apiVersion(config.transport_api_version),
+    transport,
     nodeOnFirstOnly: config.set_node_on_first_message_only === true,
   };
 }
@@ -123,12 +161,15 @@ export function compileConfigSource(
     return config.path ? { ...common, kind: 'path', path: config.path } : undefined;
   }
   if (config.api_config_source !== undefined) {
-    const grpc = compileApiConfigSource(
+    const api = compileApiConfigSource(
       objectOf(config.api_config_source),
       fieldPath(path, 'api_config_source'),
       report,
     );
-    return grpc ? { ...common, kind: 'grpc', grpc } : undefined;
+    if (!api) return undefined;
+    return api.api === 'GRPC'
+      ? { ...common, kind: 'grpc', grpc: api }
+      : { ...common, kind: 'rest', rest: api };
   }
   if (config.path === undefined && config.self === undefined)
     report.error(path, 'needs a source: api_config_source, ads or path', 'missing');
@@ -162,7 +203,7 @@ const DYNAMIC_RESOURCES_FIELDS: FieldTable = acting('lds_config', 'cds_config', 
 export function checkBootstrapSources(bootstrap: JsonObject, report: Report): void {
   const dynamic = objectOf(bootstrap.dynamic_resources);
   checkFields(dynamic, 'dynamic_resources', report, DYNAMIC_RESOURCES_FIELDS, 'DynamicResources');
-  const sources: Array<{ path: string; spec: ConfigSourceSpec | GrpcSource | undefined }> = [];
+  const sources: Array<{ path: string; spec: ConfigSourceSpec | GrpcSource | RestSource | undefined }> = [];
   for (const key of ['lds_config', 'cds_config']) {
     if (dynamic[key] === undefined) continue;
     const path = `dynamic_resources.${key}`;
@@ -170,7 +211,10 @@ export function checkBootstrapSources(bootstrap: JsonObject, report: Report): vo
   }
   if (dynamic.ads_config !== undefined) {
     const path = 'dynamic_resources.ads_config';
-    sources.push({ path, spec: compileApiConfigSource(objectOf(dynamic.ads_config), path, report) });
+    const ads = compileApiConfigSource(objectOf(dynamic.ads_config), path, report);
+    if (ads?.api === 'REST')
+      report.error(`${path}.api_type`, 'aggregated discovery (ADS) takes api_type GRPC');
+    sources.push({ path, spec: ads });
   }
   const clusters = (objectOf(bootstrap.static_resources).clusters ?? []) as Json[];
   const statics = new Set<string>();
@@ -201,11 +245,18 @@ export function checkBootstrapSources(bootstrap: JsonObject, report: Report): vo
       continue;
     }
     // A file source needs no management cluster.
-    const grpc = 'kind' in spec ? (spec.kind === 'grpc' ? spec.grpc : undefined) : spec;
-    if (grpc && !statics.has(grpc.cluster))
+    const api =
+      'kind' in spec
+        ? spec.kind === 'grpc'
+          ? spec.grpc
+          : spec.kind === 'rest'
+            ? spec.rest
+            : undefined
+        : spec;
+    if (api && !statics.has(api.cluster))
       report.error(
         path,
-        `management cluster '${grpc.cluster}' is not a static, non-EDS cluster of static_resources`,
+        `management cluster '${api.cluster}' is not a static, non-EDS cluster of static_resources`,
       );
   }
 }

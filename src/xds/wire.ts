@@ -35,16 +35,9 @@ function structOf(json: JsonObject): Record<string, unknown> {
   return { fields: Object.fromEntries(Object.entries(json).map(([k, v]) => [k, jsonValue(v)])) };
 }
 
-/**
- * The `core.Node` a request carries, from the bootstrap's canonical `node` (its Struct
- * metadata rebuilt for the encoder) with this build's user agent.
- */
-export function nodeMessage(node: JsonObject, userAgentVersion: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    ...node,
-    user_agent_name: 'proxy',
-    user_agent_version: userAgentVersion,
-  };
+/** The `core.Node` as the gRPC encoder takes it: the canonical node with its Struct metadata rebuilt. */
+export function nodeMessage(node: JsonObject): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...node };
   if (node.metadata !== undefined) out.metadata = structOf(node.metadata as JsonObject);
   delete out.build_version;
   delete out.user_agent_build_version;

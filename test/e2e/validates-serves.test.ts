@@ -206,9 +206,9 @@ describe('the cases of issue 10', () => {
       /clusters\[0\]\.eds_cluster_config\.eds_config\.ads: ads needs dynamic_resources\.ads_config/,
     ],
     [
-      'an EDS cluster with a REST source',
-      `clusters: [{ name: e, type: EDS, eds_cluster_config: { eds_config: { api_config_source: { api_type: REST, cluster_names: [x] } } } }]`,
-      /eds_config\.api_config_source\.cluster_names: REST config sources \(cluster_names\) is not implemented \(not supported by this build\)/,
+      'an EDS cluster with a delta xDS source',
+      `clusters: [{ name: e, type: EDS, eds_cluster_config: { eds_config: { api_config_source: { api_type: DELTA_GRPC, grpc_services: { envoy_grpc: { cluster_name: x } } } } } }]`,
+      /eds_config\.api_config_source\.api_type: api_type DELTA_GRPC is not implemented .*\(not supported by this build\)/,
     ],
     [
       'an ORIGINAL_DST cluster with CLUSTER_PROVIDED',

@@ -5,6 +5,8 @@
  * request is recorded, so tests can wait for an ACK or a NACK and read its `error_detail`.
  * Requests answering a nonce older than the last one sent on their stream are ignored.
  */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { fieldOf } from '../../src/bootstrap/canonical.js';
@@ -125,6 +127,9 @@ export class XdsServer {
   private readonly conns = new Set<Conn>();
   private readonly waiters = new Set<() => void>();
   private server: grpc.Server | null = null;
+  private rest: http.Server | null = null;
+  /** The last nonce sent over REST, per kind. */
+  private readonly restNonces = new Map<ResourceKind, string>();
   private nextStream = 1;
   private nextNonce = 1;
   /** Resources of the next responses are written with this version's type URLs. */
@@ -166,6 +171,66 @@ export class XdsServer {
       ),
     );
     this.server = server;
+  }
+
+  /**
+   * Serves the REST API too (`POST /v2/discovery:endpoints` and the like, JSON), on its own
+   * port: 304 when the request already has the version, else the resources it names.
+   */
+  async startRest(): Promise<number> {
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => {
+        body += chunk;
+      });
+      req.on('end', () => this.onRest(req.url ?? '', body, res));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    this.rest = server;
+    return (server.address() as AddressInfo).port;
+  }
+
+  private onRest(url: string, body: string, res: http.ServerResponse): void {
+    const paths: Record<string, ResourceKind> = {
+      clusters: 'cds',
+      endpoints: 'eds',
+      listeners: 'lds',
+      routes: 'rds',
+    };
+    const match = /^\/(v2|v3)\/discovery:(\w+)$/.exec(url);
+    const kind = match ? paths[match[2]!] : undefined;
+    if (!match || !kind) {
+      res.writeHead(404).end();
+      return;
+    }
+    const request = JSON.parse(body) as DiscoveryRequest;
+    const answers = request.response_nonce !== '' && request.response_nonce === this.restNonces.get(kind);
+    this.requests.push({
+      ...request,
+      resource_names: request.resource_names ?? [],
+      stream: 0,
+      method: `REST ${url}`,
+      answers,
+    });
+    for (const wake of this.waiters) wake();
+    this.waiters.clear();
+    const state = this.resources.get(kind);
+    if (!state || (request.version_info === state.version && !request.error_detail)) {
+      res.writeHead(304).end();
+      return;
+    }
+    const version = match[1] === 'v3' ? 'V3' : 'V2';
+    const names = request.resource_names ?? [];
+    const wildcard = (kind === 'cds' || kind === 'lds') && names.length === 0;
+    const nonce = String(this.nextNonce++);
+    this.restNonces.set(kind, nonce);
+    const resources = [...state.items.values()]
+      .filter((i) => wildcard || names.includes(nameOf(kind, i)))
+      .map((i) => ({ '@type': TYPE_URLS[version][kind], ...i }));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({ version_info: state.version, resources, type_url: TYPE_URLS[version][kind], nonce }),
+    );
   }
 
   /** Replaces every resource of a kind at `version` and pushes it to every subscriber. */
@@ -223,6 +288,9 @@ export class XdsServer {
     this.conns.clear();
     this.server?.forceShutdown();
     this.server = null;
+    this.rest?.closeAllConnections();
+    this.rest?.close();
+    this.rest = null;
   }
 
   private onStream(call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>, method: string): void {
