@@ -170,11 +170,15 @@ export async function runReplay(argv: string[]): Promise<number> {
   } catch (err) {
     bar.done();
     if (err instanceof ReplayError) {
+      // A bundle's log is replayed from a temporary copy: name the bundle, not the copy.
+      const message = bundle
+        ? err.message.replace(bundle.path, `${parsed.log} (its event log)`)
+        : err.message;
       await writeFully(
         process.stderr,
         err.line > 0
-          ? `error: ${err.message}\n(malformed line; --skip-bad-lines counts such lines and goes on)\n`
-          : `error: ${err.message}\n`,
+          ? `error: ${message}\n(malformed line; --skip-bad-lines counts such lines and goes on)\n`
+          : `error: ${message}\n`,
       );
       return 1;
     }

@@ -100,6 +100,18 @@ describe('/debug/bundle', () => {
     assert.match(replayed.stderr, /from the checkpoint at seq/);
     const recent = await admin.getJson('/debug/bundle?since=-1h');
     assert.equal(recent.event_log.from_seq, 0);
+    // A damaged bundle is named in the error, not the temporary copy of its log.
+    const damaged = join(dir, 'damaged.json');
+    writeFileSync(
+      damaged,
+      JSON.stringify({ ...bundle, event_log: { ndjson: `${bundle.event_log.ndjson}oops\n` } }),
+    );
+    const broken = await runProxy(['replay', damaged, '--timeline']);
+    assert.equal(broken.code, 1);
+    assert.match(
+      broken.stderr,
+      new RegExp(`error: ${damaged.replaceAll('.', '\\.')} \\(its event log\\):4: not JSON`),
+    );
     const bad = await admin.get('/debug/bundle?since=yesterday');
     assert.equal(bad.status, 400);
     assert.match(await bad.text(), /'since': 'yesterday' is not/);
