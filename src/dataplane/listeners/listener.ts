@@ -54,7 +54,6 @@ export class ActiveListener {
   private readonly inspect: boolean;
   /** Per chain: the TLS server that handshakes its connections, or null for plain text. */
   private readonly tlsServers: Array<tls.Server | null>;
-  private readonly ssl: SslStats;
   private accepting = false;
   private markClosed: () => void = () => {};
   /** Resolves once `close` has closed every connection. */
@@ -70,8 +69,9 @@ export class ActiveListener {
     this.stats = listenerStats(stats, spec.statAddress);
     this.matches = spec.chains.map((c) => compileMatch(c.match));
     this.inspect = spec.tlsInspector || needsClientHello(this.matches);
-    this.ssl = sslStats(listenerScope(stats, spec.statAddress));
-    this.tlsServers = spec.chains.map((c, i) => (c.tls ? this.tlsServer(c.tls, i) : null));
+    // `listener.<address>.ssl.*` exist only for a listener with a TLS chain, as in the reference.
+    const ssl = spec.chains.some((c) => c.tls) ? sslStats(listenerScope(stats, spec.statAddress)) : null;
+    this.tlsServers = spec.chains.map((c, i) => (c.tls && ssl ? this.tlsServer(c.tls, i, ssl) : null));
     this.server = net.createServer({ allowHalfOpen: true, highWaterMark: spec.bufferLimitBytes }, (socket) =>
       this.accept(socket),
     );
@@ -215,7 +215,7 @@ export class ActiveListener {
    * A chain's TLS server: never listening, it handshakes the sockets handed to it and gives
    * each to the chain once the peer passed the context's checks.
    */
-  private tlsServer(ctx: DownstreamTls, chain: number): tls.Server {
+  private tlsServer(ctx: DownstreamTls, chain: number, ssl: SslStats): tls.Server {
     const server = tls.createServer(
       {
         ...ctx.secure,
@@ -224,24 +224,24 @@ export class ActiveListener {
         requestCert: ctx.hasValidation || ctx.requireClientCertificate,
         rejectUnauthorized: false,
       },
-      (socket) => this.secured(socket, ctx, chain),
+      (socket) => this.secured(socket, ctx, chain, ssl),
     );
     server.on('tlsClientError', (_err, socket) => {
-      this.ssl.connection_error.inc();
+      ssl.connection_error.inc();
       socket.destroy();
     });
     return server;
   }
 
-  private secured(socket: tls.TLSSocket, ctx: DownstreamTls, chain: number): void {
+  private secured(socket: tls.TLSSocket, ctx: DownstreamTls, chain: number, ssl: SslStats): void {
     const failure = checkPeer(socket, ctx.peer, ctx.requireClientCertificate);
     if (failure || (ctx.requireSni && !socket.servername)) {
-      if (failure) countFailure(this.ssl, failure);
-      else this.ssl.connection_error.inc();
+      if (failure) countFailure(ssl, failure);
+      else ssl.connection_error.inc();
       socket.destroy();
       return;
     }
-    countHandshake(this.ssl, {
+    countHandshake(ssl, {
       reused: socket.isSessionReused(),
       version: socket.getProtocol(),
       cipher: socket.getCipher()?.name,
