@@ -400,7 +400,8 @@ export function compileDownstreamTls(raw: JsonObject, path: string, report: Repo
   checkFields(raw, path, report, DOWNSTREAM_FIELDS, 'DownstreamTlsContext');
   const at = `${path}.common_tls_context`;
   const common = compileCommon(objectOf(raw.common_tls_context), at, report, false);
-  if (common.certChains.length === 0)
+  // A certificate that could not be read was reported already.
+  if (listOf(objectOf(raw.common_tls_context).tls_certificates).length === 0)
     report.error(`${at}.tls_certificates`, 'a server TLS context needs a certificate', 'missing');
   // The reference's servers never renegotiate; OpenSSL's would let a client ask (a DoS lever).
   const secure = {
