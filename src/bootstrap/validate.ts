@@ -1,5 +1,6 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { compileListener } from '../dataplane/listeners/config.js';
+import { compileOutlierEventLog } from '../upstream/health/config.js';
 import { checkBootstrapSources } from '../xds/config-source.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
@@ -68,6 +69,9 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
     CLUSTER_MANAGER_FIELDS,
     'ClusterManager',
   );
+  const outlierLog = obj(bootstrap.cluster_manager).outlier_detection;
+  if (outlierLog !== undefined)
+    compileOutlierEventLog(obj(outlierLog), 'cluster_manager.outlier_detection', report);
 }
 
 const BOOTSTRAP_FIELDS: FieldTable = {
@@ -87,7 +91,8 @@ const STATIC_FIELDS: FieldTable = {
   secrets: notYet('TLS (static secrets)'),
 };
 const CLUSTER_MANAGER_FIELDS: FieldTable = {
-  outlier_detection: notYet('outlier detection (its event log)'),
+  // Its event log; the detectors themselves are configured per cluster.
+  outlier_detection: 'act',
   local_cluster_name: notYet('zone-aware routing (the local cluster)'),
   upstream_bind_config: notYet('a manager-wide upstream_bind_config (set it per cluster)'),
   load_stats_config: notYet('load reporting (LRS)'),

@@ -3,6 +3,7 @@ import { activeHealthChanged } from '../../../events/index.js';
 import type { ClusterEntry, HostState, State } from '../../../reducers/index.js';
 import { clusterStatName } from '../../../reducers/settings/cluster.js';
 import type { Store } from '../../control/store.js';
+import type { Loggers } from '../../logging/loggers.js';
 import type { Gauge, StatsStore } from '../../stats/store.js';
 import { clusterHealth } from './config.js';
 import { createProbe } from './probes.js';
@@ -21,6 +22,8 @@ export interface ActiveHealthChecking {
 export interface HealthDeps {
   readonly store: Store;
   readonly stats: StatsStore;
+  /** Where an edge reports what it cannot do (an event log it cannot write); none in unit tests. */
+  readonly log?: Loggers;
 }
 
 /** One host of a checked cluster: a session per `health_checks` entry and the verdict last sent. */

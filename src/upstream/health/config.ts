@@ -316,6 +316,20 @@ export function compileOutlierDetection(od: JsonObject, p: string, report: Repor
   return out;
 }
 
+const OUTLIER_LOG_FIELDS: FieldTable = {
+  event_log_path: 'act',
+  event_service: notYet('the outlier event service'),
+};
+
+/**
+ * Compiles `cluster_manager.outlier_detection` (canonical form): the path of the outlier
+ * event log, empty for none.
+ */
+export function compileOutlierEventLog(od: JsonObject, p: string, report: Report): string {
+  checkFields(od, p, report, OUTLIER_LOG_FIELDS, 'ClusterManager.OutlierDetection');
+  return stringOr(od.event_log_path, '');
+}
+
 /** The field tables of the health messages, by the message name their findings use. */
 export const FIELD_TABLES = {
   'core.HealthCheck': HEALTH_CHECK_FIELDS,
@@ -324,6 +338,7 @@ export const FIELD_TABLES = {
   'core.HealthCheck.GrpcHealthCheck': GRPC_CHECK_FIELDS,
   'core.HealthCheck.Payload': PAYLOAD_FIELDS,
   'cluster.OutlierDetection': OUTLIER_FIELDS,
+  'ClusterManager.OutlierDetection': OUTLIER_LOG_FIELDS,
 };
 
 /** What a cluster's health settings compile to; `null` parts are not configured. */

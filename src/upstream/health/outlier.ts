@@ -1,12 +1,14 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Subscription } from 'rxjs';
-import { outlierChanged } from '../../../events/index.js';
+import { type JsonObject, outlierChanged } from '../../../events/index.js';
 import type { ClusterEntry, HostState, State } from '../../../reducers/index.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { clusterStatName } from '../../../reducers/settings/cluster.js';
 import type { OutlierFigures } from '../../../views/clusters/figures.js';
+import { Report } from '../../bootstrap/report.js';
 import type { Counter, Gauge, Scope } from '../../stats/store.js';
 import type { HealthDeps } from './active.js';
-import { clusterHealth, OUTLIER_NUMBERS, type OutlierSettings } from './config.js';
+import { clusterHealth, compileOutlierEventLog, OUTLIER_NUMBERS, type OutlierSettings } from './config.js';
 
 /** Why a host was ejected: the reference's ejection types, as the stats and events name them. */
 export type EjectionType =
@@ -39,6 +41,48 @@ const ENFORCING: Record<EjectionType, keyof OutlierSettings> = {
   failure_percentage_local_origin: 'enforcingFailurePercentageLocalOrigin',
 };
 
+/** The reference's `OutlierEjectionType` name of each ejection type, for the event log. */
+const LOGGED_TYPE: Record<EjectionType, string> = {
+  consecutive_5xx: 'CONSECUTIVE_5XX',
+  consecutive_gateway_failure: 'CONSECUTIVE_GATEWAY_FAILURE',
+  consecutive_local_origin_failure: 'CONSECUTIVE_LOCAL_ORIGIN_FAILURE',
+  success_rate: 'SUCCESS_RATE',
+  local_origin_success_rate: 'SUCCESS_RATE_LOCAL_ORIGIN',
+  failure_percentage: 'FAILURE_PERCENTAGE',
+  failure_percentage_local_origin: 'FAILURE_PERCENTAGE_LOCAL_ORIGIN',
+};
+
+/**
+ * `cluster_manager.outlier_detection.event_log_path`: one JSON `OutlierDetectionEvent` per
+ * line for every ejection (enforced or not) and every return, appended as they happen.
+ */
+class OutlierEventLog {
+  private stream: WriteStream | null = null;
+  private failed = false;
+
+  constructor(
+    private readonly path: string,
+    private readonly onError: (err: Error) => void,
+  ) {}
+
+  write(record: JsonObject): void {
+    if (this.failed) return;
+    if (!this.stream) {
+      this.stream = createWriteStream(this.path, { flags: 'a' });
+      this.stream.on('error', (err) => {
+        this.failed = true;
+        this.onError(err);
+      });
+    }
+    this.stream.write(`${JSON.stringify(record)}\n`);
+  }
+
+  close(): void {
+    this.stream?.end();
+    this.stream = null;
+  }
+}
+
 /** Runtime key of each numeric setting: `outlier_detection.<config field>`. */
 const RUNTIME_KEY = new Map<keyof OutlierSettings, string>([
   ...OUTLIER_NUMBERS.map(
@@ -60,6 +104,9 @@ interface HostMonitor {
   ejected: boolean;
   numEjections: number;
   lastEjectionAt: number;
+  /** When the host was last ejected or returned (the log's `secs_since_last_action`), null before. */
+  lastActionAt: number | null;
+  lastType: EjectionType;
   consecutive5xx: number;
   consecutiveGatewayFailure: number;
   consecutiveLocalOriginFailure: number;
@@ -114,6 +161,7 @@ class ClusterDetector {
     private readonly settings: OutlierSettings,
     private readonly deps: HealthDeps,
     private readonly now: () => number,
+    private readonly eventLog: OutlierEventLog | null,
   ) {
     this.stats = new OutlierStats(deps.stats.scope(`cluster.${clusterStatName(config)}.outlier_detection`));
     this.arm();
@@ -139,6 +187,8 @@ class ClusterDetector {
         ejected: host.failedOutlierCheck,
         numEjections: host.failedOutlierCheck ? 1 : 0,
         lastEjectionAt: this.now(),
+        lastActionAt: null,
+        lastType: 'consecutive_5xx',
         consecutive5xx: 0,
         consecutiveGatewayFailure: 0,
         consecutiveLocalOriginFailure: 0,
@@ -205,15 +255,26 @@ class ClusterDetector {
     this.eject(m, type);
   }
 
-  /** Ejects when `max_ejection_percent` allows (one host always may) and the `enforcing_*` draw says so. */
-  private eject(m: HostMonitor, type: EjectionType): void {
+  /**
+   * Ejects when `max_ejection_percent` allows (one host always may) and the `enforcing_*` draw
+   * says so; `detail` is the log's event of this type.
+   */
+  private eject(
+    m: HostMonitor,
+    type: EjectionType,
+    detail: JsonObject = { eject_consecutive_event: {} },
+  ): void {
     const max = Math.min(100, this.param('maxEjectionPercent'));
     const ejectedPercent = (100 * this.ejectionsActive) / this.monitors.size;
     if (ejectedPercent >= max && this.ejectionsActive > 0) {
       this.stats.overflow.inc();
       return;
     }
-    if (Math.random() * 100 >= this.param(ENFORCING[type])) return;
+    if (Math.random() * 100 >= this.param(ENFORCING[type])) {
+      this.logAction(m, type, 'EJECT', false, detail);
+      return;
+    }
+    this.logAction(m, type, 'EJECT', true, detail, m.numEjections + 1);
     this.ejectionsActive++;
     this.stats.active.set(this.ejectionsActive);
     this.stats.enforcedTotal.inc();
@@ -225,6 +286,32 @@ class ClusterDetector {
       outlierChanged({ cluster: this.name, address: m.address, ejected: true, reason: type }),
       'outlier',
     );
+  }
+
+  /** One line of the event log, when there is one; the action time counts either way. */
+  private logAction(
+    m: HostMonitor,
+    type: EjectionType,
+    action: 'EJECT' | 'UNEJECT',
+    enforced: boolean,
+    detail: JsonObject,
+    numEjections = m.numEjections,
+  ): void {
+    const now = this.now();
+    const since = m.lastActionAt;
+    m.lastActionAt = now;
+    m.lastType = type;
+    this.eventLog?.write({
+      type: LOGGED_TYPE[type],
+      timestamp: new Date(now).toISOString(),
+      ...(since === null ? {} : { secs_since_last_action: String(Math.floor((now - since) / 1000)) }),
+      cluster_name: this.name,
+      upstream_url: m.address,
+      action,
+      num_ejections: numEjections,
+      enforced,
+      ...detail,
+    });
   }
 
   private arm(): void {
@@ -242,6 +329,7 @@ class ClusterDetector {
         m.consecutive5xx = 0;
         m.consecutiveGatewayFailure = 0;
         m.consecutiveLocalOriginFailure = 0;
+        this.logAction(m, m.lastType, 'UNEJECT', true, {});
         this.deps.store.dispatch(
           outlierChanged({
             cluster: this.name,
@@ -307,7 +395,13 @@ class ClusterDetector {
       for (const [m, rate] of srHosts) {
         if (rate >= threshold || m.ejected) continue;
         this.stats.detected.get(type)?.inc();
-        this.eject(m, type);
+        this.eject(m, type, {
+          eject_success_rate_event: {
+            host_success_rate: Math.trunc(rate),
+            cluster_average_success_rate: Math.trunc(mean),
+            cluster_success_rate_ejection_threshold: Math.max(0, Math.trunc(threshold)),
+          },
+        });
       }
     }
     if (fpHosts.length > 0 && fpHosts.length >= fpMinHosts) {
@@ -317,7 +411,7 @@ class ClusterDetector {
       for (const [m, rate] of fpHosts) {
         if (100 - rate < limit || m.ejected) continue;
         this.stats.detected.get(type)?.inc();
-        this.eject(m, type);
+        this.eject(m, type, { eject_failure_percentage_event: { host_success_rate: Math.trunc(rate) } });
       }
     }
     return figures;
@@ -362,6 +456,22 @@ export interface OutlierDetection {
  */
 export function startOutlierDetection(deps: HealthDeps, now: () => number = Date.now): OutlierDetection {
   const detectors = new Map<string, ClusterDetector>();
+  const managerConfig = deps.store.state.bootstrap?.config.cluster_manager;
+  const logConfig =
+    managerConfig !== null && typeof managerConfig === 'object' && !Array.isArray(managerConfig)
+      ? managerConfig.outlier_detection
+      : undefined;
+  const logPath =
+    logConfig !== null && typeof logConfig === 'object' && !Array.isArray(logConfig)
+      ? compileOutlierEventLog(logConfig, 'cluster_manager.outlier_detection', new Report('bootstrap'))
+      : '';
+  const eventLog = logPath
+    ? new OutlierEventLog(logPath, (err) =>
+        deps.log
+          ?.get('upstream')
+          .error({ err, path: logPath }, 'outlier event log: writing failed, no more lines'),
+      )
+    : null;
 
   function follow(state: State): void {
     for (const [name, entry] of Object.entries(state.clusters)) {
@@ -374,7 +484,7 @@ export function startOutlierDetection(deps: HealthDeps, now: () => number = Date
       }
       if (!settings) continue;
       if (!detector) {
-        detector = new ClusterDetector(name, entry.config, settings, deps, now);
+        detector = new ClusterDetector(name, entry.config, settings, deps, now, eventLog);
         detectors.set(name, detector);
       }
       detector.syncHosts(entry.hosts);
@@ -398,6 +508,7 @@ export function startOutlierDetection(deps: HealthDeps, now: () => number = Date
       subscription.unsubscribe();
       for (const detector of detectors.values()) detector.close(false);
       detectors.clear();
+      eventLog?.close();
     },
   };
 }

@@ -47,13 +47,13 @@ export interface HealthHarness {
   close(): void;
 }
 
-/** A store that folded a bootstrap of `clusters`, and the health edges following it. */
-export function startHarness(clusters: JsonObject[]): HealthHarness {
+/** A store that folded a bootstrap of `clusters` (and `extra` fields), and the health edges following it. */
+export function startHarness(clusters: JsonObject[], extra: JsonObject = {}): HealthHarness {
   const store = new Store();
   const stats = new StatsStore();
   store.dispatch(
     bootstrapLoaded({
-      bootstrap: { static_resources: { clusters } },
+      bootstrap: { static_resources: { clusters }, ...extra },
       options: {},
       version: 'test',
       sources: [],

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { type Envelope, type JsonObject, type ProxyEvent, runtimeModified } from '../../../events/index.js';
 import { checkedCluster, type HealthHarness, startHarness, waitFor } from './helpers.js';
@@ -11,8 +14,12 @@ after(() => {
 /** Ports nothing listens on: the detector only sees the outcomes the test feeds it. */
 const PORTS = [41001, 41002, 41003, 41004, 41005];
 
-function harness(outlier: JsonObject, ports = PORTS): HealthHarness & { events: Array<ProxyEvent> } {
-  const h = startHarness([checkedCluster('svc', ports, { outlier_detection: outlier })]);
+function harness(
+  outlier: JsonObject,
+  ports = PORTS,
+  extra: JsonObject = {},
+): HealthHarness & { events: Array<ProxyEvent> } {
+  const h = startHarness([checkedCluster('svc', ports, { outlier_detection: outlier })], extra);
   harnesses.push(h);
   const events: ProxyEvent[] = [];
   h.store.ingested$.subscribe((env: Envelope<ProxyEvent>) => {
@@ -168,4 +175,43 @@ test('runtime key outlier_detection.consecutive_5xx overrides the config', async
   const [a] = PORTS as [number];
   feed(h, a, 500, 2);
   await waitFor('ejected after 2', () => h.host('svc', a)?.failedOutlierCheck === true, 500);
+});
+
+test('cluster_manager.outlier_detection.event_log_path: one JSON line per ejection and return', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'outlier-log-'));
+  const path = join(dir, 'outlier.log');
+  try {
+    const h = harness(
+      { consecutive_5xx: 2, interval: '0.05s', base_ejection_time: '0.1s', max_ejection_percent: 100 },
+      PORTS,
+      {
+        cluster_manager: { outlier_detection: { event_log_path: path } },
+      },
+    );
+    const [a] = PORTS as [number];
+    feed(h, a, 503, 2);
+    await waitFor('back', () => h.events.length === 2, 1000);
+    h.close();
+    await waitFor(
+      'two lines',
+      () => readFileSync(path, 'utf8').split('\n').filter(Boolean).length === 2,
+      1000,
+    );
+    const [eject, uneject] = readFileSync(path, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.equal(eject.type, 'CONSECUTIVE_5XX');
+    assert.equal(eject.action, 'EJECT');
+    assert.equal(eject.cluster_name, 'svc');
+    assert.equal(eject.upstream_url, `127.0.0.1:${a}`);
+    assert.equal(eject.num_ejections, 1);
+    assert.equal(eject.enforced, true);
+    assert.deepEqual(eject.eject_consecutive_event, {});
+    assert.ok(!Number.isNaN(Date.parse(eject.timestamp)));
+    assert.equal(uneject.action, 'UNEJECT');
+    assert.equal(uneject.secs_since_last_action, '0');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
