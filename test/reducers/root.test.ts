@@ -7,6 +7,8 @@ import {
   clusterRemoved,
   clusterUpdated,
   countersReset,
+  discoveryAccepted,
+  discoveryTimedOut,
   drainStarted,
   type Envelope,
   healthCheckFailed,
@@ -14,8 +16,10 @@ import {
   hostsSet,
   hostsUpdated,
   type JsonObject,
+  listenerAdded,
   listenerBindFailed,
   listenerBound,
+  listenerRemoved,
   listenersStopped,
   logLevelsChanged,
   outlierChanged,
@@ -23,6 +27,7 @@ import {
   recentLookupsCleared,
   recentLookupsDisabled,
   recentLookupsEnabled,
+  routeConfigSet,
   runtimeLayerLoaded,
   runtimeModified,
   serverStateChanged,
@@ -124,7 +129,30 @@ const events: ProxyEvent[] = [
   drainStarted({ inboundOnly: true, graceful: false, strategy: 'immediate', drainTimeMs: 0 }),
   listenersStopped({ names: ['in'] }),
   shutdownRequested({ reason: 'test' }),
+  // Discovery (issue 15), from DISCOVERY_AT on.
+  clusterAdded({ cluster: { name: 'late', type: 'EDS' }, addedViaApi: true, versionInfo: 'c1' }),
+  clusterUpdated({ cluster: { name: 'late', type: 'EDS', lb_policy: 'RANDOM' }, versionInfo: 'c2' }),
+  hostsSet({ cluster: 'late', hosts: [host('10.2.0.1')], versionInfo: 'e1' }),
+  clusterAdded({ cluster: { name: 'slow', type: 'EDS' }, addedViaApi: true, versionInfo: 'c3' }),
+  discoveryTimedOut({ kind: 'eds', names: ['slow'] }),
+  discoveryAccepted({ kind: 'cds', versionInfo: 'c3', names: ['late', 'slow'] }),
+  listenerAdded({
+    listener: { name: 'lds', address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    versionInfo: 'l1',
+  }),
+  listenerBound({ name: 'lds', address: '127.0.0.1', port: 40002 }),
+  listenerAdded({
+    listener: {
+      name: 'lds',
+      address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+      per_connection_buffer_limit_bytes: 1,
+    },
+    versionInfo: 'l2',
+  }),
+  listenerRemoved({ name: 'lds', versionInfo: 'l3' }),
+  routeConfigSet({ routeConfig: { name: 'r', virtual_hosts: [] }, versionInfo: 'r1' }),
 ];
+const DISCOVERY_AT = events.findIndex((e) => clusterAdded.match(e) && e.cluster.name === 'late');
 
 const envelopes: Envelope<ProxyEvent>[] = events.map((event, i) => ({
   seq: i + 1,
@@ -246,6 +274,24 @@ test('clusters from discovery carry their version and are removed', () => {
   assert.equal(states[11]?.rejected[0]?.errors[0], 'name: required');
   assert.equal(states[12]?.clusters.api, undefined);
   assert.equal(states[12]?.clusterManager.versionInfo, 'v10');
+});
+
+test('discovery: a discovered EDS cluster warms until members or its fetch timeout; versions, listeners, route tables', () => {
+  const states = statesAlong();
+  const at = (n: number) => states[DISCOVERY_AT + n]!;
+  assert.equal(at(0).clusters.late?.warming, true);
+  assert.equal(at(1).clusters.late?.warming, true, 'a config change leaves it warming');
+  assert.equal(at(2).clusters.late?.warming, undefined, 'members arrived');
+  assert.equal(at(3).clusters.slow?.warming, true);
+  assert.equal(at(4).clusters.slow?.warming, undefined, 'its initial fetch timed out');
+  assert.equal(at(5).clusterManager.versionInfo, 'c3');
+  assert.equal(at(5).discovery.versions.cds, 'c3');
+  assert.deepEqual(at(6).listeners.lds?.discovered, { versionInfo: 'l1' });
+  assert.equal(at(6).listeners.lds?.state, 'pending');
+  assert.equal(at(8).listeners.lds?.state, 'active', 'a change on the same address keeps its socket');
+  assert.equal(at(8).listeners.lds?.boundAddress, '127.0.0.1:40002');
+  assert.equal(at(9).listeners.lds, undefined);
+  assert.equal(at(10).discovery.routes.r?.versionInfo, 'r1');
 });
 
 test('runtime: admin values override lower layers, an empty value deletes the admin key', () => {
