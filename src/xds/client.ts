@@ -43,7 +43,7 @@ import { type DecodedResource, decodeResources } from './resources.js';
 import { RestPoller } from './rest-source.js';
 import { XdsStream } from './stream.js';
 import type { Transport, Update } from './types.js';
-import { METHODS, RESOURCE_NAME, type ResourceKind, TYPE_URLS } from './types.js';
+import { kindOfTypeUrl, METHODS, RESOURCE_NAME, type ResourceKind, TYPE_URLS } from './types.js';
 import { nodeMessage } from './wire.js';
 
 /** One type on one stream: the names wanted (null: all) and the source's fetch timeout. */
@@ -105,6 +105,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
   const streams = new Map<string, Transport>();
   const connected = new Set<XdsStream>();
   const connectedState = ctx.stats.gauge('control_plane.connected_state', 'NeverImport');
+  const unknownFields = ctx.stats.counter('server.dynamic_unknown_fields');
   const picks = new Map<string, number>();
 
   // Initialisation: every target wanted before it is done holds it until its first
@@ -197,7 +198,15 @@ function createXdsClient(ctx: XdsContext): XdsClient {
         log,
         onConnected: (up) => {
           if (up) connected.add(created);
-          else connected.delete(created);
+          else {
+            connected.delete(created);
+            // A broken stream or a failed dial is a failed fetch of every type it carries.
+            for (const url of active.get(created) ?? []) {
+              const kind = kindOfTypeUrl(url);
+              if (kind === 'cds') ctx.stats.counter('cluster_manager.cds.update_failure').inc();
+              if (kind === 'lds') ctx.stats.counter('listener_manager.lds.update_failure').inc();
+            }
+          }
           connectedState.set(connected.size > 0 ? 1 : 0);
         },
       });
@@ -273,6 +282,11 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     const scope = ctx.stats.scope(kind === 'cds' ? 'cluster_manager.cds' : 'listener_manager.lds');
     const managed = kind === 'cds' || kind === 'lds';
     const decoded = decodeResources(kind, response.resources, walk);
+    // Unknown fields only reach the walk from JSON (file, REST): binary decoding drops them.
+    if (!ctx.options.ignoreUnknownDynamicFields && decoded.unknownFields > 0) {
+      unknownFields.add(decoded.unknownFields);
+      for (const warning of decoded.warnings) log.warn(warning);
+    }
     const errors: string[] = [];
     for (const bad of decoded.rejected) {
       errors.push(...bad.errors);
@@ -289,6 +303,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     if (managed) scope.counter('update_attempt').inc();
     if (errors.length === 0 || managed) errors.push(...apply(kind, decoded, version));
     if (kind === 'eds') countEndpointUpdate(decoded, errors.length > 0);
+    if (kind === 'rds') countRouteUpdate(decoded, errors.length > 0);
     // The initial fetch is over either way: a rejected update still ends the wait.
     if (kind === 'cds' || kind === 'lds') targetDone(kind, null);
     for (const r of decoded.resources) targetDone(kind, r.name);
@@ -370,6 +385,25 @@ function createXdsClient(ctx: XdsContext): XdsClient {
       const scope = ctx.stats.scope(`cluster.${clusterStatName(entry.config)}`);
       scope.counter('update_attempt').inc();
       scope.counter(rejected ? 'update_rejected' : 'update_success').inc();
+    }
+  }
+
+  /** `http.<stat_prefix>.rds.<name>.*` of every HTTP connection manager naming a table of the response. */
+  function countRouteUpdate(
+    decoded: { resources: DecodedResource[]; rejected: Array<{ name: string }> },
+    rejected: boolean,
+  ): void {
+    const names = new Set([...decoded.resources, ...decoded.rejected].map((r) => r.name));
+    const scopes = new Set<string>();
+    for (const listener of Object.values(ctx.store.state.listeners)) {
+      for (const { name, statPrefix } of rdsNamesOf(listener.config))
+        if (names.has(name)) scopes.add(`http.${statPrefix}.rds.${name}`);
+    }
+    for (const prefix of scopes) {
+      const scope = ctx.stats.scope(prefix);
+      scope.counter('update_attempt').inc();
+      scope.counter(rejected ? 'update_rejected' : 'update_success').inc();
+      if (!rejected) scope.counter('config_reload').inc();
     }
   }
 

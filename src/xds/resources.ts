@@ -23,6 +23,9 @@ export interface DecodedResponse {
   resources: DecodedResource[];
   /** Resources that did not: their names (`#<index>` when not even the name was read) and findings. */
   rejected: Array<{ name: string; errors: string[] }>;
+  /** Unknown fields let through (without `--reject-unknown-dynamic-fields`), and their warnings. */
+  unknownFields: number;
+  warnings: string[];
 }
 
 /** The name field of each kind (a ClusterLoadAssignment is named by `cluster_name`). */
@@ -66,7 +69,7 @@ export function decodeResources(
   resources: ReadonlyArray<WireResource | JsonObject>,
   walk: Omit<WalkContext, 'report'>,
 ): DecodedResponse {
-  const out: DecodedResponse = { resources: [], rejected: [] };
+  const out: DecodedResponse = { resources: [], rejected: [], unknownFields: 0, warnings: [] };
   const seen = new Set<string>();
   resources.forEach((resource, index) => {
     const report = new Report(`${RESOURCE_NAME[kind]} #${index}`);
@@ -96,6 +99,8 @@ export function decodeResources(
     if (config && name) compile(kind, config, report);
     // The compile steps join paths as `${base}.field`; a resource is its own base here.
     for (const problem of report.problems) problem.path = problem.path.replace(/^\./, '');
+    out.unknownFields += report.unknownFields;
+    out.warnings.push(...report.warnings);
     if (config && !report.failed) out.resources.push({ name, config });
     else out.rejected.push({ name: name || `#${index}`, errors: report.errors });
   });

@@ -94,6 +94,8 @@ describe('LDS and RDS (per-type gRPC services)', () => {
     const port = await proxy.listenerPort('front');
     const res = await get(port);
     assert.deepEqual(res, { status: 200, body: 'one' });
+    const stats = (await proxy.get('/stats?filter=rds')).body;
+    assert.match(stats, /http\.front\.rds\.front_routes\.update_success: 1/);
     const dump = JSON.parse((await proxy.get('/config_dump')).body) as { configs: JsonObject[] };
     const listeners = dump.configs.find((c) =>
       String(c['@type']).endsWith('ListenersConfigDump'),
