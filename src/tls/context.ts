@@ -128,6 +128,8 @@ const VERSIONS: Record<string, tls.SecureVersion> = {
   TLSv1_3: 'TLSv1.3',
 };
 
+const VERSION_ORDER: tls.SecureVersion[] = ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'];
+
 /**
  * `cipher_suites` speaks of TLS 1.0-1.2 only; node:tls drops TLS 1.3 when its cipher list
  * names no 1.3 suite, so the defaults are appended to keep 1.3 as the reference does.
@@ -313,8 +315,23 @@ function compileParams(
   // The reference's defaults: clients TLS 1.2 only, servers TLS 1.0 to 1.3.
   secure.minVersion = version('tls_minimum_protocol_version', client ? 'TLSv1.2' : 'TLSv1');
   secure.maxVersion = version('tls_maximum_protocol_version', client ? 'TLSv1.2' : 'TLSv1.3');
+  if (VERSION_ORDER.indexOf(secure.minVersion) > VERSION_ORDER.indexOf(secure.maxVersion))
+    report.error(
+      path,
+      `tls_minimum_protocol_version (${secure.minVersion}) is above tls_maximum_protocol_version (${secure.maxVersion})`,
+    );
   secure.ciphers = cipherList(strings(raw.cipher_suites), path, report);
   const curves = strings(raw.ecdh_curves);
+  curves.forEach((curve, i) => {
+    try {
+      tls.createSecureContext({ ecdhCurve: curve });
+    } catch {
+      report.error(
+        `${path}.ecdh_curves[${i}]`,
+        `'${curve}' is not a curve this build can offer (OpenSSL ${process.versions.openssl})`,
+      );
+    }
+  });
   secure.ecdhCurve = (curves.length > 0 ? curves : REFERENCE_CURVES).join(':');
 }
 
@@ -368,8 +385,18 @@ function compileCommon(raw: JsonObject, path: string, report: Report, client: bo
   };
 }
 
-/** Builds the secure context, turning OpenSSL's complaints (key mismatch, bad curve) into a finding. */
-function secureContext(secure: tls.SecureContextOptions, path: string, report: Report): tls.SecureContext {
+/**
+ * Builds the secure context, turning OpenSSL's complaints (a key that does not match its
+ * certificate) into a finding. A context already found invalid (`problems` grew past `before`)
+ * is not tried: OpenSSL would only repeat the finding in its own words.
+ */
+function secureContext(
+  secure: tls.SecureContextOptions,
+  path: string,
+  report: Report,
+  before: number,
+): tls.SecureContext {
+  if (report.problems.length > before) return tls.createSecureContext();
   try {
     return tls.createSecureContext(secure);
   } catch (err) {
@@ -383,6 +410,7 @@ function secureContext(secure: tls.SecureContextOptions, path: string, report: R
  * `typed_config` of its TLS `transport_socket`).
  */
 export function compileUpstreamTls(raw: JsonObject, path: string, report: Report): UpstreamTls {
+  const before = report.problems.length;
   checkFields(raw, path, report, UPSTREAM_FIELDS, 'UpstreamTlsContext');
   const at = `${path}.common_tls_context`;
   const common = compileCommon(objectOf(raw.common_tls_context), at, report, true);
@@ -392,11 +420,12 @@ export function compileUpstreamTls(raw: JsonObject, path: string, report: Report
     raw.allow_renegotiation === true
       ? common.secure
       : { ...common.secure, secureOptions: cryptoConstants.SSL_OP_NO_RENEGOTIATION };
-  return { ...common, secure, context: secureContext(secure, at, report), serverName };
+  return { ...common, secure, context: secureContext(secure, at, report, before), serverName };
 }
 
 /** Compiles a filter chain's `DownstreamTlsContext` found at `path`. */
 export function compileDownstreamTls(raw: JsonObject, path: string, report: Report): DownstreamTls {
+  const before = report.problems.length;
   checkFields(raw, path, report, DOWNSTREAM_FIELDS, 'DownstreamTlsContext');
   const at = `${path}.common_tls_context`;
   const common = compileCommon(objectOf(raw.common_tls_context), at, report, false);
@@ -415,7 +444,7 @@ export function compileDownstreamTls(raw: JsonObject, path: string, report: Repo
   return {
     ...common,
     secure,
-    context: secureContext(secure, at, report),
+    context: secureContext(secure, at, report, before),
     requireClientCertificate: raw.require_client_certificate === true,
     requireSni: raw.require_sni === true,
   };

@@ -97,4 +97,20 @@ describe('TLS contexts at validate', () => {
       /listeners\[0\]\.listener_filters\[0\]\.name: listener filter 'envoy\.listener\.original_dst' is not implemented/,
     );
   });
+
+  it('refuses a curve OpenSSL does not know and versions in the wrong order, naming the field', async () => {
+    const out = await validate(
+      clusterWith(
+        `tls_context: { common_tls_context: { tls_params: { ecdh_curves: [X25519, NO-SUCH-CURVE], tls_minimum_protocol_version: TLSv1_3, tls_maximum_protocol_version: TLSv1_2 } } }`,
+      ),
+    );
+    assert.equal(out.status, 1);
+    assert.match(out.stderr, /tls_params\.ecdh_curves\[1\]: 'NO-SUCH-CURVE' is not a curve/);
+    assert.doesNotMatch(out.stderr, /ecdh_curves\[0\]/);
+    assert.doesNotMatch(out.stderr, /refused by OpenSSL/);
+    assert.match(
+      out.stderr,
+      /tls_params: tls_minimum_protocol_version \(TLSv1\.3\) is above tls_maximum_protocol_version \(TLSv1\.2\)/,
+    );
+  });
 });
