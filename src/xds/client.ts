@@ -453,11 +453,22 @@ function createXdsClient(ctx: XdsContext): XdsClient {
   }
 
   if (adsReport.failed) log.error({ errors: adsReport.errors }, 'dynamic_resources.ads_config is not served');
-  const subscription = ctx.store.state$.subscribe(reconcile);
+  // A response dispatches one event per resource: the subscriptions follow once, after them all.
+  let due = false;
+  let closed = false;
+  const subscription = ctx.store.state$.subscribe(() => {
+    if (due) return;
+    due = true;
+    queueMicrotask(() => {
+      due = false;
+      if (!closed) reconcile(ctx.store.state);
+    });
+  });
   queueMicrotask(checkInit);
   return {
     initialized,
     close() {
+      closed = true;
       subscription.unsubscribe();
       for (const timer of initTargets.values()) if (timer) clearTimeout(timer);
       for (const stream of streams.values()) stream.close();
