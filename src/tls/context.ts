@@ -9,7 +9,7 @@ import { createHash, constants as cryptoConstants, X509Certificate } from 'node:
 import { readFileSync } from 'node:fs';
 import * as tls from 'node:tls';
 import type { Json, JsonObject } from '../../events/index.js';
-import { durationMs, objectOf } from '../../reducers/settings/values.js';
+import { durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { attempt, type Report } from '../bootstrap/report.js';
 import { compileStringMatcher, listOf, type StringTest } from '../dataplane/router/matchers.js';
@@ -59,6 +59,8 @@ export interface UpstreamTls extends CommonTls {
   context: tls.SecureContext;
   /** `sni`; null: none sent. */
   serverName: string | null;
+  /** `max_session_keys` (default 1): TLS sessions kept for resumption; 0: none. */
+  maxSessionKeys: number;
 }
 
 export interface DownstreamTls extends CommonTls {
@@ -72,9 +74,7 @@ const SDS = {
 };
 
 const UPSTREAM_FIELDS: FieldTable = {
-  ...acting('common_tls_context', 'sni', 'allow_renegotiation'),
-  // Node's client resumes no sessions by itself.
-  max_session_keys: 'advise',
+  ...acting('common_tls_context', 'sni', 'allow_renegotiation', 'max_session_keys'),
 };
 const DOWNSTREAM_FIELDS: FieldTable = {
   ...acting('common_tls_context', 'require_client_certificate', 'require_sni', 'session_timeout'),
@@ -420,7 +420,13 @@ export function compileUpstreamTls(raw: JsonObject, path: string, report: Report
     raw.allow_renegotiation === true
       ? common.secure
       : { ...common.secure, secureOptions: cryptoConstants.SSL_OP_NO_RENEGOTIATION };
-  return { ...common, secure, context: secureContext(secure, at, report, before), serverName };
+  return {
+    ...common,
+    secure,
+    context: secureContext(secure, at, report, before),
+    serverName,
+    maxSessionKeys: numberOr(raw.max_session_keys, 1),
+  };
 }
 
 /** Compiles a filter chain's `DownstreamTlsContext` found at `path`. */

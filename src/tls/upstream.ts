@@ -34,6 +34,19 @@ export function compileClusterTls(cluster: JsonObject, path: string, report: Rep
   return null;
 }
 
+/**
+ * TLS sessions of each upstream context, newest first, at most `max_session_keys`: a new
+ * connection offers the newest, as the reference's client does (any host of the cluster).
+ */
+const sessions = new WeakMap<UpstreamTls, Buffer[]>();
+
+function keepSession(ctx: UpstreamTls, session: Buffer): void {
+  const list = sessions.get(ctx) ?? [];
+  list.unshift(session);
+  list.length = Math.min(list.length, ctx.maxSessionKeys);
+  sessions.set(ctx, list);
+}
+
 /** Where and how to open one upstream connection. */
 export interface DialTarget {
   ip: string;
@@ -79,6 +92,7 @@ export function dial(target: DialTarget, onReady?: () => void): net.Socket {
     secureContext: ctx.context,
     ...(ctx.serverName ? { servername: ctx.serverName } : {}),
     ...(offered.length > 0 ? { ALPNProtocols: offered } : {}),
+    ...(ctx.maxSessionKeys > 0 && sessions.get(ctx)?.[0] ? { session: sessions.get(ctx)?.[0] } : {}),
     // Verification is ours (checkPeer): the chain only when trusted_ca is set, never the host name.
     rejectUnauthorized: false,
     checkServerIdentity: () => undefined,
@@ -89,6 +103,13 @@ export function dial(target: DialTarget, onReady?: () => void): net.Socket {
   const stats = sslStats(target.scope);
   let tcpUp = false;
   let secured = false;
+  // A session is kept only from a peer that passed the checks (TLS 1.2 sends it before).
+  const early: Buffer[] = [];
+  if (ctx.maxSessionKeys > 0)
+    socket.on('session', (session: Buffer) => {
+      if (secured) keepSession(ctx, session);
+      else early.push(session);
+    });
   raw.once('connect', () => {
     tcpUp = true;
   });
@@ -100,6 +121,7 @@ export function dial(target: DialTarget, onReady?: () => void): net.Socket {
       return;
     }
     secured = true;
+    for (const session of early) keepSession(ctx, session);
     countHandshake(stats, {
       reused: socket.isSessionReused(),
       version: socket.getProtocol(),

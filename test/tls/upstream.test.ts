@@ -150,6 +150,15 @@ describe('upstream TLS', () => {
             }),
           ),
           cluster('mtls_nocert', p3, tlsSocket({ common_tls_context: { validation_context: ca } })),
+          // One request per connection, so each request handshakes.
+          cluster('resumed', p1, {
+            max_requests_per_connection: 1,
+            ...tlsSocket({ common_tls_context: { validation_context: ca } }),
+          }),
+          cluster('unresumed', p1, {
+            max_requests_per_connection: 1,
+            ...tlsSocket({ max_session_keys: 0, common_tls_context: { validation_context: ca } }),
+          }),
           // Pins without trusted_ca: the certificate's SHA-256, then a wrong one.
           cluster(
             'pinned',
@@ -186,6 +195,8 @@ describe('upstream TLS', () => {
             ['/mtls-none', 'mtls_nocert'],
             ['/mtls', 'mtls'],
             ['/pinned', 'pinned'],
+            ['/resumed', 'resumed'],
+            ['/unresumed', 'unresumed'],
             ['/mispinned', 'mispinned'],
           ]),
           tcpListener('tcp', { stat_prefix: 'tcp', cluster: 'tcp_tls' }),
@@ -262,5 +273,17 @@ describe('upstream TLS', () => {
     const stats = (await proxy.get('/stats')).body;
     assert.ok(counter(stats, 'cluster.mispinned.ssl.fail_verify_cert_hash') >= 1, stats);
     assert.equal(counter(stats, 'cluster.pinned.ssl.handshake'), 1);
+  });
+
+  it('resumes TLS sessions on new connections unless max_session_keys is 0 (ssl.session_reused)', async () => {
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await get(port, '/resumed')).status, 200);
+      assert.equal((await get(port, '/unresumed')).status, 200);
+    }
+    const stats = (await proxy.get('/stats')).body;
+    assert.equal(counter(stats, 'cluster.resumed.ssl.handshake'), 3);
+    assert.equal(counter(stats, 'cluster.resumed.ssl.session_reused'), 2);
+    assert.equal(counter(stats, 'cluster.unresumed.ssl.handshake'), 3);
+    assert.equal(counter(stats, 'cluster.unresumed.ssl.session_reused'), 0);
   });
 });
