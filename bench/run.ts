@@ -15,6 +15,7 @@ const parts: Record<string, () => Promise<Part>> = {
   memory: async () => (await import('./memory.js')).benchMemory,
   dataplane: async () => (await import('./dataplane.js')).benchDataplane,
   slow: async () => (await import('./slow.js')).benchSlow,
+  health: async () => (await import('./health.js')).benchHealth,
 };
 
 function format(value: number): string {

@@ -238,3 +238,43 @@ test('gRPC check: grpc.health.v1.Health/Check with service_name and authority; N
   serving = 1;
   await waitFor('back', () => h.host('grpc', port)?.failedActiveHc === false, 1000);
 });
+
+test('HTTP check parses what upstreams send: chunked bodies with trailers on a kept connection, bodies that end at the close, 100 Continue first', async () => {
+  let mode = 'chunked';
+  let connections = 0;
+  const server = net.createServer((socket) => {
+    connections++;
+    socket.on('error', () => {});
+    socket.on('data', () => {
+      if (mode === 'chunked')
+        socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nx-t: 1\r\n\r\n');
+      else if (mode === 'close') socket.end('HTTP/1.0 200 OK\r\n\r\nall of it');
+      else if (mode === 'continue')
+        socket.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 503 Unavailable\r\ncontent-length: 2\r\n\r\nno');
+      else socket.write('garbage\r\n\r\n');
+    });
+  });
+  const port = await listen(server);
+  const h = startHarness([
+    checkedCluster('svc', [port], { health_checks: [fastCheck({ http_health_check: { path: '/' } })] }),
+  ]);
+  cleanups.push(() => h.close());
+  await waitFor('chunked passes', () => h.host('svc', port)?.failedActiveHc === false);
+  await waitFor('a few checks', () => h.counter('cluster.svc.health_check.success') >= 4);
+  assert.equal(connections, 1, 'the chunked answers keep the connection');
+  mode = 'continue';
+  await waitFor('the 503 after 100 Continue fails', () => h.host('svc', port)?.failedActiveHc === true, 1000);
+  mode = 'close';
+  await waitFor(
+    'a body ending at the close passes',
+    () => h.host('svc', port)?.failedActiveHc === false,
+    1000,
+  );
+  mode = 'garbage';
+  const before = h.counter('cluster.svc.health_check.network_failure');
+  await waitFor(
+    'garbage is a network failure',
+    () => h.counter('cluster.svc.health_check.network_failure') > before,
+    1000,
+  );
+});
