@@ -15,6 +15,7 @@ const parts: Record<string, () => Promise<Part>> = {
   memory: async () => (await import('./memory.js')).benchMemory,
   dataplane: async () => (await import('./dataplane.js')).benchDataplane,
   slow: async () => (await import('./slow.js')).benchSlow,
+  xds: async () => (await import('./xds.js')).benchXds,
   health: async () => (await import('./health.js')).benchHealth,
 };
 

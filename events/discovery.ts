@@ -1,4 +1,4 @@
-import type { JsonObject, RawListener } from './config.js';
+import type { JsonObject, RawCluster, RawListener } from './config.js';
 import { defineEvent } from './define.js';
 
 /** The resource kinds of xDS: clusters, endpoints, listeners, route tables. */
@@ -21,6 +21,17 @@ export const discoveryAccepted = defineEvent('discovery/accepted').withPayload<{
 export const discoveryTimedOut = defineEvent('discovery/fetch-timed-out').withPayload<{
   kind: DiscoveryKind;
   names: string[];
+}>();
+
+/**
+ * What one accepted cluster discovery response changed, as one event (one snapshot, however
+ * many clusters): clusters added (`addedViaApi`), changed, and gone from the response.
+ */
+export const clustersDiscovered = defineEvent('discovery/clusters').withPayload<{
+  versionInfo: string;
+  added: RawCluster[];
+  updated: RawCluster[];
+  removed: string[];
 }>();
 
 /** A listener from listener discovery (a new name, or a changed config of one it added). */

@@ -3,7 +3,7 @@
  * functions. A new event type that has a creator in `events/` and no entry here does not
  * compile; the set of known types is this table's keys.
  */
-import type { ProxyEvent } from '../events/index.js';
+import { clusterAdded, clusterRemoved, clusterUpdated, type ProxyEvent } from '../events/index.js';
 import * as clusters from './clusters.js';
 import * as discovery from './discovery.js';
 import * as listeners from './listeners.js';
@@ -58,6 +58,22 @@ export const handlers: ReducerTable<ProxyEvent> = {
   'stats/recent-lookups-enabled': stats.onRecentLookupsEnabled,
   'stats/recent-lookups-disabled': stats.onRecentLookupsDisabled,
   'stats/recent-lookups-cleared': stats.onRecentLookupsCleared,
+  'discovery/clusters': (draft, env) => {
+    // The same slice steps as one cluster event each, in one fold.
+    const { versionInfo, added, updated, removed } = env.event;
+    const as = <E extends ProxyEvent>(event: E) => ({ ...env, event });
+    for (const cluster of added) {
+      const one = as(clusterAdded({ cluster, addedViaApi: true, versionInfo }));
+      clusters.onClusterAdded(draft, one);
+      discovery.warmOnAdded(draft, one);
+    }
+    for (const cluster of updated) {
+      const warming = entryOf(draft.clusters, cluster.name)?.warming === true;
+      clusters.onClusterUpdated(draft, as(clusterUpdated({ cluster, versionInfo })));
+      discovery.stayWarm(draft, cluster.name, warming);
+    }
+    for (const name of removed) clusters.onClusterRemoved(draft, as(clusterRemoved({ name, versionInfo })));
+  },
   'discovery/accepted': discovery.onDiscoveryAccepted,
   'discovery/fetch-timed-out': discovery.onDiscoveryTimedOut,
   'listener/added': discovery.onListenerAdded,

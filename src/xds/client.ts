@@ -5,9 +5,7 @@
  * It runs once, in the primary; workers fold the events it dispatches.
  */
 import {
-  clusterAdded,
-  clusterRemoved,
-  clusterUpdated,
+  clustersDiscovered,
   discoveryAccepted,
   discoveryTimedOut,
   hostsSet,
@@ -413,6 +411,8 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     const errors: string[] = [];
     const state = ctx.store.state;
     const named = new Set(resources.map((r) => r.name));
+    const added: RawCluster[] = [];
+    const updated: RawCluster[] = [];
     for (const { name, config } of resources) {
       const existing = state.clusters[name];
       const cluster = config as RawCluster;
@@ -420,15 +420,14 @@ function createXdsClient(ctx: XdsContext): XdsClient {
         errors.push(`Cluster '${name}': a static cluster of the bootstrap; discovery cannot change it`);
         continue;
       }
-      if (!existing)
-        ctx.store.dispatch(clusterAdded({ cluster, addedViaApi: true, versionInfo: version }), 'cds');
-      else if (!same(existing.config, cluster))
-        ctx.store.dispatch(clusterUpdated({ cluster, versionInfo: version }), 'cds');
+      if (!existing) added.push(cluster);
+      else if (!same(existing.config, cluster)) updated.push(cluster);
     }
-    for (const entry of Object.values(state.clusters)) {
-      if (entry.addedViaApi && !named.has(entry.name) && !failed.has(entry.name))
-        ctx.store.dispatch(clusterRemoved({ name: entry.name, versionInfo: version }), 'cds');
-    }
+    const removed = Object.values(state.clusters)
+      .filter((entry) => entry.addedViaApi && !named.has(entry.name) && !failed.has(entry.name))
+      .map((entry) => entry.name);
+    if (added.length + updated.length + removed.length > 0)
+      ctx.store.dispatch(clustersDiscovered({ versionInfo: version, added, updated, removed }), 'cds');
     return errors;
   }
 

@@ -5,6 +5,7 @@ import {
   bootstrapLoaded,
   clusterAdded,
   clusterRemoved,
+  clustersDiscovered,
   clusterUpdated,
   countersReset,
   discoveryAccepted,
@@ -151,6 +152,12 @@ const events: ProxyEvent[] = [
   }),
   listenerRemoved({ name: 'lds', versionInfo: 'l3' }),
   routeConfigSet({ routeConfig: { name: 'r', virtual_hosts: [] }, versionInfo: 'r1' }),
+  clustersDiscovered({
+    versionInfo: 'c4',
+    added: [{ name: 'more', type: 'EDS' }],
+    updated: [{ name: 'slow', type: 'EDS', lb_policy: 'RANDOM' }],
+    removed: ['late'],
+  }),
 ];
 const DISCOVERY_AT = events.findIndex((e) => clusterAdded.match(e) && e.cluster.name === 'late');
 
@@ -292,6 +299,10 @@ test('discovery: a discovered EDS cluster warms until members or its fetch timeo
   assert.equal(at(8).listeners.lds?.boundAddress, '127.0.0.1:40002');
   assert.equal(at(9).listeners.lds, undefined);
   assert.equal(at(10).discovery.routes.r?.versionInfo, 'r1');
+  assert.equal(at(11).clusters.more?.warming, true, 'one CDS event adds...');
+  assert.equal(at(11).clusters.slow?.config.lb_policy, 'RANDOM', '...updates...');
+  assert.equal(at(11).clusters.late, undefined, '...and removes');
+  assert.equal(at(11).clusterManager.versionInfo, 'c4');
 });
 
 test('runtime: admin values override lower layers, an empty value deletes the admin key', () => {

@@ -157,6 +157,16 @@ const SUMMARIZERS: Summarizers = {
   'stats/recent-lookups-enabled': () => about('recent stat-name lookups recorded from now on'),
   'stats/recent-lookups-disabled': () => about('recent stat-name lookups no longer recorded'),
   'stats/recent-lookups-cleared': () => about('recent stat-name lookups cleared'),
+  'discovery/clusters': (e) => {
+    const changes = [
+      ...e.added.map((c) => `${c.name} added`),
+      ...e.updated.map((c) => `${c.name} updated`),
+      ...e.removed.map((name) => `${name} removed`),
+    ];
+    return about(`CDS version ${e.versionInfo || 'none'}: ${some(changes, 4)}`, {
+      clusters: [...e.added.map((c) => c.name), ...e.updated.map((c) => c.name), ...e.removed],
+    });
+  },
   'discovery/accepted': (e) =>
     about(
       `${e.kind.toUpperCase()} update accepted (version ${e.versionInfo || 'none'}): ${some(e.names, 4)}`,
