@@ -157,6 +157,12 @@ describe('LDS and RDS (per-type gRPC services)', () => {
     assert.match(nack.error_detail?.message ?? '', /Listener 'bad': address: required field missing/);
     assert.equal((await get(await proxy.listenerPort('front'))).body, 'two');
     assert.match((await proxy.get('/stats?filter=^listener_manager.lds')).body, /lds\.update_rejected: 1/);
+    const dump = JSON.parse((await proxy.get('/config_dump?resource=dynamic_listeners')).body) as {
+      configs: Array<{ name: string; error_state?: { details: string; version_info: string } }>;
+    };
+    const failed = dump.configs.find((l) => l.name === 'bad');
+    assert.equal(failed?.error_state?.version_info, 'l2');
+    assert.match(failed?.error_state?.details ?? '', /address: required field missing/);
   });
 
   it('updates a listener in place on its port, then removes it: the port closes', async () => {

@@ -1,5 +1,6 @@
 import type { Json, JsonObject } from '../../events/index.js';
-import type { ClusterEntry, State } from '../../reducers/state.js';
+import { entryOf } from '../../reducers/names.js';
+import type { ClusterEntry, ListenerEntry, State } from '../../reducers/state.js';
 import { omitDefaults, socketAddress, timestamp } from '../proto-json.js';
 import { redact } from '../redact.js';
 
@@ -195,18 +196,43 @@ function listenersDump(state: State): JsonObject {
     static_listeners: listeners
       .filter((l) => !l.discovered)
       .map((l) => ({ listener: any('Listener', l.config), last_updated: timestamp(l.lastUpdated) })),
-    dynamic_listeners: listeners.flatMap((l) => {
-      if (!l.discovered) return [];
-      const dumped = {
+    dynamic_listeners: dynamicListeners(state, listeners),
+  };
+}
+
+/**
+ * Discovered listeners in the state they are in, each with the last rejected update of its name
+ * (`error_state`) when that came after its config; a listener only ever rejected has only that.
+ */
+function dynamicListeners(state: State, listeners: ListenerEntry[]): JsonObject[] {
+  const failures = new Map<string, State['rejected'][number]>();
+  for (const r of state.rejected) if (r.resource === 'Listener') failures.set(r.name, r);
+  const out = new Map<string, JsonObject>();
+  for (const l of listeners) {
+    if (!l.discovered) continue;
+    const phase =
+      l.state === 'pending' ? 'warming_state' : l.state === 'draining' ? 'draining_state' : 'active_state';
+    out.set(l.name, {
+      name: l.name,
+      [phase]: {
         version_info: l.discovered.versionInfo,
         listener: any('Listener', l.config),
         last_updated: timestamp(l.lastUpdated),
-      };
-      const phase =
-        l.state === 'pending' ? 'warming_state' : l.state === 'draining' ? 'draining_state' : 'active_state';
-      return [{ name: l.name, [phase]: dumped }];
-    }),
-  };
+      },
+    });
+  }
+  for (const [name, failure] of failures) {
+    const listener = entryOf(state.listeners, name);
+    if (listener && (!listener.discovered || listener.lastUpdated > failure.at)) continue;
+    const entry = out.get(name) ?? { name };
+    entry.error_state = {
+      details: failure.errors.join('; '),
+      last_update_attempt: timestamp(failure.at),
+      version_info: failure.versionInfo,
+    };
+    out.set(name, entry);
+  }
+  return [...out.values()].sort((a, b) => (String(a.name) < String(b.name) ? -1 : 1));
 }
 
 function routesDump(state: State): JsonObject {
