@@ -9,6 +9,7 @@ import type {
   UpstreamRequest,
   UpstreamRequestHead,
 } from '../pool/types.js';
+import { applyHeaderMutations, type HeaderMutation } from '../router/header-mutation.js';
 import { backOffMs, type RetryPolicy, retriableFailure, retriableStatus } from '../router/retry.js';
 import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '../router/table.js';
 import type { DownstreamOwner } from './downstream.js';
@@ -44,6 +45,8 @@ export class Exchange implements UpstreamHandler {
   private cluster: ClusterRuntime | null = null;
   private traffic: ClusterTraffic | null = null;
   private host: UpstreamHost | null = null;
+  /** The host of the latest attempt, kept after it ends for the response's header variables. */
+  private lastHost: UpstreamHost | null = null;
   /** The current attempt in its cluster's and host's counts. */
   private attemptCount: RequestCount | null = null;
   private upstream: UpstreamRequest | null = null;
@@ -51,6 +54,8 @@ export class Exchange implements UpstreamHandler {
   private head: UpstreamRequestHead | null = null;
   private hash: bigint | null = null;
   private metadataMatch: unknown = null;
+  /** The header mutations that apply, most specific first; empty when none. */
+  private mutations: HeaderMutation[] = [];
   private attempt = 0;
   /** The retry breaker slot this request holds from its first retry to its end. */
   private retrySlot: Count | null = null;
@@ -129,14 +134,18 @@ export class Exchange implements UpstreamHandler {
     this.route = route;
     this.info.routeName = route.name;
     const action = route.action;
+    const levels = [route.headers, hit.vh.headers, hcm.routes.headers];
     if (action.kind === 'direct') {
       hcm.stats.rqDirectResponse.inc();
-      this.localReply(action.status, action.body ?? '');
+      this.setMutations(levels);
+      this.localReply(action.status, action.body ?? '', this.responseHeaders([]));
       return;
     }
     if (action.kind === 'redirect') {
       hcm.stats.rqRedirect.inc();
-      this.localReply(action.status, '', ['location', redirectLocation(action, route, this.req)]);
+      this.setMutations(levels);
+      const location = ['location', redirectLocation(action, route, this.req)];
+      this.localReply(action.status, '', this.responseHeaders(location));
       return;
     }
     let clusterName: string;
@@ -144,10 +153,12 @@ export class Exchange implements UpstreamHandler {
       const target = pickWeighted(action, Math.random());
       clusterName = target.name;
       this.metadataMatch = target.metadataMatch ?? route.metadataMatch;
+      levels.unshift(target.headers);
     } else {
       clusterName = action.cluster;
       this.metadataMatch = route.metadataMatch;
     }
+    this.setMutations(levels);
     hcm.stats.routerRqTotal.inc();
     const cluster = hcm.deps.clusters.get(clusterName);
     if (!cluster) {
@@ -166,6 +177,26 @@ export class Exchange implements UpstreamHandler {
     this.startAttempt();
   }
 
+  private setMutations(levels: Array<HeaderMutation | null>): void {
+    for (const level of levels) if (level) this.mutations.push(level);
+  }
+
+  /** `headers` with the response mutations of the route's levels applied (in place). */
+  private responseHeaders(headers: string[]): string[] {
+    if (this.mutations.length > 0)
+      applyHeaderMutations(headers, this.mutations, true, { info: this.info, host: this.lastHost });
+    return headers;
+  }
+
+  /** The request head for an attempt on `host`: the route's request mutations evaluated for it. */
+  private headFor(host: UpstreamHost): UpstreamRequestHead {
+    const head = this.head as UpstreamRequestHead;
+    if (this.mutations.length === 0) return head;
+    const headers = head.headers.slice();
+    applyHeaderMutations(headers, this.mutations, false, { info: this.info, host });
+    return { ...head, headers };
+  }
+
   private armTimeout(): void {
     const ms = this.route?.timeoutMs ?? 0;
     if (ms > 0 && !this.timer) this.timer = setTimeout(() => this.onTimeout(false), ms);
@@ -175,7 +206,8 @@ export class Exchange implements UpstreamHandler {
   private startAttempt(fresh = false): void {
     const cluster = this.cluster as ClusterRuntime;
     const t = this.traffic as ClusterTraffic;
-    if (!t.admitRequest()) {
+    const priority = (this.route as CompiledRoute).priority;
+    if (!t.admitRequest(priority)) {
       this.upstreamLocalReply(503, 'overflow');
       return;
     }
@@ -187,8 +219,9 @@ export class Exchange implements UpstreamHandler {
       return;
     }
     this.host = host;
+    this.lastHost = host;
     this.info.upstreamHost = host.address;
-    this.attemptCount = t.beginRequest(host);
+    this.attemptCount = t.beginRequest(host, priority);
     this.upstreamReady = false;
     this.bodySent = 0;
     const pc: PoolContext = {
@@ -196,15 +229,11 @@ export class Exchange implements UpstreamHandler {
       host,
       traffic: t,
       connector: t.connector,
+      priority,
     };
     const perTry = this.retry?.perTryTimeoutMs ?? 0;
     if (perTry > 0) this.tryTimer = setTimeout(() => this.onTimeout(true), perTry);
-    const up = poolFor(pc, this.req.protocol === 'HTTP/2').request(
-      this.head as UpstreamRequestHead,
-      this,
-      pc,
-      fresh,
-    );
+    const up = poolFor(pc, this.req.protocol === 'HTTP/2').request(this.headFor(host), this, pc, fresh);
     if (!this.done && this.host === host) {
       this.upstream = up;
       up.onWritable = () => this.owner.resumeReading();
@@ -232,7 +261,7 @@ export class Exchange implements UpstreamHandler {
       this.info.flags |= FLAG.URX;
       return false;
     }
-    this.retrySlot ??= t.beginRetry();
+    this.retrySlot ??= t.beginRetry(this.route?.priority);
     if (!this.retrySlot) return false;
     this.attempt += 1;
     t.rqRetry.inc();
@@ -420,7 +449,8 @@ export class Exchange implements UpstreamHandler {
     this.clearRequestTimer();
     this.idleTimer?.refresh();
     if (this.attempt > 0 && status < 500) this.traffic?.rqRetrySuccess.inc();
-    const out = downstreamResponseHeaders(headers, this.hcm.serverName);
+    const mutated = this.mutations.length === 0 ? headers : this.responseHeaders(headers.slice());
+    const out = downstreamResponseHeaders(mutated, this.hcm.serverName);
     this.sink.writeHead(status, out, contentLength, false);
     this.responseStatus = status;
     this.info.responseCode = status;

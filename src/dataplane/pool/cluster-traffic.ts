@@ -3,18 +3,38 @@ import type { Counter, Gauge, Histogram, Scope, StatsStore } from '../../stats/s
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 import { Connector } from './connector.js';
 
-/** The circuit breaker gauges of one priority (`circuit_breakers.<default|high>.`). */
-class BreakerGauges {
+/**
+ * The circuit breaker of one priority (`circuit_breakers.<default|high>.`): its thresholds,
+ * its live counts and its `*_open` gauges. Connections are counted on the DEFAULT breaker
+ * only: a host's pool is shared by both priorities, so a connection has no priority of its own.
+ */
+export class Breaker {
   readonly cxOpen: Gauge;
   readonly rqOpen: Gauge;
   readonly rqPendingOpen: Gauge;
   readonly rqRetryOpen: Gauge;
-  constructor(scope: Scope, priority: Priority) {
+  connections = 0;
+  pending = 0;
+  requests = 0;
+  retries = 0;
+  constructor(
+    scope: Scope,
+    priority: Priority,
+    public limits: Thresholds,
+  ) {
     const s = scope.scope(`circuit_breakers.${priority === 'HIGH' ? 'high' : 'default'}`);
     this.cxOpen = s.gauge('cx_open', 'NeverImport');
     this.rqOpen = s.gauge('rq_open', 'NeverImport');
     this.rqPendingOpen = s.gauge('rq_pending_open', 'NeverImport');
     this.rqRetryOpen = s.gauge('rq_retry_open', 'NeverImport');
+  }
+
+  refresh(): void {
+    const t = this.limits;
+    this.cxOpen.set(this.connections >= t.maxConnections ? 1 : 0);
+    this.rqOpen.set(this.requests >= t.maxRequests ? 1 : 0);
+    this.rqPendingOpen.set(this.pending >= t.maxPendingRequests ? 1 : 0);
+    this.rqRetryOpen.set(this.retries >= t.maxRetries ? 1 : 0);
   }
 }
 
@@ -26,7 +46,8 @@ export type ConnectionKind = 'http1' | 'http2' | 'tcp';
  * stats (held by reference), the circuit breaker counts and the per-host counters. One per
  * cluster stat prefix, shared by the HTTP pools and the TCP proxy. Counts change only through
  * the `begin*` methods and the `end` of what they return, which also refresh the breaker
- * gauges. Only the default priority carries traffic: routes do not select `HIGH` yet.
+ * gauges. Requests, pending requests and retries count against the breaker of their route's
+ * `priority` (DEFAULT or HIGH); connections against DEFAULT.
  */
 export class ClusterTraffic {
   readonly rqTotal: Counter;
@@ -70,8 +91,6 @@ export class ClusterTraffic {
   readonly bindErrors: Counter;
   readonly flowPaused: Counter;
   readonly flowResumed: Counter;
-  /** The breaker thresholds of the newest runtime of the cluster. */
-  limits: Thresholds;
   /** The newest runtime's outcome reporter, when health follows this cluster's outcomes. */
   outcome: ClusterRuntime['outcome'];
   /** Opens the cluster's connections as its newest runtime says. */
@@ -79,18 +98,11 @@ export class ClusterTraffic {
   readonly scope: Scope;
   private readonly codes = new Map<number, Counter>();
   private readonly classes: Counter[];
-  private readonly breakers: BreakerGauges;
-
-  /** Live circuit breaker counts (default priority); read them, change them with `begin*`. */
-  connections = 0;
-  pending = 0;
-  requests = 0;
-  retries = 0;
+  private readonly breakers: Record<Priority, Breaker>;
 
   constructor(cluster: ClusterRuntime) {
     const scope = cluster.scope;
     this.scope = scope;
-    this.limits = cluster.settings.thresholds.DEFAULT;
     this.outcome = cluster.outcome;
     const c = (n: string) => scope.counter(n);
     this.rqTotal = c('upstream_rq_total');
@@ -134,14 +146,18 @@ export class ClusterTraffic {
     this.flowPaused = c('upstream_flow_control_paused_reading_total');
     this.flowResumed = c('upstream_flow_control_resumed_reading_total');
     this.classes = [1, 2, 3, 4, 5].map((n) => c(`upstream_rq_${n}xx`));
-    this.breakers = new BreakerGauges(scope, 'DEFAULT');
-    new BreakerGauges(scope, 'HIGH');
+    const thresholds = cluster.settings.thresholds;
+    this.breakers = {
+      DEFAULT: new Breaker(scope, 'DEFAULT', thresholds.DEFAULT),
+      HIGH: new Breaker(scope, 'HIGH', thresholds.HIGH),
+    };
     this.connector = new Connector(cluster, this.cxConnectTimeout);
   }
 
   /** Takes the thresholds and connection settings of a rebuilt runtime of the cluster. */
   follow(cluster: ClusterRuntime): void {
-    this.limits = cluster.settings.thresholds.DEFAULT;
+    this.breakers.DEFAULT.limits = cluster.settings.thresholds.DEFAULT;
+    this.breakers.HIGH.limits = cluster.settings.thresholds.HIGH;
     this.outcome = cluster.outcome;
     this.connector = new Connector(cluster, this.cxConnectTimeout);
   }
@@ -159,9 +175,20 @@ export class ClusterTraffic {
     this.rqTime.record(elapsedMs);
   }
 
+  /** The breaker thresholds of the newest runtime (DEFAULT priority). */
+  get limits(): Thresholds {
+    return this.breakers.DEFAULT.limits;
+  }
+
+  /** Live connection count (on the DEFAULT breaker). */
+  get connections(): number {
+    return this.breakers.DEFAULT.connections;
+  }
+
   /** Whether the connection breaker lets one more connection open. */
   get connectionAllowed(): boolean {
-    return this.connections < this.limits.maxConnections;
+    const b = this.breakers.DEFAULT;
+    return b.connections < b.limits.maxConnections;
   }
 
   /** As `connectionAllowed`, counting `upstream_cx_overflow` when it does not. */
@@ -178,68 +205,73 @@ export class ClusterTraffic {
     if (kind === 'http1') this.cxHttp1Total.inc();
     else if (kind === 'http2') this.cxHttp2Total.inc();
     this.cxActive.inc();
-    this.connections += 1;
+    this.breakers.DEFAULT.connections += 1;
     host.stats.cx_total += 1;
     host.stats.cx_active += 1;
     this.refreshBreakers();
     return new ConnectionCount(this, host, kind === 'tcp');
   }
 
-  /** Whether the request breaker lets one more request go; counts the overflow when not. */
-  admitRequest(): boolean {
-    if (this.requests < this.limits.maxRequests) return true;
+  /** Whether the request breaker of `priority` lets one more request go; counts the overflow when not. */
+  admitRequest(priority: Priority = 'DEFAULT'): boolean {
+    const b = this.breakers[priority];
+    if (b.requests < b.limits.maxRequests) return true;
     this.rqPendingOverflow.inc();
     return false;
   }
 
   /** Counts a request attempt on `host` until `end`. */
-  beginRequest(host: UpstreamHost): RequestCount {
-    this.requests += 1;
+  beginRequest(host: UpstreamHost, priority: Priority = 'DEFAULT'): RequestCount {
+    const b = this.breakers[priority];
+    b.requests += 1;
     this.rqActive.inc();
     this.rqTotal.inc();
     host.stats.rq_total += 1;
     host.stats.rq_active += 1;
-    this.refreshBreakers();
-    return new RequestCount(this, host);
+    b.refresh();
+    return new RequestCount(this, host, b);
   }
 
   /** Counts a request waiting for a connection until `end`; null (overflow counted) when the breaker is open. */
-  beginPending(bounded: boolean): Count | null {
-    if (bounded && this.pending >= this.limits.maxPendingRequests) {
+  beginPending(bounded: boolean, priority: Priority = 'DEFAULT'): Count | null {
+    const b = this.breakers[priority];
+    if (bounded && b.pending >= b.limits.maxPendingRequests) {
       this.rqPendingOverflow.inc();
       return null;
     }
     this.rqPendingTotal.inc();
     this.rqPendingActive.inc();
-    this.pending += 1;
-    this.refreshBreakers();
+    b.pending += 1;
+    b.refresh();
     return new Count(() => {
-      this.pending -= 1;
+      b.pending -= 1;
       this.rqPendingActive.dec();
-    }, this);
+    }, b);
   }
 
   /** Holds a retry slot until `end`; null (overflow counted) when the retry breaker is open. */
-  beginRetry(): Count | null {
-    if (this.retries >= this.limits.maxRetries) {
+  beginRetry(priority: Priority = 'DEFAULT'): Count | null {
+    const b = this.breakers[priority];
+    if (b.retries >= b.limits.maxRetries) {
       this.rqRetryOverflow.inc();
       return null;
     }
-    this.retries += 1;
-    this.refreshBreakers();
+    b.retries += 1;
+    b.refresh();
     return new Count(() => {
-      this.retries -= 1;
-    }, this);
+      b.retries -= 1;
+    }, b);
   }
 
   /** Refreshes the `*_open` gauges after a count changed. */
   refreshBreakers(): void {
-    const t = this.limits;
-    const b = this.breakers;
-    b.cxOpen.set(this.connections >= t.maxConnections ? 1 : 0);
-    b.rqOpen.set(this.requests >= t.maxRequests ? 1 : 0);
-    b.rqPendingOpen.set(this.pending >= t.maxPendingRequests ? 1 : 0);
-    b.rqRetryOpen.set(this.retries >= t.maxRetries ? 1 : 0);
+    this.breakers.DEFAULT.refresh();
+    this.breakers.HIGH.refresh();
+  }
+
+  /** The DEFAULT breaker, where connections are counted. */
+  get connectionBreaker(): Breaker {
+    return this.breakers.DEFAULT;
   }
 }
 
@@ -248,14 +280,14 @@ export class Count {
   private open = true;
   constructor(
     private readonly undo: () => void,
-    private readonly traffic: ClusterTraffic,
+    private readonly breaker: Breaker,
   ) {}
 
   end(): void {
     if (!this.open) return;
     this.open = false;
     this.undo();
-    this.traffic.refreshBreakers();
+    this.breaker.refresh();
   }
 }
 
@@ -285,7 +317,7 @@ export class ConnectionCount {
     const t = this.traffic;
     t.cxDestroy.inc();
     t.cxActive.dec();
-    t.connections -= 1;
+    t.connectionBreaker.connections -= 1;
     t.cxLengthMs.record(Math.round(performance.now() - this.openedAt));
     this.host.stats.cx_active -= 1;
     if (!this.up) {
@@ -303,6 +335,7 @@ export class RequestCount {
   constructor(
     private readonly traffic: ClusterTraffic,
     readonly host: UpstreamHost,
+    private readonly breaker: Breaker,
   ) {}
 
   /** The attempt is over; `status` 0 when it got no response (a host error). */
@@ -311,7 +344,7 @@ export class RequestCount {
     this.open = false;
     const t = this.traffic;
     const stats = this.host.stats;
-    t.requests -= 1;
+    this.breaker.requests -= 1;
     t.rqActive.dec();
     stats.rq_active -= 1;
     if (status >= 500 || status === 0) stats.rq_error += 1;

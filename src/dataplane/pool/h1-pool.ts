@@ -345,7 +345,7 @@ export class H1Pool implements ConnectionPool {
       conn.assign(req);
       return req;
     }
-    req.pending = t.beginPending(true);
+    req.pending = t.beginPending(true, pc.priority);
     if (!req.pending) {
       req.done = true;
       queueMicrotask(() => handler.onUpstreamFailure('overflow'));

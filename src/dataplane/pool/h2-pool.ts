@@ -157,7 +157,7 @@ export class H2Pool implements ConnectionPool {
     if (this.connected && this.session) req.open(this.session, pc);
     else {
       // Unbounded: the session's streams are bounded by the cluster's max_requests instead.
-      req.pending = pc.traffic.beginPending(false);
+      req.pending = pc.traffic.beginPending(false, pc.priority);
       this.waiting.push(req);
     }
     return req;

@@ -1,3 +1,4 @@
+import type { Priority } from '../../../reducers/settings/cluster.js';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 import type { ClusterTraffic } from './cluster-traffic.js';
 import type { Connector } from './connector.js';
@@ -55,6 +56,8 @@ export interface PoolContext {
   host: UpstreamHost;
   traffic: ClusterTraffic;
   connector: Connector;
+  /** The route's `priority`: whose breaker counts the request while it waits. Default DEFAULT. */
+  priority?: Priority;
 }
 
 /** A per-host connection pool (HTTP/1.1 or HTTP/2). */

@@ -1,9 +1,11 @@
 import type { Json, JsonObject } from '../../../events/config.js';
+import type { Priority } from '../../../reducers/settings/cluster.js';
 import { durationMs, numberOr, objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import { attempt, fault, type Report } from '../../bootstrap/report.js';
 import type { HttpRequest } from '../http/request.js';
 import { compileHashPolicy } from './hash.js';
+import { compileHeaderMutation, HEADER_MUTATION_FIELDS, type HeaderMutation } from './header-mutation.js';
 import {
   compileHeaderMatcher,
   compileQueryMatcher,
@@ -19,6 +21,8 @@ export interface WeightedTarget {
   weight: number;
   /** `metadata_match` kept for subset balancing. */
   metadataMatch: JsonObject | null;
+  /** This cluster's own header mutations, applied before the route's. */
+  headers: HeaderMutation | null;
 }
 
 export type RouteAction =
@@ -52,12 +56,16 @@ export interface CompiledRoute {
   retry: RetryPolicy | null;
   hash: ((req: HttpRequest) => bigint | null) | null;
   clusterNotFoundStatus: number;
+  /** `priority`: which circuit-breaker thresholds of the cluster the request counts against. */
+  priority: Priority;
+  headers: HeaderMutation | null;
 }
 
 export interface CompiledVirtualHost {
   name: string;
   routes: CompiledRoute[];
   retry: RetryPolicy | null;
+  headers: HeaderMutation | null;
 }
 
 /**
@@ -70,6 +78,7 @@ export interface RouteTable {
   suffixes: Array<[string, CompiledVirtualHost]>;
   prefixes: Array<[string, CompiledVirtualHost]>;
   any: CompiledVirtualHost | null;
+  headers: HeaderMutation | null;
 }
 
 const REDIRECT_CODES: Record<string, number> = {
@@ -93,7 +102,7 @@ function dataSource(raw: Json | undefined, where: string): Buffer | null {
   return null;
 }
 
-function compileAction(route: JsonObject, where: string): RouteAction {
+function compileAction(route: JsonObject, where: string, report: Report): RouteAction {
   if (route.route !== undefined) {
     const action = objectOf(route.route);
     if (typeof action.cluster === 'string' && action.cluster)
@@ -111,6 +120,7 @@ function compileAction(route: JsonObject, where: string): RouteAction {
           name: c.name,
           weight: numberOr(c.weight, 0),
           metadataMatch: c.metadata_match === undefined ? null : objectOf(c.metadata_match),
+          headers: compileHeaderMutation(c, `${where}.route.weighted_clusters.clusters[${i}]`, report),
         };
       });
       if (clusters.length === 0)
@@ -184,7 +194,7 @@ function compilePathMatch(
   throw fault(where, 'a route match needs one of prefix, path, safe_regex', 'missing');
 }
 
-function compileRoute(raw: JsonObject, where: string): CompiledRoute {
+function compileRoute(raw: JsonObject, where: string, report: Report): CompiledRoute {
   const match = objectOf(raw.match);
   const path = compilePathMatch(match, `${where}.match`);
   const headers: RequestTest[] = listOf(match.headers).map((h, i) =>
@@ -193,7 +203,7 @@ function compileRoute(raw: JsonObject, where: string): CompiledRoute {
   const queries = listOf(match.query_parameters).map((q, i) =>
     compileQueryMatcher(q, `${where}.match.query_parameters[${i}]`),
   );
-  const action = compileAction(raw, where);
+  const action = compileAction(raw, where, report);
   const ra = objectOf(raw.route);
   const test = path.test;
   return {
@@ -226,17 +236,25 @@ function compileRoute(raw: JsonObject, where: string): CompiledRoute {
         : compileRetryPolicy(objectOf(ra.retry_policy), `${where}.route.retry_policy`),
     hash: compileHashPolicy(listOf(ra.hash_policy)),
     clusterNotFoundStatus: ra.cluster_not_found_response_code === 'NOT_FOUND' ? 404 : 503,
+    priority: ra.priority === 'HIGH' ? 'HIGH' : 'DEFAULT',
+    headers: compileHeaderMutation(raw, where, report),
   };
 }
 
 const ROUTE_CONFIG_FIELDS: FieldTable = {
-  ...acting('name', 'virtual_hosts'),
+  ...acting('name', 'virtual_hosts', ...HEADER_MUTATION_FIELDS),
   // Checked by the reference against the cluster manager; here a missing cluster answers 503.
   validate_clusters: 'advise',
 };
-const VIRTUAL_HOST_FIELDS: FieldTable = acting('name', 'domains', 'routes', 'retry_policy');
+const VIRTUAL_HOST_FIELDS: FieldTable = acting(
+  'name',
+  'domains',
+  'routes',
+  'retry_policy',
+  ...HEADER_MUTATION_FIELDS,
+);
 const ROUTE_FIELDS: FieldTable = {
-  ...acting('name', 'match', 'route', 'redirect', 'direct_response'),
+  ...acting('name', 'match', 'route', 'redirect', 'direct_response', ...HEADER_MUTATION_FIELDS),
   metadata: 'advise',
 };
 const MATCH_FIELDS: FieldTable = acting(
@@ -261,11 +279,15 @@ const ACTION_FIELDS: FieldTable = {
     'retry_policy',
     'hash_policy',
     'cluster_not_found_response_code',
+    'priority',
   ),
   metadata_match: SUBSETS,
 };
 const WEIGHTED_FIELDS: FieldTable = acting('clusters', 'total_weight');
-const CLUSTER_WEIGHT_FIELDS: FieldTable = { ...acting('name', 'weight'), metadata_match: SUBSETS };
+const CLUSTER_WEIGHT_FIELDS: FieldTable = {
+  ...acting('name', 'weight', ...HEADER_MUTATION_FIELDS),
+  metadata_match: SUBSETS,
+};
 
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
 export const FIELD_TABLES = {
@@ -306,6 +328,7 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
     suffixes: [],
     prefixes: [],
     any: null,
+    headers: attempt(report, where, () => compileHeaderMutation(raw, where, report)) ?? null,
   };
   checkFields(raw, where, report, ROUTE_CONFIG_FIELDS, 'RouteConfiguration');
   listOf(raw.virtual_hosts).forEach((vhRaw, v) => {
@@ -320,11 +343,12 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
           : (attempt(report, `${at}.retry_policy`, () =>
               compileRetryPolicy(objectOf(vhRaw.retry_policy), `${at}.retry_policy`),
             ) ?? null),
+      headers: attempt(report, at, () => compileHeaderMutation(vhRaw, at, report)) ?? null,
     };
     listOf(vhRaw.routes).forEach((r, i) => {
       const routeAt = `${at}.routes[${i}]`;
       checkRouteFields(r, routeAt, report);
-      const route = attempt(report, routeAt, () => compileRoute(r, routeAt));
+      const route = attempt(report, routeAt, () => compileRoute(r, routeAt, report));
       if (route) vh.routes.push(route);
     });
     const domains = Array.isArray(vhRaw.domains) ? vhRaw.domains : [];
@@ -385,16 +409,16 @@ export function findRoute(
 }
 
 /** Picks a weighted cluster with `random` in [0, 1). */
-export function pickWeighted(
-  action: { clusters: WeightedTarget[]; totalWeight: number },
+export function pickWeighted<T extends { weight: number }>(
+  action: { clusters: T[]; totalWeight: number },
   random: number,
-): WeightedTarget {
+): T {
   let point = Math.floor(random * action.totalWeight);
   for (const c of action.clusters) {
     if (point < c.weight) return c;
     point -= c.weight;
   }
-  return action.clusters[action.clusters.length - 1] as WeightedTarget;
+  return action.clusters[action.clusters.length - 1] as T;
 }
 
 /** The `Location` of a redirect route for this request. */
