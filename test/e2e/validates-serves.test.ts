@@ -216,9 +216,9 @@ describe('the cases of issue 10', () => {
       /^error: --config-yaml: static_resources\.clusters\[0\]\.type: ORIGINAL_DST clusters are not implemented \(not supported by this build\)\n$/,
     ],
     [
-      'a health check event log (a HealthCheck field not implemented)',
-      `clusters: [{ name: h, load_assignment: { cluster_name: h, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] }, health_checks: [{ timeout: 1s, interval: 1s, unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {}, event_log_path: /tmp/hc.log }] }]`,
-      /clusters\[0\]\.health_checks\[0\]\.event_log_path: the health check event log \(event_log_path\) is not implemented/,
+      'a health check alt_port (a HealthCheck field not implemented)',
+      `clusters: [{ name: h, load_assignment: { cluster_name: h, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] }, health_checks: [{ timeout: 1s, interval: 1s, unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {}, alt_port: 8081 }] }]`,
+      /clusters\[0\]\.health_checks\[0\]\.alt_port: alt_port \(a separate health check port\) is not implemented/,
     ],
     [
       'a health check without its required fields',

@@ -1,11 +1,12 @@
 import type { Subscription } from 'rxjs';
-import { activeHealthChanged } from '../../../events/index.js';
+import { activeHealthChanged, type JsonObject } from '../../../events/index.js';
 import type { ClusterEntry, HostState, State } from '../../../reducers/index.js';
 import { clusterStatName } from '../../../reducers/settings/cluster.js';
 import type { Store } from '../../control/store.js';
 import type { Loggers } from '../../logging/loggers.js';
 import type { Gauge, StatsStore } from '../../stats/store.js';
-import { clusterHealth } from './config.js';
+import { type CheckerSettings, clusterHealth } from './config.js';
+import { JsonLinesLog } from './event-log.js';
 import { createProbe } from './probes.js';
 import { type HealthCheckCounters, HealthSession } from './session.js';
 
@@ -40,6 +41,9 @@ interface CheckedCluster {
 
 const random = (): number => Math.floor(Math.random() * 0x7fffffff);
 
+/** The reference's `HealthCheckerType` of each checker, for the event log. */
+const CHECKER_TYPE: Record<CheckerSettings['kind'], string> = { http: 'HTTP', tcp: 'TCP', grpc: 'GRPC' };
+
 /**
  * Starts the active health checkers (an edge: run once, in the process that owns the store;
  * workers learn every verdict from the events). Follows the snapshots: a cluster whose config
@@ -49,6 +53,20 @@ const random = (): number => Math.floor(Math.random() * 0x7fffffff);
 export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking {
   const clusters = new Map<string, CheckedCluster>();
   const trafficked = new Set<string>();
+  /** Health check event logs by path: checkers of several clusters may share one file. */
+  const eventLogs = new Map<string, JsonLinesLog>();
+  const eventLogOf = (path: string): JsonLinesLog => {
+    let log = eventLogs.get(path);
+    if (!log) {
+      log = new JsonLinesLog(path, (err) =>
+        ctx.log
+          ?.get('upstream')
+          .error({ err, path }, 'health check event log: writing failed, no more lines'),
+      );
+      eventLogs.set(path, log);
+    }
+    return log;
+  };
   let warming = 0;
   let warmed: () => void = () => {};
   const firstRound = new Promise<void>((resolve) => {
@@ -117,11 +135,29 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
           counters: stats,
           onChange,
           onChecked,
+          log: check.eventLogPath
+            ? eventLine(eventLogOf(check.eventLogPath), check.checker.kind, name, host)
+            : undefined,
         }),
       );
     }
     cluster.hosts.set(host.address, checked);
     for (const session of checked.sessions) session.start();
+  }
+
+  /** Writes one `HealthCheckEvent` line about `host` of cluster `name`. */
+  function eventLine(
+    log: JsonLinesLog,
+    kind: CheckerSettings['kind'],
+    name: string,
+    host: HostState,
+  ): (event: JsonObject) => void {
+    const about = {
+      health_checker_type: CHECKER_TYPE[kind],
+      host: { socket_address: { protocol: 'TCP', address: host.ip, port_value: host.port } },
+      cluster_name: name,
+    };
+    return (event) => log.write({ ...about, ...event, timestamp: new Date().toISOString() });
   }
 
   function stopHost(checked: CheckedHost): void {
@@ -180,6 +216,7 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
       subscription.unsubscribe();
       for (const cluster of clusters.values()) stopCluster(cluster);
       clusters.clear();
+      for (const log of eventLogs.values()) log.close();
       warmed();
     },
   };

@@ -52,6 +52,10 @@ export interface HealthCheckSettings {
   unhealthyEdgeIntervalMs: number;
   healthyEdgeIntervalMs: number;
   checker: CheckerSettings;
+  /** The health check event log (`event_log_path`), empty for none. */
+  eventLogPath: string;
+  /** Log every failed check, not only a host's first one. */
+  alwaysLogFailures: boolean;
 }
 
 const TLS_REFUSAL = { refuse: 'TLS is not implemented yet; health checks would go in plain text' };
@@ -62,8 +66,7 @@ const HEALTH_CHECK_FIELDS: FieldTable = {
   ...acting('unhealthy_interval', 'unhealthy_edge_interval', 'healthy_edge_interval'),
   ...acting('http_health_check', 'tcp_health_check', 'grpc_health_check'),
   alt_port: notYet('alt_port (a separate health check port)'),
-  event_log_path: notYet('the health check event log (event_log_path)'),
-  always_log_health_check_failures: notYet('the health check event log (always_log_health_check_failures)'),
+  ...acting('event_log_path', 'always_log_health_check_failures'),
   event_service: notYet('the health check event service'),
   tls_options: TLS_REFUSAL,
   custom_health_check: notYet('custom health checkers'),
@@ -233,6 +236,8 @@ export function compileHealthCheck(hc: JsonObject, p: string, report: Report): H
     unhealthyEdgeIntervalMs: optionalPositive(hc, 'unhealthy_edge_interval', unhealthyIntervalMs, p, report),
     healthyEdgeIntervalMs: optionalPositive(hc, 'healthy_edge_interval', intervalMs, p, report),
     checker: checkerOf(hc, p, report),
+    eventLogPath: stringOr(hc.event_log_path, ''),
+    alwaysLogFailures: hc.always_log_health_check_failures === true,
   };
 }
 

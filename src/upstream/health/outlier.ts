@@ -1,4 +1,3 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Subscription } from 'rxjs';
 import { type JsonObject, outlierChanged } from '../../../events/index.js';
 import type { ClusterEntry, HostState, State } from '../../../reducers/index.js';
@@ -9,6 +8,7 @@ import { Report } from '../../bootstrap/report.js';
 import type { Counter, Gauge, Scope } from '../../stats/store.js';
 import type { HealthDeps } from './active.js';
 import { clusterHealth, compileOutlierEventLog, OUTLIER_NUMBERS, type OutlierSettings } from './config.js';
+import { JsonLinesLog } from './event-log.js';
 
 /** Why a host was ejected: the reference's ejection types, as the stats and events name them. */
 export type EjectionType =
@@ -41,7 +41,10 @@ const ENFORCING: Record<EjectionType, keyof OutlierSettings> = {
   failure_percentage_local_origin: 'enforcingFailurePercentageLocalOrigin',
 };
 
-/** The reference's `OutlierEjectionType` name of each ejection type, for the event log. */
+/**
+ * The reference's `OutlierEjectionType` name of each ejection type, for the event log
+ * (`cluster_manager.outlier_detection.event_log_path`: one `OutlierDetectionEvent` per line).
+ */
 const LOGGED_TYPE: Record<EjectionType, string> = {
   consecutive_5xx: 'CONSECUTIVE_5XX',
   consecutive_gateway_failure: 'CONSECUTIVE_GATEWAY_FAILURE',
@@ -51,37 +54,6 @@ const LOGGED_TYPE: Record<EjectionType, string> = {
   failure_percentage: 'FAILURE_PERCENTAGE',
   failure_percentage_local_origin: 'FAILURE_PERCENTAGE_LOCAL_ORIGIN',
 };
-
-/**
- * `cluster_manager.outlier_detection.event_log_path`: one JSON `OutlierDetectionEvent` per
- * line for every ejection (enforced or not) and every return, appended as they happen.
- */
-class OutlierEventLog {
-  private stream: WriteStream | null = null;
-  private failed = false;
-
-  constructor(
-    private readonly path: string,
-    private readonly onError: (err: Error) => void,
-  ) {}
-
-  write(record: JsonObject): void {
-    if (this.failed) return;
-    if (!this.stream) {
-      this.stream = createWriteStream(this.path, { flags: 'a' });
-      this.stream.on('error', (err) => {
-        this.failed = true;
-        this.onError(err);
-      });
-    }
-    this.stream.write(`${JSON.stringify(record)}\n`);
-  }
-
-  close(): void {
-    this.stream?.end();
-    this.stream = null;
-  }
-}
 
 /** Runtime key of each numeric setting: `outlier_detection.<config field>`. */
 const RUNTIME_KEY = new Map<keyof OutlierSettings, string>([
@@ -161,7 +133,7 @@ class ClusterDetector {
     private readonly settings: OutlierSettings,
     private readonly deps: HealthDeps,
     private readonly now: () => number,
-    private readonly eventLog: OutlierEventLog | null,
+    private readonly eventLog: JsonLinesLog | null,
   ) {
     this.stats = new OutlierStats(deps.stats.scope(`cluster.${clusterStatName(config)}.outlier_detection`));
     this.arm();
@@ -466,7 +438,7 @@ export function startOutlierDetection(deps: HealthDeps, now: () => number = Date
       ? compileOutlierEventLog(logConfig, 'cluster_manager.outlier_detection', new Report('bootstrap'))
       : '';
   const eventLog = logPath
-    ? new OutlierEventLog(logPath, (err) =>
+    ? new JsonLinesLog(logPath, (err) =>
         deps.log
           ?.get('upstream')
           .error({ err, path: logPath }, 'outlier event log: writing failed, no more lines'),

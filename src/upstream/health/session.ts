@@ -1,3 +1,4 @@
+import type { JsonObject } from '../../../events/index.js';
 import type { Counter } from '../../stats/store.js';
 import type { HealthCheckSettings } from './config.js';
 import type { CheckResult, Probe } from './probes.js';
@@ -21,6 +22,8 @@ export interface SessionEnv {
   onChange(healthy: boolean): void;
   /** A check finished (the first one ends the host's warming). */
   onChecked(): void;
+  /** The event of a health check event log line (the reference's `HealthCheckEvent` oneof), when logging. */
+  log?: (event: JsonObject) => void;
 }
 
 /** How a check moved the verdict: not at all, toward a change (threshold not reached), or changed. */
@@ -101,6 +104,18 @@ export class HealthSession {
   private finish(result: CheckResult): void {
     if (this.stopped) return;
     const transition = result === 'success' ? this.onSuccess() : this.onFailure(result);
+    const log = this.env.log;
+    if (log) {
+      const failure_type = result === 'active' ? 'ACTIVE' : 'NETWORK';
+      if (transition === 'changed')
+        log(
+          this.healthy
+            ? { add_healthy_event: { first_check: this.firstCheck } }
+            : { eject_unhealthy_event: { failure_type } },
+        );
+      if (result !== 'success' && (this.firstCheck || this.settings.alwaysLogFailures))
+        log({ health_check_failure_event: { failure_type, first_check: this.firstCheck } });
+    }
     this.firstCheck = false;
     if (transition === 'changed') this.env.onChange(this.healthy);
     this.env.onChecked();

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
@@ -277,4 +280,48 @@ test('HTTP check parses what upstreams send: chunked bodies with trailers on a k
     () => h.counter('cluster.svc.health_check.network_failure') > before,
     1000,
   );
+});
+
+test('event_log_path: one HealthCheckEvent line per verdict change, and per failed check with always_log_health_check_failures', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hc-log-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const path = join(dir, 'hc.log');
+  const server = net.createServer((socket) => socket.on('error', () => {}));
+  const port = await listen(server);
+  const h = startHarness([
+    checkedCluster('tcp', [port], {
+      health_checks: [
+        fastCheck(
+          { tcp_health_check: {} },
+          { event_log_path: path, always_log_health_check_failures: true, unhealthy_threshold: 1 },
+        ),
+      ],
+    }),
+  ]);
+  cleanups.push(() => h.close());
+  await waitFor('healthy', () => h.host('tcp', port)?.failedActiveHc === false);
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await waitFor('out', () => h.host('tcp', port)?.failedActiveHc === true, 2000);
+  await waitFor('a second failure logged', () => h.counter('cluster.tcp.health_check.failure') >= 2, 2000);
+  h.close();
+  await new Promise((r) => setTimeout(r, 50));
+  const lines = readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  const about = {
+    health_checker_type: 'TCP',
+    host: { socket_address: { protocol: 'TCP', address: '127.0.0.1', port_value: port } },
+    cluster_name: 'tcp',
+  };
+  const strip = ({ timestamp, ...rest }: { timestamp: string }) => {
+    assert.ok(!Number.isNaN(Date.parse(timestamp)));
+    return rest;
+  };
+  assert.deepEqual(strip(lines[0]), { ...about, add_healthy_event: { first_check: true } });
+  assert.deepEqual(strip(lines[1]), { ...about, eject_unhealthy_event: { failure_type: 'NETWORK' } });
+  assert.deepEqual(strip(lines[2]), {
+    ...about,
+    health_check_failure_event: { failure_type: 'NETWORK', first_check: false },
+  });
 });
