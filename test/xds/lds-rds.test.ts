@@ -4,11 +4,12 @@
  * is NACKed while the rest serve, a removed one stops accepting and drains.
  */
 import assert from 'node:assert/strict';
+import * as http from 'node:http';
 import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
-import { ADMIN, GRPC_SOURCE, get, staticCluster, until } from '../helpers/xds-fixtures.js';
+import { ADMIN, GRPC_SOURCE, get, httpListener, staticCluster, until } from '../helpers/xds-fixtures.js';
 import { XdsServer } from '../helpers/xds-server.js';
 
 const HCM =
@@ -179,5 +180,41 @@ describe('LDS and RDS (per-type gRPC services)', () => {
       'front gone from /listeners',
       async () => !(await proxy.get('/listeners')).body.includes('front'),
     );
+  });
+});
+
+describe('a listener removed by LDS with a request in flight', () => {
+  it('stops accepting at once and lets the request in flight finish', async () => {
+    const slow = http.createServer((_req, res) => {
+      setTimeout(() => res.end('slow'), 600);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const slowPort = (slow.address() as net.AddressInfo).port;
+    const xds = await XdsServer.start();
+    xds.set('lds', [httpListener('edge', 'slow')], 'l1');
+    const proxy = await startProxyProcess(
+      {
+        admin: ADMIN,
+        dynamic_resources: { lds_config: GRPC_SOURCE },
+        static_resources: {
+          clusters: [staticCluster('xds_cluster', [xds.port], true), staticCluster('slow', [slowPort])],
+        },
+      },
+      ['--concurrency', '1', '--drain-time-s', '5'],
+    );
+    try {
+      const port = await proxy.listenerPort('edge');
+      const inFlight = get(port);
+      await new Promise((r) => setTimeout(r, 150));
+      xds.set('lds', [], 'l2');
+      await xds.ack('lds', 'l2');
+      await until('the port closed', () => refused(port));
+      assert.deepEqual(await inFlight, { status: 200, body: 'slow' });
+    } finally {
+      await proxy.stop();
+      await xds.stop();
+      slow.closeAllConnections();
+      slow.close();
+    }
   });
 });
