@@ -215,3 +215,30 @@ describe('initialisation with a silent management server', () => {
     }
   });
 });
+
+describe('EDS on the v3 per-type service', () => {
+  it('speaks envoy.service.endpoint.v3 with v3 type URLs', async () => {
+    const xds = await XdsServer.start();
+    const a = await upstream('a');
+    xds.set('eds', [assignment('some_service', [a.port])], 'v1');
+    const source = {
+      api_config_source: {
+        api_type: 'GRPC',
+        transport_api_version: 'V3',
+        grpc_services: [{ envoy_grpc: { cluster_name: 'xds_cluster' } }],
+      },
+      resource_api_version: 'V3',
+    };
+    const proxy = await startProxyProcess(edsBootstrap(xds.port, source), ['--concurrency', '1']);
+    try {
+      const ack = await xds.ack('eds', 'v1');
+      assert.equal(ack.method, '/envoy.service.endpoint.v3.EndpointDiscoveryService/StreamEndpoints');
+      assert.equal(ack.type_url, 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment');
+      assert.equal((await get(await proxy.listenerPort('listener_0'))).body, 'a');
+    } finally {
+      await proxy.stop();
+      await xds.stop();
+      await a.close();
+    }
+  });
+});
