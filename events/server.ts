@@ -25,3 +25,25 @@ export const healthCheckOk = defineEvent('server/healthcheck-ok');
 
 /** `POST /quitquitquit` or a termination signal. */
 export const shutdownRequested = defineEvent('server/shutdown-requested').withPayload<{ reason: string }>();
+
+/**
+ * This process took over from a running epoch (`--restart-epoch` > 0): the first event after
+ * its bootstrap, so a replay of a log that spans epochs knows where each one starts.
+ */
+export const hotRestarted = defineEvent('server/hot-restarted').withPayload<{
+  epoch: number;
+  parentEpoch: number;
+  /** When epoch 0 started (ms since the epoch): `uptime_all_epochs` counts from here. */
+  firstStartedAt: number;
+}>();
+
+/** What the parent epoch did after the handover, as it reported it to this one. */
+export const hotRestartParent = defineEvent('server/hot-restart-parent').withPayload<{
+  epoch: number;
+  step: 'draining' | 'drained' | 'exited';
+  /** Its downstream connections still open at this step. */
+  connections: number;
+}>();
+
+/** The drain before a stop is over: no connection left, or the drain time ran out. */
+export const drainEnded = defineEvent('server/drain-ended').withPayload<{ connectionsLeft: number }>();

@@ -29,6 +29,10 @@ export const handlers: ReducerTable<ProxyEvent> = {
   'server/healthcheck-failed': (draft) => server.onHealthCheck(draft, true),
   'server/healthcheck-ok': (draft) => server.onHealthCheck(draft, false),
   'server/shutdown-requested': server.onShutdownRequested,
+  'server/hot-restarted': server.onHotRestarted,
+  'server/hot-restart-parent': server.onHotRestartParent,
+  // The drain's end changes nothing a view shows: the process stops next.
+  'server/drain-ended': () => {},
   'cluster/added': (draft, env) => {
     clusters.onClusterAdded(draft, env);
     discovery.warmOnAdded(draft, env);

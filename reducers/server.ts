@@ -8,6 +8,8 @@ export function onBootstrapLoaded(draft: Draft<State>, env: On<'server/bootstrap
   draft.server.options = options;
   draft.server.version = version;
   draft.server.startedAt = env.at;
+  // A new run: until a `server/hot-restarted` says otherwise, it is epoch 0 of its own chain.
+  delete draft.server.hotRestart;
   if (draft.server.state === 'PRE_INITIALIZING') draft.server.state = 'INITIALIZING';
 }
 
@@ -21,4 +23,19 @@ export function onHealthCheck(draft: Draft<State>, failed: boolean): void {
 
 export function onShutdownRequested(draft: Draft<State>): void {
   draft.server.shutdownRequested = true;
+}
+
+export function onHotRestarted(draft: Draft<State>, env: On<'server/hot-restarted'>): void {
+  const { epoch, parentEpoch, firstStartedAt } = env.event;
+  draft.server.hotRestart = {
+    epoch,
+    firstStartedAt,
+    parent: { epoch: parentEpoch, step: 'handover', connections: 0 },
+  };
+}
+
+export function onHotRestartParent(draft: Draft<State>, env: On<'server/hot-restart-parent'>): void {
+  const { epoch, step, connections } = env.event;
+  const hr = draft.server.hotRestart;
+  if (hr?.parent.epoch === epoch) hr.parent = { epoch, step, connections };
 }

@@ -10,6 +10,14 @@ import type {
   ServerState,
 } from '../events/index.js';
 
+/** Where this epoch stands in a chain of hot restarts. */
+export interface HotRestartState {
+  epoch: number;
+  /** When epoch 0 started: `uptime_all_epochs` counts from here. */
+  firstStartedAt: number;
+  parent: { epoch: number; step: 'handover' | 'draining' | 'drained' | 'exited'; connections: number };
+}
+
 /** A member of a cluster with the health verdicts of every checker. */
 export interface HostState extends HostSpec {
   failedActiveHc: boolean;
@@ -85,6 +93,8 @@ export interface State {
     version: string;
     options: JsonObject;
     shutdownRequested: boolean;
+    /** Set by `server/hot-restarted` in an epoch above 0; absent in epoch 0. */
+    hotRestart?: HotRestartState;
   };
   bootstrap: {
     config: RawBootstrap;

@@ -15,6 +15,7 @@ import type { Core } from './core.js';
 import { WorkerPool } from './dataplane/workers/pool.js';
 import { createLoggers, type Loggers } from './logging/loggers.js';
 import { Profilers } from './profiler.js';
+import { ListenSockets } from './server/hot-restart/sockets.js';
 import { StatsRuntime } from './stats/start.js';
 import { StatsStore } from './stats/store.js';
 
@@ -41,6 +42,11 @@ export interface ServerContext extends Core {
    * `startDataPlane`), else null: the traffic is served in this process.
    */
   readonly workers: WorkerPool | null;
+  /**
+   * Listening sockets by address: adopted from the hot-restart parent epoch when binding,
+   * offered to the next epoch once bound (docs/hot-restart.md).
+   */
+  readonly sockets: ListenSockets;
   /** Runs the shutdown steps (once) and exits with `code` (see `ContextParts.exit`). */
   shutdown(code: number): Promise<void>;
   /** Runs the shutdown steps (once) without exiting: what tests and a worker's stop call. */
@@ -62,6 +68,8 @@ export interface ContextParts {
   bootstrap?: JsonObject | null;
   /** How much history to keep, or false for none. Default: a history with its defaults. */
   history?: HistoryOptions | false;
+  /** Default: sockets with no parent epoch to adopt from. */
+  sockets?: ListenSockets;
   /** What `shutdown(code)` does after the steps ran. Default: `process.exit`. */
   exit?: (code: number) => void;
 }
@@ -94,7 +102,7 @@ export function createContext(parts: ContextParts): ServerContext {
   };
   const eventLog: EventLog = primary
     ? openEventLog(core, { bootstrap: parts.bootstrap, history: parts.history ?? {} })
-    : { history: null, flush: () => Promise.resolve() };
+    : { history: null, flush: () => Promise.resolve(), release: () => Promise.resolve() };
   return {
     ...core,
     history: eventLog.history,
@@ -104,6 +112,7 @@ export function createContext(parts: ContextParts): ServerContext {
     contention: primary && options.enableMutexTracing ? noContention() : null,
     figures: new DataPlaneFigures(),
     workers: primary && options.concurrency > 1 ? new WorkerPool(core, options.concurrency) : null,
+    sockets: parts.sockets ?? new ListenSockets(),
     async shutdown(code) {
       await close();
       exit(code);

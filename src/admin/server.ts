@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { text } from '../../views/result.js';
 import type { ServerContext } from '../context.js';
+import { socketKey } from '../server/hot-restart/protocol.js';
 import { adminAccessLog } from './access-log.js';
 import { routeAdmin } from './dispatch.js';
 import { handlers } from './handlers/index.js';
@@ -105,12 +106,16 @@ export async function startAdmin(
         'and read its configuration; bind admin.address.socket_address to 127.0.0.1 or firewall it',
     );
   }
-  const server = app.listen(port, host);
+  // A hot-restart child takes the parent's admin socket over (the parent stops accepting on
+  // it once sent), so the admin is never refused either.
+  const inherited = port === 0 ? null : await ctx.sockets.adopt(socketKey(host, port));
+  const server = inherited ? app.listen(inherited) : app.listen(port, host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
   });
   ctx.onShutdown(() => closeGracefully(server));
   const bound = server.address() as AddressInfo;
+  ctx.sockets.offer(socketKey(bound.address, bound.port), server, () => server.close());
   return bound.family === 'IPv6' ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`;
 }

@@ -32,6 +32,11 @@ export interface EventLog {
   readonly history: History | null;
   /** Resolves once every event dispatched so far is written to the file (at once without one). */
   flush(): Promise<void>;
+  /**
+   * Writes what is buffered and stops writing the file, keeping the history: a hot-restart
+   * parent does this before its child appends to the same file.
+   */
+  release(): Promise<void>;
 }
 
 /**
@@ -73,7 +78,11 @@ export function openEventLog(
     applied.unsubscribe();
     await recorder?.close();
   });
-  return { history, flush: () => recorder?.flush() ?? Promise.resolve() };
+  return {
+    history,
+    flush: () => recorder?.flush() ?? Promise.resolve(),
+    release: () => recorder?.close() ?? Promise.resolve(),
+  };
 }
 
 /**

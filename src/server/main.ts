@@ -1,14 +1,44 @@
 import { writeFileSync } from 'node:fs';
-import { bootstrapLoaded, serverStateChanged } from '../../events/index.js';
+import { bootstrapLoaded, hotRestarted, hotRestartParent, serverStateChanged } from '../../events/index.js';
 import { startAdmin } from '../admin/server.js';
 import { loadBootstrap } from '../bootstrap/load.js';
+import { hotRestartVersion } from '../cli/hot-restart-version.js';
 import type { Options } from '../cli/options.js';
 import { commandLineOptionsJson } from '../cli/server-info-options.js';
 import { createContext, type ServerContext } from '../context.js';
 import { startDataPlane } from '../dataplane/index.js';
 import { VERSION } from '../version.js';
 import { startEdges } from './edges.js';
+import { ParentLink } from './hot-restart/child.js';
+import { startHotRestartParent } from './hot-restart/parent.js';
+import { ListenSockets } from './hot-restart/sockets.js';
 import { stopOnSignals } from './shutdown.js';
+
+/** With `--restart-epoch` above 0 (and hot restart on), the link to the running epoch. */
+async function connectToParent(options: Options): Promise<ParentLink | null> {
+  if (options.restartEpoch === 0 || options.disableHotRestart) return null;
+  try {
+    return await ParentLink.connect(options, hotRestartVersion(options));
+  } catch (err) {
+    process.stderr.write(`error: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}
+
+/**
+ * This epoch is LIVE on the parent's sockets: the parent drains and exits; each step it
+ * reports is an event, its open connections the `server.parent_connections` gauge.
+ */
+function followParent(ctx: ServerContext, parent: ParentLink): void {
+  const gauge = ctx.stats.gauge('server.parent_connections');
+  const log = ctx.log.get('main');
+  parent.onConnections = (connections) => gauge.set(connections);
+  parent.drain((step, connections) => {
+    gauge.set(connections);
+    log.info({ epoch: parent.parentEpoch, step, connections }, `hot restart: parent epoch ${step}`);
+    ctx.store.dispatch(hotRestartParent({ epoch: parent.parentEpoch, step, connections }), 'server');
+  });
+}
 
 /**
  * Serves: loads the bootstrap, folds it into the store, starts every edge, goes LIVE.
@@ -20,8 +50,13 @@ export async function serve(options: Options): Promise<ServerContext> {
     for (const error of loaded.errors) process.stderr.write(`${error}\n`);
     process.exit(1);
   }
+  // A hot-restart child first makes sure the running epoch lets it take over (else it exits
+  // and the parent serves on), then takes the event log: from here on it writes it.
+  const parent = await connectToParent(options);
+  await parent?.releaseLog();
   // The history and the event log record from here: the bootstrap is their first event.
-  const ctx = createContext({ options, bootstrap: loaded.bootstrap });
+  const ctx = createContext({ options, bootstrap: loaded.bootstrap, sockets: new ListenSockets(parent) });
+  const log = ctx.log.get('main');
   ctx.store.dispatch(
     bootstrapLoaded({
       bootstrap: loaded.bootstrap,
@@ -31,6 +66,18 @@ export async function serve(options: Options): Promise<ServerContext> {
     }),
     'bootstrap',
   );
+  log.info({ epoch: options.restartEpoch, version: VERSION }, 'starting');
+  if (parent) {
+    log.info({ epoch: options.restartEpoch, parentEpoch: parent.parentEpoch }, 'hot restart: taking over');
+    ctx.store.dispatch(
+      hotRestarted({
+        epoch: options.restartEpoch,
+        parentEpoch: parent.parentEpoch,
+        firstStartedAt: parent.firstStartedAt,
+      }),
+      'server',
+    );
+  }
   const edges = await startEdges(ctx);
   const configLog = ctx.log.get('config');
   for (const warning of loaded.warnings) configLog.warn(warning);
@@ -52,6 +99,9 @@ export async function serve(options: Options): Promise<ServerContext> {
   // LIVE once every initial discovery fetch is done or timed out (initial_fetch_timeout).
   await edges.xds.initialized;
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
+  log.info({ epoch: options.restartEpoch }, 'LIVE');
   stopOnSignals(ctx);
+  if (parent) followParent(ctx, parent);
+  if (!options.disableHotRestart && options.mode === 'serve') await startHotRestartParent(ctx);
   return ctx;
 }

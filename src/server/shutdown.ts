@@ -7,9 +7,9 @@
  * connection is left or after `--drain-time-s`, whichever comes first; what is still open
  * then is closed. A second signal stops at once.
  */
-import { drainStarted, serverStateChanged, shutdownRequested } from '../../events/index.js';
-import { collectWorkerStats } from '../dataplane/index.js';
+import { drainEnded, drainStarted, serverStateChanged, shutdownRequested } from '../../events/index.js';
 import type { ServerContext } from '../context.js';
+import { collectWorkerStats } from '../dataplane/index.js';
 
 /** How often the drain looks at the connection count. */
 const POLL_MS = 100;
@@ -17,7 +17,7 @@ const POLL_MS = 100;
 const WORKER_ANSWER_MS = 1000;
 
 /** Downstream connections open in this process and in every worker. */
-async function openConnections(ctx: ServerContext): Promise<number> {
+export async function openConnections(ctx: ServerContext): Promise<number> {
   const { stats } = await collectWorkerStats(ctx, WORKER_ANSWER_MS);
   return stats.gauges.get('server.total_connections')?.value ?? 0;
 }
@@ -36,11 +36,20 @@ export async function drainForShutdown(ctx: ServerContext, reason: string): Prom
     drainStarted({ inboundOnly: false, graceful: false, strategy: ctx.options.drainStrategy, drainTimeMs }),
     'server',
   );
-  while (Date.now() < deadline && (await openConnections(ctx)) > 0) {
+  const log = ctx.log.get('main');
+  log.info(
+    { reason, drainTimeS: ctx.options.drainTimeS, strategy: ctx.options.drainStrategy },
+    'drain started',
+  );
+  let left = await openConnections(ctx);
+  while (Date.now() < deadline && left > 0) {
     await new Promise((resolve) =>
       setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))),
     );
+    left = await openConnections(ctx);
   }
+  log.info({ reason, connectionsLeft: left }, 'drain ended');
+  ctx.store.dispatch(drainEnded({ connectionsLeft: left }), 'server');
 }
 
 /** SIGTERM and SIGINT drain, then exit 0; the same signal again (or the other) exits at once. */

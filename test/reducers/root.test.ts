@@ -10,12 +10,15 @@ import {
   countersReset,
   discoveryAccepted,
   discoveryTimedOut,
+  drainEnded,
   drainStarted,
   type Envelope,
   healthCheckFailed,
   healthCheckOk,
   hostsSet,
   hostsUpdated,
+  hotRestarted,
+  hotRestartParent,
   type JsonObject,
   listenerAdded,
   listenerBindFailed,
@@ -158,6 +161,10 @@ const events: ProxyEvent[] = [
     updated: [{ name: 'slow', type: 'EDS', lb_policy: 'RANDOM' }],
     removed: ['late'],
   }),
+  // Hot restart (issue 19).
+  hotRestarted({ epoch: 1, parentEpoch: 0, firstStartedAt: 500 }),
+  hotRestartParent({ epoch: 0, step: 'draining', connections: 3 }),
+  drainEnded({ connectionsLeft: 0 }),
 ];
 const DISCOVERY_AT = events.findIndex((e) => clusterAdded.match(e) && e.cluster.name === 'late');
 

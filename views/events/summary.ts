@@ -79,6 +79,11 @@ const SUMMARIZERS: Summarizers = {
     about('inbound health checks now fail (POST /healthcheck/fail): load balancers drain this proxy'),
   'server/healthcheck-ok': () => about('inbound health checks pass again (POST /healthcheck/ok)'),
   'server/shutdown-requested': (e) => about(`shutdown requested: ${e.reason}`),
+  'server/hot-restarted': (e) =>
+    about(`hot restart: epoch ${e.epoch} took over the listening sockets from epoch ${e.parentEpoch}`),
+  'server/hot-restart-parent': (e) =>
+    about(`hot restart: parent epoch ${e.epoch} ${e.step} (${count(e.connections, 'connection')} open)`),
+  'server/drain-ended': (e) => about(`drain ended: ${count(e.connectionsLeft, 'connection')} left to close`),
   'cluster/added': (e) =>
     about(
       `cluster ${e.cluster.name} added ${e.addedViaApi ? `by discovery (version ${e.versionInfo || 'none'})` : 'from the bootstrap'}`,

@@ -66,13 +66,13 @@ export function renderServerInfo(state: State, figures: ServerInfoFigures): View
   const options =
     Object.keys(state.server.options).length > 0 ? state.server.options : figures.commandLineOptions;
   const uptime = seconds(figures.now - state.server.startedAt);
+  const firstStartedAt = state.server.hotRestart?.firstStartedAt ?? state.server.startedAt;
   return json(
     redact({
       version: state.server.version,
       state: reportedState(state),
       uptime_current_epoch: uptime,
-      // No hot restart: every epoch is this one.
-      uptime_all_epochs: uptime,
+      uptime_all_epochs: seconds(figures.now - firstStartedAt),
       hot_restart_version: figures.hotRestartVersion,
       command_line_options: options,
       node: nodeOf(state, options),

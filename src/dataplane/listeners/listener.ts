@@ -1,5 +1,6 @@
 import * as net from 'node:net';
 import * as tls from 'node:tls';
+import type { ListenSockets } from '../../server/hot-restart/sockets.js';
 import {
   type Counter,
   type Gauge,
@@ -80,17 +81,31 @@ export class ActiveListener {
     });
   }
 
-  /** Binds; resolves to the address actually bound (the real port when the config says 0). */
-  listen(): Promise<net.AddressInfo> {
+  /**
+   * Binds, or accepts on `inherited` (a hot-restart parent's socket for the same address);
+   * resolves to the address actually bound (the real port when the config says 0).
+   */
+  listen(inherited: object | null = null): Promise<net.AddressInfo> {
     return new Promise((resolve, reject) => {
       const onError = (err: Error) => reject(err);
-      this.server.once('error', onError);
-      this.server.listen({ host: this.spec.ip, port: this.spec.port, backlog: this.spec.backlog }, () => {
+      const onListening = () => {
         this.server.off('error', onError);
         this.accepting = true;
         resolve(this.server.address() as net.AddressInfo);
-      });
+      };
+      this.server.once('error', onError);
+      if (inherited) this.server.listen(inherited, onListening);
+      else
+        this.server.listen(
+          { host: this.spec.ip, port: this.spec.port, backlog: this.spec.backlog },
+          onListening,
+        );
     });
+  }
+
+  /** Offers the bound socket to the next hot-restart epoch (it follows a takeover: same server). */
+  offerTo(sockets: ListenSockets, address: string): void {
+    sockets.offer(address, this.server);
   }
 
   get isAccepting(): boolean {

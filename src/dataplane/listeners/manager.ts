@@ -3,6 +3,7 @@ import { listenerBindFailed, listenerBound, listenersStopped } from '../../../ev
 import type { ListenerEntry, State } from '../../../reducers/index.js';
 import { Report } from '../../bootstrap/report.js';
 import type { ServerContext } from '../../context.js';
+import { socketKey } from '../../server/hot-restart/protocol.js';
 import type { ClusterLookup } from '../http/types.js';
 import { compileListener } from './config.js';
 import { buildNetworkFilter } from './filters.js';
@@ -131,13 +132,19 @@ export class ListenerManager {
       return;
     }
     try {
-      const bound = await listener.listen();
+      // A hot-restart child accepts on its parent's socket for the address: none is refused.
+      const inherited = spec.port === 0 ? null : await this.ctx.sockets.adopt(socketKey(spec.ip, spec.port));
+      const bound = await listener.listen(inherited);
+      listener.offerTo(this.ctx.sockets, socketKey(bound.address, bound.port));
       this.listeners.set(spec.name, listener);
       if (previous) {
         previous.stopAccepting();
         this.retire(previous);
       }
-      log.info({ listener: spec.name, address: bound.address, port: bound.port }, 'listener bound');
+      log.info(
+        { listener: spec.name, address: bound.address, port: bound.port, inherited: inherited !== null },
+        inherited ? "listener took over the parent epoch's socket" : 'listener bound',
+      );
       this.ctx.store.dispatch(
         listenerBound({ name: spec.name, address: bound.address, port: bound.port }),
         'listener',

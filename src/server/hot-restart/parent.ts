@@ -1,0 +1,206 @@
+/**
+ * The running epoch's side of a hot restart: listens on its domain socket for the next
+ * epoch, checks that it is compatible, hands it the event log and the listening sockets, and
+ * drains and exits when told. A child it refuses, or one that goes away before asking for the
+ * drain, leaves this epoch serving.
+ */
+import { chmodSync, rmSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { hotRestartVersion } from '../../cli/hot-restart-version.js';
+import type { ServerContext } from '../../context.js';
+import { drainForShutdown, openConnections } from '../shutdown.js';
+import {
+  type ChildMessage,
+  domainSocket,
+  type ParentMessage,
+  readLines,
+  type SocketHandover,
+  writeLine,
+} from './protocol.js';
+
+/** How often a draining parent tells its child how many connections it still has. */
+const REPORT_MS = 250;
+
+/**
+ * Listens on this epoch's domain socket; stops with the process. Resolves once listening, or
+ * logs why it cannot (this epoch then cannot be hot-restarted, but serves).
+ */
+export async function startHotRestartParent(ctx: ServerContext): Promise<void> {
+  const { options } = ctx;
+  const log = ctx.log.get('main');
+  const where = domainSocket(options.socketPath, 'parent', options.baseId, options.restartEpoch);
+  // A socket file left by a process that is gone would make the bind fail.
+  if (!where.abstract) rmSync(where.address, { force: true });
+  let busy = false;
+  const server = createServer((socket) => {
+    if (busy) {
+      writeLine(socket, { type: 'refused', error: 'another epoch is already taking over' });
+      socket.end();
+      return;
+    }
+    busy = true;
+    serveChild(ctx, socket, () => {
+      busy = false;
+    });
+  });
+  const bound = await new Promise<boolean>((resolve) => {
+    server.once('error', (err) => {
+      log.error({ err, socket: where.name }, 'hot restart: cannot listen on the domain socket');
+      resolve(false);
+    });
+    server.listen(where.address, () => resolve(true));
+  });
+  if (!bound) return;
+  if (!where.abstract) chmodSync(where.address, options.socketMode);
+  server.unref();
+  log.info({ socket: where.name, epoch: options.restartEpoch }, 'hot restart: waiting for the next epoch');
+  ctx.onShutdown(() => closeServer(server));
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** Why `hello` cannot be answered with a welcome, or null. */
+function refusal(ctx: ServerContext, hello: Extract<ChildMessage, { type: 'hello' }>): string | null {
+  const { options } = ctx;
+  const version = hotRestartVersion(options);
+  if (hello.version !== version) {
+    return `hot-restart version mismatch: this epoch runs ${version}, the new one ${hello.version}`;
+  }
+  if (hello.baseId !== options.baseId) {
+    return `base ID mismatch: this epoch has ${options.baseId}, the new one ${hello.baseId}`;
+  }
+  if (hello.epoch !== options.restartEpoch + 1) {
+    return `epoch ${hello.epoch} cannot follow epoch ${options.restartEpoch}; the next one is ${options.restartEpoch + 1}`;
+  }
+  if (options.concurrency > 1 || hello.concurrency > 1) {
+    return 'hot restart with --concurrency above 1 is not supported (the workers hold the listening sockets)';
+  }
+  if (!process.send || !hello.ipc) {
+    return 'the listening sockets travel over the IPC channel of `proxy restarter`, and one of the epochs has none';
+  }
+  return null;
+}
+
+function serveChild(ctx: ServerContext, socket: Socket, done: () => void): void {
+  const log = ctx.log.get('main');
+  const epoch = ctx.options.restartEpoch;
+  let childEpoch = -1;
+  let draining = false;
+  socket.on('error', () => {});
+  socket.on('close', () => {
+    if (!draining && childEpoch >= 0) {
+      log.warn({ epoch: childEpoch }, 'hot restart: the new epoch went away before taking over; serving on');
+    }
+    done();
+  });
+  const reply = (msg: ParentMessage) => writeLine(socket, msg);
+  readLines<ChildMessage>(socket, (msg) => {
+    switch (msg.type) {
+      case 'hello': {
+        const why = refusal(ctx, msg);
+        if (why) {
+          log.error({ epoch: msg.epoch }, `hot restart refused: ${why}`);
+          reply({ type: 'refused', error: why });
+          socket.end();
+          return;
+        }
+        childEpoch = msg.epoch;
+        const state = ctx.store.state;
+        log.info({ epoch: childEpoch }, 'hot restart: the next epoch is taking over');
+        reply({
+          type: 'welcome',
+          epoch,
+          firstStartedAt: state.server.hotRestart?.firstStartedAt ?? state.server.startedAt,
+        });
+        return;
+      }
+      case 'release-log':
+        if (childEpoch < 0) return;
+        void ctx.eventLog.release().then(() => {
+          log.info({ epoch: childEpoch }, 'hot restart: event log handed to the next epoch');
+          reply({ type: 'log-released' });
+        });
+        return;
+      case 'socket':
+        if (childEpoch >= 0) sendSocket(ctx, msg, childEpoch, reply);
+        return;
+      case 'drain':
+        if (childEpoch < 0 || draining) return;
+        draining = true;
+        drainAndExit(ctx, childEpoch, reply);
+        return;
+    }
+  });
+}
+
+/** Sends the listening socket at `msg.address` through the restarter, then says whether it went. */
+function sendSocket(
+  ctx: ServerContext,
+  msg: Extract<ChildMessage, { type: 'socket' }>,
+  childEpoch: number,
+  reply: (msg: ParentMessage) => void,
+): void {
+  const offered = ctx.sockets.find(msg.address);
+  // The server's own handle, not the server: the restarter must not start accepting on it.
+  const handle = (offered?.server as unknown as { _handle?: object } | undefined)?._handle;
+  if (!offered || !handle || !process.send) {
+    reply({ type: 'socket', id: msg.id, address: msg.address, sent: false });
+    return;
+  }
+  const handover: SocketHandover = {
+    proxyHotRestart: 'socket',
+    to: childEpoch,
+    id: msg.id,
+    address: msg.address,
+  };
+  process.send(handover, handle as never, {}, (err: Error | null) => {
+    if (err)
+      ctx.log.get('main').error({ err, address: msg.address }, 'hot restart: cannot send a listening socket');
+    else {
+      ctx.log
+        .get('main')
+        .info({ address: msg.address, epoch: childEpoch }, 'hot restart: listening socket handed over');
+      offered.onHandover();
+    }
+    reply({ type: 'socket', id: msg.id, address: msg.address, sent: !err });
+  });
+}
+
+/**
+ * The child is LIVE: drain as for a signal (`--drain-time-s`, `--drain-strategy`), telling
+ * the child how many connections are left, and exit once none is or the drain time is over;
+ * `--parent-shutdown-time-s` after the request the process exits whatever is left.
+ */
+function drainAndExit(ctx: ServerContext, childEpoch: number, reply: (msg: ParentMessage) => void): void {
+  const log = ctx.log.get('main');
+  log.info(
+    {
+      epoch: childEpoch,
+      drainTimeS: ctx.options.drainTimeS,
+      parentShutdownTimeS: ctx.options.parentShutdownTimeS,
+    },
+    'hot restart: draining for the next epoch',
+  );
+  const hardStop = setTimeout(() => {
+    log.warn('hot restart: parent shutdown time reached; exiting now');
+    void ctx.shutdown(0);
+  }, ctx.options.parentShutdownTimeS * 1000);
+  hardStop.unref();
+  const report = setInterval(
+    () => void openConnections(ctx).then((connections) => reply({ type: 'connections', connections })),
+    REPORT_MS,
+  );
+  void openConnections(ctx).then((connections) => reply({ type: 'draining', connections }));
+  void drainForShutdown(ctx, `hot restart to epoch ${childEpoch}`)
+    .then(async () => {
+      clearInterval(report);
+      reply({ type: 'drained', connections: await openConnections(ctx) });
+    })
+    .catch((err) => log.error({ err }, 'hot restart: drain failed'))
+    .finally(() => {
+      log.info({ epoch: childEpoch }, 'hot restart: parent epoch exiting');
+      void ctx.shutdown(0);
+    });
+}

@@ -1,0 +1,44 @@
+import type { Server } from 'node:net';
+
+/** Where inherited sockets come from: the link to the parent epoch (`child.ts`). */
+export interface SocketSource {
+  /** The parent's listening socket bound at `address` as a handle for `listen`, or null. */
+  socket(address: string): Promise<object | null>;
+}
+
+interface Offered {
+  server: Server;
+  /** Runs once the socket went to the next epoch (the admin stops accepting then). */
+  onHandover: () => void;
+}
+
+/**
+ * The listening sockets of this process by bound address (`socketKey`): what it adopts from
+ * its parent epoch when it binds, and offers to its child epoch. Every listener that binds
+ * asks here first, so a socket adopted is never bound twice.
+ */
+export class ListenSockets {
+  private readonly offered = new Map<string, Offered>();
+
+  constructor(private readonly parent: SocketSource | null = null) {}
+
+  /** The parent epoch's socket for `address` (`ip:port` as configured), or null: bind it. */
+  adopt(address: string): Promise<object | null> {
+    return this.parent ? this.parent.socket(address) : Promise.resolve(null);
+  }
+
+  /** Makes `server`, listening at `address`, available to the next epoch; returns the withdrawal. */
+  offer(address: string, server: Server, onHandover: () => void = () => {}): () => void {
+    const entry = { server, onHandover };
+    this.offered.set(address, entry);
+    return () => {
+      if (this.offered.get(address) === entry) this.offered.delete(address);
+    };
+  }
+
+  /** The server offered at `address`, if it still listens. */
+  find(address: string): Offered | null {
+    const entry = this.offered.get(address);
+    return entry?.server.listening ? entry : null;
+  }
+}
