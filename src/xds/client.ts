@@ -18,7 +18,7 @@ import {
 } from '../../events/index.js';
 import { edsServiceName } from '../../reducers/discovery.js';
 import { configuredEndpoints } from '../../reducers/hosts.js';
-import type { State } from '../../reducers/index.js';
+import { entryOf, type State } from '../../reducers/index.js';
 import { clusterStatName } from '../../reducers/settings/cluster.js';
 import { objectOf } from '../../reducers/settings/values.js';
 import { disabledExtensions } from '../bootstrap/extensions.js';
@@ -165,7 +165,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
 
   /** The management server to dial: the next member of its static cluster. */
   function targetOf(cluster: string): string | null {
-    const hosts = ctx.store.state.clusters[cluster]?.hosts ?? [];
+    const hosts = entryOf(ctx.store.state.clusters, cluster)?.hosts ?? [];
     if (hosts.length === 0) return null;
     const n = picks.get(cluster) ?? 0;
     picks.set(cluster, n + 1);
@@ -414,7 +414,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     const added: RawCluster[] = [];
     const updated: RawCluster[] = [];
     for (const { name, config } of resources) {
-      const existing = state.clusters[name];
+      const existing = entryOf(state.clusters, name);
       const cluster = config as RawCluster;
       if (existing && !existing.addedViaApi) {
         errors.push(`Cluster '${name}': a static cluster of the bootstrap; discovery cannot change it`);
@@ -436,7 +436,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     const state = ctx.store.state;
     const named = new Set(resources.map((r) => r.name));
     for (const { name, config } of resources) {
-      const existing = state.listeners[name];
+      const existing = entryOf(state.listeners, name);
       if (existing && !existing.discovered) {
         errors.push(`Listener '${name}': a static listener of the bootstrap; discovery cannot change it`);
         continue;
