@@ -34,6 +34,15 @@ export const clustersDiscovered = defineEvent('discovery/clusters').withPayload<
   removed: string[];
 }>();
 
+/**
+ * Initialisation waits for these discovery targets (`cds:*`, `eds:<service>`, `lds:*`,
+ * `rds:<table>`) until their first response or their initial fetch timeout.
+ */
+export const initWaiting = defineEvent('discovery/init-waiting').withPayload<{ targets: string[] }>();
+
+/** These initialisation targets are done (answered, rejected or timed out). */
+export const initReady = defineEvent('discovery/init-ready').withPayload<{ targets: string[] }>();
+
 /** A listener from listener discovery (a new name, or a changed config of one it added). */
 export const listenerAdded = defineEvent('listener/added').withPayload<{
   listener: RawListener;

@@ -28,6 +28,16 @@ export function warmedByMembers(draft: Draft<State>, env: On<'endpoints/hosts-se
   if (cluster?.warming) delete cluster.warming;
 }
 
+export function onInitWaiting(draft: Draft<State>, env: On<'discovery/init-waiting'>): void {
+  for (const target of env.event.targets)
+    if (!draft.discovery.waiting.includes(target)) draft.discovery.waiting.push(target);
+}
+
+export function onInitReady(draft: Draft<State>, env: On<'discovery/init-ready'>): void {
+  const done = new Set(env.event.targets);
+  draft.discovery.waiting = draft.discovery.waiting.filter((t) => !done.has(t));
+}
+
 export function onDiscoveryAccepted(draft: Draft<State>, env: On<'discovery/accepted'>): void {
   const { kind, versionInfo } = env.event;
   draft.discovery.versions[kind] = versionInfo;

@@ -79,6 +79,8 @@ export const handlers: ReducerTable<ProxyEvent> = {
     for (const name of removed) clusters.onClusterRemoved(draft, as(clusterRemoved({ name, versionInfo })));
   },
   'discovery/accepted': discovery.onDiscoveryAccepted,
+  'discovery/init-waiting': discovery.onInitWaiting,
+  'discovery/init-ready': discovery.onInitReady,
   'discovery/fetch-timed-out': discovery.onDiscoveryTimedOut,
   'listener/added': discovery.onListenerAdded,
   'listener/removed': discovery.onListenerRemoved,

@@ -126,6 +126,8 @@ export interface State {
   discovery: {
     versions: Partial<Record<DiscoveryKind, string>>;
     routes: Record<string, RouteConfigEntry>;
+    /** Initialisation targets still waited for (`/init_dump`): `cds:*`, `eds:<service>`, ... */
+    waiting: string[];
   };
 }
 
@@ -165,7 +167,7 @@ export const initialState: State = freeze<State>(
       drainTimeMs: 0,
     },
     rejected: [],
-    discovery: { versions: {}, routes: {} },
+    discovery: { versions: {}, routes: {}, waiting: [] },
   },
   true,
 );

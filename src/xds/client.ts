@@ -9,6 +9,8 @@ import {
   discoveryAccepted,
   discoveryTimedOut,
   hostsSet,
+  initReady,
+  initWaiting,
   listenerAdded,
   listenerRemoved,
   type RawCluster,
@@ -131,6 +133,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
         : null;
     timer?.unref();
     initTargets.set(key, timer);
+    ctx.store.dispatch(initWaiting({ targets: [key] }), kind);
   }
 
   function targetDone(kind: ResourceKind, name: string | null): void {
@@ -139,6 +142,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     if (timer === undefined) return;
     if (timer) clearTimeout(timer);
     initTargets.delete(key);
+    ctx.store.dispatch(initReady({ targets: [key] }), kind);
     // A response may add targets through the events it dispatches: check once they are in.
     queueMicrotask(checkInit);
   }

@@ -19,6 +19,8 @@ import {
   hostsUpdated,
   hotRestarted,
   hotRestartParent,
+  initReady,
+  initWaiting,
   type JsonObject,
   listenerAdded,
   listenerBindFailed,
@@ -39,6 +41,7 @@ import {
   updateRejected,
 } from '../../events/index.js';
 import { applyInPlace, foldAll, initialState, rootReducer, type State } from '../../reducers/index.js';
+import { unreadyTargets } from '../../views/init-dump/render.js';
 
 const host = (ip: string, port = 80) => ({
   address: `${ip}:${port}`,
@@ -165,8 +168,12 @@ const events: ProxyEvent[] = [
   hotRestarted({ epoch: 1, parentEpoch: 0, firstStartedAt: 500 }),
   hotRestartParent({ epoch: 0, step: 'draining', connections: 3 }),
   drainEnded({ connectionsLeft: 0 }),
+  // Initialisation targets of discovery, from INIT_AT on.
+  initWaiting({ targets: ['cds:*', 'lds:*', 'rds:front'] }),
+  initReady({ targets: ['cds:*', 'lds:*'] }),
 ];
 const DISCOVERY_AT = events.findIndex((e) => clusterAdded.match(e) && e.cluster.name === 'late');
+const INIT_AT = events.findIndex((e) => initWaiting.match(e));
 
 const envelopes: Envelope<ProxyEvent>[] = events.map((event, i) => ({
   seq: i + 1,
@@ -310,6 +317,11 @@ test('discovery: a discovered EDS cluster warms until members or its fetch timeo
   assert.equal(at(11).clusters.slow?.config.lb_policy, 'RANDOM', '...updates...');
   assert.equal(at(11).clusters.late, undefined, '...and removes');
   assert.equal(at(11).clusterManager.versionInfo, 'c4');
+  const init = (n: number) => states[INIT_AT + n]!;
+  assert.deepEqual(init(0).discovery.waiting, ['cds:*', 'lds:*', 'rds:front']);
+  assert.ok(unreadyTargets(init(0)).cluster.includes('CdsApi'));
+  assert.deepEqual(init(1).discovery.waiting, ['rds:front']);
+  assert.deepEqual(unreadyTargets(init(1)).listener, ['RdsRouteConfigSubscription front']);
 });
 
 test('runtime: admin values override lower layers, an empty value deletes the admin key', () => {

@@ -172,6 +172,8 @@ const SUMMARIZERS: Summarizers = {
       clusters: [...e.added.map((c) => c.name), ...e.updated.map((c) => c.name), ...e.removed],
     });
   },
+  'discovery/init-waiting': (e) => about(`initialisation waits for ${some(e.targets, 4)}`),
+  'discovery/init-ready': (e) => about(`initialisation no longer waits for ${some(e.targets, 4)}`),
   'discovery/accepted': (e) =>
     about(
       `${e.kind.toUpperCase()} update accepted (version ${e.versionInfo || 'none'}): ${some(e.names, 4)}`,

@@ -7,6 +7,21 @@ export type InitComponent = (typeof INIT_COMPONENTS)[number];
 
 const AWAITS_DISCOVERY = new Set(['STRICT_DNS', 'LOGICAL_DNS', 'EDS']);
 
+/** The reference's names of the discovery subscriptions initialisation waits for. */
+const SUBSCRIPTION: Record<string, (name: string) => string> = {
+  cds: () => 'CdsApi',
+  lds: () => 'LdsApi',
+  rds: (name) => `RdsRouteConfigSubscription ${name}`,
+};
+
+function discoveryTargets(state: State, kinds: string[]): string[] {
+  return state.discovery.waiting.flatMap((target) => {
+    const [kind = '', name = ''] = target.split(/:(.*)/s);
+    const label = SUBSCRIPTION[kind];
+    return kinds.includes(kind) && label ? [label(name)] : [];
+  });
+}
+
 /** Targets initialisation still waits for, per component. */
 export function unreadyTargets(state: State): Record<InitComponent, string[]> {
   return {
@@ -16,10 +31,12 @@ export function unreadyTargets(state: State): Record<InitComponent, string[]> {
         (c) => AWAITS_DISCOVERY.has(String(c.config.type ?? 'STATIC').toUpperCase()) && c.hosts.length === 0,
       )
       .map((c) => `cluster ${c.name}`)
+      .concat(discoveryTargets(state, ['cds']))
       .sort(),
     listener: Object.values(state.listeners)
       .filter((l) => l.state === 'pending')
       .map((l) => `listener ${l.name}`)
+      .concat(discoveryTargets(state, ['lds', 'rds']))
       .sort(),
   };
 }
