@@ -3,6 +3,7 @@ import { activeHealthChanged, type JsonObject } from '../../../events/index.js';
 import type { ClusterEntry, HostState, State } from '../../../reducers/index.js';
 import { clusterStatName } from '../../../reducers/settings/cluster.js';
 import type { Store } from '../../control/store.js';
+import { connectOptionsOf } from '../../dataplane/pool/connect-options.js';
 import type { Loggers } from '../../logging/loggers.js';
 import type { Gauge, StatsStore } from '../../stats/store.js';
 import { type CheckerSettings, clusterHealth } from './config.js';
@@ -99,6 +100,7 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
     const statName = clusterStatName(cluster.config);
     const stats = counters(statName);
     const verifyCluster = ctx.stats.counter(`cluster.${statName}.health_check.verify_cluster`);
+    const scope = ctx.stats.scope(`cluster.${statName}`);
     const checked: CheckedHost = { sessions: [], healthy: !host.failedActiveHc };
     let pendingFirst = warm ? checks.length : 0;
     warming += pendingFirst;
@@ -124,7 +126,14 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
     };
     for (const check of checks) {
       const probe = createProbe(
-        { ip: host.ip, port: host.port, cluster: name, onVerifyCluster: () => verifyCluster.inc() },
+        {
+          ip: host.ip,
+          port: host.port,
+          cluster: name,
+          connect: connectOptionsOf(cluster.config),
+          scope,
+          onVerifyCluster: () => verifyCluster.inc(),
+        },
         check.checker,
         check.reuseConnection,
       );

@@ -58,8 +58,6 @@ export interface HealthCheckSettings {
   alwaysLogFailures: boolean;
 }
 
-const TLS_REFUSAL = { refuse: 'TLS is not implemented yet; health checks would go in plain text' };
-
 const HEALTH_CHECK_FIELDS: FieldTable = {
   ...acting('timeout', 'interval', 'initial_jitter', 'interval_jitter', 'interval_jitter_percent'),
   ...acting('unhealthy_threshold', 'healthy_threshold', 'reuse_connection', 'no_traffic_interval'),
@@ -68,7 +66,8 @@ const HEALTH_CHECK_FIELDS: FieldTable = {
   alt_port: notYet('alt_port (a separate health check port)'),
   ...acting('event_log_path', 'always_log_health_check_failures'),
   event_service: notYet('the health check event service'),
-  tls_options: TLS_REFUSAL,
+  // Checks use the cluster's own TLS context; only this ALPN override is missing.
+  tls_options: notYet('tls_options (the ALPN of TLS health checks)'),
   custom_health_check: notYet('custom health checkers'),
 };
 const HTTP_CHECK_FIELDS: FieldTable = {

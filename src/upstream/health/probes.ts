@@ -1,5 +1,8 @@
 import * as http2 from 'node:http2';
-import * as net from 'node:net';
+import type * as net from 'node:net';
+import type { ConnectOptions } from '../../dataplane/pool/connect-options.js';
+import type { Scope } from '../../stats/store.js';
+import { dial } from '../../tls/upstream.js';
 import type { GrpcCheckSettings, HttpCheckSettings, TcpCheckSettings } from './config.js';
 
 /**
@@ -15,8 +18,31 @@ export interface ProbeTarget {
   ip: string;
   port: number;
   cluster: string;
+  /** The cluster's bind, keep-alive and TLS settings: checks connect as its traffic does. */
+  connect: ConnectOptions;
+  /** `cluster.<name>.`, for the `ssl.` counters of TLS checks. */
+  scope: Scope;
   /** Bumped when an HTTP check verifies `service_name` (the `verify_cluster` stat). */
   onVerifyCluster(): void;
+}
+
+/** Opens a check connection like the cluster's own; `onReady` once bytes may flow (after TLS). */
+function connectTo(target: ProbeTarget, http2: boolean, onReady?: () => void): net.Socket {
+  const o = target.connect;
+  return dial(
+    {
+      ip: target.ip,
+      port: target.port,
+      localAddress: o.localAddress,
+      localPort: o.localPort,
+      keepAlive: o.keepAlive,
+      keepAliveInitialDelayMs: o.keepAliveInitialDelayMs,
+      tls: o.tls,
+      scope: target.scope,
+      http2,
+    },
+    onReady,
+  );
 }
 
 /** One checker's connection to one host: a check at a time, the session times it out. */
@@ -176,7 +202,7 @@ class Http1Probe implements Probe {
   }
 
   private connect(): net.Socket {
-    const socket = net.connect({ host: this.target.ip, port: this.target.port, noDelay: true });
+    const socket = connectTo(this.target, false);
     this.socket = socket;
     socket.on('data', (chunk: Buffer) => {
       if (!this.pending) return;
@@ -234,7 +260,10 @@ class H2Session {
   get(): http2.ClientHttp2Session {
     if (this.session && !this.session.closed && !this.session.destroyed) return this.session;
     const host = this.target.ip.includes(':') ? `[${this.target.ip}]` : this.target.ip;
-    const session = http2.connect(`http://${host}:${this.target.port}`);
+    const scheme = this.target.connect.tls ? 'https' : 'http';
+    const session = http2.connect(`${scheme}://${host}:${this.target.port}`, {
+      createConnection: () => connectTo(this.target, true),
+    });
     session.on('error', () => {});
     session.on('close', () => {
       if (this.session === session) this.session = null;
@@ -450,15 +479,14 @@ class TcpProbe implements Probe {
     return new Promise((resolve) => {
       this.pending = resolve;
       this.received = Buffer.alloc(0);
-      const socket = this.socket ?? this.connect();
-      if (this.settings.send && !socket.connecting) socket.write(this.settings.send);
+      // A new connection sends once it is ready (after TLS); a kept one sends at once.
+      if (!this.socket) this.connect();
+      else if (this.settings.send) this.socket.write(this.settings.send);
     });
   }
 
   private connect(): net.Socket {
-    const socket = net.connect({ host: this.target.ip, port: this.target.port, noDelay: true });
-    this.socket = socket;
-    socket.on('connect', () => {
+    const socket = connectTo(this.target, false, () => {
       if (this.settings.receive.length === 0) {
         this.close();
         this.settle('success');
@@ -466,6 +494,7 @@ class TcpProbe implements Probe {
       }
       if (this.settings.send) socket.write(this.settings.send);
     });
+    this.socket = socket;
     socket.on('data', (chunk: Buffer) => {
       this.received = Buffer.concat([this.received, chunk]);
       if (this.pending && payloadsFound(this.received, this.settings.receive)) {

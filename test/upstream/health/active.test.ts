@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as http from 'node:http';
 import * as http2 from 'node:http2';
+import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
+import { makePki } from '../../tls/certs.js';
 import { checkedCluster, fastCheck, startHarness, waitFor } from './helpers.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -324,4 +326,44 @@ test('event_log_path: one HealthCheckEvent line per verdict change, and per fail
     ...about,
     health_check_failure_event: { failure_type: 'NETWORK', first_check: false },
   });
+});
+
+test('checks of a TLS cluster speak TLS (verified against trusted_ca): HTTP/1, HTTP/2 and TCP', async () => {
+  const pki = makePki();
+  cleanups.push(() => pki.remove());
+  const up = pki.leaf('upstream', ['DNS:upstream.test']);
+  let status = 200;
+  const h1 = https.createServer({ cert: up.certPem, key: up.keyPem }, (_req, res) =>
+    res.writeHead(status).end(),
+  );
+  const h2 = http2.createSecureServer({ cert: up.certPem, key: up.keyPem }, (_req, res) =>
+    res.writeHead(status).end(),
+  );
+  const [p1, p2] = [await listen(h1), await listen(h2)];
+  const tls = {
+    transport_socket: {
+      name: 'proxy.transport_sockets.tls',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext',
+        sni: 'upstream.test',
+        common_tls_context: { validation_context: { trusted_ca: { filename: pki.ca.cert } } },
+      },
+    },
+  };
+  const h = startHarness([
+    checkedCluster('one', [p1], { ...tls, health_checks: [fastCheck({ http_health_check: { path: '/' } })] }),
+    checkedCluster('two', [p2], {
+      ...tls,
+      health_checks: [fastCheck({ http_health_check: { path: '/', codec_client_type: 'HTTP2' } })],
+    }),
+    checkedCluster('tcp', [p1], { ...tls, health_checks: [fastCheck({ tcp_health_check: {} })] }),
+  ]);
+  cleanups.push(() => h.close());
+  await waitFor('HTTP/1 over TLS passes', () => h.host('one', p1)?.failedActiveHc === false);
+  await waitFor('HTTP/2 over TLS passes', () => h.host('two', p2)?.failedActiveHc === false);
+  await waitFor('TLS connect passes', () => h.host('tcp', p1)?.failedActiveHc === false);
+  assert.ok(h.counter('cluster.one.ssl.handshake') >= 1);
+  status = 503;
+  await waitFor('a 503 over TLS fails', () => h.host('one', p1)?.failedActiveHc === true, 1000);
+  await waitFor('over HTTP/2 too', () => h.host('two', p2)?.failedActiveHc === true, 1000);
 });
