@@ -11,6 +11,38 @@ export interface Thresholds {
   maxRetries: number;
 }
 
+export type SubsetFallback = 'NO_FALLBACK' | 'ANY_ENDPOINT' | 'DEFAULT_SUBSET';
+
+/** `lb_subset_config` with its defaults; selector keys sorted, as subsets are looked up by them. */
+export interface SubsetSettings {
+  fallbackPolicy: SubsetFallback;
+  defaultSubset: Record<string, Json>;
+  selectors: Array<{ keys: string[]; fallbackPolicy: SubsetFallback | null }>;
+  listAsAny: boolean;
+  panicModeAny: boolean;
+}
+
+const FALLBACKS = new Set<string>(['NO_FALLBACK', 'ANY_ENDPOINT', 'DEFAULT_SUBSET']);
+const fallbackOf = (value: Json | undefined): SubsetFallback | null =>
+  typeof value === 'string' && FALLBACKS.has(value) ? (value as SubsetFallback) : null;
+
+function subsetOf(cluster: RawCluster): SubsetSettings | null {
+  if (cluster.lb_subset_config === undefined) return null;
+  const raw = objectOf(cluster.lb_subset_config);
+  const selectors = (Array.isArray(raw.subset_selectors) ? raw.subset_selectors : []).map((s) => {
+    const o = objectOf(s);
+    const keys = (Array.isArray(o.keys) ? o.keys : []).map(String);
+    return { keys: [...new Set(keys)].sort(), fallbackPolicy: fallbackOf(o.fallback_policy) };
+  });
+  return {
+    fallbackPolicy: fallbackOf(raw.fallback_policy) ?? 'NO_FALLBACK',
+    defaultSubset: objectOf(raw.default_subset),
+    selectors: selectors.filter((s) => s.keys.length > 0),
+    listAsAny: raw.list_as_any === true,
+    panicModeAny: raw.panic_mode_any === true,
+  };
+}
+
 /** A cluster's config with every default of the spec filled in, in the units the data plane uses. */
 export interface ClusterSettings {
   name: string;
@@ -37,6 +69,8 @@ export interface ClusterSettings {
   closeConnectionsOnHostHealthFailure: boolean;
   hasOutlierDetection: boolean;
   hasHealthChecks: boolean;
+  /** `lb_subset_config`; null when the cluster balances over all its hosts. */
+  subset: SubsetSettings | null;
 }
 
 const THRESHOLD_DEFAULTS = {
@@ -114,7 +148,9 @@ export function clusterSettings(cluster: RawCluster): ClusterSettings {
     leastRequestChoiceCount: numberOr(objectOf(cluster.least_request_lb_config).choice_count, 2),
     // A Percent of 0 is `{}` in canonical JSON: present means its value, absent means 50.
     healthyPanicThreshold:
-      common.healthy_panic_threshold === undefined ? 50 : Math.trunc(percentOr(common.healthy_panic_threshold, 0)),
+      common.healthy_panic_threshold === undefined
+        ? 50
+        : Math.trunc(percentOr(common.healthy_panic_threshold, 0)),
     updateMergeWindowMs: durationMs(common.update_merge_window, 1000),
     zoneAware: {
       routingEnabled: percentOr(zone.routing_enabled, 100),
@@ -124,6 +160,7 @@ export function clusterSettings(cluster: RawCluster): ClusterSettings {
     closeConnectionsOnHostHealthFailure: cluster.close_connections_on_host_health_failure === true,
     hasOutlierDetection: cluster.outlier_detection !== undefined,
     hasHealthChecks: Array.isArray(cluster.health_checks) && cluster.health_checks.length > 0,
+    subset: subsetOf(cluster),
   };
   cache.set(cluster, settings);
   return settings;

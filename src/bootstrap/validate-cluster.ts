@@ -50,6 +50,7 @@ export function validateCluster(cluster: JsonObject, p: string, report: Report):
     );
   }
   checkFields(cluster, p, report, CLUSTER_FIELDS, 'Cluster');
+  checkSubsetConfig(cluster, p, lbPolicy, report);
   const http1 = obj(cluster.http_protocol_options);
   if (http1)
     checkFields(http1, `${p}.http_protocol_options`, report, HTTP1_OPTIONS_FIELDS, 'Http1ProtocolOptions');
@@ -83,7 +84,8 @@ const CLUSTER_FIELDS: FieldTable = {
   ...acting('health_checks', 'outlier_detection'),
   // TCP proxy connections to a host that turns unhealthy are dropped (src/dataplane/tcp/proxy.ts).
   ...acting('close_connections_on_host_health_failure'),
-  lb_subset_config: notYet('subset load balancing'),
+  // Compiled by checkSubsetConfig; the balancer is src/upstream/lb/subset.ts.
+  lb_subset_config: 'act',
   original_dst_lb_config: notYet('ORIGINAL_DST load balancing'),
   lrs_server: notYet('load reporting (LRS)'),
   filters: notYet('upstream network filters'),
@@ -124,6 +126,29 @@ function refuseUnservedKinds(
 }
 
 const EDS_CLUSTER_FIELDS: FieldTable = acting('eds_config', 'service_name');
+const SUBSET_FIELDS: FieldTable = {
+  ...acting('fallback_policy', 'default_subset', 'subset_selectors', 'list_as_any', 'panic_mode_any'),
+  // Subsets are balanced by host weight within priorities; localities carry no weight here.
+  locality_weight_aware: 'advise',
+  scale_locality_weight: 'advise',
+};
+const SUBSET_SELECTOR_FIELDS: FieldTable = acting('keys', 'fallback_policy');
+
+/** `lb_subset_config`: its fields, selectors that name keys, and a balancer it can wrap. */
+function checkSubsetConfig(cluster: JsonObject, p: string, lbPolicy: string, report: Report): void {
+  const subset = obj(cluster.lb_subset_config);
+  if (!subset) return;
+  const at = `${p}.lb_subset_config`;
+  checkFields(subset, at, report, SUBSET_FIELDS, 'LbSubsetConfig');
+  if (lbPolicy === 'ORIGINAL_DST_LB' || lbPolicy === 'CLUSTER_PROVIDED')
+    report.error(at, `subsets need a balancer to wrap; lb_policy ${lbPolicy} has none`);
+  list(subset.subset_selectors).forEach((raw, i) => {
+    const selector = obj(raw) ?? {};
+    checkFields(selector, `${at}.subset_selectors[${i}]`, report, SUBSET_SELECTOR_FIELDS, 'LbSubsetSelector');
+    if (list(selector.keys).length === 0)
+      report.error(`${at}.subset_selectors[${i}].keys`, 'a selector needs at least one key', 'missing');
+  });
+}
 
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
 export const FIELD_TABLES = {
@@ -131,6 +156,8 @@ export const FIELD_TABLES = {
   Http1ProtocolOptions: HTTP1_OPTIONS_FIELDS,
   CommonLbConfig: COMMON_LB_FIELDS,
   EdsClusterConfig: EDS_CLUSTER_FIELDS,
+  LbSubsetConfig: SUBSET_FIELDS,
+  LbSubsetSelector: SUBSET_SELECTOR_FIELDS,
 };
 
 function checkEdsConfig(eds: JsonObject | undefined, p: string, report: Report): void {

@@ -127,7 +127,8 @@ export async function createClusterManager(
     const panicThreshold = Math.min(100, panicOverride ?? settings.healthyPanicThreshold);
     let lb: LoadBalancer;
     try {
-      lb = buildLoadBalancer({ hosts, settings, panicThreshold, random, memory, scope });
+      const controlScope = control.scope(`cluster.${settings.statName}`);
+      lb = buildLoadBalancer({ hosts, settings, panicThreshold, random, memory, scope, controlScope });
     } catch (err) {
       log.error({ err, cluster: name }, `cluster '${name}': load balancer not built, no host will be chosen`);
       lb = NO_HOST;

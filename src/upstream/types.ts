@@ -3,6 +3,7 @@ import type { ClusterSettings } from '../../reducers/settings/cluster.js';
 import type { HostState } from '../../reducers/state.js';
 import type { HostCounters as HostStats } from '../../views/clusters/figures.js';
 import type { Scope } from '../stats/store.js';
+import type { MetadataCriteria } from './lb/criteria.js';
 
 /** Per-host figures `/clusters` shows; plain numbers the data plane bumps in place. */
 export type { HostCounters as HostStats } from '../../views/clusters/figures.js';
@@ -28,6 +29,8 @@ export interface LbContext {
   hash: bigint | null;
   /** 0 for the first try, then 1, 2 ... on retries. */
   attempt: number;
+  /** The route's `metadata_match` for subset balancing; absent or null when it has none. */
+  criteria?: MetadataCriteria | null;
 }
 
 export interface LoadBalancer {

@@ -231,11 +231,21 @@ describe('the cases of issue 10', () => {
       /filter_chains\[0\]\.transport_socket\.typed_config\.common_tls_context\.tls_certificates: a server TLS context needs a certificate/,
     ],
     [
-      'lb_subset_config',
-      `clusters: [{ name: s, load_assignment: { cluster_name: s, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] }, lb_subset_config: { fallback_policy: ANY_ENDPOINT } }]`,
-      /clusters\[0\]\.lb_subset_config: subset load balancing is not implemented/,
+      'a subset selector without keys',
+      `clusters: [{ name: s, load_assignment: { cluster_name: s, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] }, lb_subset_config: { fallback_policy: ANY_ENDPOINT, subset_selectors: [{ keys: [] }] } }]`,
+      /clusters\[0\]\.lb_subset_config\.subset_selectors\[0\]\.keys: a selector needs at least one key/,
     ],
   ];
+  it('validates lb_subset_config with route and weighted-cluster metadata_match (issue 16)', async () => {
+    const endpoint = `{ endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: 1 } } }, metadata: { filter_metadata: { proxy.lb: { version: v1, stage: [prod, canary] } } } }`;
+    const subsets = `lb_subset_config: { fallback_policy: DEFAULT_SUBSET, default_subset: { version: v1 }, list_as_any: true, panic_mode_any: true, subset_selectors: [{ keys: [version] }, { keys: [stage, version], fallback_policy: NO_FALLBACK }] }`;
+    const match = (v: string) => `metadata_match: { filter_metadata: { proxy.lb: { version: ${v} } } }`;
+    const routes = `[{ match: { prefix: /w }, route: { ${match('v1')}, weighted_clusters: { clusters: [{ name: s, weight: 100, ${match('v2')} }] } } }, { match: { prefix: / }, route: { cluster: s, ${match('v1')} } }]`;
+    const out = await validateYaml(
+      `static_resources: { clusters: [{ name: s, load_assignment: { cluster_name: s, endpoints: [{ lb_endpoints: [${endpoint}] }] }, ${subsets} }], listeners: [{ name: l, address: { socket_address: { address: 127.0.0.1, port_value: 0 } }, filter_chains: [{ filters: [{ name: envoy.http_connection_manager, config: { stat_prefix: s, route_config: { virtual_hosts: [{ name: v, domains: ['*'], routes: ${routes} }] } } }] }] }] }`,
+    );
+    assert.equal(out.status, 0, out.stderr);
+  });
   it('validates a cluster tls_context and a TLS transport_socket (issue 13)', async () => {
     for (const tls of [
       'tls_context: { sni: example.com }',

@@ -1,3 +1,4 @@
+import type { MetadataCriteria } from '../../upstream/lb/criteria.js';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 import { FLAG, joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
 import { type ClusterTraffic, type Count, type RequestCount, trafficOf } from '../pool/cluster-traffic.js';
@@ -53,7 +54,7 @@ export class Exchange implements UpstreamHandler {
   private upstreamReady = false;
   private head: UpstreamRequestHead | null = null;
   private hash: bigint | null = null;
-  private metadataMatch: unknown = null;
+  private criteria: MetadataCriteria | null = null;
   /** The header mutations that apply, most specific first; empty when none. */
   private mutations: HeaderMutation[] = [];
   private attempt = 0;
@@ -152,11 +153,11 @@ export class Exchange implements UpstreamHandler {
     if (action.kind === 'weighted') {
       const target = pickWeighted(action, Math.random());
       clusterName = target.name;
-      this.metadataMatch = target.metadataMatch ?? route.metadataMatch;
+      this.criteria = target.criteria;
       levels.unshift(target.headers);
     } else {
       clusterName = action.cluster;
-      this.metadataMatch = route.metadataMatch;
+      this.criteria = route.criteria;
     }
     this.setMutations(levels);
     hcm.stats.routerRqTotal.inc();
@@ -211,7 +212,7 @@ export class Exchange implements UpstreamHandler {
       this.upstreamLocalReply(503, 'overflow');
       return;
     }
-    const host = cluster.lb.choose({ hash: this.hash, attempt: this.attempt });
+    const host = cluster.lb.choose({ hash: this.hash, attempt: this.attempt, criteria: this.criteria });
     if (!host) {
       t.cxNoneHealthy.inc();
       this.info.flags |= FLAG.UH;

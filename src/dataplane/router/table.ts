@@ -3,6 +3,7 @@ import type { Priority } from '../../../reducers/settings/cluster.js';
 import { durationMs, numberOr, objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import { attempt, fault, type Report } from '../../bootstrap/report.js';
+import { compileCriteria, type MetadataCriteria } from '../../upstream/lb/criteria.js';
 import type { HttpRequest } from '../http/request.js';
 import { compileHashPolicy } from './hash.js';
 import { compileHeaderMutation, HEADER_MUTATION_FIELDS, type HeaderMutation } from './header-mutation.js';
@@ -19,8 +20,8 @@ import { compileRetryPolicy, type RetryPolicy } from './retry.js';
 export interface WeightedTarget {
   name: string;
   weight: number;
-  /** `metadata_match` kept for subset balancing. */
-  metadataMatch: JsonObject | null;
+  /** Its `metadata_match` merged over the route's, for subset balancing. */
+  criteria: MetadataCriteria | null;
   /** This cluster's own header mutations, applied before the route's. */
   headers: HeaderMutation | null;
 }
@@ -47,7 +48,8 @@ export interface CompiledRoute {
   /** Length of the matched prefix, for `prefix_rewrite`. */
   prefix: string | null;
   action: RouteAction;
-  metadataMatch: JsonObject | null;
+  /** `metadata_match` (its `envoy.lb` / `proxy.lb` values), for subset balancing. */
+  criteria: MetadataCriteria | null;
   prefixRewrite: string | null;
   hostRewrite: string | null;
   autoHostRewrite: boolean;
@@ -102,6 +104,9 @@ function dataSource(raw: Json | undefined, where: string): Buffer | null {
   return null;
 }
 
+const metadataMatchOf = (o: JsonObject): JsonObject | null =>
+  o.metadata_match === undefined ? null : objectOf(o.metadata_match);
+
 function compileAction(route: JsonObject, where: string, report: Report): RouteAction {
   if (route.route !== undefined) {
     const action = objectOf(route.route);
@@ -119,7 +124,7 @@ function compileAction(route: JsonObject, where: string, report: Report): RouteA
         return {
           name: c.name,
           weight: numberOr(c.weight, 0),
-          metadataMatch: c.metadata_match === undefined ? null : objectOf(c.metadata_match),
+          criteria: compileCriteria(metadataMatchOf(action), metadataMatchOf(c)),
           headers: compileHeaderMutation(c, `${where}.route.weighted_clusters.clusters[${i}]`, report),
         };
       });
@@ -220,7 +225,7 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
       return true;
     },
     action,
-    metadataMatch: ra.metadata_match === undefined ? null : objectOf(ra.metadata_match),
+    criteria: compileCriteria(metadataMatchOf(ra)),
     prefixRewrite: typeof ra.prefix_rewrite === 'string' ? ra.prefix_rewrite : null,
     hostRewrite:
       typeof ra.host_rewrite === 'string'
@@ -266,7 +271,6 @@ const MATCH_FIELDS: FieldTable = acting(
   'headers',
   'query_parameters',
 );
-const SUBSETS = { refuse: 'subset load balancing is not implemented' };
 const ACTION_FIELDS: FieldTable = {
   ...acting(
     'cluster',
@@ -280,13 +284,12 @@ const ACTION_FIELDS: FieldTable = {
     'hash_policy',
     'cluster_not_found_response_code',
     'priority',
+    'metadata_match',
   ),
-  metadata_match: SUBSETS,
 };
 const WEIGHTED_FIELDS: FieldTable = acting('clusters', 'total_weight');
 const CLUSTER_WEIGHT_FIELDS: FieldTable = {
-  ...acting('name', 'weight', ...HEADER_MUTATION_FIELDS),
-  metadata_match: SUBSETS,
+  ...acting('name', 'weight', 'metadata_match', ...HEADER_MUTATION_FIELDS),
 };
 
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */

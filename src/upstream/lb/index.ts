@@ -5,6 +5,7 @@ import { maglevTables } from './maglev.js';
 import { RandomBalancer } from './random.js';
 import { ringTables } from './ring-hash.js';
 import { RoundRobinBalancer } from './round-robin.js';
+import { SubsetBalancer } from './subset.js';
 import { ThreadAwareBalancer } from './thread-aware.js';
 
 export type { BalancerInput, LbMemory } from './input.js';
@@ -18,6 +19,8 @@ export const NO_HOST: LoadBalancer = { choose: () => null };
  * built, e.g. a ring whose minimum exceeds its maximum.
  */
 export function buildLoadBalancer(input: BalancerInput): LoadBalancer {
+  const subset = input.settings.subset;
+  if (subset) return new SubsetBalancer(input, subset, buildLoadBalancer);
   switch (input.settings.lbPolicy.toUpperCase()) {
     case 'ROUND_ROBIN':
       return new RoundRobinBalancer(input);

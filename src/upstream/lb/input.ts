@@ -11,6 +11,8 @@ import type { UpstreamHost } from '../types.js';
 export interface LbMemory {
   readonly seed: number;
   readonly rrIndexes: number[];
+  /** With `lb_subset_config`: each subset's memory by its key, so updates keep its rotation and count creations and removals. */
+  subsets?: Map<string, LbMemory>;
 }
 
 /** Everything a balancer is built from; balancers are rebuilt whenever the cluster's snapshot changes. */
@@ -23,4 +25,9 @@ export interface BalancerInput {
   readonly memory: LbMemory;
   /** `cluster.<stat name>.` */
   readonly scope: Scope;
+  /**
+   * The same prefix where facts about the cluster's config count once however many
+   * processes build its balancer (`lb_subsets_created`); `scope` when absent.
+   */
+  readonly controlScope?: Scope;
 }

@@ -128,7 +128,11 @@ test('every bad route is reported, not only the first', () => {
                 match: { prefix: '/a' },
                 route: { weighted_clusters: { clusters: [{ name: 'a', weight: 1 }], total_weight: 100 } },
               },
-              { match: { prefix: '/b' }, route: { cluster: 'b', metadata_match: { filter_metadata: {} } } },
+              {
+                match: { prefix: '/b' },
+                route: { cluster: 'b' },
+                request_headers_to_add: [{ header: { key: 'x', value: '%NOT_A_VARIABLE%' } }],
+              },
               { match: { prefix: '/c' }, route: { cluster: 'c', idle_timeout: '1s' } },
             ],
           },
@@ -143,7 +147,7 @@ test('every bad route is reported, not only the first', () => {
     errors[0] ?? '',
     /routes\[0\]\.route\.weighted_clusters\.total_weight: is 100 but the cluster weights add up to 1/,
   );
-  assert.match(errors[1] ?? '', /routes\[1\]\.route\.metadata_match: .*subset.*not supported by this build/);
+  assert.match(errors[1] ?? '', /routes\[1\]\.request_headers_to_add\[0\]\.header\.value: .*NOT_A_VARIABLE/);
   assert.match(
     errors[2] ?? '',
     /routes\[2\]\.route\.idle_timeout: RouteAction\.idle_timeout is not implemented/,
