@@ -39,11 +39,11 @@ export function runRestarter(argv: string[]): Promise<number> {
   }
   const command = selfCommand();
   const epochs = new Map<number, ChildProcess>();
-  let next = 0;
   let stopping = false;
   return new Promise((resolve) => {
     const start = () => {
-      const epoch = next++;
+      // The one after the newest running epoch: an epoch that failed to take over is retried.
+      const epoch = Math.max(-1, ...epochs.keys()) + 1;
       const child = spawn(process.execPath, [...command, ...args], {
         stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
         env: { ...process.env, RESTART_EPOCH: String(epoch) },

@@ -5,7 +5,7 @@
  * drain, leaves this epoch serving.
  */
 import { chmodSync, rmSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { hotRestartVersion } from '../../cli/hot-restart-version.js';
 import type { ServerContext } from '../../context.js';
 import { drainForShutdown, openConnections } from '../shutdown.js';
@@ -32,7 +32,10 @@ export async function startHotRestartParent(ctx: ServerContext): Promise<void> {
   // A socket file left by a process that is gone would make the bind fail.
   if (!where.abstract) rmSync(where.address, { force: true });
   let busy = false;
+  const children = new Set<Socket>();
   const server = createServer((socket) => {
+    children.add(socket);
+    socket.once('close', () => children.delete(socket));
     if (busy) {
       writeLine(socket, { type: 'refused', error: 'another epoch is already taking over' });
       socket.end();
@@ -45,7 +48,11 @@ export async function startHotRestartParent(ctx: ServerContext): Promise<void> {
   });
   const bound = await new Promise<boolean>((resolve) => {
     server.once('error', (err) => {
-      log.error({ err, socket: where.name }, 'hot restart: cannot listen on the domain socket');
+      log.warn(
+        { err, socket: where.name },
+        'hot restart: cannot listen on the domain socket, so this epoch cannot be hot-restarted ' +
+          '(another proxy with this base ID? give each one its own --base-id or --use-dynamic-base-id)',
+      );
       resolve(false);
     });
     server.listen(where.address, () => resolve(true));
@@ -54,11 +61,11 @@ export async function startHotRestartParent(ctx: ServerContext): Promise<void> {
   if (!where.abstract) chmodSync(where.address, options.socketMode);
   server.unref();
   log.info({ socket: where.name, epoch: options.restartEpoch }, 'hot restart: waiting for the next epoch');
-  ctx.onShutdown(() => closeServer(server));
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => server.close(() => resolve()));
+  ctx.onShutdown(() => {
+    // The child's connection would hold `close` open: it hears the exit as the socket closing.
+    for (const socket of children) socket.destroy();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
 }
 
 /** Why `hello` cannot be answered with a welcome, or null. */
@@ -183,9 +190,10 @@ function drainAndExit(ctx: ServerContext, childEpoch: number, reply: (msg: Paren
     },
     'hot restart: draining for the next epoch',
   );
+  // Whatever a shutdown step still waits for, the parent is gone by then.
   const hardStop = setTimeout(() => {
     log.warn('hot restart: parent shutdown time reached; exiting now');
-    void ctx.shutdown(0);
+    process.exit(0);
   }, ctx.options.parentShutdownTimeS * 1000);
   hardStop.unref();
   const report = setInterval(
@@ -200,7 +208,7 @@ function drainAndExit(ctx: ServerContext, childEpoch: number, reply: (msg: Paren
     })
     .catch((err) => log.error({ err }, 'hot restart: drain failed'))
     .finally(() => {
-      log.info({ epoch: childEpoch }, 'hot restart: parent epoch exiting');
+      log.info({ child: childEpoch }, 'hot restart: parent epoch exiting');
       void ctx.shutdown(0);
     });
 }
