@@ -110,6 +110,11 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'C-escape log lines so one message stays on one line (the final newline is kept)',
   },
   {
+    name: 'log-json',
+    kind: 'switch',
+    help: 'Log records as bunyan JSON lines (numeric level, name, hostname, pid, time, msg, fields as fields) instead of --log-format text; read them with the bunyan CLI',
+  },
+  {
     name: 'restart-epoch',
     kind: 'value',
     valueName: 'uint32',

@@ -21,6 +21,8 @@ export interface Options {
   logPath: string;
   logFormat: string;
   logFormatEscaped: boolean;
+  /** `--log-json`: bunyan JSON records instead of `logFormat` lines (not an option of the reference). */
+  logJson: boolean;
   restartEpoch: number;
   enableFineGrainLogging: boolean;
   socketPath: string;

@@ -1,10 +1,10 @@
 import os from 'node:os';
 import meow, { type AnyFlags } from 'meow';
-import { scanArgv } from './argv-scan.js';
 import { parseComponentLevels } from '../logging/component-levels.js';
+import { parseCliLevel } from '../logging/levels.js';
+import { scanArgv } from './argv-scan.js';
 import { FLAGS, flagKey } from './flags.js';
 import type { Options } from './options.js';
-import { parseCliLevel } from '../logging/levels.js';
 
 /**
  * `run`: serve or validate per `options.mode`; `help`, `version`, `hot-restart-version`:
@@ -37,6 +37,7 @@ export const DEFAULT_OPTIONS: Options = {
   logPath: '',
   logFormat: '[%Y-%m-%d %T.%e][%t][%l][%n] [%g:%#] %v',
   logFormatEscaped: false,
+  logJson: false,
   restartEpoch: 0,
   enableFineGrainLogging: false,
   socketPath: '@proxy_domain_socket',
@@ -230,6 +231,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
   }
 
   options.logFormatEscaped = switchOn('log-format-escaped');
+  options.logJson = switchOn('log-json');
   options.enableFineGrainLogging = switchOn('enable-fine-grain-logging');
   options.hotRestartVersion = switchOn('hot-restart-version');
   options.disableHotRestart = switchOn('disable-hot-restart');

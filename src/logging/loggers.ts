@@ -1,4 +1,3 @@
-import { threadId } from 'node:worker_threads';
 import bunyan from 'bunyan';
 import type { LogLevel } from '../../events/logging.js';
 import type { Options } from '../cli/options.js';
@@ -18,6 +17,7 @@ export type LoggingOptions = Pick<
   | 'logPath'
   | 'logFormat'
   | 'logFormatEscaped'
+  | 'logJson'
   | 'fileFlushIntervalMsec'
   | 'enableFineGrainLogging'
 >;
@@ -28,6 +28,7 @@ const DEFAULTS: LoggingOptions = {
   logPath: '',
   logFormat: '[%Y-%m-%d %T.%e][%t][%l][%n] [%g:%#] %v',
   logFormatEscaped: false,
+  logJson: false,
   fileFlushIntervalMsec: 10000,
   enableFineGrainLogging: false,
 };
@@ -53,7 +54,24 @@ export interface Loggers {
 }
 
 /** Record fields bunyan itself sets; anything else a caller passed is printed after the message. */
-const CORE_FIELDS = new Set(['name', 'hostname', 'pid', 'level', 'msg', 'time', 'v', 'src', 'component']);
+const CORE_FIELDS = new Set([
+  'name',
+  'hostname',
+  'pid',
+  'level',
+  'msg',
+  'time',
+  'v',
+  'src',
+  'component',
+  'worker',
+]);
+
+/**
+ * This process's data-plane worker id (`--concurrency` > 1: 1..N, set by the worker pool);
+ * 0 in the primary. It is `%t` and the `worker` field: the reference's thread id.
+ */
+const WORKER_ID = Number(process.env.PROXY_WORKER_ID ?? 0) || 0;
 
 /** The message plus any extra fields the caller logged (`log.info({cluster}, 'added')`). */
 function messageOf(rec: Record<string, unknown>): string {
@@ -88,10 +106,29 @@ function formattingStream(format: LogFormatter, escaped: boolean, sink: LogSink)
         logger: String(rec.component ?? 'misc'),
         message: messageOf(rec),
         pid: process.pid,
-        threadId,
+        threadId: WORKER_ID,
         source: format.needsSource ? externalCaller() : undefined,
       });
       sink.write(escaped ? escapeLogLine(`${line}\n`) : `${line}\n`);
+    },
+  };
+}
+
+/**
+ * `--log-json`: each record as one bunyan JSON line (what `bunyan` the CLI reads): numeric
+ * `level`, `name`, `hostname`, `pid`, `time`, `msg`, `v`, and every structured field as a
+ * field of its own.
+ */
+function jsonStream(sink: LogSink): bunyan.WriteFn {
+  return {
+    write(object: object) {
+      let line: string;
+      try {
+        line = JSON.stringify(object);
+      } catch {
+        line = JSON.stringify(object, bunyan.safeCycles());
+      }
+      sink.write(`${line}\n`);
     },
   };
 }
@@ -137,8 +174,16 @@ export function createLoggers(arg?: bunyan.LogLevel | Partial<LoggingOptions>): 
   // A source location costs a stack capture per emitted record: taken only when the format prints it.
   const root = bunyan.createLogger({
     name: 'proxy',
+    worker: WORKER_ID,
     level: BUNYAN_LEVEL[defaultLevel],
-    streams: [{ type: 'raw', stream: formattingStream(format, options.logFormatEscaped, sink) }],
+    // Text lines print an error's stack themselves; JSON needs it as fields.
+    ...(options.logJson ? { serializers: { err: bunyan.stdSerializers.err } } : {}),
+    streams: [
+      {
+        type: 'raw',
+        stream: options.logJson ? jsonStream(sink) : formattingStream(format, options.logFormatEscaped, sink),
+      },
+    ],
   });
   const registry = new Map<string, { logger: bunyan; level: LogLevel }>();
   const register = (name: string) => {

@@ -7,6 +7,7 @@
 import { startContentionSampler } from '../admin/contention-sampler.js';
 import { loadDiskRuntimeLayers } from '../admin/runtime-disk.js';
 import type { ServerContext } from '../context.js';
+import { logLifecycle } from '../logging/lifecycle.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
 import { startDnsDiscovery } from '../upstream/dns/discovery.js';
 import { type HealthEdges, startHealthEdges } from '../upstream/health/index.js';
@@ -45,6 +46,7 @@ export async function startEdges(ctx: ServerContext): Promise<Edges> {
     logLevels.unsubscribe();
     ctx.log.close();
   });
+  logLifecycle(ctx);
   ctx.statsRuntime.start();
   await startAdminInputs(ctx);
   // STRICT_DNS / LOGICAL_DNS resolution: `endpoints/hosts-*` events (source `dns`) that the

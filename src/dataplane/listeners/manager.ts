@@ -141,7 +141,8 @@ export class ListenerManager {
         previous.stopAccepting();
         this.retire(previous);
       }
-      log.info(
+      // At debug: the primary logs each bound listener once at info, from its event.
+      log.debug(
         { listener: spec.name, address: bound.address, port: bound.port, inherited: inherited !== null },
         inherited ? "listener took over the parent epoch's socket" : 'listener bound',
       );

@@ -164,7 +164,10 @@ export class WorkerPool {
       for (const request of this.pending.values()) {
         if (request.due.delete(slot.id) && request.due.size === 0) request.done();
       }
-      if (this.closing) return;
+      if (this.closing) {
+        log.info({ worker: slot.id, code, signal }, 'data-plane worker exited');
+        return;
+      }
       log.error(
         { worker: slot.id, code, signal },
         `data-plane worker ${slot.id} exited unexpectedly; restarting it`,

@@ -91,7 +91,7 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
   const listeners = new ListenerManager(ctx, manager);
   ctx.onShutdown(() => listeners.close());
   await listeners.start();
-  log.debug({ worker: message.workerId }, 'data-plane worker ready');
+  log.info({ worker: message.workerId, pid: process.pid }, 'data-plane worker started');
   send({ kind: 'ready' });
 }
 
