@@ -1,4 +1,5 @@
 import type { MetadataCriteria } from '../../upstream/lb/criteria.js';
+import { failsHealthChecksAtOnce, IMMEDIATE_HEALTH_CHECK_FAIL } from '../../upstream/health/outcomes.js';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 import { FLAG, joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
 import { type ClusterTraffic, type Count, type RequestCount, trafficOf } from '../pool/cluster-traffic.js';
@@ -425,6 +426,8 @@ export class Exchange implements UpstreamHandler {
 
   onUpstreamHead(status: number, headers: string[], contentLength: number): void {
     if (this.done) return;
+    if (this.host && failsHealthChecksAtOnce(headers))
+      this.cluster?.outcome?.(this.host, IMMEDIATE_HEALTH_CHECK_FAIL);
     if (this.retry && this.attempt >= this.retry.numRetries && retriableStatus(this.retry, status))
       this.info.flags |= FLAG.URX;
     if (this.retry && retriableStatus(this.retry, status) && this.attempt < this.retry.numRetries) {

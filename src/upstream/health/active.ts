@@ -17,6 +17,8 @@ export interface ActiveHealthChecking {
   readonly firstRound: Promise<void>;
   /** The cluster carried traffic: its checks leave `no_traffic_interval` for good. */
   noteTraffic(cluster: string): void;
+  /** An answer from `address` asked to fail it at once (`x-proxy-immediate-health-check-fail`). */
+  failPassively(cluster: string, address: string): void;
   close(): void;
 }
 
@@ -78,7 +80,6 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
   function counters(statName: string): HealthCheckCounters {
     const scope = ctx.stats.scope(`cluster.${statName}.health_check`);
     // Created now so they show 0 before the first check, as the reference's do.
-    scope.counter('passive_failure');
     scope.counter('verify_cluster');
     scope.gauge('degraded', 'NeverImport');
     return {
@@ -86,6 +87,7 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
       success: scope.counter('success'),
       failure: scope.counter('failure'),
       networkFailure: scope.counter('network_failure'),
+      passiveFailure: scope.counter('passive_failure'),
     };
   }
 
@@ -221,6 +223,10 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
   return {
     firstRound,
     noteTraffic: (cluster) => trafficked.add(cluster),
+    failPassively(cluster, address) {
+      for (const session of clusters.get(cluster)?.hosts.get(address)?.sessions ?? [])
+        session.failPassively();
+    },
     close() {
       subscription.unsubscribe();
       for (const cluster of clusters.values()) stopCluster(cluster);

@@ -4,12 +4,12 @@
  */
 import type { ClustersFigures } from '../../../views/clusters/figures.js';
 import { type ActiveHealthChecking, type HealthDeps, startActiveHealthChecking } from './active.js';
-import type { OutcomeBatch } from './outcomes.js';
+import { IMMEDIATE_HEALTH_CHECK_FAIL, type OutcomeBatch } from './outcomes.js';
 import { type OutlierDetection, startOutlierDetection } from './outlier.js';
 
 export type { HealthDeps } from './active.js';
 export type { OutcomeBatch } from './outcomes.js';
-export { relayOutcomes } from './outcomes.js';
+export { failsHealthChecksAtOnce, IMMEDIATE_HEALTH_CHECK_FAIL, relayOutcomes } from './outcomes.js';
 
 /** The health edges of the primary process. */
 export interface HealthEdges {
@@ -37,7 +37,8 @@ export function startHealthEdges(deps: HealthDeps): HealthEdges {
   const outlier: OutlierDetection = startOutlierDetection(deps);
   const put = (cluster: string, address: string, status: number) => {
     active.noteTraffic(cluster);
-    outlier.put(cluster, address, status);
+    if (status === IMMEDIATE_HEALTH_CHECK_FAIL) active.failPassively(cluster, address);
+    else outlier.put(cluster, address, status);
   };
   return {
     firstRound: active.firstRound,

@@ -1,3 +1,21 @@
+/**
+ * The outcome of an answer carrying `x-proxy-immediate-health-check-fail` (an upstream proxy
+ * whose health check filter fails): its host fails its active checks at once (`passive_failure`).
+ */
+export const IMMEDIATE_HEALTH_CHECK_FAIL = -1;
+
+const IMMEDIATE_FAIL_HEADER = 'x-proxy-immediate-health-check-fail';
+
+/** True when a response head (flat name, value list, names in any case) asks for an immediate health check failure. */
+export function failsHealthChecksAtOnce(headers: readonly string[]): boolean {
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i] as string;
+    if (name.length === IMMEDIATE_FAIL_HEADER.length && name.toLowerCase() === IMMEDIATE_FAIL_HEADER)
+      return true;
+  }
+  return false;
+}
+
 /** Outcomes a worker relays: `[cluster, address, status]`, status 0 when no response came. */
 export type OutcomeBatch = Array<[string, string, number]>;
 
@@ -10,7 +28,8 @@ interface OutcomeCluster {
 /**
  * The outcome sink of a data-plane worker: outcomes gathered within one turn of the event
  * loop go to the primary in one message. A cluster without outlier detection only needs its
- * first outcome (it ends the checks' no-traffic interval), so later ones stay here.
+ * first outcome (it ends the checks' no-traffic interval) and any immediate health check
+ * failure, so other ones stay here.
  */
 export function relayOutcomes(
   send: (batch: OutcomeBatch) => void,
@@ -23,7 +42,7 @@ export function relayOutcomes(
     send(out);
   };
   return (cluster, address, status) => {
-    if (!cluster.settings.hasOutlierDetection) {
+    if (!cluster.settings.hasOutlierDetection && status !== IMMEDIATE_HEALTH_CHECK_FAIL) {
       if (noted.has(cluster.name)) return;
       noted.add(cluster.name);
     }

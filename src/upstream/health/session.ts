@@ -9,6 +9,7 @@ export interface HealthCheckCounters {
   success: Counter;
   failure: Counter;
   networkFailure: Counter;
+  passiveFailure: Counter;
 }
 
 /** What a session needs from its checker: traffic knowledge, randomness, counters, and where verdicts go. */
@@ -67,6 +68,22 @@ export class HealthSession {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.probe.close();
+  }
+
+  /**
+   * The reference's passive failure: an answer through the data plane asked to fail this host
+   * at once (`x-proxy-immediate-health-check-fail`). Checks go on at their pace; passes bring
+   * the host back after `healthy_threshold`.
+   */
+  failPassively(): void {
+    if (this.stopped) return;
+    this.numHealthy = 0;
+    this.env.counters.failure.inc();
+    this.env.counters.passiveFailure.inc();
+    if (!this.healthy) return;
+    this.healthy = false;
+    this.numUnhealthy = 0;
+    this.env.onChange(false);
   }
 
   private schedule(ms: number): void {

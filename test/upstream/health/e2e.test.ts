@@ -23,10 +23,12 @@ interface Upstream {
   status: number;
   checks: number;
   requests: number;
+  /** Answer requests with `x-proxy-immediate-health-check-fail`, as a failing upstream proxy does. */
+  failHeader: boolean;
 }
 
 async function upstream(): Promise<Upstream> {
-  const u: Upstream = { port: 0, health: 200, status: 200, checks: 0, requests: 0 };
+  const u: Upstream = { port: 0, health: 200, status: 200, checks: 0, requests: 0, failHeader: false };
   const server = http.createServer((req, res) => {
     if (req.url === '/healthz') {
       u.checks++;
@@ -34,7 +36,9 @@ async function upstream(): Promise<Upstream> {
       return;
     }
     u.requests++;
-    res.writeHead(u.status).end(`from ${u.port}`);
+    res
+      .writeHead(u.status, u.failHeader ? { 'x-proxy-immediate-health-check-fail': 'true' } : {})
+      .end(`from ${u.port}`);
   });
   server.keepAliveTimeout = 100;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -316,4 +320,33 @@ test('close_connections_on_host_health_failure: a TCP proxy connection to a host
   const at = await Promise.race([closed, new Promise<number>((r) => setTimeout(() => r(-1), 3000))]);
   assert.ok(at > 0, 'the proxied connection was closed');
   assert.ok(at - failedAt < 2000);
+});
+
+test('an answer carrying x-proxy-immediate-health-check-fail fails the host at once (passive_failure); its checks bring it back', async () => {
+  const a = await upstream();
+  const b = await upstream();
+  const { proxy, port } = await start(
+    checkedCluster('web', [a.port, b.port], {
+      health_checks: [
+        fastCheck(
+          { http_health_check: { path: '/healthz' } },
+          { interval: '0.3s', no_traffic_interval: '0.3s' },
+        ),
+      ],
+    }),
+  );
+  a.status = 503;
+  a.failHeader = true;
+  await eventually('a failed passively', async () => {
+    await get(port);
+    return (await flags(proxy, a)) === '/failed_active_hc';
+  });
+  const stats = (await proxy.get('/stats?filter=^cluster\\.web\\.health_check\\.passive_failure$')).body;
+  assert.match(stats, /passive_failure: [1-9]/);
+  a.status = 200;
+  a.failHeader = false;
+  await eventually(
+    'a back after healthy_threshold passes',
+    async () => (await flags(proxy, a)) === 'healthy',
+  );
 });
