@@ -2,11 +2,13 @@
  * The hot-restart handover format: what a new epoch (the child) and the running one (the
  * parent) say over the parent's domain socket, one JSON object per line, and the IPC message
  * that carries a listening socket through `proxy restarter`. Any change here is a change of
- * the handover format: bump `HOT_RESTART_VERSION` in `src/cli/hot-restart-version.ts` so that
- * epochs of different formats refuse each other (test/server/hot-restart/protocol.test.ts pins
- * the pair).
+ * the handover format: bump `HANDOVER_FORMAT_VERSION`, which leads `--hot-restart-version` and
+ * `GET /hot_restart_version`, so that epochs of different formats refuse each other.
  */
 import type { Socket } from 'node:net';
+
+/** The handover format's version: the first part of the hot-restart version (`11.104`). */
+export const HANDOVER_FORMAT_VERSION = 11;
 
 export type ChildMessage =
   /** First line: who is asking; the parent refuses a different version, base ID or epoch. */
