@@ -71,6 +71,8 @@ export interface ClusterSettings {
   hasHealthChecks: boolean;
   /** `lb_subset_config`; null when the cluster balances over all its hosts. */
   subset: SubsetSettings | null;
+  /** ORIGINAL_DST `original_dst_lb_config.use_http_header`: the request header names the destination. */
+  useOriginalDstHeader: boolean;
 }
 
 const THRESHOLD_DEFAULTS = {
@@ -161,6 +163,7 @@ export function clusterSettings(cluster: RawCluster): ClusterSettings {
     hasOutlierDetection: cluster.outlier_detection !== undefined,
     hasHealthChecks: Array.isArray(cluster.health_checks) && cluster.health_checks.length > 0,
     subset: subsetOf(cluster),
+    useOriginalDstHeader: objectOf(cluster.original_dst_lb_config).use_http_header === true,
   };
   cache.set(cluster, settings);
   return settings;

@@ -49,13 +49,19 @@ export function validateCluster(cluster: JsonObject, p: string, report: Report):
       `type ORIGINAL_DST takes lb_policy ORIGINAL_DST_LB or CLUSTER_PROVIDED, and ORIGINAL_DST_LB only goes with it (found lb_policy ${lbPolicy}, type ${type})`,
     );
   }
+  if (lbPolicy === 'CLUSTER_PROVIDED' && type !== 'ORIGINAL_DST' && type !== 'custom')
+    report.error(
+      `${p}.lb_policy`,
+      `CLUSTER_PROVIDED needs a cluster that provides its balancer; type ${type} does not`,
+    );
   checkFields(cluster, p, report, CLUSTER_FIELDS, 'Cluster');
   checkSubsetConfig(cluster, p, lbPolicy, report);
+  checkOriginalDst(cluster, p, type, report);
   const http1 = obj(cluster.http_protocol_options);
   if (http1)
     checkFields(http1, `${p}.http_protocol_options`, report, HTTP1_OPTIONS_FIELDS, 'Http1ProtocolOptions');
   compileClusterTls(cluster, p, report);
-  refuseUnservedKinds(cluster, p, type, lbPolicy, report);
+  refuseUnservedKinds(cluster, p, lbPolicy, report);
   if (cluster.connect_timeout === '0s') report.error(`${p}.connect_timeout`, 'must be greater than 0s');
   const custom = obj(cluster.cluster_type);
   if (custom && !custom.name) report.error(`${p}.cluster_type.name`, 'required field missing');
@@ -75,7 +81,7 @@ const CLUSTER_FIELDS: FieldTable = {
   ...acting('dns_refresh_rate', 'respect_dns_ttl', 'dns_lookup_family', 'dns_resolvers'),
   ...acting('ring_hash_lb_config', 'least_request_lb_config', 'common_lb_config'),
   ...acting('upstream_bind_config', 'upstream_connection_options', 'transport_socket', 'eds_cluster_config'),
-  // Clean-up of ORIGINAL_DST hosts, refused with the type itself.
+  // Clean-up of ORIGINAL_DST hosts (the cluster manager's sweeper).
   ...acting('cleanup_interval'),
   metadata: 'advise',
   cluster_type: notYet('custom cluster types'),
@@ -86,7 +92,8 @@ const CLUSTER_FIELDS: FieldTable = {
   ...acting('close_connections_on_host_health_failure'),
   // Compiled by checkSubsetConfig; the balancer is src/upstream/lb/subset.ts.
   lb_subset_config: 'act',
-  original_dst_lb_config: notYet('ORIGINAL_DST load balancing'),
+  // Compiled by checkOriginalDst; the balancer is src/upstream/lb/original-dst.ts.
+  original_dst_lb_config: 'act',
   lrs_server: notYet('load reporting (LRS)'),
   filters: notYet('upstream network filters'),
   load_balancing_policy: notYet('load_balancing_policy'),
@@ -111,14 +118,7 @@ const COMMON_LB_FIELDS: FieldTable = {
 };
 
 /** Kinds of cluster a later piece of work makes act; until then they are refused by name. */
-function refuseUnservedKinds(
-  cluster: JsonObject,
-  p: string,
-  type: string,
-  lbPolicy: string,
-  report: Report,
-): void {
-  if (type === 'ORIGINAL_DST') report.unsupported(`${p}.type`, 'ORIGINAL_DST clusters are not implemented');
+function refuseUnservedKinds(cluster: JsonObject, p: string, lbPolicy: string, report: Report): void {
   if (lbPolicy === 'LOAD_BALANCING_POLICY_CONFIG')
     report.unsupported(`${p}.lb_policy`, 'LOAD_BALANCING_POLICY_CONFIG is not implemented');
   const common = obj(cluster.common_lb_config);
@@ -133,6 +133,22 @@ const SUBSET_FIELDS: FieldTable = {
   scale_locality_weight: 'advise',
 };
 const SUBSET_SELECTOR_FIELDS: FieldTable = acting('keys', 'fallback_policy');
+const ORIGINAL_DST_FIELDS: FieldTable = acting('use_http_header');
+
+/** `original_dst_lb_config`, with the spec's warning about the header it trusts. */
+function checkOriginalDst(cluster: JsonObject, p: string, type: string, report: Report): void {
+  const config = obj(cluster.original_dst_lb_config);
+  if (!config) return;
+  const at = `${p}.original_dst_lb_config`;
+  checkFields(config, at, report, ORIGINAL_DST_FIELDS, 'OriginalDstLbConfig');
+  if (type !== 'ORIGINAL_DST')
+    report.warn(at, `has no effect: the cluster's type is ${type}, not ORIGINAL_DST`);
+  else if (config.use_http_header === true)
+    report.warn(
+      `${at}.use_http_header`,
+      "the x-proxy-original-dst-host (and x-envoy-original-dst-host) header is not sanitized: any HTTP client of this cluster's routes can send requests to any host and port; use it only behind a proxy that sets or strips the header",
+    );
+}
 
 /** `lb_subset_config`: its fields, selectors that name keys, and a balancer it can wrap. */
 function checkSubsetConfig(cluster: JsonObject, p: string, lbPolicy: string, report: Report): void {
@@ -158,6 +174,7 @@ export const FIELD_TABLES = {
   EdsClusterConfig: EDS_CLUSTER_FIELDS,
   LbSubsetConfig: SUBSET_FIELDS,
   LbSubsetSelector: SUBSET_SELECTOR_FIELDS,
+  OriginalDstLbConfig: ORIGINAL_DST_FIELDS,
 };
 
 function checkEdsConfig(eds: JsonObject | undefined, p: string, report: Report): void {

@@ -1,5 +1,5 @@
 import type { Subscription } from 'rxjs';
-import type { ClusterEntry, HostState, State } from '../../reducers/index.js';
+import type { ClusterEntry, State } from '../../reducers/index.js';
 import { runtimeValue } from '../../reducers/runtime.js';
 import { type ClusterSettings, clusterSettings } from '../../reducers/settings/cluster.js';
 import { hostHealth } from '../../reducers/settings/health.js';
@@ -47,6 +47,8 @@ interface Managed {
   runtime: ClusterRuntime;
   byAddress: Map<string, UpstreamHost>;
   memory: LbMemory;
+  /** ORIGINAL_DST: the `cleanup_interval` timer that drops destinations nobody used. */
+  sweeper: NodeJS.Timeout | null;
 }
 
 /** `upstream.healthy_panic_threshold` when it holds an integer, else undefined. */
@@ -138,8 +140,36 @@ export async function createClusterManager(
       entry,
       byAddress,
       memory,
+      sweeper: sweeperFor(name, settings, previous),
       runtime: { name, settings, hosts, lb, scope, config: entry.config, outcome },
     };
+  }
+
+  /** The previous sweeper when the interval is unchanged, a new one for ORIGINAL_DST, else none. */
+  function sweeperFor(
+    name: string,
+    settings: ClusterSettings,
+    previous: Managed | undefined,
+  ): NodeJS.Timeout | null {
+    const before = previous?.sweeper ?? null;
+    const interval = settings.cleanupIntervalMs;
+    if (
+      before &&
+      settings.type === 'ORIGINAL_DST' &&
+      previous?.runtime.settings.cleanupIntervalMs === interval
+    )
+      return before;
+    if (before) clearInterval(before);
+    if (settings.type !== 'ORIGINAL_DST') return null;
+    const timer = setInterval(() => release(managed.get(name)?.runtime.lb.sweep?.() ?? []), interval);
+    timer.unref();
+    return timer;
+  }
+
+  /** Stops a cluster's sweeper and hands back every host it had, configured or created. */
+  function retire(m: Managed): void {
+    if (m.sweeper) clearInterval(m.sweeper);
+    release([...m.byAddress.values(), ...(m.runtime.lb.sweep?.(true) ?? [])]);
   }
 
   function onState(state: State): void {
@@ -158,7 +188,8 @@ export async function createClusterManager(
     }
     for (const name of managed.keys()) {
       if (state.clusters[name] === undefined) {
-        release([...(managed.get(name)?.byAddress.values() ?? [])]);
+        const m = managed.get(name);
+        if (m) retire(m);
         managed.delete(name);
         clusterRemoved.inc();
       }
@@ -173,7 +204,7 @@ export async function createClusterManager(
     hostStats: (cluster, address) => managed.get(cluster)?.byAddress.get(address)?.stats,
     close() {
       subscription.unsubscribe();
-      for (const m of managed.values()) release([...m.byAddress.values()]);
+      for (const m of managed.values()) retire(m);
     },
   };
 }

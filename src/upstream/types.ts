@@ -31,11 +31,19 @@ export interface LbContext {
   attempt: number;
   /** The route's `metadata_match` for subset balancing; absent or null when it has none. */
   criteria?: MetadataCriteria | null;
+  /** For an ORIGINAL_DST cluster: the destination `ip:port` the request names, or null. */
+  originalDst?: string | null;
 }
 
 export interface LoadBalancer {
   /** A host for this request, or null when none is available. */
   choose(context: LbContext): UpstreamHost | null;
+  /**
+   * Balancers that create hosts on demand (ORIGINAL_DST): drops and returns the hosts no
+   * request used since the previous call (all of them with `all`), for the cluster manager's
+   * `cleanup_interval` timer to close their pools.
+   */
+  sweep?(all?: boolean): UpstreamHost[];
 }
 
 /** A cluster ready for traffic: rebuilt (a new object) whenever its snapshot entry changes. */

@@ -211,9 +211,9 @@ describe('the cases of issue 10', () => {
       /eds_config\.api_config_source\.api_type: api_type DELTA_GRPC is not implemented .*\(not supported by this build\)/,
     ],
     [
-      'an ORIGINAL_DST cluster with CLUSTER_PROVIDED',
-      `clusters: [{ name: o, type: ORIGINAL_DST, lb_policy: CLUSTER_PROVIDED }]`,
-      /^error: --config-yaml: static_resources\.clusters\[0\]\.type: ORIGINAL_DST clusters are not implemented \(not supported by this build\)\n$/,
+      'a STATIC cluster with CLUSTER_PROVIDED',
+      `clusters: [{ name: o, lb_policy: CLUSTER_PROVIDED, load_assignment: { cluster_name: o, endpoints: [{ lb_endpoints: [${ENDPOINT(1)}] }] } }]`,
+      /clusters\[0\]\.lb_policy: CLUSTER_PROVIDED needs a cluster that provides its balancer; type STATIC does not/,
     ],
     [
       'a health check alt_port (a HealthCheck field not implemented)',
@@ -236,6 +236,21 @@ describe('the cases of issue 10', () => {
       /clusters\[0\]\.lb_subset_config\.subset_selectors\[0\]\.keys: a selector needs at least one key/,
     ],
   ];
+  it('validates ORIGINAL_DST clusters, warning about the unsanitized header (issue 16)', async () => {
+    const provided = await validateYaml(
+      'static_resources: { clusters: [{ name: o, type: ORIGINAL_DST, lb_policy: CLUSTER_PROVIDED }] }',
+    );
+    assert.equal(provided.status, 0, provided.stderr);
+    assert.equal(provided.stderr, '');
+    const header = await validateYaml(
+      'static_resources: { clusters: [{ name: o, type: ORIGINAL_DST, lb_policy: ORIGINAL_DST_LB, cleanup_interval: 2s, original_dst_lb_config: { use_http_header: true } }] }',
+    );
+    assert.equal(header.status, 0, header.stderr);
+    assert.match(
+      header.stderr,
+      /clusters\[0\]\.original_dst_lb_config\.use_http_header: the x-proxy-original-dst-host .*header is not sanitized/,
+    );
+  });
   it('validates lb_subset_config with route and weighted-cluster metadata_match (issue 16)', async () => {
     const endpoint = `{ endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: 1 } } }, metadata: { filter_metadata: { proxy.lb: { version: v1, stage: [prod, canary] } } } }`;
     const subsets = `lb_subset_config: { fallback_policy: DEFAULT_SUBSET, default_subset: { version: v1 }, list_as_any: true, panic_mode_any: true, subset_selectors: [{ keys: [version] }, { keys: [stage, version], fallback_policy: NO_FALLBACK }] }`;

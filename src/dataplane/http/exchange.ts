@@ -1,5 +1,6 @@
-import type { MetadataCriteria } from '../../upstream/lb/criteria.js';
 import { failsHealthChecksAtOnce, IMMEDIATE_HEALTH_CHECK_FAIL } from '../../upstream/health/outcomes.js';
+import type { MetadataCriteria } from '../../upstream/lb/criteria.js';
+import { ORIGINAL_DST_HEADERS } from '../../upstream/lb/original-dst.js';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 import { FLAG, joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
 import { type ClusterTraffic, type Count, type RequestCount, trafficOf } from '../pool/cluster-traffic.js';
@@ -17,13 +18,22 @@ import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '.
 import type { DownstreamOwner } from './downstream.js';
 import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
 import { RESET_REASON, sendLocalReply, upstreamResetText } from './local-reply.js';
-import type { HttpRequest, ResponseSink } from './request.js';
+import { type HttpRequest, headerValue, type ResponseSink } from './request.js';
 
 /** What an exchange tells the codec that owns its downstream stream. */
 export interface ExchangeOwner {
   onExchangeDone(exchange: Exchange): void;
   pauseReading(): void;
   resumeReading(): void;
+}
+
+/** The destination an ORIGINAL_DST request names in its header (either spelling), or null. */
+function originalDestination(req: HttpRequest): string | null {
+  for (const name of ORIGINAL_DST_HEADERS) {
+    const value = headerValue(req, name);
+    if (value !== undefined) return value.trim();
+  }
+  return null;
 }
 
 /** The response flag of each reason `upstreamLocalReply` gives. */
@@ -56,6 +66,8 @@ export class Exchange implements UpstreamHandler {
   private head: UpstreamRequestHead | null = null;
   private hash: bigint | null = null;
   private criteria: MetadataCriteria | null = null;
+  /** ORIGINAL_DST with `use_http_header`: the destination the request's header names. */
+  private originalDst: string | null = null;
   /** The header mutations that apply, most specific first; empty when none. */
   private mutations: HeaderMutation[] = [];
   private attempt = 0;
@@ -174,6 +186,7 @@ export class Exchange implements UpstreamHandler {
     this.traffic = trafficOf(cluster);
     this.retry = route.retry ?? hit.vh.retry;
     this.hash = route.hash ? route.hash(this.req) : null;
+    if (cluster.settings.useOriginalDstHeader) this.originalDst = originalDestination(this.req);
     this.head = upstreamRequestHead(this.req, route, hcm);
     if (this.bodyEnded) this.armTimeout();
     this.startAttempt();
@@ -213,7 +226,12 @@ export class Exchange implements UpstreamHandler {
       this.upstreamLocalReply(503, 'overflow');
       return;
     }
-    const host = cluster.lb.choose({ hash: this.hash, attempt: this.attempt, criteria: this.criteria });
+    const host = cluster.lb.choose({
+      hash: this.hash,
+      attempt: this.attempt,
+      criteria: this.criteria,
+      originalDst: this.originalDst,
+    });
     if (!host) {
       t.cxNoneHealthy.inc();
       this.info.flags |= FLAG.UH;

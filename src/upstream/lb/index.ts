@@ -2,6 +2,7 @@ import type { LoadBalancer } from '../types.js';
 import type { BalancerInput } from './input.js';
 import { LeastRequestBalancer } from './least-request.js';
 import { maglevTables } from './maglev.js';
+import { OriginalDstBalancer } from './original-dst.js';
 import { RandomBalancer } from './random.js';
 import { ringTables } from './ring-hash.js';
 import { RoundRobinBalancer } from './round-robin.js';
@@ -14,9 +15,9 @@ export type { BalancerInput, LbMemory } from './input.js';
 export const NO_HOST: LoadBalancer = { choose: () => null };
 
 /**
- * The balancer for a cluster's `lb_policy`. ORIGINAL_DST_LB and CLUSTER_PROVIDED have no
- * balancer yet and choose nothing. Throws (with the reason) when the config cannot be
- * built, e.g. a ring whose minimum exceeds its maximum.
+ * The balancer for a cluster's `lb_policy`; with `lb_subset_config`, the subset balancer
+ * over it. Throws (with the reason) when the config cannot be built, e.g. a ring whose
+ * minimum exceeds its maximum.
  */
 export function buildLoadBalancer(input: BalancerInput): LoadBalancer {
   const subset = input.settings.subset;
@@ -32,6 +33,11 @@ export function buildLoadBalancer(input: BalancerInput): LoadBalancer {
       return new ThreadAwareBalancer(input, ringTables(input.settings, input.scope));
     case 'MAGLEV':
       return new ThreadAwareBalancer(input, maglevTables(input.scope));
+    case 'ORIGINAL_DST_LB':
+      return new OriginalDstBalancer(input);
+    case 'CLUSTER_PROVIDED':
+      // The one cluster type of this build that provides its own balancer.
+      return input.settings.type === 'ORIGINAL_DST' ? new OriginalDstBalancer(input) : NO_HOST;
     default:
       return NO_HOST;
   }

@@ -13,6 +13,8 @@ export interface LbMemory {
   readonly rrIndexes: number[];
   /** With `lb_subset_config`: each subset's memory by its key, so updates keep its rotation and count creations and removals. */
   subsets?: Map<string, LbMemory>;
+  /** With ORIGINAL_DST: the destinations created on demand, and whether one was used since the last sweep. */
+  destinations?: Map<string, { host: UpstreamHost; used: boolean }>;
 }
 
 /** Everything a balancer is built from; balancers are rebuilt whenever the cluster's snapshot changes. */

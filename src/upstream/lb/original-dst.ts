@@ -1,0 +1,88 @@
+import { isIP } from 'node:net';
+import type { HostState } from '../../../reducers/state.js';
+import { newUpstreamHost } from '../host.js';
+import type { LbContext, LoadBalancer, UpstreamHost } from '../types.js';
+import type { BalancerInput } from './input.js';
+
+/** The headers naming a request's destination for `use_http_header`, in both spellings. */
+export const ORIGINAL_DST_HEADERS = ['x-proxy-original-dst-host', 'x-envoy-original-dst-host'] as const;
+
+/** A destination host of an ORIGINAL_DST cluster and whether a request used it since the last sweep. */
+interface Destination {
+  host: UpstreamHost;
+  used: boolean;
+}
+
+/** `ip:port` (IPv6 bracketed) as a member address, or null when it is not a literal address with a port. */
+export function parseDestination(value: string): { address: string; ip: string; port: number } | null {
+  const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(value) ?? /^([^:[\]]+):(\d{1,5})$/.exec(value);
+  if (!m) return null;
+  const ip = m[1] as string;
+  const port = Number(m[2]);
+  const family = isIP(ip);
+  if (family === 0 || port < 1 || port > 65535) return null;
+  return { address: family === 6 ? `[${ip}]:${port}` : `${ip}:${port}`, ip, port };
+}
+
+function destinationState(d: { address: string; ip: string; port: number }): HostState {
+  return {
+    ...d,
+    hostname: '',
+    weight: 1,
+    priority: 0,
+    locality: { region: '', zone: '', sub_zone: '' },
+    metadata: {},
+    edsHealth: 'UNKNOWN',
+    failedActiveHc: false,
+    failedOutlierCheck: false,
+  };
+}
+
+/**
+ * ORIGINAL_DST_LB (and CLUSTER_PROVIDED on an ORIGINAL_DST cluster): the host is the
+ * request's own destination (`LbContext.originalDst`), created the first time it is named
+ * and kept in the cluster's memory across rebuilds; `sweep` drops the ones no request used
+ * since the previous sweep, as the reference's `cleanup_interval` timer does.
+ */
+export class OriginalDstBalancer implements LoadBalancer {
+  private readonly destinations: Map<string, Destination>;
+
+  constructor(input: BalancerInput) {
+    const memory = input.memory;
+    memory.destinations ??= new Map();
+    this.destinations = memory.destinations;
+  }
+
+  choose(context: LbContext): UpstreamHost | null {
+    const wanted = context.originalDst;
+    if (!wanted) return null;
+    const known = this.destinations.get(wanted);
+    if (known) {
+      known.used = true;
+      return known.host;
+    }
+    const parsed = parseDestination(wanted);
+    if (!parsed) return null;
+    const host = newUpstreamHost(destinationState(parsed));
+    this.destinations.set(wanted, { host, used: true });
+    return host;
+  }
+
+  /** Removes and returns the hosts unused since the previous sweep (all with `all`); marks the rest unused. */
+  sweep(all = false): UpstreamHost[] {
+    const gone: UpstreamHost[] = [];
+    for (const [key, d] of this.destinations) {
+      if (d.used && !all) d.used = false;
+      else {
+        this.destinations.delete(key);
+        gone.push(d.host);
+      }
+    }
+    return gone;
+  }
+
+  /** The destinations in use, for `/clusters`-style views and tests. */
+  hosts(): UpstreamHost[] {
+    return Array.from(this.destinations.values(), (d) => d.host);
+  }
+}
