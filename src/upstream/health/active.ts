@@ -38,6 +38,8 @@ interface CheckedHost {
 
 interface CheckedCluster {
   config: ClusterEntry['config'];
+  /** The members array last followed: an unchanged one needs no walk. */
+  members: ClusterEntry['hosts'] | null;
   hosts: Map<string, CheckedHost>;
   healthyGauge: Gauge;
 }
@@ -79,8 +81,7 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
 
   function counters(statName: string): HealthCheckCounters {
     const scope = ctx.stats.scope(`cluster.${statName}.health_check`);
-    // Created now so they show 0 before the first check, as the reference's do.
-    scope.counter('verify_cluster');
+    // Created now so it shows 0 as the reference's does; nothing here marks a host degraded.
     scope.gauge('degraded', 'NeverImport');
     return {
       attempt: scope.counter('attempt'),
@@ -193,11 +194,14 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
         const statName = clusterStatName(entry.config);
         cluster = {
           config: entry.config,
+          members: null,
           hosts: new Map(),
           healthyGauge: ctx.stats.gauge(`cluster.${statName}.health_check.healthy`, 'NeverImport'),
         };
         clusters.set(name, cluster);
       }
+      if (cluster.members === entry.hosts) continue;
+      cluster.members = entry.hosts;
       const present = new Set<string>();
       for (const host of entry.hosts) {
         present.add(host.address);
@@ -217,7 +221,14 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
     }
   }
 
-  const subscription: Subscription = ctx.store.state$.subscribe(follow);
+  const subscription: Subscription = ctx.store.state$.subscribe((state) => {
+    try {
+      follow(state);
+    } catch (err) {
+      // One bad snapshot must not end health checking: the next one is followed again.
+      ctx.log?.get('upstream').error({ err }, 'health checks: a snapshot could not be followed');
+    }
+  });
   started = true;
   if (warming === 0) warmed();
   return {

@@ -124,6 +124,8 @@ class ClusterDetector {
   readonly monitors = new Map<string, HostMonitor>();
   figures: OutlierFigures = NOT_COMPUTED;
   private ejectionsActive = 0;
+  /** The members array last followed: an unchanged one needs no walk. */
+  private members: readonly HostState[] | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly stats: OutlierStats;
 
@@ -149,6 +151,8 @@ class ClusterDetector {
 
   /** Follows the members: new ones get a monitor (an ejected one keeps its flag), gone ones lose it. */
   syncHosts(hosts: readonly HostState[]): void {
+    if (hosts === this.members) return;
+    this.members = hosts;
     const present = new Set<string>();
     for (const host of hosts) {
       present.add(host.address);
@@ -468,7 +472,14 @@ export function startOutlierDetection(deps: HealthDeps, now: () => number = Date
     }
   }
 
-  const subscription: Subscription = deps.store.state$.subscribe(follow);
+  const subscription: Subscription = deps.store.state$.subscribe((state) => {
+    try {
+      follow(state);
+    } catch (err) {
+      // One bad snapshot must not end outlier detection: the next one is followed again.
+      deps.log?.get('upstream').error({ err }, 'outlier detection: a snapshot could not be followed');
+    }
+  });
   return {
     put: (cluster, address, status) => detectors.get(cluster)?.put(address, status),
     figures: (cluster) => detectors.get(cluster)?.figures,
