@@ -46,7 +46,7 @@ export function runRestarter(argv: string[]): Promise<number> {
       const epoch = Math.max(-1, ...epochs.keys()) + 1;
       const child = spawn(process.execPath, [...command, ...args], {
         stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
-        env: { ...process.env, RESTART_EPOCH: String(epoch) },
+        env: { ...process.env, RESTART_EPOCH: String(epoch), PROXY_RESTARTER_PID: String(process.pid) },
       });
       epochs.set(epoch, child);
       say(`started epoch ${epoch} (pid ${child.pid})`);

@@ -101,6 +101,13 @@ export async function serve(options: Options): Promise<ServerContext> {
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
   log.info({ epoch: options.restartEpoch }, 'LIVE');
   stopOnSignals(ctx);
+  if (process.env.PROXY_RESTARTER_PID && process.connected) {
+    // The restarter is gone (killed): nothing can restart or stop this epoch in order now.
+    process.once('disconnect', () => {
+      log.warn('the restarter is gone; draining and stopping');
+      process.kill(process.pid, 'SIGTERM');
+    });
+  }
   if (parent) followParent(ctx, parent);
   if (!options.disableHotRestart && options.mode === 'serve') await startHotRestartParent(ctx);
   return ctx;

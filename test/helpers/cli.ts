@@ -7,8 +7,11 @@ const compiled = import.meta.url.includes('/dist/');
 /** The repository root, from `test/helpers` (tsx) or `dist/test/helpers` (compiled). */
 export const repoRoot = fileURLToPath(new URL(compiled ? '../../../' : '../../', import.meta.url));
 
-/** `node bin/proxy.js ARGS` against the build; the same `main` through tsx from the sources. */
-export function spawnProxy(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
+/**
+ * `node bin/proxy.js ARGS` against the build; the same `main` through tsx from the sources.
+ * With `ipc`, the child has an IPC channel to this process (as `proxy restarter` gives it).
+ */
+export function spawnProxy(args: string[], env: NodeJS.ProcessEnv = {}, ipc = false): ChildProcess {
   const argv = compiled
     ? ['bin/proxy.js', ...args]
     : [
@@ -20,7 +23,11 @@ export function spawnProxy(args: string[], env: NodeJS.ProcessEnv = {}): ChildPr
         '--',
         ...args,
       ];
-  return spawn(process.execPath, argv, { cwd: repoRoot, env: { ...process.env, ...env } });
+  return spawn(process.execPath, argv, {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    ...(ipc ? { stdio: ['pipe', 'pipe', 'pipe', 'ipc'] } : {}),
+  });
 }
 
 export interface ProxyRun {

@@ -1,0 +1,243 @@
+/**
+ * Hot restart (issue 19): `proxy restarter` restarts the proxy three times (SIGHUP) under
+ * steady HTTP/1 keep-alive and HTTP/2 load plus a fresh connection every few milliseconds;
+ * not one request fails and not one connection is refused, `/server_info` and the stats show
+ * the epochs, and the event log spans them. An epoch that is not compatible is refused and
+ * the running one serves on.
+ */
+import assert from 'node:assert/strict';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import type { JsonObject } from '../../events/index.js';
+import { HCM_TYPE } from '../helpers/bootstraps.js';
+import { spawnProxy } from '../helpers/cli.js';
+import { cluster } from '../helpers/dataplane.js';
+import { hcmConfig } from '../helpers/http-dataplane.js';
+import { steadyLoad } from '../helpers/steady-load.js';
+
+const BODY = 'served';
+const RESTARTS = 3;
+
+const dir = mkdtempSync(join(tmpdir(), 'proxy-hot-restart-'));
+const cleanups: Array<() => void> = [() => rmSync(dir, { recursive: true, force: true })];
+after(() => {
+  for (const c of cleanups.reverse()) c();
+});
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function exitOf(child: ChildProcess, timeoutMs: number): Promise<number | string> {
+  return Promise.race([
+    new Promise<number | string>((resolve) => {
+      if (child.exitCode !== null) resolve(child.exitCode);
+      else child.once('exit', (code, signal) => resolve(code ?? signal ?? -1));
+    }),
+    new Promise<string>((resolve) =>
+      setTimeout(() => resolve(`still running after ${timeoutMs} ms`), timeoutMs),
+    ),
+  ]);
+}
+
+test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed request, no refused connection`, async () => {
+  const upstream = http.createServer((req, res) => {
+    req.resume();
+    res.end(BODY);
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => {
+    upstream.closeAllConnections();
+    upstream.close();
+  });
+  const [port, adminPort] = [await freePort(), await freePort()];
+  const admin = `http://127.0.0.1:${adminPort}`;
+  const bootstrap: JsonObject = {
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: adminPort } } },
+    static_resources: {
+      clusters: [cluster('up', [(upstream.address() as net.AddressInfo).port])],
+      listeners: [
+        {
+          name: 'http',
+          address: { socket_address: { address: '127.0.0.1', port_value: port } },
+          filter_chains: [
+            {
+              filters: [
+                {
+                  name: 'envoy.http_connection_manager',
+                  typed_config: { '@type': HCM_TYPE, ...(hcmConfig('up') as JsonObject) },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+  };
+  const config = join(dir, 'bootstrap.json');
+  const eventLog = join(dir, 'events.ndjson');
+  const socketPath = join(dir, 'hot-restart');
+  writeFileSync(config, JSON.stringify(bootstrap));
+  const proxyArgs = [
+    '-c',
+    config,
+    '--concurrency',
+    '1',
+    '--drain-time-s',
+    '2',
+    '--parent-shutdown-time-s',
+    '10',
+    '--socket-path',
+    socketPath,
+    '--socket-mode',
+    '640',
+    '--event-log',
+    eventLog,
+  ];
+  const restarter = spawnProxy(['restarter', '--', ...proxyArgs]);
+  // SIGTERM reaches every epoch through the restarter; an epoch whose restarter is killed stops too.
+  cleanups.push(() => {
+    if (restarter.exitCode === null) restarter.kill('SIGTERM');
+  });
+  let stderr = '';
+  restarter.stderr?.on('data', (d: Buffer) => {
+    stderr += d;
+  });
+  restarter.stdout?.resume();
+  const serverInfo = async () => {
+    const res = await fetch(`${admin}/server_info`);
+    return (await res.json()) as {
+      state: string;
+      uptime_current_epoch: string;
+      uptime_all_epochs: string;
+      command_line_options: { restart_epoch: number };
+    };
+  };
+  const liveEpoch = async (): Promise<number> => {
+    const info = await serverInfo().catch(() => null);
+    return info?.state === 'LIVE' ? info.command_line_options.restart_epoch : -1;
+  };
+  await until(async () => (await liveEpoch()) === 0, `epoch 0 LIVE (${stderr})`);
+  // The domain socket is a file here: --socket-mode applies.
+  assert.equal(statSync(`${socketPath}_parent_0`).mode & 0o777, 0o640);
+
+  const load = steadyLoad(port, {
+    h1Clients: 4,
+    h2Clients: 2,
+    probeEveryMs: 5,
+    maxRequests: 200_000,
+    body: BODY,
+  });
+  await until(() => load.ok >= 300, 'load to flow');
+  for (let epoch = 1; epoch <= RESTARTS; epoch++) {
+    const before = load.ok;
+    restarter.kill('SIGHUP');
+    await until(async () => (await liveEpoch()) === epoch, `epoch ${epoch} LIVE (${stderr})`);
+    await until(() => stderr.includes(`epoch ${epoch - 1} exited`), `epoch ${epoch - 1} to exit (${stderr})`);
+    await until(() => load.ok >= before + 300, `load to flow through epoch ${epoch}`);
+  }
+  const result = await load.stop();
+  assert.deepEqual(result.failed, [], 'no request failed');
+  assert.equal(result.refused, 0, 'no connection was refused');
+  assert.ok(result.ok >= 4 * 300, `${result.ok} requests answered`);
+  process.stdout.write(`# ${result.ok} requests answered, ${result.retried} retried as HTTP allows\n`);
+
+  const info = await serverInfo();
+  assert.equal(info.command_line_options.restart_epoch, RESTARTS);
+  assert.ok(
+    Number.parseInt(info.uptime_all_epochs, 10) > Number.parseInt(info.uptime_current_epoch, 10),
+    `uptime_all_epochs ${info.uptime_all_epochs} counts from epoch 0, uptime_current_epoch ${info.uptime_current_epoch} from ${RESTARTS}`,
+  );
+  const stats = await (
+    await fetch(`${admin}/stats?filter=^server\\.(hot_restart_epoch|parent_connections)$`)
+  ).text();
+  assert.match(stats, new RegExp(`server\\.hot_restart_epoch: ${RESTARTS}\\b`));
+  assert.match(stats, /server\.parent_connections: 0\b/);
+
+  // One event log across the epochs: sequence numbers go on, each epoch says where it began
+  // and follows its parent until that exits (written within a second).
+  const parentExits = () => readFileSync(eventLog, 'utf8').match(/"step":"exited"/g)?.length ?? 0;
+  await until(() => parentExits() === RESTARTS, 'the last parent exit in the event log');
+  const lines = readFileSync(eventLog, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { seq?: number; event?: { type: string; epoch?: number; step?: string } });
+  const envelopes = lines.filter((l) => l.seq !== undefined && l.event);
+  const seqs = envelopes.map((e) => e.seq as number);
+  assert.deepEqual(
+    seqs,
+    seqs.map((_, i) => (seqs[0] as number) + i),
+  );
+  const restarted = envelopes
+    .filter((e) => e.event?.type === 'server/hot-restarted')
+    .map((e) => e.event?.epoch);
+  assert.deepEqual(restarted, [1, 2, 3]);
+  const exited = envelopes
+    .filter((e) => e.event?.type === 'server/hot-restart-parent' && e.event.step === 'exited')
+    .map((e) => e.event?.epoch);
+  assert.deepEqual(exited, [0, 1, 2]);
+
+  // An epoch of another hot-restart version is refused; the running one serves on.
+  const stranger = spawnProxy(
+    [...proxyArgs, '--restart-epoch', String(RESTARTS + 1), '--max-stats', '20000'],
+    {},
+    true,
+  );
+  let strangerErr = '';
+  stranger.stderr?.on('data', (d: Buffer) => {
+    strangerErr += d;
+  });
+  stranger.stdout?.resume();
+  assert.equal(await exitOf(stranger, 15_000), 1);
+  assert.match(
+    strangerErr,
+    /refused by epoch 3: hot-restart version mismatch: this epoch runs 11\.104, the new one 11\.104\.20000\.60/,
+  );
+  // Another base ID reaches no running epoch at all.
+  const elsewhere = spawnProxy(
+    [...proxyArgs, '--restart-epoch', String(RESTARTS + 1), '--base-id', '5'],
+    {},
+    true,
+  );
+  let elsewhereErr = '';
+  elsewhere.stderr?.on('data', (d: Buffer) => {
+    elsewhereErr += d;
+  });
+  elsewhere.stdout?.resume();
+  assert.equal(await exitOf(elsewhere, 15_000), 1);
+  assert.match(elsewhereErr, /no epoch 3 with base ID 5 answers on .*hot-restart_parent_50/);
+  assert.equal(await liveEpoch(), RESTARTS, 'the running epoch serves on');
+  const check = steadyLoad(port, {
+    h1Clients: 1,
+    h2Clients: 0,
+    probeEveryMs: 1,
+    maxRequests: 20,
+    body: BODY,
+  });
+  await until(() => check.ok >= 20, 'requests after the refusals');
+  assert.deepEqual((await check.stop()).failed, []);
+
+  restarter.kill('SIGTERM');
+  assert.equal(await exitOf(restarter, 10_000), 0, stderr);
+});
