@@ -8,7 +8,7 @@
  * acted (RFC 9112 section 9.3.1, RFC 9113 section 8.7): an idempotent request on a reused
  * HTTP/1 connection that closed before any response byte (the server closed it as idle just
  * as the request left), and an HTTP/2 stream the server refused or left above its GOAWAY's
- * last stream ID. They are counted apart (`retried`); a second failure is a failure.
+ * last stream ID. They are listed apart (`retried`); a second failure is a failure.
  */
 import * as http from 'node:http';
 import * as http2 from 'node:http2';
@@ -19,7 +19,8 @@ export interface LoadResult {
   failed: string[];
   /** Connections refused (ECONNREFUSED). */
   refused: number;
-  retried: number;
+  /** One line per retried request: why it could be retried. */
+  retried: string[];
 }
 
 export interface SteadyLoad {
@@ -135,7 +136,7 @@ class H2Client {
 }
 
 export function steadyLoad(port: number, options: LoadOptions): SteadyLoad {
-  const result: LoadResult = { ok: 0, failed: [], refused: 0, retried: 0 };
+  const result: LoadResult = { ok: 0, failed: [], refused: 0, retried: [] };
   let running = true;
   let sent = 0;
   const more = () => running && sent < options.maxRequests;
@@ -151,7 +152,7 @@ export function steadyLoad(port: number, options: LoadOptions): SteadyLoad {
         const outcome = err instanceof Outcome ? err : new Outcome('failed', String(err));
         if (outcome.kind === 'refused') result.refused += 1;
         if (outcome.kind === 'retriable' && tries === 0) {
-          result.retried += 1;
+          result.retried.push(outcome.message);
           continue;
         }
         result.failed.push(outcome.message);
