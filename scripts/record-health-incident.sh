@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Records fixtures/health-incident/ from a real run of the proxy through a health incident: host
 # b fails its active check, recovers, fails again; host a answers 5xx until outlier detection
-# ejects it. Writes the bootstrap, the event log and the /clusters the live run showed last,
-# which test/upstream/health/incident.test.ts compares with the replay of the log. Run it again
+# ejects it. Writes the bootstrap, the event log, its golden snapshot (test/control/replay.test.ts)
+# and the /clusters the live run showed last, which test/upstream/health/incident.test.ts
+# compares with the replay of the log. Run it again
 # whenever the event vocabulary changes: `scripts/record-health-incident.sh`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,5 +84,6 @@ set_upstream "$b" health 503 && sleep 1
 curl -sf "$admin/clusters" >"$dir/clusters.live.txt"
 curl -sf -X POST "$admin/quitquitquit" >/dev/null || true
 wait "${pids[1]}" || true
+proxy replay "$dir/events.ndjson" --view snapshot --format json >"$dir/snapshot.golden.json"
 echo "recorded $(wc -l <"$dir/events.ndjson") lines in $dir/events.ndjson"
 grep health_flags "$dir/clusters.live.txt"
