@@ -75,7 +75,26 @@ export function onHostsSet(draft: Draft<State>, env: On<'endpoints/hosts-set'>):
     freeze(host.metadata, true);
     return Object.freeze(host);
   });
+  if (keepsHealthyRemovedHosts(cluster.config as RawCluster)) {
+    const listed = new Set(env.event.hosts.map((spec) => spec.address));
+    for (const host of base) {
+      if (listed.has(host.address) || host.failedActiveHc || edsFailed(host)) continue;
+      hosts.push(host.pendingDynamicRemoval ? host : Object.freeze({ ...host, pendingDynamicRemoval: true }));
+    }
+  }
   cluster.hosts = Object.freeze(hosts) as Draft<HostState>[];
+}
+
+/**
+ * As in the reference, an actively checked cluster keeps members that discovery dropped while
+ * they pass their checks, unless `drain_connections_on_host_removal` asks to let them go at once.
+ */
+function keepsHealthyRemovedHosts(cluster: RawCluster): boolean {
+  return isActivelyChecked(cluster) && cluster.drain_connections_on_host_removal !== true;
+}
+
+function edsFailed(host: HostState): boolean {
+  return host.edsHealth === 'UNHEALTHY' || host.edsHealth === 'DRAINING' || host.edsHealth === 'TIMEOUT';
 }
 
 /**
@@ -129,6 +148,16 @@ export function onHostsUpdated(draft: Draft<State>, env: On<'endpoints/hosts-upd
 }
 
 export function onActiveHealthChanged(draft: Draft<State>, env: On<'health/active-changed'>): void {
+  const { cluster: name, address, healthy } = env.event;
+  const cluster = entryOf(draft.clusters, name);
+  if (!healthy && cluster) {
+    // A member kept only while it passed its checks leaves once it fails one.
+    const base = (isDraft(cluster.hosts) ? current(cluster.hosts) : cluster.hosts) as HostState[];
+    if (base.some((h) => h.address === address && h.pendingDynamicRemoval)) {
+      cluster.hosts = Object.freeze(base.filter((h) => h.address !== address)) as Draft<HostState>[];
+      return;
+    }
+  }
   changeHost(draft, env.event.cluster, env.event.address, (host) => {
     host.failedActiveHc = !env.event.healthy;
     if (host.pendingActiveHc) delete host.pendingActiveHc;

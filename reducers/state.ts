@@ -27,6 +27,11 @@ export interface HostState extends HostSpec {
    * of the balancers' weight and panic counts (the reference's PENDING_ACTIVE_HC, excluded).
    */
   pendingActiveHc?: boolean;
+  /**
+   * Gone from discovery but kept while it passes its active checks (the reference's
+   * PENDING_DYNAMIC_REMOVAL, without `drain_connections_on_host_removal`): removed when it fails one.
+   */
+  pendingDynamicRemoval?: boolean;
 }
 
 export interface ClusterEntry {

@@ -20,7 +20,7 @@ export function hostHealth(host: HostState): HostHealth {
 /**
  * The `health_flags` text of `/clusters`: `healthy`, or the failing flags concatenated in
  * the reference's order (`/failed_active_hc`, `/failed_outlier_check`, `/failed_eds_health`,
- * `/degraded_eds_health`).
+ * `/degraded_eds_health`, `/pending_dynamic_removal`, `/pending_active_hc`).
  */
 export function healthFlags(host: HostState): string {
   let flags = '';
@@ -28,5 +28,7 @@ export function healthFlags(host: HostState): string {
   if (host.failedOutlierCheck) flags += '/failed_outlier_check';
   if (edsFailed(host)) flags += '/failed_eds_health';
   if (host.edsHealth === 'DEGRADED') flags += '/degraded_eds_health';
+  if (host.pendingDynamicRemoval) flags += '/pending_dynamic_removal';
+  if (host.pendingActiveHc) flags += '/pending_active_hc';
   return flags || 'healthy';
 }

@@ -90,6 +90,8 @@ const CLUSTER_FIELDS: FieldTable = {
   ...acting('health_checks', 'outlier_detection'),
   // TCP proxy connections to a host that turns unhealthy are dropped (src/dataplane/tcp/proxy.ts).
   ...acting('close_connections_on_host_health_failure'),
+  // Without it, members discovery drops stay while they pass their checks (reducers/clusters.ts).
+  ...acting('drain_connections_on_host_removal'),
   // Compiled by checkSubsetConfig; the balancer is src/upstream/lb/subset.ts.
   lb_subset_config: 'act',
   // Compiled by checkOriginalDst; the balancer is src/upstream/lb/original-dst.ts.

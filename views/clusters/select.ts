@@ -38,6 +38,8 @@ export function healthFlags(host: HostState): string[] {
   if (host.edsHealth === 'UNHEALTHY' || host.edsHealth === 'DRAINING' || host.edsHealth === 'TIMEOUT')
     flags.push('/failed_eds_health');
   if (host.edsHealth === 'DEGRADED') flags.push('/degraded_eds_health');
+  if (host.pendingDynamicRemoval) flags.push('/pending_dynamic_removal');
+  if (host.pendingActiveHc) flags.push('/pending_active_hc');
   return flags;
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as net from 'node:net';
 import { after, test } from 'node:test';
 import {
   bootstrapLoaded,
@@ -9,6 +10,7 @@ import {
   hostsSet,
   type RawCluster,
 } from '../../../events/index.js';
+import { healthFlags } from '../../../reducers/settings/health.js';
 import type { HostState } from '../../../reducers/state.js';
 import { Store } from '../../../src/control/store.js';
 import { newUpstreamHost } from '../../../src/upstream/host.js';
@@ -106,5 +108,39 @@ test('members of a checked cluster start failing their checks; a config update t
   assert.deepEqual(
     store.state.clusters.svc?.hosts.map((h) => h.failedActiveHc),
     [false, false],
+  );
+});
+
+test('a member discovery drops stays while it passes its checks (/pending_dynamic_removal) and leaves when it fails one; drain_connections_on_host_removal lets it go at once', async () => {
+  const server = net.createServer((socket) => socket.on('error', () => {}));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const gone = port === 1 ? 2 : 1;
+  const check = { health_checks: [fastCheck({ tcp_health_check: {} }, { unhealthy_threshold: 1 })] };
+  const h = startHarness([
+    checkedCluster('keep', [port], { type: 'STRICT_DNS', ...check }),
+    checkedCluster('drain', [port], {
+      type: 'STRICT_DNS',
+      drain_connections_on_host_removal: true,
+      ...check,
+    }),
+  ]);
+  cleanups.push(() => h.close());
+  await waitFor(
+    'both healthy',
+    () => h.host('keep', port)?.failedActiveHc === false && h.host('drain', port)?.failedActiveHc === false,
+  );
+  for (const cluster of ['keep', 'drain'])
+    h.store.dispatch(hostsSet({ cluster, hosts: [spec(gone)], versionInfo: '' }), 'test');
+  assert.equal(h.host('drain', port), undefined, 'drained at once');
+  assert.equal(h.host('keep', port)?.pendingDynamicRemoval, true, 'kept while it passes');
+  assert.equal(healthFlags(h.host('keep', port) as HostState), '/pending_dynamic_removal');
+  await new Promise((r) => setTimeout(r, 200));
+  assert.ok(h.host('keep', port), 'still there after several passing checks');
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await waitFor('removed once it fails', () => h.host('keep', port) === undefined, 2000);
+  assert.deepEqual(
+    h.store.state.clusters.keep?.hosts.map((x) => x.port),
+    [gone],
   );
 });
