@@ -21,6 +21,12 @@ export interface RawListener extends JsonObject {
 /** The whole bootstrap as loaded and validated. */
 export type RawBootstrap = JsonObject;
 
+export interface Locality {
+  region: string;
+  zone: string;
+  sub_zone: string;
+}
+
 /** A member of a cluster as the control plane knows it; `address` (`ip:port`) is its identity. */
 export interface HostSpec {
   address: string;
@@ -29,7 +35,9 @@ export interface HostSpec {
   hostname: string;
   weight: number;
   priority: number;
-  locality: { region: string; zone: string; sub_zone: string };
+  locality: Locality;
+  /** The `load_balancing_weight` of its locality group; absent when the group sets none. */
+  localityWeight?: number;
   /** `metadata.filter_metadata` of the endpoint, e.g. `{ "proxy.lb": { canary: true } }`. */
   metadata: JsonObject;
   /** Health reported by discovery (`health_status` of an `LbEndpoint`). */

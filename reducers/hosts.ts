@@ -44,6 +44,7 @@ export function configuredEndpoints(cluster: RawCluster): HostSpec[] {
       const g = obj(group);
       const locality = obj(g.locality);
       const priority = num(g.priority, 0);
+      const localityWeight = num(g.load_balancing_weight, 0);
       void localityIndex;
       for (const lbEndpoint of arr(g.lb_endpoints)) {
         const le = obj(lbEndpoint);
@@ -65,6 +66,8 @@ export function configuredEndpoints(cluster: RawCluster): HostSpec[] {
           },
           metadata: obj(obj(le.metadata).filter_metadata),
           edsHealth: (str(le.health_status) || 'UNKNOWN') as HostSpec['edsHealth'],
+          // Only where a group sets one, so the records of every other cluster keep their shape.
+          ...(localityWeight > 0 ? { localityWeight } : {}),
         });
       }
     }
@@ -148,6 +151,7 @@ export function withHealth(
     failedActiveHc: previous ? previous.failedActiveHc : checked,
     failedOutlierCheck: previous?.failedOutlierCheck ?? false,
   };
+  if (spec.localityWeight !== undefined) host.localityWeight = spec.localityWeight;
   // Only on the few members that wait, so every other record keeps its shape and its JSON.
   if (checked && (previous ? previous.pendingActiveHc === true : pending)) host.pendingActiveHc = true;
   return host;

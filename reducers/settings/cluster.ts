@@ -20,6 +20,8 @@ export interface SubsetSettings {
   selectors: Array<{ keys: string[]; fallbackPolicy: SubsetFallback | null }>;
   listAsAny: boolean;
   panicModeAny: boolean;
+  /** With `locality_weighted_lb_config`: whether subsets pick localities by weight too. */
+  localityWeightAware: boolean;
 }
 
 const FALLBACKS = new Set<string>(['NO_FALLBACK', 'ANY_ENDPOINT', 'DEFAULT_SUBSET']);
@@ -40,6 +42,7 @@ function subsetOf(cluster: RawCluster): SubsetSettings | null {
     selectors: selectors.filter((s) => s.keys.length > 0),
     listAsAny: raw.list_as_any === true,
     panicModeAny: raw.panic_mode_any === true,
+    localityWeightAware: raw.locality_weight_aware === true,
   };
 }
 
@@ -65,6 +68,8 @@ export interface ClusterSettings {
   healthyPanicThreshold: number;
   updateMergeWindowMs: number;
   zoneAware: { routingEnabled: number; minClusterSize: number };
+  /** `locality_weighted_lb_config`: localities are picked by their weight (zone-aware routing is then off). */
+  localityWeighted: boolean;
   ignoreNewHostsUntilFirstHc: boolean;
   closeConnectionsOnHostHealthFailure: boolean;
   hasOutlierDetection: boolean;
@@ -158,6 +163,7 @@ export function clusterSettings(cluster: RawCluster): ClusterSettings {
       routingEnabled: percentOr(zone.routing_enabled, 100),
       minClusterSize: numberOr(zone.min_cluster_size, 6),
     },
+    localityWeighted: common.locality_weighted_lb_config !== undefined,
     ignoreNewHostsUntilFirstHc: common.ignore_new_hosts_until_first_hc === true,
     closeConnectionsOnHostHealthFailure: cluster.close_connections_on_host_health_failure === true,
     hasOutlierDetection: cluster.outlier_detection !== undefined,

@@ -112,8 +112,9 @@ const HTTP1_OPTIONS_FIELDS: FieldTable = {
 };
 const COMMON_LB_FIELDS: FieldTable = {
   ...acting('healthy_panic_threshold', 'update_merge_window'),
-  zone_aware_lb_config: notYet('zone-aware routing'),
-  locality_weighted_lb_config: notYet('locality-weighted load balancing'),
+  // Balancers: src/upstream/lb/locality.ts.
+  zone_aware_lb_config: 'act',
+  locality_weighted_lb_config: 'act',
   consistent_hashing_lb_config: notYet('consistent_hashing_lb_config'),
   ignore_new_hosts_until_first_hc: 'act',
   close_connections_on_host_set_change: notYet('close_connections_on_host_set_change'),
@@ -130,8 +131,8 @@ function refuseUnservedKinds(cluster: JsonObject, p: string, lbPolicy: string, r
 const EDS_CLUSTER_FIELDS: FieldTable = acting('eds_config', 'service_name');
 const SUBSET_FIELDS: FieldTable = {
   ...acting('fallback_policy', 'default_subset', 'subset_selectors', 'list_as_any', 'panic_mode_any'),
-  // Subsets are balanced by host weight within priorities; localities carry no weight here.
-  locality_weight_aware: 'advise',
+  locality_weight_aware: 'act',
+  // Subset localities keep their configured weight, unscaled by the subset's share of hosts.
   scale_locality_weight: 'advise',
 };
 const SUBSET_SELECTOR_FIELDS: FieldTable = acting('keys', 'fallback_policy');

@@ -69,6 +69,13 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
     CLUSTER_MANAGER_FIELDS,
     'ClusterManager',
   );
+  const localCluster = obj(bootstrap.cluster_manager).local_cluster_name;
+  // As the reference: the local cluster must be a static one, known before any discovery.
+  if (typeof localCluster === 'string' && localCluster && !clusters.some((c) => obj(c).name === localCluster))
+    report.error(
+      'cluster_manager.local_cluster_name',
+      `local cluster '${localCluster}' must be defined in static_resources.clusters`,
+    );
   const outlierLog = obj(bootstrap.cluster_manager).outlier_detection;
   if (outlierLog !== undefined)
     compileOutlierEventLog(obj(outlierLog), 'cluster_manager.outlier_detection', report);
@@ -93,7 +100,8 @@ const STATIC_FIELDS: FieldTable = {
 const CLUSTER_MANAGER_FIELDS: FieldTable = {
   // Its event log; the detectors themselves are configured per cluster.
   outlier_detection: 'act',
-  local_cluster_name: notYet('zone-aware routing (the local cluster)'),
+  // Zone-aware routing's local cluster (src/upstream/cluster-manager.ts).
+  local_cluster_name: 'act',
   upstream_bind_config: notYet('a manager-wide upstream_bind_config (set it per cluster)'),
   load_stats_config: notYet('load reporting (LRS)'),
 };

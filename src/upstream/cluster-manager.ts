@@ -3,11 +3,13 @@ import type { ClusterEntry, State } from '../../reducers/index.js';
 import { runtimeValue } from '../../reducers/runtime.js';
 import { type ClusterSettings, clusterSettings } from '../../reducers/settings/cluster.js';
 import { hostHealth } from '../../reducers/settings/health.js';
+import { objectOf, stringOr } from '../../reducers/settings/values.js';
 import type { Core } from '../core.js';
 import { StatsStore } from '../stats/store.js';
 import { prepareHashing } from './hash.js';
 import { newUpstreamHost } from './host.js';
 import { buildLoadBalancer, type LbMemory, NO_HOST } from './lb/index.js';
+import type { LocalCluster } from './lb/input.js';
 import { defaultRandom, type Random } from './random.js';
 import type { ClusterRuntime, HostStats, LoadBalancer, UpstreamHost } from './types.js';
 
@@ -51,6 +53,31 @@ interface Managed {
   sweeper: NodeJS.Timeout | null;
 }
 
+/**
+ * The proxy's own cluster for zone-aware routing: `cluster_manager.local_cluster_name`'s
+ * members and the node's locality, its zone replaced by `--service-zone` when given. The
+ * previous object when nothing changed, so an unrelated update rebuilds nothing.
+ */
+function localClusterOf(state: State, previous: LocalCluster | null): LocalCluster | null {
+  const config = state.bootstrap?.config;
+  const name = stringOr(objectOf(config?.cluster_manager).local_cluster_name, '');
+  const entry = name ? state.clusters[name] : undefined;
+  if (!entry) return null;
+  const locality = objectOf(objectOf(config?.node).locality);
+  const region = stringOr(locality.region, '');
+  const zone = stringOr(state.server.options.service_zone, '') || stringOr(locality.zone, '');
+  const subZone = stringOr(locality.sub_zone, '');
+  const was = previous?.locality;
+  if (
+    previous?.hosts === entry.hosts &&
+    was?.region === region &&
+    was.zone === zone &&
+    was.sub_zone === subZone
+  )
+    return previous;
+  return { hosts: entry.hosts, locality: { region, zone, sub_zone: subZone } };
+}
+
 /** `upstream.healthy_panic_threshold` when it holds an integer, else undefined. */
 function runtimePanicThreshold(state: State): number | undefined {
   const raw = runtimeValue(state, PANIC_THRESHOLD_KEY)?.trim();
@@ -81,6 +108,7 @@ export async function createClusterManager(
   const clusterRemoved = managerScope.counter('cluster_removed');
   const managed = new Map<string, Managed>();
   let panicOverride: number | undefined;
+  let local: LocalCluster | null = null;
   const onOutcome = options.onOutcome;
   const reporter = (name: string, settings: ClusterSettings): ClusterRuntime['outcome'] =>
     onOutcome && (settings.hasOutlierDetection || settings.hasHealthChecks)
@@ -130,7 +158,7 @@ export async function createClusterManager(
     let lb: LoadBalancer;
     try {
       const controlScope = control.scope(`cluster.${settings.statName}`);
-      lb = buildLoadBalancer({ hosts, settings, panicThreshold, random, memory, scope, controlScope });
+      lb = buildLoadBalancer({ hosts, settings, panicThreshold, random, memory, scope, controlScope, local });
     } catch (err) {
       log.error({ err, cluster: name }, `cluster '${name}': load balancer not built, no host will be chosen`);
       lb = NO_HOST;
@@ -176,12 +204,16 @@ export async function createClusterManager(
     const override = runtimePanicThreshold(state);
     const thresholdChanged = override !== panicOverride;
     panicOverride = override;
+    const nextLocal = localClusterOf(state, local);
+    // Every balancer compares its localities with the local cluster's: a change rebuilds them all.
+    const localChanged = nextLocal !== local;
+    local = nextLocal;
     for (const [name, entry] of Object.entries(state.clusters)) {
       const previous = managed.get(name);
       if (!previous) {
         managed.set(name, build(name, entry, undefined));
         clusterAdded.inc();
-      } else if (previous.entry !== entry || thresholdChanged) {
+      } else if (previous.entry !== entry || thresholdChanged || localChanged) {
         if (previous.entry.config !== entry.config) clusterModified.inc();
         managed.set(name, build(name, entry, previous));
       }

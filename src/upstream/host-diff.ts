@@ -11,7 +11,8 @@ function sameIdentity(a: HostSpec, b: HostSpec): boolean {
     a.priority === b.priority &&
     a.locality.region === b.locality.region &&
     a.locality.zone === b.locality.zone &&
-    a.locality.sub_zone === b.locality.sub_zone
+    a.locality.sub_zone === b.locality.sub_zone &&
+    a.localityWeight === b.localityWeight
   );
 }
 

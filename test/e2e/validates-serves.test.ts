@@ -251,6 +251,23 @@ describe('the cases of issue 10', () => {
       /clusters\[0\]\.original_dst_lb_config\.use_http_header: the x-proxy-original-dst-host .*header is not sanitized/,
     );
   });
+  it('validates zone-aware and locality-weighted config; the local cluster must be a static one (issue 16)', async () => {
+    const members = `load_assignment: { cluster_name: z, endpoints: [{ locality: { zone: a }, load_balancing_weight: 2, lb_endpoints: [${ENDPOINT(1)}] }] }`;
+    const zoned = `{ name: z, ${members}, common_lb_config: { zone_aware_lb_config: { routing_enabled: { value: 50 }, min_cluster_size: 3 } } }`;
+    const weighted = `{ name: w, ${members}, common_lb_config: { locality_weighted_lb_config: {} } }`;
+    const ok = await validateYaml(
+      `cluster_manager: { local_cluster_name: z }\nstatic_resources: { clusters: [${zoned}, ${weighted}] }`,
+    );
+    assert.equal(ok.status, 0, ok.stderr);
+    const missing = await validateYaml(
+      `cluster_manager: { local_cluster_name: nope }\nstatic_resources: { clusters: [${zoned}] }`,
+    );
+    assert.equal(missing.status, 1);
+    assert.match(
+      missing.stderr,
+      /cluster_manager\.local_cluster_name: local cluster 'nope' must be defined in static_resources\.clusters/,
+    );
+  });
   it('validates lb_subset_config with route and weighted-cluster metadata_match (issue 16)', async () => {
     const endpoint = `{ endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: 1 } } }, metadata: { filter_metadata: { proxy.lb: { version: v1, stage: [prod, canary] } } } }`;
     const subsets = `lb_subset_config: { fallback_policy: DEFAULT_SUBSET, default_subset: { version: v1 }, list_as_any: true, panic_mode_any: true, subset_selectors: [{ keys: [version] }, { keys: [stage, version], fallback_policy: NO_FALLBACK }] }`;

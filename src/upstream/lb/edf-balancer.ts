@@ -2,6 +2,13 @@ import type { Counter } from '../../stats/store.js';
 import type { LbContext, LoadBalancer, UpstreamHost } from '../types.js';
 import { EdfScheduler } from './edf.js';
 import type { BalancerInput } from './input.js';
+import {
+  groupByLocality,
+  type LocalityGroup,
+  LocalityWeights,
+  localityKey,
+  ZoneRouting,
+} from './locality.js';
 import { choosePriority, groupByPriority, type PriorityLoads, priorityLoads } from './priority.js';
 
 const ALL = 0;
@@ -18,17 +25,37 @@ export function weightsAreEqual(hosts: readonly UpstreamHost[]): boolean {
  * The reference's `EdfLoadBalancerBase`: pick a priority with a random draw, use all of its
  * hosts when it is in panic, else its healthy (or degraded) hosts; then an EDF schedule
  * when their weights differ, or the subclass's unweighted pick when they are equal.
- * A host source is numbered `priority * 3 + kind`.
+ * With locality-weighted balancing or zone-aware routing, a locality of the priority is
+ * picked first and its hosts are the source. A host source is numbered `priority * 3 + kind`,
+ * plus `slots * (locality + 1)` for one locality's hosts.
  */
 export abstract class EdfBalancer implements LoadBalancer {
   protected readonly loads: PriorityLoads;
   private readonly panicCounter: Counter;
   /** Per source: undefined before first use, null for equal weights, else the schedule. */
   private readonly schedulers: Array<EdfScheduler<UpstreamHost> | null | undefined> = [];
+  /** Sources per priority level: the stride of a locality's sources. */
+  private readonly slots: number;
+  /** Per priority, its localities; empty unless localities matter to this cluster. */
+  private readonly localities: LocalityGroup[][] = [];
+  private readonly weights: LocalityWeights | null = null;
+  private readonly zone: ZoneRouting | null = null;
 
   constructor(protected readonly input: BalancerInput) {
     this.loads = priorityLoads(groupByPriority(input.hosts), input.panicThreshold);
     this.panicCounter = input.scope.counter('lb_healthy_panic');
+    const levels = this.loads.levels;
+    this.slots = levels.length * 3;
+    const local = input.local ?? null;
+    if (input.settings.localityWeighted || local) {
+      const localKey = local ? localityKey(local.locality) : null;
+      this.localities = levels.map((l) => groupByLocality(l, localKey));
+      if (input.settings.localityWeighted) this.weights = new LocalityWeights(this.localities);
+      else {
+        const zone = new ZoneRouting(input, this.localities[0] ?? [], levels[0]?.healthy.length ?? 0);
+        if (zone.active) this.zone = zone;
+      }
+    }
     // Healthy sources carry nearly all traffic: build them now so an update's cost is paid here.
     if (this.usesSchedule())
       for (let p = 0; p < this.loads.levels.length; p++) this.scheduler(p * 3 + HEALTHY);
@@ -65,13 +92,24 @@ export abstract class EdfBalancer implements LoadBalancer {
       this.panicCounter.inc();
       return priority * 3 + ALL;
     }
-    return priority * 3 + ((pick & 1) === 1 ? DEGRADED : HEALTHY);
+    const degraded = (pick & 1) === 1;
+    const base = priority * 3 + (degraded ? DEGRADED : HEALTHY);
+    let locality = -1;
+    if (this.weights) locality = this.weights.pick(priority, degraded);
+    else if (this.zone && priority === 0 && !degraded) locality = this.zone.pick();
+    if (locality < 0) return base;
+    const source = base + this.slots * (locality + 1);
+    // A locality without hosts of that health (the local one, when sent there directly) is no source.
+    return this.sourceHosts(source).length > 0 ? source : base;
   }
 
   protected sourceHosts(source: number): UpstreamHost[] {
-    const level = this.loads.levels[Math.floor(source / 3)]!;
-    const kind = source % 3;
-    return kind === ALL ? level.hosts : kind === HEALTHY ? level.healthy : level.degraded;
+    const locality = Math.floor(source / this.slots) - 1;
+    const base = source % this.slots;
+    const priority = Math.floor(base / 3);
+    const kind = base % 3;
+    const group = locality < 0 ? this.loads.levels[priority]! : this.localities[priority]![locality]!;
+    return kind === ALL ? group.hosts : kind === HEALTHY ? group.healthy : group.degraded;
   }
 
   private scheduler(source: number): EdfScheduler<UpstreamHost> | null {

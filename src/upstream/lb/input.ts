@@ -1,4 +1,6 @@
+import type { Locality } from '../../../events/config.js';
 import type { ClusterSettings } from '../../../reducers/settings/cluster.js';
+import type { HostState } from '../../../reducers/state.js';
 import type { Scope } from '../../stats/store.js';
 import type { Random } from '../random.js';
 import type { UpstreamHost } from '../types.js';
@@ -32,4 +34,15 @@ export interface BalancerInput {
    * processes build its balancer (`lb_subsets_created`); `scope` when absent.
    */
   readonly controlScope?: Scope;
+  /**
+   * Zone-aware routing's view of this proxy's own cluster (`local_cluster_name`): its members
+   * and the proxy's locality (`node.locality`, the zone from `--service-zone`). Absent or
+   * null without a local cluster.
+   */
+  readonly local?: LocalCluster | null;
+}
+
+export interface LocalCluster {
+  readonly hosts: readonly HostState[];
+  readonly locality: Locality;
 }

@@ -67,7 +67,12 @@ export class SubsetBalancer implements LoadBalancer {
     this.fallbackPanic = scope.counter('lb_subsets_fallback_panic');
     const children = input.memory.subsets ?? new Map<string, LbMemory>();
     input.memory.subsets = children;
-    const plain = { ...input.settings, subset: null };
+    const settings = input.settings;
+    const plain = {
+      ...settings,
+      subset: null,
+      localityWeighted: settings.localityWeighted && config.localityWeightAware,
+    };
     const child = (key: string, hosts: UpstreamHost[]): Subset => {
       let memory = children.get(key);
       if (!memory) {
