@@ -1,6 +1,7 @@
 import type { Subscription } from 'rxjs';
 import { activeHealthChanged, type JsonObject } from '../../../events/index.js';
 import type { ClusterEntry, HostState, State } from '../../../reducers/index.js';
+import { runtimeValue } from '../../../reducers/runtime.js';
 import { clusterStatName } from '../../../reducers/settings/cluster.js';
 import type { Store } from '../../control/store.js';
 import { connectOptionsOf } from '../../dataplane/pool/connect-options.js';
@@ -92,6 +93,18 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
     };
   }
 
+  /** `health_check.min_interval` / `max_interval` from the runtime, each when it holds an integer. */
+  function intervalBounds(): { min: number; max: number } {
+    const read = (key: string, fallback: number) => {
+      const raw = runtimeValue(ctx.store.state, key)?.trim();
+      return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : fallback;
+    };
+    return {
+      min: read('health_check.min_interval', 0),
+      max: read('health_check.max_interval', Number.MAX_SAFE_INTEGER),
+    };
+  }
+
   function recountHealthy(cluster: CheckedCluster): void {
     let healthy = 0;
     for (const host of cluster.hosts.values()) if (host.healthy) healthy++;
@@ -144,6 +157,7 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
         new HealthSession(check, probe, checked.healthy, {
           hadTraffic: () => trafficked.has(name),
           random,
+          intervalBounds,
           counters: stats,
           onChange,
           onChecked,

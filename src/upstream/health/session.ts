@@ -18,6 +18,8 @@ export interface SessionEnv {
   hadTraffic(): boolean;
   /** A random non-negative integer. */
   random(): number;
+  /** The runtime's `health_check.min_interval` and `health_check.max_interval` (ms), when set. */
+  intervalBounds(): { min: number; max: number };
   counters: HealthCheckCounters;
   /** The verdict changed. */
   onChange(healthy: boolean): void;
@@ -176,7 +178,8 @@ export class HealthSession {
     let ms = base;
     if (percentJitter > 0) ms += this.env.random() % percentJitter;
     if (s.intervalJitterMs > 0) ms += this.env.random() % s.intervalJitterMs;
-    // setTimeout takes at most 2^31-1 ms.
-    return Math.min(Math.floor(ms), 2_147_483_647);
+    // The runtime clamps every wait, and a wait of 0 would spin; setTimeout takes at most 2^31-1 ms.
+    const { min, max } = this.env.intervalBounds();
+    return Math.min(Math.max(1, min, Math.min(Math.floor(ms), max)), 2_147_483_647);
   }
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
+import type { JsonObject } from '../../../events/index.js';
 import { makePki } from '../../tls/certs.js';
 import { checkedCluster, fastCheck, startHarness, waitFor } from './helpers.js';
 
@@ -366,4 +367,30 @@ test('checks of a TLS cluster speak TLS (verified against trusted_ca): HTTP/1, H
   status = 503;
   await waitFor('a 503 over TLS fails', () => h.host('one', p1)?.failedActiveHc === true, 1000);
   await waitFor('over HTTP/2 too', () => h.host('two', p2)?.failedActiveHc === true, 1000);
+});
+
+test('the runtime keys health_check.max_interval and min_interval clamp every wait', async () => {
+  const counts = { fast: 0, slow: 0 };
+  const serverFor = (name: keyof typeof counts) =>
+    net.createServer((socket) => {
+      counts[name]++;
+      socket.on('error', () => {});
+    });
+  const [fast, slow] = [await listen(serverFor('fast')), await listen(serverFor('slow'))];
+  const layer = (values: JsonObject) => ({
+    layered_runtime: { layers: [{ name: 'static', static_layer: values }] },
+  });
+  const tcp = (port: number, interval: string) =>
+    checkedCluster('tcp', [port], {
+      health_checks: [fastCheck({ tcp_health_check: {} }, { interval, no_traffic_interval: interval })],
+    });
+  const clamped = startHarness([tcp(fast, '10s')], layer({ 'health_check.max_interval': 50 }));
+  const floored = startHarness([tcp(slow, '0.02s')], layer({ 'health_check.min_interval': 250 }));
+  cleanups.push(
+    () => clamped.close(),
+    () => floored.close(),
+  );
+  await new Promise((r) => setTimeout(r, 600));
+  assert.ok(counts.fast >= 6, `${counts.fast} checks in 600 ms: 10 s clamped down to 50 ms`);
+  assert.ok(counts.slow <= 4, `${counts.slow} checks in 600 ms: 20 ms raised to 250 ms`);
 });
