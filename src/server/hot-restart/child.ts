@@ -29,12 +29,15 @@ export class ParentLink implements SocketSource {
   private onStep: (step: Step, connections: number) => void = () => {};
   private closed = false;
 
+  /** Known once the parent welcomed this epoch (`connect` resolves only then). */
+  parentEpoch = -1;
+  firstStartedAt = 0;
+
   private constructor(
     private readonly conn: Socket,
     private readonly epoch: number,
-    readonly parentEpoch: number,
-    readonly firstStartedAt: number,
   ) {
+    readLines<ParentMessage>(conn, (msg) => this.onMessage(msg));
     process.on('message', this.onIpc);
     conn.on('close', () => {
       this.closed = true;
@@ -69,33 +72,26 @@ export class ParentLink implements SocketSource {
         ),
       );
     });
-    const first = await new Promise<ParentMessage>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no answer')), ANSWER_MS);
-      readLines<ParentMessage>(socket, (msg) => {
-        clearTimeout(timer);
-        resolve(msg);
-      });
-      socket.once('close', () => reject(new Error('the parent closed the domain socket')));
-      writeLine(socket, {
-        type: 'hello',
-        version,
-        baseId: options.baseId,
-        epoch,
-        concurrency: options.concurrency,
-        ipc: true,
-      });
-    }).catch((err: Error) => {
+    const link = new ParentLink(socket, epoch);
+    const hello: ChildMessage = {
+      type: 'hello',
+      version,
+      baseId: options.baseId,
+      epoch,
+      concurrency: options.concurrency,
+      ipc: true,
+    };
+    const answer = await link.request(hello, 'hello').catch((err: Error) => {
       socket.destroy();
       throw new Error(`hot restart to epoch ${epoch}: ${err.message}`);
     });
-    if (first.type !== 'welcome') {
+    if (answer.type !== 'welcome') {
       socket.destroy();
-      const why = first.type === 'refused' ? first.error : `unexpected answer '${first.type}'`;
+      const why = answer.type === 'refused' ? answer.error : `unexpected answer '${answer.type}'`;
       throw new Error(`hot restart to epoch ${epoch} refused by epoch ${epoch - 1}: ${why}`);
     }
-    const link = new ParentLink(socket, epoch, first.epoch, first.firstStartedAt);
-    socket.removeAllListeners('data');
-    readLines<ParentMessage>(socket, (msg) => link.onMessage(msg));
+    link.parentEpoch = answer.epoch;
+    link.firstStartedAt = answer.firstStartedAt;
     return link;
   }
 
@@ -105,6 +101,8 @@ export class ParentLink implements SocketSource {
   }
 
   async socket(address: string): Promise<object | null> {
+    // A parent that is gone holds no address any more: bind it.
+    if (this.closed) return null;
     const id = this.nextId++;
     const answer = await this.request({ type: 'socket', id, address }, `socket:${id}`);
     if (answer.type !== 'socket' || !answer.sent) return null;
@@ -135,15 +133,24 @@ export class ParentLink implements SocketSource {
   private request(msg: ChildMessage, key: string): Promise<ParentMessage> {
     return new Promise((resolve, reject) => {
       if (this.closed) {
-        reject(new Error('hot restart: the parent epoch went away'));
+        reject(new Error('the parent epoch went away'));
         return;
       }
+      // A parent that closes the socket (or exits) answers nothing more.
+      const onClose = () => {
+        clearTimeout(timer);
+        this.waiters.delete(key);
+        reject(new Error(`the parent epoch went away before answering '${msg.type}'`));
+      };
+      this.conn.once('close', onClose);
       const timer = setTimeout(() => {
         this.waiters.delete(key);
-        reject(new Error(`hot restart: the parent epoch did not answer '${msg.type}'`));
+        this.conn.off('close', onClose);
+        reject(new Error(`the parent epoch did not answer '${msg.type}'`));
       }, ANSWER_MS);
       this.waiters.set(key, (answer) => {
         clearTimeout(timer);
+        this.conn.off('close', onClose);
         resolve(answer);
       });
       writeLine(this.conn, msg);
@@ -152,6 +159,10 @@ export class ParentLink implements SocketSource {
 
   private onMessage(msg: ParentMessage): void {
     switch (msg.type) {
+      case 'welcome':
+      case 'refused':
+        this.answer('hello', msg);
+        break;
       case 'log-released':
         this.answer('log-released', msg);
         break;
