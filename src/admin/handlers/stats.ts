@@ -1,13 +1,14 @@
 import { recentLookupsCleared, recentLookupsDisabled, recentLookupsEnabled } from '../../../events/index.js';
-import { renderStats } from '../../../views/stats/index.js';
+import { streamStats } from '../../../views/stats/index.js';
 import { renderRecentLookups } from '../../../views/stats/recent-lookups.js';
+import { CONFIG_TYPE, extensionForType } from '../../bootstrap/extensions.js';
 import { collectRecentLookups, collectWorkerStats } from '../../dataplane/workers/collect.js';
 import { eventHandler } from '../event-handler.js';
 import type { HandlerDescriptor, ParamDescriptor } from '../registry.js';
 
-const NOT_AVAILABLE =
-  'hystrix_event_stream is not available: add a stats sink named proxy.stat_sinks.hystrix ' +
-  '(or envoy.stat_sinks.hystrix) to the bootstrap stats_sinks to enable it\n';
+const HYSTRIX_SINK =
+  extensionForType('envoy.stats_sinks', CONFIG_TYPE.hystrixSink)?.name ?? CONFIG_TYPE.hystrixSink;
+const NOT_AVAILABLE = `hystrix_event_stream is not available: add the stats sink ${HYSTRIX_SINK} to the bootstrap stats_sinks to enable it\n`;
 
 // `format`, `type` and `histogram_buckets` are declared as strings so the view answers bad
 // values with the reference's own usage lines.
@@ -66,7 +67,7 @@ export const statsHandlers: HandlerDescriptor[] = [
     async handle(req, ctx) {
       const runtime = ctx.statsRuntime;
       runtime.beforeQuery();
-      return renderStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query);
+      return streamStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query);
     },
   },
   {
@@ -77,7 +78,7 @@ export const statsHandlers: HandlerDescriptor[] = [
     async handle(req, ctx) {
       const runtime = ctx.statsRuntime;
       runtime.beforeQuery();
-      return renderStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query, 'prometheus');
+      return streamStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query, 'prometheus');
     },
   },
   {

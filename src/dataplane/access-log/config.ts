@@ -1,7 +1,7 @@
 import type { Json, JsonObject } from '../../../events/config.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { objectOf } from '../../../reducers/settings/values.js';
-import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
+import { CONFIG_TYPE, configTypeOf, extensionForType } from '../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../bootstrap/report.js';
 import type { Core } from '../../core.js';
@@ -20,6 +20,9 @@ export interface AccessLogSpec {
 
 const ACCESS_LOG_FIELDS: FieldTable = acting('name', 'filter', 'typed_config');
 const FILE_FIELDS: FieldTable = acting('path', 'format', 'json_format', 'typed_json_format');
+/** The one access logger this build has, as the registry names it. */
+const FILE_LOGGER =
+  extensionForType('envoy.access_loggers', CONFIG_TYPE.fileAccessLog)?.name ?? CONFIG_TYPE.fileAccessLog;
 
 /**
  * Compiles an `access_log` list (HCM, TCP proxy, router `upstream_log`): each entry must be
@@ -33,7 +36,7 @@ export function compileAccessLogs(list: Json | undefined, path: string, report: 
     if (configTypeOf(entry) !== CONFIG_TYPE.fileAccessLog) {
       report.unsupported(
         `${at}.name`,
-        `access logger '${String(entry.name ?? '')}' is not implemented (use envoy.access_loggers.file)`,
+        `access logger '${String(entry.name ?? '')}' is not implemented (use ${FILE_LOGGER})`,
       );
       return;
     }
