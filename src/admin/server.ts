@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { text } from '../../views/result.js';
+import { type Chunks, text } from '../../views/result.js';
 import type { ServerContext } from '../context.js';
 import { socketKey } from '../server/hot-restart/protocol.js';
 import { adminAccessLog } from './access-log.js';
@@ -20,12 +20,48 @@ function commonHeaders(res: Response, contentType: string): void {
 }
 
 /** Writes an answer as is: `res.end`, not `res.send`, so express neither rewrites the charset nor adds an ETag. */
-function write(res: Response, out: AdminResponse): void {
+async function write(res: Response, out: AdminResponse): Promise<void> {
   res.status(out.status);
   commonHeaders(res, out.contentType);
   for (const [name, value] of Object.entries(out.headers ?? {})) res.setHeader(name, value);
   if (out.after) res.once('finish', out.after);
-  res.end(out.body);
+  if (typeof out.body === 'string' || Buffer.isBuffer(out.body)) res.end(out.body);
+  else await writeChunks(res, out.body);
+}
+
+/** How long a streamed render may hold the event loop before other work gets a turn. */
+const SLICE_MS = 4;
+
+/** Resolves once `res` can take more (or is gone). */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/**
+ * A streamed body, piece by piece: the render runs only as fast as the client reads
+ * (waiting for `drain`, so at most a socket buffer and one piece are held), and gives the
+ * event loop back every `SLICE_MS`, so `/ready` and the data plane are answered meanwhile.
+ * A client that goes away stops the render.
+ */
+async function writeChunks(res: Response, chunks: Chunks): Promise<void> {
+  let sliceStart = performance.now();
+  for (const chunk of chunks) {
+    if (res.destroyed) return;
+    if (!res.write(chunk)) await drained(res);
+    if (performance.now() - sliceStart >= SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+  if (!res.destroyed) res.end();
 }
 
 function isLoopback(host: string): boolean {
@@ -80,19 +116,20 @@ export async function startAdmin(
         },
         ctx,
       );
-      if (routed.kind === 'answer') return write(res, routed.response);
+      if (routed.kind === 'answer') return await write(res, routed.response);
       commonHeaders(res, 'text/plain; charset=UTF-8');
       routed.handler.stream?.(routed.req, res, ctx);
     } catch (err) {
       log.error({ err, path }, 'admin handler failed');
       if (res.headersSent) res.destroy();
-      else write(res, text(`internal error while handling ${path}; the proxy log has the details\n`, 500));
+      else
+        await write(res, text(`internal error while handling ${path}; the proxy log has the details\n`, 500));
     }
   });
   // Body parser errors (too large, bad charset): answer plainly, never with a stack trace.
   app.use((err: { status?: number; message?: string }, _req: Request, res: Response, _next: NextFunction) => {
     const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 400;
-    write(
+    void write(
       res,
       text(`bad request body: ${status === 413 ? `larger than ${BODY_LIMIT}` : 'unreadable'}\n`, status),
     );
@@ -116,6 +153,15 @@ export async function startAdmin(
   });
   ctx.onShutdown(() => closeGracefully(server));
   const bound = server.address() as AddressInfo;
-  ctx.sockets.offer(socketKey(bound.address, bound.port), server, () => server.close());
+  ctx.sockets.offer(socketKey(bound.address, bound.port), server, {
+    stop: () => server.close(),
+    // The socket handed over is closed everywhere once that epoch is gone: bind it again.
+    resume: () => {
+      server.once('error', (err) =>
+        log.error({ err }, 'admin: cannot listen again after a failed hot restart'),
+      );
+      server.listen(bound.port, bound.address);
+    },
+  });
   return bound.family === 'IPv6' ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`;
 }

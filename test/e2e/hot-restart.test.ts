@@ -235,6 +235,33 @@ test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed re
   assert.equal(await exitOf(elsewhere, 15_000), 1);
   assert.match(elsewhereErr, /no epoch 3 with base ID 5 answers on .*hot-restart_parent_50/);
   assert.equal(await liveEpoch(), RESTARTS, 'the running epoch serves on');
+
+  // A reload whose configuration cannot start (a listener's address is taken) fails after it
+  // took the admin socket over: the running epoch listens on the admin address again.
+  const taken = net.createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => taken.close());
+  const resources = bootstrap.static_resources as { listeners: JsonObject[] };
+  const blocked = {
+    ...resources.listeners[0],
+    name: 'blocked',
+    address: {
+      socket_address: { address: '127.0.0.1', port_value: (taken.address() as net.AddressInfo).port },
+    },
+  };
+  writeFileSync(
+    config,
+    JSON.stringify({
+      ...bootstrap,
+      static_resources: { ...resources, listeners: [...resources.listeners, blocked] },
+    }),
+  );
+  restarter.kill('SIGHUP');
+  await until(
+    () => stderr.includes(`epoch ${RESTARTS + 1} exited (status 1)`),
+    `the bad reload to fail (${stderr})`,
+  );
+  await until(async () => (await liveEpoch()) === RESTARTS, 'the admin of the running epoch back');
   const check = steadyLoad(port, {
     h1Clients: 1,
     h2Clients: 0,

@@ -99,6 +99,7 @@ function serveChild(ctx: ServerContext, socket: Socket, done: () => void): void 
   socket.on('close', () => {
     if (!draining && childEpoch >= 0) {
       log.warn({ epoch: childEpoch }, 'hot restart: the new epoch went away before taking over; serving on');
+      ctx.sockets.resumeStopped();
     }
     done();
   });

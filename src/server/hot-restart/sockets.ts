@@ -12,6 +12,14 @@ interface Offered {
   onHandover: () => void;
 }
 
+/** What an offer that stops accepting on handover does if the next epoch fails after all. */
+export interface Handover {
+  /** Runs once the socket went to the next epoch. */
+  stop(): void;
+  /** Runs if that epoch went away before taking over: accept again (bind anew). */
+  resume(): void;
+}
+
 /**
  * The listening sockets of this process by bound address (`socketKey`): what it adopts from
  * its parent epoch when it binds, and offers to its child epoch. Every listener that binds
@@ -19,6 +27,8 @@ interface Offered {
  */
 export class ListenSockets {
   private readonly offered = new Map<string, Offered>();
+  /** Offers that stopped on handover, until the next epoch took over or failed. */
+  private readonly stopped = new Set<Handover>();
 
   constructor(private readonly parent: SocketSource | null = null) {}
 
@@ -28,12 +38,25 @@ export class ListenSockets {
   }
 
   /** Makes `server`, listening at `address`, available to the next epoch; returns the withdrawal. */
-  offer(address: string, server: Server, onHandover: () => void = () => {}): () => void {
-    const entry = { server, onHandover };
+  offer(address: string, server: Server, handover: Handover | null = null): () => void {
+    const entry = {
+      server,
+      onHandover: () => {
+        if (!handover) return;
+        handover.stop();
+        this.stopped.add(handover);
+      },
+    };
     this.offered.set(address, entry);
     return () => {
       if (this.offered.get(address) === entry) this.offered.delete(address);
     };
+  }
+
+  /** The next epoch went away before taking over: what stopped on handover accepts again. */
+  resumeStopped(): void {
+    for (const handover of this.stopped) handover.resume();
+    this.stopped.clear();
   }
 
   /** The server offered at `address`, if it still listens. */
