@@ -11,6 +11,7 @@ import {
   reasonPhrase,
 } from './h1-parse.js';
 import type { HttpRequest, ResponseSink } from './request.js';
+import { startUpgrade } from './upgrade.js';
 
 const CHUNK_END = Buffer.from('0\r\n\r\n');
 const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n');
@@ -181,7 +182,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     const chunked = head.chunked;
     let authority = '';
     let connection = '';
-    let upgrade = false;
+    let upgrade: string | null = null;
     let expectContinue = false;
     const headers: string[] = [];
     const raw = head.headers;
@@ -199,7 +200,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
           connection = value.toLowerCase();
           continue;
         case 'upgrade':
-          upgrade = true;
+          upgrade = value;
           continue;
         case 'expect':
           if (value.toLowerCase() === '100-continue') expectContinue = true;
@@ -226,8 +227,8 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       authority = (m[1] as string).toLowerCase();
       path = m[2] || '/';
     }
-    if (upgrade || method === 'CONNECT') {
-      // Upgrades (WebSocket, h2c) and CONNECT are not proxied: refuse them plainly.
+    if (method === 'CONNECT') {
+      // CONNECT is not proxied: refuse it plainly.
       this.keepAlive = false;
       this.protocolError(403, '', false);
       return;
@@ -247,6 +248,15 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       contentLength: chunked ? -1 : Math.max(contentLength, 0),
       hasBody,
     };
+    if (upgrade !== null) {
+      // An upgrade the HCM and the route enable (WebSocket) becomes a tunnel; others are refused.
+      if (!hasBody && startUpgrade(this.hcm, this.socket, req, upgrade, this.chunks)) this.handOver();
+      else {
+        this.keepAlive = false;
+        this.protocolError(403, '', false);
+      }
+      return;
+    }
     if (expectContinue && hasBody) this.socket.write(CONTINUE);
     this.headersSent = false;
     this.isHead = method === 'HEAD';
@@ -254,6 +264,18 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     this.exchange = ex;
     if (hasBody) this.framer = new BodyFramer(chunked ? Framing.Chunked : Framing.Length, contentLength);
     ex.start();
+  }
+
+  /**
+   * The socket now belongs to an upgrade tunnel (with the bytes buffered after the head):
+   * this codec parses and answers nothing more, and only keeps the connection's bookkeeping
+   * (received bytes, and the close).
+   */
+  private handOver(): void {
+    this.chunks = [];
+    this.buffered = 0;
+    this.closing = true;
+    this.keepAlive = false;
   }
 
   /** Answers a request the codec cannot parse, then closes: framing is lost. */

@@ -6,6 +6,7 @@ import { compileConfigSource } from '../../xds/config-source.js';
 import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
 import { listOf } from '../router/matchers.js';
 import { compileRouteTable, type RouteTable } from '../router/table.js';
+import { compileUpgradeConfigs, type UpgradeTable } from '../router/upgrade-config.js';
 import { compileHttpFilters, type FilterChain } from './filters.js';
 import { compileHcmTimeouts, type HcmTimeouts } from './timeouts.js';
 
@@ -26,6 +27,8 @@ export interface HcmSpec {
   accessLogs: AccessLogSpec[];
   /** `rds.route_config_name`: the table comes from route discovery, read per request; else null. */
   rdsName: string | null;
+  /** `upgrade_configs`: the upgrade types (WebSocket ...) requests may ask for. */
+  upgrades: UpgradeTable;
 }
 
 const HCM_FIELDS: FieldTable = {
@@ -49,6 +52,8 @@ const HCM_FIELDS: FieldTable = {
   // The wait between the reference's two-step HTTP/2 GOAWAY; this build drains with one.
   drain_timeout: 'advise',
   rds: 'act',
+  // Tunnels: src/dataplane/http/upgrade.ts.
+  upgrade_configs: 'act',
   scoped_routes: notYet('scoped route discovery'),
   access_log: 'act',
   tracing: notYet('tracing'),
@@ -113,5 +118,6 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     timeouts: compileHcmTimeouts(config, path, report),
     accessLogs: compileAccessLogs(config.access_log, `${path}.access_log`, report),
     rdsName,
+    upgrades: compileUpgradeConfigs(config.upgrade_configs, `${path}.upgrade_configs`, report),
   };
 }

@@ -37,6 +37,9 @@ export class HcmStats {
   readonly rqHeaderTimeout: Counter;
   readonly cxIdleTimeout: Counter;
   readonly cxMaxDurationReached: Counter;
+  /** Connections handed to an upgrade tunnel (WebSocket), in total and now. */
+  readonly cxUpgradesTotal: Counter;
+  readonly cxUpgradesActive: Gauge;
 
   constructor(scope: Scope) {
     const c = (n: string) => scope.counter(n);
@@ -73,6 +76,8 @@ export class HcmStats {
     this.rqTimeout = c('downstream_rq_timeout');
     this.rqIdleTimeout = c('downstream_rq_idle_timeout');
     this.rqHeaderTimeout = c('downstream_rq_header_timeout');
+    this.cxUpgradesTotal = c('downstream_cx_upgrades_total');
+    this.cxUpgradesActive = scope.gauge('downstream_cx_upgrades_active');
     this.cxIdleTimeout = c('downstream_cx_idle_timeout');
     this.cxMaxDurationReached = c('downstream_cx_max_duration_reached');
   }

@@ -6,7 +6,12 @@ import { attempt, fault, type Report } from '../../bootstrap/report.js';
 import { compileCriteria, type MetadataCriteria } from '../../upstream/lb/criteria.js';
 import type { HttpRequest } from '../http/request.js';
 import { compileHashPolicy } from './hash.js';
-import { compileHeaderMutation, HEADER_MUTATION_FIELDS, type HeaderMutation } from './header-mutation.js';
+import {
+  compileHeaderMutation,
+  FIELD_TABLES as HEADER_FIELD_TABLES,
+  HEADER_MUTATION_FIELDS,
+  type HeaderMutation,
+} from './header-mutation.js';
 import {
   compileHeaderMatcher,
   compileQueryMatcher,
@@ -16,6 +21,11 @@ import {
   type StringTest,
 } from './matchers.js';
 import { compileRetryPolicy, type RetryPolicy } from './retry.js';
+import {
+  compileUpgradeConfigs,
+  FIELD_TABLES as UPGRADE_FIELD_TABLES,
+  type UpgradeTable,
+} from './upgrade-config.js';
 
 export interface WeightedTarget {
   name: string;
@@ -61,6 +71,8 @@ export interface CompiledRoute {
   /** `priority`: which circuit-breaker thresholds of the cluster the request counts against. */
   priority: Priority;
   headers: HeaderMutation | null;
+  /** `upgrade_configs` of the route: overrides the HCM's per upgrade type; null when it sets none. */
+  upgrades: UpgradeTable | null;
 }
 
 export interface CompiledVirtualHost {
@@ -243,6 +255,10 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
     clusterNotFoundStatus: ra.cluster_not_found_response_code === 'NOT_FOUND' ? 404 : 503,
     priority: ra.priority === 'HIGH' ? 'HIGH' : 'DEFAULT',
     headers: compileHeaderMutation(raw, where, report),
+    upgrades:
+      ra.upgrade_configs === undefined
+        ? null
+        : compileUpgradeConfigs(ra.upgrade_configs, `${where}.route.upgrade_configs`, report),
   };
 }
 
@@ -285,6 +301,7 @@ const ACTION_FIELDS: FieldTable = {
     'cluster_not_found_response_code',
     'priority',
     'metadata_match',
+    'upgrade_configs',
   ),
 };
 const WEIGHTED_FIELDS: FieldTable = acting('clusters', 'total_weight');
@@ -294,6 +311,8 @@ const CLUSTER_WEIGHT_FIELDS: FieldTable = {
 
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
 export const FIELD_TABLES = {
+  ...HEADER_FIELD_TABLES,
+  ...UPGRADE_FIELD_TABLES,
   RouteConfiguration: ROUTE_CONFIG_FIELDS,
   VirtualHost: VIRTUAL_HOST_FIELDS,
   Route: ROUTE_FIELDS,

@@ -1,0 +1,145 @@
+import type * as net from 'node:net';
+import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
+import { trafficOf } from '../pool/cluster-traffic.js';
+import { type CompiledRoute, findRoute, pickWeighted } from '../router/table.js';
+import type { UpgradeTable } from '../router/upgrade-config.js';
+import type { DownstreamOwner } from './downstream.js';
+import { reasonPhrase } from './h1-parse.js';
+import { upstreamRequestHead } from './headers.js';
+import type { HttpRequest } from './request.js';
+
+/** Whether a request upgrading to `type` may go through: the route's setting, else the HCM's. */
+function upgradeEnabled(hcm: UpgradeTable, route: CompiledRoute, type: string): boolean {
+  if (!hcm.has(type)) return false;
+  return route.upgrades?.get(type) ?? (hcm.get(type) as boolean);
+}
+
+const HEAD_END = Buffer.from('\r\n\r\n');
+
+/**
+ * An HTTP/1.1 upgrade (WebSocket) through the router: the request head goes to a host of the
+ * route's cluster with its `connection: upgrade` and `upgrade` headers (plus the usual
+ * forwarding headers and rewrites), and from then on bytes are relayed both ways unchanged,
+ * the upstream's `101 Switching Protocols` (or refusal) included, until either side closes.
+ * Returns false, taking nothing, when the HCM or the route does not enable this upgrade
+ * type; the codec then refuses it.
+ */
+export function startUpgrade(
+  hcm: DownstreamOwner,
+  downstream: net.Socket,
+  req: HttpRequest,
+  upgrade: string,
+  rest: Buffer[],
+): boolean {
+  const hit = findRoute(hcm.routes, req);
+  const type = upgrade.split(',')[0]?.trim().toLowerCase() ?? '';
+  if (!hit || !upgradeEnabled(hcm.spec.upgrades, hit.route, type)) return false;
+  const route = hit.route;
+  const action = route.action;
+  if (action.kind !== 'cluster' && action.kind !== 'weighted') return false;
+  const target = action.kind === 'weighted' ? pickWeighted(action, Math.random()) : null;
+  const s = hcm.stats;
+  const info = newStreamInfo(req, joinHostPort(req.remoteIp, req.remotePort), req.localAddress ?? '');
+  info.routeName = route.name;
+  s.rqTotal.inc();
+  s.rqHttp1Total.inc();
+  s.rqActive.inc();
+  s.routerRqTotal.inc();
+  let ended = false;
+  const end = (status: number) => {
+    if (ended) return;
+    ended = true;
+    s.rqActive.dec();
+    if (status > 0) {
+      s.rqClasses[Math.floor(status / 100) - 1]?.inc();
+      s.rqCompleted.inc();
+    }
+    info.responseCode = status;
+    hcm.onStreamEnd(info);
+  };
+  const reply = (status: number, text: string, flag: number) => {
+    info.flags |= flag;
+    downstream.end(
+      `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\ncontent-length: ${text.length}\r\ncontent-type: text/plain\r\nserver: ${hcm.serverName}\r\nconnection: close\r\n\r\n${text}`,
+    );
+    end(status);
+  };
+  const clusterName = target?.name ?? (action.kind === 'cluster' ? action.cluster : '');
+  const cluster = hcm.deps.clusters.get(clusterName);
+  if (!cluster) {
+    s.noCluster.inc();
+    reply(route.clusterNotFoundStatus, '', FLAG.NR);
+    return true;
+  }
+  info.upstreamCluster = clusterName;
+  const traffic = trafficOf(cluster);
+  const host = traffic.admitRequest(route.priority)
+    ? cluster.lb.choose({
+        hash: route.hash?.(req) ?? null,
+        attempt: 0,
+        criteria: target?.criteria ?? route.criteria,
+      })
+    : null;
+  if (!host) {
+    traffic.cxNoneHealthy.inc();
+    reply(503, 'no healthy upstream', FLAG.UH);
+    return true;
+  }
+  info.upstreamHost = host.address;
+  const request = traffic.beginRequest(host, route.priority);
+  const connection = traffic.beginConnection(host, 'http1');
+  s.cxUpgradesTotal.inc();
+  s.cxUpgradesActive.inc();
+  const head = upstreamRequestHead(req, route, hcm);
+  let text = `${head.method} ${head.path} HTTP/1.1\r\nhost: ${head.authority}\r\n`;
+  for (let i = 0; i < head.headers.length; i += 2) text += `${head.headers[i]}: ${head.headers[i + 1]}\r\n`;
+  text += `connection: upgrade\r\nupgrade: ${upgrade}\r\n\r\n`;
+  downstream.pause();
+  let status = 0;
+  let responseHead: Buffer | null = Buffer.alloc(0);
+  const upstream = traffic.connector.connect(host, {
+    onReady: () => {
+      connection.connected();
+      upstream.write(text, 'latin1');
+      for (const chunk of rest) upstream.write(chunk);
+      downstream.pipe(upstream);
+      downstream.resume();
+    },
+  });
+  upstream.on('data', (chunk: Buffer) => {
+    info.bytesSent += chunk.length;
+    if (responseHead === null) return;
+    // The status of the upstream's answer, for the stats and the access log; bytes pass unchanged.
+    responseHead = Buffer.concat([responseHead, chunk]);
+    const line = /^HTTP\/1\.[01] (\d{3})/.exec(responseHead.subarray(0, 16).toString('latin1'));
+    if (line || responseHead.indexOf(HEAD_END) >= 0 || responseHead.length > 16) {
+      status = line ? Number(line[1]) : 0;
+      responseHead = null;
+    }
+  });
+  upstream.pipe(downstream);
+  downstream.on('data', (chunk: Buffer) => {
+    info.bytesReceived += chunk.length;
+  });
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    s.cxUpgradesActive.dec();
+    connection.end();
+    request.end(status);
+    upstream.destroy();
+    if (status === 0 && info.bytesSent === 0 && !downstream.destroyed) {
+      // Nothing came back: the client gets the router's answer, and the socket closes after it.
+      downstream.unpipe(upstream);
+      reply(503, 'upstream connect error or disconnect/reset before headers', FLAG.UF);
+      return;
+    }
+    end(status);
+    downstream.destroy();
+  };
+  upstream.on('close', close);
+  upstream.on('error', () => {});
+  downstream.on('close', close);
+  return true;
+}

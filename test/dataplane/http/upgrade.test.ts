@@ -1,0 +1,237 @@
+/**
+ * WebSocket upgrades through the connection manager: an echo server on loopback speaking
+ * the RFC 6455 handshake and frames, a client doing the same through the proxy, and the
+ * HCM's and routes' `upgrade_configs` deciding which requests may upgrade (others get 403).
+ */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { Report } from '../../../src/bootstrap/report.js';
+import { compileHcm } from '../../../src/dataplane/http/hcm-config.js';
+import { until } from '../../helpers/dataplane.js';
+import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+
+const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
+const accept = (key: string) =>
+  createHash('sha1')
+    .update(key + GUID)
+    .digest('base64');
+
+/** One text frame (payload under 126 bytes), masked as a client must send it. */
+function clientFrame(text: string): Buffer {
+  const payload = Buffer.from(text);
+  const mask = randomBytes(4);
+  const out = Buffer.alloc(6 + payload.length);
+  out[0] = 0x81;
+  out[1] = 0x80 | payload.length;
+  mask.copy(out, 2);
+  for (let i = 0; i < payload.length; i++) out[6 + i] = (payload[i] as number) ^ (mask[i % 4] as number);
+  return out;
+}
+
+/** The payloads of the complete frames in `buf` (unmasking client frames), and the bytes used. */
+function readFrames(buf: Buffer): { texts: string[]; used: number } {
+  const texts: string[] = [];
+  let at = 0;
+  while (buf.length - at >= 2) {
+    const masked = ((buf[at + 1] as number) & 0x80) !== 0;
+    const len = (buf[at + 1] as number) & 0x7f;
+    const start = at + 2 + (masked ? 4 : 0);
+    if (buf.length < start + len) break;
+    const payload = Buffer.from(buf.subarray(start, start + len));
+    if (masked)
+      for (let i = 0; i < len; i++) payload[i] = (payload[i] as number) ^ (buf[at + 2 + (i % 4)] as number);
+    texts.push(payload.toString());
+    at = start + len;
+  }
+  return { texts, used: at };
+}
+
+/** An echo WebSocket server: answers each text frame with `echo: <text>`, recording the handshake headers. */
+async function echoServer(): Promise<{
+  port: number;
+  seen: http.IncomingHttpHeaders[];
+  server: http.Server;
+}> {
+  const seen: http.IncomingHttpHeaders[] = [];
+  const server = http.createServer((_req, res) => res.end('plain'));
+  server.on('upgrade', (req, socket: net.Socket, head: Buffer) => {
+    seen.push(req.headers);
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-accept: ${accept(String(req.headers['sec-websocket-key']))}\r\n\r\n`,
+    );
+    let pending = head;
+    socket.on('data', (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk]);
+      const { texts, used } = readFrames(pending);
+      pending = pending.subarray(used);
+      for (const t of texts) {
+        const reply = Buffer.from(`echo: ${t}`);
+        socket.write(Buffer.concat([Buffer.from([0x81, reply.length]), reply]));
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { port: (server.address() as net.AddressInfo).port, seen, server };
+}
+
+/** A WebSocket client through `port`: the status line, and the echo of each message once the handshake passed. */
+async function talk(
+  port: number,
+  path: string,
+  messages: string[],
+): Promise<{ status: string; echoes: string[] }> {
+  const key = randomBytes(16).toString('base64');
+  const socket = net.connect(port, '127.0.0.1');
+  let received = Buffer.alloc(0);
+  socket.on('data', (c: Buffer) => {
+    received = Buffer.concat([received, c]);
+  });
+  socket.on('error', () => {});
+  socket.write(
+    `GET ${path} HTTP/1.1\r\nhost: example.com\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-key: ${key}\r\nsec-websocket-version: 13\r\n\r\n`,
+  );
+  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+  await Promise.race([until(() => received.indexOf('\r\n\r\n') >= 0, 5000, 'the handshake answer'), closed]);
+  const headEnd = received.indexOf('\r\n\r\n');
+  const head = received.subarray(0, headEnd).toString('latin1');
+  const status = head.split('\r\n')[0] ?? '';
+  if (!status.includes(' 101 ')) {
+    socket.destroy();
+    return { status, echoes: [] };
+  }
+  assert.match(head, new RegExp(`sec-websocket-accept: ${accept(key).replace(/[+/]/g, '\\$&')}`, 'i'));
+  const echoes: string[] = [];
+  for (const m of messages) {
+    socket.write(clientFrame(m));
+    await until(
+      () => readFrames(received.subarray(headEnd + 4)).texts.length > echoes.length,
+      5000,
+      `echo of ${m}`,
+    );
+    echoes.splice(0, echoes.length, ...readFrames(received.subarray(headEnd + 4)).texts);
+  }
+  socket.end();
+  await closed;
+  return { status, echoes };
+}
+
+describe('WebSocket upgrades through the proxy', () => {
+  let upstream: Awaited<ReturnType<typeof echoServer>>;
+  let proxy: TestProxy;
+
+  before(async () => {
+    upstream = await echoServer();
+    proxy = await startProxy(
+      {
+        stat_prefix: 'ingress',
+        upgrade_configs: [{ upgrade_type: 'WebSocket' }],
+        route_config: {
+          name: 'local',
+          virtual_hosts: [
+            {
+              name: 'all',
+              domains: ['*'],
+              routes: [
+                {
+                  match: { prefix: '/off' },
+                  route: { cluster: 'ws', upgrade_configs: [{ upgrade_type: 'websocket', enabled: false }] },
+                },
+                { match: { prefix: '/' }, route: { cluster: 'ws', prefix_rewrite: '/chat' } },
+              ],
+            },
+          ],
+        },
+        http_filters: [{ name: 'proxy.filters.http.router' }],
+      },
+      [{ raw: { name: 'ws', connect_timeout: '1s' }, addresses: [`127.0.0.1:${upstream.port}`] }],
+    );
+  });
+
+  after(async () => {
+    await proxy.close();
+    upstream.server.closeAllConnections();
+    upstream.server.close();
+  });
+
+  it('relays the handshake and frames both ways: an echo through the proxy', async () => {
+    const { status, echoes } = await talk(proxy.port, '/room', ['hello', 'second message']);
+    assert.match(status, /^HTTP\/1\.1 101 /);
+    assert.deepEqual(echoes, ['echo: hello', 'echo: second message']);
+    const seen = upstream.seen.at(-1) ?? {};
+    assert.equal(seen.upgrade, 'websocket');
+    assert.equal(seen['x-forwarded-proto'], 'http', 'the forwarding headers are added');
+    assert.equal(proxy.counter('http.ingress.downstream_cx_upgrades_total'), 1);
+    await until(
+      () => proxy.gauge('http.ingress.downstream_cx_upgrades_active') === 0,
+      5000,
+      'the tunnel closed',
+    );
+    assert.equal(proxy.counter('cluster.ws.upstream_rq_101'), 1);
+  });
+
+  it('refuses with 403 an upgrade the route disables', async () => {
+    const { status } = await talk(proxy.port, '/off', ['x']);
+    assert.match(status, /^HTTP\/1\.1 403 /);
+  });
+
+  it('answers 503 when the upstream cannot be reached', async () => {
+    const dead = net.createServer();
+    await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
+    const port = (dead.address() as net.AddressInfo).port;
+    await new Promise<void>((resolve) => dead.close(() => resolve()));
+    const cluster = proxy.clusters.get('ws');
+    assert.ok(cluster);
+    const saved = cluster.hosts[0];
+    const host = {
+      ...(saved as NonNullable<typeof saved>),
+      ip: '127.0.0.1',
+      port,
+      address: `127.0.0.1:${port}`,
+      pool: null,
+    };
+    proxy.clusters.set('ws', { ...cluster, lb: { choose: () => host } });
+    try {
+      const { status } = await talk(proxy.port, '/room', []);
+      assert.match(status, /^HTTP\/1\.1 503 /);
+    } finally {
+      proxy.clusters.set('ws', cluster);
+    }
+  });
+});
+
+describe('upgrade_configs compile', () => {
+  const compile = (upgrades: unknown) => {
+    const report = new Report('test');
+    compileHcm(
+      {
+        stat_prefix: 's',
+        upgrade_configs: upgrades as never,
+        route_config: { virtual_hosts: [{ name: 'v', domains: ['*'], routes: [] }] },
+        http_filters: [{ name: 'envoy.router' }],
+      },
+      'hcm',
+      report,
+    );
+    // Only the upgrade findings: the filter chain here is not in canonical (resolved) form.
+    return report.problems
+      .filter((p) => p.path.includes('upgrade_configs'))
+      .map((p) => `${p.path}: ${p.message}`)
+      .join('\n');
+  };
+
+  it('refuses CONNECT and per-upgrade filters, requires the type', () => {
+    assert.match(
+      compile([{ upgrade_type: 'CONNECT' }]),
+      /hcm\.upgrade_configs\[0\]\.upgrade_type: CONNECT tunnels are not implemented/,
+    );
+    assert.match(
+      compile([{ upgrade_type: 'websocket', filters: [] }]),
+      /upgrade_configs\[0\]\.filters: per-upgrade filter chains/,
+    );
+    assert.match(compile([{ enabled: true }]), /upgrade_configs\[0\]\.upgrade_type: required field missing/);
+    assert.equal(compile([{ upgrade_type: 'websocket', enabled: false }]), '');
+  });
+});
