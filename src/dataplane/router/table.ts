@@ -311,8 +311,6 @@ const CLUSTER_WEIGHT_FIELDS: FieldTable = {
 
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
 export const FIELD_TABLES = {
-  ...HEADER_FIELD_TABLES,
-  ...UPGRADE_FIELD_TABLES,
   RouteConfiguration: ROUTE_CONFIG_FIELDS,
   VirtualHost: VIRTUAL_HOST_FIELDS,
   Route: ROUTE_FIELDS,
@@ -320,6 +318,8 @@ export const FIELD_TABLES = {
   RouteAction: ACTION_FIELDS,
   WeightedCluster: WEIGHTED_FIELDS,
   ClusterWeight: CLUSTER_WEIGHT_FIELDS,
+  ...HEADER_FIELD_TABLES,
+  ...UPGRADE_FIELD_TABLES,
 };
 
 /** Refuses the fields of a route this build does not honour, message by message. */
