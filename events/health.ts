@@ -5,6 +5,8 @@ export const activeHealthChanged = defineEvent('health/active-changed').withPayl
   cluster: string;
   address: string;
   healthy: boolean;
+  /** Passing, but the host answered degraded (`x-proxy-degraded`); absent when not. */
+  degraded?: boolean;
 }>();
 
 /** Outlier detection ejected a host, or brought it back. */

@@ -161,6 +161,8 @@ export function onActiveHealthChanged(draft: Draft<State>, env: On<'health/activ
   changeHost(draft, env.event.cluster, env.event.address, (host) => {
     host.failedActiveHc = !env.event.healthy;
     if (host.pendingActiveHc) delete host.pendingActiveHc;
+    if (env.event.degraded) host.degradedActiveHc = true;
+    else if (host.degradedActiveHc) delete host.degradedActiveHc;
   });
 }
 

@@ -32,6 +32,8 @@ export interface HostState extends HostSpec {
    * PENDING_DYNAMIC_REMOVAL, without `drain_connections_on_host_removal`): removed when it fails one.
    */
   pendingDynamicRemoval?: boolean;
+  /** An active check passes but the host says it is degraded: used after the healthy members. */
+  degradedActiveHc?: boolean;
 }
 
 export interface ClusterEntry {

@@ -37,6 +37,7 @@ export function healthFlags(host: HostState): string[] {
   if (host.failedOutlierCheck) flags.push('/failed_outlier_check');
   if (host.edsHealth === 'UNHEALTHY' || host.edsHealth === 'DRAINING' || host.edsHealth === 'TIMEOUT')
     flags.push('/failed_eds_health');
+  if (host.degradedActiveHc) flags.push('/degraded_active_hc');
   if (host.edsHealth === 'DEGRADED') flags.push('/degraded_eds_health');
   if (host.pendingDynamicRemoval) flags.push('/pending_dynamic_removal');
   if (host.pendingActiveHc) flags.push('/pending_active_hc');

@@ -35,6 +35,7 @@ export interface HealthDeps {
 interface CheckedHost {
   sessions: HealthSession[];
   healthy: boolean;
+  degraded: boolean;
 }
 
 interface CheckedCluster {
@@ -43,6 +44,7 @@ interface CheckedCluster {
   members: ClusterEntry['hosts'] | null;
   hosts: Map<string, CheckedHost>;
   healthyGauge: Gauge;
+  degradedGauge: Gauge;
 }
 
 const random = (): number => Math.floor(Math.random() * 0x7fffffff);
@@ -82,8 +84,6 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
 
   function counters(statName: string): HealthCheckCounters {
     const scope = ctx.stats.scope(`cluster.${statName}.health_check`);
-    // Created now so it shows 0 as the reference's does; nothing here marks a host degraded.
-    scope.gauge('degraded', 'NeverImport');
     return {
       attempt: scope.counter('attempt'),
       success: scope.counter('success'),
@@ -107,8 +107,13 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
 
   function recountHealthy(cluster: CheckedCluster): void {
     let healthy = 0;
-    for (const host of cluster.hosts.values()) if (host.healthy) healthy++;
+    let degraded = 0;
+    for (const host of cluster.hosts.values()) {
+      if (host.degraded) degraded++;
+      else if (host.healthy) healthy++;
+    }
     cluster.healthyGauge.set(healthy);
+    cluster.degradedGauge.set(degraded);
   }
 
   function addHost(name: string, cluster: CheckedCluster, host: HostState, warm: boolean): void {
@@ -117,25 +122,40 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
     const stats = counters(statName);
     const verifyCluster = ctx.stats.counter(`cluster.${statName}.health_check.verify_cluster`);
     const scope = ctx.stats.scope(`cluster.${statName}`);
-    const checked: CheckedHost = { sessions: [], healthy: !host.failedActiveHc };
+    const checked: CheckedHost = {
+      sessions: [],
+      healthy: !host.failedActiveHc,
+      degraded: host.degradedActiveHc === true,
+    };
     let pendingFirst = warm ? checks.length : 0;
     warming += pendingFirst;
     // A member excluded until its first check (`ignore_new_hosts_until_first_hc`) is told
     // that check's verdict even when it changes nothing, so the fold lets it back in.
     let excluded = host.pendingActiveHc === true;
-    const report = (healthy: boolean) => {
+    const report = () => {
       excluded = false;
-      ctx.store.dispatch(activeHealthChanged({ cluster: name, address: host.address, healthy }), 'health');
+      const { healthy, degraded } = checked;
+      ctx.store.dispatch(
+        activeHealthChanged({
+          cluster: name,
+          address: host.address,
+          healthy,
+          ...(degraded ? { degraded } : {}),
+        }),
+        'health',
+      );
     };
     const onChange = () => {
       const healthy = checked.sessions.every((s) => s.isHealthy);
-      if (healthy === checked.healthy) return;
+      const degraded = healthy && checked.sessions.some((s) => s.isDegraded);
+      if (healthy === checked.healthy && degraded === checked.degraded) return;
       checked.healthy = healthy;
+      checked.degraded = degraded;
       recountHealthy(cluster);
-      report(healthy);
+      report();
     };
     const onChecked = () => {
-      if (excluded) report(checked.healthy);
+      if (excluded) report();
       if (pendingFirst === 0) return;
       pendingFirst--;
       if (--warming === 0) warmed();
@@ -211,6 +231,7 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
           members: null,
           hosts: new Map(),
           healthyGauge: ctx.stats.gauge(`cluster.${statName}.health_check.healthy`, 'NeverImport'),
+          degradedGauge: ctx.stats.gauge(`cluster.${statName}.health_check.degraded`, 'NeverImport'),
         };
         clusters.set(name, cluster);
       }

@@ -11,7 +11,7 @@ import type { GrpcCheckSettings, HttpCheckSettings, TcpCheckSettings } from './c
  * out at once; `network`, no answer (refused, reset, closed): it counts toward
  * `unhealthy_threshold`.
  */
-export type CheckResult = 'success' | 'active' | 'network';
+export type CheckResult = 'success' | 'degraded' | 'active' | 'network';
 
 /** Where a probe connects, and the cluster name that stands in for an unset host or authority. */
 export interface ProbeTarget {
@@ -55,6 +55,8 @@ export interface Probe {
 const USER_AGENT = 'proxy/HC';
 /** The response header an upstream proxy sets to name the cluster it health-checked for. */
 const HEALTHCHECKED_CLUSTER = 'x-proxy-upstream-healthchecked-cluster';
+/** A passing answer with this header marks the host degraded (`/degraded_active_hc`). */
+const DEGRADED = 'x-proxy-degraded';
 
 function authorityOf(target: ProbeTarget, configured: string): string {
   return configured || target.cluster;
@@ -83,6 +85,7 @@ function httpVerdict(
   target: ProbeTarget,
   status: number,
   clusterHeader: string | string[] | undefined,
+  degraded: boolean,
 ): CheckResult {
   if (!statusPasses(settings, status)) return 'active';
   if (settings.serviceName) {
@@ -90,7 +93,7 @@ function httpVerdict(
     const value = Array.isArray(clusterHeader) ? clusterHeader[0] : clusterHeader;
     if (!(value ?? '').startsWith(settings.serviceName)) return 'active';
   }
-  return 'success';
+  return degraded ? 'degraded' : 'success';
 }
 
 /** Where one HTTP/1 response ends, once its head is parsed. */
@@ -100,6 +103,7 @@ type BodyEnd = { kind: 'length'; at: number } | { kind: 'chunked'; from: number 
 interface ResponseHead {
   status: number;
   cluster: string | undefined;
+  degraded: boolean;
   close: boolean;
   body: BodyEnd;
 }
@@ -128,6 +132,7 @@ export function parseResponseHead(data: Buffer): ResponseHead | null {
     let chunked = false;
     let close = lines[0]?.startsWith('HTTP/1.0') === true;
     let cluster: string | undefined;
+    let degraded = false;
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i] as string;
       const colon = line.indexOf(':');
@@ -138,6 +143,7 @@ export function parseResponseHead(data: Buffer): ResponseHead | null {
       else if (name === 'transfer-encoding') chunked = value.toLowerCase().includes('chunked');
       else if (name === 'connection') close = value.toLowerCase().includes('close');
       else if (name === HEALTHCHECKED_CLUSTER) cluster = value;
+      else if (name === DEGRADED) degraded = true;
     }
     const bodyAt = end + 4;
     let body: BodyEnd;
@@ -145,7 +151,7 @@ export function parseResponseHead(data: Buffer): ResponseHead | null {
     else if (chunked) body = { kind: 'chunked', from: bodyAt };
     else if (length >= 0) body = { kind: 'length', at: bodyAt + length };
     else body = { kind: 'close' };
-    return { status, cluster, close: close || body.kind === 'close', body };
+    return { status, cluster, degraded, close: close || body.kind === 'close', body };
   }
 }
 
@@ -219,7 +225,7 @@ class Http1Probe implements Probe {
         )
           return;
         if (head.close || !this.reuse) this.close();
-        this.settle(httpVerdict(this.settings, this.target, head.status, head.cluster));
+        this.settle(httpVerdict(this.settings, this.target, head.status, head.cluster, head.degraded));
       } catch {
         this.close();
         this.settle('network');
@@ -231,7 +237,7 @@ class Http1Probe implements Probe {
       // A body that runs to the close is complete now; anything else was cut short.
       const head = this.head;
       if (head && head.body.kind === 'close')
-        this.settle(httpVerdict(this.settings, this.target, head.status, head.cluster));
+        this.settle(httpVerdict(this.settings, this.target, head.status, head.cluster, head.degraded));
       else this.settle('network');
     });
     return socket;
@@ -310,15 +316,17 @@ class Http2Probe implements Probe {
       }
       let status = 0;
       let clusterHeader: string | string[] | undefined;
+      let degraded = false;
       stream.on('response', (headers) => {
         status = Number(headers[':status'] ?? 0);
         clusterHeader = headers[HEALTHCHECKED_CLUSTER];
+        degraded = headers[DEGRADED] !== undefined;
       });
       stream.on('error', () => resolve('network'));
       stream.resume();
       stream.on('close', () => {
         if (status === 0 || stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) resolve('network');
-        else resolve(httpVerdict(this.settings, this.target, status, clusterHeader));
+        else resolve(httpVerdict(this.settings, this.target, status, clusterHeader, degraded));
         if (!this.reuse) this.h2.close();
       });
     });

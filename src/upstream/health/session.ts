@@ -41,6 +41,7 @@ type Transition = 'unchanged' | 'pending' | 'changed';
  */
 export class HealthSession {
   private firstCheck = true;
+  private degraded = false;
   private numHealthy = 0;
   private numUnhealthy = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -57,6 +58,11 @@ export class HealthSession {
 
   get isHealthy(): boolean {
     return this.healthy;
+  }
+
+  /** The last pass came with `x-proxy-degraded`. */
+  get isDegraded(): boolean {
+    return this.degraded;
   }
 
   start(): void {
@@ -122,7 +128,8 @@ export class HealthSession {
 
   private finish(result: CheckResult): void {
     if (this.stopped) return;
-    const transition = result === 'success' ? this.onSuccess() : this.onFailure(result);
+    const passed = result === 'success' || result === 'degraded';
+    let transition = passed ? this.onSuccess() : this.onFailure(result);
     const log = this.env.log;
     if (log) {
       const failure_type = result === 'active' ? 'ACTIVE' : 'NETWORK';
@@ -132,13 +139,19 @@ export class HealthSession {
             ? { add_healthy_event: { first_check: this.firstCheck } }
             : { eject_unhealthy_event: { failure_type } },
         );
-      if (result !== 'success' && (this.firstCheck || this.settings.alwaysLogFailures))
+      if (!passed && (this.firstCheck || this.settings.alwaysLogFailures))
         log({ health_check_failure_event: { failure_type, first_check: this.firstCheck } });
+    }
+    // A pass says whether the host is degraded; a failure leaves that as it was.
+    if (passed && (result === 'degraded') !== this.degraded) {
+      this.degraded = result === 'degraded';
+      log?.(this.degraded ? { degraded_healthy_host: {} } : { no_longer_degraded_host: {} });
+      if (transition === 'unchanged') transition = 'changed';
     }
     this.firstCheck = false;
     if (transition === 'changed') this.env.onChange(this.healthy);
     this.env.onChecked();
-    this.schedule(this.nextInterval(result === 'success', transition));
+    this.schedule(this.nextInterval(passed, transition));
   }
 
   private onSuccess(): Transition {

@@ -11,6 +11,8 @@ import { after, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import type { JsonObject } from '../../../events/index.js';
+import { healthFlags, hostHealth } from '../../../reducers/settings/health.js';
+import type { HostState } from '../../../reducers/state.js';
 import { makePki } from '../../tls/certs.js';
 import { checkedCluster, fastCheck, startHarness, waitFor } from './helpers.js';
 
@@ -393,4 +395,27 @@ test('the runtime keys health_check.max_interval and min_interval clamp every wa
   await new Promise((r) => setTimeout(r, 600));
   assert.ok(counts.fast >= 6, `${counts.fast} checks in 600 ms: 10 s clamped down to 50 ms`);
   assert.ok(counts.slow <= 4, `${counts.slow} checks in 600 ms: 20 ms raised to 250 ms`);
+});
+
+test('a passing answer with x-proxy-degraded marks the host /degraded_active_hc (degraded for the balancers) until a plain pass', async () => {
+  let degraded = false;
+  const server = http.createServer((_req, res) =>
+    res.writeHead(200, degraded ? { 'x-proxy-degraded': '1' } : {}).end(),
+  );
+  const port = await listen(server);
+  const h = startHarness([
+    checkedCluster('svc', [port], { health_checks: [fastCheck({ http_health_check: { path: '/' } })] }),
+  ]);
+  cleanups.push(() => h.close());
+  await waitFor('healthy', () => h.host('svc', port)?.failedActiveHc === false);
+  degraded = true;
+  await waitFor('degraded', () => h.host('svc', port)?.degradedActiveHc === true, 1000);
+  const host = h.host('svc', port) as HostState;
+  assert.equal(healthFlags(host), '/degraded_active_hc');
+  assert.equal(hostHealth(host), 'degraded');
+  assert.equal(h.stats.gauges.get('cluster.svc.health_check.degraded')?.value, 1);
+  assert.equal(h.stats.gauges.get('cluster.svc.health_check.healthy')?.value, 0);
+  degraded = false;
+  await waitFor('no longer degraded', () => h.host('svc', port)?.degradedActiveHc === undefined, 1000);
+  assert.equal(hostHealth(h.host('svc', port) as HostState), 'healthy');
 });
