@@ -2,12 +2,15 @@ import type { Json, JsonObject } from '../../../events/config.js';
 import { durationMs, numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
+import { compileCriteria, type MetadataCriteria } from '../../upstream/lb/criteria.js';
 import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
 
 /** One target of `weighted_clusters`. */
 export interface WeightedCluster {
   name: string;
   weight: number;
+  /** The proxy's `metadata_match`, with the entry's merged over it, for subset balancing. */
+  criteria: MetadataCriteria | null;
 }
 
 /** A `TcpProxy` filter config with the reference's defaults applied. */
@@ -34,7 +37,8 @@ const TCP_PROXY_FIELDS: FieldTable = {
     'max_connect_attempts',
     'access_log',
   ),
-  metadata_match: { refuse: 'subset load balancing is not implemented' },
+  // Subset balancing (src/upstream/lb/subset.ts), as a route's.
+  metadata_match: 'act',
 };
 
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
@@ -64,23 +68,28 @@ export function compileTcpProxy(config: JsonObject, path: string, report: Report
 }
 
 function clustersOf(config: JsonObject): WeightedCluster[] {
+  const match = config.metadata_match === undefined ? null : objectOf(config.metadata_match);
   const single = stringOr(config.cluster, '');
-  if (single) return [{ name: single, weight: 1 }];
+  if (single) return [{ name: single, weight: 1, criteria: compileCriteria(match) }];
   const list: Json[] = (objectOf(config.weighted_clusters).clusters as Json[] | undefined) ?? [];
   return (Array.isArray(list) ? list : [])
     .map((c) => objectOf(c))
     .filter((c) => stringOr(c.name, '') !== '')
-    .map((c) => ({ name: c.name as string, weight: numberOr(c.weight, 0) }));
+    .map((c) => ({
+      name: c.name as string,
+      weight: numberOr(c.weight, 0),
+      criteria: compileCriteria(match, c.metadata_match === undefined ? null : objectOf(c.metadata_match)),
+    }));
 }
 
-/** The cluster for one connection: `random` in [0, 1) picks by weight. */
-export function pickCluster(settings: TcpProxySettings, random: number): string {
+/** The target for one connection: `random` in [0, 1) picks by weight. */
+export function pickCluster(settings: TcpProxySettings, random: number): WeightedCluster {
   const clusters = settings.clusters;
-  if (clusters.length === 1) return (clusters[0] as WeightedCluster).name;
+  if (clusters.length === 1) return clusters[0] as WeightedCluster;
   let point = random * settings.totalWeight;
   for (const c of clusters) {
-    if (point < c.weight) return c.name;
+    if (point < c.weight) return c;
     point -= c.weight;
   }
-  return (clusters[clusters.length - 1] as WeightedCluster).name;
+  return clusters[clusters.length - 1] as WeightedCluster;
 }

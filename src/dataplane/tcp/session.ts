@@ -1,5 +1,6 @@
 import type * as net from 'node:net';
 import type { Counter } from '../../stats/store.js';
+import type { MetadataCriteria } from '../../upstream/lb/criteria.js';
 import type { ClusterRuntime } from '../../upstream/types.js';
 import type { AccessLogger } from '../access-log/config.js';
 import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
@@ -29,6 +30,8 @@ const CLOSE_GRACE_MS = 1000;
 export class TcpSession {
   /** Name of the cluster and address of the host this session is connected to, once connected. */
   clusterName = '';
+  /** The target's `metadata_match`, for subset balancing. */
+  private criteria: MetadataCriteria | null = null;
   hostAddress = '';
   private upstream: net.Socket | null = null;
   private cluster: ClusterRuntime | null = null;
@@ -57,7 +60,9 @@ export class TcpSession {
     downstream.once('close', (hadError) => this.onDownstreamClose(hadError));
     this.info.downstreamRemote = joinHostPort(downstream.remoteAddress, downstream.remotePort);
     this.info.downstreamLocal = joinHostPort(downstream.localAddress, downstream.localPort);
-    this.clusterName = pickCluster(settings, Math.random());
+    const target = pickCluster(settings, Math.random());
+    this.clusterName = target.name;
+    this.criteria = target.criteria;
     const cluster = clusters.get(this.clusterName);
     if (!cluster) {
       this.info.flags |= FLAG.NR;
@@ -96,7 +101,7 @@ export class TcpSession {
   private connect(attempt: number): void {
     const cluster = this.cluster as ClusterRuntime;
     const cx = this.cx as ClusterTraffic;
-    const host = cluster.lb.choose({ hash: null, attempt });
+    const host = cluster.lb.choose({ hash: null, attempt, criteria: this.criteria });
     if (!host) {
       cx.cxNoneHealthy.inc();
       this.info.flags |= FLAG.UH;

@@ -72,6 +72,20 @@ function bootstrap(): JsonObject {
       ],
       listeners: [
         {
+          name: 'tcp',
+          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+          filter_chains: [
+            {
+              filters: [
+                {
+                  name: 'envoy.tcp_proxy',
+                  config: { stat_prefix: 'tcp', cluster: 'nofb', metadata_match: lb({ version: 'v2' }) },
+                },
+              ],
+            },
+          ],
+        },
+        {
           name: 'http',
           address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
           filter_chains: [
@@ -229,6 +243,11 @@ describe('subset load balancing through the proxy', () => {
       answered.join(','),
     );
     assert.equal(await stat('cluster.panic.lb_subsets_fallback_panic'), 12);
+  });
+
+  it("the TCP proxy's metadata_match picks the subset too", async () => {
+    const tcpPort = await proxy.listenerPort('tcp');
+    for (let i = 0; i < 4; i++) assert.deepEqual(await get(tcpPort, '/'), { status: 200, body: 'c' });
   });
 
   it("a weighted cluster's metadata_match overrides the route's key by key", async () => {
