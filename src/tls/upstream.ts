@@ -1,37 +1,16 @@
 import * as net from 'node:net';
 import * as tls from 'node:tls';
 import type { JsonObject } from '../../events/index.js';
-import { objectOf } from '../../reducers/settings/values.js';
-import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
+import { CONFIG_TYPE } from '../bootstrap/extensions.js';
 import type { Report } from '../bootstrap/report.js';
 import type { Scope } from '../stats/store.js';
 import { checkPeer, compileUpstreamTls, type UpstreamTls } from './context.js';
 import { countFailure, countHandshake, sslStats } from './stats.js';
+import { compileTransportTls } from './transport.js';
 
-/**
- * A cluster's TLS context, from its TLS `transport_socket` or the deprecated `tls_context`
- * (the reference takes the socket when both are set); null for plain text.
- */
+/** A cluster's TLS context (its TLS `transport_socket` or `tls_context`); null for plain text. */
 export function compileClusterTls(cluster: JsonObject, path: string, report: Report): UpstreamTls | null {
-  const socket = objectOf(cluster.transport_socket);
-  if (cluster.transport_socket !== undefined) {
-    const type = configTypeOf(socket);
-    if (type === CONFIG_TYPE.upstreamTls)
-      return compileUpstreamTls(
-        objectOf(socket.typed_config),
-        `${path}.transport_socket.typed_config`,
-        report,
-      );
-    if (type !== CONFIG_TYPE.rawBuffer)
-      report.unsupported(
-        `${path}.transport_socket`,
-        `transport socket '${String(socket.name ?? type)}' is not implemented`,
-      );
-    return null;
-  }
-  if (cluster.tls_context !== undefined)
-    return compileUpstreamTls(objectOf(cluster.tls_context), `${path}.tls_context`, report);
-  return null;
+  return compileTransportTls(cluster, path, report, CONFIG_TYPE.upstreamTls, compileUpstreamTls);
 }
 
 /**

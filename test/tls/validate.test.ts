@@ -113,4 +113,17 @@ describe('TLS contexts at validate', () => {
       /tls_params: tls_minimum_protocol_version \(TLSv1\.3\) is above tls_maximum_protocol_version \(TLSv1\.2\)/,
     );
   });
+
+  it('refuses tls_context and transport_socket together', async () => {
+    const out = await validate(
+      clusterWith(
+        `tls_context: { sni: a.test }, transport_socket: { name: tls, typed_config: { '@type': type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext } }`,
+      ),
+    );
+    assert.equal(out.status, 1);
+    assert.match(
+      out.stderr,
+      /clusters\[0\]\.tls_context: only one of tls_context and transport_socket may be set/,
+    );
+  });
 });

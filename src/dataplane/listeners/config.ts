@@ -5,6 +5,7 @@ import { CONFIG_TYPE, configTypeOf, extensionForType } from '../../bootstrap/ext
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import { compileDownstreamTls, type DownstreamTls } from '../../tls/context.js';
+import { compileTransportTls } from '../../tls/transport.js';
 import { compileHcm, type HcmSpec } from '../http/hcm-config.js';
 import { listOf } from '../router/matchers.js';
 import { compileTcpProxy, type TcpProxySettings } from '../tcp/config.js';
@@ -238,30 +239,9 @@ function compileChain(chain: JsonObject, path: string, report: Report): FilterCh
   return terminal ? { match: chainMatch(matchRaw), filter: terminal, tls } : null;
 }
 
-/**
- * A chain's TLS context, from its TLS `transport_socket` or the deprecated `tls_context`
- * (the socket wins when both are set); null for plain text.
- */
+/** A chain's TLS context (its TLS `transport_socket` or `tls_context`); null for plain text. */
 export function compileChainTls(chain: JsonObject, path: string, report: Report): DownstreamTls | null {
-  const socket = objectOf(chain.transport_socket);
-  if (chain.transport_socket !== undefined) {
-    const type = configTypeOf(socket);
-    if (type === CONFIG_TYPE.downstreamTls)
-      return compileDownstreamTls(
-        objectOf(socket.typed_config),
-        `${path}.transport_socket.typed_config`,
-        report,
-      );
-    if (type !== CONFIG_TYPE.rawBuffer)
-      report.unsupported(
-        `${path}.transport_socket`,
-        `transport socket '${String(socket.name ?? type)}' is not implemented`,
-      );
-    return null;
-  }
-  if (chain.tls_context !== undefined)
-    return compileDownstreamTls(objectOf(chain.tls_context), `${path}.tls_context`, report);
-  return null;
+  return compileTransportTls(chain, path, report, CONFIG_TYPE.downstreamTls, compileDownstreamTls);
 }
 
 function strings(value: Json | undefined): string[] {
