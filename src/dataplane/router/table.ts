@@ -4,7 +4,7 @@ import { durationMs, numberOr, objectOf } from '../../../reducers/settings/value
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import { attempt, fault, type Report } from '../../bootstrap/report.js';
 import { compileCriteria, type MetadataCriteria } from '../../upstream/lb/criteria.js';
-import type { HttpRequest } from '../http/request.js';
+import { type HttpRequest, headerValue } from '../http/request.js';
 import { compileHashPolicy } from './hash.js';
 import {
   compileHeaderMutation,
@@ -211,12 +211,24 @@ function compilePathMatch(
   throw fault(where, 'a route match needs one of prefix, path, safe_regex', 'missing');
 }
 
+/**
+ * `grpc: {}`: a content-type of application/grpc, alone or followed by `+` or `;`, as the
+ * reference checks it.
+ */
+function isGrpc(req: HttpRequest): boolean {
+  const type = headerValue(req, 'content-type') ?? '';
+  const base = 'application/grpc';
+  const next = type.charAt(base.length);
+  return type.startsWith(base) && (next === '' || next === '+' || next === ';');
+}
+
 function compileRoute(raw: JsonObject, where: string, report: Report): CompiledRoute {
   const match = objectOf(raw.match);
   const path = compilePathMatch(match, `${where}.match`);
   const headers: RequestTest[] = listOf(match.headers).map((h, i) =>
     compileHeaderMatcher(h, `${where}.match.headers[${i}]`),
   );
+  if (match.grpc !== undefined) headers.push(isGrpc);
   const queries = listOf(match.query_parameters).map((q, i) =>
     compileQueryMatcher(q, `${where}.match.query_parameters[${i}]`),
   );
@@ -286,6 +298,7 @@ const MATCH_FIELDS: FieldTable = acting(
   'case_sensitive',
   'headers',
   'query_parameters',
+  'grpc',
 );
 const ACTION_FIELDS: FieldTable = {
   ...acting(
