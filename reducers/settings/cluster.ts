@@ -22,6 +22,8 @@ export interface SubsetSettings {
   panicModeAny: boolean;
   /** With `locality_weighted_lb_config`: whether subsets pick localities by weight too. */
   localityWeightAware: boolean;
+  /** With `locality_weight_aware`: scale each locality's weight by the subset's share of its hosts. */
+  scaleLocalityWeight: boolean;
 }
 
 const FALLBACKS = new Set<string>(['NO_FALLBACK', 'ANY_ENDPOINT', 'DEFAULT_SUBSET']);
@@ -43,6 +45,7 @@ function subsetOf(cluster: RawCluster): SubsetSettings | null {
     listAsAny: raw.list_as_any === true,
     panicModeAny: raw.panic_mode_any === true,
     localityWeightAware: raw.locality_weight_aware === true,
+    scaleLocalityWeight: raw.scale_locality_weight === true,
   };
 }
 

@@ -131,9 +131,7 @@ function refuseUnservedKinds(cluster: JsonObject, p: string, lbPolicy: string, r
 const EDS_CLUSTER_FIELDS: FieldTable = acting('eds_config', 'service_name');
 const SUBSET_FIELDS: FieldTable = {
   ...acting('fallback_policy', 'default_subset', 'subset_selectors', 'list_as_any', 'panic_mode_any'),
-  locality_weight_aware: 'act',
-  // Subset localities keep their configured weight, unscaled by the subset's share of hosts.
-  scale_locality_weight: 'advise',
+  ...acting('locality_weight_aware', 'scale_locality_weight'),
 };
 const SUBSET_SELECTOR_FIELDS: FieldTable = acting('keys', 'fallback_policy');
 const ORIGINAL_DST_FIELDS: FieldTable = acting('use_http_header');

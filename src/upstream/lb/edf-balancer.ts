@@ -49,7 +49,7 @@ export abstract class EdfBalancer implements LoadBalancer {
     const local = input.local ?? null;
     if (input.settings.localityWeighted || local) {
       const localKey = local ? localityKey(local.locality) : null;
-      this.localities = levels.map((l) => groupByLocality(l, localKey));
+      this.localities = levels.map((l) => groupByLocality(l, localKey, input.localityScale));
       if (input.settings.localityWeighted) this.weights = new LocalityWeights(this.localities);
       else {
         const zone = new ZoneRouting(input, this.localities[0] ?? [], levels[0]?.healthy.length ?? 0);

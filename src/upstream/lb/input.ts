@@ -40,6 +40,8 @@ export interface BalancerInput {
    * null without a local cluster.
    */
   readonly local?: LocalCluster | null;
+  /** A subset's factor per locality (`scale_locality_weight`): its hosts there over the cluster's. */
+  readonly localityScale?: ReadonlyMap<string, number>;
 }
 
 export interface LocalCluster {

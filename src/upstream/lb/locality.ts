@@ -23,13 +23,18 @@ export interface LocalityGroup {
  * A priority's members by locality: the proxy's own locality first (when `localKey` names
  * one the priority has), then the others sorted by key, so every build orders them alike.
  */
-export function groupByLocality(level: PriorityLevel, localKey: string | null): LocalityGroup[] {
+export function groupByLocality(
+  level: PriorityLevel,
+  localKey: string | null,
+  scale?: ReadonlyMap<string, number>,
+): LocalityGroup[] {
   const byKey = new Map<string, LocalityGroup>();
   for (const host of level.hosts) {
     const key = localityKey(host.state.locality);
     let group = byKey.get(key);
     if (!group) {
-      group = { key, weight: host.state.localityWeight ?? 0, hosts: [], healthy: [], degraded: [] };
+      const weight = (host.state.localityWeight ?? 0) * (scale?.get(key) ?? 1);
+      group = { key, weight, hosts: [], healthy: [], degraded: [] };
       byKey.set(key, group);
     }
     group.hosts.push(host);

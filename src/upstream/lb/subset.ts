@@ -4,6 +4,7 @@ import type { Counter } from '../../stats/store.js';
 import type { LbContext, LoadBalancer, UpstreamHost } from '../types.js';
 import { keySetOf, lbMetadata, subsetKeyOf, valueKey } from './criteria.js';
 import type { BalancerInput, LbMemory } from './input.js';
+import { localityKey } from './locality.js';
 
 /** A subset's members and the balancer (the cluster's own policy) over them. */
 interface Subset {
@@ -37,6 +38,23 @@ function hostMatches(meta: JsonObject, wanted: JsonObject, listAsAny: boolean): 
     return false;
   }
   return true;
+}
+
+/** Hosts per locality key. */
+function localityCounts(hosts: readonly UpstreamHost[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const h of hosts) {
+    const key = localityKey(h.state.locality);
+    out.set(key, (out.get(key) ?? 0) + 1);
+  }
+  return out;
+}
+
+/** `scale_locality_weight`: per locality, the subset's hosts there over the cluster's. */
+function scaleOf(hosts: readonly UpstreamHost[], all: ReadonlyMap<string, number>): Map<string, number> {
+  const mine = localityCounts(hosts);
+  for (const [key, n] of mine) mine.set(key, n / (all.get(key) ?? n));
+  return mine;
 }
 
 /**
@@ -73,13 +91,15 @@ export class SubsetBalancer implements LoadBalancer {
       subset: null,
       localityWeighted: settings.localityWeighted && config.localityWeightAware,
     };
+    const perLocality = config.scaleLocalityWeight ? localityCounts(input.hosts) : null;
     const child = (key: string, hosts: UpstreamHost[]): Subset => {
       let memory = children.get(key);
       if (!memory) {
         memory = { seed: input.memory.seed, rrIndexes: [] };
         children.set(key, memory);
       }
-      return { hosts, lb: build({ ...input, hosts, settings: plain, memory }) };
+      const localityScale = perLocality ? scaleOf(hosts, perLocality) : undefined;
+      return { hosts, lb: build({ ...input, hosts, settings: plain, memory, localityScale }) };
     };
 
     const members = new Map<string, UpstreamHost[]>();

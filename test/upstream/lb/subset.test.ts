@@ -58,3 +58,27 @@ test('an unhealthy subset is not a missing one: no fallback when its members are
   assert.equal(lb.choose({ hash: null, attempt: 0, criteria: criteria('v1') }), null);
   assert.equal(input.stats.counter('cluster.c.lb_subsets_fallback').value, 0);
 });
+
+test('locality_weight_aware and scale_locality_weight: subsets follow locality weights, scaled by their share', () => {
+  const host = (n: number, zone: string, weight: number, version: string) =>
+    upstreamHost(`10.0.0.${n}:80`, {
+      ...v(version),
+      locality: { region: '', zone, sub_zone: '' },
+      localityWeight: weight,
+    });
+  // Subset v1: one host in a (weight 1, all of a's hosts), one in b (weight 2, a third of b's).
+  const hosts = [host(1, 'a', 1, 'v1'), host(2, 'b', 2, 'v1'), host(3, 'b', 2, 'v2'), host(4, 'b', 2, 'v2')];
+  const split = (subset: Record<string, unknown>) => {
+    const lb = buildLoadBalancer(
+      balancerInput(hosts, {
+        common_lb_config: { locality_weighted_lb_config: {} },
+        lb_subset_config: { subset_selectors: [{ keys: ['version'] }], ...subset },
+      }),
+    );
+    const counts = tally(() => lb.choose({ hash: null, attempt: 0, criteria: criteria('v1') }), 3000);
+    return [counts.get('10.0.0.1:80') ?? 0, counts.get('10.0.0.2:80') ?? 0];
+  };
+  assert.deepEqual(split({}), [1500, 1500], 'without locality_weight_aware: the subset ignores localities');
+  assert.deepEqual(split({ locality_weight_aware: true }), [1000, 2000]);
+  assert.deepEqual(split({ locality_weight_aware: true, scale_locality_weight: true }), [1800, 1200]);
+});
