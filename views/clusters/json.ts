@@ -24,6 +24,9 @@ function hostStatus(h: HostView) {
     health_status: {
       failed_active_health_check: h.host.failedActiveHc,
       failed_outlier_check: h.host.failedOutlierCheck,
+      failed_active_degraded_check: h.host.degradedActiveHc === true,
+      pending_dynamic_removal: h.host.pendingDynamicRemoval === true,
+      pending_active_hc: h.host.pendingActiveHc === true,
       eds_health_status: edsHealthStatus(h),
     },
     success_rate: h.successRate >= 0 ? { value: h.successRate } : undefined,
