@@ -102,7 +102,7 @@ export function createContext(parts: ContextParts): ServerContext {
   };
   const eventLog: EventLog = primary
     ? openEventLog(core, { bootstrap: parts.bootstrap, history: parts.history ?? {} })
-    : { history: null, flush: () => Promise.resolve(), release: () => Promise.resolve() };
+    : { history: null, flush: () => Promise.resolve(), release: () => Promise.resolve(), resume: () => {} };
   return {
     ...core,
     history: eventLog.history,

@@ -37,6 +37,12 @@ export interface EventLog {
    * parent does this before its child appends to the same file.
    */
   release(): Promise<void>;
+  /**
+   * Writes the file again after `release()` (the hot-restart child that took it failed):
+   * sequence numbers go on after the file's last line, and a header and a checkpoint of the
+   * current state open this process's part, so a replay from there needs nothing before it.
+   */
+  resume(): void;
 }
 
 /**
@@ -50,21 +56,12 @@ export function openEventLog(
   opts: { bootstrap?: JsonObject | null; history: HistoryOptions | false },
 ): EventLog {
   const path = core.options.eventLog;
-  const tail = path ? readLogTail(path) : null;
-  if (tail) {
-    if (tail.completeBytes < tail.size) {
-      truncateSync(path, tail.completeBytes);
-      core.log
-        .get('main')
-        .warn({ path, bytes: tail.size - tail.completeBytes }, 'event log ended in a torn line; cut it off');
-    }
-    core.store.continueAfter(tail.lastSeq);
-  }
+  const tail = path ? continueLog(core, path) : null;
   const history =
     opts.history === false
       ? null
       : new History(core.store.state, { ...opts.history, startSeq: tail?.lastSeq ?? opts.history.startSeq });
-  const recorder = path ? new Recorder(core, opts.bootstrap ?? null) : null;
+  let recorder = path ? new Recorder(core, opts.bootstrap ?? null) : null;
   const ingested = core.store.ingested$.subscribe((env) => {
     history?.recordIngested(env);
     recorder?.onIngested(env);
@@ -82,7 +79,31 @@ export function openEventLog(
     history,
     flush: () => recorder?.flush() ?? Promise.resolve(),
     release: () => recorder?.close() ?? Promise.resolve(),
+    resume: () => {
+      if (!recorder?.isClosed) return;
+      const lastSeq = continueLog(core, path)?.lastSeq ?? 0;
+      recorder = new Recorder(core, opts.bootstrap ?? null);
+      recorder.checkpointAfter(Math.max(lastSeq, core.store.state.seq));
+    },
   };
+}
+
+/**
+ * Reads where an existing log ends, cuts off a line torn by a crash of its writer, and makes
+ * the store's sequence numbers go on after its last one.
+ */
+function continueLog(core: Core, path: string): ReturnType<typeof readLogTail> {
+  const tail = readLogTail(path);
+  if (tail) {
+    if (tail.completeBytes < tail.size) {
+      truncateSync(path, tail.completeBytes);
+      core.log
+        .get('main')
+        .warn({ path, bytes: tail.size - tail.completeBytes }, 'event log ended in a torn line; cut it off');
+    }
+    core.store.continueAfter(tail.lastSeq);
+  }
+  return tail;
 }
 
 /**
@@ -198,6 +219,16 @@ class Recorder {
 
   flush(): Promise<void> {
     return this.closed ? Promise.resolve() : this.writer.flush();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Writes a checkpoint of the current state numbered `seq` (the file's last so far). */
+  checkpointAfter(seq: number): void {
+    this.lastSeq = seq;
+    this.writeCheckpoint();
   }
 
   flushOnExit(): void {

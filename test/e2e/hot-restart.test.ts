@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
 import { HCM_TYPE } from '../helpers/bootstraps.js';
-import { spawnProxy } from '../helpers/cli.js';
+import { runProxy, spawnProxy } from '../helpers/cli.js';
 import { cluster } from '../helpers/dataplane.js';
 import { hcmConfig } from '../helpers/http-dataplane.js';
 import { steadyLoad } from '../helpers/steady-load.js';
@@ -274,4 +274,32 @@ test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed re
 
   restarter.kill('SIGTERM');
   assert.equal(await exitOf(restarter, 10_000), 0, stderr);
+
+  // The running epoch took the event log back from the failed one: its part opens with a
+  // checkpoint, numbers go on, and a replay of the whole file ends at epoch 3's stop.
+  const records = readFileSync(eventLog, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { seq?: number; checkpoint?: { seq: number }; event?: { type: string } });
+  const resumed = records.findLastIndex((r) => r.checkpoint !== undefined);
+  assert.ok(resumed > 0, 'a checkpoint opens the resumed part');
+  const began = records.slice(0, resumed).filter((r) => r.event?.type === 'server/hot-restarted').length;
+  assert.equal(began, RESTARTS + 1, 'it follows the failed epoch');
+  const after = records.slice(resumed + 1).map((r) => r.event?.type);
+  assert.ok(after.includes('server/drain-ended'), `epoch 3's stop is recorded: ${after.join(', ')}`);
+  const numbers = records.flatMap((r) =>
+    r.seq !== undefined ? [r.seq] : r.checkpoint ? [r.checkpoint.seq] : [],
+  );
+  assert.deepEqual(
+    numbers,
+    [...numbers].sort((a, b) => a - b),
+    'sequence numbers only go up',
+  );
+  const replay = await runProxy(['replay', eventLog, '--view', 'server_info']);
+  assert.equal(replay.code, 0, replay.stderr);
+  assert.equal(
+    (JSON.parse(replay.stdout) as { state: string; command_line_options: { restart_epoch: number } })
+      .command_line_options.restart_epoch,
+    RESTARTS,
+  );
 });

@@ -100,6 +100,7 @@ function serveChild(ctx: ServerContext, socket: Socket, done: () => void): void 
     if (!draining && childEpoch >= 0) {
       log.warn({ epoch: childEpoch }, 'hot restart: the new epoch went away before taking over; serving on');
       ctx.sockets.resumeStopped();
+      ctx.eventLog.resume();
     }
     done();
   });
