@@ -11,38 +11,85 @@ export type HelloScan =
 
 /** The reference's limit on a ClientHello it inspects. */
 export const MAX_CLIENT_HELLO = 64 * 1024;
+/** Bytes read before giving up on a ClientHello cut into very many (or empty) records. */
+const MAX_PEEK = 4 * MAX_CLIENT_HELLO;
 
 const HANDSHAKE_RECORD = 0x16;
 const CLIENT_HELLO = 0x01;
 const EXT_SERVER_NAME = 0;
 const EXT_ALPN = 16;
 
-/** Scans the bytes read so far; `more` until the whole ClientHello is there. */
-export function scanClientHello(data: Buffer): HelloScan {
-  if (data.length === 0) return { kind: 'more' };
-  if (data[0] !== HANDSHAKE_RECORD) return { kind: 'plain' };
-  if (data.length >= 2 && data[1] !== 3) return { kind: 'plain' };
-  // The handshake message may span several records: join their fragments.
-  const fragments: Buffer[] = [];
-  let have = 0;
-  let at = 0;
-  while (at + 5 <= data.length) {
-    if (data[at] !== HANDSHAKE_RECORD) return have === 0 ? { kind: 'plain' } : unreadable();
-    const len = data.readUInt16BE(at + 3);
-    if (at + 5 + len > data.length) break;
-    fragments.push(data.subarray(at + 5, at + 5 + len));
-    have += len;
-    at += 5 + len;
-    const hs = Buffer.concat(fragments);
-    if (hs.length >= 4) {
-      if (hs[0] !== CLIENT_HELLO) return unreadable();
-      const need = 4 + hs.readUIntBE(1, 3);
-      if (need > MAX_CLIENT_HELLO) return unreadable();
-      if (hs.length >= need) return parseHello(hs.subarray(4, need));
+/**
+ * Reads a connection's first bytes as they arrive, record by record. Each byte is copied a
+ * bounded number of times: bytes wait until the record they belong to is whole, so a
+ * ClientHello dripped a byte at a time, or cut into many tiny records, costs linear time.
+ */
+export class ClientHelloReader {
+  /** Bytes of the record not yet whole. */
+  private pending: Buffer[] = [];
+  private pendingLength = 0;
+  /** `pendingLength` at which the next record (or its header) is whole. */
+  private need = 1;
+  /** The handshake message so far, from the records read. */
+  private readonly fragments: Buffer[] = [];
+  private have = 0;
+  /** Length of the handshake message with its 4-byte header, once that header is in. */
+  private message = -1;
+  private read = 0;
+  private result: HelloScan | null = null;
+
+  push(chunk: Buffer): HelloScan {
+    if (this.result) return this.result;
+    this.pending.push(chunk);
+    this.pendingLength += chunk.length;
+    this.read += chunk.length;
+    if (this.pendingLength < this.need)
+      return this.read > MAX_PEEK ? this.decide(unreadable()) : { kind: 'more' };
+    const data = Buffer.concat(this.pending, this.pendingLength);
+    let at = 0;
+    for (;;) {
+      const left = data.length - at;
+      // Not a handshake record (checked as soon as the bytes are there): plain text, or a
+      // ClientHello broken off by something else.
+      const broken = (left >= 1 && data[at] !== HANDSHAKE_RECORD) || (left >= 2 && data[at + 1] !== 3);
+      if (broken) return this.decide(this.fragments.length === 0 ? { kind: 'plain' } : unreadable());
+      if (left < 5) {
+        this.need = 5;
+        break;
+      }
+      const len = data.readUInt16BE(at + 3);
+      if (left < 5 + len) {
+        this.need = 5 + len;
+        break;
+      }
+      this.fragments.push(data.subarray(at + 5, at + 5 + len));
+      this.have += len;
+      at += 5 + len;
+      if (this.message < 0 && this.have >= 4) {
+        const head = Buffer.concat(this.fragments).subarray(0, 4);
+        if (head[0] !== CLIENT_HELLO) return this.decide(unreadable());
+        this.message = 4 + head.readUIntBE(1, 3);
+        if (this.message > MAX_CLIENT_HELLO) return this.decide(unreadable());
+      }
+      if (this.message >= 0 && this.have >= this.message)
+        return this.decide(parseHello(Buffer.concat(this.fragments).subarray(4, this.message)));
     }
+    const rest = data.subarray(at);
+    this.pending = [rest];
+    this.pendingLength = rest.length;
+    return this.read > MAX_PEEK ? this.decide(unreadable()) : { kind: 'more' };
   }
-  if (data.length > MAX_CLIENT_HELLO + 5 * 16) return unreadable();
-  return { kind: 'more' };
+
+  private decide(result: HelloScan): HelloScan {
+    this.result = result;
+    this.pending = [];
+    return result;
+  }
+}
+
+/** Scans bytes read so far in one go; `more` until the whole ClientHello is there. */
+export function scanClientHello(data: Buffer): HelloScan {
+  return new ClientHelloReader().push(data);
 }
 
 /** TLS, but nothing to match on (a ClientHello too large or malformed: the handshake will say). */

@@ -8,7 +8,7 @@ import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import * as tls from 'node:tls';
 import fc from 'fast-check';
-import { scanClientHello } from '../../src/tls/client-hello.js';
+import { ClientHelloReader, scanClientHello } from '../../src/tls/client-hello.js';
 
 /** Captures the first TLS record a client sends. */
 class HelloTrap {
@@ -90,14 +90,53 @@ describe('scanClientHello', () => {
         async (name, alpn, sizes, step) => {
           const whole = recut(await trap.hello(name, alpn), sizes);
           const expected = { kind: 'tls', serverName: (name ?? '').toLowerCase(), alpn };
-          // Every read short of the last byte waits for more; the last one decides.
-          for (let end = 0; end < whole.length; end += step)
-            assert.deepEqual(scanClientHello(whole.subarray(0, end)), { kind: 'more' });
+          // Whole at once, or pushed in reads of `step` bytes: every read short of the last
+          // byte waits for more; the last one decides.
           assert.deepEqual(scanClientHello(whole), expected);
+          const reader = new ClientHelloReader();
+          for (let at = 0; at < whole.length; at += step) {
+            const scan = reader.push(whole.subarray(at, Math.min(whole.length, at + step)));
+            if (at + step < whole.length) assert.deepEqual(scan, { kind: 'more' });
+            else assert.deepEqual(scan, expected);
+          }
         },
       ),
       { seed: 1313, numRuns: 40 },
     );
+  });
+
+  it('reads a large ClientHello cut into one-byte records, a record per read, in linear time', () => {
+    // A ClientHello with SNI, ALPN and a 40 KB padding extension (type 21), built by hand.
+    const ext = (type: number, body: Buffer) => {
+      const head = Buffer.alloc(4);
+      head.writeUInt16BE(type, 0);
+      head.writeUInt16BE(body.length, 2);
+      return Buffer.concat([head, body]);
+    };
+    const name = Buffer.from('big.test');
+    const sni = Buffer.concat([Buffer.from([0, name.length + 3, 0, 0, name.length]), name]);
+    const alpn = Buffer.from([0, 3, 2, 0x68, 0x32]);
+    const extensions = Buffer.concat([ext(0, sni), ext(16, alpn), ext(21, Buffer.alloc(40_000))]);
+    const extLen = Buffer.alloc(2);
+    extLen.writeUInt16BE(extensions.length);
+    const body = Buffer.concat([
+      Buffer.from([3, 3]),
+      Buffer.alloc(32),
+      Buffer.from([0, 0, 2, 0x13, 0x01, 1, 0]),
+      extLen,
+      extensions,
+    ]);
+    const hs = Buffer.concat([Buffer.from([1, 0, 0, 0]), body]);
+    hs.writeUIntBE(body.length, 1, 3);
+    const whole = recut(Buffer.concat([Buffer.alloc(5), hs]), Array(hs.length).fill(1));
+    const started = performance.now();
+    const reader = new ClientHelloReader();
+    let result = reader.push(Buffer.alloc(0));
+    for (let at = 0; at < whole.length; at += 6) result = reader.push(whole.subarray(at, at + 6));
+    const ms = performance.now() - started;
+    assert.deepEqual(result, { kind: 'tls', serverName: 'big.test', alpn: ['h2'] });
+    // Rescanning everything read at each record would copy ~10 GB here.
+    assert.ok(ms < 3000, `${Math.round(ms)} ms`);
   });
 
   it('says plain at the first byte that is not a TLS handshake record', () => {

@@ -8,7 +8,7 @@ import {
   listenerScope,
   type StatsStore,
 } from '../../stats/store.js';
-import { scanClientHello } from '../../tls/client-hello.js';
+import { ClientHelloReader } from '../../tls/client-hello.js';
 import { checkPeer, type DownstreamTls } from '../../tls/context.js';
 import { countFailure, countHandshake, type SslStats, sslStats } from '../../tls/stats.js';
 import type { NetworkFilterHandler } from '../http/types.js';
@@ -169,13 +169,14 @@ export class ActiveListener {
    * then puts them back for whoever reads the socket next.
    */
   private peek(socket: net.Socket): void {
-    let seen = Buffer.alloc(0);
+    const reader = new ClientHelloReader();
+    const chunks: Buffer[] = [];
     const settle = (transportProtocol: string, serverName: string, alpn: string[]) => {
       if (timer) clearTimeout(timer);
       socket.off('data', onData);
       socket.off('close', onClose);
       socket.pause();
-      socket.unshift(seen);
+      socket.unshift(Buffer.concat(chunks));
       this.dispatch(socket, transportProtocol, serverName, alpn);
     };
     const ms = this.spec.inspectTimeoutMs;
@@ -190,8 +191,8 @@ export class ActiveListener {
       if (timer) clearTimeout(timer);
     };
     const onData = (chunk: Buffer) => {
-      seen = Buffer.concat([seen, chunk]);
-      const scan = scanClientHello(seen);
+      chunks.push(chunk);
+      const scan = reader.push(chunk);
       if (scan.kind === 'plain') settle('raw_buffer', '', []);
       else if (scan.kind === 'tls') settle('tls', scan.serverName, scan.alpn);
     };
