@@ -6,10 +6,10 @@ import { dial } from '../../tls/upstream.js';
 import type { GrpcCheckSettings, HttpCheckSettings, TcpCheckSettings } from './config.js';
 
 /**
- * The verdict of one check: `success`; `active`, the host answered and the answer is a
- * failure (a status outside the expected ones, NOT_SERVING): the reference takes the host
- * out at once; `network`, no answer (refused, reset, closed): it counts toward
- * `unhealthy_threshold`.
+ * The verdict of one check: `success`; `degraded`, a pass whose answer said the host is
+ * degraded; `active`, the host answered and the answer is a failure (a status outside the
+ * expected ones, NOT_SERVING): the reference takes the host out at once; `network`, no answer
+ * (refused, reset, closed, timed out): it counts toward `unhealthy_threshold`.
  */
 export type CheckResult = 'success' | 'degraded' | 'active' | 'network';
 

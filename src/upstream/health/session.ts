@@ -21,8 +21,8 @@ export interface SessionEnv {
   /** The runtime's `health_check.min_interval` and `health_check.max_interval` (ms), when set. */
   intervalBounds(): { min: number; max: number };
   counters: HealthCheckCounters;
-  /** The verdict changed. */
-  onChange(healthy: boolean): void;
+  /** The verdict changed: healthy or not, or degraded or not (read `isHealthy`, `isDegraded`). */
+  onChange(): void;
   /** A check finished (the first one ends the host's warming). */
   onChecked(): void;
   /** The event of a health check event log line (the reference's `HealthCheckEvent` oneof), when logging. */
@@ -91,7 +91,7 @@ export class HealthSession {
     if (!this.healthy) return;
     this.healthy = false;
     this.numUnhealthy = 0;
-    this.env.onChange(false);
+    this.env.onChange();
   }
 
   private schedule(ms: number): void {
@@ -149,7 +149,7 @@ export class HealthSession {
       if (transition === 'unchanged') transition = 'changed';
     }
     this.firstCheck = false;
-    if (transition === 'changed') this.env.onChange(this.healthy);
+    if (transition === 'changed') this.env.onChange();
     this.env.onChecked();
     this.schedule(this.nextInterval(passed, transition));
   }
