@@ -65,7 +65,8 @@ const scenarios: Array<[string, JsonObject]> = Object.entries(SCENARIOS).flatMap
 /** Bootstraps written for what they show rather than to serve: they may be refused, by field. */
 const shown: Array<[string, JsonObject]> = [...scenarios, ['admin/fixtures richBootstrap', richBootstrap()]];
 
-describe('every bootstrap the test helpers write', () => {
+// Each case waits mostly on a child process starting; a few at once keep the walk short.
+describe('every bootstrap the test helpers write', { concurrency: 4 }, () => {
   for (const [what, bootstrap] of serving) {
     it(`${what}: validates and serves every listener`, async () => {
       const loaded = validate(bootstrap);

@@ -46,7 +46,8 @@ function readmeOutcomes(): Map<string, 'serves' | 'refused'> {
   );
 }
 
-describe('every bootstrap in fixtures/ and fixtures/real-world/', () => {
+// Each case waits mostly on a child process starting; a few at once keep the walk short.
+describe('every bootstrap in fixtures/ and fixtures/real-world/', { concurrency: 4 }, () => {
   const readme = readmeOutcomes();
   for (const path of corpus) {
     const name = path.slice(root.length);
