@@ -114,7 +114,7 @@ const SUMMARIZERS: Summarizers = {
     }),
   'health/active-changed': (e) =>
     about(
-      `cluster ${e.cluster}: host ${e.address} ${e.healthy ? 'passes its active health check again' : 'failed its active health check'}`,
+      `cluster ${e.cluster}: host ${e.address} ${e.healthy ? `passes its active health check${e.degraded ? ', degraded' : ' again'}` : 'failed its active health check'}`,
       { clusters: [e.cluster], hosts: [e.address] },
     ),
   'health/outlier-changed': (e) =>
