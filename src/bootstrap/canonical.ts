@@ -12,6 +12,14 @@ export interface WalkContext {
   allowUnknown: boolean;
   /** `category/name` identities disabled by `--disable-extensions`. */
   disabled: ReadonlySet<string>;
+  /**
+   * Where the walk moved a config: the `typed_config` path built from each deprecated
+   * `config` Struct, mapped to the `config` path the input wrote (both below ancestors as
+   * written), so the compile steps' findings can name the field the user wrote.
+   */
+  written?: Map<string, string>;
+  /** `config` paths (as written) refused here: compile findings under them would only repeat it. */
+  refused?: Set<string>;
 }
 
 const INT32 = new Set(['int32', 'sint32', 'sfixed32']);
@@ -388,6 +396,8 @@ function resolveExtension(
     const v2 = withoutV1Marker(out.config, here, ctx);
     body = (v2 === undefined ? undefined : canonicalMessage(v2, configType, here, ctx)) ?? {};
     delete out.config;
+    ctx.written?.set(fieldPath(path, 'typed_config'), here);
+    if (v2 === undefined) ctx.refused?.add(here);
   }
   const { '@type': _drop, ...fields } = body;
   out.typed_config = { '@type': typeUrlOf(configType), ...fields };

@@ -3,7 +3,7 @@ import type { Options } from '../cli/options.js';
 import { canonicalMessage, type WalkContext } from './canonical.js';
 import { disabledExtensions } from './extensions.js';
 import { mergeCanonical } from './merge.js';
-import { Report } from './report.js';
+import { type ConfigError, Report } from './report.js';
 import { BOOTSTRAP_TYPE, messageType } from './schema.js';
 import { type Parsed, parseYamlText, readConfigFile } from './sources.js';
 import { nameListeners, validateBootstrap } from './validate.js';
@@ -34,13 +34,44 @@ export function loadBootstrap(options: LoadOptions): LoadResult {
   const read = decode(options);
   if (!read.bootstrap) return { ok: false, errors: read.errors, warnings: read.warnings };
   // The compile steps run even after field errors, so one pass reports every problem.
-  const merged = new Report(read.sources.join(' + '));
-  validateBootstrap(read.bootstrap, merged);
+  const compiled = new Report(read.sources.join(' + '));
+  validateBootstrap(read.bootstrap, compiled);
+  const merged = asWritten(compiled, read.written, read.refused);
   return result({
     ...read,
     errors: [...read.errors, ...merged.errors],
     warnings: [...read.warnings, ...merged.warnings],
   });
+}
+
+/**
+ * The compile findings with their paths as the input wrote them: a filter's config given as
+ * the deprecated `config` Struct is named `config`, not the `typed_config` the loader made of
+ * it; findings under a config the loader already refused are dropped, being only its echo.
+ */
+function asWritten(
+  report: Report,
+  written: ReadonlyMap<string, string>,
+  refused: ReadonlySet<string>,
+): Report {
+  // Outer configs first: an inner `config` was recorded below its ancestors' written paths.
+  const moves = [...written].sort(([a], [b]) => a.length - b.length);
+  const out = new Report(report.label);
+  const place = (problems: ConfigError[], into: ConfigError[]) => {
+    for (const problem of problems) {
+      let path = problem.path;
+      for (const [canonical, input] of moves)
+        if (isUnder(path, canonical)) path = input + path.slice(canonical.length);
+      if (![...refused].some((r) => isUnder(path, r))) into.push({ ...problem, path });
+    }
+  };
+  place(report.problems, out.problems);
+  place(report.warningProblems, out.warningProblems);
+  return out;
+}
+
+function isUnder(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[`);
 }
 
 /**
@@ -54,6 +85,9 @@ export function readBootstrap(options: LoadOptions): LoadResult {
 
 interface Decoded {
   bootstrap?: JsonObject;
+  /** `typed_config` paths made from a deprecated `config`, and refused configs (WalkContext). */
+  written: Map<string, string>;
+  refused: Set<string>;
   sources: string[];
   errors: string[];
   warnings: string[];
@@ -68,6 +102,8 @@ function result(d: Decoded): LoadResult {
 
 function decode(options: LoadOptions): Decoded {
   const { disabled, warnings: disableWarnings } = disabledExtensions(options.disableExtensions ?? []);
+  const written = new Map<string, string>();
+  const refused = new Set<string>();
   const inputs: Array<{ label: string; parsed: Parsed }> = [];
   if (options.configPath)
     inputs.push({ label: options.configPath, parsed: readConfigFile(options.configPath) });
@@ -76,7 +112,7 @@ function decode(options: LoadOptions): Decoded {
   }
   if (inputs.length === 0) {
     const errors = ['no bootstrap: give -c/--config-path <file> or --config-yaml <yaml>'];
-    return { sources: [], errors, warnings: disableWarnings, unknownFields: 0 };
+    return { sources: [], errors, warnings: disableWarnings, unknownFields: 0, written, refused };
   }
   const type = messageType(BOOTSTRAP_TYPE);
   const errors: string[] = [];
@@ -89,7 +125,13 @@ function decode(options: LoadOptions): Decoded {
       continue;
     }
     const report = new Report(label);
-    const ctx: WalkContext = { report, allowUnknown: options.allowUnknownStaticFields, disabled };
+    const ctx: WalkContext = {
+      report,
+      allowUnknown: options.allowUnknownStaticFields,
+      disabled,
+      written,
+      refused,
+    };
     const canonical = canonicalMessage(parsed.json, type, '', ctx) ?? {};
     errors.push(...report.errors);
     warnings.push(...report.warnings);
@@ -97,7 +139,8 @@ function decode(options: LoadOptions): Decoded {
     bootstrap = bootstrap ? mergeCanonical(bootstrap, canonical, type) : canonical;
   }
   const sources = inputs.map((i) => i.label);
-  if (!bootstrap || inputs.some((i) => !i.parsed.ok)) return { sources, errors, warnings, unknownFields };
+  if (!bootstrap || inputs.some((i) => !i.parsed.ok))
+    return { sources, errors, warnings, unknownFields, written, refused };
   nameListeners(bootstrap);
-  return { bootstrap, sources, errors, warnings, unknownFields };
+  return { bootstrap, sources, errors, warnings, unknownFields, written, refused };
 }
