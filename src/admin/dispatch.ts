@@ -137,6 +137,11 @@ export async function routeAdmin(
   const url = splitUrl(raw.url);
   const h = table.find((d) => d.path === url.pathname);
   if (!h) return answer(text(`invalid path. ${helpText(table)}`, 404));
+  // A dry run changes nothing, so a read-only admin still answers it.
+  if (h.mutates && ctx.options.adminReadOnly && !(url.searchParams.has(DRY_RUN) && h.events))
+    return answer(
+      text(`${h.path} changes the server, and this admin is read-only (--admin-read-only): refused\n`, 403),
+    );
   if (h.mutates && raw.method !== 'POST') {
     return answer(text(`Method ${raw.method} not allowed, POST required.\n`, 400));
   }

@@ -1,12 +1,14 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import type { JsonObject } from '../../events/index.js';
 import { type Chunks, text } from '../../views/result.js';
 import type { ServerContext } from '../context.js';
 import { socketKey } from '../server/hot-restart/protocol.js';
 import { adminAccessLog } from './access-log.js';
 import { routeAdmin } from './dispatch.js';
 import { handlers } from './handlers/index.js';
+import { adminPipeOf, listenOnPipe } from './pipe.js';
 import type { AdminResponse, HandlerDescriptor } from './registry.js';
 
 /** Largest request body the admin reads (runtime_modify forms, tap configs). */
@@ -135,6 +137,18 @@ export async function startAdmin(
     );
   });
 
+  // A unix socket: reachable only through the file system, with the socket file's mode.
+  const pipe = adminPipeOf(ctx.store.state.bootstrap?.config.admin as JsonObject | undefined);
+  if (pipe) {
+    const server = createServer(app);
+    await listenOnPipe(server, pipe);
+    ctx.onShutdown(() => closeGracefully(server));
+    log.info(
+      { path: pipe.path, mode: pipe.mode?.toString(8) ?? 'abstract' },
+      'admin listening on a unix socket',
+    );
+    return pipe.path;
+  }
   const { host, port } = adminAddressOf(ctx);
   if (!isLoopback(host)) {
     log.warn(

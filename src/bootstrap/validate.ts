@@ -115,7 +115,23 @@ export const FIELD_TABLES = {
   Admin: ADMIN_FIELDS,
 };
 
-/** Every admin field acts: `access_log_path` is where admin requests are logged (src/admin/access-log.ts). */
+/**
+ * Every admin field acts: `access_log_path` is where admin requests are logged
+ * (src/admin/access-log.ts); `address` may be a `pipe` (src/admin/pipe.ts), whose `mode` is
+ * permission bits and means nothing for an abstract (`@`) socket.
+ */
 function checkAdmin(admin: JsonObject, report: Report): void {
   checkFields(admin, 'admin', report, ADMIN_FIELDS, 'Admin');
+  const pipe = obj(obj(admin.address).pipe);
+  const path = typeof pipe.path === 'string' ? pipe.path : '';
+  const mode = Number(pipe.mode ?? 0);
+  if (obj(admin.address).pipe !== undefined && !path)
+    report.error('admin.address.pipe.path', 'required field missing', 'missing');
+  if (mode > 0o777)
+    report.error('admin.address.pipe.mode', `${mode} is more than 0777 (511): mode is permission bits`);
+  if (path.startsWith('@') && mode !== 0)
+    report.error(
+      'admin.address.pipe.mode',
+      'an abstract socket (@...) has no file, so no mode: leave mode unset',
+    );
 }

@@ -115,6 +115,11 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'Log records as bunyan JSON lines (numeric level, name, hostname, pid, time, msg, fields as fields) instead of --log-format text; read them with the bunyan CLI',
   },
   {
+    name: 'admin-read-only',
+    kind: 'switch',
+    help: 'The admin refuses every mutating endpoint (POST) with 403 and the reason; reads still work',
+  },
+  {
     name: 'restart-epoch',
     kind: 'value',
     valueName: 'uint32',

@@ -8,6 +8,8 @@ export interface Options {
   /** `init_only` runs the checks of `validate` (see docs/cli.md). */
   mode: 'serve' | 'validate' | 'init_only';
   adminAddressPath: string;
+  /** `--admin-read-only`: every mutating admin endpoint answers 403 (not an option of the reference). */
+  adminReadOnly: boolean;
   localAddressIpVersion: 'v4' | 'v6';
   baseId: number;
   useDynamicBaseId: boolean;

@@ -26,6 +26,7 @@ export const DEFAULT_OPTIONS: Options = {
   configYaml: '',
   mode: 'serve',
   adminAddressPath: '',
+  adminReadOnly: false,
   localAddressIpVersion: 'v4',
   baseId: 0,
   useDynamicBaseId: false,
@@ -232,6 +233,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
 
   options.logFormatEscaped = switchOn('log-format-escaped');
   options.logJson = switchOn('log-json');
+  options.adminReadOnly = switchOn('admin-read-only');
   options.enableFineGrainLogging = switchOn('enable-fine-grain-logging');
   options.hotRestartVersion = switchOn('hot-restart-version');
   options.disableHotRestart = switchOn('disable-hot-restart');
