@@ -19,8 +19,6 @@ import { ListenSockets } from './server/hot-restart/sockets.js';
 import { StatsRuntime } from './stats/start.js';
 import { StatsStore } from './stats/store.js';
 
-export type { Core } from './core.js';
-
 export interface ServerContext extends Core {
   /**
    * Past snapshots and events, recorded from the first event on: `?at=SEQ`, `/events`,
