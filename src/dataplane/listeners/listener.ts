@@ -56,6 +56,8 @@ export class ActiveListener {
   /** Per chain: the TLS server that handshakes its connections, or null for plain text. */
   private readonly tlsServers: Array<tls.Server | null>;
   private accepting = false;
+  /** Accepted sockets still open: some may sit in a ClientHello peek or a handshake, owned by no chain yet. */
+  private readonly open = new Set<net.Socket>();
   private markClosed: () => void = () => {};
   /** Resolves once `close` has closed every connection. */
   readonly closed = new Promise<void>((resolve) => {
@@ -128,6 +130,7 @@ export class ActiveListener {
   async close(): Promise<void> {
     this.stopAccepting();
     await Promise.all(this.handlers.map((h) => h.close()));
+    for (const socket of this.open) socket.destroy();
     this.markClosed();
   }
 
@@ -153,7 +156,9 @@ export class ActiveListener {
     stats.downstream_cx_active.inc();
     stats.server_total_connections.inc();
     const opened = performance.now();
+    this.open.add(socket);
     socket.once('close', () => {
+      this.open.delete(socket);
       stats.downstream_cx_active.dec();
       stats.server_total_connections.dec();
       stats.downstream_cx_destroy.inc();
