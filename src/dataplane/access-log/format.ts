@@ -136,7 +136,8 @@ const TIME_PIECES: Record<string, TimePiece> = {
  * (`%E*S` gives milliseconds), as the reference accepts. Times have millisecond precision.
  */
 export function compileStrftime(format: string): (msEpoch: number) => string {
-  const pieces: Array<string | TimePiece> = [];
+  // Pieces that change within a second are rendered per call; the others once per second.
+  const pieces: Array<{ render: TimePiece; subSecond: boolean } | string> = [];
   for (let i = 0; i < format.length; i++) {
     const ch = format[i] as string;
     const rest = format.slice(i + 1);
@@ -145,21 +146,31 @@ export function compileStrftime(format: string): (msEpoch: number) => string {
     if (ch !== '%') pieces.push(ch);
     else if (frac) {
       const digits = Number(frac[1]);
-      pieces.push((_d, t) => fraction(t, digits));
+      pieces.push({ render: (_d, t) => fraction(t, digits), subSecond: true });
       i += 2;
     } else if (sec) {
       const digits = sec[1] === '*' ? 3 : Number(sec[1]);
-      pieces.push((d, t) => `${pad(d.getUTCSeconds())}.${fraction(t, digits)}`);
+      pieces.push({ render: (d, t) => `${pad(d.getUTCSeconds())}.${fraction(t, digits)}`, subSecond: true });
       i += 3;
     } else if (TIME_PIECES[rest[0] ?? ''] !== undefined) {
-      pieces.push(TIME_PIECES[rest[0] as string] as TimePiece);
+      pieces.push({ render: TIME_PIECES[rest[0] as string] as TimePiece, subSecond: false });
       i += 1;
     } else pieces.push(ch);
   }
+  let second = Number.NaN;
+  let cached: string[] = [];
   return (t) => {
+    const s = Math.floor(t / 1000);
     const d = new Date(t);
+    if (s !== second) {
+      second = s;
+      cached = pieces.map((p) => (typeof p === 'string' ? p : p.subSecond ? '' : p.render(d, t)));
+    }
     let out = '';
-    for (const p of pieces) out += typeof p === 'string' ? p : p(d, t);
+    for (let i = 0; i < pieces.length; i++) {
+      const p = pieces[i] as (typeof pieces)[number];
+      out += typeof p !== 'string' && p.subSecond ? p.render(d, t) : (cached[i] as string);
+    }
     return out;
   };
 }
