@@ -7,9 +7,9 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { startProxyProcess } from '../../test/helpers/proxy-process.js';
 import { makePki } from '../../test/tls/certs.js';
 import { hcmListener } from '../../test/tls/helpers.js';
-import { startProxyProcess } from '../../test/helpers/proxy-process.js';
 import { findExecutable } from '../lib/processes.js';
 
 interface Finding {
@@ -43,7 +43,20 @@ try {
   try {
     execFileSync(
       testssl,
-      ['--quiet', '--color', '0', '--warnings', 'batch', '--jsonfile', json, '-p', '-s', '-f', '-U', `127.0.0.1:${port}`],
+      [
+        '--quiet',
+        '--color',
+        '0',
+        '--warnings',
+        'batch',
+        '--jsonfile',
+        json,
+        '-p',
+        '-s',
+        '-f',
+        '-U',
+        `127.0.0.1:${port}`,
+      ],
       { stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000 },
     );
   } catch (err) {
