@@ -11,9 +11,12 @@ export interface SslStats {
   fail_verify_san: Counter;
   fail_verify_cert_hash: Counter;
   fail_verify_no_cert: Counter;
-  /** `ssl.versions.<TLSv1.2>`, `ssl.ciphers.<name>`, counted per handshake. */
+  /** `ssl.versions.<TLSv1.2>`, `ssl.ciphers.<name>`, `ssl.curves.<name>`, counted per handshake. */
   scope: Scope;
 }
+
+/** OpenSSL's curve names as the reference's stats spell them (`ssl.curves.P-256`). */
+const CURVE_NAMES: Record<string, string> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' };
 
 const cache = new WeakMap<Scope, SslStats>();
 
@@ -46,11 +49,19 @@ export function countFailure(stats: SslStats, failure: PeerFailure): void {
 /** Counts a completed handshake with what it negotiated. */
 export function countHandshake(
   stats: SslStats,
-  facts: { reused: boolean; version: string | null; cipher: string | undefined; peerCert: boolean },
+  facts: {
+    reused: boolean;
+    version: string | null;
+    cipher: string | undefined;
+    peerCert: boolean;
+    /** The key exchange group, where node:tls tells it (client sockets only). */
+    curve?: string | undefined;
+  },
 ): void {
   stats.handshake.inc();
   if (facts.reused) stats.session_reused.inc();
   if (!facts.peerCert) stats.no_certificate.inc();
   if (facts.version) stats.scope.counter(`versions.${facts.version}`).inc();
   if (facts.cipher) stats.scope.counter(`ciphers.${facts.cipher}`).inc();
+  if (facts.curve) stats.scope.counter(`curves.${CURVE_NAMES[facts.curve] ?? facts.curve}`).inc();
 }

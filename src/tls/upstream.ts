@@ -106,6 +106,7 @@ export function dial(target: DialTarget, onReady?: () => void): net.Socket {
       version: socket.getProtocol(),
       cipher: socket.getCipher()?.name,
       peerCert: true,
+      curve: (socket.getEphemeralKeyInfo() as { name?: string } | null)?.name,
     });
     onReady?.();
   });

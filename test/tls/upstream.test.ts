@@ -232,6 +232,9 @@ describe('upstream TLS', () => {
     assert.ok(counter(stats, 'cluster.wrong_ca.ssl.connection_error') >= 1);
     assert.equal(counter(stats, 'cluster.verified.ssl.handshake'), 1);
     assert.equal(counter(stats, 'cluster.verified.ssl.fail_verify_error'), 0);
+    // The reference's defaults: TLS 1.2 to upstreams, X25519 first.
+    assert.equal(counter(stats, 'cluster.verified.ssl.versions.TLSv1.2'), 1);
+    assert.equal(counter(stats, 'cluster.verified.ssl.curves.X25519'), 1);
   });
 
   it('checks subject alt names: a wildcard SAN matches, a mismatch fails with fail_verify_san', async () => {
