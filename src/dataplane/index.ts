@@ -39,6 +39,7 @@ export async function startDataPlane(ctx: ServerContext, health: HealthEdges): P
   if (pool) {
     ctx.onShutdown(() => pool.close());
     pool.onOutcomes = health.onOutcomes;
+    pool.adoptSocket = (address) => ctx.sockets.adopt(address);
     await pool.start();
   } else {
     const listeners = new ListenerManager(ctx, clusters);

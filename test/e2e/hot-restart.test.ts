@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -61,7 +61,8 @@ function exitOf(child: ChildProcess, timeoutMs: number): Promise<number | string
   ]);
 }
 
-test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed request, no refused connection`, async () => {
+/** An upstream, and `proxy restarter` running its epoch 0 LIVE in front of it, in `sub` of the test's directory. */
+async function startRestarted(sub: string, concurrency: number) {
   const upstream = http.createServer((req, res) => {
     req.resume();
     res.end(BODY);
@@ -95,15 +96,16 @@ test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed re
       ],
     },
   };
-  const config = join(dir, 'bootstrap.json');
-  const eventLog = join(dir, 'events.ndjson');
-  const socketPath = join(dir, 'hot-restart');
+  mkdirSync(join(dir, sub));
+  const config = join(dir, sub, 'bootstrap.json');
+  const eventLog = join(dir, sub, 'events.ndjson');
+  const socketPath = join(dir, sub, 'hot-restart');
   writeFileSync(config, JSON.stringify(bootstrap));
   const proxyArgs = [
     '-c',
     config,
     '--concurrency',
-    '1',
+    String(concurrency),
     '--drain-time-s',
     '2',
     '--parent-shutdown-time-s',
@@ -139,6 +141,43 @@ test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed re
     return info?.state === 'LIVE' ? info.command_line_options.restart_epoch : -1;
   };
   await until(async () => (await liveEpoch()) === 0, `epoch 0 LIVE (${stderr})`);
+  /** SIGHUP, then until epoch `epoch` is LIVE and its parent has exited. */
+  const restart = async (epoch: number) => {
+    restarter.kill('SIGHUP');
+    await until(async () => (await liveEpoch()) === epoch, `epoch ${epoch} LIVE (${stderr})`);
+    await until(() => stderr.includes(`epoch ${epoch - 1} exited`), `epoch ${epoch - 1} to exit (${stderr})`);
+  };
+  return {
+    port,
+    admin,
+    bootstrap,
+    config,
+    eventLog,
+    socketPath,
+    proxyArgs,
+    restarter,
+    stderr: () => stderr,
+    serverInfo,
+    liveEpoch,
+    restart,
+  };
+}
+
+test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed request, no refused connection`, async () => {
+  const {
+    port,
+    admin,
+    bootstrap,
+    config,
+    eventLog,
+    socketPath,
+    proxyArgs,
+    restarter,
+    stderr,
+    serverInfo,
+    liveEpoch,
+    restart,
+  } = await startRestarted('one', 1);
   // The domain socket is a file here: --socket-mode applies.
   assert.equal(statSync(`${socketPath}_parent_0`).mode & 0o777, 0o640);
 
@@ -152,9 +191,7 @@ test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed re
   await until(() => load.ok >= 300, 'load to flow');
   for (let epoch = 1; epoch <= RESTARTS; epoch++) {
     const before = load.ok;
-    restarter.kill('SIGHUP');
-    await until(async () => (await liveEpoch()) === epoch, `epoch ${epoch} LIVE (${stderr})`);
-    await until(() => stderr.includes(`epoch ${epoch - 1} exited`), `epoch ${epoch - 1} to exit (${stderr})`);
+    await restart(epoch);
     await until(() => load.ok >= before + 300, `load to flow through epoch ${epoch}`);
   }
   const result = await load.stop();
@@ -258,8 +295,8 @@ test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed re
   );
   restarter.kill('SIGHUP');
   await until(
-    () => stderr.includes(`epoch ${RESTARTS + 1} exited (status 1)`),
-    `the bad reload to fail (${stderr})`,
+    () => stderr().includes(`epoch ${RESTARTS + 1} exited (status 1)`),
+    `the bad reload to fail (${stderr()})`,
   );
   await until(async () => (await liveEpoch()) === RESTARTS, 'the admin of the running epoch back');
   const check = steadyLoad(port, {
@@ -273,7 +310,7 @@ test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed re
   assert.deepEqual((await check.stop()).failed, []);
 
   restarter.kill('SIGTERM');
-  assert.equal(await exitOf(restarter, 10_000), 0, stderr);
+  assert.equal(await exitOf(restarter, 10_000), 0, stderr());
 
   // The running epoch took the event log back from the failed one: its part opens with a
   // checkpoint, numbers go on, and a replay of the whole file ends at epoch 3's stop.
@@ -302,4 +339,25 @@ test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed re
       .command_line_options.restart_epoch,
     RESTARTS,
   );
+});
+
+test('a hot restart with --concurrency 2: the workers hand their socket over and the new workers accept on it', async () => {
+  const { port, restarter, stderr, restart } = await startRestarted('two', 2);
+  const load = steadyLoad(port, {
+    h1Clients: 4,
+    h2Clients: 1,
+    probeEveryMs: 5,
+    maxRequests: 100_000,
+    body: BODY,
+  });
+  await until(() => load.ok >= 300, 'load to flow');
+  const before = load.ok;
+  await restart(1);
+  await until(() => load.ok >= before + 300, 'load to flow through epoch 1');
+  const result = await load.stop();
+  assert.deepEqual(result.failed, [], 'no request failed');
+  assert.equal(result.refused, 0, 'no connection was refused');
+  assert.match(stderr(), /listening socket handed over \{"address":"127\.0\.0\.1:\d+","epoch":1\}/);
+  restarter.kill('SIGTERM');
+  assert.equal(await exitOf(restarter, 10_000), 0, stderr());
 });

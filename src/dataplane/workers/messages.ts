@@ -1,7 +1,7 @@
 import type { Envelope, ProxyEvent } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
-import type { ProfilerKind } from '../../profiler.js';
 import type { Options } from '../../cli/options.js';
+import type { ProfilerKind } from '../../profiler.js';
 import type { LookupsDump } from '../../stats/recent-lookups.js';
 import type { OutcomeBatch } from '../../upstream/health/outcomes.js';
 import type { StatsDump } from './stats-merge.js';
@@ -40,7 +40,11 @@ export type PrimaryMessage =
   | { kind: 'init'; workerId: number; options: Options; state: State }
   | { kind: 'envelope'; env: Envelope<ProxyEvent> }
   | { kind: 'query'; id: number; query: WorkerQuery }
-  | { kind: 'shutdown' };
+  | { kind: 'shutdown' }
+  /** The listening socket inherited from the hot-restart parent, sent with it as the handle when `found`. */
+  | { kind: 'socket-answer'; id: number; found: boolean }
+  /** A hot-restart child asks for the socket bound at `address`: send it back as `socket-lent`. */
+  | { kind: 'socket-lend'; id: number; address: string };
 
 /** Worker -> primary. */
 export type WorkerMessage =
@@ -52,7 +56,11 @@ export type WorkerMessage =
   | { kind: 'ready' }
   /** Outcomes of requests to clusters with health checks or outlier detection, for the primary's health edges. */
   | { kind: 'outcomes'; batch: OutcomeBatch }
-  | { kind: 'answer'; id: number; answer: WorkerAnswers[keyof WorkerAnswers] };
+  | { kind: 'answer'; id: number; answer: WorkerAnswers[keyof WorkerAnswers] }
+  /** Before binding `address`: is there a socket inherited from the hot-restart parent? */
+  | { kind: 'socket-request'; id: number; address: string }
+  /** This worker's listening socket for a `socket-lend`, sent with it as the handle when `found`. */
+  | { kind: 'socket-lent'; id: number; found: boolean };
 
 export function isWorkerMessage(m: unknown): m is WorkerMessage {
   return typeof m === 'object' && m !== null && typeof (m as { kind?: unknown }).kind === 'string';

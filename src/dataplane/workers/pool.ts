@@ -64,6 +64,18 @@ export class WorkerPool {
   /** Per listener: the workers that reported it stopped (the listener is stopped when all did). */
   private readonly stoppedBy = new Map<string, Set<number>>();
   private nextRequest = 1;
+  /**
+   * Where the workers' listeners adopt sockets from: the hot-restart parent epoch, through
+   * the primary's link to it (set by `startDataPlane`).
+   */
+  adoptSocket: ((address: string) => Promise<object | null>) | null = null;
+  /**
+   * Inherited sockets by address, kept open here so that a worker restarted after the parent
+   * exited listens on the same socket as the others (binding it again would fail).
+   */
+  private readonly inherited = new Map<string, Promise<object | null>>();
+  /** `lendSocket` requests awaiting a worker's answer, by id. */
+  private readonly lends = new Map<number, (handle: object | null) => void>();
   /** Where the workers' request outcomes go: the primary's health edges. */
   onOutcomes: ((batch: OutcomeBatch) => void) | null = null;
   private closing = false;
@@ -122,12 +134,35 @@ export class WorkerPool {
     await this.ask({ kind: 'sync' }, timeoutMs);
   }
 
+  /**
+   * A worker's listening socket at `address`, for the hot-restart child (every worker accepts
+   * on the same socket), or null when none answers within `timeoutMs`.
+   */
+  lendSocket(address: string, timeoutMs = 2000): Promise<object | null> {
+    const slot = this.slots.find((s) => s.worker && s.initialised);
+    if (!slot) return Promise.resolve(null);
+    const id = this.nextRequest++;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done(null), timeoutMs);
+      const done = (handle: object | null) => {
+        clearTimeout(timer);
+        this.lends.delete(id);
+        resolve(handle);
+      };
+      this.lends.set(id, done);
+      this.send(slot, { kind: 'socket-lend', id, address });
+    });
+  }
+
   /** Asks every worker to close its listeners and exit; kills those still there after `graceMs`. */
   async close(graceMs = 5000): Promise<void> {
     this.closing = true;
     for (const resolve of this.readyWaiters.values()) resolve();
     this.readyWaiters.clear();
     this.envelopes?.unsubscribe();
+    for (const handle of this.inherited.values())
+      void handle.then((h) => (h as { close(): void } | null)?.close());
+    this.inherited.clear();
     await Promise.all(
       this.slots.map(async (slot) => {
         const worker = slot.worker;
@@ -153,8 +188,8 @@ export class WorkerPool {
     const ready = this.readyWaiters.has(slot.id)
       ? Promise.resolve()
       : new Promise<void>((resolve) => this.readyWaiters.set(slot.id, resolve));
-    worker.on('message', (m: unknown) => {
-      if (isWorkerMessage(m)) this.onMessage(slot, m);
+    worker.on('message', (m: unknown, handle: unknown) => {
+      if (isWorkerMessage(m)) this.onMessage(slot, m, (handle as object | undefined) ?? null);
     });
     worker.on('error', (err) => log.warn({ err, worker: slot.id }, 'worker IPC error'));
     worker.on('exit', (code, signal) => {
@@ -180,7 +215,7 @@ export class WorkerPool {
     return ready;
   }
 
-  private onMessage(slot: Slot, m: WorkerMessage): void {
+  private onMessage(slot: Slot, m: WorkerMessage, handle: object | null): void {
     switch (m.kind) {
       case 'hello':
         // From here on the worker gets every envelope, and the snapshot is the state just
@@ -211,7 +246,33 @@ export class WorkerPool {
       case 'outcomes':
         this.onOutcomes?.(m.batch);
         return;
+      case 'socket-request':
+        void this.inheritedSocket(m.address).then((inherited) => {
+          const worker = slot.worker;
+          if (inherited && worker?.isConnected()) {
+            worker.send(
+              { kind: 'socket-answer', id: m.id, found: true } satisfies PrimaryMessage,
+              inherited as never,
+            );
+          } else this.send(slot, { kind: 'socket-answer', id: m.id, found: false });
+        });
+        return;
+      case 'socket-lent':
+        this.lends.get(m.id)?.(m.found ? handle : null);
+        return;
     }
+  }
+
+  private inheritedSocket(address: string): Promise<object | null> {
+    let socket = this.inherited.get(address);
+    if (!socket) {
+      socket = (this.adoptSocket?.(address) ?? Promise.resolve(null)).catch((err) => {
+        this.ctx.log.get('workers').error({ err, address }, 'hot restart: no inherited socket');
+        return null;
+      });
+      this.inherited.set(address, socket);
+    }
+    return socket;
   }
 
   /**

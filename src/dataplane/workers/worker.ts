@@ -10,6 +10,7 @@ import { durationMs } from '../../../reducers/settings/values.js';
 import { createContext, type ServerContext } from '../../context.js';
 import { Store } from '../../control/store.js';
 import { profileFile } from '../../profiler.js';
+import { ListenSockets, type SocketSource } from '../../server/hot-restart/sockets.js';
 import { applyStatsControl } from '../../stats/start.js';
 import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
 import { relayOutcomes } from '../../upstream/health/outcomes.js';
@@ -41,6 +42,31 @@ class RelayStore extends Store {
   }
 }
 
+/** Requests for inherited sockets awaiting the primary's answer, by id. */
+const socketWaiters = new Map<number, (handle: object | null) => void>();
+let nextSocketRequest = 1;
+
+/**
+ * Listeners adopt the hot-restart parent's sockets through the primary, which holds the link
+ * to the parent epoch (docs/hot-restart.md).
+ */
+const primarySockets: SocketSource = {
+  socket: (address) =>
+    new Promise((resolve) => {
+      const id = nextSocketRequest++;
+      socketWaiters.set(id, resolve);
+      send({ kind: 'socket-request', id, address });
+    }),
+};
+
+/** Lends this worker's listening socket at `address` to the primary (for a hot-restart child). */
+function lendSocket(id: number, address: string): void {
+  const server = context?.sockets.find(address)?.server as { _handle?: object } | undefined;
+  if (server?._handle && process.connected && process.send) {
+    process.send({ kind: 'socket-lent', id, found: true } satisfies WorkerMessage, server._handle as never);
+  } else send({ kind: 'socket-lent', id, found: false });
+}
+
 let workerId = 0;
 let context: ServerContext | null = null;
 let clusters: ClusterManager | null = null;
@@ -64,7 +90,12 @@ function hostStats(state: Store['state'], manager: ClusterManager): HostStatsByC
 async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise<void> {
   const { options, state } = message;
   workerId = message.workerId;
-  const ctx = createContext({ options, store: new RelayStore({ initial: state }), role: 'worker' });
+  const ctx = createContext({
+    options,
+    store: new RelayStore({ initial: state }),
+    role: 'worker',
+    sockets: new ListenSockets(primarySockets),
+  });
   context = ctx;
   const log = ctx.log.get('workers');
   // `/reset_counters`, the recent-lookup switches and the flush timer act on every
@@ -125,7 +156,7 @@ async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAns
   }
 }
 
-process.on('message', (m: unknown) => {
+process.on('message', (m: unknown, handle: unknown) => {
   if (!isPrimaryMessage(m)) return;
   switch (m.kind) {
     case 'init':
@@ -143,6 +174,15 @@ process.on('message', (m: unknown) => {
       return;
     case 'shutdown':
       void shutdown(0);
+      return;
+    case 'socket-answer': {
+      const waiter = socketWaiters.get(m.id);
+      socketWaiters.delete(m.id);
+      waiter?.(m.found && handle ? (handle as object) : null);
+      return;
+    }
+    case 'socket-lend':
+      lendSocket(m.id, m.address);
       return;
   }
 });

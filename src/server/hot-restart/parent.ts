@@ -81,9 +81,6 @@ function refusal(ctx: ServerContext, hello: Extract<ChildMessage, { type: 'hello
   if (hello.epoch !== options.restartEpoch + 1) {
     return `epoch ${hello.epoch} cannot follow epoch ${options.restartEpoch}; the next one is ${options.restartEpoch + 1}`;
   }
-  if (options.concurrency > 1 || hello.concurrency > 1) {
-    return 'hot restart with --concurrency above 1 is not supported (the workers hold the listening sockets)';
-  }
   if (!process.send || !hello.ipc) {
     return 'the listening sockets travel over the IPC channel of `proxy restarter`, and one of the epochs has none';
   }
@@ -133,7 +130,7 @@ function serveChild(ctx: ServerContext, socket: Socket, done: () => void): void 
         });
         return;
       case 'socket':
-        if (childEpoch >= 0) sendSocket(ctx, msg, childEpoch, reply);
+        if (childEpoch >= 0) void sendSocket(ctx, msg, childEpoch, reply);
         return;
       case 'drain':
         if (childEpoch < 0 || draining) return;
@@ -145,16 +142,20 @@ function serveChild(ctx: ServerContext, socket: Socket, done: () => void): void 
 }
 
 /** Sends the listening socket at `msg.address` through the restarter, then says whether it went. */
-function sendSocket(
+async function sendSocket(
   ctx: ServerContext,
   msg: Extract<ChildMessage, { type: 'socket' }>,
   childEpoch: number,
   reply: (msg: ParentMessage) => void,
-): void {
+): Promise<void> {
+  const log = ctx.log.get('main');
   const offered = ctx.sockets.find(msg.address);
   // The server's own handle, not the server: the restarter must not start accepting on it.
-  const handle = (offered?.server as unknown as { _handle?: object } | undefined)?._handle;
-  if (!offered || !handle || !process.send) {
+  // With workers, the data-plane listeners are theirs: one lends its copy.
+  const own = (offered?.server as unknown as { _handle?: object } | undefined)?._handle ?? null;
+  const lent = own ? null : ((await ctx.workers?.lendSocket(msg.address)) ?? null);
+  const handle = own ?? lent;
+  if (!handle || !process.send) {
     reply({ type: 'socket', id: msg.id, address: msg.address, sent: false });
     return;
   }
@@ -165,13 +166,12 @@ function sendSocket(
     address: msg.address,
   };
   process.send(handover, handle as never, {}, (err: Error | null) => {
-    if (err)
-      ctx.log.get('main').error({ err, address: msg.address }, 'hot restart: cannot send a listening socket');
+    // A lent copy was only passing through this process.
+    (lent as { close(): void } | null)?.close();
+    if (err) log.error({ err, address: msg.address }, 'hot restart: cannot send a listening socket');
     else {
-      ctx.log
-        .get('main')
-        .info({ address: msg.address, epoch: childEpoch }, 'hot restart: listening socket handed over');
-      offered.onHandover();
+      log.info({ address: msg.address, epoch: childEpoch }, 'hot restart: listening socket handed over');
+      offered?.onHandover();
     }
     reply({ type: 'socket', id: msg.id, address: msg.address, sent: !err });
   });
