@@ -2,7 +2,9 @@ import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { Subscription } from 'rxjs';
 import type { ProxyEvent } from '../../../events/index.js';
+import type { State } from '../../../reducers/index.js';
 import type { Core } from '../../core.js';
+import { socketKey } from '../../server/hot-restart/protocol.js';
 import type { OutcomeBatch } from '../../upstream/health/outcomes.js';
 import {
   isWorkerMessage,
@@ -58,6 +60,7 @@ function workerExecArgv(argv: readonly string[]): string[] {
 export class WorkerPool {
   private readonly slots: Slot[];
   private envelopes: Subscription | null = null;
+  private listenerWatch: Subscription | null = null;
   /** Queries awaiting answers, by id: what came back so far and the workers still due. */
   private readonly pending = new Map<number, { answers: unknown[]; due: Set<number>; done: () => void }>();
   private readonly readyWaiters = new Map<number, () => void>();
@@ -100,6 +103,7 @@ export class WorkerPool {
   async start(): Promise<void> {
     this.forked = true;
     this.envelopes = this.ctx.store.ingested$.subscribe((env) => this.broadcast({ kind: 'envelope', env }));
+    this.listenerWatch = this.ctx.store.state$.subscribe((state) => this.releaseUnused(state.listeners));
     // Must precede the first fork: the kernel balances accepts over the shared sockets,
     // where the default round-robin would accept everything in the primary and pass sockets on.
     cluster.schedulingPolicy = cluster.SCHED_NONE;
@@ -160,6 +164,7 @@ export class WorkerPool {
     for (const resolve of this.readyWaiters.values()) resolve();
     this.readyWaiters.clear();
     this.envelopes?.unsubscribe();
+    this.listenerWatch?.unsubscribe();
     for (const handle of this.inherited.values())
       void handle.then((h) => (h as { close(): void } | null)?.close());
     this.inherited.clear();
@@ -260,6 +265,25 @@ export class WorkerPool {
       case 'socket-lent':
         this.lends.get(m.id)?.(m.found ? handle : null);
         return;
+    }
+  }
+
+  /**
+   * Lets go of inherited sockets whose address no listener has any more (removed by listener
+   * discovery): kept here, the address would stay bound and connections would wait unanswered.
+   */
+  private releaseUnused(listeners: State['listeners']): void {
+    if (this.inherited.size === 0) return;
+    const used = new Set<string>();
+    for (const entry of Object.values(listeners)) {
+      const socket = (entry.config.address as { socket_address?: { address?: string; port_value?: number } })
+        ?.socket_address;
+      if (socket?.address !== undefined) used.add(socketKey(socket.address, Number(socket.port_value ?? 0)));
+    }
+    for (const [address, socket] of this.inherited) {
+      if (used.has(address)) continue;
+      this.inherited.delete(address);
+      void socket.then((h) => (h as { close(): void } | null)?.close());
     }
   }
 
