@@ -1,13 +1,15 @@
 import type { Response } from 'express';
 import type { ProxyEvent } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
+import type { Chunks } from '../../views/result.js';
 import type { ServerContext } from '../context.js';
 
 /** A rendered admin answer; views produce these, express only adapts them. */
 export interface AdminResponse {
   status: number;
   contentType: string;
-  body: string | Buffer;
+  /** Pieces (`Chunks`) are written as they come, yielding to the event loop between them. */
+  body: string | Buffer | Chunks;
   headers?: Record<string, string>;
   /** Runs once the answer has been written out (e.g. `/quitquitquit` exits after `OK`). */
   after?: () => void;

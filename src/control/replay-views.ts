@@ -10,7 +10,7 @@ import { renderClustersText } from '../../views/clusters/text.js';
 import { renderConfigDump } from '../../views/config-dump/render.js';
 import { renderListeners } from '../../views/listeners/render.js';
 import { redact } from '../../views/redact.js';
-import { json, type ViewResult } from '../../views/result.js';
+import { bodyText, json, type ViewResult } from '../../views/result.js';
 import { renderRuntime } from '../../views/runtime/render.js';
 import { renderServerInfo } from '../../views/server-info/render.js';
 import { semanticView } from '../../views/snapshot-diff.js';
@@ -46,10 +46,18 @@ export function renderReplayView(
   switch (view) {
     case 'clusters': {
       const figures = { hostStats: () => undefined };
-      return format === 'json' ? renderClustersJson(state, figures) : renderClustersText(state, figures);
+      const out = format === 'json' ? renderClustersJson(state, figures) : renderClustersText(state, figures);
+      return { ...out, body: bodyText(out.body) };
     }
-    case 'config_dump':
-      return renderConfigDump(state, { includeEds: false, mask: null, resource: null, nameMatches: null });
+    case 'config_dump': {
+      const out = renderConfigDump(state, {
+        includeEds: false,
+        mask: null,
+        resource: null,
+        nameMatches: null,
+      });
+      return { ...out, body: bodyText(out.body) };
+    }
     case 'runtime':
       return renderRuntime(state);
     case 'listeners':

@@ -7,6 +7,7 @@ import type { Options } from '../../src/cli/options.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
 import { createContext, type ServerContext } from '../../src/context.js';
 import { createLoggers } from '../../src/logging/loggers.js';
+import { bodyText } from '../../views/result.js';
 
 /** A context with a real store and stats store, a bootstrap folded in, and no process exit. */
 export function statsContext(bootstrap: JsonObject = {}, options: Partial<Options> = {}): ServerContext {
@@ -53,7 +54,7 @@ export async function startStatsAdmin(
         return;
       }
       const out = await h.handle(areq, ctx);
-      res.status(out.status).type(out.contentType).send(out.body);
+      res.status(out.status).type(out.contentType).send(bodyText(out.body));
     });
   }
   const server: Server = createServer(app);

@@ -1,6 +1,6 @@
 import type { State } from '../../reducers/state.js';
-import { omitDefaults, socketAddress } from '../proto-json.js';
-import { json, type ViewResult } from '../result.js';
+import { socketAddress } from '../proto-json.js';
+import { type StreamedResult, streamedProtoJson } from '../result.js';
 import { type ClustersFigures, GAUGES, HOST_STAT_NAMES } from './figures.js';
 import { type HostView, selectClusters } from './select.js';
 
@@ -40,7 +40,7 @@ function hostStatus(h: HostView) {
 }
 
 /** `/clusters?format=json`: `{ cluster_statuses: [...] }` with default-valued fields omitted. */
-export function renderClustersJson(state: State, figures: ClustersFigures): ViewResult {
+export function renderClustersJson(state: State, figures: ClustersFigures): StreamedResult {
   const statuses = selectClusters(state, figures).map((c) => ({
     name: c.entry.name,
     added_via_api: c.entry.addedViaApi,
@@ -63,5 +63,5 @@ export function renderClustersJson(state: State, figures: ClustersFigures): View
       })),
     },
   }));
-  return json(omitDefaults({ cluster_statuses: statuses }));
+  return streamedProtoJson({ cluster_statuses: statuses });
 }

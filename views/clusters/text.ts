@@ -1,17 +1,23 @@
 import type { State } from '../../reducers/state.js';
-import { text, type ViewResult } from '../result.js';
+import { CHUNK_CHARS, type StreamedResult, TEXT } from '../result.js';
 import { type ClustersFigures, HOST_STAT_NAMES } from './figures.js';
-import { selectClusters } from './select.js';
+import { type ClusterView, selectClusters } from './select.js';
 
 const PRIORITY_PREFIX = { DEFAULT: 'default_priority', HIGH: 'high_priority' } as const;
 
 /**
  * `/clusters` as text: `version_info::<cds version or static>`, then per cluster its
- * outlier figures (with a detector), circuit breakers, `added_via_api` and every host field.
+ * outlier figures (with a detector), circuit breakers, `added_via_api` and every host field;
+ * streamed cluster by cluster.
  */
-export function renderClustersText(state: State, figures: ClustersFigures): ViewResult {
-  const lines = [`version_info::${state.clusterManager.versionInfo || 'static'}`];
-  for (const c of selectClusters(state, figures)) {
+export function renderClustersText(state: State, figures: ClustersFigures): StreamedResult {
+  return { status: 200, contentType: TEXT, body: clustersText(state, selectClusters(state, figures)) };
+}
+
+function* clustersText(state: State, clusters: ClusterView[]): Generator<string> {
+  let buf = `version_info::${state.clusterManager.versionInfo || 'static'}\n`;
+  for (const c of clusters) {
+    const lines: string[] = [];
     const name = c.entry.name;
     if (c.outlier) {
       lines.push(
@@ -47,6 +53,11 @@ export function renderClustersText(state: State, figures: ClustersFigures): View
         `${p}::local_origin_success_rate::${h.localOriginSuccessRate}`,
       );
     }
+    buf += `${lines.join('\n')}\n`;
+    if (buf.length >= CHUNK_CHARS) {
+      yield buf;
+      buf = '';
+    }
   }
-  return text(`${lines.join('\n')}\n`);
+  yield buf;
 }

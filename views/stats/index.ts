@@ -1,12 +1,13 @@
 import type { StatsStore } from '../../src/stats/store.js';
 import type { TagProducer } from '../../src/stats/tags.js';
+import { bodyText, type StreamedResult } from '../result.js';
 import { renderActiveHtml } from './active-html.js';
 import { renderHtml } from './html.js';
-import { renderJson } from './json.js';
+import { jsonStatsChunks } from './json.js';
 import { parseStatsParams, type Rendered, type StatsFormat, TEXT } from './params.js';
-import { renderPrometheus } from './prometheus.js';
+import { prometheusChunks } from './prometheus.js';
 import { selectStats } from './select.js';
-import { renderText } from './text.js';
+import { textChunks } from './text.js';
 
 export type { Rendered } from './params.js';
 
@@ -14,35 +15,47 @@ const HTML = 'text/html; charset=UTF-8';
 
 /**
  * `/stats` in every format: parse the query, select the stats, render. `preset` fixes the
- * format (`/stats/prometheus`).
+ * format (`/stats/prometheus`). Text, JSON and Prometheus bodies come in pieces, rendered
+ * as they are read (the admin streams them).
  */
-export function renderStats(
+export function streamStats(
   store: StatsStore,
   tags: TagProducer,
   query: URLSearchParams,
   preset?: StatsFormat,
-): Rendered {
+): StreamedResult {
   const parsed = parseStatsParams(query, preset);
   if (!parsed.ok) return parsed.response;
   const params = parsed.params;
   switch (params.format) {
     case 'text':
-      return { status: 200, contentType: TEXT, body: renderText(selectStats(store, params), params) };
+      return { status: 200, contentType: TEXT, body: textChunks(selectStats(store, params), params) };
     case 'json':
       return {
         status: 200,
         contentType: 'application/json',
-        body: renderJson(selectStats(store, params), params),
+        body: jsonStatsChunks(selectStats(store, params), params),
       };
     case 'prometheus':
       return {
         status: 200,
         contentType: 'text/plain; version=0.0.4; charset=UTF-8',
-        body: renderPrometheus(selectStats(store, params, true), tags, params.textReadouts),
+        body: prometheusChunks(selectStats(store, params, true), tags, params.textReadouts),
       };
     case 'html':
       return { status: 200, contentType: HTML, body: renderHtml(selectStats(store, params), params) };
     case 'active-html':
       return { status: 200, contentType: HTML, body: renderActiveHtml(params) };
   }
+}
+
+/** `/stats` as one string (see `streamStats`). */
+export function renderStats(
+  store: StatsStore,
+  tags: TagProducer,
+  query: URLSearchParams,
+  preset?: StatsFormat,
+): Rendered {
+  const out = streamStats(store, tags, query, preset);
+  return { ...out, body: bodyText(out.body) };
 }

@@ -1,3 +1,4 @@
+import { CHUNK_CHARS } from '../json-chunks.js';
 import { bucketCounts, DEFAULT_BUCKETS, histogramQuantiles, JSON_QUANTILES } from './histogram.js';
 import type { StatsParams } from './params.js';
 import type { Selection } from './select.js';
@@ -7,48 +8,67 @@ const num = (x: number): number | null => (Number.isNaN(x) ? null : x);
 /**
  * `/stats?format=json`, compact: `{"stats":[...]}` with text readouts, counters and
  * gauges, then one `histograms` element when any histogram is selected (quantile
- * summaries, or bucket lists in the bucket modes).
+ * summaries, or bucket lists in the bucket modes); in pieces of about `limit` characters.
  */
-export function renderJson(sel: Selection, params: StatsParams): string {
-  const parts: string[] = [];
-  for (const t of sel.textReadouts)
-    parts.push(`{"name":${JSON.stringify(t.name)},"value":${JSON.stringify(t.value)}}`);
-  for (const s of sel.countersAndGauges) {
-    parts.push(`{"name":${JSON.stringify(s.name)},"value":${s.shown}}`);
+export function* jsonStatsChunks(
+  sel: Selection,
+  params: StatsParams,
+  limit = CHUNK_CHARS,
+): Generator<string> {
+  let buf = '{"stats":[';
+  let sep = '';
+  for (const t of sel.textReadouts) {
+    buf += `${sep}{"name":${JSON.stringify(t.name)},"value":${JSON.stringify(t.value)}}`;
+    sep = ',';
   }
-  if (sel.histograms.length > 0) {
-    const mode = params.histogramBuckets;
-    if (mode === 'cumulative' || mode === 'disjoint') {
-      const hs = sel.histograms.map((h) => {
-        const { interval, cumulative } = bucketCounts(h, mode === 'disjoint');
-        return {
-          name: h.name,
-          buckets: DEFAULT_BUCKETS.map((b, i) => ({
-            upper_bound: b,
-            interval: interval[i],
-            cumulative: cumulative[i],
-          })),
-        };
-      });
-      parts.push(JSON.stringify({ histograms: hs }));
-    } else {
-      const computed = sel.histograms.map((h) => {
-        if (!h.used) {
-          return { name: h.name, values: JSON_QUANTILES.map(() => ({ interval: 0, cumulative: 0 })) };
-        }
-        const { interval, cumulative } = histogramQuantiles(h, true);
-        return {
-          name: h.name,
-          values: JSON_QUANTILES.map((_, i) => ({
-            interval: num(interval[i]!),
-            cumulative: num(cumulative[i]!),
-          })),
-        };
-      });
-      parts.push(
-        JSON.stringify({ histograms: { supported_quantiles: JSON_QUANTILES, computed_quantiles: computed } }),
-      );
+  for (const s of sel.countersAndGauges) {
+    buf += `${sep}{"name":${quoted(s.name)},"value":${s.shown}}`;
+    sep = ',';
+    if (buf.length >= limit) {
+      yield buf;
+      buf = '';
     }
   }
-  return `{"stats":[${parts.join(',')}]}`;
+  if (sel.histograms.length > 0) buf += `${sep}${histogramsJson(sel, params)}`;
+  yield `${buf}]}`;
+}
+
+/** Anything but what JSON writes as is: a quote, a backslash, control characters, surrogates. */
+const NEEDS_ESCAPE = /[^ !#-[\]-\ud7ff\ue000-\uffff]/;
+
+/** A stat name as a JSON string: most need no escaping, and JSON.stringify is the slow way to learn that. */
+const quoted = (name: string): string => (NEEDS_ESCAPE.test(name) ? JSON.stringify(name) : `"${name}"`);
+
+function histogramsJson(sel: Selection, params: StatsParams): string {
+  const mode = params.histogramBuckets;
+  if (mode === 'cumulative' || mode === 'disjoint') {
+    const hs = sel.histograms.map((h) => {
+      const { interval, cumulative } = bucketCounts(h, mode === 'disjoint');
+      return {
+        name: h.name,
+        buckets: DEFAULT_BUCKETS.map((b, i) => ({
+          upper_bound: b,
+          interval: interval[i],
+          cumulative: cumulative[i],
+        })),
+      };
+    });
+    return JSON.stringify({ histograms: hs });
+  }
+  const computed = sel.histograms.map((h) => {
+    if (!h.used) {
+      return { name: h.name, values: JSON_QUANTILES.map(() => ({ interval: 0, cumulative: 0 })) };
+    }
+    const { interval, cumulative } = histogramQuantiles(h, true);
+    return {
+      name: h.name,
+      values: JSON_QUANTILES.map((_, i) => ({
+        interval: num(interval[i]!),
+        cumulative: num(cumulative[i]!),
+      })),
+    };
+  });
+  return JSON.stringify({
+    histograms: { supported_quantiles: JSON_QUANTILES, computed_quantiles: computed },
+  });
 }

@@ -1,6 +1,7 @@
 import { cumulativeCounts } from '../../src/stats/bins.js';
 import type { Counter, Gauge, Histogram, RenderSlot, TextReadout } from '../../src/stats/store.js';
 import type { Tag, TagProducer } from '../../src/stats/tags.js';
+import { CHUNK_CHARS } from '../json-chunks.js';
 import { DEFAULT_BUCKETS } from './histogram.js';
 import type { Selection } from './select.js';
 
@@ -39,31 +40,64 @@ interface Slot extends PromName {
   tags: TagProducer;
 }
 
+/**
+ * Names already worked out during one render: metric names by extracted name (a hundred
+ * or so for a million stats) and label strings by themselves, so the identities cached on
+ * the stats share their strings instead of holding a million copies.
+ */
+interface Seen {
+  metrics: Map<string, string>;
+  labels: Map<string, string>;
+}
+
+function intern(map: Map<string, string>, s: string): string {
+  const hit = map.get(s);
+  if (hit !== undefined) return hit;
+  map.set(s, s);
+  return s;
+}
+
 /** The Prometheus identity of `stat`, cached on the stat so tag regexes run once per name. */
-function promName(tags: TagProducer, stat: { name: string } & RenderSlot): PromName {
+function promName(tags: TagProducer, stat: { name: string } & RenderSlot, seen: Seen): PromName {
   const slot = stat.rendered as Slot | undefined;
   if (slot?.tags === tags) return slot;
   const e = tags.extract(stat.name);
-  const out: Slot = { metric: sanitizePromName(`proxy_${e.name}`), labels: renderLabels(e.tags), tags };
+  let metric = seen.metrics.get(e.name);
+  if (metric === undefined) {
+    metric = sanitizePromName(`proxy_${e.name}`);
+    seen.metrics.set(e.name, metric);
+  }
+  const out: Slot = { metric, labels: intern(seen.labels, renderLabels(e.tags)), tags };
   stat.rendered = out;
   return out;
 }
 
 const withLabel = (labels: string, extra: string): string => (labels ? `${labels},${extra}` : extra);
 
-/** Stats grouped by metric name; groups sorted by name, members keep their (name) order. */
-function groups<T extends { name: string } & RenderSlot>(
+/** How many stats are named between two empty pieces (turns for the event loop) while grouping. */
+const GROUP_STEP = 8192;
+
+/**
+ * Stats grouped by metric name into `into`; groups sorted by name, members keep their
+ * (name) order. Yields empty pieces along the way: naming a million stats the first time
+ * takes a while, and the admin gives the event loop a turn at each piece.
+ */
+function* groups<T extends { name: string } & RenderSlot>(
   tags: TagProducer,
   stats: T[],
-): Array<[string, T[]]> {
+  seen: Seen,
+  into: Array<[string, T[]]>,
+): Generator<string> {
   const byMetric = new Map<string, T[]>();
-  for (const s of stats) {
-    const metric = promName(tags, s).metric;
+  for (let i = 0; i < stats.length; i++) {
+    const s = stats[i]!;
+    const metric = promName(tags, s, seen).metric;
     const list = byMetric.get(metric);
     if (list) list.push(s);
     else byMetric.set(metric, [s]);
+    if (i % GROUP_STEP === GROUP_STEP - 1) yield '';
   }
-  return [...byMetric].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  into.push(...[...byMetric].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
 }
 
 /** The label pairs of a stat already grouped (its slot is filled). */
@@ -72,23 +106,46 @@ const labelsOf = (s: RenderSlot): string => (s.rendered as Slot).labels;
 /**
  * Text exposition format 0.0.4: counters, gauges (then text readouts when asked, as gauges
  * of value 0 labelled `text_value`), then histograms; one `# TYPE` per metric name and an
- * empty line after each group. Lines are appended to one string (V8 keeps it as a rope and
- * flattens once); an array of two million lines costs more in garbage collection.
+ * empty line after each group; in pieces of about `limit` characters.
  */
-export function renderPrometheus(sel: Selection, tags: TagProducer, textReadouts: boolean): string {
+export function* prometheusChunks(
+  sel: Selection,
+  tags: TagProducer,
+  textReadouts: boolean,
+  limit = CHUNK_CHARS,
+): Generator<string> {
+  const seen: Seen = { metrics: new Map(), labels: new Map() };
   let out = '';
-  for (const [metric, members] of groups<Counter>(tags, sel.counters)) {
+  const counters: Array<[string, Counter[]]> = [];
+  yield* groups(tags, sel.counters, seen, counters);
+  for (const [metric, members] of counters) {
     out += `# TYPE ${metric} counter\n`;
-    for (const s of members) out += `${metric}{${labelsOf(s)}} ${s.shown}\n`;
+    for (const s of members) {
+      out += `${metric}{${labelsOf(s)}} ${s.shown}\n`;
+      if (out.length >= limit) {
+        yield out;
+        out = '';
+      }
+    }
     out += '\n';
   }
-  for (const [metric, members] of groups<Gauge>(tags, sel.gauges)) {
+  const gauges: Array<[string, Gauge[]]> = [];
+  yield* groups(tags, sel.gauges, seen, gauges);
+  for (const [metric, members] of gauges) {
     out += `# TYPE ${metric} gauge\n`;
-    for (const s of members) out += `${metric}{${labelsOf(s)}} ${s.shown}\n`;
+    for (const s of members) {
+      out += `${metric}{${labelsOf(s)}} ${s.shown}\n`;
+      if (out.length >= limit) {
+        yield out;
+        out = '';
+      }
+    }
     out += '\n';
   }
   if (textReadouts) {
-    for (const [metric, members] of groups<TextReadout>(tags, sel.textReadouts)) {
+    const readouts: Array<[string, TextReadout[]]> = [];
+    yield* groups(tags, sel.textReadouts, seen, readouts);
+    for (const [metric, members] of readouts) {
       out += `# TYPE ${metric} gauge\n`;
       for (const s of members) {
         out += `${metric}{${withLabel(labelsOf(s), `text_value="${escapeLabelValue(s.value)}"`)}} 0\n`;
@@ -96,7 +153,9 @@ export function renderPrometheus(sel: Selection, tags: TagProducer, textReadouts
       out += '\n';
     }
   }
-  for (const [metric, members] of groups<Histogram>(tags, sel.histograms)) {
+  const histograms: Array<[string, Histogram[]]> = [];
+  yield* groups(tags, sel.histograms, seen, histograms);
+  for (const [metric, members] of histograms) {
     out += `# TYPE ${metric} histogram\n`;
     for (const h of members) {
       const labels = labelsOf(h);
@@ -108,8 +167,12 @@ export function renderPrometheus(sel: Selection, tags: TagProducer, textReadouts
       out += `${metric}_bucket{${withLabel(labels, 'le="+Inf"')}} ${w?.count ?? 0}\n`;
       out += `${metric}_sum{${labels}} ${w?.sum ?? 0}\n`;
       out += `${metric}_count{${labels}} ${w?.count ?? 0}\n`;
+      if (out.length >= limit) {
+        yield out;
+        out = '';
+      }
     }
     out += '\n';
   }
-  return out;
+  if (out) yield out;
 }

@@ -1,3 +1,4 @@
+import { CHUNK_CHARS } from '../json-chunks.js';
 import { bucketsText, summaryText } from './histogram.js';
 import { escapeHtml } from './html-escape.js';
 import type { StatsParams } from './params.js';
@@ -5,20 +6,33 @@ import type { Selection } from './select.js';
 
 /**
  * The plain-text `/stats`: text readouts (`name: "value"`), counters and gauges merged by
- * name, then histograms. Lines go to an array joined once: a million string
- * concatenations would copy the growing body over and over.
+ * name, then histograms; in pieces of about `limit` characters, so the admin can stream a
+ * million stats without holding the body (see `Chunks` in views/result.ts).
  */
-export function renderText(sel: Selection, params: StatsParams): string {
-  const lines: string[] = [];
-  for (const t of sel.textReadouts) lines.push(`${t.name}: "${escapeHtml(t.value)}"`);
+export function* textChunks(sel: Selection, params: StatsParams, limit = CHUNK_CHARS): Generator<string> {
+  let buf = '';
+  for (const t of sel.textReadouts) buf += `${t.name}: "${escapeHtml(t.value)}"\n`;
   for (const s of sel.countersAndGauges) {
-    lines.push(`${s.name}: ${s.shown}`);
+    buf += `${s.name}: ${s.shown}\n`;
+    if (buf.length >= limit) {
+      yield buf;
+      buf = '';
+    }
   }
   const mode = params.histogramBuckets;
   for (const h of sel.histograms) {
     const body =
       mode === 'cumulative' || mode === 'disjoint' ? bucketsText(h, mode === 'disjoint') : summaryText(h);
-    lines.push(`${h.name}: ${body}`);
+    buf += `${h.name}: ${body}\n`;
+    if (buf.length >= limit) {
+      yield buf;
+      buf = '';
+    }
   }
-  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+  if (buf) yield buf;
+}
+
+/** The plain-text `/stats` as one string. */
+export function renderText(sel: Selection, params: StatsParams): string {
+  return [...textChunks(sel, params)].join('');
 }

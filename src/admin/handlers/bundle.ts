@@ -8,7 +8,7 @@
 import type { Envelope, ProxyEvent } from '../../../events/index.js';
 import { parseTimePoint, TIME_FORMS } from '../../../views/events/time.js';
 import { redact } from '../../../views/redact.js';
-import { text, type ViewResult } from '../../../views/result.js';
+import { bodyText, text, type ViewResult } from '../../../views/result.js';
 import type { ServerContext } from '../../context.js';
 import type { History } from '../../control/history.js';
 import {
@@ -38,7 +38,7 @@ const PARTS: ReadonlyArray<[name: string, path: string, query: string]> = [
 
 /** An answer as bundle data: JSON parsed, anything else as its text, a failure as its reason. */
 function asData(out: ViewResult | AdminResponse): unknown {
-  const body = String(out.body);
+  const body = bodyText(out.body);
   if (out.status !== 200) return { error: `answered ${out.status}: ${body.trim()}` };
   if (!out.contentType.startsWith('application/json')) return body;
   try {

@@ -17,7 +17,7 @@ import {
   type TimelineRow,
 } from '../../../views/events/timeline-html.js';
 import { redactPatch } from '../../../views/redact.js';
-import { text } from '../../../views/result.js';
+import { bodyText, text } from '../../../views/result.js';
 import { parsePointer, semanticDiff } from '../../../views/snapshot-diff.js';
 import type { ServerContext } from '../../context.js';
 import type { History } from '../../control/history.js';
@@ -253,7 +253,7 @@ function failed(res: Response, ctx: ServerContext, err: unknown): void {
 function writeAnswer(res: Response, out: AdminResponse): void {
   res.status(out.status);
   res.setHeader('content-type', out.contentType);
-  res.end(out.body);
+  res.end(bodyText(out.body));
 }
 
 /**
