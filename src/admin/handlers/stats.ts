@@ -1,5 +1,5 @@
 import { recentLookupsCleared, recentLookupsDisabled, recentLookupsEnabled } from '../../../events/index.js';
-import { renderStats } from '../../../views/stats/index.js';
+import { streamStats } from '../../../views/stats/index.js';
 import { renderRecentLookups } from '../../../views/stats/recent-lookups.js';
 import { CONFIG_TYPE, extensionForType } from '../../bootstrap/extensions.js';
 import { collectRecentLookups, collectWorkerStats } from '../../dataplane/workers/collect.js';
@@ -67,7 +67,7 @@ export const statsHandlers: HandlerDescriptor[] = [
     async handle(req, ctx) {
       const runtime = ctx.statsRuntime;
       runtime.beforeQuery();
-      return renderStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query);
+      return streamStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query);
     },
   },
   {
@@ -78,7 +78,7 @@ export const statsHandlers: HandlerDescriptor[] = [
     async handle(req, ctx) {
       const runtime = ctx.statsRuntime;
       runtime.beforeQuery();
-      return renderStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query, 'prometheus');
+      return streamStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query, 'prometheus');
     },
   },
   {
