@@ -78,7 +78,6 @@ export class ParentLink implements SocketSource {
       version,
       baseId: options.baseId,
       epoch,
-      concurrency: options.concurrency,
       ipc: true,
     };
     const answer = await link.request(hello, 'hello').catch((err: Error) => {

@@ -12,7 +12,7 @@ export const HANDOVER_FORMAT_VERSION = 11;
 
 export type ChildMessage =
   /** First line: who is asking; the parent refuses a different version, base ID or epoch. */
-  | { type: 'hello'; version: string; baseId: number; epoch: number; concurrency: number; ipc: boolean }
+  | { type: 'hello'; version: string; baseId: number; epoch: number; ipc: boolean }
   /** Stop writing the event log: the child appends to it from now on. */
   | { type: 'release-log' }
   /** The listening socket bound at `address` (`ip:port`, `[ip]:port` for IPv6), if any. */
