@@ -6,12 +6,12 @@
  */
 import type { JsonObject } from '../events/index.js';
 import { type ContentionFigures, noContention } from './admin/contention-sampler.js';
-import { DataPlaneFigures } from './admin/figures.js';
 import type { Options } from './cli/options.js';
 import { type EventLog, openEventLog } from './control/event-log.js';
 import type { History, HistoryOptions } from './control/history.js';
 import { Store } from './control/store.js';
 import type { Core } from './core.js';
+import { DataPlaneFigures } from './dataplane/figures.js';
 import { WorkerPool } from './dataplane/workers/pool.js';
 import { createLoggers, type Loggers } from './logging/loggers.js';
 import { Profilers } from './profiler.js';

@@ -1,7 +1,5 @@
 import type { ClustersFigures, HostCounters } from '../../views/clusters/figures.js';
 
-export type { OutlierFigures } from '../../views/clusters/figures.js';
-
 /**
  * Where `/clusters` gets the live figures the data plane owns: per-host counters (the data
  * plane's `HostStats` objects fit as they are) and, for clusters with an outlier detector,
