@@ -43,6 +43,13 @@ describe('admin adapter', () => {
     assert.match(body, /\n {2}\/clusters: upstream cluster status\n/);
   });
 
+  it('lists the served table in /help and on the home page, extra endpoints included', async () => {
+    const help = await admin.get('/help');
+    assert.equal(help.status, 200);
+    assert.match(await help.text(), /\n {2}\/boom: always fails\n/);
+    assert.match(await (await admin.get('/')).text(), /boom/);
+  });
+
   it('matches paths exactly', async () => {
     assert.equal((await admin.get('/clusters/')).status, 404);
     assert.equal((await admin.get('/cluster')).status, 404);
