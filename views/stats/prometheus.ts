@@ -22,11 +22,23 @@ function escapeLabelValue(v: string): string {
   return /[\\"\n]/.test(v) ? v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : v;
 }
 
+/** Label names sanitized, by tag name: a handful of tag names label a million stats. */
+const labelNames = new Map<string, string>();
+
+function labelName(tag: string): string {
+  let name = labelNames.get(tag);
+  if (name === undefined) {
+    name = sanitizePromName(tag);
+    labelNames.set(tag, name);
+  }
+  return name;
+}
+
 function renderLabels(tags: Tag[]): string {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const t of tags) {
-    const name = sanitizePromName(t.name);
+    const name = labelName(t.name);
     // a repeated label name makes the whole exposition unparsable; the first one wins
     if (seen.has(name)) continue;
     seen.add(name);
