@@ -259,3 +259,27 @@ test('the router upstream_log logs requests that went upstream only', async () =
   flushAccessLogs();
   assert.deepEqual(readFileSync(path, 'utf8').split('\n').filter(Boolean), [`up 127.0.0.1:${upPort} 200`]);
 });
+
+test('HTTP/2 requests are logged with their protocol and peer', async () => {
+  const http2 = await import('node:http2');
+  const { proxy, lines } = await logged({
+    format:
+      '%PROTOCOL% %REQ(:METHOD)% %REQ(:PATH)% %RESPONSE_CODE% %BYTES_SENT% %DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%\n',
+  });
+  const session = http2.connect(`http://127.0.0.1:${proxy.port}`);
+  try {
+    const status = await new Promise<number>((resolve, reject) => {
+      const stream = session.request({ ':path': '/h2' });
+      let code = 0;
+      stream.on('response', (h) => (code = Number(h[':status'])));
+      stream.on('data', () => {});
+      stream.on('end', () => resolve(code));
+      stream.on('error', reject);
+      stream.setTimeout(3000, () => stream.close());
+    });
+    assert.equal(status, 200);
+  } finally {
+    session.close();
+  }
+  assert.deepEqual(await waitFor(lines, 1), ['HTTP/2 GET /h2 200 5 127.0.0.1']);
+});
