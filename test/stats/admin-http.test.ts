@@ -33,7 +33,13 @@ test('hystrix_event_stream: 404 without the sink', async () => {
 test('hystrix_event_stream: one record per flush per cluster, with the spec adaptations', async () => {
   const admin = await startStatsAdmin({
     stats_flush_interval: '0.100s',
-    stats_sinks: [{ name: 'envoy.stat_sinks.hystrix' }],
+    // As the loader leaves it: the sink's name resolved into its config type.
+    stats_sinks: [
+      {
+        name: 'envoy.stat_sinks.hystrix',
+        typed_config: { '@type': 'type.googleapis.com/envoy.config.metrics.v2.HystrixSink' },
+      },
+    ],
     static_resources: { clusters: [{ name: 'svc:a', connect_timeout: '1s' }] },
   });
   try {
