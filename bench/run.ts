@@ -10,6 +10,7 @@ type Part = () => Promise<BenchRow[]>;
 const parts: Record<string, () => Promise<Part>> = {
   validate: async () => (await import('./validate.js')).benchValidate,
   stats: async () => (await import('./stats.js')).benchStats,
+  admin: async () => (await import('./admin.js')).benchAdmin,
   eds: async () => (await import('./eds.js')).benchEds,
   replay: async () => (await import('./replay.js')).benchReplay,
   memory: async () => (await import('./memory.js')).benchMemory,
@@ -17,6 +18,7 @@ const parts: Record<string, () => Promise<Part>> = {
   slow: async () => (await import('./slow.js')).benchSlow,
   xds: async () => (await import('./xds.js')).benchXds,
   health: async () => (await import('./health.js')).benchHealth,
+  restart: async () => (await import('./restart.js')).benchRestart,
 };
 
 function format(value: number): string {

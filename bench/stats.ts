@@ -6,7 +6,7 @@
 import { pathToFileURL } from 'node:url';
 import { StatsStore } from '../src/stats/store.js';
 import { TagProducer } from '../src/stats/tags.js';
-import { renderStats } from '../views/stats/index.js';
+import { streamStats } from '../views/stats/index.js';
 import type { BenchRow } from './types.js';
 
 const CLUSTERS = 10_000;
@@ -43,10 +43,31 @@ circuit_breakers.default.rq_retry_open circuit_breakers.high.cx_open circuit_bre
 health_check.healthy health_check.degraded outlier_detection.ejections_active`.split(/\s+/);
 const HISTOGRAMS = ['upstream_cx_connect_ms', 'upstream_cx_length_ms', 'upstream_rq_time'];
 
-function time(fn: () => string): { ms: number; bytes: number } {
+/**
+ * Renders as the admin writes: piece by piece, each dropped once counted (the admin hands it
+ * to the socket); the time is the whole render, the longest piece says how long the event
+ * loop was held at once.
+ */
+function time(fn: () => string | Buffer | Iterable<string>): {
+  ms: number;
+  bytes: number;
+  longestMs: number;
+} {
   const t0 = performance.now();
   const body = fn();
-  return { ms: performance.now() - t0, bytes: body.length };
+  let bytes = 0;
+  let longestMs = 0;
+  if (typeof body === 'string' || Buffer.isBuffer(body)) bytes = body.length;
+  else {
+    let at = t0;
+    for (const piece of body) {
+      bytes += piece.length;
+      const now = performance.now();
+      longestMs = Math.max(longestMs, now - at);
+      at = now;
+    }
+  }
+  return { ms: performance.now() - t0, bytes, longestMs };
 }
 
 /** Builds the store, renders it every way, and reports times and memory per cluster. */
@@ -71,7 +92,7 @@ export async function benchStats(): Promise<BenchRow[]> {
   const heapPerCluster = (process.memoryUsage().heapUsed - heapBefore) / CLUSTERS;
   const total = store.counters.size + store.gauges.size + store.histograms.size;
   const tags = new TagProducer();
-  const render = (query: string) => () => renderStats(store, tags, new URLSearchParams(query)).body;
+  const render = (query: string) => () => streamStats(store, tags, new URLSearchParams(query)).body;
   const rows: BenchRow[] = [
     { name: 'stats: stats held', value: total, unit: 'stats', note: `${CLUSTERS} clusters` },
     {
@@ -93,12 +114,13 @@ export async function benchStats(): Promise<BenchRow[]> {
     ['prometheus usedonly', 'format=prometheus&usedonly'],
   ];
   for (const [name, query] of cases) {
-    const { ms, bytes } = time(render(query));
+    const { ms, bytes, longestMs } = time(render(query));
     rows.push({
       name: `stats: /stats ${name}`,
       value: ms,
       unit: 'ms',
-      note: `${(bytes / 1e6).toFixed(1)} MB`,
+      ratio: ms / 500,
+      note: `target <= 500 ms (ratio = value / target); ${(bytes / 1e6).toFixed(1)} MB; longest piece ${longestMs.toFixed(1)} ms (the first holds the selection: sorting, grouping)`,
     });
   }
   return rows;

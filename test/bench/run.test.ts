@@ -14,7 +14,7 @@ test('bench/run with an unknown part exits 1 and lists the parts, without runnin
   });
   assert.equal(result.status, 1, result.stderr);
   assert.match(result.stderr, /unknown benchmark part\(s\): nosuchpart;/);
-  for (const part of ['validate', 'stats', 'eds', 'replay', 'memory', 'dataplane']) {
+  for (const part of ['validate', 'stats', 'admin', 'eds', 'replay', 'memory', 'dataplane']) {
     assert.match(result.stderr, new RegExp(`parts: .*\\b${part}\\b`));
   }
   assert.doesNotMatch(result.stderr, /bench: dataplane \.\.\./);
