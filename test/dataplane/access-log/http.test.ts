@@ -17,6 +17,12 @@ before(async () => {
   upstream = http.createServer((req, res) => {
     if (req.url === '/slow') return setTimeout(() => res.end('late'), 500);
     if (req.url === '/hang') return;
+    if (req.url === '/drop') {
+      res.writeHead(200, { 'content-length': '100' });
+      res.write('partial');
+      setTimeout(() => req.socket.destroy(), 20);
+      return;
+    }
     if (req.url === '/fail') {
       res.statusCode = 503;
       return res.end('no');
@@ -282,4 +288,51 @@ test('HTTP/2 requests are logged with their protocol and peer', async () => {
     session.close();
   }
   assert.deepEqual(await waitFor(lines, 1), ['HTTP/2 GET /h2 200 5 127.0.0.1']);
+});
+
+test('LH when the health check filter fails checks, SI on the stream idle timeout, UC when the upstream drops mid-body', async () => {
+  const { healthCheckFailed } = await import('../../../events/index.js');
+  const path = join(dir, 'more-flags.log');
+  const proxy = await startProxy(
+    {
+      ...hcmConfig('b'),
+      stream_idle_timeout: '0.2s',
+      http_filters: [
+        {
+          name: 'envoy.health_check',
+          config: { pass_through_mode: false, headers: [{ name: ':path', exact_match: '/hc' }] },
+        },
+        { name: 'envoy.router' },
+      ],
+      access_log: [
+        {
+          name: 'envoy.file_access_log',
+          config: { path, format: '%REQ(:PATH)% %RESPONSE_CODE% %RESPONSE_FLAGS%\n' },
+        },
+      ],
+    },
+    [{ raw: { name: 'b' }, addresses: [`127.0.0.1:${upPort}`] }],
+  );
+  proxies.push(proxy);
+  assert.equal((await get(proxy.port, '/hc')).status, 200);
+  proxy.ctx.store.dispatch(healthCheckFailed(), 'test');
+  assert.equal((await get(proxy.port, '/hc')).status, 503);
+  assert.equal((await get(proxy.port, '/hang')).status, 408);
+  // The response starts, then the upstream drops: the client sees a truncated body.
+  await new Promise<void>((resolve) => {
+    const req = http.get({ port: proxy.port, host: '127.0.0.1', path: '/drop', agent: false }, (res) => {
+      res.resume();
+      res.on('close', () => resolve());
+    });
+    req.on('error', () => resolve());
+    req.setTimeout(3000, () => req.destroy());
+  });
+  const deadline = Date.now() + 3000;
+  let got: string[] = [];
+  while (got.length < 4 && Date.now() < deadline) {
+    flushAccessLogs();
+    got = readFileSync(path, 'utf8').split('\n').filter(Boolean);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.deepEqual(got, ['/hc 200 -', '/hc 503 LH', '/hang 408 SI', '/drop 200 UC']);
 });
