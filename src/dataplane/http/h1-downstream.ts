@@ -53,6 +53,9 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   private headTimer: NodeJS.Timeout | null = null;
   private durationTimer: NodeJS.Timeout | null = null;
   private closeTimer: NodeJS.Timeout | null = null;
+  private drainTimer: NodeJS.Timeout | null = null;
+  /** Drained while idle: the next response closes the connection. */
+  private closeAfterNext = false;
   private readonly openedAt = performance.now();
   private readonly remoteIp: string;
   private readonly localAddress: string;
@@ -400,7 +403,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
 
   writeHead(status: number, headers: string[], contentLength: number, endStream: boolean): void {
     this.headersSent = true;
-    if (this.hcm.draining && this.hcm.shouldDrainClose()) {
+    if (this.closeAfterNext || (this.hcm.draining && this.hcm.shouldDrainClose())) {
       if (this.keepAlive) this.hcm.stats.cxDrainClose.inc();
       this.keepAlive = false;
     }
@@ -483,13 +486,24 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     this.socket.resume();
   }
 
-  /** Closes the connection now if it is idle (drain); otherwise after the current response. */
-  drainClose(): void {
-    if (this.exchange) this.keepAlive = false;
-    else {
+  /**
+   * Drain: the response in flight, or the next one, closes the connection. An idle one closes
+   * after `graceMs` unless a request arrives first: closed at once, it would reset a request
+   * the client is sending at that moment (a keep-alive race clients see as an error).
+   */
+  drainClose(graceMs: number): void {
+    if (this.exchange) {
+      this.keepAlive = false;
+      return;
+    }
+    // Not `keepAlive = false`: that would leave the request arriving now unread.
+    this.closeAfterNext = true;
+    this.drainTimer = setTimeout(() => {
+      this.drainTimer = null;
+      if (this.exchange || this.headTimer || this.buffered > 0) return;
       this.hcm.stats.cxDrainClose.inc();
       this.endSocket();
-    }
+    }, graceMs).unref();
   }
 
   destroy(): void {
@@ -499,7 +513,13 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   private onClose(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const timer of [this.idleTimer, this.headTimer, this.durationTimer, this.closeTimer])
+    for (const timer of [
+      this.idleTimer,
+      this.headTimer,
+      this.durationTimer,
+      this.closeTimer,
+      this.drainTimer,
+    ])
       if (timer) clearTimeout(timer);
     this.discard();
     const ex = this.exchange;

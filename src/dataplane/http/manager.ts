@@ -15,6 +15,12 @@ import type { HcmTimeouts } from './timeouts.js';
 import type { HttpConnectionManagerDeps, NetworkFilterHandler } from './types.js';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+/**
+ * How long a drained HTTP/1 connection may stay idle (at most the drain time) before it is
+ * closed: long enough for a request the client was sending to arrive and be answered with
+ * `connection: close`.
+ */
+const IDLE_DRAIN_GRACE_MS = 1000;
 
 /**
  * The HTTP connection manager network filter: owns downstream connections, picks the codec
@@ -178,7 +184,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     this.drainStartedAt = performance.now();
     this.drainTimeMs = strategy === 'immediate' ? 0 : drainTimeMs;
     for (const session of this.h2Sessions) this.goAway(session);
-    for (const conn of [...this.h1]) conn.drainClose();
+    for (const conn of [...this.h1]) conn.drainClose(Math.min(IDLE_DRAIN_GRACE_MS, this.drainTimeMs));
     // Anything still open when the drain time is over closes once its response is done.
     if (this.drainTimeMs > 0) {
       this.drainTimer = setTimeout(() => {
