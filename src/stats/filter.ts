@@ -1,5 +1,5 @@
-import { RE2 } from 're2-wasm';
-import { freeRe2 } from '../re2.js';
+import type { RE2 } from 're2-wasm';
+import { freeRe2, newRe2 } from '../re2.js';
 
 /** A compiled `/stats?filter=`: a partial-match test on stat names. */
 export type NameFilter = (name: string) => boolean;
@@ -55,7 +55,7 @@ export function compileFilter(pattern: string): NameFilter | null {
   if (hit) return hit.filter;
   let re2: RE2;
   try {
-    re2 = new RE2(pattern, 'u');
+    re2 = newRe2(pattern, 'u');
   } catch {
     return null;
   }

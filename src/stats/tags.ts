@@ -4,7 +4,8 @@
  * default extractors are the reference's, with `envoy.` names renamed `proxy.`.
  */
 
-import { RE2 } from 're2-wasm';
+import type { RE2 } from 're2-wasm';
+import { newRe2 } from '../re2.js';
 
 export interface Tag {
   name: string;
@@ -143,7 +144,7 @@ function makeExtractor(name: string, regex: string, substr = ''): Extractor {
 function userMatch(pattern: string): Extractor['match'] {
   const js = new RegExp(pattern, 'd');
   try {
-    return re2Match(new RE2(pattern, 'u'), js);
+    return re2Match(newRe2(pattern, 'u'), js);
   } catch {
     return jsMatch(js);
   }
