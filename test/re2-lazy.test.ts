@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const compiled = import.meta.url.includes('/dist/');
-const root = fileURLToPath(new URL(compiled ? '../../' : '../', import.meta.url));
+/** The repository root, or `dist/` when compiled (where the modules below are). */
+const root = fileURLToPath(new URL('../', import.meta.url));
 const ext = compiled ? 'js' : 'ts';
 
 // re2-wasm instantiates a 16 MiB WASM heap when loaded: a worker whose routes and stats use
