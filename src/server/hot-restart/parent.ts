@@ -4,8 +4,8 @@
  * drains and exits when told. A child it refuses, or one that goes away before asking for the
  * drain, leaves this epoch serving.
  */
-import { chmodSync, rmSync } from 'node:fs';
-import { createServer, type Socket } from 'node:net';
+import { chmodSync, existsSync, rmSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 import { hotRestartVersion } from '../../cli/hot-restart-version.js';
 import type { ServerContext } from '../../context.js';
 import { drainForShutdown, openConnections } from '../shutdown.js';
@@ -29,8 +29,11 @@ export async function startHotRestartParent(ctx: ServerContext): Promise<void> {
   const { options } = ctx;
   const log = ctx.log.get('main');
   const where = domainSocket(options.socketPath, 'parent', options.baseId, options.restartEpoch);
-  // A socket file left by a process that is gone would make the bind fail.
-  if (!where.abstract) rmSync(where.address, { force: true });
+  // A socket file left by a process that is gone would make the bind fail; one that a live
+  // process answers on is not ours to take.
+  if (!where.abstract && existsSync(where.address) && !(await answers(where.address))) {
+    rmSync(where.address, { force: true });
+  }
   let busy = false;
   const children = new Set<Socket>();
   const server = createServer((socket) => {
@@ -65,6 +68,18 @@ export async function startHotRestartParent(ctx: ServerContext): Promise<void> {
     // The child's connection would hold `close` open: it hears the exit as the socket closing.
     for (const socket of children) socket.destroy();
     return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+}
+
+/** Whether a process accepts connections on the unix socket at `path`. */
+function answers(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = connect(path);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
   });
 }
 
