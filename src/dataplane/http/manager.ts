@@ -11,16 +11,21 @@ import { H1Downstream } from './h1-downstream.js';
 import { createH2Server } from './h2-downstream.js';
 import type { HcmSpec } from './hcm-config.js';
 import { HcmStats } from './stats.js';
+import { TapPoint, tapsOf } from './tap.js';
 import type { HcmTimeouts } from './timeouts.js';
 import type { HttpConnectionManagerDeps, NetworkFilterHandler } from './types.js';
 
+/** `http2.constants.NGHTTP2_NO_ERROR`, without importing the module at run time here. */
+const NGHTTP2_NO_ERROR = 0;
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 /**
- * How long a drained HTTP/1 connection may stay idle (at most the drain time) before it is
- * closed: long enough for a request the client was sending to arrive and be answered with
- * `connection: close`.
+ * How long (at most the drain time) a drained HTTP/1 connection may stay idle before it is
+ * closed, and an HTTP/2 session has between its two GOAWAYs: long enough for a request the
+ * client was sending to arrive and be served.
  */
-const IDLE_DRAIN_GRACE_MS = 1000;
+const DRAIN_GRACE_MS = 1000;
+/** The highest HTTP/2 stream ID: a GOAWAY naming it refuses no stream (RFC 9113, 6.8). */
+const MAX_STREAM_ID = 2 ** 31 - 1;
 
 /**
  * The HTTP connection manager network filter: owns downstream connections, picks the codec
@@ -30,6 +35,7 @@ const IDLE_DRAIN_GRACE_MS = 1000;
 export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOwner {
   readonly stats: HcmStats;
   readonly filters: FilterChain;
+  readonly tap: TapPoint | null;
   readonly log: bunyan;
   readonly serverName: string;
   readonly generateRequestId: boolean;
@@ -55,6 +61,9 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   ) {
     this.stats = new HcmStats(deps.ctx.stats.scope(`http.${spec.statPrefix}`));
     this.filters = spec.filters;
+    const tapId = spec.filters.tapConfigId;
+    this.tap = tapId === null ? null : new TapPoint(tapId, tapsOf(deps.ctx));
+    if (tapId !== null) tapsOf(deps.ctx).addFilter(tapId);
     this.log = deps.ctx.log.get('http');
     this.serverName = spec.serverName;
     this.generateRequestId = spec.generateRequestId;
@@ -184,7 +193,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     this.drainStartedAt = performance.now();
     this.drainTimeMs = strategy === 'immediate' ? 0 : drainTimeMs;
     for (const session of this.h2Sessions) this.goAway(session);
-    for (const conn of [...this.h1]) conn.drainClose(Math.min(IDLE_DRAIN_GRACE_MS, this.drainTimeMs));
+    for (const conn of [...this.h1]) conn.drainClose(Math.min(DRAIN_GRACE_MS, this.drainTimeMs));
     // Anything still open when the drain time is over closes once its response is done.
     if (this.drainTimeMs > 0) {
       this.drainTimer = setTimeout(() => {
@@ -194,11 +203,25 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     }
   }
 
-  /** Sends GOAWAY and closes the session once its open streams finish. */
+  /**
+   * Sends GOAWAY and closes the session once its open streams finish. With a drain time, a
+   * first GOAWAY naming the highest stream ID tells the client to open no more streams while
+   * those already on their way are still served; the final one (the last stream processed)
+   * follows the grace later, as RFC 9113 (6.8) advises. A single GOAWAY would refuse a stream
+   * the client opened as it was sent.
+   */
   private goAway(session: http2.Http2Session): void {
     if (session.closed || session.destroyed) return;
     this.stats.cxDrainClose.inc();
-    session.close();
+    const graceMs = Math.min(DRAIN_GRACE_MS, this.drainTimeMs);
+    if (graceMs <= 0) {
+      session.close();
+      return;
+    }
+    session.goaway(NGHTTP2_NO_ERROR, MAX_STREAM_ID);
+    setTimeout(() => {
+      if (!session.closed && !session.destroyed) session.close();
+    }, graceMs).unref();
   }
 
   async close(): Promise<void> {
@@ -213,6 +236,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
       socket.destroy();
     }
     await Promise.all(waits);
+    if (this.tap) tapsOf(this.deps.ctx).removeFilter(this.tap.configId);
     // After the last exchange ended: its line is written before the file is let go.
     this.accessLog?.release();
     this.upstreamLog?.release();
