@@ -28,6 +28,7 @@ export const CONFIG_TYPE = {
   tcpProxy: 'envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
   router: 'envoy.config.filter.http.router.v2.Router',
   healthCheck: 'envoy.config.filter.http.health_check.v2.HealthCheck',
+  tap: 'envoy.config.filter.http.tap.v2alpha.Tap',
   originalDst: 'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   tlsInspector: 'envoy.config.filter.listener.tls_inspector.v2.TlsInspector',
   upstreamTls: 'envoy.api.v2.auth.UpstreamTlsContext',
@@ -65,6 +66,7 @@ export const EXTENSIONS: readonly Extension[] = [
     ['envoy.health_check'],
     CONFIG_TYPE.healthCheck,
   ),
+  ext('envoy.filters.http', 'envoy.filters.http.tap', [], CONFIG_TYPE.tap),
   ext(
     'envoy.filters.listener',
     'envoy.filters.listener.original_dst',

@@ -20,6 +20,8 @@ const ENTRY_FILES = [
   'envoy/config/filter/network/tcp_proxy/v2.proto',
   'envoy/config/filter/http/router/v2.proto',
   'envoy/config/filter/http/health_check/v2.proto',
+  'envoy/config/filter/http/tap/v2alpha.proto',
+  'envoy/admin/v2alpha.proto',
   'envoy/config/filter/listener/original_dst/v2.proto',
   'envoy/config/filter/listener/tls_inspector/v2.proto',
   'envoy/config/transport_socket/raw_buffer/v2.proto',
@@ -40,6 +42,7 @@ const V3_ALIASES: Record<string, string> = {
   'envoy.extensions.filters.http.router.v3.Router': 'envoy.config.filter.http.router.v2.Router',
   'envoy.extensions.filters.http.health_check.v3.HealthCheck':
     'envoy.config.filter.http.health_check.v2.HealthCheck',
+  'envoy.extensions.filters.http.tap.v3.Tap': 'envoy.config.filter.http.tap.v2alpha.Tap',
   'envoy.extensions.filters.listener.original_dst.v3.OriginalDst':
     'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector':

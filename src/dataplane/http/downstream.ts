@@ -6,6 +6,7 @@ import type { FilterChain } from './filters.js';
 import type { HcmSpec } from './hcm-config.js';
 import type { ForwardingOptions } from './headers.js';
 import type { HcmStats } from './stats.js';
+import type { TapPoint } from './tap.js';
 import type { HcmTimeouts } from './timeouts.js';
 import type { HttpConnectionManagerDeps } from './types.js';
 
@@ -21,6 +22,8 @@ export interface DownstreamOwner extends ForwardingOptions {
   /** The route table a new request reads (a discovered one is swapped whole by RDS). */
   readonly routes: RouteTable;
   readonly filters: FilterChain;
+  /** The tap filter's config id in this process's tap registry, or null without a tap filter. */
+  readonly tap: TapPoint | null;
   readonly log: bunyan;
   readonly serverName: string;
   readonly maxRequestHeadersBytes: number;

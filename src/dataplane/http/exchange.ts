@@ -19,6 +19,7 @@ import type { DownstreamOwner } from './downstream.js';
 import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
 import { RESET_REASON, sendLocalReply, upstreamResetText } from './local-reply.js';
 import { type HttpRequest, headerValue, type ResponseSink } from './request.js';
+import type { TapRecorder } from './tap.js';
 
 /** What an exchange tells the codec that owns its downstream stream. */
 export interface ExchangeOwner {
@@ -92,6 +93,8 @@ export class Exchange implements UpstreamHandler {
   private responseStatus = 0;
   /** What the access logs and the debug log read when the request ends. */
   readonly info: StreamInfo;
+  /** Set only while a `/tap` session is attached to this connection manager's tap filter. */
+  private readonly tap: TapRecorder | null;
 
   constructor(
     readonly hcm: DownstreamOwner,
@@ -101,6 +104,7 @@ export class Exchange implements UpstreamHandler {
   ) {
     this.bodyEnded = !req.hasBody;
     this.info = newStreamInfo(req, joinHostPort(req.remoteIp, req.remotePort), req.localAddress ?? '');
+    this.tap = hcm.tap === null ? null : hcm.tap.recorderFor(req);
     const s = hcm.stats;
     s.rqTotal.inc();
     s.rqActive.inc();
@@ -359,6 +363,7 @@ export class Exchange implements UpstreamHandler {
     if (this.done) return;
     this.idleTimer?.refresh();
     this.bodyBytes += chunk.length;
+    this.tap?.requestBody(chunk);
     const limit = this.cluster?.settings.perConnectionBufferLimitBytes ?? 1024 * 1024;
     if (this.upstreamReady && this.upstream) {
       if (this.retainBody) this.body.push(chunk);
@@ -484,6 +489,7 @@ export class Exchange implements UpstreamHandler {
     if (this.done) return;
     this.idleTimer?.refresh();
     this.info.bytesSent += chunk.length;
+    this.tap?.responseBody(chunk);
     if (!this.sink.writeData(chunk) && !this.upstreamPaused) {
       this.upstreamPaused = true;
       this.upstream?.pause();
@@ -545,6 +551,8 @@ export class Exchange implements UpstreamHandler {
     this.info.responseCode = status;
     this.info.responseHeaders = sent.headers;
     this.info.bytesSent += sent.bodyBytes;
+    if (this.tap && sent.bodyBytes > 0)
+      this.tap.responseBody(typeof body === 'string' ? Buffer.from(body) : body);
     this.finish(status);
   }
 
@@ -564,6 +572,7 @@ export class Exchange implements UpstreamHandler {
     s.rqTime.record(Math.round(performance.now() - this.startedAt));
     this.info.bytesReceived = this.bodyBytes;
     this.hcm.onStreamEnd(this.info);
+    this.tap?.end(this.info);
     this.owner.onExchangeDone(this);
   }
 }

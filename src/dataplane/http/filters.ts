@@ -5,6 +5,7 @@ import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.j
 import { attempt, type Report } from '../../bootstrap/report.js';
 import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
 import { compileHeaderMatcher, listOf, type RequestTest } from '../router/matchers.js';
+import { compileTapFilter, TAP_FIELD_TABLES } from './tap.js';
 
 /** The `health_check` HTTP filter: which requests it answers, and whether it passes them on. */
 export interface HealthCheckFilter {
@@ -20,6 +21,8 @@ export interface FilterChain {
    * last attempt (the reference writes one per attempt).
    */
   upstreamLogs: AccessLogSpec[];
+  /** The tap filter's admin config id (`POST /tap` attaches sessions to it), or null without one. */
+  tapConfigId: string | null;
 }
 
 const ROUTER_FIELDS: FieldTable = {
@@ -34,7 +37,7 @@ const HEALTH_CHECK_FIELDS: FieldTable = acting('pass_through_mode', 'headers');
 const ROUTER_NAME = extensionForType('envoy.filters.http', CONFIG_TYPE.router)?.name ?? CONFIG_TYPE.router;
 
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
-export const FIELD_TABLES = { Router: ROUTER_FIELDS, HealthCheck: HEALTH_CHECK_FIELDS };
+export const FIELD_TABLES = { Router: ROUTER_FIELDS, HealthCheck: HEALTH_CHECK_FIELDS, ...TAP_FIELD_TABLES };
 
 /**
  * Compiles `http_filters`, each picked by its resolved `typed_config` `@type` (the loader
@@ -44,6 +47,7 @@ export const FIELD_TABLES = { Router: ROUTER_FIELDS, HealthCheck: HEALTH_CHECK_F
 export function compileHttpFilters(list: JsonObject[], where: string, report: Report): FilterChain {
   let healthCheck: HealthCheckFilter | null = null;
   let upstreamLogs: AccessLogSpec[] = [];
+  let tapConfigId: string | null = null;
   list.forEach((f, i) => {
     const at = `${where}[${i}]`;
     const config = objectOf(f.typed_config);
@@ -58,6 +62,10 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
           attempt(report, at, () => compileHeaderMatcher(h, `${at}.typed_config.headers[${j}]`)) ?? [],
       );
       healthCheck = { passThrough: config.pass_through_mode === true, matches };
+    } else if (type === CONFIG_TYPE.tap) {
+      // One tap per chain: a request records into one session.
+      if (tapConfigId !== null) report.unsupported(at, 'a second tap filter in one chain');
+      else tapConfigId = compileTapFilter(config, `${at}.typed_config`, report);
     } else if (type !== '') {
       // An unresolved name was reported by the loader, which resolves every extension.
       report.error(
@@ -70,5 +78,5 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
   // An empty list routes (as before the filter list existed); a non-empty one must say so.
   if (list.length > 0 && configTypeOf(list[list.length - 1] ?? {}) !== CONFIG_TYPE.router)
     report.error(where, `the HTTP filter chain needs the router filter (${ROUTER_NAME}) last`, 'missing');
-  return { healthCheck, upstreamLogs };
+  return { healthCheck, upstreamLogs, tapConfigId };
 }
