@@ -4,14 +4,24 @@ import { bodyText, type StreamedResult } from '../result.js';
 import { renderActiveHtml } from './active-html.js';
 import { renderHtml } from './html.js';
 import { jsonStatsChunks } from './json.js';
-import { parseStatsParams, type Rendered, type StatsFormat, TEXT } from './params.js';
+import { parseStatsParams, type Rendered, type StatsFormat, type StatsParams, TEXT } from './params.js';
 import { prometheusChunks } from './prometheus.js';
-import { selectStats } from './select.js';
+import { type Selection, selectStats, selectStatsStepwise } from './select.js';
 import { textChunks } from './text.js';
 
 export type { Rendered } from './params.js';
 
 const HTML = 'text/html; charset=UTF-8';
+
+/** The pieces `render` makes of the selection, the selection made piece by piece first. */
+function* selected(
+  store: StatsStore,
+  params: StatsParams,
+  split: boolean,
+  render: (sel: Selection) => Generator<string>,
+): Generator<string> {
+  yield* render(yield* selectStatsStepwise(store, params, split));
+}
 
 /**
  * `/stats` in every format: parse the query, select the stats, render. `preset` fixes the
@@ -29,18 +39,22 @@ export function streamStats(
   const params = parsed.params;
   switch (params.format) {
     case 'text':
-      return { status: 200, contentType: TEXT, body: textChunks(selectStats(store, params), params) };
+      return {
+        status: 200,
+        contentType: TEXT,
+        body: selected(store, params, false, (sel) => textChunks(sel, params)),
+      };
     case 'json':
       return {
         status: 200,
         contentType: 'application/json',
-        body: jsonStatsChunks(selectStats(store, params), params),
+        body: selected(store, params, false, (sel) => jsonStatsChunks(sel, params)),
       };
     case 'prometheus':
       return {
         status: 200,
         contentType: 'text/plain; version=0.0.4; charset=UTF-8',
-        body: prometheusChunks(selectStats(store, params, true), tags, params.textReadouts),
+        body: selected(store, params, true, (sel) => prometheusChunks(sel, tags, params.textReadouts)),
       };
     case 'html':
       return { status: 200, contentType: HTML, body: renderHtml(selectStats(store, params), params) };

@@ -1,3 +1,4 @@
+import type { Histogram } from '../../src/stats/store.js';
 import { CHUNK_CHARS } from '../json-chunks.js';
 import { bucketCounts, DEFAULT_BUCKETS, histogramQuantiles, JSON_QUANTILES } from './histogram.js';
 import type { StatsParams } from './params.js';
@@ -29,7 +30,11 @@ export function* jsonStatsChunks(
       buf = '';
     }
   }
-  if (sel.histograms.length > 0) buf += `${sep}${histogramsJson(sel, params)}`;
+  if (sel.histograms.length > 0) {
+    yield `${buf}${sep}`;
+    yield* histogramsJson(sel, params, limit);
+    buf = '';
+  }
   yield `${buf}]}`;
 }
 
@@ -39,36 +44,53 @@ const NEEDS_ESCAPE = /[^ !#-[\]-\ud7ff\ue000-\uffff]/;
 /** A stat name as a JSON string: most need no escaping, and JSON.stringify is the slow way to learn that. */
 const quoted = (name: string): string => (NEEDS_ESCAPE.test(name) ? JSON.stringify(name) : `"${name}"`);
 
-function histogramsJson(sel: Selection, params: StatsParams): string {
-  const mode = params.histogramBuckets;
+/** One histogram as its JSON element: bucket lists in the bucket modes, else quantiles. */
+function histogramJson(h: Histogram, mode: StatsParams['histogramBuckets']): string {
   if (mode === 'cumulative' || mode === 'disjoint') {
-    const hs = sel.histograms.map((h) => {
-      const { interval, cumulative } = bucketCounts(h, mode === 'disjoint');
-      return {
-        name: h.name,
-        buckets: DEFAULT_BUCKETS.map((b, i) => ({
-          upper_bound: b,
-          interval: interval[i],
-          cumulative: cumulative[i],
-        })),
-      };
-    });
-    return JSON.stringify({ histograms: hs });
-  }
-  const computed = sel.histograms.map((h) => {
-    if (!h.used) {
-      return { name: h.name, values: JSON_QUANTILES.map(() => ({ interval: 0, cumulative: 0 })) };
-    }
-    const { interval, cumulative } = histogramQuantiles(h, true);
-    return {
+    const { interval, cumulative } = bucketCounts(h, mode === 'disjoint');
+    return JSON.stringify({
       name: h.name,
-      values: JSON_QUANTILES.map((_, i) => ({
-        interval: num(interval[i]!),
-        cumulative: num(cumulative[i]!),
+      buckets: DEFAULT_BUCKETS.map((b, i) => ({
+        upper_bound: b,
+        interval: interval[i],
+        cumulative: cumulative[i],
       })),
-    };
-  });
+    });
+  }
+  if (!h.used) {
+    return JSON.stringify({
+      name: h.name,
+      values: JSON_QUANTILES.map(() => ({ interval: 0, cumulative: 0 })),
+    });
+  }
+  const { interval, cumulative } = histogramQuantiles(h, true);
   return JSON.stringify({
-    histograms: { supported_quantiles: JSON_QUANTILES, computed_quantiles: computed },
+    name: h.name,
+    values: JSON_QUANTILES.map((_, i) => ({
+      interval: num(interval[i]!),
+      cumulative: num(cumulative[i]!),
+    })),
   });
+}
+
+/**
+ * The `histograms` element, histogram by histogram: the text `JSON.stringify` gives for
+ * `{histograms: [...]}` (bucket modes) or `{histograms: {supported_quantiles, computed_quantiles}}`.
+ */
+function* histogramsJson(sel: Selection, params: StatsParams, limit: number): Generator<string> {
+  const mode = params.histogramBuckets;
+  const bucketed = mode === 'cumulative' || mode === 'disjoint';
+  let buf = bucketed
+    ? '{"histograms":['
+    : `{"histograms":{"supported_quantiles":${JSON.stringify(JSON_QUANTILES)},"computed_quantiles":[`;
+  let sep = '';
+  for (const h of sel.histograms) {
+    buf += `${sep}${histogramJson(h, mode)}`;
+    sep = ',';
+    if (buf.length >= limit) {
+      yield buf;
+      buf = '';
+    }
+  }
+  yield `${buf}${bucketed ? ']}' : ']}}'}`;
 }

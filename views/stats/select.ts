@@ -56,16 +56,21 @@ function sorted(store: StatsStore): Sorted {
   return out;
 }
 
-function keep<T extends { name: string; used: boolean }>(
+/** How many names are tested between two empty pieces (turns for the event loop) while selecting. */
+const SELECT_STEP = 2048;
+
+function* keep<T extends { name: string; used: boolean }>(
   list: T[],
   params: StatsParams,
   wanted: boolean,
-): T[] {
+): Generator<string, T[]> {
   if (!wanted) return [];
   const { usedOnly, filter } = params;
   if (!usedOnly && !filter) return list;
   const out: T[] = [];
-  for (const s of list) {
+  for (let i = 0; i < list.length; i++) {
+    const s = list[i]!;
+    if (i % SELECT_STEP === SELECT_STEP - 1) yield '';
     if (usedOnly && !s.used) continue;
     if (filter && !filter(s.name)) continue;
     out.push(s);
@@ -74,25 +79,40 @@ function keep<T extends { name: string; used: boolean }>(
 }
 
 /**
- * Applies `type`, `usedonly` and `filter` to the store's stats. `split` lists counters and
- * gauges apart (Prometheus); otherwise merged (text, JSON), so names are tested once.
+ * Applies `type`, `usedonly` and `filter` to the store's stats, yielding empty pieces along
+ * the way (a filter tested on a million names takes a while; a streamed render hands them to
+ * the admin, which gives the event loop a turn). `split` lists counters and gauges apart
+ * (Prometheus); otherwise merged (text, JSON), so names are tested once.
  */
-export function selectStats(store: StatsStore, params: StatsParams, split = false): Selection {
+export function* selectStatsStepwise(
+  store: StatsStore,
+  params: StatsParams,
+  split = false,
+): Generator<string, Selection> {
   const all = sorted(store);
   const t = params.type;
   const counters = t === 'All' || t === 'Counters';
   const gauges = t === 'All' || t === 'Gauges';
   let countersAndGauges: Array<Counter | Gauge> = [];
   if (!split) {
-    if (counters && gauges) countersAndGauges = keep(all.countersAndGauges, params, true);
-    else if (counters) countersAndGauges = keep(all.counters, params, true);
-    else if (gauges) countersAndGauges = keep(all.gauges, params, true);
+    if (counters && gauges) countersAndGauges = yield* keep(all.countersAndGauges, params, true);
+    else if (counters) countersAndGauges = yield* keep(all.counters, params, true);
+    else if (gauges) countersAndGauges = yield* keep(all.gauges, params, true);
   }
   return {
-    textReadouts: keep(all.textReadouts, params, t === 'All' || t === 'TextReadouts'),
+    textReadouts: yield* keep(all.textReadouts, params, t === 'All' || t === 'TextReadouts'),
     countersAndGauges,
-    counters: keep(all.counters, params, split && counters),
-    gauges: keep(all.gauges, params, split && gauges),
-    histograms: keep(all.histograms, params, t === 'All' || t === 'Histograms'),
+    counters: yield* keep(all.counters, params, split && counters),
+    gauges: yield* keep(all.gauges, params, split && gauges),
+    histograms: yield* keep(all.histograms, params, t === 'All' || t === 'Histograms'),
   };
+}
+
+/** The selection at once (see `selectStatsStepwise`). */
+export function selectStats(store: StatsStore, params: StatsParams, split = false): Selection {
+  const steps = selectStatsStepwise(store, params, split);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
 }
