@@ -57,7 +57,8 @@ async function writeChunks(res: Response, chunks: Chunks): Promise<void> {
   let sliceStart = performance.now();
   for (const chunk of chunks) {
     if (res.destroyed) return;
-    if (!res.write(chunk)) await drained(res);
+    // An empty piece only marks a point where the render may pause (see views/stats).
+    if (chunk && !res.write(chunk)) await drained(res);
     if (performance.now() - sliceStart >= SLICE_MS) {
       await new Promise<void>((resolve) => setImmediate(resolve));
       sliceStart = performance.now();

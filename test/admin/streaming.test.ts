@@ -13,7 +13,7 @@ function spin(ms: number): void {
   while (performance.now() < end) {}
 }
 
-// A render of 200 pieces taking 2 ms each (400 ms in all), then a piece that fails.
+// A render of 200 pieces taking 2 ms each (400 ms in all), with empty pieces between.
 const slow: HandlerDescriptor = {
   path: '/slow',
   help: 'a long streamed render',
@@ -25,6 +25,8 @@ const slow: HandlerDescriptor = {
     body: (function* () {
       for (let i = 0; i < PIECES; i++) {
         spin(2);
+        // an empty piece marks a pause point; it must not end a chunked body
+        yield '';
         yield `piece ${i}\n`;
       }
     })(),
