@@ -198,14 +198,9 @@ test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed re
   assert.deepEqual(result.failed, [], 'no request failed');
   assert.equal(result.refused, 0, 'no connection was refused');
   assert.ok(result.ok >= 4 * 300, `${result.ok} requests answered`);
-  const why = new Map<string, number>();
-  for (const line of result.retried) {
-    const reason = line.replace(/ \/\S+/, '');
-    why.set(reason, (why.get(reason) ?? 0) + 1);
-  }
-  process.stdout.write(
-    `# ${result.ok} requests answered; retried as HTTP allows: ${JSON.stringify([...why])}\n`,
-  );
+  // Retries HTTP allows (see steady-load.ts) are not failures; they are listed. With the
+  // drain's grace they are rare: an HTTP/2 stream refused now and then.
+  process.stdout.write(`# ${result.ok} requests answered; retried: ${JSON.stringify(result.retried)}\n`);
 
   const info = await serverInfo();
   assert.equal(info.command_line_options.restart_epoch, RESTARTS);
