@@ -1,19 +1,28 @@
+import type { Response } from 'express';
 import { parse as parseYaml } from 'yaml';
 import type { JsonObject } from '../../../events/index.js';
 import { bodyText, text } from '../../../views/result.js';
 import { Report } from '../../bootstrap/report.js';
 import type { ServerContext } from '../../context.js';
-import { compileTapRequest, tapsOf } from '../../dataplane/http/tap.js';
+import { compileTapRequest, type TapSession, tapsOf } from '../../dataplane/http/tap.js';
 import type { AdminRequest, AdminResponse, HandlerDescriptor } from '../registry.js';
 
 /** Trace bytes a slow tap client may leave unread before further traces are dropped. */
 const MAX_UNREAD_BYTES = 4 * 1024 * 1024;
 
-/** A `/tap` body checked against this process: the session to attach, or the 400 to answer. */
-function prepare(
-  req: AdminRequest,
-  ctx: ServerContext,
-): AdminResponse | ReturnType<typeof compileTapRequest> {
+/** How long workers have to attach or detach a session. */
+const WORKER_WAIT_MS = 2000;
+
+type Prepared = NonNullable<ReturnType<typeof compileTapRequest>> & { body: JsonObject };
+
+const unknownId = (id: string): AdminResponse =>
+  text(`Unknown config id '${id}'. No extension has registered with this id.\n`, 400);
+
+/**
+ * A `/tap` body checked: the session to attach, or the 400 to answer. Without workers the
+ * tap filters are in this process and are checked here; with workers, they answer.
+ */
+function prepare(req: AdminRequest, ctx: ServerContext): AdminResponse | Prepared {
   let body: unknown;
   try {
     body = parseYaml(req.body);
@@ -25,24 +34,23 @@ function prepare(
   const report = new Report('/tap');
   const compiled = compileTapRequest(body as JsonObject, report);
   if (!compiled) return text(`${report.errors.join('\n')}\n`, 400);
-  // Workers would have to ship each trace to the primary; not built yet.
-  if (ctx.workers)
-    return text(
-      '/tap is not available with --concurrency > 1 in this build: run with one worker to tap\n',
-      400,
-    );
   const taps = tapsOf(ctx);
-  if (!taps.hasFilter(compiled.configId))
-    return text(`Unknown config id '${compiled.configId}'. No extension has registered with this id.\n`, 400);
+  if (!ctx.workers && !taps.hasFilter(compiled.configId)) return unknownId(compiled.configId);
   if (taps.sessions.has(compiled.configId))
     return text(`An attached /tap admin stream already exists for '${compiled.configId}'. Detach it.\n`, 400);
-  return compiled;
+  return { ...compiled, body: body as JsonObject };
+}
+
+function answer(res: Response, out: AdminResponse): void {
+  res.status(out.status);
+  res.end(bodyText(out.body));
 }
 
 /**
  * `POST /tap` attaches a session to the tap filters with the body's `config_id`: the answer
  * stays open and carries one JSON trace (`http_buffered_trace`) per line for each matched
- * request, until the client disconnects, which detaches the session.
+ * request, until the client disconnects, which detaches the session. With workers, each
+ * worker records and sends its traces to this process, which writes them to the client.
  */
 export const tapHandlers: HandlerDescriptor[] = [
   {
@@ -52,23 +60,19 @@ export const tapHandlers: HandlerDescriptor[] = [
     params: [],
     handle: (req, ctx) => {
       const prepared = prepare(req, ctx);
-      if (prepared === null || 'status' in prepared) return prepared ?? text('invalid /tap body\n', 400);
+      if ('status' in prepared) return prepared;
       return text('/tap answers by streaming traces; this adapter cannot stream\n', 400);
     },
     stream(req, res, ctx) {
       const prepared = prepare(req, ctx);
-      if (prepared === null || 'status' in prepared) {
-        const out = prepared ?? text('invalid /tap body\n', 400);
-        res.status(out.status);
-        res.end(bodyText(out.body));
-        return;
-      }
+      if ('status' in prepared) return answer(res, prepared);
       const log = ctx.log.get('admin');
       const taps = tapsOf(ctx);
-      const { configId, session } = prepared;
+      const pool = ctx.workers;
+      const { configId, session: compiled } = prepared;
       let dropped = 0;
-      taps.sessions.set(configId, {
-        ...session,
+      const session: TapSession = {
+        ...compiled,
         emit(trace) {
           if (res.writableLength > MAX_UNREAD_BYTES) {
             dropped += 1;
@@ -76,14 +80,28 @@ export const tapHandlers: HandlerDescriptor[] = [
           }
           res.write(`${JSON.stringify(trace)}\n`);
         },
-      });
-      res.status(200);
-      res.setHeader('content-type', 'application/json');
-      res.flushHeaders();
-      log.info({ configId }, 'tap session attached');
+      };
+      // Taken before the workers answer, so a second request for the id is refused meanwhile.
+      taps.sessions.set(configId, session);
       res.on('close', () => {
+        if (taps.sessions.get(configId) !== session) return;
         taps.sessions.delete(configId);
+        if (pool) void pool.ask({ kind: 'tap', configId, request: null }, WORKER_WAIT_MS);
         log.info({ configId, dropped }, 'tap session detached');
+      });
+      const open = (): void => {
+        res.status(200);
+        res.setHeader('content-type', 'application/json');
+        res.flushHeaders();
+        log.info({ configId }, 'tap session attached');
+      };
+      if (!pool) return open();
+      pool.onTapTrace ??= (id, trace) => taps.sessions.get(id)?.emit(trace);
+      void pool.ask({ kind: 'tap', configId, request: prepared.body }, WORKER_WAIT_MS).then((answers) => {
+        if (res.destroyed) return;
+        if (answers.some((a) => a.hasFilter)) return open();
+        taps.sessions.delete(configId);
+        answer(res, unknownId(configId));
       });
     },
   },

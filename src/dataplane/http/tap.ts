@@ -1,7 +1,7 @@
 import type { Json, JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
-import { attempt, fault, type Report } from '../../bootstrap/report.js';
+import { attempt, fault, Report } from '../../bootstrap/report.js';
 import type { ServerContext } from '../../context.js';
 import type { StreamInfo } from '../access-log/stream-info.js';
 import { compileHeaderMatcher, listOf, type RequestTest } from '../router/matchers.js';
@@ -294,6 +294,25 @@ export class TapRecorder {
     if (responseBody) response.body = responseBody;
     this.session.emit({ http_buffered_trace: { request, response } });
   }
+}
+
+/**
+ * A worker's side of `/tap`: attaches the session `request` (a TapRequest body, checked by
+ * the primary already) asks for, sending its traces with `emit`, or detaches it when null.
+ * Returns whether this process has a tap filter with `configId` (it attaches only then).
+ */
+export function applyTapQuery(
+  ctx: ServerContext,
+  configId: string,
+  request: JsonObject | null,
+  emit: (trace: JsonObject) => void,
+): boolean {
+  const taps = tapsOf(ctx);
+  if (request === null) taps.sessions.delete(configId);
+  if (request === null || !taps.hasFilter(configId)) return taps.hasFilter(configId);
+  const compiled = compileTapRequest(request, new Report('/tap'));
+  if (compiled) taps.sessions.set(configId, { ...compiled.session, emit });
+  return compiled !== null;
 }
 
 /** A connection manager's tap filter: its config id, looked up in the registry once per request. */

@@ -1,4 +1,4 @@
-import type { Envelope, ProxyEvent } from '../../../events/index.js';
+import type { Envelope, JsonObject, ProxyEvent } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
 import type { Options } from '../../cli/options.js';
 import type { ProfilerKind } from '../../profiler.js';
@@ -16,7 +16,9 @@ export type WorkerQuery =
   | { kind: 'sync' }
   | { kind: 'stats' }
   | { kind: 'recent-lookups' }
-  | { kind: 'profiler'; profiler: ProfilerKind; enable: boolean; path: string };
+  | { kind: 'profiler'; profiler: ProfilerKind; enable: boolean; path: string }
+  /** `/tap`: attach the session a TapRequest body asks for (`request`), or detach it (null). */
+  | { kind: 'tap'; configId: string; request: JsonObject | null };
 
 /** A worker's profiler answer: the file it wrote (on stop), or why it did nothing. */
 export interface ProfilerAnswer {
@@ -30,6 +32,8 @@ export interface WorkerAnswers {
   stats: StatsDump;
   'recent-lookups': LookupsDump;
   profiler: ProfilerAnswer;
+  /** Whether the worker has a tap filter with the config id (it attached only then). */
+  tap: { hasFilter: boolean };
 }
 
 export type WorkerAnswer<Q extends WorkerQuery> = WorkerAnswers[Q['kind']];
@@ -56,6 +60,8 @@ export type WorkerMessage =
   | { kind: 'ready' }
   /** Outcomes of requests to clusters with health checks or outlier detection, for the primary's health edges. */
   | { kind: 'outcomes'; batch: OutcomeBatch }
+  /** A trace recorded for the `/tap` session attached to `configId`, for the admin client. */
+  | { kind: 'tap-trace'; configId: string; trace: JsonObject }
   | { kind: 'answer'; id: number; answer: WorkerAnswers[keyof WorkerAnswers] }
   /** Before binding `address`: is there a socket inherited from the hot-restart parent? */
   | { kind: 'socket-request'; id: number; address: string }

@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import type { Subscription } from 'rxjs';
-import type { ProxyEvent } from '../../../events/index.js';
+import type { JsonObject, ProxyEvent } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
 import type { Core } from '../../core.js';
 import { socketKey } from '../../server/hot-restart/protocol.js';
@@ -81,6 +81,8 @@ export class WorkerPool {
   private readonly lends = new Map<number, (handle: object | null) => void>();
   /** Where the workers' request outcomes go: the primary's health edges. */
   onOutcomes: ((batch: OutcomeBatch) => void) | null = null;
+  /** Where the workers' tap traces go: the admin's `/tap` sessions (set by the first one). */
+  onTapTrace: ((configId: string, trace: JsonObject) => void) | null = null;
   private closing = false;
   private forked = false;
 
@@ -250,6 +252,9 @@ export class WorkerPool {
         return;
       case 'outcomes':
         this.onOutcomes?.(m.batch);
+        return;
+      case 'tap-trace':
+        this.onTapTrace?.(m.configId, m.trace);
         return;
       case 'socket-request':
         void this.inheritedSocket(m.address).then((inherited) => {

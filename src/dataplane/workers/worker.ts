@@ -5,7 +5,7 @@
  */
 
 import { pairwise, startWith } from 'rxjs';
-import type { Envelope, ProxyEvent } from '../../../events/index.js';
+import type { Envelope, JsonObject, ProxyEvent } from '../../../events/index.js';
 import { durationMs } from '../../../reducers/settings/values.js';
 import { createContext, type ServerContext } from '../../context.js';
 import { Store } from '../../control/store.js';
@@ -14,6 +14,7 @@ import { ListenSockets, type SocketSource } from '../../server/hot-restart/socke
 import { applyStatsControl } from '../../stats/start.js';
 import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
 import { relayOutcomes } from '../../upstream/health/outcomes.js';
+import { applyTapQuery } from '../http/tap.js';
 import { ListenerManager } from '../listeners/manager.js';
 import { drainPools } from '../pool/index.js';
 import {
@@ -148,6 +149,11 @@ async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAns
       return context && clusters ? dumpStats(context.stats, hostStats(context.store.state, clusters)) : null;
     case 'recent-lookups':
       return context ? context.stats.recentLookups.dump() : null;
+    case 'tap': {
+      const { configId } = query;
+      const emit = (trace: JsonObject) => send({ kind: 'tap-trace', configId, trace });
+      return context ? { hasFilter: applyTapQuery(context, configId, query.request, emit) } : null;
+    }
     case 'profiler':
       return profiler(query).catch((err: Error) => ({
         file: null,
