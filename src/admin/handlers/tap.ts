@@ -5,6 +5,7 @@ import { bodyText, text } from '../../../views/result.js';
 import { Report } from '../../bootstrap/report.js';
 import type { ServerContext } from '../../context.js';
 import { compileTapRequest, type TapSession, tapsOf } from '../../dataplane/http/tap.js';
+import type { WorkerPool } from '../../dataplane/workers/pool.js';
 import type { AdminRequest, AdminResponse, HandlerDescriptor } from '../registry.js';
 
 /** Trace bytes a slow tap client may leave unread before further traces are dropped. */
@@ -17,6 +18,11 @@ type Prepared = NonNullable<ReturnType<typeof compileTapRequest>> & { body: Json
 
 const unknownId = (id: string): AdminResponse =>
   text(`Unknown config id '${id}'. No extension has registered with this id.\n`, 400);
+
+/** The workers that run the data plane, or null when it runs here (or has not started). */
+function workersOf(ctx: ServerContext): WorkerPool | null {
+  return ctx.workers?.started ? ctx.workers : null;
+}
 
 /**
  * A `/tap` body checked: the session to attach, or the 400 to answer. Without workers the
@@ -31,11 +37,13 @@ function prepare(req: AdminRequest, ctx: ServerContext): AdminResponse | Prepare
   }
   if (!body || typeof body !== 'object' || Array.isArray(body))
     return text('/tap requires a JSON/YAML body with config_id and tap_config (a TapRequest)\n', 400);
+  const taps = tapsOf(ctx);
+  // An id no filter has is the first thing to fix, whatever the rest of the body says.
+  const id = (body as JsonObject).config_id;
+  if (!workersOf(ctx) && typeof id === 'string' && id !== '' && !taps.hasFilter(id)) return unknownId(id);
   const report = new Report('/tap');
   const compiled = compileTapRequest(body as JsonObject, report);
   if (!compiled) return text(`${report.errors.join('\n')}\n`, 400);
-  const taps = tapsOf(ctx);
-  if (!ctx.workers && !taps.hasFilter(compiled.configId)) return unknownId(compiled.configId);
   if (taps.sessions.has(compiled.configId))
     return text(`An attached /tap admin stream already exists for '${compiled.configId}'. Detach it.\n`, 400);
   return { ...compiled, body: body as JsonObject };
@@ -68,7 +76,7 @@ export const tapHandlers: HandlerDescriptor[] = [
       if ('status' in prepared) return answer(res, prepared);
       const log = ctx.log.get('admin');
       const taps = tapsOf(ctx);
-      const pool = ctx.workers;
+      const pool = workersOf(ctx);
       const { configId, session: compiled } = prepared;
       let dropped = 0;
       const session: TapSession = {

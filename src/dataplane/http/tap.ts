@@ -178,10 +178,12 @@ export function compileTapRequest(
   }
   const tap = objectOf(body.tap_config);
   checkFields(tap, 'tap_config', report, TAP_CONFIG_FIELDS, 'TapConfig');
+  let match: TapMatch | undefined;
   if (tap.match_config === undefined) report.error('tap_config.match_config', 'required', 'missing');
-  const match = attempt(report, 'tap_config.match_config', () =>
-    compilePredicate(objectOf(tap.match_config), 'tap_config.match_config', report),
-  );
+  else
+    match = attempt(report, 'tap_config.match_config', () =>
+      compilePredicate(objectOf(tap.match_config), 'tap_config.match_config', report),
+    );
   const output = objectOf(tap.output_config);
   checkFields(output, 'tap_config.output_config', report, OUTPUT_FIELDS, 'OutputConfig');
   const sinks = listOf(output.sinks);
