@@ -1,7 +1,7 @@
 import type { Json, JsonObject } from '../../../events/config.js';
 import type { Priority } from '../../../reducers/settings/cluster.js';
 import { durationMs, numberOr, objectOf } from '../../../reducers/settings/values.js';
-import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
+import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { attempt, fault, type Report } from '../../bootstrap/report.js';
 import { compileCriteria, type MetadataCriteria } from '../../upstream/lb/criteria.js';
 import { type HttpRequest, headerValue } from '../http/request.js';
@@ -62,7 +62,6 @@ export interface CompiledRoute {
   criteria: MetadataCriteria | null;
   prefixRewrite: string | null;
   hostRewrite: string | null;
-  autoHostRewrite: boolean;
   /** 0 disables the timeout. */
   timeoutMs: number;
   retry: RetryPolicy | null;
@@ -257,7 +256,6 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
         : typeof ra.host_rewrite_literal === 'string'
           ? ra.host_rewrite_literal
           : null,
-    autoHostRewrite: ra.auto_host_rewrite === true,
     timeoutMs: durationMs(ra.timeout, 15000),
     retry:
       ra.retry_policy === undefined
@@ -307,7 +305,6 @@ const ACTION_FIELDS: FieldTable = {
     'cluster_header',
     'prefix_rewrite',
     'host_rewrite',
-    'auto_host_rewrite',
     'timeout',
     'retry_policy',
     'hash_policy',
@@ -316,6 +313,7 @@ const ACTION_FIELDS: FieldTable = {
     'metadata_match',
     'upgrade_configs',
   ),
+  auto_host_rewrite: notYet('auto_host_rewrite (the Host of the chosen DNS host)'),
 };
 const WEIGHTED_FIELDS: FieldTable = acting('clusters', 'total_weight');
 const CLUSTER_WEIGHT_FIELDS: FieldTable = {
