@@ -99,7 +99,6 @@ export async function serve(options: Options): Promise<ServerContext> {
   // LIVE once every initial discovery fetch is done or timed out (initial_fetch_timeout).
   await edges.xds.initialized;
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
-  log.info({ epoch: options.restartEpoch }, 'LIVE');
   stopOnSignals(ctx);
   if (process.env.PROXY_RESTARTER_PID && process.connected) {
     // The restarter is gone (killed): nothing can restart or stop this epoch in order now.

@@ -36,11 +36,6 @@ export async function drainForShutdown(ctx: ServerContext, reason: string): Prom
     drainStarted({ inboundOnly: false, graceful: false, strategy: ctx.options.drainStrategy, drainTimeMs }),
     'server',
   );
-  const log = ctx.log.get('main');
-  log.info(
-    { reason, drainTimeS: ctx.options.drainTimeS, strategy: ctx.options.drainStrategy },
-    'drain started',
-  );
   let left = await openConnections(ctx);
   while (Date.now() < deadline && left > 0) {
     await new Promise((resolve) =>
@@ -48,7 +43,8 @@ export async function drainForShutdown(ctx: ServerContext, reason: string): Prom
     );
     left = await openConnections(ctx);
   }
-  log.info({ reason, connectionsLeft: left }, 'drain ended');
+  // The start is logged from its event (src/logging/lifecycle.ts); the end has no listener side.
+  ctx.log.get('main').info({ reason, connectionsLeft: left }, 'drain ended');
   ctx.store.dispatch(drainEnded({ connectionsLeft: left }), 'server');
 }
 
