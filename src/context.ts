@@ -12,6 +12,7 @@ import type { History, HistoryOptions } from './control/history.js';
 import { Store } from './control/store.js';
 import type { Core } from './core.js';
 import { DataPlaneFigures } from './dataplane/figures.js';
+import { TapRegistry } from './dataplane/http/tap-registry.js';
 import { WorkerPool } from './dataplane/workers/pool.js';
 import { createLoggers, type Loggers } from './logging/loggers.js';
 import { Profilers } from './profiler.js';
@@ -45,6 +46,8 @@ export interface ServerContext extends Core {
    * offered to the next epoch once bound (docs/hot-restart.md).
    */
   readonly sockets: ListenSockets;
+  /** The tap filters of this process and the `/tap` sessions attached to them. */
+  readonly taps: TapRegistry;
   /** Runs the shutdown steps (once) and exits with `code` (see `ContextParts.exit`). */
   shutdown(code: number): Promise<void>;
   /** Runs the shutdown steps (once) without exiting: what tests and a worker's stop call. */
@@ -111,6 +114,7 @@ export function createContext(parts: ContextParts): ServerContext {
     figures: new DataPlaneFigures(),
     workers: primary && options.concurrency > 1 ? new WorkerPool(core, options.concurrency) : null,
     sockets: parts.sockets ?? new ListenSockets(),
+    taps: new TapRegistry(),
     async shutdown(code) {
       await close();
       exit(code);

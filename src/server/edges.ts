@@ -7,11 +7,11 @@
 import { startContentionSampler } from '../admin/contention-sampler.js';
 import { loadDiskRuntimeLayers } from '../admin/runtime-disk.js';
 import type { ServerContext } from '../context.js';
-import { logLifecycle } from '../logging/lifecycle.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
 import { startDnsDiscovery } from '../upstream/dns/discovery.js';
 import { type HealthEdges, startHealthEdges } from '../upstream/health/index.js';
 import { startXds, type XdsClient } from '../xds/client.js';
+import { logLifecycle } from './lifecycle-log.js';
 
 /**
  * The edges the admin shows the result of: the disk runtime layers (read once, before the

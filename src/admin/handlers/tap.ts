@@ -4,7 +4,8 @@ import type { JsonObject } from '../../../events/index.js';
 import { bodyText, text } from '../../../views/result.js';
 import { Report } from '../../bootstrap/report.js';
 import type { ServerContext } from '../../context.js';
-import { compileTapRequest, type TapSession, tapsOf } from '../../dataplane/http/tap.js';
+import { compileTapRequest } from '../../dataplane/http/tap.js';
+import type { TapSession } from '../../dataplane/http/tap-registry.js';
 import type { WorkerPool } from '../../dataplane/workers/pool.js';
 import type { AdminRequest, AdminResponse, HandlerDescriptor } from '../registry.js';
 
@@ -37,7 +38,7 @@ function prepare(req: AdminRequest, ctx: ServerContext): AdminResponse | Prepare
   }
   if (!body || typeof body !== 'object' || Array.isArray(body))
     return text('/tap requires a JSON/YAML body with config_id and tap_config (a TapRequest)\n', 400);
-  const taps = tapsOf(ctx);
+  const taps = ctx.taps;
   // An id no filter has is the first thing to fix, whatever the rest of the body says.
   const id = (body as JsonObject).config_id;
   if (!workersOf(ctx) && typeof id === 'string' && id !== '' && !taps.hasFilter(id)) return unknownId(id);
@@ -75,7 +76,7 @@ export const tapHandlers: HandlerDescriptor[] = [
       const prepared = prepare(req, ctx);
       if ('status' in prepared) return answer(res, prepared);
       const log = ctx.log.get('admin');
-      const taps = tapsOf(ctx);
+      const taps = ctx.taps;
       const pool = workersOf(ctx);
       const { configId, session: compiled } = prepared;
       let dropped = 0;

@@ -11,7 +11,7 @@ import { H1Downstream } from './h1-downstream.js';
 import { createH2Server } from './h2-downstream.js';
 import type { HcmSpec } from './hcm-config.js';
 import { HcmStats } from './stats.js';
-import { TapPoint, tapsOf } from './tap.js';
+import { TapPoint } from './tap.js';
 import type { HcmTimeouts } from './timeouts.js';
 import type { HttpConnectionManagerDeps, NetworkFilterHandler } from './types.js';
 
@@ -62,8 +62,8 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     this.stats = new HcmStats(deps.ctx.stats.scope(`http.${spec.statPrefix}`));
     this.filters = spec.filters;
     const tapId = spec.filters.tapConfigId;
-    this.tap = tapId === null ? null : new TapPoint(tapId, tapsOf(deps.ctx));
-    if (tapId !== null) tapsOf(deps.ctx).addFilter(tapId);
+    this.tap = tapId === null ? null : new TapPoint(tapId, deps.ctx.taps);
+    if (tapId !== null) deps.ctx.taps.addFilter(tapId);
     this.log = deps.ctx.log.get('http');
     this.serverName = spec.serverName;
     this.generateRequestId = spec.generateRequestId;
@@ -236,7 +236,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
       socket.destroy();
     }
     await Promise.all(waits);
-    if (this.tap) tapsOf(this.deps.ctx).removeFilter(this.tap.configId);
+    if (this.tap) this.deps.ctx.taps.removeFilter(this.tap.configId);
     // After the last exchange ended: its line is written before the file is let go.
     this.accessLog?.release();
     this.upstreamLog?.release();

@@ -2,62 +2,13 @@ import type { Json, JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import { attempt, fault, Report } from '../../bootstrap/report.js';
-import type { ServerContext } from '../../context.js';
 import type { StreamInfo } from '../access-log/stream-info.js';
 import { compileHeaderMatcher, listOf, type RequestTest } from '../router/matchers.js';
 import type { HttpRequest } from './request.js';
+import type { TapMatch, TapRegistry, TapSession } from './tap-registry.js';
 
 /** The reference's default for `max_buffered_rx_bytes` and `max_buffered_tx_bytes`. */
 const DEFAULT_MAX_BUFFERED = 1024;
-
-/** A tap condition over one request: its headers, and its response's once it has one. */
-type TapMatch = (req: HttpRequest, response: HttpRequest) => boolean;
-
-/** What `POST /tap` attaches to a config id: which requests to record, how much of the bodies, and where. */
-export interface TapSession {
-  match: TapMatch;
-  maxRxBytes: number;
-  maxTxBytes: number;
-  bodyAsString: boolean;
-  /** Receives each matched request's trace (a `TraceWrapper` as JSON). */
-  emit(trace: JsonObject): void;
-}
-
-/**
- * The tap filters configured in this process and the sessions attached to them, by config
- * id. A request reads `sessions` once; with no session attached it records nothing.
- */
-export class TapRegistry {
-  /** How many connection managers carry a tap filter with each config id. */
-  private readonly filters = new Map<string, number>();
-  readonly sessions = new Map<string, TapSession>();
-
-  hasFilter(configId: string): boolean {
-    return (this.filters.get(configId) ?? 0) > 0;
-  }
-
-  addFilter(configId: string): void {
-    this.filters.set(configId, (this.filters.get(configId) ?? 0) + 1);
-  }
-
-  removeFilter(configId: string): void {
-    const n = (this.filters.get(configId) ?? 0) - 1;
-    if (n > 0) this.filters.set(configId, n);
-    else this.filters.delete(configId);
-  }
-}
-
-const registries = new WeakMap<ServerContext, TapRegistry>();
-
-/** The tap registry of a server (one per context: the admin and the data plane share it). */
-export function tapsOf(ctx: ServerContext): TapRegistry {
-  let registry = registries.get(ctx);
-  if (!registry) {
-    registry = new TapRegistry();
-    registries.set(ctx, registry);
-  }
-  return registry;
-}
 
 const TAP_FIELDS: FieldTable = acting('common_config');
 const COMMON_FIELDS: FieldTable = {
@@ -304,12 +255,11 @@ export class TapRecorder {
  * Returns whether this process has a tap filter with `configId` (it attaches only then).
  */
 export function applyTapQuery(
-  ctx: ServerContext,
+  taps: TapRegistry,
   configId: string,
   request: JsonObject | null,
   emit: (trace: JsonObject) => void,
 ): boolean {
-  const taps = tapsOf(ctx);
   if (request === null) taps.sessions.delete(configId);
   if (request === null || !taps.hasFilter(configId)) return taps.hasFilter(configId);
   const compiled = compileTapRequest(request, new Report('/tap'));

@@ -152,7 +152,7 @@ async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAns
     case 'tap': {
       const { configId } = query;
       const emit = (trace: JsonObject) => send({ kind: 'tap-trace', configId, trace });
-      return context ? { hasFilter: applyTapQuery(context, configId, query.request, emit) } : null;
+      return context ? { hasFilter: applyTapQuery(context.taps, configId, query.request, emit) } : null;
     }
     case 'profiler':
       return profiler(query).catch((err: Error) => ({
