@@ -315,7 +315,7 @@ test('LH when the health check filter fails checks, SI on the stream idle timeou
   );
   proxies.push(proxy);
   assert.equal((await get(proxy.port, '/hc')).status, 200);
-  proxy.ctx.store.dispatch(healthCheckFailed(), 'test');
+  proxy.ctx.store.dispatch(healthCheckFailed({}), 'test');
   assert.equal((await get(proxy.port, '/hc')).status, 503);
   assert.equal((await get(proxy.port, '/hang')).status, 408);
   // The response starts, then the upstream drops: the client sees a truncated body.
