@@ -18,8 +18,10 @@ function balancer(policy: string, failed: boolean[], cluster: Partial<RawCluster
   const lb = buildLoadBalancer(input);
   let n = 0n;
   // Hashing balancers need a request hash: a different one per pick spreads them.
-  const pick = () =>
-    lb.choose({ hash: ((n += 7919n) * 0x9e3779b97f4a7c15n) & 0xffffffffffffffffn, attempt: 0 });
+  const pick = () => {
+    n += 7919n;
+    return lb.choose({ hash: (n * 0x9e3779b97f4a7c15n) & 0xffffffffffffffffn, attempt: 0 });
+  };
   const panics = () => input.stats.counters.get('cluster.c.lb_healthy_panic')?.value ?? 0;
   return { pick, panics };
 }
