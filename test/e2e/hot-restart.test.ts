@@ -40,7 +40,8 @@ async function freePort(): Promise<number> {
 async function until(
   check: () => boolean | Promise<boolean>,
   what: string,
-  timeoutMs = 15_000,
+  // Generous: a new epoch under tsx on a busy machine can take many seconds to start.
+  timeoutMs = 30_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
