@@ -7,6 +7,7 @@ import type { ServerContext } from '../context.js';
 import { createClusterManager } from '../upstream/cluster-manager.js';
 import type { HealthEdges } from '../upstream/health/index.js';
 import { ListenerManager } from './listeners/manager.js';
+import { clusterTraffic } from './pool/cluster-traffic.js';
 import { drainPools } from './pool/index.js';
 import { collectWorkerStats } from './workers/collect.js';
 
@@ -25,6 +26,7 @@ export async function startDataPlane(ctx: ServerContext, health: HealthEdges): P
   const clusters = await createClusterManager(ctx, {
     onHostsRemoved: drainPools,
     onOutcome: health.onOutcome,
+    traffic: clusterTraffic,
   });
   ctx.onShutdown(() => clusters.close());
   ctx.figures.provide(async () => {
@@ -38,9 +40,10 @@ export async function startDataPlane(ctx: ServerContext, health: HealthEdges): P
   const pool = ctx.workers;
   if (pool) {
     ctx.onShutdown(() => pool.close());
-    pool.onOutcomes = health.onOutcomes;
-    pool.adoptSocket = (address) => ctx.sockets.adopt(address);
-    await pool.start();
+    await pool.start({
+      onOutcomes: health.onOutcomes,
+      adoptSocket: (address) => ctx.sockets.adopt(address),
+    });
   } else {
     const listeners = new ListenerManager(ctx, clusters);
     ctx.onShutdown(() => listeners.close());

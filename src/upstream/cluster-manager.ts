@@ -11,15 +11,15 @@ import { newUpstreamHost } from './host.js';
 import { buildLoadBalancer, type LbMemory, NO_HOST } from './lb/index.js';
 import type { LocalCluster } from './lb/input.js';
 import { defaultRandom, type Random } from './random.js';
-import type { ClusterRuntime, HostStats, LoadBalancer, UpstreamHost } from './types.js';
+import type { ClusterRuntime, HostStats, LoadBalancer, TrafficFactory, UpstreamHost } from './types.js';
 
 /** Runtime key that overrides every cluster's `healthy_panic_threshold` (percent). */
 export const PANIC_THRESHOLD_KEY = 'upstream.healthy_panic_threshold';
 
 /** The live clusters of the data plane, kept in step with the store's snapshots. */
-export interface ClusterManager {
-  get(name: string): ClusterRuntime | undefined;
-  all(): ClusterRuntime[];
+export interface ClusterManager<Traffic = undefined> {
+  get(name: string): ClusterRuntime<Traffic> | undefined;
+  all(): ClusterRuntime<Traffic>[];
   /** The counters of a member (`ip:port`), for `/clusters`. */
   hostStats(cluster: string, address: string): HostStats | undefined;
   /** Stops following snapshots. */
@@ -44,9 +44,9 @@ export interface ClusterManagerOptions {
   onOutcome?: (cluster: { name: string; settings: ClusterSettings }, address: string, status: number) => void;
 }
 
-interface Managed {
+interface Managed<Traffic> {
   entry: ClusterEntry;
-  runtime: ClusterRuntime;
+  runtime: ClusterRuntime<Traffic>;
   byAddress: Map<string, UpstreamHost>;
   memory: LbMemory;
   /** ORIGINAL_DST: the `cleanup_interval` timer that drops destinations nobody used. */
@@ -91,11 +91,21 @@ function runtimePanicThreshold(state: State): number | undefined {
  * A cluster gets a new `ClusterRuntime` (with a freshly built balancer) only when its
  * snapshot entry is a new object, or when the runtime panic threshold changed; members
  * keep their `UpstreamHost` object (pool and counters) for as long as their address stays.
+ * With a `traffic` factory (the data plane's), each runtime carries the cluster's traffic
+ * record, made with its first runtime and handed to every rebuilt one; without, `undefined`.
  */
-export async function createClusterManager(
+export function createClusterManager(
   ctx: Pick<Core, 'store' | 'stats' | 'log'>,
-  options: ClusterManagerOptions = {},
-): Promise<ClusterManager> {
+  options?: ClusterManagerOptions,
+): Promise<ClusterManager<undefined>>;
+export function createClusterManager<Traffic>(
+  ctx: Pick<Core, 'store' | 'stats' | 'log'>,
+  options: ClusterManagerOptions & { traffic: TrafficFactory<Traffic> },
+): Promise<ClusterManager<Traffic>>;
+export async function createClusterManager<Traffic>(
+  ctx: Pick<Core, 'store' | 'stats' | 'log'>,
+  options: ClusterManagerOptions & { traffic?: TrafficFactory<Traffic> } = {},
+): Promise<ClusterManager<Traffic | undefined>> {
   await prepareHashing();
   const random = options.random ?? defaultRandom;
   const log = ctx.log.get('upstream');
@@ -106,7 +116,7 @@ export async function createClusterManager(
   const clusterAdded = managerScope.counter('cluster_added');
   const clusterModified = managerScope.counter('cluster_modified');
   const clusterRemoved = managerScope.counter('cluster_removed');
-  const managed = new Map<string, Managed>();
+  const managed = new Map<string, Managed<Traffic | undefined>>();
   let panicOverride: number | undefined;
   let local: LocalCluster | null = null;
   const onOutcome = options.onOutcome;
@@ -118,7 +128,11 @@ export async function createClusterManager(
     if (hosts.length > 0) options.onHostsRemoved?.(hosts);
   };
 
-  function build(name: string, entry: ClusterEntry, previous: Managed | undefined): Managed {
+  function build(
+    name: string,
+    entry: ClusterEntry,
+    previous: Managed<Traffic | undefined> | undefined,
+  ): Managed<Traffic | undefined> {
     const settings = clusterSettings(entry.config);
     const scope = ctx.stats.scope(`cluster.${settings.statName}`);
     const before = previous?.byAddress ?? new Map<string, UpstreamHost>();
@@ -163,13 +177,22 @@ export async function createClusterManager(
       log.error({ err, cluster: name }, `cluster '${name}': load balancer not built, no host will be chosen`);
       lb = NO_HOST;
     }
-    const outcome = reporter(name, settings);
+    const built = {
+      name,
+      settings,
+      hosts,
+      lb,
+      scope,
+      config: entry.config,
+      outcome: reporter(name, settings),
+    };
+    const traffic = options.traffic?.(built, previous?.runtime.traffic);
     return {
       entry,
       byAddress,
       memory,
       sweeper: sweeperFor(name, settings, previous),
-      runtime: { name, settings, hosts, lb, scope, config: entry.config, outcome },
+      runtime: { ...built, traffic },
     };
   }
 
@@ -177,7 +200,7 @@ export async function createClusterManager(
   function sweeperFor(
     name: string,
     settings: ClusterSettings,
-    previous: Managed | undefined,
+    previous: Managed<Traffic | undefined> | undefined,
   ): NodeJS.Timeout | null {
     const before = previous?.sweeper ?? null;
     const interval = settings.cleanupIntervalMs;
@@ -195,7 +218,7 @@ export async function createClusterManager(
   }
 
   /** Stops a cluster's sweeper and hands back every host it had, configured or created. */
-  function retire(m: Managed): void {
+  function retire(m: Managed<Traffic | undefined>): void {
     if (m.sweeper) clearInterval(m.sweeper);
     release([...m.byAddress.values(), ...(m.runtime.lb.sweep?.(true) ?? [])]);
   }

@@ -46,8 +46,11 @@ export interface LoadBalancer {
   sweep?(all?: boolean): UpstreamHost[];
 }
 
-/** A cluster ready for traffic: rebuilt (a new object) whenever its snapshot entry changes. */
-export interface ClusterRuntime {
+/**
+ * A cluster ready for traffic: rebuilt (a new object) whenever its snapshot entry changes,
+ * except for its `traffic`, which the cluster manager hands from each runtime to the next.
+ */
+export interface ClusterRuntime<Traffic = unknown> {
   readonly name: string;
   readonly settings: ClusterSettings;
   readonly hosts: readonly UpstreamHost[];
@@ -62,4 +65,19 @@ export interface ClusterRuntime {
    * outlier detection or health checks, whose edges follow the outcomes.
    */
   readonly outcome?: (host: UpstreamHost, status: number) => void;
+  /**
+   * What the data plane keeps per cluster across rebuilds (its traffic accounting and
+   * connector), made by the `TrafficFactory` the data plane gives the cluster manager, so
+   * this layer never names the data plane's types.
+   */
+  readonly traffic: Traffic;
 }
+
+/** A runtime before its traffic record: what a `TrafficFactory` reads. */
+export type ClusterBuild = Omit<ClusterRuntime, 'traffic'>;
+
+/**
+ * Makes the traffic record of a cluster's first runtime, or carries `previous` (the record of
+ * the runtime it replaces) over to a rebuilt one.
+ */
+export type TrafficFactory<Traffic> = (cluster: ClusterBuild, previous: Traffic | undefined) => Traffic;

@@ -11,6 +11,7 @@ import { clusterSettings } from '../../reducers/settings/cluster.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
 import { createContext, type ServerContext } from '../../src/context.js';
 import type { ClusterLookup } from '../../src/dataplane/http/types.js';
+import { type ClusterTraffic, clusterTraffic } from '../../src/dataplane/pool/cluster-traffic.js';
 import { createLoggers } from '../../src/logging/loggers.js';
 import { newUpstreamHost } from '../../src/upstream/host.js';
 import type { ClusterRuntime, UpstreamHost } from '../../src/upstream/types.js';
@@ -31,7 +32,8 @@ export function testContext(bootstrap: JsonObject): ServerContext {
 /** Round-robin over the healthy static hosts of the snapshot's clusters, rebuilt on each lookup. */
 export function staticClusters(ctx: ServerContext): ClusterLookup {
   const hosts = new Map<string, UpstreamHost>();
-  const runtimes = new Map<RawCluster, ClusterRuntime>();
+  const runtimes = new Map<RawCluster, ClusterRuntime<ClusterTraffic>>();
+  const traffic = new Map<string, ClusterTraffic>();
   return {
     get(name) {
       const entry = ctx.store.state.clusters[name];
@@ -49,7 +51,7 @@ export function staticClusters(ctx: ServerContext): ClusterLookup {
         return host;
       });
       let next = 0;
-      const runtime: ClusterRuntime = {
+      const built = {
         name,
         settings,
         hosts: members,
@@ -63,6 +65,9 @@ export function staticClusters(ctx: ServerContext): ClusterLookup {
           },
         },
       };
+      // As the cluster manager does: a rebuilt runtime carries the cluster's traffic record on.
+      const runtime = { ...built, traffic: clusterTraffic(built, traffic.get(name)) };
+      traffic.set(name, runtime.traffic);
       runtimes.set(entry.config, runtime);
       return runtime;
     },

@@ -6,6 +6,7 @@ import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
 import { createContext, type ServerContext } from '../../src/context.js';
 import { HttpConnectionManager } from '../../src/dataplane/http/manager.js';
 import type { NetworkFilterHandler } from '../../src/dataplane/http/types.js';
+import { type ClusterTraffic, clusterTraffic } from '../../src/dataplane/pool/cluster-traffic.js';
 import { destroyPools } from '../../src/dataplane/pool/index.js';
 import { createLoggers } from '../../src/logging/loggers.js';
 import { newUpstreamHost } from '../../src/upstream/host.js';
@@ -43,11 +44,15 @@ function hostOf(address: string): UpstreamHost {
 }
 
 /** A cluster runtime over fixed addresses with a plain round-robin balancer. */
-export function testCluster(ctx: ServerContext, raw: RawCluster, addresses: string[]): ClusterRuntime {
+export function testCluster(
+  ctx: ServerContext,
+  raw: RawCluster,
+  addresses: string[],
+): ClusterRuntime<ClusterTraffic> {
   const hosts = addresses.map(hostOf);
   let next = 0;
   const settings = clusterSettings(raw);
-  return {
+  const built = {
     name: raw.name,
     settings,
     hosts,
@@ -55,13 +60,14 @@ export function testCluster(ctx: ServerContext, raw: RawCluster, addresses: stri
     scope: ctx.stats.scope(`cluster.${settings.statName}`),
     config: raw,
   };
+  return { ...built, traffic: clusterTraffic(built, undefined) };
 }
 
 export interface TestProxy {
   ctx: ServerContext;
   hcm: NetworkFilterHandler;
   port: number;
-  clusters: Map<string, ClusterRuntime>;
+  clusters: Map<string, ClusterRuntime<ClusterTraffic>>;
   counter(name: string): number;
   gauge(name: string): number;
   close(): Promise<void>;
@@ -73,7 +79,7 @@ export async function startProxy(
   clusters: Array<{ raw: RawCluster; addresses: string[] }>,
 ): Promise<TestProxy> {
   const ctx = testContext();
-  const map = new Map<string, ClusterRuntime>();
+  const map = new Map<string, ClusterRuntime<ClusterTraffic>>();
   for (const c of clusters) map.set(c.raw.name, testCluster(ctx, c.raw, c.addresses));
   const hcm = new HttpConnectionManager(compileTestHcm(hcmConfig), {
     ctx,

@@ -165,3 +165,42 @@ test('a balancer that cannot be built chooses nothing instead of crashing', asyn
   assert.equal(manager.get('r')!.lb.choose({ hash: 1n, attempt: 0 }), null);
   manager.close();
 });
+
+test("a cluster's traffic record is made with its first runtime and carried to each rebuilt one", async () => {
+  const ctx = upstreamContext();
+  ctx.store.dispatch(
+    bootstrapLoaded({
+      bootstrap: { static_resources: { clusters: [staticCluster('a', [1001])] } },
+      options: {},
+      version: 'test',
+      sources: [],
+    }),
+    'test',
+  );
+  const made: string[] = [];
+  const manager = await createClusterManager(ctx, {
+    traffic: (cluster, previous: { name: string; builds: number } | undefined) => {
+      if (previous) {
+        previous.builds += 1;
+        return previous;
+      }
+      made.push(cluster.name);
+      return { name: cluster.name, builds: 1 };
+    },
+  });
+  const first = manager.get('a')!;
+  ctx.store.dispatch(
+    hostsSet({ cluster: 'a', hosts: [hostSpec('127.0.0.1:1002')], versionInfo: '2' }),
+    'test',
+  );
+  const rebuilt = manager.get('a')!;
+  assert.notEqual(rebuilt, first, 'a new membership rebuilds the runtime');
+  assert.equal(rebuilt.traffic, first.traffic);
+  assert.deepEqual(rebuilt.traffic, { name: 'a', builds: 2 });
+  ctx.store.dispatch(
+    clusterAdded({ cluster: staticCluster('b', [2001]) as never, addedViaApi: true, versionInfo: '2' }),
+    'test',
+  );
+  assert.deepEqual(made, ['a', 'b']);
+  manager.close();
+});

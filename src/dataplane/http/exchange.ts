@@ -3,7 +3,7 @@ import type { MetadataCriteria } from '../../upstream/lb/criteria.js';
 import { ORIGINAL_DST_HEADERS } from '../../upstream/lb/original-dst.js';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 import { FLAG, joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
-import { type ClusterTraffic, type Count, type RequestCount, trafficOf } from '../pool/cluster-traffic.js';
+import type { ClusterTraffic, Count, RequestCount } from '../pool/cluster-traffic.js';
 import { poolFor } from '../pool/index.js';
 import type {
   PoolContext,
@@ -187,7 +187,7 @@ export class Exchange implements UpstreamHandler {
     }
     this.cluster = cluster;
     this.info.upstreamCluster = clusterName;
-    this.traffic = trafficOf(cluster);
+    this.traffic = cluster.traffic;
     this.retry = route.retry ?? hit.vh.retry;
     this.hash = route.hash ? route.hash(this.req) : null;
     if (cluster.settings.useOriginalDstHeader) this.originalDst = originalDestination(this.req);

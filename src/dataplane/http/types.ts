@@ -1,10 +1,14 @@
 import type * as net from 'node:net';
 import type { ServerContext } from '../../context.js';
 import type { ClusterRuntime } from '../../upstream/types.js';
+import type { ClusterTraffic } from '../pool/cluster-traffic.js';
 
-/** Finds the live runtime of a cluster by name; provided by the upstream cluster manager. */
+/**
+ * Finds the live runtime of a cluster by name, carrying its traffic record; provided by the
+ * upstream cluster manager built with the `clusterTraffic` factory.
+ */
 export interface ClusterLookup {
-  get(name: string): ClusterRuntime | undefined;
+  get(name: string): ClusterRuntime<ClusterTraffic> | undefined;
 }
 
 /** What the listener side hands to every HTTP connection manager it builds. */

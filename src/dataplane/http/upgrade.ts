@@ -1,6 +1,5 @@
 import type * as net from 'node:net';
 import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
-import { trafficOf } from '../pool/cluster-traffic.js';
 import { type CompiledRoute, findRoute, pickWeighted } from '../router/table.js';
 import type { UpgradeTable } from '../router/upgrade-config.js';
 import type { DownstreamOwner } from './downstream.js';
@@ -72,7 +71,7 @@ export function startUpgrade(
     return true;
   }
   info.upstreamCluster = clusterName;
-  const traffic = trafficOf(cluster);
+  const { traffic } = cluster;
   const host = traffic.admitRequest(route.priority)
     ? cluster.lb.choose({
         hash: route.hash?.(req) ?? null,

@@ -1,6 +1,6 @@
 import type { Priority, Thresholds } from '../../../reducers/settings/cluster.js';
-import type { Counter, Gauge, Histogram, Scope, StatsStore } from '../../stats/store.js';
-import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
+import type { Counter, Gauge, Histogram, Scope } from '../../stats/store.js';
+import type { ClusterBuild, ClusterRuntime, TrafficFactory, UpstreamHost } from '../../upstream/types.js';
 import { Connector } from './connector.js';
 
 /**
@@ -43,8 +43,9 @@ export type ConnectionKind = 'http1' | 'http2' | 'tcp';
 
 /**
  * Everything about a cluster's traffic that must outlive a `ClusterRuntime` rebuild: the
- * stats (held by reference), the circuit breaker counts and the per-host counters. One per
- * cluster stat prefix, shared by the HTTP pools and the TCP proxy. Counts change only through
+ * stats (held by reference), the circuit breaker counts and the per-host counters, and the
+ * connector. One per cluster (its runtime's `traffic`, made by `clusterTraffic`), shared by
+ * the HTTP pools and the TCP proxy. Counts change only through
  * the `begin*` methods and the `end` of what they return, which also refresh the breaker
  * gauges. Requests, pending requests and retries count against the breaker of their route's
  * `priority` (DEFAULT or HIGH); connections against DEFAULT.
@@ -100,7 +101,7 @@ export class ClusterTraffic {
   private readonly classes: Counter[];
   private readonly breakers: Record<Priority, Breaker>;
 
-  constructor(cluster: ClusterRuntime) {
+  constructor(cluster: ClusterBuild) {
     const scope = cluster.scope;
     this.scope = scope;
     this.outcome = cluster.outcome;
@@ -155,7 +156,7 @@ export class ClusterTraffic {
   }
 
   /** Takes the thresholds and connection settings of a rebuilt runtime of the cluster. */
-  follow(cluster: ClusterRuntime): void {
+  follow(cluster: ClusterBuild): void {
     this.breakers.DEFAULT.limits = cluster.settings.thresholds.DEFAULT;
     this.breakers.HIGH.limits = cluster.settings.thresholds.HIGH;
     this.outcome = cluster.outcome;
@@ -355,30 +356,17 @@ export class RequestCount {
   }
 }
 
-const byRuntime = new WeakMap<ClusterRuntime, ClusterTraffic>();
-const byCluster = new WeakMap<StatsStore, Map<string, ClusterTraffic>>();
-
 /**
- * The traffic record of a cluster: one WeakMap hit per request by runtime object, else the
- * record of the cluster (its name and stat prefix) in its stats store, so a rebuilt runtime
- * keeps its counts and brings its new breaker thresholds and connector. Clusters sharing an
- * `alt_stat_name` share their stats but not their breakers or connectors.
+ * The data plane's `TrafficFactory`: a cluster's first runtime gets a new record, a rebuilt
+ * one the previous record with its counts, bringing its own breaker thresholds and connector.
+ * A rebuild under another stat prefix (`alt_stat_name` changed) starts a record on the new
+ * stats. Clusters sharing an `alt_stat_name` share their stats but not their breakers or
+ * connectors.
  */
-export function trafficOf(cluster: ClusterRuntime): ClusterTraffic {
-  const hit = byRuntime.get(cluster);
-  if (hit) return hit;
-  let records = byCluster.get(cluster.scope.store);
-  if (!records) {
-    records = new Map();
-    byCluster.set(cluster.scope.store, records);
-  }
-  const key = `${cluster.name}\n${cluster.scope.prefix}`;
-  let traffic = records.get(key);
-  if (traffic) traffic.follow(cluster);
-  else {
-    traffic = new ClusterTraffic(cluster);
-    records.set(key, traffic);
-  }
-  byRuntime.set(cluster, traffic);
-  return traffic;
-}
+export const clusterTraffic: TrafficFactory<ClusterTraffic> = (cluster, previous) => {
+  const { scope } = cluster;
+  if (!previous || previous.scope.store !== scope.store || previous.scope.prefix !== scope.prefix)
+    return new ClusterTraffic(cluster);
+  previous.follow(cluster);
+  return previous;
+};

@@ -2,7 +2,7 @@ import type * as net from 'node:net';
 import type { Counter, Scope } from '../../stats/store.js';
 import type { UpstreamTls } from '../../tls/context.js';
 import { dial } from '../../tls/upstream.js';
-import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
+import type { ClusterBuild, UpstreamHost } from '../../upstream/types.js';
 import { type ConnectOptions, connectOptionsOf } from './connect-options.js';
 
 /** How one caller wants its connection. */
@@ -35,7 +35,7 @@ export class Connector {
   private readonly scope: Scope;
 
   constructor(
-    cluster: ClusterRuntime,
+    cluster: ClusterBuild,
     /** `upstream_cx_connect_timeout` of the cluster. */
     private readonly timeouts: Counter,
   ) {

@@ -5,7 +5,7 @@ import type { ClusterRuntime } from '../../upstream/types.js';
 import type { AccessLogger } from '../access-log/config.js';
 import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
 import type { ClusterLookup } from '../http/types.js';
-import { type ClusterTraffic, type ConnectionCount, trafficOf } from '../pool/cluster-traffic.js';
+import type { ClusterTraffic, ConnectionCount } from '../pool/cluster-traffic.js';
 import { pickCluster, type TcpProxySettings } from './config.js';
 import type { TcpProxyStats } from './stats.js';
 
@@ -72,7 +72,7 @@ export class TcpSession {
     }
     this.cluster = cluster;
     this.info.upstreamCluster = this.clusterName;
-    this.cx = trafficOf(cluster);
+    this.cx = cluster.traffic;
     if (!this.cx.admitConnection()) {
       this.info.flags |= FLAG.UO;
       downstream.destroy();

@@ -49,6 +49,17 @@ function workerExecArgv(argv: readonly string[]): string[] {
   return out;
 }
 
+/** Where the primary takes what the workers send up, fixed when the pool starts. */
+export interface WorkerPoolEdges {
+  /** The workers' request outcomes: the primary's health edges. */
+  onOutcomes: (batch: OutcomeBatch) => void;
+  /**
+   * Where the workers' listeners adopt sockets from: the hot-restart parent epoch, through
+   * the primary's link to it.
+   */
+  adoptSocket: (address: string) => Promise<object | null>;
+}
+
 /**
  * `--concurrency N` (N > 1): N data-plane processes under `node:cluster`. The primary keeps
  * the only store that stamps events; each worker starts from the primary's snapshot and
@@ -67,11 +78,8 @@ export class WorkerPool {
   /** Per listener: the workers that reported it stopped (the listener is stopped when all did). */
   private readonly stoppedBy = new Map<string, Set<number>>();
   private nextRequest = 1;
-  /**
-   * Where the workers' listeners adopt sockets from: the hot-restart parent epoch, through
-   * the primary's link to it (set by `startDataPlane`).
-   */
-  adoptSocket: ((address: string) => Promise<object | null>) | null = null;
+  /** What the primary does with what the workers ask and report: given to `start()`. */
+  private edges: WorkerPoolEdges | null = null;
   /**
    * Inherited sockets by address, kept open here so that a worker restarted after the parent
    * exited listens on the same socket as the others (binding it again would fail).
@@ -79,8 +87,6 @@ export class WorkerPool {
   private readonly inherited = new Map<string, Promise<object | null>>();
   /** `lendSocket` requests awaiting a worker's answer, by id. */
   private readonly lends = new Map<number, (handle: object | null) => void>();
-  /** Where the workers' request outcomes go: the primary's health edges. */
-  onOutcomes: ((batch: OutcomeBatch) => void) | null = null;
   /** Where the workers' tap traces go: the admin's `/tap` sessions (set by the first one). */
   onTapTrace: ((configId: string, trace: JsonObject) => void) | null = null;
   private closing = false;
@@ -102,7 +108,8 @@ export class WorkerPool {
   }
 
   /** Forks every worker; resolves once each has bound the listeners of the snapshot. */
-  async start(): Promise<void> {
+  async start(edges: WorkerPoolEdges): Promise<void> {
+    this.edges = edges;
     this.forked = true;
     this.envelopes = this.ctx.store.ingested$.subscribe((env) => this.broadcast({ kind: 'envelope', env }));
     this.listenerWatch = this.ctx.store.state$.subscribe((state) => this.releaseUnused(state.listeners));
@@ -251,7 +258,7 @@ export class WorkerPool {
         this.dispatchFromWorker(slot, m.event, m.source);
         return;
       case 'outcomes':
-        this.onOutcomes?.(m.batch);
+        this.edges?.onOutcomes(m.batch);
         return;
       case 'tap-trace':
         this.onTapTrace?.(m.configId, m.trace);
@@ -295,7 +302,7 @@ export class WorkerPool {
   private inheritedSocket(address: string): Promise<object | null> {
     let socket = this.inherited.get(address);
     if (!socket) {
-      socket = (this.adoptSocket?.(address) ?? Promise.resolve(null)).catch((err) => {
+      socket = (this.edges?.adoptSocket(address) ?? Promise.resolve(null)).catch((err) => {
         this.ctx.log.get('workers').error({ err, address }, 'hot restart: no inherited socket');
         return null;
       });

@@ -16,6 +16,7 @@ import { type ClusterManager, createClusterManager } from '../../upstream/cluste
 import { relayOutcomes } from '../../upstream/health/outcomes.js';
 import { applyTapQuery } from '../http/tap.js';
 import { ListenerManager } from '../listeners/manager.js';
+import { type ClusterTraffic, clusterTraffic } from '../pool/cluster-traffic.js';
 import { drainPools } from '../pool/index.js';
 import {
   isPrimaryMessage,
@@ -70,7 +71,7 @@ function lendSocket(id: number, address: string): void {
 
 let workerId = 0;
 let context: ServerContext | null = null;
-let clusters: ClusterManager | null = null;
+let clusters: ClusterManager<ClusterTraffic> | null = null;
 
 /** Stops this worker: its shutdown steps, then exit (at once when it never started). */
 async function shutdown(code: number): Promise<void> {
@@ -78,7 +79,7 @@ async function shutdown(code: number): Promise<void> {
   else process.exit(code);
 }
 
-function hostStats(state: Store['state'], manager: ClusterManager): HostStatsByCluster {
+function hostStats(state: Store['state'], manager: ClusterManager<ClusterTraffic>): HostStatsByCluster {
   const out: HostStatsByCluster = {};
   for (const name of Object.keys(state.clusters)) {
     const runtime = manager.get(name);
@@ -117,6 +118,7 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
     onHostsRemoved: drainPools,
     // Health runs in the primary: it gets the outcomes of this worker's requests.
     onOutcome: relayOutcomes((batch) => send({ kind: 'outcomes', batch })),
+    traffic: clusterTraffic,
   });
   clusters = manager;
   ctx.onShutdown(() => manager.close());

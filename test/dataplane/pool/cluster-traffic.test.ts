@@ -5,12 +5,12 @@ import type { RawCluster } from '../../../events/index.js';
 import { clusterSettings } from '../../../reducers/settings/cluster.js';
 import type { HostState } from '../../../reducers/state.js';
 import { Report } from '../../../src/bootstrap/report.js';
-import { trafficOf } from '../../../src/dataplane/pool/cluster-traffic.js';
+import { clusterTraffic } from '../../../src/dataplane/pool/cluster-traffic.js';
 import { compileTcpProxy } from '../../../src/dataplane/tcp/config.js';
 import { createTcpProxy } from '../../../src/dataplane/tcp/proxy.js';
 import { StatsStore } from '../../../src/stats/store.js';
 import { newUpstreamHost } from '../../../src/upstream/host.js';
-import type { ClusterRuntime, UpstreamHost } from '../../../src/upstream/types.js';
+import type { ClusterBuild, UpstreamHost } from '../../../src/upstream/types.js';
 import { tcpServer, until } from '../../helpers/dataplane.js';
 import { hcmConfig, startProxy } from '../../helpers/http-dataplane.js';
 
@@ -31,7 +31,7 @@ function host(port: number): UpstreamHost {
   return newUpstreamHost(state);
 }
 
-function runtime(stats: StatsStore, raw: RawCluster, hosts: UpstreamHost[]): ClusterRuntime {
+function runtime(stats: StatsStore, raw: RawCluster, hosts: UpstreamHost[]): ClusterBuild {
   const settings = clusterSettings(raw);
   return {
     name: raw.name,
@@ -52,7 +52,7 @@ const limits = (n: number) => ({
 test('begin/end keep the cluster gauges, the host counters and the breakers in step, once per end', () => {
   const stats = new StatsStore();
   const h = host(1);
-  const t = trafficOf(runtime(stats, { name: 'c', ...limits(1) }, [h]));
+  const t = clusterTraffic(runtime(stats, { name: 'c', ...limits(1) }, [h]), undefined);
   const g = (n: string) => stats.gauge(`cluster.c.${n}`).value;
   const cx = t.beginConnection(h, 'http1');
   assert.deepEqual(
@@ -94,22 +94,29 @@ test('a rebuilt runtime keeps its counts and brings its thresholds and connector
   const stats = new StatsStore();
   const h = host(1);
   const first = runtime(stats, { name: 'c', ...limits(1) }, [h]);
-  const t = trafficOf(first);
+  const t = clusterTraffic(first, undefined);
   t.beginConnection(h, 'tcp');
   const rebuilt = runtime(stats, { name: 'c', ...limits(2), connect_timeout: '3s' }, [h]);
-  assert.equal(trafficOf(rebuilt), t);
+  assert.equal(clusterTraffic(rebuilt, t), t);
   assert.equal(t.connections, 1);
   assert.equal(t.connectionAllowed, true);
   assert.equal(t.connector.connectTimeoutMs, 3000);
   // A cluster sharing the stat name shares the stats, not the breakers or the connector.
-  const twin = trafficOf(runtime(stats, { name: 'd', alt_stat_name: 'c', connect_timeout: '4s' }, [h]));
+  const twin = clusterTraffic(
+    runtime(stats, { name: 'd', alt_stat_name: 'c', connect_timeout: '4s' }, [h]),
+    undefined,
+  );
   assert.notEqual(twin, t);
   assert.deepEqual(
     [twin.connections, twin.connector.connectTimeoutMs, t.connector.connectTimeoutMs],
     [0, 4000, 3000],
   );
   // Another stats store (another test, another worker) starts from zero.
-  assert.notEqual(trafficOf(runtime(new StatsStore(), { name: 'c' }, [h])), t);
+  assert.notEqual(clusterTraffic(runtime(new StatsStore(), { name: 'c' }, [h]), t), t);
+  // A rebuild under another stat name counts on the new stats from zero.
+  const renamed = clusterTraffic(runtime(stats, { name: 'c', alt_stat_name: 'e' }, [h]), t);
+  assert.notEqual(renamed, t);
+  assert.equal(renamed.connections, 0);
 });
 
 test('HTTP and TCP count against one connection breaker', async () => {
