@@ -15,6 +15,8 @@ import { startUpgrade } from './upgrade.js';
 
 const CHUNK_END = Buffer.from('0\r\n\r\n');
 const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n');
+/** Up to this many body bytes are copied after the response head rather than written beside it. */
+const HEAD_JOIN_MAX = 16 * 1024;
 
 /**
  * A downstream HTTP/1.x connection on a raw socket: parses request heads and bodies from
@@ -437,7 +439,17 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     const s = this.socket;
     const head = this.pendingHead;
     this.pendingHead = null;
-    if (!this.chunkedOut && head === null) return s.write(chunk);
+    if (!this.chunkedOut) {
+      if (head === null) return s.write(chunk);
+      // Head and first body bytes as one Buffer: one write, no `writev` of two pieces (the
+      // usual small response); a large first chunk is corked instead of copied.
+      if (chunk.length <= HEAD_JOIN_MAX) {
+        const out = Buffer.allocUnsafe(head.length + chunk.length);
+        out.write(head, 0, 'latin1');
+        chunk.copy(out, head.length);
+        return s.write(out);
+      }
+    }
     s.cork();
     if (head !== null) s.write(head, 'latin1');
     if (this.chunkedOut) s.write(`${chunk.length.toString(16)}\r\n`, 'latin1');

@@ -22,19 +22,19 @@ export function upstreamRequestHead(
   route: CompiledRoute,
   options: ForwardingOptions,
 ): UpstreamRequestHead {
-  const headers = req.headers.slice();
+  // One pass into a fresh array: splicing the forwarding headers out cost a copy each.
+  const src = req.headers;
+  const headers: string[] = [];
   let xff: string | null = null;
   let hasRequestId = false;
-  for (let i = 0; i < headers.length; i += 2) {
-    const name = headers[i];
-    if (name === 'x-forwarded-for') {
-      xff = xff === null ? (headers[i + 1] as string) : `${xff}, ${headers[i + 1]}`;
-      headers.splice(i, 2);
-      i -= 2;
-    } else if (name === 'x-forwarded-proto') {
-      headers.splice(i, 2);
-      i -= 2;
-    } else if (name === 'x-request-id') hasRequestId = true;
+  for (let i = 0; i < src.length; i += 2) {
+    const name = src[i] as string;
+    const value = src[i + 1] as string;
+    if (name === 'x-forwarded-for') xff = xff === null ? value : `${xff}, ${value}`;
+    else if (name !== 'x-forwarded-proto') {
+      if (name === 'x-request-id') hasRequestId = true;
+      headers.push(name, value);
+    }
   }
   const peer = req.remoteIp || options.localAddress;
   headers.push('x-forwarded-for', xff === null ? peer : `${xff}, ${peer}`, 'x-forwarded-proto', req.scheme);

@@ -77,7 +77,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
 
   /** Called once by each exchange when it is over: access logs and the per-request debug line. */
   onStreamEnd(info: StreamInfo): void {
-    info.endedAt = performance.now();
+    if (info.endedAt === 0) info.endedAt = performance.now();
     this.accessLog?.log(info);
     if (info.upstreamHost) this.upstreamLog?.log(info);
     if (this.log.debug()) {
