@@ -13,10 +13,10 @@ import { Store } from './control/store.js';
 import type { Core } from './core.js';
 import { DataPlaneFigures } from './dataplane/figures.js';
 import { TapRegistry } from './dataplane/http/tap-registry.js';
+import { ListenSockets } from './dataplane/listeners/sockets.js';
 import { WorkerPool } from './dataplane/workers/pool.js';
 import { createLoggers, type Loggers } from './logging/loggers.js';
 import { Profilers } from './profiler.js';
-import { ListenSockets } from './server/hot-restart/sockets.js';
 import { StatsRuntime } from './stats/start.js';
 import { StatsStore } from './stats/store.js';
 

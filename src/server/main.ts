@@ -7,11 +7,11 @@ import type { Options } from '../cli/options.js';
 import { commandLineOptionsJson } from '../cli/server-info-options.js';
 import { createContext, type ServerContext } from '../context.js';
 import { startDataPlane } from '../dataplane/index.js';
+import { ListenSockets } from '../dataplane/listeners/sockets.js';
 import { VERSION } from '../version.js';
 import { startEdges } from './edges.js';
 import { ParentLink } from './hot-restart/child.js';
 import { startHotRestartParent } from './hot-restart/parent.js';
-import { ListenSockets } from './hot-restart/sockets.js';
 import { stopOnSignals } from './shutdown.js';
 
 /** With `--restart-epoch` above 0 (and hot restart on), the link to the running epoch. */

@@ -1,6 +1,5 @@
 import * as net from 'node:net';
 import * as tls from 'node:tls';
-import type { ListenSockets } from '../../server/hot-restart/sockets.js';
 import {
   type Counter,
   type Gauge,
@@ -20,6 +19,7 @@ import {
   selectChain,
 } from './chain-match.js';
 import type { ListenerSpec } from './config.js';
+import type { ListenSockets } from './sockets.js';
 
 interface ListenerStats {
   downstream_cx_total: Counter;

@@ -10,12 +10,12 @@ import { durationMs } from '../../../reducers/settings/values.js';
 import { createContext, type ServerContext } from '../../context.js';
 import { Store } from '../../control/store.js';
 import { profileFile } from '../../profiler.js';
-import { ListenSockets, type SocketSource } from '../../server/hot-restart/sockets.js';
 import { applyStatsControl } from '../../stats/start.js';
 import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
 import { relayOutcomes } from '../../upstream/health/outcomes.js';
 import { applyTapQuery } from '../http/tap.js';
 import { ListenerManager } from '../listeners/manager.js';
+import { ListenSockets, type SocketSource } from '../listeners/sockets.js';
 import { type ClusterTraffic, clusterTraffic } from '../pool/cluster-traffic.js';
 import { drainPools } from '../pool/index.js';
 import {

@@ -5,6 +5,7 @@
  */
 import { connect, type Socket } from 'node:net';
 import type { Options } from '../../cli/options.js';
+import type { SocketSource } from '../../dataplane/listeners/sockets.js';
 import {
   type ChildMessage,
   domainSocket,
@@ -13,7 +14,6 @@ import {
   readLines,
   writeLine,
 } from './protocol.js';
-import type { SocketSource } from './sockets.js';
 
 /** A parent that does not answer a step within this is given up on. */
 const ANSWER_MS = 5000;
