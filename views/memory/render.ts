@@ -10,6 +10,11 @@ export interface MemoryFigures {
   heapPhysical: number;
 }
 
+/** One data-plane worker's figures (`--concurrency` > 1), by its id (1..N). */
+export interface WorkerMemory extends MemoryFigures {
+  worker: number;
+}
+
 /**
  * `/memory` with the reference's six fields, uint64 as strings, always printed:
  * `allocated` = JS heap in use + external (C++ objects tied to JS, Buffers);
@@ -17,13 +22,25 @@ export interface MemoryFigures {
  * `pageheap_unmapped` = reserved but not resident; `total_thread_cache` = 0 (V8 has no
  * per-thread allocator cache); `total_physical_bytes` = resident set size.
  */
-export function renderMemory(m: MemoryFigures): ViewResult {
+export function renderMemory(m: MemoryFigures, workers: readonly WorkerMemory[] = []): ViewResult {
+  const own = fields(m);
+  // The reference's fields stay the primary's; each worker process has its own heap.
+  if (workers.length === 0) return json(own);
   return json({
+    ...own,
+    workers: [...workers]
+      .sort((a, b) => a.worker - b.worker)
+      .map((w) => ({ worker_id: String(w.worker), ...fields(w) })),
+  });
+}
+
+function fields(m: MemoryFigures): Record<string, string> {
+  return {
     allocated: String(m.heapUsed + m.external),
     heap_size: String(m.heapTotal),
     pageheap_unmapped: String(Math.max(0, m.heapTotal - m.heapPhysical)),
     pageheap_free: String(Math.max(0, m.heapTotal - m.heapUsed)),
     total_thread_cache: '0',
     total_physical_bytes: String(m.rss),
-  });
+  };
 }

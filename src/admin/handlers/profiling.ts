@@ -1,6 +1,8 @@
-import { getHeapSnapshot, getHeapStatistics } from 'node:v8';
+import { getHeapSnapshot } from 'node:v8';
 import { renderMemory } from '../../../views/memory/render.js';
 import { json, text } from '../../../views/result.js';
+import { collectWorkerMemory } from '../../dataplane/workers/collect.js';
+import { memoryFigures } from '../../memory.js';
 import { startProfiler, stopProfiler } from '../profilers.js';
 import type { AdminResponse, HandlerDescriptor, ParamDescriptor } from '../registry.js';
 
@@ -71,19 +73,10 @@ export const profilingHandlers: HandlerDescriptor[] = [
   },
   {
     path: '/memory',
-    help: 'print current allocation/heap usage',
+    help: 'print current allocation/heap usage (with workers: each worker too)',
     mutates: false,
     params: [],
-    handle: () => {
-      const usage = process.memoryUsage();
-      return renderMemory({
-        heapUsed: usage.heapUsed,
-        heapTotal: usage.heapTotal,
-        external: usage.external,
-        rss: usage.rss,
-        heapPhysical: getHeapStatistics().total_physical_size,
-      });
-    },
+    handle: async (_req, ctx) => renderMemory(memoryFigures(), await collectWorkerMemory(ctx)),
   },
   {
     path: '/contention',

@@ -1,3 +1,4 @@
+import type { WorkerMemory } from '../../../views/memory/render.js';
 import type { ServerContext } from '../../context.js';
 import { RecentLookups } from '../../stats/recent-lookups.js';
 import type { StatsStore } from '../../stats/store.js';
@@ -31,4 +32,10 @@ export async function collectRecentLookups(ctx: ServerContext, timeoutMs = 1000)
   out.absorb(ctx.stats.recentLookups.dump());
   for (const part of await pool.ask({ kind: 'recent-lookups' }, timeoutMs)) out.absorb(part);
   return out;
+}
+
+/** Each worker's `/memory` figures (none in-process); a worker that does not answer within `timeoutMs` is left out. */
+export async function collectWorkerMemory(ctx: ServerContext, timeoutMs = 1000): Promise<WorkerMemory[]> {
+  const pool = ctx.workers?.started ? ctx.workers : null;
+  return pool ? pool.ask({ kind: 'memory' }, timeoutMs) : [];
 }

@@ -1,5 +1,6 @@
 import type { Envelope, JsonObject, ProxyEvent } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
+import type { WorkerMemory } from '../../../views/memory/render.js';
 import type { Options } from '../../cli/options.js';
 import type { ProfilerKind } from '../../profiler.js';
 import type { LookupsDump } from '../../stats/recent-lookups.js';
@@ -16,6 +17,7 @@ export type WorkerQuery =
   | { kind: 'sync' }
   | { kind: 'stats' }
   | { kind: 'recent-lookups' }
+  | { kind: 'memory' }
   | { kind: 'profiler'; profiler: ProfilerKind; enable: boolean; path: string }
   /** `/tap`: attach the session a TapRequest body asks for (`request`), or detach it (null). */
   | { kind: 'tap'; configId: string; request: JsonObject | null };
@@ -31,6 +33,7 @@ export interface WorkerAnswers {
   sync: true;
   stats: StatsDump;
   'recent-lookups': LookupsDump;
+  memory: WorkerMemory;
   profiler: ProfilerAnswer;
   /** Whether the worker has a tap filter with the config id (it attached only then). */
   tap: { hasFilter: boolean };

@@ -9,6 +9,7 @@ import type { Envelope, JsonObject, ProxyEvent } from '../../../events/index.js'
 import { durationMs } from '../../../reducers/settings/values.js';
 import { createContext, type ServerContext } from '../../context.js';
 import { Store } from '../../control/store.js';
+import { memoryFigures } from '../../memory.js';
 import { profileFile } from '../../profiler.js';
 import { applyStatsControl } from '../../stats/start.js';
 import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
@@ -151,6 +152,8 @@ async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAns
       return context && clusters ? dumpStats(context.stats, hostStats(context.store.state, clusters)) : null;
     case 'recent-lookups':
       return context ? context.stats.recentLookups.dump() : null;
+    case 'memory':
+      return { worker: workerId, ...memoryFigures() };
     case 'tap': {
       const { configId } = query;
       const emit = (trace: JsonObject) => send({ kind: 'tap-trace', configId, trace });
