@@ -1,4 +1,3 @@
-import type { ClusterEntry, ListenerEntry } from '../../reducers/index.js';
 import type { CertificateDetails, TlsContextCertificates } from '../../views/certs/render.js';
 import type { LoadedCertificate } from '../tls/context.js';
 import { subjectAltNames } from '../tls/context.js';
@@ -28,7 +27,7 @@ function details(loaded: LoadedCertificate): CertificateDetails {
  * and left out.
  */
 export function loadedCertificates(
-  state: { clusters: Record<string, ClusterEntry>; listeners: Record<string, ListenerEntry> },
+  state: Parameters<typeof loadedContexts>[0],
   onError: (message: string) => void,
 ): TlsContextCertificates[] {
   const { contexts, errors } = loadedContexts(state);

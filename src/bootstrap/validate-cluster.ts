@@ -1,4 +1,5 @@
 import type { Json, JsonObject } from '../../events/index.js';
+import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
 import { compileClusterTls } from '../tls/upstream.js';
 import { compileHealthCheck, compileOutlierDetection } from '../upstream/health/config.js';
 import { compileConfigSource } from '../xds/config-source.js';
@@ -28,7 +29,12 @@ function int(value: Json | undefined, fallback: number): number {
  * oneofs, percents and negative durations). `p` is the cluster's path, e.g.
  * `static_resources.clusters[2]`.
  */
-export function validateCluster(cluster: JsonObject, p: string, report: Report): void {
+export function validateCluster(
+  cluster: JsonObject,
+  p: string,
+  report: Report,
+  secrets: Secrets = NO_SECRETS,
+): void {
   if (typeof cluster.name !== 'string' || cluster.name === '') {
     report.error(`${p}.name`, 'required field missing: every cluster needs a unique name');
   }
@@ -60,7 +66,7 @@ export function validateCluster(cluster: JsonObject, p: string, report: Report):
   const http1 = obj(cluster.http_protocol_options);
   if (http1)
     checkFields(http1, `${p}.http_protocol_options`, report, HTTP1_OPTIONS_FIELDS, 'Http1ProtocolOptions');
-  compileClusterTls(cluster, p, report);
+  compileClusterTls(cluster, p, report, secrets);
   refuseUnservedKinds(cluster, p, lbPolicy, report);
   if (cluster.connect_timeout === '0s') report.error(`${p}.connect_timeout`, 'must be greater than 0s');
   const custom = obj(cluster.cluster_type);

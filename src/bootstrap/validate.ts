@@ -1,5 +1,7 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { compileListener } from '../dataplane/listeners/config.js';
+import { checkSecret } from '../tls/context.js';
+import { staticSecrets } from '../tls/secrets.js';
 import { compileOutlierEventLog } from '../upstream/health/config.js';
 import { checkBootstrapSources } from '../xds/config-source.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
@@ -53,12 +55,17 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
   checkFields(bootstrap, '', report, BOOTSTRAP_FIELDS, 'Bootstrap');
   const resources = obj(bootstrap.static_resources);
   checkFields(resources, 'static_resources', report, STATIC_FIELDS, 'StaticResources');
+  const secretList = list(resources.secrets);
+  for (const [i, s] of secretList.entries()) checkSecret(obj(s), `static_resources.secrets[${i}]`, report);
+  checkUnique(secretList, 'secret', 'static_resources.secrets', report);
+  const secrets = staticSecrets(bootstrap);
   const clusters = list(resources.clusters);
-  for (const [i, c] of clusters.entries()) validateCluster(obj(c), `static_resources.clusters[${i}]`, report);
+  for (const [i, c] of clusters.entries())
+    validateCluster(obj(c), `static_resources.clusters[${i}]`, report, secrets);
   checkUnique(clusters, 'cluster', 'static_resources.clusters', report);
   const listeners = list(resources.listeners);
   for (const [i, l] of listeners.entries())
-    compileListener(obj(l), `static_resources.listeners[${i}]`, report);
+    compileListener(obj(l), `static_resources.listeners[${i}]`, report, secrets);
   checkUnique(listeners, 'listener', 'static_resources.listeners', report);
   checkBootstrapSources(bootstrap, report);
   checkAdmin(obj(bootstrap.admin), report);
@@ -94,8 +101,7 @@ const BOOTSTRAP_FIELDS: FieldTable = {
   overload_manager: notYet('the overload manager'),
 };
 const STATIC_FIELDS: FieldTable = {
-  ...acting('listeners', 'clusters'),
-  secrets: notYet('TLS (static secrets)'),
+  ...acting('listeners', 'clusters', 'secrets'),
 };
 const CLUSTER_MANAGER_FIELDS: FieldTable = {
   // Its event log; the detectors themselves are configured per cluster.

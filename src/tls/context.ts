@@ -13,6 +13,7 @@ import { durationMs, numberOr, objectOf } from '../../reducers/settings/values.j
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { attempt, type Report } from '../bootstrap/report.js';
 import { compileStringMatcher, listOf, type StringTest } from '../dataplane/router/matchers.js';
+import type { Secrets } from './secrets.js';
 
 /** A certificate the process loaded, as `/certs` and `days_until_first_cert_expiring` need it. */
 export interface LoadedCertificate {
@@ -70,7 +71,8 @@ export interface DownstreamTls extends CommonTls {
 }
 
 const SDS = {
-  refuse: 'secrets from SDS or static_resources.secrets are not implemented; name the files or inline them',
+  refuse:
+    'secrets from SDS are not implemented; name a static secret (static_resources.secrets), the files, or inline them',
 };
 
 const UPSTREAM_FIELDS: FieldTable = {
@@ -80,13 +82,25 @@ const DOWNSTREAM_FIELDS: FieldTable = {
   ...acting('common_tls_context', 'require_client_certificate', 'require_sni', 'session_timeout'),
   ...acting('disable_stateless_session_resumption'),
   session_ticket_keys: notYet('session_ticket_keys (80-byte reference keys; Node takes 48)'),
-  session_ticket_keys_sds_secret_config: SDS,
+  session_ticket_keys_sds_secret_config: notYet(
+    'session_ticket_keys (80-byte reference keys; Node takes 48)',
+  ),
 };
 const COMMON_FIELDS: FieldTable = {
   ...acting('tls_params', 'tls_certificates', 'alpn_protocols', 'validation_context'),
-  tls_certificate_sds_secret_configs: SDS,
-  validation_context_sds_secret_config: SDS,
-  combined_validation_context: SDS,
+  ...acting('tls_certificate_sds_secret_configs', 'validation_context_sds_secret_config'),
+  ...acting('combined_validation_context'),
+};
+/** A reference by name acts (a static secret); one naming its `sds_config` asks for SDS. */
+const SDS_SECRET_FIELDS: FieldTable = { name: 'act', sds_config: SDS };
+const COMBINED_VALIDATION_FIELDS: FieldTable = acting(
+  'default_validation_context',
+  'validation_context_sds_secret_config',
+);
+const SECRET_FIELDS: FieldTable = {
+  ...acting('name', 'tls_certificate', 'validation_context'),
+  session_ticket_keys: notYet('session_ticket_keys (80-byte reference keys; Node takes 48)'),
+  generic_secret: notYet('generic secrets'),
 };
 const PARAMS_FIELDS: FieldTable = acting(
   'tls_minimum_protocol_version',
@@ -118,6 +132,9 @@ export const FIELD_TABLES = {
   TlsCertificate: CERTIFICATE_FIELDS,
   CertificateValidationContext: VALIDATION_FIELDS,
   DataSource: DATA_SOURCE_FIELDS,
+  SdsSecretConfig: SDS_SECRET_FIELDS,
+  CombinedCertificateValidationContext: COMBINED_VALIDATION_FIELDS,
+  Secret: SECRET_FIELDS,
 };
 
 /** `TlsParameters.TlsProtocol` as node:tls names it. */
@@ -335,7 +352,87 @@ function compileParams(
   secure.ecdhCurve = (curves.length > 0 ? curves : REFERENCE_CURVES).join(':');
 }
 
-function compileCommon(raw: JsonObject, path: string, report: Report, client: boolean): CommonTls {
+/** A message of a static secret, with the path its findings name. */
+interface Found {
+  config: JsonObject;
+  path: string;
+}
+
+/**
+ * The `field` of the static secret an `sds_secret_config` at `path` names; undefined after
+ * reporting why not (SDS asked for, which the field table refuses; no such secret; no `field`).
+ */
+function secretOf(
+  ref: JsonObject,
+  path: string,
+  report: Report,
+  secrets: Secrets,
+  field: string,
+): Found | undefined {
+  checkFields(ref, path, report, SDS_SECRET_FIELDS, 'SdsSecretConfig');
+  if (ref.sds_config !== undefined) return undefined;
+  const name = typeof ref.name === 'string' ? ref.name : '';
+  const secret = secrets.get(name);
+  if (name === '') report.error(`${path}.name`, 'required field missing', 'missing');
+  else if (!secret)
+    report.error(`${path}.name`, `no secret named '${name}' in static_resources.secrets`, 'unknown');
+  else if (secret[field] === undefined) report.error(`${path}.name`, `secret '${name}' has no ${field}`);
+  else return { config: objectOf(secret[field]), path: `static_resources.secrets['${name}'].${field}` };
+  return undefined;
+}
+
+/** The reference merges a combined context's secret over its default as protobuf's MergeFrom: lists append. */
+function mergeValidation(base: JsonObject, over: JsonObject): JsonObject {
+  const out: JsonObject = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = Array.isArray(b) && Array.isArray(v) ? [...b, ...v] : v;
+  }
+  return out;
+}
+
+const VALIDATION_CHOICES = [
+  'validation_context',
+  'validation_context_sds_secret_config',
+  'combined_validation_context',
+];
+
+/** The validation context of a CommonTlsContext, inline or from a static secret; null: none. */
+function validationOf(raw: JsonObject, path: string, report: Report, secrets: Secrets): Found | null {
+  const set = VALIDATION_CHOICES.filter((f) => raw[f] !== undefined);
+  if (set.length > 1) report.error(`${path}.${set[1]}`, `only one of ${set.join(', ')} may be set`);
+  if (raw.validation_context !== undefined)
+    return { config: objectOf(raw.validation_context), path: `${path}.validation_context` };
+  if (raw.validation_context_sds_secret_config !== undefined) {
+    const at = `${path}.validation_context_sds_secret_config`;
+    const ref = objectOf(raw.validation_context_sds_secret_config);
+    return secretOf(ref, at, report, secrets, 'validation_context') ?? null;
+  }
+  if (raw.combined_validation_context === undefined) return null;
+  const at = `${path}.combined_validation_context`;
+  const combined = objectOf(raw.combined_validation_context);
+  checkFields(combined, at, report, COMBINED_VALIDATION_FIELDS, 'CombinedCertificateValidationContext');
+  for (const field of Object.keys(COMBINED_VALIDATION_FIELDS))
+    if (combined[field] === undefined) report.error(`${at}.${field}`, 'required field missing', 'missing');
+  const ref = objectOf(combined.validation_context_sds_secret_config);
+  const found = secretOf(
+    ref,
+    `${at}.validation_context_sds_secret_config`,
+    report,
+    secrets,
+    'validation_context',
+  );
+  const base = objectOf(combined.default_validation_context);
+  return { config: found ? mergeValidation(base, found.config) : base, path: at };
+}
+
+function compileCommon(
+  raw: JsonObject,
+  path: string,
+  report: Report,
+  client: boolean,
+  secrets: Secrets,
+): CommonTls {
   checkFields(raw, path, report, COMMON_FIELDS, 'CommonTlsContext');
   const secure: tls.SecureContextOptions = {};
   const certChains: LoadedCertificate[] = [];
@@ -343,8 +440,15 @@ function compileCommon(raw: JsonObject, path: string, report: Report, client: bo
   compileParams(objectOf(raw.tls_params), `${path}.tls_params`, report, secure, client);
   const certs: Buffer[] = [];
   const keys: Array<{ pem: Buffer; passphrase?: string }> = [];
-  listOf(raw.tls_certificates).forEach((c, i) => {
-    const at = `${path}.tls_certificates[${i}]`;
+  const inline = listOf(raw.tls_certificates).map((config, i) => ({
+    config,
+    path: `${path}.tls_certificates[${i}]`,
+  }));
+  const named = listOf(raw.tls_certificate_sds_secret_configs).flatMap((ref, i) => {
+    const at = `${path}.tls_certificate_sds_secret_configs[${i}]`;
+    return secretOf(ref, at, report, secrets, 'tls_certificate') ?? [];
+  });
+  for (const { config: c, path: at } of [...inline, ...named]) {
     checkFields(c, at, report, CERTIFICATE_FIELDS, 'TlsCertificate');
     if (c.certificate_chain === undefined)
       report.error(`${at}.certificate_chain`, 'required field missing', 'missing');
@@ -359,21 +463,21 @@ function compileCommon(raw: JsonObject, path: string, report: Report, client: bo
         : readSource(objectOf(c.private_key), `${at}.private_key`, report);
     const password =
       c.password === undefined ? undefined : readSource(objectOf(c.password), `${at}.password`, report);
-    if (!chain || !key) return;
+    if (!chain || !key) continue;
     const first = firstCertificate(chain.bytes, chain.path, `${at}.certificate_chain`, report);
     if (first) certChains.push(first);
     certs.push(chain.bytes);
     keys.push(
       password ? { pem: key.bytes, passphrase: password.bytes.toString().trim() } : { pem: key.bytes },
     );
-  });
+  }
   if (certs.length > 0) {
     secure.cert = certs;
     secure.key = keys;
   }
-  const validation = raw.validation_context === undefined ? null : objectOf(raw.validation_context);
+  const validation = validationOf(raw, path, report, secrets);
   const peer = validation
-    ? compileValidation(validation, `${path}.validation_context`, report, secure, caCerts)
+    ? compileValidation(validation.config, validation.path, report, secure, caCerts)
     : { verifyChain: false, allowExpired: false, san: [], hashes: [], spki: [] };
   return {
     secure,
@@ -409,11 +513,16 @@ function secureContext(
  * Compiles an `UpstreamTlsContext` found at `path` (a cluster's `tls_context`, or the
  * `typed_config` of its TLS `transport_socket`).
  */
-export function compileUpstreamTls(raw: JsonObject, path: string, report: Report): UpstreamTls {
+export function compileUpstreamTls(
+  raw: JsonObject,
+  path: string,
+  report: Report,
+  secrets: Secrets,
+): UpstreamTls {
   const before = report.problems.length;
   checkFields(raw, path, report, UPSTREAM_FIELDS, 'UpstreamTlsContext');
   const at = `${path}.common_tls_context`;
-  const common = compileCommon(objectOf(raw.common_tls_context), at, report, true);
+  const common = compileCommon(objectOf(raw.common_tls_context), at, report, true, secrets);
   const serverName = typeof raw.sni === 'string' && raw.sni !== '' ? raw.sni : null;
   // OpenSSL follows a server's renegotiation request; the reference refuses it unless asked.
   const secure =
@@ -430,13 +539,23 @@ export function compileUpstreamTls(raw: JsonObject, path: string, report: Report
 }
 
 /** Compiles a filter chain's `DownstreamTlsContext` found at `path`. */
-export function compileDownstreamTls(raw: JsonObject, path: string, report: Report): DownstreamTls {
+export function compileDownstreamTls(
+  raw: JsonObject,
+  path: string,
+  report: Report,
+  secrets: Secrets,
+): DownstreamTls {
   const before = report.problems.length;
   checkFields(raw, path, report, DOWNSTREAM_FIELDS, 'DownstreamTlsContext');
   const at = `${path}.common_tls_context`;
-  const common = compileCommon(objectOf(raw.common_tls_context), at, report, false);
+  const common = compileCommon(objectOf(raw.common_tls_context), at, report, false, secrets);
   // A certificate that could not be read was reported already.
-  if (listOf(objectOf(raw.common_tls_context).tls_certificates).length === 0)
+  const rawCommon = objectOf(raw.common_tls_context);
+  if (
+    listOf(rawCommon.tls_certificates).length +
+      listOf(rawCommon.tls_certificate_sds_secret_configs).length ===
+    0
+  )
     report.error(`${at}.tls_certificates`, 'a server TLS context needs a certificate', 'missing');
   // The reference's servers never renegotiate; OpenSSL's would let a client ask (a DoS lever).
   const secure = {
@@ -454,6 +573,13 @@ export function compileDownstreamTls(raw: JsonObject, path: string, report: Repo
     requireClientCertificate: raw.require_client_certificate === true,
     requireSni: raw.require_sni === true,
   };
+}
+
+/** Checks the fields of a static secret at `path`; its contents compile where a TLS context names it. */
+export function checkSecret(secret: JsonObject, path: string, report: Report): void {
+  checkFields(secret, path, report, SECRET_FIELDS, 'Secret');
+  if (typeof secret.name !== 'string' || secret.name === '')
+    report.error(`${path}.name`, 'required field missing', 'missing');
 }
 
 /** `subjectAltName` (`DNS:a, IP Address:1.2.3.4, URI:x`) as typed entries. */

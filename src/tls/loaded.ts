@@ -4,11 +4,12 @@
  * Each config compiles once (snapshot configs are frozen), with the compile step serve runs.
  */
 import type { RawCluster, RawListener } from '../../events/index.js';
-import type { ClusterEntry, ListenerEntry } from '../../reducers/index.js';
+import type { ClusterEntry, ListenerEntry, State } from '../../reducers/index.js';
 import { Report } from '../bootstrap/report.js';
 import { compileChainTls } from '../dataplane/listeners/config.js';
 import { listOf } from '../dataplane/router/matchers.js';
 import type { LoadedCertificate } from './context.js';
+import { type Secrets, staticSecrets } from './secrets.js';
 import { compileClusterTls } from './upstream.js';
 
 export interface LoadedContext {
@@ -33,17 +34,18 @@ function once(raw: object, compile: (report: Report) => LoadedContext[]): Compil
   return compiled;
 }
 
-function clusterContexts(raw: RawCluster): Compiled {
+function clusterContexts(raw: RawCluster, secrets: Secrets): Compiled {
   return once(raw, (report) => {
-    const tls = compileClusterTls(raw, `cluster '${raw.name}'`, report);
+    const tls = compileClusterTls(raw, `cluster '${raw.name}'`, report, secrets);
     return tls ? [{ caCerts: tls.caCerts, certChains: tls.certChains }] : [];
   });
 }
 
-function listenerContexts(raw: RawListener): Compiled {
+function listenerContexts(raw: RawListener, secrets: Secrets): Compiled {
   return once(raw, (report) =>
     listOf(raw.filter_chains).flatMap((chain, i) => {
-      const tls = compileChainTls(chain, `listener '${String(raw.name)}' filter_chains[${i}]`, report);
+      const at = `listener '${String(raw.name)}' filter_chains[${i}]`;
+      const tls = compileChainTls(chain, at, report, secrets);
       return tls ? [{ caCerts: tls.caCerts, certChains: tls.certChains }] : [];
     }),
   );
@@ -53,10 +55,13 @@ function listenerContexts(raw: RawListener): Compiled {
 export function loadedContexts(state: {
   clusters: Record<string, ClusterEntry>;
   listeners: Record<string, ListenerEntry>;
+  /** Whose static secrets the contexts may name; none without it. */
+  bootstrap?: State['bootstrap'];
 }): Compiled {
+  const secrets = staticSecrets(state.bootstrap?.config);
   const parts = [
-    ...Object.values(state.clusters).map((c) => clusterContexts(c.config)),
-    ...Object.values(state.listeners).map((l) => listenerContexts(l.config)),
+    ...Object.values(state.clusters).map((c) => clusterContexts(c.config, secrets)),
+    ...Object.values(state.listeners).map((l) => listenerContexts(l.config, secrets)),
   ];
   return { contexts: parts.flatMap((p) => p.contexts), errors: parts.flatMap((p) => p.errors) };
 }

@@ -2,8 +2,9 @@ import type { JsonObject } from '../../events/index.js';
 import { objectOf } from '../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
 import type { Report } from '../bootstrap/report.js';
+import type { Secrets } from './secrets.js';
 
-type Compile<T> = (raw: JsonObject, path: string, report: Report) => T;
+type Compile<T> = (raw: JsonObject, path: string, report: Report, secrets: Secrets) => T;
 
 /**
  * The TLS context of a cluster or filter chain (`holder` at `path`), from its `transport_socket`
@@ -14,6 +15,7 @@ export function compileTransportTls<T>(
   holder: JsonObject,
   path: string,
   report: Report,
+  secrets: Secrets,
   tlsType: string,
   compile: Compile<T>,
 ): T | null {
@@ -23,7 +25,7 @@ export function compileTransportTls<T>(
     const socket = objectOf(holder.transport_socket);
     const type = configTypeOf(socket);
     if (type === tlsType)
-      return compile(objectOf(socket.typed_config), `${path}.transport_socket.typed_config`, report);
+      return compile(objectOf(socket.typed_config), `${path}.transport_socket.typed_config`, report, secrets);
     if (type !== CONFIG_TYPE.rawBuffer)
       report.unsupported(
         `${path}.transport_socket`,
@@ -32,6 +34,6 @@ export function compileTransportTls<T>(
     return null;
   }
   if (holder.tls_context !== undefined)
-    return compile(objectOf(holder.tls_context), `${path}.tls_context`, report);
+    return compile(objectOf(holder.tls_context), `${path}.tls_context`, report, secrets);
   return null;
 }

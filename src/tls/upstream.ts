@@ -5,12 +5,18 @@ import { CONFIG_TYPE } from '../bootstrap/extensions.js';
 import type { Report } from '../bootstrap/report.js';
 import type { Scope } from '../stats/store.js';
 import { checkPeer, compileUpstreamTls, type UpstreamTls } from './context.js';
+import { NO_SECRETS, type Secrets } from './secrets.js';
 import { countFailure, countHandshake, sslStats } from './stats.js';
 import { compileTransportTls } from './transport.js';
 
 /** A cluster's TLS context (its TLS `transport_socket` or `tls_context`); null for plain text. */
-export function compileClusterTls(cluster: JsonObject, path: string, report: Report): UpstreamTls | null {
-  return compileTransportTls(cluster, path, report, CONFIG_TYPE.upstreamTls, compileUpstreamTls);
+export function compileClusterTls(
+  cluster: JsonObject,
+  path: string,
+  report: Report,
+  secrets: Secrets = NO_SECRETS,
+): UpstreamTls | null {
+  return compileTransportTls(cluster, path, report, secrets, CONFIG_TYPE.upstreamTls, compileUpstreamTls);
 }
 
 /**

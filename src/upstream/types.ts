@@ -3,6 +3,7 @@ import type { ClusterSettings } from '../../reducers/settings/cluster.js';
 import type { HostState } from '../../reducers/state.js';
 import type { HostCounters as HostStats } from '../../views/clusters/figures.js';
 import type { Scope } from '../stats/store.js';
+import type { Secrets } from '../tls/secrets.js';
 import type { MetadataCriteria } from './lb/criteria.js';
 
 /** Per-host figures `/clusters` shows; plain numbers the data plane bumps in place. */
@@ -59,6 +60,8 @@ export interface ClusterRuntime<Traffic = unknown> {
   readonly scope: Scope;
   /** The config it was built from, for what the data plane compiles from it (TLS). */
   readonly config?: RawCluster;
+  /** The bootstrap's static secrets, which the TLS context of `config` may name. */
+  readonly secrets?: Secrets;
   /**
    * Where the data plane reports the outcome of each request attempt to a member (an HTTP
    * status, 0 without a response) and of each TCP proxy connect: set only for clusters with

@@ -72,11 +72,14 @@ describe('TLS contexts at validate', () => {
   it('refuses SDS secrets by name', async () => {
     const out = await validate(
       clusterWith(
-        `tls_context: { common_tls_context: { tls_certificate_sds_secret_configs: [{ name: s }] } }`,
+        `tls_context: { common_tls_context: { tls_certificate_sds_secret_configs: [{ name: s, sds_config: { ads: {} } }] } }`,
       ),
     );
     assert.equal(out.status, 1);
-    assert.match(out.stderr, /common_tls_context\.tls_certificate_sds_secret_configs: secrets from SDS/);
+    assert.match(
+      out.stderr,
+      /common_tls_context\.tls_certificate_sds_secret_configs\[0\]\.sds_config: secrets from SDS/,
+    );
   });
 
   it('accepts an explicit TLS inspector listener filter, and refuses the other listener filters by name', async () => {

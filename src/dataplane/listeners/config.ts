@@ -5,6 +5,7 @@ import { CONFIG_TYPE, configTypeOf, extensionForType } from '../../bootstrap/ext
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import { compileDownstreamTls, type DownstreamTls } from '../../tls/context.js';
+import { NO_SECRETS, type Secrets } from '../../tls/secrets.js';
 import { compileTransportTls } from '../../tls/transport.js';
 import { compileHcm, type HcmSpec } from '../http/hcm-config.js';
 import { listOf } from '../router/matchers.js';
@@ -130,7 +131,12 @@ const TERMINAL_FILTERS = [CONFIG_TYPE.httpConnectionManager, CONFIG_TYPE.tcpProx
  * `static_resources.listeners[0]`): address, filter chains and their terminal filters, each
  * picked by its resolved `typed_config` `@type`. Returns null when the report has errors.
  */
-export function compileListener(raw: JsonObject, path: string, report: Report): ListenerSpec | null {
+export function compileListener(
+  raw: JsonObject,
+  path: string,
+  report: Report,
+  secrets: Secrets = NO_SECRETS,
+): ListenerSpec | null {
   const before = report.problems.length;
   checkFields(raw, path, report, LISTENER_FIELDS, 'Listener');
   const name = stringOr(raw.name, '');
@@ -154,7 +160,7 @@ export function compileListener(raw: JsonObject, path: string, report: Report): 
     report.error(`${path}.filter_chains`, 'a listener needs at least one filter chain', 'missing');
   const chains: FilterChainSpec[] = [];
   chainsRaw.forEach((chainRaw, i) => {
-    const chain = compileChain(objectOf(chainRaw), `${path}.filter_chains[${i}]`, report);
+    const chain = compileChain(objectOf(chainRaw), `${path}.filter_chains[${i}]`, report, secrets);
     if (chain) chains.push(chain);
   });
   if (report.problems.length > before) return null;
@@ -196,9 +202,14 @@ function compileListenerFilters(raw: JsonObject, path: string, report: Report): 
   return inspector;
 }
 
-function compileChain(chain: JsonObject, path: string, report: Report): FilterChainSpec | null {
+function compileChain(
+  chain: JsonObject,
+  path: string,
+  report: Report,
+  secrets: Secrets,
+): FilterChainSpec | null {
   checkFields(chain, path, report, CHAIN_FIELDS, 'FilterChain');
-  const tls = compileChainTls(chain, path, report);
+  const tls = compileChainTls(chain, path, report, secrets);
   const matchRaw = objectOf(chain.filter_chain_match);
   checkFields(matchRaw, `${path}.filter_chain_match`, report, CHAIN_MATCH_FIELDS, 'FilterChainMatch');
   const transport = stringOr(matchRaw.transport_protocol, '');
@@ -240,8 +251,13 @@ function compileChain(chain: JsonObject, path: string, report: Report): FilterCh
 }
 
 /** A chain's TLS context (its TLS `transport_socket` or `tls_context`); null for plain text. */
-export function compileChainTls(chain: JsonObject, path: string, report: Report): DownstreamTls | null {
-  return compileTransportTls(chain, path, report, CONFIG_TYPE.downstreamTls, compileDownstreamTls);
+export function compileChainTls(
+  chain: JsonObject,
+  path: string,
+  report: Report,
+  secrets: Secrets = NO_SECRETS,
+): DownstreamTls | null {
+  return compileTransportTls(chain, path, report, secrets, CONFIG_TYPE.downstreamTls, compileDownstreamTls);
 }
 
 function strings(value: Json | undefined): string[] {

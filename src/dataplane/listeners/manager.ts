@@ -4,6 +4,7 @@ import type { ListenerEntry, State } from '../../../reducers/index.js';
 import { Report } from '../../bootstrap/report.js';
 import type { ServerContext } from '../../context.js';
 import { socketKey } from '../../server/hot-restart/protocol.js';
+import { staticSecrets } from '../../tls/secrets.js';
 import type { ClusterLookup } from '../http/types.js';
 import { compileListener } from './config.js';
 import { buildNetworkFilter } from './filters.js';
@@ -110,7 +111,12 @@ export class ListenerManager {
     };
     // The same compile step `--mode validate` ran; a discovered listener meets it here first.
     const report = new Report(`listener '${entry.name}'`);
-    const spec = compileListener(entry.config, '', report);
+    const spec = compileListener(
+      entry.config,
+      '',
+      report,
+      staticSecrets(this.ctx.store.state.bootstrap?.config),
+    );
     if (!spec) return fail(report.errors.join('; '));
     const deps = { ctx: this.ctx, clusters: this.clusters, listenerName: spec.name };
     const handlers = spec.chains.map((chain) => buildNetworkFilter(chain.filter, deps));

@@ -2,6 +2,7 @@ import type { RawCluster } from '../../../events/config.js';
 import { durationMs, numberOr, objectOf } from '../../../reducers/settings/values.js';
 import { Report } from '../../bootstrap/report.js';
 import type { UpstreamTls } from '../../tls/context.js';
+import { NO_SECRETS, type Secrets } from '../../tls/secrets.js';
 import { compileClusterTls } from '../../tls/upstream.js';
 
 /** Socket options of upstream connections that `ClusterSettings` does not carry. */
@@ -28,15 +29,19 @@ const NONE: ConnectOptions = {
   idleTimeoutMs: ONE_HOUR_MS,
   tls: null,
 };
-const cache = new WeakMap<RawCluster, ConnectOptions>();
+/** By the static secrets the TLS context may name, then by the cluster config. */
+const caches = new WeakMap<Secrets, WeakMap<RawCluster, ConnectOptions>>();
 
 /**
  * Reads the bind, keep-alive and TLS options of a cluster's config (memoised by identity).
+ * `secrets` are the bootstrap's static secrets (src/tls/secrets.ts).
  * The TLS context compiles with the function validation ran on this config, so its findings
  * were reported there.
  */
-export function connectOptionsOf(raw: RawCluster | undefined): ConnectOptions {
+export function connectOptionsOf(raw: RawCluster | undefined, secrets: Secrets = NO_SECRETS): ConnectOptions {
   if (!raw) return NONE;
+  const cache = caches.get(secrets) ?? new WeakMap<RawCluster, ConnectOptions>();
+  caches.set(secrets, cache);
   const hit = cache.get(raw);
   if (hit) return hit;
   const source = objectOf(objectOf(objectOf(raw.upstream_bind_config).source_address));
@@ -51,7 +56,7 @@ export function connectOptionsOf(raw: RawCluster | undefined): ConnectOptions {
       0,
       durationMs(objectOf(raw.common_http_protocol_options).idle_timeout, ONE_HOUR_MS),
     ),
-    tls: compileClusterTls(raw, raw.name, new Report(raw.name)),
+    tls: compileClusterTls(raw, raw.name, new Report(raw.name), secrets),
   };
   cache.set(raw, opts);
   return opts;

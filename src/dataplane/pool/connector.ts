@@ -39,7 +39,7 @@ export class Connector {
     /** `upstream_cx_connect_timeout` of the cluster. */
     private readonly timeouts: Counter,
   ) {
-    this.options = connectOptionsOf(cluster.config);
+    this.options = connectOptionsOf(cluster.config, cluster.secrets);
     this.connectTimeoutMs = cluster.settings.connectTimeoutMs;
     this.bufferLimitBytes = cluster.settings.perConnectionBufferLimitBytes;
     this.scope = cluster.scope;
