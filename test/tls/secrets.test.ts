@@ -2,7 +2,7 @@
  * Static secrets (`static_resources.secrets`) named by TLS contexts through an
  * `sds_secret_config` without `sds_config`: a listener serving its certificate from one, a
  * cluster presenting a client certificate and verifying its upstream from others, in a real
- * proxy process; and the refusals at validate.
+ * proxy process with two workers; and the refusals at validate.
  */
 import assert from 'node:assert/strict';
 import * as https from 'node:https';
@@ -154,7 +154,7 @@ describe('static secrets', () => {
         ],
       },
     };
-    proxy = await startProxyProcess(bootstrap, ['--concurrency', '1']);
+    proxy = await startProxyProcess(bootstrap, ['--concurrency', '2']);
     port = await proxy.listenerPort('in');
   });
 
