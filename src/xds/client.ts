@@ -29,6 +29,7 @@ import type { Options } from '../cli/options.js';
 import type { Store } from '../control/store.js';
 import type { Loggers } from '../logging/loggers.js';
 import type { StatsStore } from '../stats/store.js';
+import { staticSecrets } from '../tls/secrets.js';
 import { hostsChange } from '../upstream/host-diff.js';
 import { VERSION } from '../version.js';
 import {
@@ -283,7 +284,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     const version = response.version_info;
     const scope = ctx.stats.scope(kind === 'cds' ? 'cluster_manager.cds' : 'listener_manager.lds');
     const managed = kind === 'cds' || kind === 'lds';
-    const decoded = decodeResources(kind, response.resources, walk);
+    const decoded = decodeResources(kind, response.resources, walk, staticSecrets(bootstrap));
     // Unknown fields only reach the walk from JSON (file, REST): binary decoding drops them.
     if (!ctx.options.ignoreUnknownDynamicFields && decoded.unknownFields > 0) {
       unknownFields.add(decoded.unknownFields);

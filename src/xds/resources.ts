@@ -11,6 +11,7 @@ import { nameOf, typeForUrl } from '../bootstrap/schema.js';
 import { checkLoadAssignment, validateCluster } from '../bootstrap/validate-cluster.js';
 import { compileListener } from '../dataplane/listeners/config.js';
 import { compileRouteTable } from '../dataplane/router/table.js';
+import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
 import { kindOfTypeUrl, MESSAGE_OF, RESOURCE_NAME, type ResourceKind, type WireResource } from './types.js';
 
 export interface DecodedResource {
@@ -34,16 +35,16 @@ function nameOfResource(kind: ResourceKind, config: JsonObject): string {
   return typeof name === 'string' ? name : '';
 }
 
-function compile(kind: ResourceKind, config: JsonObject, report: Report): void {
+function compile(kind: ResourceKind, config: JsonObject, report: Report, secrets: Secrets): void {
   switch (kind) {
     case 'eds':
       checkLoadAssignment(config, '', report);
       return;
     case 'cds':
-      validateCluster(config, '', report);
+      validateCluster(config, '', report, secrets);
       return;
     case 'lds':
-      compileListener(config, '', report);
+      compileListener(config, '', report, secrets);
       return;
     case 'rds':
       compileRouteTable(config, '', report);
@@ -68,6 +69,8 @@ export function decodeResources(
   kind: ResourceKind,
   resources: ReadonlyArray<WireResource | JsonObject>,
   walk: Omit<WalkContext, 'report'>,
+  /** The bootstrap's static secrets, which a discovered TLS context may name. */
+  secrets: Secrets = NO_SECRETS,
 ): DecodedResponse {
   const out: DecodedResponse = { resources: [], rejected: [], unknownFields: 0, warnings: [] };
   const seen = new Set<string>();
@@ -96,7 +99,7 @@ export function decodeResources(
     if (name && seen.has(name))
       report.error('name', `duplicate ${RESOURCE_NAME[kind]} '${name}' in one response`);
     seen.add(name);
-    if (config && name) compile(kind, config, report);
+    if (config && name) compile(kind, config, report, secrets);
     // The compile steps join paths as `${base}.field`; a resource is its own base here.
     for (const problem of report.problems) problem.path = problem.path.replace(/^\./, '');
     out.unknownFields += report.unknownFields;

@@ -5,8 +5,10 @@
  * proxy process with two workers; and the refusals at validate.
  */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type * as tls from 'node:tls';
 import type { JsonObject } from '../../events/index.js';
@@ -91,7 +93,31 @@ describe('static secrets', () => {
       tls_certificate_sds_secret_configs: [{ name: 'client_cert' }],
       ...extra,
     });
+    const verified = (name: string) =>
+      cluster(
+        name,
+        upPort,
+        socket(UPSTREAM_TLS, {
+          sni: 'upstream.test',
+          common_tls_context: common({
+            combined_validation_context: {
+              default_validation_context: { match_subject_alt_names: [{ exact: 'upstream.test' }] },
+              validation_context_sds_secret_config: { name: 'ca' },
+            },
+          }),
+        }),
+      );
+    // A discovered cluster names the static secrets too (CDS from a file).
+    const cds = join(pki.dir, 'cds.json');
+    writeFileSync(
+      cds,
+      JSON.stringify({
+        version_info: '1',
+        resources: [{ '@type': 'type.googleapis.com/envoy.api.v2.Cluster', ...verified('discovered') }],
+      }),
+    );
     const bootstrap: JsonObject = {
+      dynamic_resources: { cds_config: { path: cds } },
       admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
       static_resources: {
         secrets: [
@@ -113,19 +139,7 @@ describe('static secrets', () => {
           { name: 'ca', validation_context: { trusted_ca: { filename: pki.ca.cert } } },
         ],
         clusters: [
-          cluster(
-            'verified',
-            upPort,
-            socket(UPSTREAM_TLS, {
-              sni: 'upstream.test',
-              common_tls_context: common({
-                combined_validation_context: {
-                  default_validation_context: { match_subject_alt_names: [{ exact: 'upstream.test' }] },
-                  validation_context_sds_secret_config: { name: 'ca' },
-                },
-              }),
-            }),
-          ),
+          verified('verified'),
           // The secret's CA merged with a SAN the upstream does not have: refused.
           cluster(
             'wrong_san',
@@ -145,6 +159,7 @@ describe('static secrets', () => {
             'in',
             [
               ['/ok', 'verified'],
+              ['/discovered', 'discovered'],
               ['/san', 'wrong_san'],
             ],
             socket(DOWNSTREAM_TLS, {
@@ -168,6 +183,11 @@ describe('static secrets', () => {
     const res = await getOverTls(port, pki.ca.certPem, '/ok');
     assert.deepEqual(res, { status: 200, body: 'client proxy-client', cn: 'proxy-server' });
     assert.equal((await getOverTls(port, pki.ca.certPem, '/san')).status, 503);
+  });
+
+  it('a cluster from CDS names the static secrets as a static one does', async () => {
+    const res = await getOverTls(port, pki.ca.certPem, '/discovered');
+    assert.deepEqual(res, { status: 200, body: 'client proxy-client', cn: 'proxy-server' });
   });
 
   it('never shows the inline key of a secret in /config_dump or /certs', async () => {
