@@ -3,12 +3,17 @@
  * two workers, the admin in the primary, so what the workers did must reach the admin.
  */
 import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
+import type { JsonObject } from '../../events/index.js';
+import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
 import { cluster, exchange, tcpListener, tcpServer } from '../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 
 let proxy: ProxyProcess;
 let port = 0;
+let httpPort = 0;
 /** Connections made so far: the workers' counters add up to this. */
 let sent = 0;
 const cleanups: Array<() => Promise<void>> = [];
@@ -19,18 +24,34 @@ before(async () => {
     socket.on('end', () => socket.end());
   });
   cleanups.push(upstream.close);
+  // Answers with the status its path names: a status first seen is a stat looked up by name.
+  const web = http.createServer((req, res) => {
+    res.statusCode = Number(req.url?.slice(1)) || 200;
+    res.end('ok');
+  });
+  await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+  cleanups.push(async () => {
+    web.closeAllConnections();
+    web.close();
+  });
+  const httpListener = (
+    httpBootstrap([], hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'web' } }])) as {
+      static_resources: { listeners: JsonObject[] };
+    }
+  ).static_resources.listeners[0] as JsonObject;
   proxy = await startProxyProcess(
     {
       admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
       static_resources: {
-        clusters: [cluster('echo', [upstream.port])],
-        listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' })],
+        clusters: [cluster('echo', [upstream.port]), cluster('web', [(web.address() as AddressInfo).port])],
+        listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' }), httpListener],
       },
     },
     ['--concurrency', '2'],
   );
   cleanups.push(proxy.stop);
   port = await proxy.listenerPort('tcp');
+  httpPort = await proxy.listenerPort('http');
 });
 
 after(async () => {
@@ -62,7 +83,7 @@ test('usedonly before traffic: no zero counter in text, JSON or Prometheus, thou
   assert.match(all, /^tcp\.echo\.downstream_cx_total: 0$/m);
   const text = (await proxy.get('/stats?usedonly')).body;
   assert.doesNotMatch(text, /cluster_updated_via_merge|static_unknown_fields|tcp\.echo\.downstream_cx_total/);
-  assert.match(text, /^cluster_manager\.cluster_added: 1$/m, 'a counter counted at start-up is used');
+  assert.match(text, /^cluster_manager\.cluster_added: 2$/m, 'a counter counted at start-up is used');
   const json = JSON.parse((await proxy.get('/stats?usedonly&format=json')).body) as {
     stats: Array<{ name?: string; value?: number }>;
   };
@@ -84,11 +105,13 @@ test('recent lookups: names the workers look up after enabling are listed, and t
   const off = (await proxy.get('/stats/recentlookups')).body;
   assert.match(off, /^Lookup tracking is not enabled/);
   assert.equal((await proxy.post('/stats/recentlookups/enable')).status, 200);
-  // A worker looks the cluster's traffic stats up by name on its first upstream connection.
-  await traffic(4);
+  // A worker looks a response code's counter up by name the first time it sees that code.
+  for (const status of [201, 202, 203, 204]) {
+    assert.equal((await fetch(`http://127.0.0.1:${httpPort}/${status}`)).status, status);
+  }
   const on = (await proxy.get('/stats/recentlookups')).body;
   assert.match(on, /^ {3}Count Lookup$/m);
-  assert.match(on, /^ +[12] cluster\.echo\.upstream_cx_total$/m, on);
+  assert.match(on, /^ +1 cluster\.web\.upstream_rq_201$/m, on);
   const total = Number(/^total: (\d+)$/m.exec(on)?.[1]);
   assert.ok(total > 0);
   const gauge = (await proxy.get('/stats?filter=^server\\.stats_recent_lookups$')).body;
@@ -96,7 +119,7 @@ test('recent lookups: names the workers look up after enabling are listed, and t
 
   assert.equal((await proxy.post('/stats/recentlookups/clear')).status, 200);
   const cleared = (await proxy.get('/stats/recentlookups')).body;
-  assert.doesNotMatch(cleared, /cluster\.echo\.upstream_cx_total/, 'cleared in every worker');
+  assert.doesNotMatch(cleared, /cluster\.web\.upstream_rq_20\d/, 'cleared in every worker');
   assert.ok(Number(/^total: (\d+)$/m.exec(cleared)?.[1]) < total);
 
   assert.equal((await proxy.post('/stats/recentlookups/disable')).status, 200);
