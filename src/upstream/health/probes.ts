@@ -174,22 +174,44 @@ export function chunkedBodyDone(data: Buffer, from: number): boolean {
 }
 
 /**
+ * What the raw-socket probes share: the connection kept between checks, and the check
+ * waiting for its verdict, settled once.
+ */
+abstract class SocketProbe implements Probe {
+  protected socket: net.Socket | null = null;
+  protected pending: ((result: CheckResult) => void) | null = null;
+
+  abstract check(): Promise<CheckResult>;
+
+  protected settle(result: CheckResult): void {
+    const pending = this.pending;
+    this.pending = null;
+    pending?.(result);
+  }
+
+  close(): void {
+    const socket = this.socket;
+    this.socket = null;
+    socket?.destroy();
+  }
+}
+
+/**
  * HTTP/1.1 checks on one raw connection kept between checks (or a new one each time): the
  * request is built once and the response is only parsed as far as a check needs, because at
  * a thousand hosts per second the general HTTP client cost several times more CPU.
  */
-class Http1Probe implements Probe {
+class Http1Probe extends SocketProbe {
   private readonly request: Buffer;
-  private socket: net.Socket | null = null;
   private received: Buffer = Buffer.alloc(0);
   private head: ResponseHead | null = null;
-  private pending: ((result: CheckResult) => void) | null = null;
 
   constructor(
     private readonly target: ProbeTarget,
     private readonly settings: HttpCheckSettings,
     private readonly reuse: boolean,
   ) {
+    super();
     const lines = [`GET ${settings.path} HTTP/1.1`, `host: ${authorityOf(target, settings.host)}`];
     for (const [name, value] of Object.entries(checkHeaders(settings))) {
       for (const v of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${v}`);
@@ -241,18 +263,6 @@ class Http1Probe implements Probe {
       else this.settle('network');
     });
     return socket;
-  }
-
-  private settle(result: CheckResult): void {
-    const pending = this.pending;
-    this.pending = null;
-    pending?.(result);
-  }
-
-  close(): void {
-    const socket = this.socket;
-    this.socket = null;
-    socket?.destroy();
   }
 }
 
@@ -472,16 +482,16 @@ export function payloadsFound(data: Buffer, receive: readonly Buffer[]): boolean
  * `receive` a check is a connect, closed at once (the reference's connect-only check); with
  * it the connection stays for the next check when `reuse_connection` is on.
  */
-class TcpProbe implements Probe {
-  private socket: net.Socket | null = null;
+class TcpProbe extends SocketProbe {
   private received: Buffer = Buffer.alloc(0);
-  private pending: ((result: CheckResult) => void) | null = null;
 
   constructor(
     private readonly target: ProbeTarget,
     private readonly settings: TcpCheckSettings,
     private readonly reuse: boolean,
-  ) {}
+  ) {
+    super();
+  }
 
   check(): Promise<CheckResult> {
     return new Promise((resolve) => {
@@ -516,18 +526,6 @@ class TcpProbe implements Probe {
       this.settle('network');
     });
     return socket;
-  }
-
-  private settle(result: CheckResult): void {
-    const pending = this.pending;
-    this.pending = null;
-    pending?.(result);
-  }
-
-  close(): void {
-    const socket = this.socket;
-    this.socket = null;
-    socket?.destroy();
   }
 }
 
