@@ -57,7 +57,7 @@ export async function startEdges(ctx: ServerContext): Promise<Edges> {
   const health = startHealthEdges(ctx);
   ctx.onShutdown(() => health.close());
   // xDS subscriptions (CDS, EDS, LDS, RDS): cluster, endpoint, listener and route events.
-  const xds = startXds(ctx);
+  const xds = await startXds(ctx);
   // A later edge starts here, with its own stop, and is returned only if start-up talks to it.
   return { health, xds };
 }

@@ -30,6 +30,7 @@ import type { Store } from '../control/store.js';
 import type { Loggers } from '../logging/loggers.js';
 import type { StatsStore } from '../stats/store.js';
 import { staticSecrets } from '../tls/secrets.js';
+import { prepareHashing } from '../upstream/hash.js';
 import { hostsChange } from '../upstream/host-diff.js';
 import { VERSION } from '../version.js';
 import {
@@ -45,6 +46,7 @@ import { RestPoller } from './rest-source.js';
 import { XdsStream } from './stream.js';
 import type { Transport, Update } from './types.js';
 import { kindOfTypeUrl, METHODS, RESOURCE_NAME, type ResourceKind, TYPE_URLS } from './types.js';
+import { versionHash } from './version-hash.js';
 import { nodeMessage } from './wire.js';
 
 /** One type on one stream: the names wanted (null: all) and the source's fetch timeout. */
@@ -73,7 +75,9 @@ export interface XdsContext {
  * Starts discovery for the snapshot's bootstrap (stopped at shutdown); with nothing to
  * discover it is initialised at once.
  */
-export function startXds(ctx: XdsContext): XdsClient {
+export async function startXds(ctx: XdsContext): Promise<XdsClient> {
+  // The `version` gauges hash each accepted version_info synchronously.
+  await prepareHashing();
   const client = createXdsClient(ctx);
   ctx.onShutdown(() => client.close());
   return client;
@@ -208,6 +212,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
               const kind = kindOfTypeUrl(url);
               if (kind === 'cds') ctx.stats.counter('cluster_manager.cds.update_failure').inc();
               if (kind === 'lds') ctx.stats.counter('listener_manager.lds.update_failure').inc();
+              if (kind === 'eds') countEndpointFailure(key, url);
             }
           }
           connectedState.set(connected.size > 0 ? 1 : 0);
@@ -305,8 +310,8 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     }
     if (managed) scope.counter('update_attempt').inc();
     if (errors.length === 0 || managed) errors.push(...apply(kind, decoded, version));
-    if (kind === 'eds') countEndpointUpdate(decoded, errors.length > 0);
-    if (kind === 'rds') countRouteUpdate(decoded, errors.length > 0);
+    if (kind === 'eds') countEndpointUpdate(decoded, errors.length > 0, version);
+    if (kind === 'rds') countRouteUpdate(decoded, errors.length > 0, version);
     // The initial fetch is over either way: a rejected update still ends the wait.
     if (kind === 'cds' || kind === 'lds') targetDone(kind, null);
     for (const r of decoded.resources) targetDone(kind, r.name);
@@ -320,7 +325,10 @@ function createXdsClient(ctx: XdsContext): XdsClient {
       log.warn({ kind, version }, `${kind.toUpperCase()} update rejected: ${errors.join('; ')}`);
       return errors.join('; ');
     }
-    if (managed) scope.counter('update_success').inc();
+    if (managed) {
+      scope.counter('update_success').inc();
+      scope.gauge('version', 'NeverImport').set(versionHash(version));
+    }
     ctx.store.dispatch(
       discoveryAccepted({
         kind,
@@ -377,10 +385,14 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     }
   }
 
-  /** `cluster.<name>.update_attempt` and `update_success` or `update_rejected` of each cluster the response named. */
+  /**
+   * `cluster.<name>.update_attempt` and `update_success` (with the `version` gauge) or
+   * `update_rejected` of each cluster the response named.
+   */
   function countEndpointUpdate(
     decoded: { resources: DecodedResource[]; rejected: Array<{ name: string }> },
     rejected: boolean,
+    version: string,
   ): void {
     const names = new Set([...decoded.resources, ...decoded.rejected].map((r) => r.name));
     for (const entry of Object.values(ctx.store.state.clusters)) {
@@ -388,6 +400,18 @@ function createXdsClient(ctx: XdsContext): XdsClient {
       const scope = ctx.stats.scope(`cluster.${clusterStatName(entry.config)}`);
       scope.counter('update_attempt').inc();
       scope.counter(rejected ? 'update_rejected' : 'update_success').inc();
+      if (!rejected) scope.gauge('version', 'NeverImport').set(versionHash(version));
+    }
+  }
+
+  /** `cluster.<name>.update_failure` of each EDS cluster whose endpoints the broken stream carried. */
+  function countEndpointFailure(key: string, typeUrl: string): void {
+    for (const entry of Object.values(ctx.store.state.clusters)) {
+      if (entry.config.type !== 'EDS') continue;
+      const source = configSourceOf(objectOf(objectOf(entry.config.eds_cluster_config).eds_config));
+      if (!source || transportKey('eds', source) !== key || TYPE_URLS[source.resourceVersion].eds !== typeUrl)
+        continue;
+      ctx.stats.counter(`cluster.${clusterStatName(entry.config)}.update_failure`).inc();
     }
   }
 
@@ -395,6 +419,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
   function countRouteUpdate(
     decoded: { resources: DecodedResource[]; rejected: Array<{ name: string }> },
     rejected: boolean,
+    version: string,
   ): void {
     const names = new Set([...decoded.resources, ...decoded.rejected].map((r) => r.name));
     const scopes = new Set<string>();
@@ -406,7 +431,10 @@ function createXdsClient(ctx: XdsContext): XdsClient {
       const scope = ctx.stats.scope(prefix);
       scope.counter('update_attempt').inc();
       scope.counter(rejected ? 'update_rejected' : 'update_success').inc();
-      if (!rejected) scope.counter('config_reload').inc();
+      if (!rejected) {
+        scope.counter('config_reload').inc();
+        scope.gauge('version', 'NeverImport').set(versionHash(version));
+      }
     }
   }
 

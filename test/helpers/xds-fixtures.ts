@@ -175,3 +175,14 @@ export const ADMIN: JsonObject = {
   access_log_path: '/dev/null',
   address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
 };
+
+/** One stat's value from the admin's `/stats`, or undefined when it is not shown. */
+export async function statValue(
+  proxy: { get(path: string): Promise<{ body: string }> },
+  name: string,
+): Promise<number | undefined> {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const body = (await proxy.get(`/stats?filter=${encodeURIComponent(`^${escaped}$`)}`)).body;
+  const value = new RegExp(`^${escaped}: (\\d+)$`, 'm').exec(body)?.[1];
+  return value === undefined ? undefined : Number(value);
+}

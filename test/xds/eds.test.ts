@@ -5,12 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { prepareHashing } from '../../src/upstream/hash.js';
+import { versionHash } from '../../src/xds/version-hash.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import {
   assignment,
   edsBootstrap,
   GRPC_SOURCE,
   get,
+  statValue,
   type Upstream,
   until,
   upstream,
@@ -24,6 +27,7 @@ describe('EDS over gRPC (EndpointDiscoveryService)', () => {
   const upstreams: Upstream[] = [];
 
   before(async () => {
+    await prepareHashing();
     xds = await XdsServer.start();
     for (const name of ['a', 'b', 'c', 'd']) upstreams.push(await upstream(name));
     xds.set('eds', [assignment('some_service', [upstreams[0]!.port, upstreams[1]!.port])], 'v1');
@@ -53,6 +57,7 @@ describe('EDS over gRPC (EndpointDiscoveryService)', () => {
     assert.match(clusters, new RegExp(`some_service::127\\.0\\.0\\.1:${upstreams[0]!.port}::cx_active`));
     const stats = (await proxy.get('/stats?filter=some_service.update_')).body;
     assert.match(stats, /cluster\.some_service\.update_success: [1-9]/);
+    assert.equal(await statValue(proxy, 'cluster.some_service.version'), versionHash('v1'));
   });
 
   it('replaces members under steady traffic with zero failed requests', async () => {
@@ -78,6 +83,7 @@ describe('EDS over gRPC (EndpointDiscoveryService)', () => {
     await load;
     assert.equal(failures, 0, `${failures} of ${total} requests failed`);
     assert.deepEqual([...seen].sort(), ['c', 'd'], 'only the new members serve after the update');
+    assert.equal(await statValue(proxy, 'cluster.some_service.version'), versionHash('v2'));
   });
 
   it('NACKs a bad update naming resource and field, and keeps serving the last good members', async () => {
@@ -100,6 +106,11 @@ describe('EDS over gRPC (EndpointDiscoveryService)', () => {
     }
     const stats = (await proxy.get('/stats?filter=some_service.update_rejected')).body;
     assert.match(stats, /cluster\.some_service\.update_rejected: 1/);
+    assert.equal(
+      await statValue(proxy, 'cluster.some_service.version'),
+      versionHash('v2'),
+      'a NACKed update leaves the version of the last accepted one',
+    );
   });
 });
 
@@ -136,6 +147,10 @@ describe('EDS on ADS when the management server dies and comes back', () => {
         /control_plane\.connected_state: 0/.test((await proxy.get('/stats?filter=connected_state')).body),
       );
       for (let i = 0; i < 5; i++) assert.equal((await get(port)).body, 'a', 'the last members keep serving');
+      assert.ok(
+        ((await statValue(proxy, 'cluster.some_service.update_failure')) ?? 0) >= 1,
+        'the broken stream is a failed fetch of the cluster it carried',
+      );
       xds = await XdsServer.start(xdsPort);
       xds.set('eds', [assignment('some_service', [b.port])], 'v2');
       const resubscribe = await xds.waitFor(
