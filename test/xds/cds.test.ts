@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { prepareHashing } from '../../src/upstream/hash.js';
+import { versionHash } from '../../src/xds/version-hash.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import {
   ADMIN,
@@ -13,6 +15,7 @@ import {
   get,
   httpListener,
   staticCluster,
+  statValue,
   type Upstream,
   until,
   upstream,
@@ -52,6 +55,7 @@ describe('CDS on ADS (v3)', () => {
   before(async () => {
     xds = await XdsServer.start();
     for (const name of ['a', 'b']) upstreams.push(await upstream(name));
+    await prepareHashing();
     xds.set('cds', [edsCluster('web')], 'c1');
     xds.set('eds', [assignment('web', [upstreams[0]!.port])], 'e1');
     proxy = await startProxyProcess(
@@ -100,6 +104,7 @@ describe('CDS on ADS (v3)', () => {
     assert.equal(dump.dynamic_warming_clusters, undefined);
     const stats = (await proxy.get('/stats?filter=^cluster_manager.cds')).body;
     assert.match(stats, /cluster_manager\.cds\.update_success: 1/);
+    assert.equal(await statValue(proxy, 'cluster_manager.cds.version'), versionHash('c1'));
   });
 
   it('NACKs a bad cluster with error_detail while the good ones keep serving', async () => {
@@ -113,6 +118,11 @@ describe('CDS on ADS (v3)', () => {
     assert.doesNotMatch((await proxy.get('/clusters')).body, /^bad::/m);
     const stats = (await proxy.get('/stats?filter=^cluster_manager.cds')).body;
     assert.match(stats, /cluster_manager\.cds\.update_rejected: 1/);
+    assert.equal(
+      await statValue(proxy, 'cluster_manager.cds.version'),
+      versionHash('c1'),
+      'a NACKed update leaves the version of the last accepted one',
+    );
   });
 
   it('warms a new EDS cluster until its endpoints arrive, updates and removes clusters', async () => {

@@ -8,8 +8,18 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
+import { prepareHashing } from '../../src/upstream/hash.js';
+import { versionHash } from '../../src/xds/version-hash.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
-import { ADMIN, GRPC_SOURCE, get, httpListener, staticCluster, until } from '../helpers/xds-fixtures.js';
+import {
+  ADMIN,
+  GRPC_SOURCE,
+  get,
+  httpListener,
+  staticCluster,
+  statValue,
+  until,
+} from '../helpers/xds-fixtures.js';
 import { XdsServer } from '../helpers/xds-server.js';
 
 const HCM =
@@ -68,6 +78,7 @@ describe('LDS and RDS (per-type gRPC services)', () => {
   let proxy: ProxyProcess;
 
   before(async () => {
+    await prepareHashing();
     xds = await XdsServer.start();
     xds.set('lds', [listener('front', rds('front_routes'))], 'l1');
     xds.set('rds', [table('front_routes', 200, 'one')], 'r1');
@@ -97,6 +108,8 @@ describe('LDS and RDS (per-type gRPC services)', () => {
     assert.deepEqual(res, { status: 200, body: 'one' });
     const stats = (await proxy.get('/stats?filter=rds')).body;
     assert.match(stats, /http\.front\.rds\.front_routes\.update_success: 1/);
+    assert.equal(await statValue(proxy, 'http.front.rds.front_routes.version'), versionHash('r1'));
+    assert.equal(await statValue(proxy, 'listener_manager.lds.version'), versionHash('l1'));
     const dump = JSON.parse((await proxy.get('/config_dump')).body) as { configs: JsonObject[] };
     const listeners = dump.configs.find((c) =>
       String(c['@type']).endsWith('ListenersConfigDump'),
@@ -141,6 +154,7 @@ describe('LDS and RDS (per-type gRPC services)', () => {
     running = false;
     await load;
     assert.equal(failures, 0);
+    assert.equal(await statValue(proxy, 'http.front.rds.front_routes.version'), versionHash('r2'));
     const firstTwo = bodies.indexOf('two');
     assert.ok(firstTwo > 0);
     assert.ok(
@@ -158,6 +172,11 @@ describe('LDS and RDS (per-type gRPC services)', () => {
     assert.match(nack.error_detail?.message ?? '', /Listener 'bad': address: required field missing/);
     assert.equal((await get(await proxy.listenerPort('front'))).body, 'two');
     assert.match((await proxy.get('/stats?filter=^listener_manager.lds')).body, /lds\.update_rejected: 1/);
+    assert.equal(
+      await statValue(proxy, 'listener_manager.lds.version'),
+      versionHash('l1'),
+      'a NACKed update leaves the version of the last accepted one',
+    );
     const dump = JSON.parse((await proxy.get('/config_dump?resource=dynamic_listeners')).body) as {
       configs: Array<{ name: string; error_state?: { details: string; version_info: string } }>;
     };
