@@ -39,7 +39,10 @@ describe('EDS from a file (path)', () => {
       // A field this build does not know (from a newer API) is let through and counted.
       replace(response('2', [{ ...assignment('some_service', [b.port]), from_the_future: true }]));
       await until('the renamed file serves', async () => (await get(port)).body === 'b');
-      assert.match((await proxy.get('/stats?filter=dynamic_unknown')).body, /server\.dynamic_unknown_fields: 1/);
+      assert.match(
+        (await proxy.get('/stats?filter=dynamic_unknown')).body,
+        /server\.dynamic_unknown_fields: 1/,
+      );
       replace(response('3', [assignment('some_service', [a.port], { load_balancing_weight: 0 })]));
       await until('the bad file rejected', async () =>
         /some_service\.update_rejected: 1/.test((await proxy.get('/stats?filter=update_rejected')).body),
