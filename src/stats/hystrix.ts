@@ -4,7 +4,7 @@ import type { State } from '../../reducers/index.js';
 import { numberOr, objectOf } from '../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
 import { quantiles } from './bins.js';
-import { sanitizeStatName, type StatsStore } from './store.js';
+import { type StatsStore, sanitizeStatName } from './store.js';
 
 /**
  * The hystrix sink of `stats_sinks`, or null. The loader resolved every spelling of its name

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import jsonpatch from 'fast-json-patch';
 import { activeHealthChanged, clusterRemoved, runtimeModified } from '../../events/index.js';
-import { semanticView } from '../../views/snapshot-diff.js';
 import { dryRun } from '../../src/control/dry-run.js';
+import { semanticView } from '../../views/snapshot-diff.js';
 import { bootstrapWith, cluster, virtualStore } from '../helpers/event-log.js';
 
 const boot = bootstrapWith([cluster('svc', ['10.0.0.1:80', '10.0.0.2:80']), cluster('old', ['10.1.0.1:80'])]);

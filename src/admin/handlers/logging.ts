@@ -1,12 +1,11 @@
 import { type LogLevel, logLevelsChanged } from '../../../events/index.js';
 import { activeLoggers, loggerLevels, loggingUsage } from '../../../views/logging/render.js';
 import { text } from '../../../views/result.js';
-import { isLevelName, LEVEL_NAMES } from '../../logging/levels.js';
+import type { ServerContext } from '../../context.js';
 import { reopenEventLog } from '../../control/event-log.js';
 import { reopenAllAccessLogs } from '../../dataplane/access-log/file-sink.js';
-import type { AdminRequest } from '../registry.js';
-import type { HandlerDescriptor } from '../registry.js';
-import type { ServerContext } from '../../context.js';
+import { isLevelName, LEVEL_NAMES } from '../../logging/levels.js';
+import type { AdminRequest, HandlerDescriptor } from '../registry.js';
 
 /**
  * The levels a `/logging` query asks for: `level=` (every logger), `paths=a=l,b=l`, or
