@@ -10,7 +10,7 @@ export type HelloScan =
   | { kind: 'tls'; serverName: string; alpn: string[] };
 
 /** The reference's limit on a ClientHello it inspects. */
-export const MAX_CLIENT_HELLO = 64 * 1024;
+const MAX_CLIENT_HELLO = 64 * 1024;
 /** Bytes read before giving up on a ClientHello cut into very many (or empty) records. */
 const MAX_PEEK = 4 * MAX_CLIENT_HELLO;
 

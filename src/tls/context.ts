@@ -199,7 +199,7 @@ function strings(value: Json | undefined): string[] {
 }
 
 /** `*.example.com` covers exactly one label more than `example.com`, as the reference's DNS match. */
-export function dnsNameMatch(pattern: string, name: string): boolean {
+function dnsNameMatch(pattern: string, name: string): boolean {
   const p = pattern.toLowerCase();
   const n = name.toLowerCase();
   if (p === n) return true;

@@ -41,7 +41,7 @@ export type ConfigSourceSpec = {
 );
 
 /** `initial_fetch_timeout` when unset, as in the reference. */
-export const DEFAULT_INITIAL_FETCH_TIMEOUT_MS = 15_000;
+const DEFAULT_INITIAL_FETCH_TIMEOUT_MS = 15_000;
 
 const CONFIG_SOURCE_FIELDS: FieldTable = {
   ...acting('api_config_source', 'ads', 'path', 'initial_fetch_timeout', 'resource_api_version'),

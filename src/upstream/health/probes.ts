@@ -111,7 +111,7 @@ interface ResponseHead {
 const HEAD_LIMIT = 64 * 1024;
 
 /** The head of an HTTP/1 response at the start of `data`, null while incomplete; throws on garbage. */
-export function parseResponseHead(data: Buffer): ResponseHead | null {
+function parseResponseHead(data: Buffer): ResponseHead | null {
   let start = 0;
   for (;;) {
     const end = data.indexOf('\r\n\r\n', start, 'latin1');
@@ -156,7 +156,7 @@ export function parseResponseHead(data: Buffer): ResponseHead | null {
 }
 
 /** Whether a chunked body starting at `from` is complete in `data` (last chunk and trailers included). */
-export function chunkedBodyDone(data: Buffer, from: number): boolean {
+function chunkedBodyDone(data: Buffer, from: number): boolean {
   let at = from;
   for (;;) {
     const eol = data.indexOf('\r\n', at, 'latin1');
@@ -375,7 +375,7 @@ const SERVING = 1;
  * The `status` of a `HealthCheckResponse` in one uncompressed gRPC frame, or -1 when the
  * bytes are not one. Field 1 is a varint; unknown fields are skipped.
  */
-export function servingStatusOf(data: Buffer): number {
+function servingStatusOf(data: Buffer): number {
   if (data.length < 5 || data[0] !== 0) return -1;
   const length = data.readUInt32BE(1);
   if (data.length < 5 + length) return -1;
@@ -467,7 +467,7 @@ class GrpcProbe implements Probe {
 }
 
 /** True when every block of `receive` occurs in `data`, in order (the reference's fuzzy match). */
-export function payloadsFound(data: Buffer, receive: readonly Buffer[]): boolean {
+function payloadsFound(data: Buffer, receive: readonly Buffer[]): boolean {
   let from = 0;
   for (const block of receive) {
     const at = data.indexOf(block, from);
