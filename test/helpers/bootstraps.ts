@@ -17,28 +17,23 @@ export function hcmWithRoutes(routes: JsonObject[], statPrefix = 'ingress_http')
   };
 }
 
+/** The listener `http` on 127.0.0.1:0 whose one chain is the HCM `hcm` (its typed_config body). */
+export function httpListener(hcm: JsonObject): JsonObject {
+  return {
+    name: 'http',
+    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+    filter_chains: [
+      {
+        filters: [{ name: 'envoy.http_connection_manager', typed_config: { '@type': HCM_TYPE, ...hcm } }],
+      },
+    ],
+  };
+}
+
 /**
- * A whole bootstrap as a user writes it: the admin on a free port, `clusters`, and one
- * listener `http` on 127.0.0.1:0 whose chain is the HCM `hcm` (its typed_config body).
+ * A whole bootstrap as a user writes it: the admin on a free port, `clusters`, and the
+ * listener of `httpListener(hcm)`.
  */
 export function httpBootstrap(clusters: JsonObject[], hcm: JsonObject): JsonObject {
-  return {
-    admin: LOOPBACK_ADMIN,
-    static_resources: {
-      clusters,
-      listeners: [
-        {
-          name: 'http',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [
-            {
-              filters: [
-                { name: 'envoy.http_connection_manager', typed_config: { '@type': HCM_TYPE, ...hcm } },
-              ],
-            },
-          ],
-        },
-      ],
-    },
-  };
+  return { admin: LOOPBACK_ADMIN, static_resources: { clusters, listeners: [httpListener(hcm)] } };
 }

@@ -10,6 +10,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Json, JsonObject } from '../../../events/index.js';
+import { hcmWithRoutes, httpListener, LOOPBACK_ADMIN } from '../../helpers/bootstraps.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 
 const servers: http.Server[] = [];
@@ -41,7 +42,7 @@ function bootstrap(): JsonObject {
   const a = ports.a as number[];
   const b = ports.b as number[];
   return {
-    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    admin: LOOPBACK_ADMIN,
     node: { id: 'n', cluster: 'local', locality: { region: 'r', zone: 'b' } },
     cluster_manager: { local_cluster_name: 'local' },
     static_resources: {
@@ -59,35 +60,15 @@ function bootstrap(): JsonObject {
         }),
       ],
       listeners: [
-        {
-          name: 'http',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'envoy.http_connection_manager',
-                  config: {
-                    stat_prefix: 'in',
-                    route_config: {
-                      virtual_hosts: [
-                        {
-                          name: 'all',
-                          domains: ['*'],
-                          routes: ['direct', 'spill', 'small', 'weighted'].map((c) => ({
-                            match: { prefix: `/${c}` },
-                            route: { cluster: c },
-                          })),
-                        },
-                      ],
-                    },
-                    http_filters: [{ name: 'envoy.router' }],
-                  },
-                },
-              ],
-            },
-          ],
-        },
+        httpListener(
+          hcmWithRoutes(
+            ['direct', 'spill', 'small', 'weighted'].map((c) => ({
+              match: { prefix: `/${c}` },
+              route: { cluster: c },
+            })),
+            'in',
+          ),
+        ),
       ],
     },
   };

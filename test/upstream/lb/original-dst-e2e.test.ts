@@ -10,6 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
 import { parseDestination } from '../../../src/upstream/lb/original-dst.js';
+import { hcmWithRoutes, httpListener, LOOPBACK_ADMIN } from '../../helpers/bootstraps.js';
 import { until } from '../../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 
@@ -37,7 +38,7 @@ async function upstream(name: string): Promise<Upstream> {
 
 function bootstrap(): JsonObject {
   return {
-    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    admin: LOOPBACK_ADMIN,
     static_resources: {
       clusters: [
         {
@@ -49,34 +50,7 @@ function bootstrap(): JsonObject {
           original_dst_lb_config: { use_http_header: true },
         },
       ],
-      listeners: [
-        {
-          name: 'http',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'envoy.http_connection_manager',
-                  config: {
-                    stat_prefix: 'in',
-                    route_config: {
-                      virtual_hosts: [
-                        {
-                          name: 'all',
-                          domains: ['*'],
-                          routes: [{ match: { prefix: '/' }, route: { cluster: 'dst' } }],
-                        },
-                      ],
-                    },
-                    http_filters: [{ name: 'envoy.router' }],
-                  },
-                },
-              ],
-            },
-          ],
-        },
-      ],
+      listeners: [httpListener(hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'dst' } }], 'in'))],
     },
   };
 }

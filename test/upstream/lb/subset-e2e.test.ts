@@ -9,6 +9,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Json, JsonObject } from '../../../events/index.js';
+import { hcmWithRoutes, httpListener, LOOPBACK_ADMIN } from '../../helpers/bootstraps.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 
 const NAMES = ['a', 'b', 'c', 'd'] as const;
@@ -48,7 +49,7 @@ function route(prefix: string, action: JsonObject): JsonObject {
 function bootstrap(): JsonObject {
   const version = [{ keys: ['version'] }];
   return {
-    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    admin: LOOPBACK_ADMIN,
     static_resources: {
       clusters: [
         cluster('nofb', { subset_selectors: version }),
@@ -85,58 +86,36 @@ function bootstrap(): JsonObject {
             },
           ],
         },
-        {
-          name: 'http',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'envoy.http_connection_manager',
-                  config: {
-                    stat_prefix: 'in',
-                    route_config: {
-                      virtual_hosts: [
-                        {
-                          name: 'all',
-                          domains: ['*'],
-                          routes: [
-                            route('/nofb/v1', { cluster: 'nofb', metadata_match: lb({ version: 'v1' }) }),
-                            route('/nofb/v3', { cluster: 'nofb', metadata_match: lb({ version: 'v3' }) }),
-                            route('/nofb/none', { cluster: 'nofb' }),
-                            route('/any/v3', { cluster: 'any', metadata_match: lb({ version: 'v3' }) }),
-                            route('/any/v2', {
-                              cluster: 'any',
-                              metadata_match: { filter_metadata: { 'envoy.lb': { version: 'v2' } } },
-                            }),
-                            route('/def/v3', { cluster: 'def', metadata_match: lb({ version: 'v3' }) }),
-                            route('/stage/canary', {
-                              cluster: 'stage',
-                              metadata_match: lb({ stage: 'canary' }),
-                            }),
-                            route('/stage/prod', { cluster: 'stage', metadata_match: lb({ stage: 'prod' }) }),
-                            route('/stage/beta', { cluster: 'stage', metadata_match: lb({ stage: 'beta' }) }),
-                            route('/stage/v3', { cluster: 'stage', metadata_match: lb({ version: 'v3' }) }),
-                            route('/panic/v3', { cluster: 'panic', metadata_match: lb({ version: 'v3' }) }),
-                            route('/weighted', {
-                              metadata_match: lb({ version: 'v1' }),
-                              weighted_clusters: {
-                                clusters: [
-                                  { name: 'nofb', weight: 100, metadata_match: lb({ version: 'v2' }) },
-                                ],
-                              },
-                            }),
-                          ],
-                        },
-                      ],
-                    },
-                    http_filters: [{ name: 'envoy.router' }],
-                  },
+        httpListener(
+          hcmWithRoutes(
+            [
+              route('/nofb/v1', { cluster: 'nofb', metadata_match: lb({ version: 'v1' }) }),
+              route('/nofb/v3', { cluster: 'nofb', metadata_match: lb({ version: 'v3' }) }),
+              route('/nofb/none', { cluster: 'nofb' }),
+              route('/any/v3', { cluster: 'any', metadata_match: lb({ version: 'v3' }) }),
+              route('/any/v2', {
+                cluster: 'any',
+                metadata_match: { filter_metadata: { 'envoy.lb': { version: 'v2' } } },
+              }),
+              route('/def/v3', { cluster: 'def', metadata_match: lb({ version: 'v3' }) }),
+              route('/stage/canary', {
+                cluster: 'stage',
+                metadata_match: lb({ stage: 'canary' }),
+              }),
+              route('/stage/prod', { cluster: 'stage', metadata_match: lb({ stage: 'prod' }) }),
+              route('/stage/beta', { cluster: 'stage', metadata_match: lb({ stage: 'beta' }) }),
+              route('/stage/v3', { cluster: 'stage', metadata_match: lb({ version: 'v3' }) }),
+              route('/panic/v3', { cluster: 'panic', metadata_match: lb({ version: 'v3' }) }),
+              route('/weighted', {
+                metadata_match: lb({ version: 'v1' }),
+                weighted_clusters: {
+                  clusters: [{ name: 'nofb', weight: 100, metadata_match: lb({ version: 'v2' }) }],
                 },
-              ],
-            },
-          ],
-        },
+              }),
+            ],
+            'in',
+          ),
+        ),
       ],
     },
   };
