@@ -450,9 +450,10 @@ export class Exchange implements UpstreamHandler {
     if (this.done) return;
     if (this.host && failsHealthChecksAtOnce(headers))
       this.cluster?.outcome?.(this.host, IMMEDIATE_HEALTH_CHECK_FAIL);
-    if (this.retry && this.attempt >= this.retry.numRetries && retriableStatus(this.retry, status))
-      this.info.flags |= FLAG.URX;
-    if (this.retry && retriableStatus(this.retry, status) && this.attempt < this.retry.numRetries) {
+    const retry = this.retry;
+    const retriable = retry !== null && retriableStatus(retry, status);
+    if (retriable && this.attempt >= retry.numRetries) this.info.flags |= FLAG.URX;
+    if (retriable && this.attempt < retry.numRetries) {
       const up = this.upstream;
       this.endAttempt(status);
       if (this.tryRetry(true)) {
