@@ -105,8 +105,7 @@ function startOf(history: History, since: string | null, now: number): number | 
   if (typeof point === 'string') return `'since': ${point}`;
   if ('seq' in point) return Math.min(Math.max(point.seq, oldest), history.latestSeq());
   // At a time: after the last event before it.
-  const before = history.envelopesSince(oldest).filter((env) => env.at < point.time);
-  return before.length > 0 ? (before[before.length - 1] as Envelope<ProxyEvent>).seq : oldest;
+  return history.envelopesSince(oldest).findLast((env) => env.at < point.time)?.seq ?? oldest;
 }
 
 export const bundleHandler: HandlerDescriptor = {
