@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import type * as tls from 'node:tls';
 import type { JsonObject } from '../../events/index.js';
 import { runCli } from '../helpers/bootstrap.js';
+import { cluster as staticCluster } from '../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { makePki, type TestPki } from './certs.js';
 import { hcmListener } from './helpers.js';
@@ -20,22 +21,9 @@ import { hcmListener } from './helpers.js';
 const UPSTREAM_TLS = 'type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext';
 const DOWNSTREAM_TLS = 'type.googleapis.com/envoy.api.v2.auth.DownstreamTlsContext';
 
+/** A STATIC cluster of one 127.0.0.1 port; TLS handshakes get a longer connect timeout. */
 function cluster(name: string, port: number, extra: JsonObject): JsonObject {
-  return {
-    name,
-    connect_timeout: '2s',
-    load_assignment: {
-      cluster_name: name,
-      endpoints: [
-        {
-          lb_endpoints: [
-            { endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } },
-          ],
-        },
-      ],
-    },
-    ...extra,
-  };
+  return staticCluster(name, [port], { connect_timeout: '2s', ...extra });
 }
 
 function socket(type: string, context: JsonObject): JsonObject {

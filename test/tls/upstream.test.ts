@@ -11,29 +11,16 @@ import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import * as tls from 'node:tls';
 import type { JsonObject } from '../../events/index.js';
-import { tcpListener } from '../helpers/dataplane.js';
+import { cluster as staticCluster, tcpListener } from '../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { makePki, type TestPki } from './certs.js';
 import { hcmListener } from './helpers.js';
 
 const TLS_SOCKET = 'type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext';
 
+/** A STATIC cluster of one 127.0.0.1 port; TLS handshakes get a longer connect timeout. */
 function cluster(name: string, port: number, extra: JsonObject): JsonObject {
-  return {
-    name,
-    connect_timeout: '2s',
-    load_assignment: {
-      cluster_name: name,
-      endpoints: [
-        {
-          lb_endpoints: [
-            { endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } },
-          ],
-        },
-      ],
-    },
-    ...extra,
-  };
+  return staticCluster(name, [port], { connect_timeout: '2s', ...extra });
 }
 
 function tlsSocket(context: JsonObject): JsonObject {
