@@ -79,6 +79,7 @@ function eventLog(
   ctx: ServerContext,
   history: History,
   since: number,
+  now: number,
 ): { text: string; from: number; events: number } {
   const state = history.stateAt(since) ?? ctx.store.state;
   const envelopes: Envelope<ProxyEvent>[] = history.envelopesSince(since);
@@ -89,7 +90,7 @@ function eventLog(
       product: VERSION,
       options: state.server.options,
       bootstrap: state.bootstrap?.config ?? null,
-      opened_at: new Date(ctx.store.scheduler.now()).toISOString(),
+      opened_at: new Date(now).toISOString(),
     }),
     checkpointLine({ seq: since, at: state.at, state }),
     ...envelopes.map(envelopeLine),
@@ -126,7 +127,7 @@ export const bundleHandler: HandlerDescriptor = {
     if (typeof start === 'string') return text(`${start}\n${usageLine(bundleHandler)}`, 400);
     const parts: Record<string, unknown> = {};
     for (const [name, path, query] of PARTS) parts[name] = await part(req, ctx, path, query);
-    const log = history && start !== null ? eventLog(ctx, history, start) : null;
+    const log = history && start !== null ? eventLog(ctx, history, start, now) : null;
     const created = new Date(now).toISOString();
     const bundle = redact({
       format: BUNDLE_FORMAT,
