@@ -23,7 +23,8 @@ export function testContext(): ServerContext {
   });
 }
 
-function hostOf(address: string): UpstreamHost {
+/** A healthy data-plane host for `ip:port`. */
+export function hostOf(address: string): UpstreamHost {
   const colon = address.lastIndexOf(':');
   const ip = address.slice(0, colon);
   const port = Number(address.slice(colon + 1));

@@ -3,32 +3,17 @@ import * as net from 'node:net';
 import { test } from 'node:test';
 import type { RawCluster } from '../../../events/index.js';
 import { clusterSettings } from '../../../reducers/settings/cluster.js';
-import type { HostState } from '../../../reducers/state.js';
 import { Report } from '../../../src/bootstrap/report.js';
 import { clusterTraffic } from '../../../src/dataplane/pool/cluster-traffic.js';
 import { compileTcpProxy } from '../../../src/dataplane/tcp/config.js';
 import { createTcpProxy } from '../../../src/dataplane/tcp/proxy.js';
 import { StatsStore } from '../../../src/stats/store.js';
-import { newUpstreamHost } from '../../../src/upstream/host.js';
 import type { ClusterBuild, UpstreamHost } from '../../../src/upstream/types.js';
 import { tcpServer, until } from '../../helpers/dataplane.js';
-import { hcmConfig, startProxy } from '../../helpers/http-dataplane.js';
+import { hcmConfig, hostOf, startProxy } from '../../helpers/http-dataplane.js';
 
 function host(port: number): UpstreamHost {
-  const state: HostState = {
-    address: `127.0.0.1:${port}`,
-    ip: '127.0.0.1',
-    port,
-    hostname: '',
-    weight: 1,
-    priority: 0,
-    locality: { region: '', zone: '', sub_zone: '' },
-    metadata: {},
-    edsHealth: 'HEALTHY',
-    failedActiveHc: false,
-    failedOutlierCheck: false,
-  };
-  return newUpstreamHost(state);
+  return hostOf(`127.0.0.1:${port}`);
 }
 
 function runtime(stats: StatsStore, raw: RawCluster, hosts: UpstreamHost[]): ClusterBuild {
