@@ -61,6 +61,8 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   private readonly openedAt = performance.now();
   private readonly remoteIp: string;
   private readonly localAddress: string;
+  /** A TLS socket (a chain with a DownstreamTlsContext) carries https. */
+  private readonly scheme: 'http' | 'https';
 
   constructor(
     readonly hcm: DownstreamOwner,
@@ -68,6 +70,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   ) {
     this.remoteIp = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     this.localAddress = joinHostPort(socket.localAddress, socket.localPort);
+    this.scheme = (socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
     this.parser = new RequestHeadParser({
       maxHeadBytes: hcm.maxRequestHeadersBytes,
       maxHeadersCount: hcm.spec.maxHeadersCount,
@@ -243,8 +246,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       method,
       path,
       authority,
-      // A TLS socket (a chain with a DownstreamTlsContext) carries https.
-      scheme: (this.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http',
+      scheme: this.scheme,
       headers,
       protocol,
       remoteIp: this.remoteIp,
