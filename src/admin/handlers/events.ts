@@ -127,11 +127,13 @@ const eventsHandler: HandlerDescriptor = {
     if (!history) return void writeAnswer(res, noHistory());
     const query = eventsQuery(req, history, ctx.store.scheduler.now());
     if ('problem' in query) return void writeAnswer(res, usage(eventsHandler, query.problem, query.status));
+    // The served table is fixed for the stream: its snapshot views are listed once, not per frame.
+    const views = snapshotViews(req);
     const frame =
       req.query.get('format') === 'html'
         ? async (env: Envelope<ProxyEvent>) => {
             const [row] = timelineRows(history, [env]);
-            const html = renderTimelineRow(row as TimelineRow, snapshotViews(req));
+            const html = renderTimelineRow(row as TimelineRow, views);
             return `id: ${env.seq}\ndata: ${JSON.stringify({ seq: env.seq, html })}\n\n`;
           }
         : sseFrame;
