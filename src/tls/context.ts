@@ -153,6 +153,13 @@ const VERSION_ORDER: tls.SecureVersion[] = ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv
  */
 const TLS13_SUITES = ['TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256', 'TLS_AES_128_GCM_SHA256'];
 
+/**
+ * File reads by DataSource: one config is compiled by validation, by serve and by `/certs`,
+ * and each would read its files again. Configs are frozen, so a file is read once per config
+ * object; a new config (a reload, an xDS update) reads afresh.
+ */
+const fileReads = new WeakMap<JsonObject, { filename: string; bytes: Buffer }>();
+
 /** A DataSource's bytes, or undefined after reporting why not. */
 function readSource(
   raw: JsonObject,
@@ -162,7 +169,12 @@ function readSource(
   checkFields(raw, path, report, DATA_SOURCE_FIELDS, 'DataSource');
   if (typeof raw.filename === 'string') {
     try {
-      return { bytes: readFileSync(raw.filename), path: raw.filename };
+      let read = fileReads.get(raw);
+      if (read?.filename !== raw.filename) {
+        read = { filename: raw.filename, bytes: readFileSync(raw.filename) };
+        fileReads.set(raw, read);
+      }
+      return { bytes: read.bytes, path: raw.filename };
     } catch (err) {
       report.error(
         `${path}.filename`,
