@@ -36,10 +36,15 @@ export interface ProxyRun {
   stderr: string;
 }
 
-/** Runs `proxy ARGS` to completion (killed after `timeoutMs`). */
-export function runProxy(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 15000): Promise<ProxyRun> {
+/** Runs `proxy ARGS` to completion (killed after `timeoutMs`); `ipc` as for `spawnProxy`. */
+export function runProxy(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 15000,
+  ipc = false,
+): Promise<ProxyRun> {
   return new Promise((resolve, reject) => {
-    const child = spawnProxy(args, env);
+    const child = spawnProxy(args, env, ipc);
     let stdout = '';
     let stderr = '';
     child.stdout?.on('data', (d: Buffer) => {
