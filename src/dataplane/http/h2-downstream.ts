@@ -44,6 +44,30 @@ function goAwayWithCause(session: http2.ServerHttp2Session): void {
     );
 }
 
+/** A session's peer and local address, read from its socket once rather than per stream. */
+interface SessionPeer {
+  remoteIp: string;
+  remotePort: number | undefined;
+  localAddress: string;
+}
+
+const PEERS = new WeakMap<http2.Http2Session, SessionPeer>();
+
+function peerOf(session: http2.Http2Session | undefined): SessionPeer {
+  if (!session) return { remoteIp: '', remotePort: undefined, localAddress: '' };
+  let peer = PEERS.get(session);
+  if (!peer) {
+    const socket = session.socket;
+    peer = {
+      remoteIp: (socket?.remoteAddress ?? '').replace(/^::ffff:/, ''),
+      remotePort: socket?.remotePort,
+      localAddress: joinHostPort(socket?.localAddress, socket?.localPort),
+    };
+    PEERS.set(session, peer);
+  }
+  return peer;
+}
+
 /** One downstream HTTP/2 stream: the exchange's sink and owner. */
 class H2Stream implements ResponseSink, ExchangeOwner {
   headersSent = false;
@@ -65,6 +89,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     const method = String(headers[':method'] ?? 'GET');
     const contentLength = cl === undefined ? -1 : Number(cl);
     const hasBody = !stream.readableEnded && !(stream as { endAfterHeaders?: boolean }).endAfterHeaders;
+    const peer = peerOf(stream.session);
     const req: HttpRequest = {
       method,
       path: String(headers[':path'] ?? '/'),
@@ -72,9 +97,9 @@ class H2Stream implements ResponseSink, ExchangeOwner {
       scheme: String(headers[':scheme'] ?? 'http'),
       headers: flat,
       protocol: 'HTTP/2',
-      remoteIp: (stream.session?.socket?.remoteAddress ?? '').replace(/^::ffff:/, ''),
-      remotePort: stream.session?.socket?.remotePort,
-      localAddress: joinHostPort(stream.session?.socket?.localAddress, stream.session?.socket?.localPort),
+      remoteIp: peer.remoteIp,
+      remotePort: peer.remotePort,
+      localAddress: peer.localAddress,
       contentLength: hasBody ? contentLength : 0,
       hasBody,
     };
