@@ -62,10 +62,8 @@ export function domainSocket(
   return { name, address: abstract ? `\0${name.slice(1)}` : name, abstract };
 }
 
-/** `ip:port`, bracketed for IPv6: how listening sockets are asked for. */
-export function socketKey(ip: string, port: number): string {
-  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
-}
+/** `ip:port`, bracketed for IPv6 (the hosts' own key): how listening sockets are asked for. */
+export { hostKey as socketKey } from '../../../reducers/hosts.js';
 
 /** Calls `onMessage` with each JSON line read from `socket`; a line that is not JSON closes it. */
 export function readLines<T>(socket: Socket, onMessage: (msg: T) => void): void {
