@@ -19,7 +19,7 @@ import {
   updateRejected,
 } from '../../events/index.js';
 import { edsServiceName } from '../../reducers/discovery.js';
-import { configuredEndpoints } from '../../reducers/hosts.js';
+import { configuredEndpoints, hostKey } from '../../reducers/hosts.js';
 import { entryOf, type State } from '../../reducers/index.js';
 import { clusterStatName } from '../../reducers/settings/cluster.js';
 import { objectOf } from '../../reducers/settings/values.js';
@@ -179,7 +179,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     const n = picks.get(cluster) ?? 0;
     picks.set(cluster, n + 1);
     const host = hosts[n % hosts.length]!;
-    return host.ip.includes(':') ? `[${host.ip}]:${host.port}` : `${host.ip}:${host.port}`;
+    return hostKey(host.ip, host.port);
   }
 
   function streamFor(kind: ResourceKind, source: ConfigSourceSpec): Transport | null {
