@@ -3,6 +3,7 @@ import { type JsonObject, outlierChanged } from '../../../events/index.js';
 import type { ClusterEntry, HostState, State } from '../../../reducers/index.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { clusterStatName } from '../../../reducers/settings/cluster.js';
+import { objectOf } from '../../../reducers/settings/values.js';
 import type { OutlierFigures } from '../../../views/clusters/figures.js';
 import { Report } from '../../bootstrap/report.js';
 import type { Counter, Gauge, Scope } from '../../stats/store.js';
@@ -432,15 +433,11 @@ export interface OutlierDetection {
  */
 export function startOutlierDetection(deps: HealthDeps, now: () => number = Date.now): OutlierDetection {
   const detectors = new Map<string, ClusterDetector>();
-  const managerConfig = deps.store.state.bootstrap?.config.cluster_manager;
-  const logConfig =
-    managerConfig !== null && typeof managerConfig === 'object' && !Array.isArray(managerConfig)
-      ? managerConfig.outlier_detection
-      : undefined;
-  const logPath =
-    logConfig !== null && typeof logConfig === 'object' && !Array.isArray(logConfig)
-      ? compileOutlierEventLog(logConfig, 'cluster_manager.outlier_detection', new Report('bootstrap'))
-      : '';
+  const logPath = compileOutlierEventLog(
+    objectOf(objectOf(deps.store.state.bootstrap?.config.cluster_manager).outlier_detection),
+    'cluster_manager.outlier_detection',
+    new Report('bootstrap'),
+  );
   const eventLog = logPath
     ? new JsonLinesLog(logPath, (err) =>
         deps.log
