@@ -127,7 +127,7 @@ export class Exchange implements UpstreamHandler {
   private decodeHeaders(): void {
     const hcm = this.hcm;
     const hc = hcm.filters.healthCheck;
-    if (hc && hc.matches.every((m) => m(this.req))) {
+    if (hc?.matches.every((m) => m(this.req))) {
       this.info.healthCheck = true;
       const failing = hcm.deps.ctx.store.state.server.healthCheckFailed;
       if (failing) {
