@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import * as net from 'node:net';
 import { after, test } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
+import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 import { checkedCluster, fastCheck } from './helpers.js';
 
@@ -51,42 +52,10 @@ async function upstream(): Promise<Upstream> {
 }
 
 function bootstrap(cluster: JsonObject): JsonObject {
-  return {
-    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-    static_resources: {
-      clusters: [cluster],
-      listeners: [
-        {
-          name: 'http',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'proxy.filters.network.http_connection_manager',
-                  typed_config: {
-                    '@type':
-                      'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
-                    stat_prefix: 'ingress',
-                    route_config: {
-                      virtual_hosts: [
-                        {
-                          name: 'all',
-                          domains: ['*'],
-                          routes: [{ match: { prefix: '/' }, route: { cluster: 'web' } }],
-                        },
-                      ],
-                    },
-                    http_filters: [{ name: 'proxy.filters.http.router' }],
-                  },
-                },
-              ],
-            },
-          ],
-        },
-      ],
-    },
-  };
+  return httpBootstrap(
+    [cluster],
+    hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'web' } }], 'ingress'),
+  );
 }
 
 async function start(
