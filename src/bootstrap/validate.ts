@@ -1,4 +1,5 @@
 import type { Json, JsonObject } from '../../events/index.js';
+import { objectOf } from '../../reducers/settings/values.js';
 import { compileListener } from '../dataplane/listeners/config.js';
 import { checkSecret } from '../tls/context.js';
 import { staticSecrets } from '../tls/secrets.js';
@@ -7,10 +8,6 @@ import { checkBootstrapSources } from '../xds/config-source.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
 import { validateCluster } from './validate-cluster.js';
-
-function obj(value: Json | undefined): JsonObject {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
-}
 
 function list(value: Json | undefined): Json[] {
   return Array.isArray(value) ? value : [];
@@ -22,10 +19,10 @@ function list(value: Json | undefined): Json[] {
  * replays and config dumps deterministic.
  */
 export function nameListeners(bootstrap: JsonObject): void {
-  const listeners = list(obj(bootstrap.static_resources).listeners);
-  const taken = new Set(listeners.map((l) => obj(l).name).filter((n) => typeof n === 'string'));
+  const listeners = list(objectOf(bootstrap.static_resources).listeners);
+  const taken = new Set(listeners.map((l) => objectOf(l).name).filter((n) => typeof n === 'string'));
   listeners.forEach((l, i) => {
-    const listener = obj(l);
+    const listener = objectOf(l);
     if (listener.name) return;
     let name = `listener_${i}`;
     for (let n = 1; taken.has(name); n++) name = `listener_${i}_${n}`;
@@ -37,7 +34,7 @@ export function nameListeners(bootstrap: JsonObject): void {
 function checkUnique(items: Json[], what: string, p: string, report: Report): void {
   const seen = new Map<string, number>();
   items.forEach((item, i) => {
-    const name = obj(item).name;
+    const name = objectOf(item).name;
     if (typeof name !== 'string' || name === '') return;
     const first = seen.get(name);
     if (first === undefined) seen.set(name, i);
@@ -53,39 +50,44 @@ function checkUnique(items: Json[], what: string, p: string, report: Report): vo
  */
 export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
   checkFields(bootstrap, '', report, BOOTSTRAP_FIELDS, 'Bootstrap');
-  const resources = obj(bootstrap.static_resources);
+  const resources = objectOf(bootstrap.static_resources);
   checkFields(resources, 'static_resources', report, STATIC_FIELDS, 'StaticResources');
   const secretList = list(resources.secrets);
-  for (const [i, s] of secretList.entries()) checkSecret(obj(s), `static_resources.secrets[${i}]`, report);
+  for (const [i, s] of secretList.entries())
+    checkSecret(objectOf(s), `static_resources.secrets[${i}]`, report);
   checkUnique(secretList, 'secret', 'static_resources.secrets', report);
   const secrets = staticSecrets(bootstrap);
   const clusters = list(resources.clusters);
   for (const [i, c] of clusters.entries())
-    validateCluster(obj(c), `static_resources.clusters[${i}]`, report, secrets);
+    validateCluster(objectOf(c), `static_resources.clusters[${i}]`, report, secrets);
   checkUnique(clusters, 'cluster', 'static_resources.clusters', report);
   const listeners = list(resources.listeners);
   for (const [i, l] of listeners.entries())
-    compileListener(obj(l), `static_resources.listeners[${i}]`, report, secrets);
+    compileListener(objectOf(l), `static_resources.listeners[${i}]`, report, secrets);
   checkUnique(listeners, 'listener', 'static_resources.listeners', report);
   checkBootstrapSources(bootstrap, report);
-  checkAdmin(obj(bootstrap.admin), report);
+  checkAdmin(objectOf(bootstrap.admin), report);
   checkFields(
-    obj(bootstrap.cluster_manager),
+    objectOf(bootstrap.cluster_manager),
     'cluster_manager',
     report,
     CLUSTER_MANAGER_FIELDS,
     'ClusterManager',
   );
-  const localCluster = obj(bootstrap.cluster_manager).local_cluster_name;
+  const localCluster = objectOf(bootstrap.cluster_manager).local_cluster_name;
   // As the reference: the local cluster must be a static one, known before any discovery.
-  if (typeof localCluster === 'string' && localCluster && !clusters.some((c) => obj(c).name === localCluster))
+  if (
+    typeof localCluster === 'string' &&
+    localCluster &&
+    !clusters.some((c) => objectOf(c).name === localCluster)
+  )
     report.error(
       'cluster_manager.local_cluster_name',
       `local cluster '${localCluster}' must be defined in static_resources.clusters`,
     );
-  const outlierLog = obj(bootstrap.cluster_manager).outlier_detection;
+  const outlierLog = objectOf(bootstrap.cluster_manager).outlier_detection;
   if (outlierLog !== undefined)
-    compileOutlierEventLog(obj(outlierLog), 'cluster_manager.outlier_detection', report);
+    compileOutlierEventLog(objectOf(outlierLog), 'cluster_manager.outlier_detection', report);
 }
 
 const BOOTSTRAP_FIELDS: FieldTable = {
@@ -128,10 +130,10 @@ export const FIELD_TABLES = {
  */
 function checkAdmin(admin: JsonObject, report: Report): void {
   checkFields(admin, 'admin', report, ADMIN_FIELDS, 'Admin');
-  const pipe = obj(obj(admin.address).pipe);
+  const pipe = objectOf(objectOf(admin.address).pipe);
   const path = typeof pipe.path === 'string' ? pipe.path : '';
   const mode = Number(pipe.mode ?? 0);
-  if (obj(admin.address).pipe !== undefined && !path)
+  if (objectOf(admin.address).pipe !== undefined && !path)
     report.error('admin.address.pipe.path', 'required field missing', 'missing');
   if (mode > 0o777)
     report.error('admin.address.pipe.mode', `${mode} is more than 0777 (511): mode is permission bits`);
