@@ -108,7 +108,7 @@ export const EXTENSIONS: readonly Extension[] = [
 ];
 
 /** `proxy.x` -> `envoy.x`; every other spelling unchanged. */
-export function envoyName(name: string): string {
+function envoyName(name: string): string {
   return name.startsWith('proxy.') ? 'envoy.' + name.slice('proxy.'.length) : name;
 }
 

@@ -24,7 +24,7 @@ export type LoadOptions = Pick<
 >;
 
 /** Label `--config-yaml` findings carry in place of a file name. */
-export const CONFIG_YAML_LABEL = '--config-yaml';
+const CONFIG_YAML_LABEL = '--config-yaml';
 
 /**
  * Reads, then runs the compile step of every static resource (`validateBootstrap`): what

@@ -60,7 +60,7 @@ const V3_ALIASES: Record<string, string> = {
 };
 
 /** The repository's `proto/` folder, found from this module (works from `src/` and `dist/src/`). */
-export function protoDir(): string {
+function protoDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const candidate = path.join(dir, 'proto', 'envoy');
