@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
-import * as https from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import * as tls from 'node:tls';
 import type { JsonObject } from '../../events/index.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { type Issued, makePki, type TestPki } from './certs.js';
+import { httpsGet } from './helpers.js';
 
 const DOWNSTREAM_TLS = 'type.googleapis.com/envoy.api.v2.auth.DownstreamTlsContext';
 
@@ -58,31 +58,6 @@ function serverTls(cert: Issued, context: JsonObject = {}, common: JsonObject = 
       },
     },
   };
-}
-
-interface Answer {
-  status: number;
-  body: string;
-  /** CN of the certificate the proxy presented. */
-  cn: string;
-}
-
-function httpsGet(port: number, options: https.RequestOptions): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = https.get(
-      { host: '127.0.0.1', port, path: '/', agent: false, timeout: 5000, ...options },
-      (res) => {
-        const cn = String((res.socket as tls.TLSSocket).getPeerCertificate().subject?.CN ?? '');
-        let body = '';
-        res.on('data', (d: Buffer) => {
-          body += d;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, cn }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-  });
 }
 
 async function counters(proxy: ProxyProcess, pattern: RegExp): Promise<Map<string, number>> {

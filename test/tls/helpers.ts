@@ -1,4 +1,6 @@
 /** Bootstrap pieces the TLS tests share. */
+import * as https from 'node:https';
+import type * as tls from 'node:tls';
 import type { JsonObject } from '../../events/index.js';
 
 /** A listener on 127.0.0.1 port 0 with one HCM chain routing path prefixes to clusters. */
@@ -36,4 +38,30 @@ export function hcmListener(
       },
     ],
   };
+}
+
+export interface Answer {
+  status: number;
+  body: string;
+  /** CN of the certificate the proxy presented. */
+  cn: string;
+}
+
+/** GET over TLS to 127.0.0.1:`port` (path `/` unless `options` says), with the certificate CN it met. */
+export function httpsGet(port: number, options: https.RequestOptions): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = https.get(
+      { host: '127.0.0.1', port, path: '/', agent: false, timeout: 5000, ...options },
+      (res) => {
+        const cn = String((res.socket as tls.TLSSocket).getPeerCertificate().subject?.CN ?? '');
+        let body = '';
+        res.on('data', (d: Buffer) => {
+          body += d;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, cn }));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+  });
 }

@@ -16,7 +16,7 @@ import { runCli } from '../helpers/bootstrap.js';
 import { cluster as staticCluster } from '../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { makePki, type TestPki } from './certs.js';
-import { hcmListener } from './helpers.js';
+import { type Answer, hcmListener, httpsGet } from './helpers.js';
 
 const UPSTREAM_TLS = 'type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext';
 const DOWNSTREAM_TLS = 'type.googleapis.com/envoy.api.v2.auth.DownstreamTlsContext';
@@ -32,26 +32,8 @@ function socket(type: string, context: JsonObject): JsonObject {
   };
 }
 
-function getOverTls(
-  port: number,
-  ca: string,
-  path: string,
-): Promise<{ status: number; body: string; cn: string }> {
-  return new Promise((resolve, reject) => {
-    const req = https.get(
-      { host: '127.0.0.1', port, path, ca, servername: 'proxy.test', agent: false, timeout: 5000 },
-      (res) => {
-        const cn = String((res.socket as tls.TLSSocket).getPeerCertificate().subject?.CN ?? '');
-        let body = '';
-        res.on('data', (d: Buffer) => {
-          body += d;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, cn }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-  });
+function getOverTls(port: number, ca: string, path: string): Promise<Answer> {
+  return httpsGet(port, { path, ca, servername: 'proxy.test' });
 }
 
 describe('static secrets', () => {
