@@ -59,6 +59,14 @@ interface Peer {
   port: number;
 }
 
+/** One GET through an HTTP proxy whose cluster `raw` holds `upstream`, answered `ok`. */
+async function getOkThrough(raw: RawCluster, upstream: net.AddressInfo): Promise<void> {
+  const proxy = await startProxy(hcmConfig('b'), [{ raw, addresses: [`127.0.0.1:${upstream.port}`] }]);
+  cleanups.push(() => proxy.close());
+  const res = await fetch(`http://127.0.0.1:${proxy.port}/`, { signal: AbortSignal.timeout(3000) });
+  assert.equal(await res.text(), 'ok');
+}
+
 function assertBoundWithKeepAlive(peer: Peer | null, port: number): void {
   assert.deepEqual(peer, { address: SOURCE, port });
   assert.match(timerOf(port), /timer:\(keepalive,/);
@@ -77,12 +85,7 @@ test('HTTP/1 pool: bound source address and port, keep-alive on', async () => {
   });
   const port = await freeSourcePort();
   const raw: RawCluster = { name: 'b', connect_timeout: '1s', ...socketOptions(port) };
-  const proxy = await startProxy(hcmConfig('b'), [
-    { raw, addresses: [`127.0.0.1:${(upstream.address() as net.AddressInfo).port}`] },
-  ]);
-  cleanups.push(() => proxy.close());
-  const res = await fetch(`http://127.0.0.1:${proxy.port}/`, { signal: AbortSignal.timeout(3000) });
-  assert.equal(await res.text(), 'ok');
+  await getOkThrough(raw, upstream.address() as net.AddressInfo);
   // The pooled connection stays open after the response: the kernel still holds it.
   assertBoundWithKeepAlive(peer, port);
 });
@@ -110,12 +113,7 @@ test('HTTP/2 pool: bound source address and port, keep-alive on', async () => {
     http2_protocol_options: {},
     ...socketOptions(port),
   };
-  const proxy = await startProxy(hcmConfig('b'), [
-    { raw, addresses: [`127.0.0.1:${(upstream.address() as net.AddressInfo).port}`] },
-  ]);
-  cleanups.push(() => proxy.close());
-  const res = await fetch(`http://127.0.0.1:${proxy.port}/`, { signal: AbortSignal.timeout(3000) });
-  assert.equal(await res.text(), 'ok');
+  await getOkThrough(raw, upstream.address() as net.AddressInfo);
   assertBoundWithKeepAlive(peer, port);
 });
 
