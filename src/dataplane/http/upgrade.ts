@@ -5,6 +5,7 @@ import type { UpgradeTable } from '../router/upgrade-config.js';
 import type { DownstreamOwner } from './downstream.js';
 import { reasonPhrase } from './h1-parse.js';
 import { upstreamRequestHead } from './headers.js';
+import { upstreamResetText } from './local-reply.js';
 import type { HttpRequest } from './request.js';
 
 /** Whether a request upgrading to `type` may go through: the route's setting, else the HCM's. */
@@ -72,13 +73,16 @@ export function startUpgrade(
   }
   info.upstreamCluster = clusterName;
   const { traffic } = cluster;
-  const host = traffic.admitRequest(route.priority)
-    ? cluster.lb.choose({
-        hash: route.hash?.(req) ?? null,
-        attempt: 0,
-        criteria: target?.criteria ?? route.criteria,
-      })
-    : null;
+  // As the router does: a full breaker is an overflow (UO), not a missing host.
+  if (!traffic.admitRequest(route.priority)) {
+    reply(503, upstreamResetText('overflow'), FLAG.UO);
+    return true;
+  }
+  const host = cluster.lb.choose({
+    hash: route.hash?.(req) ?? null,
+    attempt: 0,
+    criteria: target?.criteria ?? route.criteria,
+  });
   if (!host) {
     traffic.cxNoneHealthy.inc();
     reply(503, 'no healthy upstream', FLAG.UH);
@@ -131,7 +135,7 @@ export function startUpgrade(
     if (status === 0 && info.bytesSent === 0 && !downstream.destroyed) {
       // Nothing came back: the client gets the router's answer, and the socket closes after it.
       downstream.unpipe(upstream);
-      reply(503, 'upstream connect error or disconnect/reset before headers', FLAG.UF);
+      reply(503, upstreamResetText('connection failure'), FLAG.UF);
       return;
     }
     end(status);
