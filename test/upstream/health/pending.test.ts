@@ -15,6 +15,7 @@ import type { HostState } from '../../../reducers/state.js';
 import { Store } from '../../../src/control/store.js';
 import { newUpstreamHost } from '../../../src/upstream/host.js';
 import { groupByPriority, priorityLoads } from '../../../src/upstream/lb/priority.js';
+import { hostSpec } from '../../helpers/upstream.js';
 import { checkedCluster, fastCheck, startHarness, waitFor } from './helpers.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -23,17 +24,7 @@ after(async () => {
 });
 
 function spec(port: number): HostSpec {
-  return {
-    address: `127.0.0.1:${port}`,
-    ip: '127.0.0.1',
-    port,
-    hostname: '',
-    weight: 1,
-    priority: 0,
-    locality: { region: '', zone: '', sub_zone: '' },
-    metadata: {},
-    edsHealth: 'UNKNOWN',
-  };
+  return hostSpec(`127.0.0.1:${port}`);
 }
 
 function member(port: number, verdicts: Partial<HostState>) {
