@@ -1,7 +1,8 @@
 import type { Json, JsonObject, RawCluster } from '../../../events/config.js';
 import { durationMs, numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
-import { Report } from '../../bootstrap/report.js';
+import { attempt, Report } from '../../bootstrap/report.js';
+import { compileHeaderMutation, type HeaderMutation } from '../../dataplane/router/header-mutation.js';
 
 /** `HealthCheck.http_health_check`, defaults applied. */
 export interface HttpCheckSettings {
@@ -9,9 +10,8 @@ export interface HttpCheckSettings {
   /** Host header; empty means the cluster's name. */
   host: string;
   path: string;
-  /** Headers added to every check request, in order (`append` false replaces an earlier one). */
-  headersToAdd: Array<{ name: string; value: string; append: boolean }>;
-  headersToRemove: string[];
+  /** `request_headers_to_add` / `_remove`, compiled as the router's are; null when neither is set. */
+  headers: HeaderMutation | null;
   /** Half-open ranges `[start, end)` of statuses that pass; default `[200, 201)`. */
   expectedStatuses: Array<[number, number]>;
   http2: boolean;
@@ -143,16 +143,7 @@ function httpChecker(http: JsonObject, p: string, report: Report): HttpCheckSett
     kind: 'http',
     host: stringOr(http.host, ''),
     path,
-    headersToAdd: list(http.request_headers_to_add).map((option) => {
-      const o = objectOf(option);
-      const header = objectOf(o.header);
-      return {
-        name: stringOr(header.key, '').toLowerCase(),
-        value: typeof header.value === 'string' ? header.value : '',
-        append: o.append !== false,
-      };
-    }),
-    headersToRemove: list(http.request_headers_to_remove).map((h) => String(h).toLowerCase()),
+    headers: attempt(report, p, () => compileHeaderMutation(http, p, report)) ?? null,
     expectedStatuses: expectedStatuses.length > 0 ? expectedStatuses : [[200, 201]],
     http2: http.use_http2 === true || codec === 'HTTP2',
     serviceName: stringOr(http.service_name, ''),

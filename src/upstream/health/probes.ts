@@ -1,6 +1,15 @@
 import * as http2 from 'node:http2';
 import type * as net from 'node:net';
+import { newStreamInfo } from '../../dataplane/access-log/stream-info.js';
+import {
+  BodyFramer,
+  bodilessStatus,
+  Framing,
+  type ResponseHead,
+  ResponseHeadParser,
+} from '../../dataplane/http/h1-parse.js';
 import type { ConnectOptions } from '../../dataplane/pool/connect-options.js';
+import { applyHeaderMutations } from '../../dataplane/router/header-mutation.js';
 import type { Scope } from '../../stats/store.js';
 import { dial } from '../../tls/upstream.js';
 import type { GrpcCheckSettings, HttpCheckSettings, TcpCheckSettings } from './config.js';
@@ -62,16 +71,20 @@ function authorityOf(target: ProbeTarget, configured: string): string {
   return configured || target.cluster;
 }
 
-/** The request headers of an HTTP check beyond the pseudo-headers, `request_headers_to_add` applied. */
-function checkHeaders(settings: HttpCheckSettings): Record<string, string | string[]> {
-  const headers: Record<string, string | string[]> = { 'user-agent': USER_AGENT };
-  for (const { name, value, append } of settings.headersToAdd) {
-    const present = headers[name];
-    if (append && present !== undefined)
-      headers[name] = [...(Array.isArray(present) ? present : [present]), value];
-    else headers[name] = value;
+/** The reference's health checker evaluates header variables on a loopback connection of its own. */
+const CHECK_ADDRESS = '127.0.0.1:0';
+
+/**
+ * The request headers of an HTTP check beyond the pseudo-headers (flat, names lowercase),
+ * `request_headers_to_remove` then `_add` applied as the router applies them. Evaluated per
+ * check, as a value may read the time.
+ */
+function checkHeaders(settings: HttpCheckSettings): string[] {
+  const headers = ['user-agent', USER_AGENT];
+  if (settings.headers) {
+    const info = newStreamInfo(null, CHECK_ADDRESS, CHECK_ADDRESS);
+    applyHeaderMutations(headers, [settings.headers], false, { info, host: null });
   }
-  for (const name of settings.headersToRemove) delete headers[name];
   return headers;
 }
 
@@ -96,81 +109,17 @@ function httpVerdict(
   return degraded ? 'degraded' : 'success';
 }
 
-/** Where one HTTP/1 response ends, once its head is parsed. */
-type BodyEnd = { kind: 'length'; at: number } | { kind: 'chunked'; from: number } | { kind: 'close' };
-
-/** A parsed response head: the status, the identity header, and how the body ends. */
-interface ResponseHead {
-  status: number;
-  cluster: string | undefined;
-  degraded: boolean;
-  close: boolean;
-  body: BodyEnd;
+/** The first value of `name` in a flat header list. */
+function headerOf(headers: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < headers.length; i += 2) if (headers[i] === name) return headers[i + 1];
+  return undefined;
 }
 
-const HEAD_LIMIT = 64 * 1024;
-
-/** The head of an HTTP/1 response at the start of `data`, null while incomplete; throws on garbage. */
-function parseResponseHead(data: Buffer): ResponseHead | null {
-  let start = 0;
-  for (;;) {
-    const end = data.indexOf('\r\n\r\n', start, 'latin1');
-    if (end < 0) {
-      if (data.length - start > HEAD_LIMIT) throw new Error('response head too long');
-      return null;
-    }
-    const lines = data.toString('latin1', start, end).split('\r\n');
-    const match = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '');
-    if (!match) throw new Error('not an HTTP/1 response');
-    const status = Number(match[1]);
-    // An interim answer (100 Continue) is followed by the real one.
-    if (status >= 100 && status < 200) {
-      start = end + 4;
-      continue;
-    }
-    let length = -1;
-    let chunked = false;
-    let close = lines[0]?.startsWith('HTTP/1.0') === true;
-    let cluster: string | undefined;
-    let degraded = false;
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i] as string;
-      const colon = line.indexOf(':');
-      if (colon <= 0) continue;
-      const name = line.slice(0, colon).trim().toLowerCase();
-      const value = line.slice(colon + 1).trim();
-      if (name === 'content-length') length = Number(value);
-      else if (name === 'transfer-encoding') chunked = value.toLowerCase().includes('chunked');
-      else if (name === 'connection') close = value.toLowerCase().includes('close');
-      else if (name === HEALTHCHECKED_CLUSTER) cluster = value;
-      else if (name === DEGRADED) degraded = true;
-    }
-    const bodyAt = end + 4;
-    let body: BodyEnd;
-    if (status === 204 || status === 304) body = { kind: 'length', at: bodyAt };
-    else if (chunked) body = { kind: 'chunked', from: bodyAt };
-    else if (length >= 0) body = { kind: 'length', at: bodyAt + length };
-    else body = { kind: 'close' };
-    return { status, cluster, degraded, close: close || body.kind === 'close', body };
-  }
-}
-
-/** Whether a chunked body starting at `from` is complete in `data` (last chunk and trailers included). */
-function chunkedBodyDone(data: Buffer, from: number): boolean {
-  let at = from;
-  for (;;) {
-    const eol = data.indexOf('\r\n', at, 'latin1');
-    if (eol < 0) return false;
-    const size = Number.parseInt(data.toString('latin1', at, eol).split(';')[0] as string, 16);
-    if (Number.isNaN(size)) throw new Error('bad chunk size');
-    if (size === 0) {
-      // Trailers, if any, end with an empty line.
-      if (data.length >= eol + 4 && data.toString('latin1', eol + 2, eol + 4) === '\r\n') return true;
-      return data.indexOf('\r\n\r\n', eol, 'latin1') >= 0;
-    }
-    at = eol + 2 + size + 2;
-    if (data.length < at) return false;
-  }
+/** How an HTTP/1 check response's body ends (a check sends GET, never HEAD). */
+function framingOf(head: ResponseHead): Framing {
+  if (bodilessStatus(head.status)) return Framing.None;
+  if (head.chunked) return Framing.Chunked;
+  return head.contentLength >= 0 ? Framing.Length : Framing.UntilClose;
 }
 
 /**
@@ -198,13 +147,16 @@ abstract class SocketProbe implements Probe {
 
 /**
  * HTTP/1.1 checks on one raw connection kept between checks (or a new one each time): the
- * request is built once and the response is only parsed as far as a check needs, because at
- * a thousand hosts per second the general HTTP client cost several times more CPU.
+ * request is written by hand and the response read with the data plane's own HTTP/1 parser
+ * and body framer, only as far as a check needs, because at a thousand hosts per second the
+ * general HTTP client cost several times more CPU.
  */
 class Http1Probe extends SocketProbe {
-  private readonly request: Buffer;
-  private received: Buffer = Buffer.alloc(0);
-  private head: ResponseHead | null = null;
+  private readonly requestHead: string;
+  /** One per connection: a refused head leaves it failed, and a failure closes the connection. */
+  private parser = new ResponseHeadParser();
+  /** The final (not interim) head of the current check's answer, and its body's framer. */
+  private answer: { head: ResponseHead; body: BodyFramer } | null = null;
 
   constructor(
     private readonly target: ProbeTarget,
@@ -212,57 +164,73 @@ class Http1Probe extends SocketProbe {
     private readonly reuse: boolean,
   ) {
     super();
-    const lines = [`GET ${settings.path} HTTP/1.1`, `host: ${authorityOf(target, settings.host)}`];
-    for (const [name, value] of Object.entries(checkHeaders(settings))) {
-      for (const v of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${v}`);
-    }
-    if (!reuse) lines.push('connection: close');
-    this.request = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');
+    this.requestHead = `GET ${settings.path} HTTP/1.1\r\nhost: ${authorityOf(target, settings.host)}\r\n`;
   }
 
   check(): Promise<CheckResult> {
     return new Promise((resolve) => {
       this.pending = resolve;
-      this.received = Buffer.alloc(0);
-      this.head = null;
-      (this.socket ?? this.connect()).write(this.request);
+      this.answer = null;
+      let request = this.requestHead;
+      const headers = checkHeaders(this.settings);
+      for (let i = 0; i < headers.length; i += 2) request += `${headers[i]}: ${headers[i + 1]}\r\n`;
+      if (!this.reuse) request += 'connection: close\r\n';
+      (this.socket ?? this.connect()).write(`${request}\r\n`, 'latin1');
     });
   }
 
   private connect(): net.Socket {
     const socket = connectTo(this.target, false);
     this.socket = socket;
+    this.parser = new ResponseHeadParser();
     socket.on('data', (chunk: Buffer) => {
       if (!this.pending) return;
-      this.received = this.received.length === 0 ? chunk : Buffer.concat([this.received, chunk]);
-      try {
-        this.head ??= parseResponseHead(this.received);
-        const head = this.head;
-        if (!head) return;
-        const body = head.body;
-        if (
-          body.kind === 'length'
-            ? this.received.length < body.at
-            : body.kind === 'close' || !chunkedBodyDone(this.received, body.from)
-        )
-          return;
-        if (head.close || !this.reuse) this.close();
-        this.settle(httpVerdict(this.settings, this.target, head.status, head.cluster, head.degraded));
-      } catch {
-        this.close();
-        this.settle('network');
-      }
+      const result = this.read(chunk);
+      if (result) this.settle(result);
     });
     socket.on('error', () => {});
     socket.on('close', () => {
       if (this.socket === socket) this.socket = null;
       // A body that runs to the close is complete now; anything else was cut short.
-      const head = this.head;
-      if (head && head.body.kind === 'close')
-        this.settle(httpVerdict(this.settings, this.target, head.status, head.cluster, head.degraded));
+      const answer = this.answer;
+      if (answer?.body.framing === Framing.UntilClose) this.settle(this.verdict(answer.head));
       else this.settle('network');
     });
     return socket;
+  }
+
+  /** The verdict once `chunk` completes the answer, null while more is needed. */
+  private read(chunk: Buffer): CheckResult | null {
+    let off = 0;
+    while (!this.answer) {
+      const head = this.parser.feed(chunk, off);
+      off += this.parser.used;
+      if (this.parser.error) return this.malformed();
+      if (!head) return null;
+      // An interim answer (100 Continue) is followed by the real one.
+      if (head.status < 200) continue;
+      this.answer = { head, body: new BodyFramer(framingOf(head), head.contentLength) };
+    }
+    const { head, body } = this.answer;
+    body.feed(chunk, off, () => {});
+    if (body.error) return this.malformed();
+    if (!body.done) return null;
+    const connection = headerOf(head.headers, 'connection');
+    const close = connection === undefined ? head.version === 'HTTP/1.0' : /close/i.test(connection);
+    if (close || !this.reuse) this.close();
+    return this.verdict(head);
+  }
+
+  /** A malformed answer loses the framing: the connection goes, and the check failed on the network. */
+  private malformed(): CheckResult {
+    this.close();
+    return 'network';
+  }
+
+  private verdict(head: ResponseHead): CheckResult {
+    const cluster = headerOf(head.headers, HEALTHCHECKED_CLUSTER);
+    const degraded = headerOf(head.headers, DEGRADED) !== undefined;
+    return httpVerdict(this.settings, this.target, head.status, cluster, degraded);
   }
 }
 
@@ -294,6 +262,18 @@ class H2Session {
   }
 }
 
+/** A flat header list as `node:http2` takes it: a repeated name becomes a list of values. */
+function h2Headers(flat: readonly string[]): http2.OutgoingHttpHeaders {
+  const out: http2.OutgoingHttpHeaders = {};
+  for (let i = 0; i < flat.length; i += 2) {
+    const name = flat[i] as string;
+    const prev = out[name];
+    const value = flat[i + 1] as string;
+    out[name] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [String(prev)]), value];
+  }
+  return out;
+}
+
 /** HTTP checks over HTTP/2 (`use_http2`, `codec_client_type: HTTP2`). */
 class Http2Probe implements Probe {
   private readonly h2: H2Session;
@@ -316,7 +296,7 @@ class Http2Probe implements Probe {
             ':path': this.settings.path,
             ':scheme': 'http',
             ':authority': authorityOf(this.target, this.settings.host),
-            ...checkHeaders(this.settings),
+            ...h2Headers(checkHeaders(this.settings)),
           },
           { endStream: true },
         );

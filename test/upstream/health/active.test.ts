@@ -142,6 +142,51 @@ test('HTTP/2 check (use_http2) over h2c; a check slower than timeout is a networ
   await waitFor('back', () => h.host('svc', port)?.failedActiveHc === false, 2000);
 });
 
+test('HTTP checks apply request_headers_to_remove then _add as the router does, variables rendered, over HTTP/1 and HTTP/2', async () => {
+  const mutation = {
+    request_headers_to_add: [
+      { header: { key: 'x-year', value: '%START_TIME(%Y)%' } },
+      { header: { key: 'x-two', value: 'a' } },
+      { header: { key: 'x-two', value: 'b' }, append: true },
+      { header: { key: 'x-one', value: 'old' } },
+      { header: { key: 'x-one', value: 'new' }, append: false },
+    ],
+    request_headers_to_remove: ['user-agent'],
+  };
+  const seen: http.IncomingHttpHeaders[] = [];
+  const h1 = await listen(
+    http.createServer((req, res) => {
+      seen.push(req.headers);
+      res.end();
+    }),
+  );
+  const h2seen: http2.IncomingHttpHeaders[] = [];
+  const h2server = http2.createServer();
+  h2server.on('stream', (stream, headers) => {
+    h2seen.push(headers);
+    stream.respond({ ':status': 200 }, { endStream: true });
+  });
+  const h2 = await listen(h2server);
+  const h = startHarness([
+    checkedCluster('one', [h1], {
+      health_checks: [fastCheck({ http_health_check: { path: '/', ...mutation } })],
+    }),
+    checkedCluster('two', [h2], {
+      health_checks: [fastCheck({ http_health_check: { path: '/', use_http2: true, ...mutation } })],
+    }),
+  ]);
+  cleanups.push(() => h.close());
+  await waitFor('both checked', () => seen.length > 0 && h2seen.length > 0);
+  const year = String(new Date().getUTCFullYear());
+  for (const headers of [seen[0], h2seen[0]]) {
+    assert.equal(headers?.['x-year'], year);
+    assert.equal(headers?.['x-one'], 'new');
+    assert.equal(headers?.['user-agent'], undefined);
+  }
+  assert.equal(seen[0]?.['x-two'], 'a, b');
+  assert.deepEqual(h2seen[0]?.['x-two'], 'a, b');
+});
+
 test('TCP check: send and receive hex payloads, fuzzy in order; a wrong answer times out', async () => {
   let answer = 'xxPONGyyOK';
   const server = net.createServer((socket) => {
