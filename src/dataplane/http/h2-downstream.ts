@@ -44,34 +44,45 @@ function goAwayWithCause(session: http2.ServerHttp2Session): void {
     );
 }
 
-/** A session's peer and local address, read from its socket once rather than per stream. */
-interface SessionPeer {
+/**
+ * What the streams of one session share: its peer and local address, read from its socket
+ * once rather than per stream, and its count of open streams for `idle_timeout`.
+ */
+interface SessionState {
   remoteIp: string;
   remotePort: number | undefined;
   localAddress: string;
+  open: number;
+  /** Armed while no stream is open; null without an `idle_timeout`. */
+  idle: NodeJS.Timeout | null;
 }
 
-const PEERS = new WeakMap<http2.Http2Session, SessionPeer>();
+const SESSIONS = new WeakMap<http2.Http2Session, SessionState>();
 
-function peerOf(session: http2.Http2Session | undefined): SessionPeer {
-  if (!session) return { remoteIp: '', remotePort: undefined, localAddress: '' };
-  let peer = PEERS.get(session);
-  if (!peer) {
-    const socket = session.socket;
-    peer = {
+function sessionOf(session: http2.Http2Session | undefined): SessionState {
+  let state = session && SESSIONS.get(session);
+  if (!state) {
+    const socket = session?.socket;
+    state = {
       remoteIp: (socket?.remoteAddress ?? '').replace(/^::ffff:/, ''),
       remotePort: socket?.remotePort,
       localAddress: joinHostPort(socket?.localAddress, socket?.localPort),
+      open: 0,
+      idle: null,
     };
-    PEERS.set(session, peer);
+    if (session) SESSIONS.set(session, state);
   }
-  return peer;
+  return state;
 }
+
+/** A stream's 'error' is followed by its 'close', which is what the exchange hears. */
+function ignoreError(): void {}
 
 /** One downstream HTTP/2 stream: the exchange's sink and owner. */
 class H2Stream implements ResponseSink, ExchangeOwner {
   headersSent = false;
   private exchange: Exchange | null = null;
+  private drainWatched = false;
 
   constructor(
     readonly hcm: DownstreamOwner,
@@ -79,7 +90,8 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     headers: http2.IncomingHttpHeaders,
   ) {
     const flat: string[] = [];
-    for (const [name, value] of Object.entries(headers)) {
+    for (const name in headers) {
+      const value = headers[name];
       if (name.charCodeAt(0) === 58 || value === undefined || name === 'connection' || name === 'te')
         continue;
       if (Array.isArray(value)) for (const v of value) flat.push(name, v);
@@ -88,8 +100,8 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     const cl = headers['content-length'];
     const method = String(headers[':method'] ?? 'GET');
     const contentLength = cl === undefined ? -1 : Number(cl);
-    const hasBody = !stream.readableEnded && !(stream as { endAfterHeaders?: boolean }).endAfterHeaders;
-    const peer = peerOf(stream.session);
+    const hasBody = !stream.readableEnded && !stream.endAfterHeaders;
+    const session = sessionOf(stream.session);
     const req: HttpRequest = {
       method,
       path: String(headers[':path'] ?? '/'),
@@ -97,27 +109,36 @@ class H2Stream implements ResponseSink, ExchangeOwner {
       scheme: String(headers[':scheme'] ?? 'http'),
       headers: flat,
       protocol: 'HTTP/2',
-      remoteIp: peer.remoteIp,
-      remotePort: peer.remotePort,
-      localAddress: peer.localAddress,
+      remoteIp: session.remoteIp,
+      remotePort: session.remotePort,
+      localAddress: session.localAddress,
       contentLength: hasBody ? contentLength : 0,
       hasBody,
     };
     const ex = new Exchange(hcm, req, this, this);
     this.exchange = ex;
-    stream.on('data', (chunk: Buffer) => ex.onBody(chunk));
-    stream.on('end', () => ex.onBodyEnd());
+    session.open += 1;
+    // A request without a body is never read: reading its end would let node:http2 destroy
+    // the stream as soon as it closes, before the callback of the response's last write,
+    // and Node's Writable then builds an ERR_STREAM_DESTROYED (with its stack) per request.
+    // Unread, the stream is destroyed once both its sides are finished.
+    if (hasBody) {
+      stream.on('data', (chunk: Buffer) => ex.onBody(chunk));
+      stream.on('end', () => ex.onBodyEnd());
+    }
     stream.on('close', () => {
+      session.open -= 1;
+      if (session.open === 0) session.idle?.refresh();
       if (this.exchange) ex.onDownstreamReset();
     });
-    stream.on('error', () => {});
-    stream.on('drain', () => ex.onDownstreamDrain());
+    stream.on('error', ignoreError);
     ex.start();
   }
 
   writeHead(status: number, headers: string[], contentLength: number, endStream: boolean): void {
     this.headersSent = true;
-    if (this.stream.destroyed || this.stream.closed) return;
+    const stream = this.stream;
+    if (stream.destroyed || stream.closed) return;
     const out: http2.OutgoingHttpHeaders = { ':status': status };
     for (let i = 0; i < headers.length; i += 2) {
       const name = headers[i] as string;
@@ -128,19 +149,27 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     }
     if (contentLength >= 0 && status !== 204 && status !== 304) out['content-length'] = String(contentLength);
     try {
-      this.stream.respond(out, { endStream });
+      // A known empty body ends the stream with the HEADERS frame: no DATA frame, no write.
+      stream.respond(out, { endStream: endStream || contentLength === 0 });
     } catch {
-      this.stream.close(NGHTTP2_INTERNAL_ERROR);
+      stream.close(NGHTTP2_INTERNAL_ERROR);
     }
   }
 
   writeData(chunk: Buffer): boolean {
-    if (this.stream.destroyed) return true;
-    return this.stream.write(chunk);
+    const stream = this.stream;
+    if (stream.destroyed) return true;
+    if (stream.write(chunk)) return true;
+    if (!this.drainWatched) {
+      // Watched from the first full buffer on: most responses never fill it.
+      this.drainWatched = true;
+      stream.on('drain', () => this.exchange?.onDownstreamDrain());
+    }
+    return false;
   }
 
   end(): void {
-    if (!this.stream.destroyed) this.stream.end();
+    if (!this.stream.writableEnded) this.stream.end();
   }
 
   reset(): void {
@@ -176,20 +205,14 @@ function watchSession(hcm: DownstreamOwner, session: http2.ServerHttp2Session): 
     timers.push(setTimeout(onMax, t.maxConnectionDurationMs).unref());
   }
   if (t.connectionIdleMs > 0) {
-    let open = 0;
+    const state = sessionOf(session);
     const idle = setTimeout(() => {
-      if (open > 0 || session.closed) return;
+      if (state.open > 0 || session.closed) return;
       hcm.stats.cxIdleTimeout.inc();
       session.close();
     }, t.connectionIdleMs).unref();
+    state.idle = idle;
     timers.push(idle);
-    session.on('stream', (stream) => {
-      open += 1;
-      stream.once('close', () => {
-        open -= 1;
-        if (open === 0) idle.refresh();
-      });
-    });
   }
   session.once('close', () => {
     for (const timer of timers) clearTimeout(timer);
