@@ -25,34 +25,131 @@ interface Sorted {
 const byName = (a: { name: string }, b: { name: string }): number =>
   a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 
-/** Sorted lists per store, rebuilt only when a stat was created since (sorting 1M names is slow). */
+/**
+ * Sorted lists per store, brought up to date only when a stat was created since: the new
+ * stats are sorted alone and merged in, so a trickle of new stats costs a merge, not a sort
+ * of a million names.
+ */
 const sortedCache = new WeakMap<StatsStore, Sorted>();
 
-function sorted(store: StatsStore): Sorted {
-  const hit = sortedCache.get(store);
-  if (hit && hit.generation === store.generation) return hit;
-  const counters = [...store.counters.values()].sort(byName);
-  const gauges = [...store.gauges.values()].sort(byName);
-  // merge two sorted lists instead of sorting their union again
-  const countersAndGauges: Array<Counter | Gauge> = [];
+/** How many names are sorted, moved or merged between two empty pieces (turns for the event loop). */
+const SORT_STEP = 16384;
+
+/**
+ * The end of the stretch of `list` from `from` that goes before `name` (names `<= name` when
+ * `ties`, else `< name`): galloping, then a binary search, so a long stretch costs a few
+ * comparisons (names come in blocks, a scope's stats together).
+ */
+function stretchEnd(list: readonly { name: string }[], from: number, name: string, ties: boolean): number {
+  const n = list.length;
+  let lo = from;
+  let hi = from;
+  let step = 1;
+  while (hi < n && (ties ? list[hi]!.name <= name : list[hi]!.name < name)) {
+    lo = hi + 1;
+    hi = lo + step;
+    step *= 2;
+  }
+  if (hi > n) hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ties ? list[mid]!.name <= name : list[mid]!.name < name) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** `a` and `b` (each sorted) merged into one sorted list, a step at a time; on a tie `a` comes first. */
+function* merged<T extends { name: string }>(a: readonly T[], b: readonly T[]): Generator<string, T[]> {
+  if (b.length === 0) return a as T[];
+  if (a.length === 0) return b as T[];
+  const out: T[] = [];
   let i = 0;
   let j = 0;
-  while (i < counters.length || j < gauges.length) {
-    if (j >= gauges.length || (i < counters.length && byName(counters[i]!, gauges[j]!) <= 0)) {
-      countersAndGauges.push(counters[i++]!);
-    } else {
-      countersAndGauges.push(gauges[j++]!);
+  let moved = 0;
+  while (i < a.length && j < b.length) {
+    const ai = stretchEnd(a, i, b[j]!.name, true);
+    while (i < ai) out.push(a[i++]!);
+    if (i === a.length) break;
+    const bj = stretchEnd(b, j, a[i]!.name, false);
+    while (j < bj) out.push(b[j++]!);
+    if (out.length - moved >= SORT_STEP) {
+      moved = out.length;
+      yield '';
     }
   }
+  while (i < a.length) out.push(a[i++]!);
+  while (j < b.length) out.push(b[j++]!);
+  return out;
+}
+
+/**
+ * `list` sorted by name without holding the event loop for the whole of it: runs of
+ * `SORT_STEP` sorted apart, then merged pairwise (one `Array.sort` of a million names held
+ * it for a quarter of a second or more).
+ */
+function* sortedStepwise<T extends { name: string }>(list: T[]): Generator<string, T[]> {
+  let runs: T[][] = [];
+  for (let i = 0; i < list.length; i += SORT_STEP) {
+    runs.push(list.slice(i, i + SORT_STEP).sort(byName));
+    yield '';
+  }
+  while (runs.length > 1) {
+    const next: T[][] = [];
+    for (let r = 0; r < runs.length; r += 2) next.push(yield* merged(runs[r]!, runs[r + 1] ?? []));
+    runs = next;
+  }
+  return runs[0] ?? [];
+}
+
+/** The stats of `all` created after its first `known` (a Map keeps insertion order and stats are never removed). */
+function* created<T>(all: Map<string, T>, known: number): Generator<string, T[]> {
+  const out: T[] = [];
+  let i = 0;
+  for (const s of all.values()) {
+    if (i >= known) out.push(s);
+    i += 1;
+    if (i % (SORT_STEP * 4) === 0) yield '';
+  }
+  return out;
+}
+
+/** `prev` (sorted, the first stats of `all`) with the stats created since merged in. */
+function* updated<T extends { name: string }>(prev: T[], all: Map<string, T>): Generator<string, T[]> {
+  if (all.size === prev.length) return prev;
+  return yield* merged(prev, yield* sortedStepwise(yield* created(all, prev.length)));
+}
+
+const EMPTY: Sorted = {
+  generation: -1,
+  textReadouts: [],
+  counters: [],
+  gauges: [],
+  countersAndGauges: [],
+  histograms: [],
+};
+
+/** The store's stats sorted by name, brought up to date a step at a time (see `sortedCache`). */
+function* sorted(store: StatsStore): Generator<string, Sorted> {
+  const prev = sortedCache.get(store) ?? EMPTY;
+  if (prev.generation === store.generation) return prev;
+  const generation = store.generation;
+  const counters = yield* updated(prev.counters, store.counters);
+  const gauges = yield* updated(prev.gauges, store.gauges);
   const out: Sorted = {
-    generation: store.generation,
-    textReadouts: [...store.textReadouts.values()].sort(byName),
+    generation,
+    textReadouts: yield* updated(prev.textReadouts, store.textReadouts),
     counters,
     gauges,
-    countersAndGauges,
-    histograms: [...store.histograms.values()].sort(byName),
+    // merge two sorted lists instead of sorting their union again
+    countersAndGauges:
+      counters === prev.counters && gauges === prev.gauges
+        ? prev.countersAndGauges
+        : yield* merged(counters, gauges),
+    histograms: yield* updated(prev.histograms, store.histograms),
   };
-  sortedCache.set(store, out);
+  // a render that sorted more recent stats meanwhile keeps its newer lists
+  if ((sortedCache.get(store)?.generation ?? -1) <= generation) sortedCache.set(store, out);
   return out;
 }
 
@@ -89,7 +186,7 @@ export function* selectStatsStepwise(
   params: StatsParams,
   split = false,
 ): Generator<string, Selection> {
-  const all = sorted(store);
+  const all = yield* sorted(store);
   const t = params.type;
   const counters = t === 'All' || t === 'Counters';
   const gauges = t === 'All' || t === 'Gauges';
