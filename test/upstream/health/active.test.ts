@@ -143,7 +143,7 @@ test('HTTP/2 check (use_http2) over h2c; a check slower than timeout is a networ
 });
 
 test('HTTP checks apply request_headers_to_remove then _add as the router does, variables rendered, over HTTP/1 and HTTP/2', async () => {
-  const mutation = {
+  const mutation: JsonObject = {
     request_headers_to_add: [
       { header: { key: 'x-year', value: '%START_TIME(%Y)%' } },
       { header: { key: 'x-two', value: 'a' } },
