@@ -206,10 +206,11 @@ export class ClusterTraffic {
     if (kind === 'http1') this.cxHttp1Total.inc();
     else if (kind === 'http2') this.cxHttp2Total.inc();
     this.cxActive.inc();
-    this.breakers.DEFAULT.connections += 1;
+    const b = this.breakers.DEFAULT;
+    b.connections += 1;
     host.stats.cx_total += 1;
     host.stats.cx_active += 1;
-    this.refreshBreakers();
+    b.refresh();
     return new ConnectionCount(this, host, kind === 'tcp');
   }
 
@@ -244,10 +245,7 @@ export class ClusterTraffic {
     this.rqPendingActive.inc();
     b.pending += 1;
     b.refresh();
-    return new Count(() => {
-      b.pending -= 1;
-      this.rqPendingActive.dec();
-    }, b);
+    return new Count(b, this.rqPendingActive);
   }
 
   /** Holds a retry slot until `end`; null (overflow counted) when the retry breaker is open. */
@@ -259,9 +257,7 @@ export class ClusterTraffic {
     }
     b.retries += 1;
     b.refresh();
-    return new Count(() => {
-      b.retries -= 1;
-    }, b);
+    return new Count(b, null);
   }
 
   /** Refreshes the `*_open` gauges after a count changed. */
@@ -276,19 +272,27 @@ export class ClusterTraffic {
   }
 }
 
-/** Something counted until `end`, which undoes the count once, whatever calls it again. */
+/**
+ * A pending request or a retry slot, counted until `end`, which undoes the count once,
+ * whatever calls it again. Data rather than an undo closure: one small object per count.
+ */
 export class Count {
   private open = true;
   constructor(
-    private readonly undo: () => void,
     private readonly breaker: Breaker,
+    /** `upstream_rq_pending_active` for a pending request; null for a retry slot. */
+    private readonly pendingActive: Gauge | null,
   ) {}
 
   end(): void {
     if (!this.open) return;
     this.open = false;
-    this.undo();
-    this.breaker.refresh();
+    const b = this.breaker;
+    if (this.pendingActive) {
+      b.pending -= 1;
+      this.pendingActive.dec();
+    } else b.retries -= 1;
+    b.refresh();
   }
 }
 
@@ -325,7 +329,8 @@ export class ConnectionCount {
       this.host.stats.cx_connect_fail += 1;
       if (this.proxied) t.outcome?.(this.host, 0);
     }
-    t.refreshBreakers();
+    // Connections count on the DEFAULT breaker only: the other one did not change.
+    t.connectionBreaker.refresh();
   }
 }
 
@@ -351,7 +356,8 @@ export class RequestCount {
     if (status >= 500 || status === 0) stats.rq_error += 1;
     else stats.rq_success += 1;
     if (status > 0) t.recordResponse(status, Math.round(performance.now() - this.startedAt));
-    t.refreshBreakers();
+    // Only the breaker of the request's priority changed.
+    this.breaker.refresh();
     t.outcome?.(this.host, status);
   }
 }
