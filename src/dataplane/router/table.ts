@@ -34,6 +34,8 @@ export interface WeightedTarget {
   criteria: MetadataCriteria | null;
   /** This cluster's own header mutations, applied before the route's. */
   headers: HeaderMutation | null;
+  /** This cluster's, the route's, its virtual host's and the table's mutations, in that order, none null. */
+  mutations: HeaderMutation[];
 }
 
 export type RouteAction =
@@ -70,6 +72,11 @@ export interface CompiledRoute {
   /** `priority`: which circuit-breaker thresholds of the cluster the request counts against. */
   priority: Priority;
   headers: HeaderMutation | null;
+  /**
+   * The mutations a request on this route applies, most specific first (route, virtual host,
+   * table), none null; merged once by `compileRouteTable`, so a request allocates no list.
+   */
+  mutations: HeaderMutation[];
   /** `upgrade_configs` of the route: overrides the HCM's per upgrade type; null when it sets none. */
   upgrades: UpgradeTable | null;
 }
@@ -137,6 +144,7 @@ function compileAction(route: JsonObject, where: string, report: Report): RouteA
           weight: numberOr(c.weight, 0),
           criteria: compileCriteria(metadataMatchOf(action), metadataMatchOf(c)),
           headers: compileHeaderMutation(c, `${where}.route.weighted_clusters.clusters[${i}]`, report),
+          mutations: [],
         };
       });
       if (clusters.length === 0)
@@ -265,6 +273,7 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
     clusterNotFoundStatus: ra.cluster_not_found_response_code === 'NOT_FOUND' ? 404 : 503,
     priority: ra.priority === 'HIGH' ? 'HIGH' : 'DEFAULT',
     headers: compileHeaderMutation(raw, where, report),
+    mutations: [],
     upgrades:
       ra.upgrade_configs === undefined
         ? null
@@ -382,7 +391,12 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
       const routeAt = `${at}.routes[${i}]`;
       checkRouteFields(r, routeAt, report);
       const route = attempt(report, routeAt, () => compileRoute(r, routeAt, report));
-      if (route) vh.routes.push(route);
+      if (!route) return;
+      route.mutations = present([route.headers, vh.headers, table.headers]);
+      if (route.action.kind === 'weighted')
+        for (const target of route.action.clusters)
+          target.mutations = present([target.headers, ...route.mutations]);
+      vh.routes.push(route);
     });
     const domains = Array.isArray(vhRaw.domains) ? vhRaw.domains : [];
     if (domains.length === 0) report.error(`${at}.domains`, 'needs at least one domain', 'missing');
@@ -401,6 +415,10 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
   table.suffixes.sort((a, b) => b[0].length - a[0].length);
   table.prefixes.sort((a, b) => b[0].length - a[0].length);
   return table;
+}
+
+function present(levels: Array<HeaderMutation | null>): HeaderMutation[] {
+  return levels.filter((level): level is HeaderMutation => level !== null);
 }
 
 function findVirtualHostFor(table: RouteTable, host: string): CompiledVirtualHost | null {
