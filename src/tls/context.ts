@@ -501,24 +501,46 @@ function compileCommon(
   };
 }
 
+/** What OpenSSL made of one TLS context's options: the context, or its refusal. */
+type Built = { context: tls.SecureContext } | { refused: string };
+
 /**
- * Builds the secure context, turning OpenSSL's complaints (a key that does not match its
- * certificate) into a finding. A context already found invalid (`problems` grew past `before`)
- * is not tried: OpenSSL would only repeat the finding in its own words.
+ * Built contexts by the static secrets a context may name, then by its config: one config is
+ * compiled by validation, by serve's connect options or listener bind, and by `/certs`, and
+ * each would have OpenSSL build the same context again. Configs are frozen and their files
+ * read once (`readSource`), so a config builds once; a new config (a reload, an xDS update)
+ * builds afresh.
+ */
+const built = new WeakMap<Secrets, WeakMap<JsonObject, Built>>();
+
+/**
+ * The secure context of the TLS config `raw`, turning OpenSSL's complaints (a key that does
+ * not match its certificate) into a finding. A context already found invalid (`problems`
+ * grew past `before`) is not tried: OpenSSL would only repeat the finding in its own words.
  */
 function secureContext(
+  raw: JsonObject,
+  secrets: Secrets,
   secure: tls.SecureContextOptions,
   path: string,
   report: Report,
   before: number,
 ): tls.SecureContext {
   if (report.problems.length > before) return tls.createSecureContext();
-  try {
-    return tls.createSecureContext(secure);
-  } catch (err) {
-    report.error(path, `TLS context refused by OpenSSL: ${(err as Error).message}`);
-    return tls.createSecureContext();
+  const cache = built.get(secrets) ?? new WeakMap<JsonObject, Built>();
+  built.set(secrets, cache);
+  let made = cache.get(raw);
+  if (!made) {
+    try {
+      made = { context: tls.createSecureContext(secure) };
+    } catch (err) {
+      made = { refused: (err as Error).message };
+    }
+    cache.set(raw, made);
   }
+  if ('context' in made) return made.context;
+  report.error(path, `TLS context refused by OpenSSL: ${made.refused}`);
+  return tls.createSecureContext();
 }
 
 /**
@@ -544,7 +566,7 @@ export function compileUpstreamTls(
   return {
     ...common,
     secure,
-    context: secureContext(secure, at, report, before),
+    context: secureContext(raw, secrets, secure, at, report, before),
     serverName,
     maxSessionKeys: numberOr(raw.max_session_keys, 1),
   };
@@ -581,7 +603,7 @@ export function compileDownstreamTls(
   return {
     ...common,
     secure,
-    context: secureContext(secure, at, report, before),
+    context: secureContext(raw, secrets, secure, at, report, before),
     requireClientCertificate: raw.require_client_certificate === true,
     requireSni: raw.require_sni === true,
   };
