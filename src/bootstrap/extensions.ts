@@ -29,6 +29,8 @@ export const CONFIG_TYPE = {
   router: 'envoy.config.filter.http.router.v2.Router',
   healthCheck: 'envoy.config.filter.http.health_check.v2.HealthCheck',
   tap: 'envoy.config.filter.http.tap.v2alpha.Tap',
+  cors: 'envoy.config.filter.http.cors.v2.Cors',
+  csrf: 'envoy.config.filter.http.csrf.v2.CsrfPolicy',
   originalDst: 'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   tlsInspector: 'envoy.config.filter.listener.tls_inspector.v2.TlsInspector',
   upstreamTls: 'envoy.api.v2.auth.UpstreamTlsContext',
@@ -67,6 +69,8 @@ export const EXTENSIONS: readonly Extension[] = [
     CONFIG_TYPE.healthCheck,
   ),
   ext('envoy.filters.http', 'envoy.filters.http.tap', [], CONFIG_TYPE.tap),
+  ext('envoy.filters.http', 'envoy.filters.http.cors', ['envoy.cors'], CONFIG_TYPE.cors),
+  ext('envoy.filters.http', 'envoy.filters.http.csrf', ['envoy.csrf'], CONFIG_TYPE.csrf),
   ext(
     'envoy.filters.listener',
     'envoy.filters.listener.original_dst',

@@ -5,6 +5,7 @@ import type { RouteTable } from '../router/table.js';
 import type { FilterChain } from './filters.js';
 import type { HcmSpec } from './hcm-config.js';
 import type { ForwardingOptions } from './headers.js';
+import type { RouteFilters } from './route-filters.js';
 import type { HcmStats } from './stats.js';
 import type { TapPoint } from './tap.js';
 import type { HcmTimeouts } from './timeouts.js';
@@ -24,6 +25,8 @@ export interface DownstreamOwner extends ForwardingOptions {
   readonly filters: FilterChain;
   /** The tap filter's config id in this process's tap registry, or null without a tap filter. */
   readonly tap: TapPoint | null;
+  /** The CORS and CSRF filters of the chain, or null without either. */
+  readonly routeFilters: RouteFilters | null;
   readonly log: bunyan;
   readonly serverName: string;
   readonly maxRequestHeadersBytes: number;

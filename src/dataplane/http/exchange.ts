@@ -15,10 +15,12 @@ import type {
 import { applyHeaderMutations, type HeaderMutation } from '../router/header-mutation.js';
 import { backOffMs, type RetryPolicy, retriableFailure, retriableStatus } from '../router/retry.js';
 import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '../router/table.js';
+import { addCorsHeaders, type CorsResponse } from './cors.js';
 import type { DownstreamOwner } from './downstream.js';
 import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
 import { RESET_REASON, sendLocalReply, upstreamResetText } from './local-reply.js';
 import { type HttpRequest, headerValue, type ResponseSink } from './request.js';
+import type { RouteFilters } from './route-filters.js';
 import type { TapRecorder } from './tap.js';
 
 /** What an exchange tells the codec that owns its downstream stream. */
@@ -36,8 +38,6 @@ function originalDestination(req: HttpRequest): string | null {
   }
   return null;
 }
-
-const NO_MUTATIONS: readonly HeaderMutation[] = [];
 
 /** The response flag of each reason `upstreamLocalReply` gives. */
 const REASON_FLAG: Record<string, number> = {
@@ -70,8 +70,8 @@ export class Exchange implements UpstreamHandler {
   private criteria: MetadataCriteria | null = null;
   /** ORIGINAL_DST with `use_http_header`: the destination the request's header names. */
   private originalDst: string | null = null;
-  /** The header mutations that apply, most specific first (the route's merged list); empty when none. */
-  private mutations: readonly HeaderMutation[] = NO_MUTATIONS;
+  /** The header mutations that apply, most specific first; empty when none. */
+  private mutations: HeaderMutation[] = [];
   private attempt = 0;
   /** The retry breaker slot this request holds from its first retry to its end. */
   private retrySlot: Count | null = null;
@@ -96,6 +96,8 @@ export class Exchange implements UpstreamHandler {
   readonly info: StreamInfo;
   /** Set only while a `/tap` session is attached to this connection manager's tap filter. */
   private readonly tap: TapRecorder | null;
+  /** What the CORS filter adds to this request's response, local replies included; null for nothing. */
+  private cors: CorsResponse | null = null;
 
   constructor(
     readonly hcm: DownstreamOwner,
@@ -143,6 +145,7 @@ export class Exchange implements UpstreamHandler {
       }
     }
     const hit = findRoute(hcm.routes, this.req);
+    if (hcm.routeFilters !== null && this.runRouteFilters(hcm.routeFilters, hit)) return;
     if (!hit) {
       this.info.flags |= FLAG.NR;
       hcm.stats.noRoute.inc();
@@ -153,14 +156,16 @@ export class Exchange implements UpstreamHandler {
     this.route = route;
     this.info.routeName = route.name;
     const action = route.action;
-    this.mutations = route.mutations;
+    const levels = [route.headers, hit.vh.headers, hcm.routes.headers];
     if (action.kind === 'direct') {
       hcm.stats.rqDirectResponse.inc();
+      this.setMutations(levels);
       this.localReply(action.status, action.body ?? '', this.responseHeaders([]));
       return;
     }
     if (action.kind === 'redirect') {
       hcm.stats.rqRedirect.inc();
+      this.setMutations(levels);
       const location = ['location', redirectLocation(action, route, this.req)];
       this.localReply(action.status, '', this.responseHeaders(location));
       return;
@@ -170,11 +175,12 @@ export class Exchange implements UpstreamHandler {
       const target = pickWeighted(action, Math.random());
       clusterName = target.name;
       this.criteria = target.criteria;
-      this.mutations = target.mutations;
+      levels.unshift(target.headers);
     } else {
       clusterName = action.cluster;
       this.criteria = route.criteria;
     }
+    this.setMutations(levels);
     hcm.stats.routerRqTotal.inc();
     const cluster = hcm.deps.clusters.get(clusterName);
     if (!cluster) {
@@ -192,6 +198,20 @@ export class Exchange implements UpstreamHandler {
     this.head = upstreamRequestHead(this.req, route, hcm);
     if (this.bodyEnded) this.armTimeout();
     this.startAttempt();
+  }
+
+  private setMutations(levels: Array<HeaderMutation | null>): void {
+    for (const level of levels) if (level) this.mutations.push(level);
+  }
+
+  /** The CORS and CSRF filters, before the router; true when one answered the request itself. */
+  private runRouteFilters(filters: RouteFilters, hit: ReturnType<typeof findRoute>): boolean {
+    const verdict = filters.decode(this.req, hit);
+    if (verdict === null) return false;
+    this.cors = verdict.cors;
+    if (verdict.reply === null) return false;
+    this.localReply(verdict.reply.status, verdict.reply.body, verdict.reply.headers);
+    return true;
   }
 
   /** `headers` with the response mutations of the route's levels applied (in place). */
@@ -473,6 +493,7 @@ export class Exchange implements UpstreamHandler {
     if (this.attempt > 0 && status < 500) this.traffic?.rqRetrySuccess.inc();
     const mutated = this.mutations.length === 0 ? headers : this.responseHeaders(headers.slice());
     const out = downstreamResponseHeaders(mutated, this.hcm.serverName);
+    if (this.cors !== null) addCorsHeaders(out, this.cors);
     this.sink.writeHead(status, out, contentLength, false);
     this.responseStatus = status;
     this.info.responseCode = status;
@@ -542,7 +563,9 @@ export class Exchange implements UpstreamHandler {
 
   /** A response made by the proxy itself: text/plain body, never forwarded upstream. */
   private localReply(status: number, body: string | Buffer, extra: string[] = []): void {
-    const sent = sendLocalReply(this.sink, this.req.method, this.hcm.serverName, status, body, extra);
+    const headers = this.cors === null ? extra : extra.slice();
+    if (this.cors !== null) addCorsHeaders(headers, this.cors);
+    const sent = sendLocalReply(this.sink, this.req.method, this.hcm.serverName, status, body, headers);
     this.info.responseCode = status;
     this.info.responseHeaders = sent.headers;
     this.info.bytesSent += sent.bodyBytes;

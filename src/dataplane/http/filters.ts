@@ -5,6 +5,8 @@ import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.j
 import { attempt, type Report } from '../../bootstrap/report.js';
 import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
 import { compileHeaderMatcher, listOf, type RequestTest } from '../router/matchers.js';
+import { FIELD_TABLES as CSRF_FIELD_TABLES, type CsrfPolicy, compileCsrfPolicy } from './csrf.js';
+import { FIELD_TABLES as FRACTION_FIELD_TABLES } from './runtime-fraction.js';
 import { compileTapFilter, TAP_FIELD_TABLES } from './tap.js';
 
 /** The `health_check` HTTP filter: which requests it answers, and whether it passes them on. */
@@ -13,9 +15,16 @@ export interface HealthCheckFilter {
   matches: RequestTest[];
 }
 
-/** The HTTP filter chain this data plane runs: an optional health check, then the router. */
+/** A filter that reads the routing decision (src/dataplane/http/route-filters.ts), in chain order. */
+export type RouteFilterSpec = { kind: 'cors' } | { kind: 'csrf'; policy: CsrfPolicy };
+
+/**
+ * The HTTP filter chain this data plane runs: an optional health check, the CORS and CSRF
+ * filters in their order, then the router.
+ */
 export interface FilterChain {
   healthCheck: HealthCheckFilter | null;
+  routeFilters: RouteFilterSpec[];
   /**
    * The router's `upstream_log`: one line per request that went upstream, describing its
    * last attempt (the reference writes one per attempt).
@@ -37,7 +46,15 @@ const HEALTH_CHECK_FIELDS: FieldTable = acting('pass_through_mode', 'headers');
 const ROUTER_NAME = extensionForType('envoy.filters.http', CONFIG_TYPE.router)?.name ?? CONFIG_TYPE.router;
 
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
-export const FIELD_TABLES = { Router: ROUTER_FIELDS, HealthCheck: HEALTH_CHECK_FIELDS, ...TAP_FIELD_TABLES };
+export const FIELD_TABLES = {
+  Router: ROUTER_FIELDS,
+  HealthCheck: HEALTH_CHECK_FIELDS,
+  ...TAP_FIELD_TABLES,
+  // The CORS filter's own message has no fields: its policy is on routes and virtual hosts.
+  Cors: {},
+  ...CSRF_FIELD_TABLES,
+  ...FRACTION_FIELD_TABLES,
+};
 
 /**
  * Compiles `http_filters`, each picked by its resolved `typed_config` `@type` (the loader
@@ -46,6 +63,7 @@ export const FIELD_TABLES = { Router: ROUTER_FIELDS, HealthCheck: HEALTH_CHECK_F
  */
 export function compileHttpFilters(list: JsonObject[], where: string, report: Report): FilterChain {
   let healthCheck: HealthCheckFilter | null = null;
+  const routeFilters: RouteFilterSpec[] = [];
   let upstreamLogs: AccessLogSpec[] = [];
   let tapConfigId: string | null = null;
   list.forEach((f, i) => {
@@ -62,6 +80,11 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
           attempt(report, at, () => compileHeaderMatcher(h, `${at}.typed_config.headers[${j}]`)) ?? [],
       );
       healthCheck = { passThrough: config.pass_through_mode === true, matches };
+    } else if (type === CONFIG_TYPE.cors) {
+      checkFields(config, `${at}.typed_config`, report, FIELD_TABLES.Cors, 'Cors');
+      routeFilters.push({ kind: 'cors' });
+    } else if (type === CONFIG_TYPE.csrf) {
+      routeFilters.push({ kind: 'csrf', policy: compileCsrfPolicy(config, `${at}.typed_config`, report) });
     } else if (type === CONFIG_TYPE.tap) {
       // One tap per chain: a request records into one session.
       if (tapConfigId !== null) report.unsupported(at, 'a second tap filter in one chain');
@@ -78,5 +101,5 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
   // An empty list routes (as before the filter list existed); a non-empty one must say so.
   if (list.length > 0 && configTypeOf(list[list.length - 1] ?? {}) !== CONFIG_TYPE.router)
     report.error(where, `the HTTP filter chain needs the router filter (${ROUTER_NAME}) last`, 'missing');
-  return { healthCheck, upstreamLogs, tapConfigId };
+  return { healthCheck, routeFilters, upstreamLogs, tapConfigId };
 }

@@ -1,6 +1,7 @@
 import type * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import type bunyan from 'bunyan';
+import { runtimeValue } from '../../../reducers/runtime.js';
 import { type AccessLogger, startAccessLogs } from '../access-log/config.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
 import { discoveredRoutes } from '../router/discovered.js';
@@ -10,6 +11,7 @@ import type { FilterChain } from './filters.js';
 import { H1Downstream } from './h1-downstream.js';
 import { createH2Server } from './h2-downstream.js';
 import type { HcmSpec } from './hcm-config.js';
+import { RouteFilters } from './route-filters.js';
 import { HcmStats } from './stats.js';
 import { TapPoint } from './tap.js';
 import type { HcmTimeouts } from './timeouts.js';
@@ -36,6 +38,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   readonly stats: HcmStats;
   readonly filters: FilterChain;
   readonly tap: TapPoint | null;
+  readonly routeFilters: RouteFilters | null;
   readonly log: bunyan;
   readonly serverName: string;
   readonly generateRequestId: boolean;
@@ -59,7 +62,14 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     readonly spec: HcmSpec,
     readonly deps: HttpConnectionManagerDeps,
   ) {
-    this.stats = new HcmStats(deps.ctx.stats.scope(`http.${spec.statPrefix}`));
+    const scope = deps.ctx.stats.scope(`http.${spec.statPrefix}`);
+    this.stats = new HcmStats(scope);
+    this.routeFilters =
+      spec.filters.routeFilters.length === 0
+        ? null
+        : new RouteFilters(spec.filters.routeFilters, scope, (key) =>
+            runtimeValue(deps.ctx.store.state, key),
+          );
     this.filters = spec.filters;
     const tapId = spec.filters.tapConfigId;
     this.tap = tapId === null ? null : new TapPoint(tapId, deps.ctx.taps);

@@ -36,7 +36,7 @@ export function compileRegex(pattern: string, where: string): StringTest {
   return (value) => compiled.test(value);
 }
 
-/** `type.matcher.StringMatcher` (exact, prefix, suffix, safe_regex, contains; ignore_case). */
+/** `type.matcher.StringMatcher` (exact, prefix, suffix, regex, safe_regex, contains; ignore_case). */
 export function compileStringMatcher(raw: JsonObject, where: string): StringTest {
   const ignoreCase = raw.ignore_case === true;
   const norm = (s: string) => (ignoreCase ? s.toLowerCase() : s);
@@ -56,9 +56,11 @@ export function compileStringMatcher(raw: JsonObject, where: string): StringTest
     const want = norm(raw.contains);
     return (v) => norm(v).includes(want);
   }
+  // The deprecated plain `regex` is matched with RE2 too (the reference's v2 used std::regex).
+  if (typeof raw.regex === 'string') return compileRegex(raw.regex, `${where}.regex`);
   const safe = objectOf(raw.safe_regex);
   if (typeof safe.regex === 'string') return compileRegex(safe.regex, `${where}.safe_regex`);
-  throw fault(where, 'string matcher needs one of exact, prefix, suffix, contains, safe_regex');
+  throw fault(where, 'string matcher needs one of exact, prefix, suffix, contains, regex, safe_regex');
 }
 
 /** A compiled `route.HeaderMatcher`. */

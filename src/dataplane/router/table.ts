@@ -4,6 +4,9 @@ import { durationMs, numberOr, objectOf } from '../../../reducers/settings/value
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { attempt, fault, type Report } from '../../bootstrap/report.js';
 import { compileCriteria, type MetadataCriteria } from '../../upstream/lb/criteria.js';
+import { type CorsPolicy, compileCorsPolicy, FIELD_TABLES as CORS_FIELD_TABLES } from '../http/cors.js';
+import type { CsrfPolicy } from '../http/csrf.js';
+import { compileFilterOverrides } from '../http/per-filter.js';
 import { type HttpRequest, headerValue } from '../http/request.js';
 import { compileHashPolicy } from './hash.js';
 import {
@@ -34,8 +37,6 @@ export interface WeightedTarget {
   criteria: MetadataCriteria | null;
   /** This cluster's own header mutations, applied before the route's. */
   headers: HeaderMutation | null;
-  /** This cluster's, the route's, its virtual host's and the table's mutations, in that order, none null. */
-  mutations: HeaderMutation[];
 }
 
 export type RouteAction =
@@ -72,13 +73,12 @@ export interface CompiledRoute {
   /** `priority`: which circuit-breaker thresholds of the cluster the request counts against. */
   priority: Priority;
   headers: HeaderMutation | null;
-  /**
-   * The mutations a request on this route applies, most specific first (route, virtual host,
-   * table), none null; merged once by `compileRouteTable`, so a request allocates no list.
-   */
-  mutations: HeaderMutation[];
   /** `upgrade_configs` of the route: overrides the HCM's per upgrade type; null when it sets none. */
   upgrades: UpgradeTable | null;
+  /** The route action's `cors` policy, for the CORS filter. */
+  cors: CorsPolicy | null;
+  /** The CSRF filter's policy from the route's `per_filter_config` / `typed_per_filter_config`. */
+  csrf: CsrfPolicy | null;
 }
 
 export interface CompiledVirtualHost {
@@ -86,6 +86,8 @@ export interface CompiledVirtualHost {
   routes: CompiledRoute[];
   retry: RetryPolicy | null;
   headers: HeaderMutation | null;
+  cors: CorsPolicy | null;
+  csrf: CsrfPolicy | null;
 }
 
 /**
@@ -144,7 +146,6 @@ function compileAction(route: JsonObject, where: string, report: Report): RouteA
           weight: numberOr(c.weight, 0),
           criteria: compileCriteria(metadataMatchOf(action), metadataMatchOf(c)),
           headers: compileHeaderMutation(c, `${where}.route.weighted_clusters.clusters[${i}]`, report),
-          mutations: [],
         };
       });
       if (clusters.length === 0)
@@ -273,11 +274,12 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
     clusterNotFoundStatus: ra.cluster_not_found_response_code === 'NOT_FOUND' ? 404 : 503,
     priority: ra.priority === 'HIGH' ? 'HIGH' : 'DEFAULT',
     headers: compileHeaderMutation(raw, where, report),
-    mutations: [],
     upgrades:
       ra.upgrade_configs === undefined
         ? null
         : compileUpgradeConfigs(ra.upgrade_configs, `${where}.route.upgrade_configs`, report),
+    cors: ra.cors === undefined ? null : compileCorsPolicy(objectOf(ra.cors), `${where}.route.cors`, report),
+    csrf: compileFilterOverrides(raw, where, report).csrf,
   };
 }
 
@@ -292,9 +294,21 @@ const VIRTUAL_HOST_FIELDS: FieldTable = acting(
   'routes',
   'retry_policy',
   ...HEADER_MUTATION_FIELDS,
+  'cors',
+  'per_filter_config',
+  'typed_per_filter_config',
 );
 const ROUTE_FIELDS: FieldTable = {
-  ...acting('name', 'match', 'route', 'redirect', 'direct_response', ...HEADER_MUTATION_FIELDS),
+  ...acting(
+    'name',
+    'match',
+    'route',
+    'redirect',
+    'direct_response',
+    ...HEADER_MUTATION_FIELDS,
+    'per_filter_config',
+    'typed_per_filter_config',
+  ),
   metadata: 'advise',
 };
 const MATCH_FIELDS: FieldTable = acting(
@@ -321,6 +335,7 @@ const ACTION_FIELDS: FieldTable = {
     'priority',
     'metadata_match',
     'upgrade_configs',
+    'cors',
   ),
   auto_host_rewrite: notYet('auto_host_rewrite (the Host of the chosen DNS host)'),
 };
@@ -340,6 +355,7 @@ export const FIELD_TABLES = {
   ClusterWeight: CLUSTER_WEIGHT_FIELDS,
   ...HEADER_FIELD_TABLES,
   ...UPGRADE_FIELD_TABLES,
+  ...CORS_FIELD_TABLES,
 };
 
 /** Refuses the fields of a route this build does not honour, message by message. */
@@ -386,17 +402,14 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
               compileRetryPolicy(objectOf(vhRaw.retry_policy), `${at}.retry_policy`),
             ) ?? null),
       headers: attempt(report, at, () => compileHeaderMutation(vhRaw, at, report)) ?? null,
+      cors: vhRaw.cors === undefined ? null : compileCorsPolicy(objectOf(vhRaw.cors), `${at}.cors`, report),
+      csrf: compileFilterOverrides(vhRaw, at, report).csrf,
     };
     listOf(vhRaw.routes).forEach((r, i) => {
       const routeAt = `${at}.routes[${i}]`;
       checkRouteFields(r, routeAt, report);
       const route = attempt(report, routeAt, () => compileRoute(r, routeAt, report));
-      if (!route) return;
-      route.mutations = present([route.headers, vh.headers, table.headers]);
-      if (route.action.kind === 'weighted')
-        for (const target of route.action.clusters)
-          target.mutations = present([target.headers, ...route.mutations]);
-      vh.routes.push(route);
+      if (route) vh.routes.push(route);
     });
     const domains = Array.isArray(vhRaw.domains) ? vhRaw.domains : [];
     if (domains.length === 0) report.error(`${at}.domains`, 'needs at least one domain', 'missing');
@@ -415,10 +428,6 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
   table.suffixes.sort((a, b) => b[0].length - a[0].length);
   table.prefixes.sort((a, b) => b[0].length - a[0].length);
   return table;
-}
-
-function present(levels: Array<HeaderMutation | null>): HeaderMutation[] {
-  return levels.filter((level): level is HeaderMutation => level !== null);
 }
 
 function findVirtualHostFor(table: RouteTable, host: string): CompiledVirtualHost | null {

@@ -1,0 +1,72 @@
+import type { Json, JsonObject } from '../../../events/config.js';
+import { objectOf } from '../../../reducers/settings/values.js';
+import { canonicalMessage } from '../../bootstrap/canonical.js';
+import { CONFIG_TYPE, configTypeOf, findExtension } from '../../bootstrap/extensions.js';
+import { checkFields } from '../../bootstrap/honoured.js';
+import type { Report } from '../../bootstrap/report.js';
+import { messageType } from '../../bootstrap/schema.js';
+import { type CsrfPolicy, compileCsrfPolicy } from './csrf.js';
+
+/** The HTTP filters' settings a route or virtual host overrides, by filter. */
+export interface FilterOverrides {
+  csrf: CsrfPolicy | null;
+}
+
+/**
+ * A filter's per-route config as the message its filter reads: `per_filter_config` holds a
+ * Struct, converted here as the loader converts a filter's `config`; `typed_per_filter_config`
+ * holds an `Any` the loader already converted, whose `@type` must be the filter's.
+ */
+function overrideBody(
+  value: Json,
+  typed: boolean,
+  configType: string,
+  at: string,
+  report: Report,
+): JsonObject | undefined {
+  if (!typed)
+    return canonicalMessage(value, messageType(configType), at, {
+      report,
+      allowUnknown: false,
+      disabled: new Set(),
+    });
+  const type = configTypeOf({ typed_config: value });
+  if (type !== configType) {
+    report.error(`${at}.@type`, `'${type}' is not the config of this filter (expected ${configType})`);
+    return undefined;
+  }
+  const { '@type': _drop, ...fields } = objectOf(value);
+  return fields;
+}
+
+/**
+ * Compiles the `per_filter_config` / `typed_per_filter_config` of a route or virtual host
+ * (`owner`, at `where`). Keys name HTTP filters by any spelling. The CSRF filter's override is
+ * a `CsrfPolicy`; the CORS filter's message has no fields (its policy is the `cors` field);
+ * other filters take no per-route config here.
+ */
+export function compileFilterOverrides(owner: JsonObject, where: string, report: Report): FilterOverrides {
+  const out: FilterOverrides = { csrf: null };
+  if (owner.per_filter_config !== undefined && owner.typed_per_filter_config !== undefined)
+    report.error(where, 'only one of typed_per_filter_config or per_filter_config can be specified');
+  for (const field of ['per_filter_config', 'typed_per_filter_config'] as const) {
+    for (const [name, value] of Object.entries(objectOf(owner[field]))) {
+      const at = `${where}.${field}.${name}`;
+      const extension = findExtension('envoy.filters.http', name);
+      if (!extension) {
+        report.error(at, `'${name}' is not an HTTP filter of this build`, 'unknown');
+        continue;
+      }
+      const type = extension.configType;
+      if (type !== CONFIG_TYPE.csrf && type !== CONFIG_TYPE.cors) {
+        report.unsupported(at, `per-route config of ${extension.name} is not implemented`);
+        continue;
+      }
+      const body = overrideBody(value, field === 'typed_per_filter_config', type, at, report);
+      if (body === undefined) continue;
+      if (type === CONFIG_TYPE.csrf) out.csrf = compileCsrfPolicy(body, at, report);
+      else checkFields(body, at, report, {}, 'Cors');
+    }
+  }
+  return out;
+}
