@@ -39,6 +39,8 @@ function originalDestination(req: HttpRequest): string | null {
   return null;
 }
 
+const NO_MUTATIONS: readonly HeaderMutation[] = [];
+
 /** The response flag of each reason `upstreamLocalReply` gives. */
 const REASON_FLAG: Record<string, number> = {
   overflow: FLAG.UO,
@@ -70,8 +72,8 @@ export class Exchange implements UpstreamHandler {
   private criteria: MetadataCriteria | null = null;
   /** ORIGINAL_DST with `use_http_header`: the destination the request's header names. */
   private originalDst: string | null = null;
-  /** The header mutations that apply, most specific first; empty when none. */
-  private mutations: HeaderMutation[] = [];
+  /** The header mutations that apply, most specific first (the route's merged list); empty when none. */
+  private mutations: readonly HeaderMutation[] = NO_MUTATIONS;
   private attempt = 0;
   /** The retry breaker slot this request holds from its first retry to its end. */
   private retrySlot: Count | null = null;
@@ -156,16 +158,14 @@ export class Exchange implements UpstreamHandler {
     this.route = route;
     this.info.routeName = route.name;
     const action = route.action;
-    const levels = [route.headers, hit.vh.headers, hcm.routes.headers];
+    this.mutations = route.mutations;
     if (action.kind === 'direct') {
       hcm.stats.rqDirectResponse.inc();
-      this.setMutations(levels);
       this.localReply(action.status, action.body ?? '', this.responseHeaders([]));
       return;
     }
     if (action.kind === 'redirect') {
       hcm.stats.rqRedirect.inc();
-      this.setMutations(levels);
       const location = ['location', redirectLocation(action, route, this.req)];
       this.localReply(action.status, '', this.responseHeaders(location));
       return;
@@ -175,12 +175,11 @@ export class Exchange implements UpstreamHandler {
       const target = pickWeighted(action, Math.random());
       clusterName = target.name;
       this.criteria = target.criteria;
-      levels.unshift(target.headers);
+      this.mutations = target.mutations;
     } else {
       clusterName = action.cluster;
       this.criteria = route.criteria;
     }
-    this.setMutations(levels);
     hcm.stats.routerRqTotal.inc();
     const cluster = hcm.deps.clusters.get(clusterName);
     if (!cluster) {
@@ -198,10 +197,6 @@ export class Exchange implements UpstreamHandler {
     this.head = upstreamRequestHead(this.req, route, hcm);
     if (this.bodyEnded) this.armTimeout();
     this.startAttempt();
-  }
-
-  private setMutations(levels: Array<HeaderMutation | null>): void {
-    for (const level of levels) if (level) this.mutations.push(level);
   }
 
   /** The CORS and CSRF filters, before the router; true when one answered the request itself. */

@@ -4,7 +4,7 @@ import { durationMs, numberOr, objectOf } from '../../../reducers/settings/value
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { attempt, fault, type Report } from '../../bootstrap/report.js';
 import { compileCriteria, type MetadataCriteria } from '../../upstream/lb/criteria.js';
-import { type CorsPolicy, compileCorsPolicy, FIELD_TABLES as CORS_FIELD_TABLES } from '../http/cors.js';
+import { FIELD_TABLES as CORS_FIELD_TABLES, type CorsPolicy, compileCorsPolicy } from '../http/cors.js';
 import type { CsrfPolicy } from '../http/csrf.js';
 import { compileFilterOverrides } from '../http/per-filter.js';
 import { type HttpRequest, headerValue } from '../http/request.js';
@@ -37,6 +37,8 @@ export interface WeightedTarget {
   criteria: MetadataCriteria | null;
   /** This cluster's own header mutations, applied before the route's. */
   headers: HeaderMutation | null;
+  /** This cluster's, the route's, its virtual host's and the table's mutations, in that order, none null. */
+  mutations: HeaderMutation[];
 }
 
 export type RouteAction =
@@ -73,6 +75,11 @@ export interface CompiledRoute {
   /** `priority`: which circuit-breaker thresholds of the cluster the request counts against. */
   priority: Priority;
   headers: HeaderMutation | null;
+  /**
+   * The mutations a request on this route applies, most specific first (route, virtual host,
+   * table), none null; merged once by `compileRouteTable`, so a request allocates no list.
+   */
+  mutations: HeaderMutation[];
   /** `upgrade_configs` of the route: overrides the HCM's per upgrade type; null when it sets none. */
   upgrades: UpgradeTable | null;
   /** The route action's `cors` policy, for the CORS filter. */
@@ -146,6 +153,7 @@ function compileAction(route: JsonObject, where: string, report: Report): RouteA
           weight: numberOr(c.weight, 0),
           criteria: compileCriteria(metadataMatchOf(action), metadataMatchOf(c)),
           headers: compileHeaderMutation(c, `${where}.route.weighted_clusters.clusters[${i}]`, report),
+          mutations: [],
         };
       });
       if (clusters.length === 0)
@@ -274,6 +282,7 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
     clusterNotFoundStatus: ra.cluster_not_found_response_code === 'NOT_FOUND' ? 404 : 503,
     priority: ra.priority === 'HIGH' ? 'HIGH' : 'DEFAULT',
     headers: compileHeaderMutation(raw, where, report),
+    mutations: [],
     upgrades:
       ra.upgrade_configs === undefined
         ? null
@@ -409,7 +418,12 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
       const routeAt = `${at}.routes[${i}]`;
       checkRouteFields(r, routeAt, report);
       const route = attempt(report, routeAt, () => compileRoute(r, routeAt, report));
-      if (route) vh.routes.push(route);
+      if (!route) return;
+      route.mutations = present([route.headers, vh.headers, table.headers]);
+      if (route.action.kind === 'weighted')
+        for (const target of route.action.clusters)
+          target.mutations = present([target.headers, ...route.mutations]);
+      vh.routes.push(route);
     });
     const domains = Array.isArray(vhRaw.domains) ? vhRaw.domains : [];
     if (domains.length === 0) report.error(`${at}.domains`, 'needs at least one domain', 'missing');
@@ -428,6 +442,10 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
   table.suffixes.sort((a, b) => b[0].length - a[0].length);
   table.prefixes.sort((a, b) => b[0].length - a[0].length);
   return table;
+}
+
+function present(levels: Array<HeaderMutation | null>): HeaderMutation[] {
+  return levels.filter((level): level is HeaderMutation => level !== null);
 }
 
 function findVirtualHostFor(table: RouteTable, host: string): CompiledVirtualHost | null {
