@@ -108,7 +108,11 @@ export class Exchange implements UpstreamHandler {
     readonly owner: ExchangeOwner,
   ) {
     this.bodyEnded = !req.hasBody;
-    this.info = newStreamInfo(req, joinHostPort(req.remoteIp, req.remotePort), req.localAddress ?? '');
+    this.info = newStreamInfo(
+      req,
+      req.remoteAddress ?? joinHostPort(req.remoteIp, req.remotePort),
+      req.localAddress ?? '',
+    );
     this.tap = hcm.tap === null ? null : hcm.tap.recorderFor(req);
     const s = hcm.stats;
     s.rqTotal.inc();

@@ -60,6 +60,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   private closeAfterNext = false;
   private readonly openedAt = performance.now();
   private readonly remoteIp: string;
+  private readonly remoteAddress: string;
   private readonly localAddress: string;
   /** A TLS socket (a chain with a DownstreamTlsContext) carries https. */
   private readonly scheme: 'http' | 'https';
@@ -69,6 +70,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     readonly socket: net.Socket,
   ) {
     this.remoteIp = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+    this.remoteAddress = joinHostPort(socket.remoteAddress, socket.remotePort);
     this.localAddress = joinHostPort(socket.localAddress, socket.localPort);
     this.scheme = (socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
     this.parser = new RequestHeadParser({
@@ -252,6 +254,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       remoteIp: this.remoteIp,
       remotePort: this.socket.remotePort,
       localAddress: this.localAddress,
+      remoteAddress: this.remoteAddress,
       contentLength: chunked ? -1 : Math.max(contentLength, 0),
       hasBody,
     };
