@@ -18,15 +18,16 @@ export interface Extracted {
   tags: Tag[];
 }
 
-/** One extractor's match on a name: the tag value and the span removed from the name. */
-interface TagMatch {
-  value: string;
-  span: [number, number];
-}
+/**
+ * One extractor run on a name: on a match it adds its tag to `tags` and the span of group 1
+ * (removed from the name) to `spans` as two numbers. No object per match: the first
+ * Prometheus scrape runs every extractor on a million names.
+ */
+type Match = (statName: string, tagName: string, tags: Tag[], spans: number[]) => boolean;
 
 interface Extractor {
   name: string;
-  match: (statName: string) => TagMatch | null;
+  match: Match;
   /** Quick pre-filter: skip names that lack it. */
   substr: string;
   /** Only run when the first dot-token equals this; '' = always. */
@@ -82,54 +83,57 @@ function prefixOf(regex: string): string {
 }
 
 /** The reference's rule: group 1 is removed from the name; the value is group 2 if any, else group 1. */
-function tagOf(groups: ArrayLike<string | undefined>, span: [number, number]): TagMatch {
-  return { value: groups.length > 2 ? (groups[2] ?? '') : (groups[1] ?? ''), span };
+function found(
+  groups: ArrayLike<string | undefined>,
+  start: number,
+  end: number,
+  tagName: string,
+  tags: Tag[],
+  spans: number[],
+): true {
+  tags.push({ name: tagName, value: groups.length > 2 ? (groups[2] ?? '') : (groups[1] ?? '') });
+  spans.push(start, end);
+  return true;
 }
 
 /** A backtracking match: the built-in extractors, and user regexes RE2 cannot compile. */
-function jsMatch(regex: RegExp): Extractor['match'] {
-  return (statName) => {
+function jsMatch(regex: RegExp): Match {
+  return (statName, tagName, tags, spans) => {
     const m = regex.exec(statName);
-    if (!m || m[1] === undefined || !m.indices?.[1]) return null;
-    return tagOf(m, m.indices[1]);
+    const at = m?.indices?.[1];
+    if (!m || m[1] === undefined || !at) return false;
+    return found(m, at[0], at[1], tagName, tags, spans);
   };
 }
 
 /**
- * A user's regex matched by RE2, in linear time. RE2 gives group texts, not positions;
- * group 1 is placed by finding its text in the whole match. Only when that text occurs
- * there twice is the position ambiguous; then the backtracking regex decides, on a name
- * RE2 has already matched.
+ * A match whose group texts are known but not their positions (RE2, or a regex without the
+ * `d` flag, whose match indices make every match allocate): group 1 is placed by finding its
+ * text in the whole match. Only when that text occurs there twice is the position ambiguous;
+ * then the backtracking `d` regex decides, on a name already matched.
  */
-function re2Match(re: RE2, fallback: RegExp): Extractor['match'] {
+function placed(exec: (statName: string) => RegExpExecArray | null, fallback: RegExp): Match {
   const js = jsMatch(fallback);
-  return (statName) => {
-    const m = re.exec(statName);
+  return (statName, tagName, tags, spans) => {
+    const m = exec(statName);
     const whole = m?.[0];
-    if (!m || whole === undefined || m[1] === undefined) return null;
+    if (!m || whole === undefined || m[1] === undefined) return false;
     const at = whole.indexOf(m[1]);
-    if (whole.indexOf(m[1], at + 1) >= 0) return js(statName);
+    if (whole.indexOf(m[1], at + 1) >= 0) return js(statName, tagName, tags, spans);
     const start = m.index + at;
-    return tagOf(m, [start, start + m[1].length]);
+    return found(m, start, start + m[1].length, tagName, tags, spans);
   };
 }
 
-/**
- * A built-in extractor: matched without the `d` flag (match indices make every match
- * allocate, and the first Prometheus scrape runs these on a million names), group 1 placed
- * by its text in the whole match as for RE2, the `d` regex only when that is ambiguous.
- */
-function builtinMatch(regex: string): Extractor['match'] {
+/** A user's regex matched by RE2, in linear time (see `placed`). */
+function re2Match(re: RE2, fallback: RegExp): Match {
+  return placed((statName) => re.exec(statName) as RegExpExecArray | null, fallback);
+}
+
+/** A built-in extractor: matched without the `d` flag (see `placed`). */
+function builtinMatch(regex: string): Match {
   const plain = new RegExp(regex);
-  const js = jsMatch(new RegExp(regex, 'd'));
-  return (statName) => {
-    const m = plain.exec(statName);
-    if (!m || m[1] === undefined) return null;
-    const at = m[0].indexOf(m[1]);
-    if (m[0].indexOf(m[1], at + 1) >= 0) return js(statName);
-    const start = m.index + at;
-    return tagOf(m, [start, start + m[1].length]);
-  };
+  return placed((statName) => plain.exec(statName), new RegExp(regex, 'd'));
 }
 
 function makeExtractor(name: string, regex: string, substr = ''): Extractor {
@@ -141,7 +145,7 @@ function makeExtractor(name: string, regex: string, substr = ''): Extractor {
  * stall stat creation; patterns with lookaround (which the reference's std::regex and its
  * own defaults use) stay ECMAScript. Throws a SyntaxError for an invalid pattern.
  */
-function userMatch(pattern: string): Extractor['match'] {
+function userMatch(pattern: string): Match {
   const js = new RegExp(pattern, 'd');
   try {
     return re2Match(newRe2(pattern, 'u'), js);
@@ -151,12 +155,9 @@ function userMatch(pattern: string): Extractor['match'] {
 }
 
 /** Runs one extractor on a name, adding its tag and the span it removes. */
-function runExtractor(e: Extractor, statName: string, tags: Tag[], spans: Array<[number, number]>): void {
+function runExtractor(e: Extractor, statName: string, tags: Tag[], spans: number[]): void {
   if (e.substr && !statName.includes(e.substr)) return;
-  const m = e.match(statName);
-  if (!m) return;
-  tags.push({ name: e.name, value: m.value });
-  spans.push(m.span);
+  e.match(statName, e.name, tags, spans);
 }
 
 /** A tag specifier of `stats_config.stats_tags`. */
@@ -185,7 +186,8 @@ const canonicalTagName = (name: string): string =>
  */
 export class TagProducer {
   private readonly anywhere: Extractor[] = [];
-  private readonly byPrefix = new Map<string, Extractor[]>();
+  /** Extractors by the first dot-token a name must have (a handful of prefixes). */
+  private readonly byPrefix: Array<{ prefix: string; extractors: Extractor[] }> = [];
   /** Fixed tags on every stat: universal ones, then `fixed_value` specifiers. */
   readonly fixedTags: Tag[];
 
@@ -200,7 +202,7 @@ export class TagProducer {
       if (spec.fixed_value !== undefined) {
         fixed.push({ name, value: spec.fixed_value });
       } else if (spec.regex) {
-        let match: Extractor['match'];
+        let match: Match;
         try {
           match = userMatch(spec.regex);
         } catch (err) {
@@ -233,28 +235,43 @@ export class TagProducer {
       this.anywhere.push(e);
       return;
     }
-    const list = this.byPrefix.get(e.prefix);
-    if (list) list.push(e);
-    else this.byPrefix.set(e.prefix, [e]);
+    const group = this.byPrefix.find((g) => g.prefix === e.prefix);
+    if (group) group.extractors.push(e);
+    else this.byPrefix.push({ prefix: e.prefix, extractors: [e] });
   }
 
   /** The tag-extracted name and the tags of `statName` (callers cache; see the Prometheus view). */
   extract(statName: string): Extracted {
-    const tags: Tag[] = [...this.fixedTags];
-    const spans: Array<[number, number]> = [];
-    const dot = statName.indexOf('.');
-    const first = dot < 0 ? statName : statName.slice(0, dot);
+    const tags: Tag[] = this.fixedTags.length > 0 ? [...this.fixedTags] : [];
+    const spans: number[] = [];
     for (const e of this.anywhere) runExtractor(e, statName, tags, spans);
-    for (const e of this.byPrefix.get(first) ?? []) runExtractor(e, statName, tags, spans);
-    if (spans.length === 0) return { name: statName, tags };
-    spans.sort((a, b) => a[0] - b[0]);
-    let name = '';
-    let at = 0;
-    for (const [start, end] of spans) {
-      if (start > at) name += statName.slice(at, start);
-      at = Math.max(at, end);
+    for (const { prefix, extractors } of this.byPrefix) {
+      // the first dot-token is `prefix`, tested without cutting it out of every name
+      if (
+        statName.startsWith(prefix) &&
+        (statName.length === prefix.length || statName.charCodeAt(prefix.length) === DOT)
+      ) {
+        for (const e of extractors) runExtractor(e, statName, tags, spans);
+        break;
+      }
     }
-    name += statName.slice(at);
-    return { name, tags };
+    return { name: spans.length === 0 ? statName : removed(statName, spans), tags };
   }
+}
+
+const DOT = 46;
+
+/** `statName` without the spans (flat start, end pairs; they may overlap). */
+function removed(statName: string, spans: number[]): string {
+  if (spans.length === 2) return statName.slice(0, spans[0]) + statName.slice(spans[1]);
+  const pairs: Array<[number, number]> = [];
+  for (let i = 0; i < spans.length; i += 2) pairs.push([spans[i]!, spans[i + 1]!]);
+  pairs.sort((a, b) => a[0] - b[0]);
+  let name = '';
+  let at = 0;
+  for (const [start, end] of pairs) {
+    if (start > at) name += statName.slice(at, start);
+    at = Math.max(at, end);
+  }
+  return name + statName.slice(at);
 }

@@ -145,7 +145,7 @@ function* sorted(store: StatsStore): Generator<string, Sorted> {
     countersAndGauges:
       counters === prev.counters && gauges === prev.gauges
         ? prev.countersAndGauges
-        : yield* merged(counters, gauges),
+        : yield* merged<Counter | Gauge>(counters, gauges),
     histograms: yield* updated(prev.histograms, store.histograms),
   };
   // a render that sorted more recent stats meanwhile keeps its newer lists
