@@ -60,6 +60,12 @@ export interface HandlerDescriptor {
   snapshotView?: boolean;
   handle(req: AdminRequest, ctx: ServerContext): AdminResponse | Promise<AdminResponse>;
   /**
+   * The page as data (a value or a promise of one): what its JSON answer (`format=json`
+   * where it has several formats) holds with its parameters at their defaults. The debug
+   * bundle reads pages this way instead of parsing their text back.
+   */
+  data?(req: AdminRequest, ctx: ServerContext): unknown;
+  /**
    * For mutations that only dispatch events: the events this request means, or an error
    * answer. The adapter dispatches them and answers `OK`, or with `dry_run=1` folds them
    * into a copy and answers the JSON Patch they would cause, dispatching nothing.

@@ -65,6 +65,24 @@ describe('/debug/bundle', () => {
     );
   });
 
+  it('holds each page as its JSON answer reads: the data form and the page agree', async () => {
+    const bundle = await admin.getJson('/debug/bundle');
+    assert.deepEqual(bundle.config_dump, await admin.getJson('/config_dump'));
+    assert.deepEqual(bundle.clusters, await admin.getJson('/clusters?format=json'));
+    assert.deepEqual(bundle.listeners, await admin.getJson('/listeners?format=json'));
+    assert.deepEqual(bundle.runtime, await admin.getJson('/runtime'));
+    assert.deepEqual(Object.keys(bundle.memory), Object.keys(await admin.getJson('/memory')));
+    const info = await admin.getJson('/server_info');
+    assert.deepEqual(
+      { ...bundle.server_info, uptime_current_epoch: '', uptime_all_epochs: '' },
+      {
+        ...info,
+        uptime_current_epoch: '',
+        uptime_all_epochs: '',
+      },
+    );
+  });
+
   it('opens in proxy replay: the timeline, and the views as they were live', async () => {
     const file = join(dir, 'bundle.json');
     writeFileSync(file, await (await admin.get('/debug/bundle')).text());

@@ -1,5 +1,5 @@
 import type { State } from '../../reducers/state.js';
-import { socketAddress } from '../proto-json.js';
+import { omitDefaults, socketAddress } from '../proto-json.js';
 import { type StreamedResult, streamedProtoJson } from '../result.js';
 import { type ClustersFigures, GAUGES, HOST_STAT_NAMES } from './figures.js';
 import { type HostView, selectClusters } from './select.js';
@@ -41,6 +41,15 @@ function hostStatus(h: HostView) {
 
 /** `/clusters?format=json`: `{ cluster_statuses: [...] }` with default-valued fields omitted. */
 export function renderClustersJson(state: State, figures: ClustersFigures): StreamedResult {
+  return streamedProtoJson(clusterStatuses(state, figures));
+}
+
+/** What `/clusters?format=json` prints, as data. */
+export function clustersData(state: State, figures: ClustersFigures): { cluster_statuses: unknown[] } {
+  return omitDefaults(clusterStatuses(state, figures));
+}
+
+function clusterStatuses(state: State, figures: ClustersFigures): { cluster_statuses: unknown[] } {
   const statuses = selectClusters(state, figures).map((c) => ({
     name: c.entry.name,
     added_via_api: c.entry.addedViaApi,
@@ -63,5 +72,5 @@ export function renderClustersJson(state: State, figures: ClustersFigures): Stre
       })),
     },
   }));
-  return streamedProtoJson({ cluster_statuses: statuses });
+  return { cluster_statuses: statuses };
 }

@@ -1,5 +1,6 @@
 import type { JsonObject } from '../../events/index.js';
 import type { State } from '../../reducers/state.js';
+import { omitDefaults } from '../proto-json.js';
 import { type StreamedResult, streamedProtoJson, text } from '../result.js';
 import { applyMask } from './mask.js';
 import { type Dump, selectDumps, typeUrl } from './select.js';
@@ -40,9 +41,18 @@ function resourceElements(dumps: Dump[], resource: string, mask: string[] | null
 export function renderConfigDump(state: State, params: ConfigDumpParams): StreamedResult {
   const dumps = selectDumps(state, params.includeEds, params.nameMatches);
   if (params.resource !== null) return resourceElements(dumps, params.resource, params.mask);
-  const configs = dumps.map((d) => {
+  return streamedProtoJson({ configs: messages(dumps, params.mask) });
+}
+
+/** One Any per top-level dump, each trimmed by `mask`. */
+function messages(dumps: Dump[], mask: string[] | null): JsonObject[] {
+  return dumps.map((d) => {
     const message: JsonObject = { '@type': typeUrl(d.schema.type), ...d.fields };
-    return params.mask ? applyMask(message, params.mask) : message;
+    return mask ? applyMask(message, mask) : message;
   });
-  return streamedProtoJson({ configs });
+}
+
+/** What `/config_dump` prints with no parameters, as data. */
+export function configDumpData(state: State): { configs: JsonObject[] } {
+  return omitDefaults({ configs: messages(selectDumps(state, false, null), null) });
 }

@@ -16,16 +16,19 @@ function sorted(state: State): ListenerEntry[] {
   return Object.values(state.listeners).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
+/** What `/listeners?format=json` prints, as data. */
+export function listenersData(state: State): { listener_statuses: unknown[] } {
+  return {
+    listener_statuses: sorted(state).map((l) => ({
+      name: l.name,
+      local_address: socketAddress(addressOf(l)),
+    })),
+  };
+}
+
 /** `/listeners`: `<name>::<ip:port>` per listener, or `listener_statuses` with `format=json`. */
 export function renderListeners(state: State, format: 'text' | 'json'): ViewResult {
-  if (format === 'json') {
-    return json({
-      listener_statuses: sorted(state).map((l) => ({
-        name: l.name,
-        local_address: socketAddress(addressOf(l)),
-      })),
-    });
-  }
+  if (format === 'json') return json(listenersData(state));
   return text(
     sorted(state)
       .map((l) => `${l.name}::${addressOf(l)}\n`)

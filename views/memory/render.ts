@@ -23,15 +23,20 @@ export interface WorkerMemory extends MemoryFigures {
  * per-thread allocator cache); `total_physical_bytes` = resident set size.
  */
 export function renderMemory(m: MemoryFigures, workers: readonly WorkerMemory[] = []): ViewResult {
+  return json(memoryData(m, workers));
+}
+
+/** What `/memory` prints, as data. */
+export function memoryData(m: MemoryFigures, workers: readonly WorkerMemory[] = []): Record<string, unknown> {
   const own = fields(m);
   // The reference's fields stay the primary's; each worker process has its own heap.
-  if (workers.length === 0) return json(own);
-  return json({
+  if (workers.length === 0) return own;
+  return {
     ...own,
     workers: [...workers]
       .sort((a, b) => a.worker - b.worker)
       .map((w) => ({ worker_id: String(w.worker), ...fields(w) })),
-  });
+  };
 }
 
 function fields(m: MemoryFigures): Record<string, string> {

@@ -6,6 +6,14 @@ import { json, type ViewResult } from '../result.js';
  * where the layer has none) and the value the stack resolves to (the last layer holding it).
  */
 export function renderRuntime(state: State): ViewResult {
+  return json(runtimeData(state));
+}
+
+/** What `/runtime` prints, as data. */
+export function runtimeData(state: State): {
+  layers: string[];
+  entries: Record<string, { final_value: string; layer_values: string[] }>;
+} {
   const layers = state.runtime.layers;
   const keys = [...new Set(layers.flatMap((l) => Object.keys(l.values)))].sort();
   const entries: Record<string, { final_value: string; layer_values: string[] }> = {};
@@ -13,5 +21,5 @@ export function renderRuntime(state: State): ViewResult {
     const layerValues = layers.map((l) => l.values[key] ?? '');
     entries[key] = { final_value: layerValues.findLast((v) => v !== '') ?? '', layer_values: layerValues };
   }
-  return json({ layers: layers.map((l) => l.name), entries });
+  return { layers: layers.map((l) => l.name), entries };
 }

@@ -63,19 +63,22 @@ function seconds(ms: number): string {
  * secrets redacted, also inside `--config-yaml`.
  */
 export function renderServerInfo(state: State, figures: ServerInfoFigures): ViewResult {
+  return json(serverInfoData(state, figures));
+}
+
+/** What `/server_info` prints, as data. */
+export function serverInfoData(state: State, figures: ServerInfoFigures): JsonObject {
   const options =
     Object.keys(state.server.options).length > 0 ? state.server.options : figures.commandLineOptions;
   const uptime = seconds(figures.now - state.server.startedAt);
   const firstStartedAt = state.server.hotRestart?.firstStartedAt ?? state.server.startedAt;
-  return json(
-    redact({
-      version: state.server.version,
-      state: reportedState(state),
-      uptime_current_epoch: uptime,
-      uptime_all_epochs: seconds(figures.now - firstStartedAt),
-      hot_restart_version: figures.hotRestartVersion,
-      command_line_options: options,
-      node: nodeOf(state, options),
-    }),
-  );
+  return redact({
+    version: state.server.version,
+    state: reportedState(state),
+    uptime_current_epoch: uptime,
+    uptime_all_epochs: seconds(figures.now - firstStartedAt),
+    hot_restart_version: figures.hotRestartVersion,
+    command_line_options: options,
+    node: nodeOf(state, options),
+  });
 }

@@ -3,7 +3,7 @@ import type { TagProducer } from '../../src/stats/tags.js';
 import { bodyText, type StreamedResult } from '../result.js';
 import { renderActiveHtml } from './active-html.js';
 import { renderHtml } from './html.js';
-import { jsonStatsChunks } from './json.js';
+import { jsonStatsChunks, jsonStatsData } from './json.js';
 import { parseStatsParams, type Rendered, type StatsFormat, type StatsParams, TEXT } from './params.js';
 import { prometheusChunks } from './prometheus.js';
 import { type Selection, selectStats, selectStatsStepwise } from './select.js';
@@ -61,6 +61,13 @@ export function streamStats(
     case 'active-html':
       return { status: 200, contentType: HTML, body: renderActiveHtml(params) };
   }
+}
+
+/** What `/stats?format=json` prints with no other parameter, as data. */
+export function statsData(store: StatsStore): { stats: unknown[] } {
+  const parsed = parseStatsParams(new URLSearchParams(), 'json');
+  if (!parsed.ok) throw new Error(parsed.response.body);
+  return jsonStatsData(selectStats(store, parsed.params), parsed.params);
 }
 
 /** `/stats` as one string (see `streamStats`). */

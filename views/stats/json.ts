@@ -44,33 +44,47 @@ const NEEDS_ESCAPE = /[^ !#-[\]-\ud7ff\ue000-\uffff]/;
 /** A stat name as a JSON string: most need no escaping, and JSON.stringify is the slow way to learn that. */
 const quoted = (name: string): string => (NEEDS_ESCAPE.test(name) ? JSON.stringify(name) : `"${name}"`);
 
-/** One histogram as its JSON element: bucket lists in the bucket modes, else quantiles. */
-function histogramJson(h: Histogram, mode: StatsParams['histogramBuckets']): string {
-  if (mode === 'cumulative' || mode === 'disjoint') {
+const bucketed = (mode: StatsParams['histogramBuckets']): boolean =>
+  mode === 'cumulative' || mode === 'disjoint';
+
+/** One histogram's JSON element: bucket lists in the bucket modes, else quantiles. */
+function histogramValue(h: Histogram, mode: StatsParams['histogramBuckets']): object {
+  if (bucketed(mode)) {
     const { interval, cumulative } = bucketCounts(h, mode === 'disjoint');
-    return JSON.stringify({
+    return {
       name: h.name,
       buckets: DEFAULT_BUCKETS.map((b, i) => ({
         upper_bound: b,
         interval: interval[i],
         cumulative: cumulative[i],
       })),
-    });
+    };
   }
-  if (!h.used) {
-    return JSON.stringify({
-      name: h.name,
-      values: JSON_QUANTILES.map(() => ({ interval: 0, cumulative: 0 })),
-    });
-  }
+  if (!h.used) return { name: h.name, values: JSON_QUANTILES.map(() => ({ interval: 0, cumulative: 0 })) };
   const { interval, cumulative } = histogramQuantiles(h, true);
-  return JSON.stringify({
+  return {
     name: h.name,
     values: JSON_QUANTILES.map((_, i) => ({
       interval: num(interval[i]!),
       cumulative: num(cumulative[i]!),
     })),
-  });
+  };
+}
+
+/** What `jsonStatsChunks` writes, as data (the debug bundle's form). */
+export function jsonStatsData(sel: Selection, params: StatsParams): { stats: unknown[] } {
+  const stats: unknown[] = sel.textReadouts.map((t) => ({ name: t.name, value: t.value }));
+  for (const s of sel.countersAndGauges) stats.push({ name: s.name, value: s.shown });
+  if (sel.histograms.length > 0) {
+    const mode = params.histogramBuckets;
+    const values = sel.histograms.map((h) => histogramValue(h, mode));
+    stats.push({
+      histograms: bucketed(mode)
+        ? values
+        : { supported_quantiles: JSON_QUANTILES, computed_quantiles: values },
+    });
+  }
+  return { stats };
 }
 
 /**
@@ -79,18 +93,17 @@ function histogramJson(h: Histogram, mode: StatsParams['histogramBuckets']): str
  */
 function* histogramsJson(sel: Selection, params: StatsParams, limit: number): Generator<string> {
   const mode = params.histogramBuckets;
-  const bucketed = mode === 'cumulative' || mode === 'disjoint';
-  let buf = bucketed
+  let buf = bucketed(mode)
     ? '{"histograms":['
     : `{"histograms":{"supported_quantiles":${JSON.stringify(JSON_QUANTILES)},"computed_quantiles":[`;
   let sep = '';
   for (const h of sel.histograms) {
-    buf += `${sep}${histogramJson(h, mode)}`;
+    buf += `${sep}${JSON.stringify(histogramValue(h, mode))}`;
     sep = ',';
     if (buf.length >= limit) {
       yield buf;
       buf = '';
     }
   }
-  yield `${buf}${bucketed ? ']}' : ']}}'}`;
+  yield `${buf}${bucketed(mode) ? ']}' : ']}}'}`;
 }

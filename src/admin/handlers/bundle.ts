@@ -8,7 +8,7 @@
 import type { Envelope, ProxyEvent } from '../../../events/index.js';
 import { parseTimePoint, TIME_FORMS } from '../../../views/events/time.js';
 import { redact } from '../../../views/redact.js';
-import { bodyText, text, type ViewResult } from '../../../views/result.js';
+import { text } from '../../../views/result.js';
 import type { ServerContext } from '../../context.js';
 import type { History } from '../../control/history.js';
 import {
@@ -20,50 +20,37 @@ import {
 } from '../../control/log-format.js';
 import { VERSION } from '../../version.js';
 import { usageLine } from '../dispatch.js';
-import type { AdminRequest, AdminResponse, HandlerDescriptor } from '../registry.js';
+import type { AdminRequest, HandlerDescriptor } from '../registry.js';
 
 export const BUNDLE_FORMAT = 'proxy-debug-bundle';
 export const BUNDLE_VERSION = 1;
 
-/** The admin answers a bundle holds, by the name it holds them under. */
-const PARTS: ReadonlyArray<[name: string, path: string, query: string]> = [
-  ['server_info', '/server_info', ''],
-  ['config_dump', '/config_dump', ''],
-  ['stats', '/stats', 'format=json'],
-  ['clusters', '/clusters', 'format=json'],
-  ['listeners', '/listeners', 'format=json'],
-  ['runtime', '/runtime', ''],
-  ['memory', '/memory', ''],
+/** The admin pages a bundle holds, by the name it holds them under. */
+const PARTS: ReadonlyArray<[name: string, path: string]> = [
+  ['server_info', '/server_info'],
+  ['config_dump', '/config_dump'],
+  ['stats', '/stats'],
+  ['clusters', '/clusters'],
+  ['listeners', '/listeners'],
+  ['runtime', '/runtime'],
+  ['memory', '/memory'],
 ];
 
-/** An answer as bundle data: JSON parsed, anything else as its text, a failure as its reason. */
-function asData(out: ViewResult | AdminResponse): unknown {
-  const body = bodyText(out.body);
-  if (out.status !== 200) return { error: `answered ${out.status}: ${body.trim()}` };
-  if (!out.contentType.startsWith('application/json')) return body;
-  try {
-    return JSON.parse(body);
-  } catch {
-    return body;
-  }
-}
-
-async function part(req: AdminRequest, ctx: ServerContext, path: string, query: string): Promise<unknown> {
+/** A page of the served table as data (its descriptor's `data`), or why there is none. */
+async function part(req: AdminRequest, ctx: ServerContext, path: string): Promise<unknown> {
   const handler = req.table.find((h) => h.path === path);
-  if (!handler) return { error: `${path} is not served here` };
+  if (!handler?.data) return { error: `${path} is not served here` };
   try {
-    return asData(
-      await handler.handle(
-        {
-          method: 'GET',
-          path,
-          query: new URLSearchParams(query),
-          body: '',
-          state: ctx.store.state,
-          table: req.table,
-        },
-        ctx,
-      ),
+    return await handler.data(
+      {
+        method: 'GET',
+        path,
+        query: new URLSearchParams(),
+        body: '',
+        state: ctx.store.state,
+        table: req.table,
+      },
+      ctx,
     );
   } catch (err) {
     return { error: `${path} failed: ${(err as Error).message}` };
@@ -126,7 +113,7 @@ export const bundleHandler: HandlerDescriptor = {
     const start = history ? startOf(history, req.query.get('since'), now) : null;
     if (typeof start === 'string') return text(`${start}\n${usageLine(bundleHandler)}`, 400);
     const parts: Record<string, unknown> = {};
-    for (const [name, path, query] of PARTS) parts[name] = await part(req, ctx, path, query);
+    for (const [name, path] of PARTS) parts[name] = await part(req, ctx, path);
     const log = history && start !== null ? eventLog(ctx, history, start, now) : null;
     const created = new Date(now).toISOString();
     const bundle = redact({

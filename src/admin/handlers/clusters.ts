@@ -1,5 +1,5 @@
 import { renderClustersHtml } from '../../../views/clusters/html.js';
-import { renderClustersJson } from '../../../views/clusters/json.js';
+import { clustersData, renderClustersJson } from '../../../views/clusters/json.js';
 import { renderClustersText } from '../../../views/clusters/text.js';
 import type { HandlerDescriptor } from '../registry.js';
 
@@ -33,5 +33,6 @@ export const clustersHandlers: HandlerDescriptor[] = [
         ? renderClustersJson(req.state, figures)
         : renderClustersText(req.state, figures);
     },
+    data: async (req, ctx) => clustersData(req.state, await ctx.figures.read()),
   },
 ];

@@ -1,5 +1,5 @@
 import type { RE2 } from 're2-wasm';
-import { renderConfigDump } from '../../../views/config-dump/render.js';
+import { configDumpData, renderConfigDump } from '../../../views/config-dump/render.js';
 import { text } from '../../../views/result.js';
 import { freeRe2, fullMatchRe2 } from '../../re2.js';
 import type { AdminRequest, HandlerDescriptor } from '../registry.js';
@@ -48,6 +48,7 @@ export const configDumpHandlers: HandlerDescriptor[] = [
         if (matcher) freeRe2(matcher);
       }
     },
+    data: (req) => configDumpData(req.state),
   },
 ];
 

@@ -1,5 +1,5 @@
 import { drainStarted } from '../../../events/index.js';
-import { renderListeners } from '../../../views/listeners/render.js';
+import { listenersData, renderListeners } from '../../../views/listeners/render.js';
 import { eventHandler } from '../event-handler.js';
 import type { HandlerDescriptor } from '../registry.js';
 
@@ -11,6 +11,7 @@ export const listenersHandlers: HandlerDescriptor[] = [
     params: [{ name: 'format', help: 'File format to use', kind: 'enum', values: ['text', 'json'] }],
     snapshotView: true,
     handle: (req) => renderListeners(req.state, req.query.get('format') === 'json' ? 'json' : 'text'),
+    data: (req) => listenersData(req.state),
   },
   eventHandler({
     path: '/drain_listeners',

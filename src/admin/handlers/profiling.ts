@@ -1,5 +1,5 @@
 import { getHeapSnapshot } from 'node:v8';
-import { renderMemory } from '../../../views/memory/render.js';
+import { memoryData, renderMemory } from '../../../views/memory/render.js';
 import { json, text } from '../../../views/result.js';
 import { collectWorkerMemory } from '../../dataplane/workers/collect.js';
 import { memoryFigures } from '../../memory.js';
@@ -77,6 +77,7 @@ export const profilingHandlers: HandlerDescriptor[] = [
     mutates: false,
     params: [],
     handle: async (_req, ctx) => renderMemory(memoryFigures(), await collectWorkerMemory(ctx)),
+    data: async (_req, ctx) => memoryData(memoryFigures(), await collectWorkerMemory(ctx)),
   },
   {
     path: '/contention',

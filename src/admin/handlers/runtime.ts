@@ -1,6 +1,6 @@
 import { runtimeModified } from '../../../events/index.js';
 import { text } from '../../../views/result.js';
-import { renderRuntime } from '../../../views/runtime/render.js';
+import { renderRuntime, runtimeData } from '../../../views/runtime/render.js';
 import { eventHandler } from '../event-handler.js';
 import type { HandlerDescriptor } from '../registry.js';
 
@@ -17,6 +17,7 @@ export const runtimeHandlers: HandlerDescriptor[] = [
     params: [],
     snapshotView: true,
     handle: (req) => renderRuntime(req.state),
+    data: (req) => runtimeData(req.state),
   },
   eventHandler({
     path: '/runtime_modify',

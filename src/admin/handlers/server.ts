@@ -1,11 +1,26 @@
 import { healthCheckFailed, healthCheckOk, shutdownRequested } from '../../../events/index.js';
 import { INIT_COMPONENTS, type InitComponent, renderInitDump } from '../../../views/init-dump/render.js';
 import { text } from '../../../views/result.js';
-import { renderServerInfo, reportedState } from '../../../views/server-info/render.js';
+import {
+  renderServerInfo,
+  reportedState,
+  type ServerInfoFigures,
+  serverInfoData,
+} from '../../../views/server-info/render.js';
 import { hotRestartVersion } from '../../cli/hot-restart-version.js';
 import { commandLineOptionsJson } from '../../cli/server-info-options.js';
+import type { ServerContext } from '../../context.js';
 import { eventHandler } from '../event-handler.js';
-import type { HandlerDescriptor } from '../registry.js';
+import type { AdminRequest, HandlerDescriptor } from '../registry.js';
+
+function serverInfoFigures(req: AdminRequest, ctx: ServerContext): ServerInfoFigures {
+  return {
+    // The past is rendered as it looked then: uptime up to that snapshot.
+    now: req.state === ctx.store.state ? ctx.store.scheduler.now() : req.state.at,
+    hotRestartVersion: hotRestartVersion(ctx.options),
+    commandLineOptions: commandLineOptionsJson(ctx.options),
+  };
+}
 
 /** Server lifecycle: state, identity, health-check answers and shutdown. */
 export const serverHandlers: HandlerDescriptor[] = [
@@ -26,13 +41,8 @@ export const serverHandlers: HandlerDescriptor[] = [
     mutates: false,
     params: [],
     snapshotView: true,
-    handle: (req, ctx) =>
-      renderServerInfo(req.state, {
-        // The past is rendered as it looked then: uptime up to that snapshot.
-        now: req.state === ctx.store.state ? ctx.store.scheduler.now() : req.state.at,
-        hotRestartVersion: hotRestartVersion(ctx.options),
-        commandLineOptions: commandLineOptionsJson(ctx.options),
-      }),
+    handle: (req, ctx) => renderServerInfo(req.state, serverInfoFigures(req, ctx)),
+    data: (req, ctx) => serverInfoData(req.state, serverInfoFigures(req, ctx)),
   },
   {
     path: '/hot_restart_version',

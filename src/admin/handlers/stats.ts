@@ -1,5 +1,5 @@
 import { recentLookupsCleared, recentLookupsDisabled, recentLookupsEnabled } from '../../../events/index.js';
-import { streamStats } from '../../../views/stats/index.js';
+import { statsData, streamStats } from '../../../views/stats/index.js';
 import { renderRecentLookups } from '../../../views/stats/recent-lookups.js';
 import { CONFIG_TYPE, extensionForType } from '../../bootstrap/extensions.js';
 import { collectRecentLookups, collectWorkerStats } from '../../dataplane/workers/collect.js';
@@ -68,6 +68,10 @@ export const statsHandlers: HandlerDescriptor[] = [
       const runtime = ctx.statsRuntime;
       runtime.beforeQuery();
       return streamStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query);
+    },
+    async data(_req, ctx) {
+      ctx.statsRuntime.beforeQuery();
+      return statsData((await collectWorkerStats(ctx)).stats);
     },
   },
   {

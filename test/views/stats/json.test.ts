@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TagProducer } from '../../../src/stats/tags.js';
-import { renderStats } from '../../../views/stats/index.js';
+import { renderStats, statsData } from '../../../views/stats/index.js';
+import { jsonStatsData } from '../../../views/stats/json.js';
+import { parseStatsParams } from '../../../views/stats/params.js';
+import { selectStats } from '../../../views/stats/select.js';
 import { knownStore } from './fixture.js';
 
 const render = (query: string) => renderStats(knownStore(), new TagProducer(), new URLSearchParams(query));
@@ -71,4 +74,19 @@ test('format=json with histogram_buckets: an array of {name, buckets}', () => {
     interval: 0,
     cumulative: 0,
   });
+});
+
+test('the data form (the debug bundle reads) is what the JSON text parses to, in every histogram mode', () => {
+  assert.deepEqual(statsData(knownStore()), JSON.parse(render('format=json').body));
+  for (const mode of ['cumulative', 'disjoint', 'summary']) {
+    const query = new URLSearchParams(`format=json&histogram_buckets=${mode}`);
+    const parsed = parseStatsParams(query);
+    assert.ok(parsed.ok);
+    const store = knownStore();
+    assert.deepEqual(
+      jsonStatsData(selectStats(store, parsed.params), parsed.params),
+      JSON.parse(render(query.toString()).body),
+      mode,
+    );
+  }
 });
