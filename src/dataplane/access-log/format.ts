@@ -18,15 +18,24 @@ export const DEFAULT_FORMAT =
 
 const ms = (from: number, to: number): Value => (from > 0 && to > 0 ? Math.floor(to - from) : null);
 const orNull = (s: string): Value => (s === '' ? null : s);
-const withoutPort = (address: string): Value => {
-  if (!address) return null;
+
+/** The host of a stream's `ip:port` (an IPv6 one unbracketed); '' for ''. Header formats use it too. */
+export function withoutPort(address: string): string {
   const colon = address.lastIndexOf(':');
   const host = colon < 0 ? address : address.slice(0, colon);
   return host.startsWith('[') ? host.slice(1, -1) : host;
-};
-const portOf = (address: string): Value => {
+}
+
+/** The port of a stream's `ip:port` as written; '' when it has none. Header formats use it too. */
+export function portOf(address: string): string {
   const colon = address.lastIndexOf(':');
-  return colon < 0 ? null : Number(address.slice(colon + 1));
+  return colon < 0 ? '' : address.slice(colon + 1);
+}
+
+const hostOrNull = (address: string): Value => (address ? withoutPort(address) : null);
+const portOrNull = (address: string): Value => {
+  const port = portOf(address);
+  return port === '' ? null : Number(port);
 };
 
 /** Read once: `%HOSTNAME%` would otherwise cost a system call per request. */
@@ -45,13 +54,13 @@ const SIMPLE: Record<string, Getter> = {
   UPSTREAM_HOST: (i) => orNull(i.upstreamHost),
   UPSTREAM_CLUSTER: (i) => orNull(i.upstreamCluster),
   DOWNSTREAM_REMOTE_ADDRESS: (i) => orNull(i.downstreamRemote),
-  DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT: (i) => withoutPort(i.downstreamRemote),
+  DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT: (i) => hostOrNull(i.downstreamRemote),
   // No PROXY protocol or x-forwarded-for trust here: the direct peer is the peer.
   DOWNSTREAM_DIRECT_REMOTE_ADDRESS: (i) => orNull(i.downstreamRemote),
-  DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT: (i) => withoutPort(i.downstreamRemote),
+  DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT: (i) => hostOrNull(i.downstreamRemote),
   DOWNSTREAM_LOCAL_ADDRESS: (i) => orNull(i.downstreamLocal),
-  DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT: (i) => withoutPort(i.downstreamLocal),
-  DOWNSTREAM_LOCAL_PORT: (i) => portOf(i.downstreamLocal),
+  DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT: (i) => hostOrNull(i.downstreamLocal),
+  DOWNSTREAM_LOCAL_PORT: (i) => portOrNull(i.downstreamLocal),
   ROUTE_NAME: (i) => orNull(i.routeName),
   HOSTNAME: () => HOSTNAME,
   // Without TLS there is never a server name, peer certificate or transport failure to name.

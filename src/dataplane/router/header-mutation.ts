@@ -4,7 +4,7 @@ import { objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import { fault, type Report } from '../../bootstrap/report.js';
 import type { UpstreamHost } from '../../upstream/types.js';
-import { compileStrftime } from '../access-log/format.js';
+import { compileStrftime, portOf, withoutPort } from '../access-log/format.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
 import { headerValue } from '../http/request.js';
 import { listOf } from './matchers.js';
@@ -48,16 +48,6 @@ const HEADER_VALUE_FIELDS: FieldTable = acting('key', 'value');
 export const FIELD_TABLES = {
   HeaderValueOption: HEADER_VALUE_OPTION_FIELDS,
   HeaderValue: HEADER_VALUE_FIELDS,
-};
-
-const withoutPort = (address: string): string => {
-  const colon = address.lastIndexOf(':');
-  const host = colon < 0 ? address : address.slice(0, colon);
-  return host.startsWith('[') ? host.slice(1, -1) : host;
-};
-const portOf = (address: string): string => {
-  const colon = address.lastIndexOf(':');
-  return colon < 0 ? '' : address.slice(colon + 1);
 };
 
 /** Read once: `%HOSTNAME%` would otherwise cost a system call per request. */
