@@ -24,6 +24,11 @@ export function percentOr(value: Json | undefined, fallback: number): number {
   return numberOr(objectOf(value).value, fallback);
 }
 
+/** A JSON list, or an empty one for anything else (absent, a scalar, an object). */
+export function arrayOf(value: Json | undefined): Json[] {
+  return Array.isArray(value) ? value : [];
+}
+
 export function objectOf(value: Json | undefined): JsonObject {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
 }

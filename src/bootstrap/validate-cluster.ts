@@ -1,4 +1,5 @@
 import type { Json, JsonObject } from '../../events/index.js';
+import { arrayOf } from '../../reducers/settings/values.js';
 import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
 import { compileClusterTls } from '../tls/upstream.js';
 import { compileHealthCheck, compileOutlierDetection } from '../upstream/health/config.js';
@@ -14,10 +15,6 @@ const MEMBERS_REQUIRED = new Set(['STATIC', 'STRICT_DNS', 'LOGICAL_DNS']);
 
 function obj(value: Json | undefined): JsonObject | undefined {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
-}
-
-function list(value: Json | undefined): Json[] {
-  return Array.isArray(value) ? value : [];
 }
 
 function int(value: Json | undefined, fallback: number): number {
@@ -73,7 +70,7 @@ export function validateCluster(
   if (custom && !custom.name) report.error(`${p}.cluster_type.name`, 'required field missing');
   const outlier = obj(cluster.outlier_detection);
   if (outlier) compileOutlierDetection(outlier, `${p}.outlier_detection`, report);
-  for (const [i, hc] of list(cluster.health_checks).entries()) {
+  for (const [i, hc] of arrayOf(cluster.health_checks).entries()) {
     compileHealthCheck(obj(hc) ?? {}, `${p}.health_checks[${i}]`, report);
   }
 }
@@ -165,10 +162,10 @@ function checkSubsetConfig(cluster: JsonObject, p: string, lbPolicy: string, rep
   checkFields(subset, at, report, SUBSET_FIELDS, 'LbSubsetConfig');
   if (lbPolicy === 'ORIGINAL_DST_LB' || lbPolicy === 'CLUSTER_PROVIDED')
     report.error(at, `subsets need a balancer to wrap; lb_policy ${lbPolicy} has none`);
-  list(subset.subset_selectors).forEach((raw, i) => {
+  arrayOf(subset.subset_selectors).forEach((raw, i) => {
     const selector = obj(raw) ?? {};
     checkFields(selector, `${at}.subset_selectors[${i}]`, report, SUBSET_SELECTOR_FIELDS, 'LbSubsetSelector');
-    if (list(selector.keys).length === 0)
+    if (arrayOf(selector.keys).length === 0)
       report.error(`${at}.subset_selectors[${i}].keys`, 'a selector needs at least one key', 'missing');
   });
 }
@@ -284,7 +281,7 @@ function checkLbConfig(cluster: JsonObject, p: string, lbPolicy: string, report:
 
 function checkMembers(cluster: JsonObject, p: string, type: string, report: Report): void {
   const assignment = obj(cluster.load_assignment);
-  const hosts = list(cluster.hosts);
+  const hosts = arrayOf(cluster.hosts);
   if (hosts.length > 0 && assignment) {
     report.warn(`${p}.hosts`, 'ignored: load_assignment is also set and overrides the deprecated hosts');
   }
@@ -316,7 +313,7 @@ export function checkLoadAssignment(assignment: JsonObject, p: string, report: R
       LOAD_ASSIGNMENT_POLICY_FIELDS,
       'ClusterLoadAssignment.Policy',
     );
-  list(assignment.endpoints).forEach((group, g) => {
+  arrayOf(assignment.endpoints).forEach((group, g) => {
     const locality = obj(group) ?? {};
     const gp = `${fieldPath(p, 'endpoints')}[${g}]`;
     checkFields(locality, gp, report, LOCALITY_LB_ENDPOINTS_FIELDS, 'LocalityLbEndpoints');
@@ -325,7 +322,7 @@ export function checkLoadAssignment(assignment: JsonObject, p: string, report: R
     if (int(locality.load_balancing_weight, 1) < 1) {
       report.error(`${gp}.load_balancing_weight`, 'must be >= 1');
     }
-    list(locality.lb_endpoints).forEach((endpoint, e) => {
+    arrayOf(locality.lb_endpoints).forEach((endpoint, e) => {
       members++;
       const le = obj(endpoint) ?? {};
       const ep = `${gp}.lb_endpoints[${e}]`;

@@ -1,5 +1,5 @@
 import type { Json, JsonObject } from '../../events/index.js';
-import { objectOf } from '../../reducers/settings/values.js';
+import { arrayOf, objectOf } from '../../reducers/settings/values.js';
 import { compileListener } from '../dataplane/listeners/config.js';
 import { checkSecret } from '../tls/context.js';
 import { staticSecrets } from '../tls/secrets.js';
@@ -9,17 +9,13 @@ import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
 import { validateCluster } from './validate-cluster.js';
 
-function list(value: Json | undefined): Json[] {
-  return Array.isArray(value) ? value : [];
-}
-
 /**
  * Names unnamed static listeners `listener_<index>` (index in `static_resources.listeners`),
  * skipping names already taken. The reference allocates a UUID instead; an index keeps
  * replays and config dumps deterministic.
  */
 export function nameListeners(bootstrap: JsonObject): void {
-  const listeners = list(objectOf(bootstrap.static_resources).listeners);
+  const listeners = arrayOf(objectOf(bootstrap.static_resources).listeners);
   const taken = new Set(listeners.map((l) => objectOf(l).name).filter((n) => typeof n === 'string'));
   listeners.forEach((l, i) => {
     const listener = objectOf(l);
@@ -52,16 +48,16 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
   checkFields(bootstrap, '', report, BOOTSTRAP_FIELDS, 'Bootstrap');
   const resources = objectOf(bootstrap.static_resources);
   checkFields(resources, 'static_resources', report, STATIC_FIELDS, 'StaticResources');
-  const secretList = list(resources.secrets);
+  const secretList = arrayOf(resources.secrets);
   for (const [i, s] of secretList.entries())
     checkSecret(objectOf(s), `static_resources.secrets[${i}]`, report);
   checkUnique(secretList, 'secret', 'static_resources.secrets', report);
   const secrets = staticSecrets(bootstrap);
-  const clusters = list(resources.clusters);
+  const clusters = arrayOf(resources.clusters);
   for (const [i, c] of clusters.entries())
     validateCluster(objectOf(c), `static_resources.clusters[${i}]`, report, secrets);
   checkUnique(clusters, 'cluster', 'static_resources.clusters', report);
-  const listeners = list(resources.listeners);
+  const listeners = arrayOf(resources.listeners);
   for (const [i, l] of listeners.entries())
     compileListener(objectOf(l), `static_resources.listeners[${i}]`, report, secrets);
   checkUnique(listeners, 'listener', 'static_resources.listeners', report);

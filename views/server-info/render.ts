@@ -1,5 +1,5 @@
-import type { Json, JsonObject, ServerState } from '../../events/index.js';
-import { objectOf, stringOr } from '../../reducers/settings/values.js';
+import type { JsonObject, ServerState } from '../../events/index.js';
+import { arrayOf, objectOf, stringOr } from '../../reducers/settings/values.js';
 import type { State } from '../../reducers/state.js';
 import { redact } from '../redact.js';
 import { json, type ViewResult } from '../result.js';
@@ -20,10 +20,6 @@ export interface ServerInfoFigures {
  */
 export function reportedState(state: State): ServerState {
   return state.server.state === 'LIVE' && state.server.healthCheckFailed ? 'DRAINING' : state.server.state;
-}
-
-function list(value: Json | undefined): Json[] {
-  return Array.isArray(value) ? value : [];
 }
 
 /** `major.minor.patch` of the second field of the five-field build version. */
@@ -48,9 +44,9 @@ function nodeOf(state: State, options: JsonObject): JsonObject {
   if (zone || Object.keys(locality).length > 0) out.locality = zone ? { ...locality, zone } : locality;
   out.user_agent_name = 'proxy';
   out.user_agent_build_version = { version: versionNumbers(state.server.version) };
-  out.extensions = list(node.extensions);
-  out.client_features = list(node.client_features);
-  out.listening_addresses = list(node.listening_addresses);
+  out.extensions = arrayOf(node.extensions);
+  out.client_features = arrayOf(node.client_features);
+  out.listening_addresses = arrayOf(node.listening_addresses);
   return out;
 }
 

@@ -1,5 +1,5 @@
 import type { Json, JsonObject, RawCluster } from '../../../events/config.js';
-import { durationMs, numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
+import { arrayOf, durationMs, numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { attempt, Report } from '../../bootstrap/report.js';
 import { compileHeaderMutation, type HeaderMutation } from '../../dataplane/router/header-mutation.js';
@@ -83,10 +83,6 @@ const PAYLOAD_FIELDS: FieldTable = acting('text', 'binary');
 
 const SIXTY_SECONDS = 60_000;
 
-function list(value: Json | undefined): Json[] {
-  return Array.isArray(value) ? value : [];
-}
-
 /** Parses a `Duration` that must be set and positive; reports and returns 0 otherwise. */
 function requiredPositive(hc: JsonObject, key: string, p: string, report: Report): number {
   if (hc[key] === undefined) {
@@ -130,7 +126,7 @@ function httpChecker(http: JsonObject, p: string, report: Report): HttpCheckSett
   if (codec === 'HTTP3')
     report.unsupported(`${p}.codec_client_type`, 'HTTP/3 health checks are not implemented');
   const expectedStatuses: Array<[number, number]> = [];
-  list(http.expected_statuses).forEach((range, i) => {
+  arrayOf(http.expected_statuses).forEach((range, i) => {
     const r = objectOf(range);
     const start = numberOr(r.start, 0);
     const end = numberOr(r.end, 0);
@@ -153,7 +149,7 @@ function httpChecker(http: JsonObject, p: string, report: Report): HttpCheckSett
 function tcpChecker(tcp: JsonObject, p: string, report: Report): TcpCheckSettings {
   checkFields(tcp, p, report, TCP_CHECK_FIELDS, 'core.HealthCheck.TcpHealthCheck');
   const receive: Buffer[] = [];
-  list(tcp.receive).forEach((payload, i) => {
+  arrayOf(tcp.receive).forEach((payload, i) => {
     const bytes = payloadOf(payload, `${p}.receive[${i}]`, report);
     if (bytes) receive.push(bytes);
   });
@@ -353,7 +349,7 @@ export function clusterHealth(cluster: RawCluster): ClusterHealthSettings {
   if (hit) return hit;
   const report = new Report(cluster.name);
   const settings: ClusterHealthSettings = {
-    checks: list(cluster.health_checks).map((hc, i) =>
+    checks: arrayOf(cluster.health_checks).map((hc, i) =>
       compileHealthCheck(objectOf(hc), `health_checks[${i}]`, report),
     ),
     outlier:
