@@ -20,6 +20,8 @@ export interface HcmSpec {
   filters: FilterChain;
   serverName: string;
   generateRequestId: boolean;
+  /** `add_user_agent`: tell the upstream the local cluster and node (see `upstreamRequestHead`). */
+  addUserAgent: boolean;
   maxRequestHeadersBytes: number;
   maxHeadersCount: number;
   timeouts: HcmTimeouts;
@@ -39,6 +41,7 @@ const HCM_FIELDS: FieldTable = {
     'http_filters',
     'server_name',
     'generate_request_id',
+    'add_user_agent',
     'max_request_headers_kb',
     // The peer address is always appended to x-forwarded-for, which is what `true` asks for.
     'use_remote_address',
@@ -113,6 +116,7 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     filters: compileHttpFilters(listOf(config.http_filters), `${path}.http_filters`, report),
     serverName: typeof config.server_name === 'string' && config.server_name ? config.server_name : 'proxy',
     generateRequestId: config.generate_request_id !== false,
+    addUserAgent: config.add_user_agent === true,
     maxRequestHeadersBytes: numberOr(config.max_request_headers_kb, 60) * 1024,
     maxHeadersCount: numberOr(common.max_headers_count, 100),
     timeouts: compileHcmTimeouts(config, path, report),

@@ -1,8 +1,28 @@
 import { randomFillSync } from 'node:crypto';
+import type { JsonObject } from '../../../events/config.js';
+import { objectOf, stringOr } from '../../../reducers/settings/values.js';
 import type { UpstreamRequestHead } from '../pool/types.js';
 import type { CompiledRoute } from '../router/table.js';
 import { HOP_BY_HOP } from './h1-parse.js';
-import type { HttpRequest } from './request.js';
+import { type HttpRequest, setHeader } from './request.js';
+
+/** The local cluster and node names (`--service-cluster`/`node.cluster`, `--service-node`/`node.id`). */
+export interface LocalIdentity {
+  cluster: string;
+  node: string;
+}
+
+/** This proxy's names as the reference's local info has them: the options first, then the bootstrap's `node`. */
+export function localIdentity(
+  options: { serviceCluster: string; serviceNode: string },
+  bootstrap: JsonObject | undefined,
+): LocalIdentity {
+  const node = objectOf(bootstrap?.node);
+  return {
+    cluster: options.serviceCluster || stringOr(node.cluster, ''),
+    node: options.serviceNode || stringOr(node.id, ''),
+  };
+}
 
 /** What the connection manager adds to every forwarded request. */
 export interface ForwardingOptions {
@@ -10,6 +30,24 @@ export interface ForwardingOptions {
   localAddress: string;
   /** `generate_request_id`: add `x-request-id` when the request has none. */
   generateRequestId: boolean;
+  /** `add_user_agent`: the names the request carries upstream, or null (the default) for none. */
+  userAgentIdentity?: LocalIdentity | null;
+}
+
+/**
+ * `add_user_agent`, as the reference: the local cluster in
+ * `x-proxy-downstream-service-cluster` and, when the request has none, in `user-agent`; the
+ * local node in `x-proxy-downstream-service-node`. An empty name adds nothing.
+ */
+function addUserAgent(headers: string[], identity: LocalIdentity): void {
+  if (identity.cluster) {
+    setHeader(headers, 'x-proxy-downstream-service-cluster', identity.cluster);
+    let agent = '';
+    for (let i = 0; i < headers.length && !agent; i += 2)
+      if (headers[i] === 'user-agent') agent = headers[i + 1] as string;
+    if (!agent) setHeader(headers, 'user-agent', identity.cluster);
+  }
+  if (identity.node) setHeader(headers, 'x-proxy-downstream-service-node', identity.node);
 }
 
 /** Random bytes for 256 request ids, drawn in one call and refilled when used up. */
@@ -72,6 +110,7 @@ export function upstreamRequestHead(
   const peer = req.remoteIp || options.localAddress;
   headers.push('x-forwarded-for', xff === null ? peer : `${xff}, ${peer}`, 'x-forwarded-proto', req.scheme);
   if (!hasRequestId && options.generateRequestId) headers.push('x-request-id', requestId());
+  if (options.userAgentIdentity) addUserAgent(headers, options.userAgentIdentity);
   let path = req.path;
   if (route.prefixRewrite !== null && route.prefix !== null)
     path = route.prefixRewrite + path.slice(route.prefix.length);

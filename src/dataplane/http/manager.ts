@@ -11,6 +11,7 @@ import type { FilterChain } from './filters.js';
 import { H1Downstream } from './h1-downstream.js';
 import { createH2Server } from './h2-downstream.js';
 import type { HcmSpec } from './hcm-config.js';
+import { type LocalIdentity, localIdentity } from './headers.js';
 import { RouteFilters } from './route-filters.js';
 import { HcmStats } from './stats.js';
 import { TapPoint } from './tap.js';
@@ -42,6 +43,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   readonly log: bunyan;
   readonly serverName: string;
   readonly generateRequestId: boolean;
+  readonly userAgentIdentity: LocalIdentity | null;
   /** The proxy's own address for `x-forwarded-for` when a peer has none (per `--local-address-ip-version`). */
   readonly localAddress: string;
   readonly maxRequestHeadersBytes: number;
@@ -77,6 +79,9 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     this.log = deps.ctx.log.get('http');
     this.serverName = spec.serverName;
     this.generateRequestId = spec.generateRequestId;
+    this.userAgentIdentity = spec.addUserAgent
+      ? localIdentity(deps.ctx.options, deps.ctx.store.state.bootstrap?.config)
+      : null;
     this.localAddress = deps.ctx.options.localAddressIpVersion === 'v6' ? '::1' : '127.0.0.1';
     this.maxRequestHeadersBytes = spec.maxRequestHeadersBytes;
     this.codec = spec.codec;

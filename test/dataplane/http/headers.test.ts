@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { downstreamResponseHeaders, upstreamRequestHead } from '../../../src/dataplane/http/headers.js';
 import type { HttpRequest } from '../../../src/dataplane/http/request.js';
 import type { CompiledRoute } from '../../../src/dataplane/router/table.js';
+import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
+import { cluster } from '../../helpers/dataplane.js';
+import { startProxyProcess } from '../../helpers/proxy-process.js';
 
 function request(headers: string[]): HttpRequest {
   return {
@@ -105,4 +110,61 @@ test('response headers lose hop-by-hop headers, the length and the upstream serv
     ),
     ['content-type', 'text/plain', 'x-a', '1', 'server', 'proxy'],
   );
+});
+
+test('add_user_agent: the local cluster and node go upstream; a user-agent the client sent is kept', () => {
+  const identity = { cluster: 'front', node: 'front-1' };
+  const pick = (headers: string[], name: string) => headers.filter((_, i) => headers[i - (i % 2)] === name);
+  const bare = upstreamRequestHead(request(['x-proxy-downstream-service-cluster', 'spoofed']), route({}), {
+    ...options,
+    userAgentIdentity: identity,
+  });
+  assert.deepEqual(pick(bare.headers, 'x-proxy-downstream-service-cluster'), [
+    'x-proxy-downstream-service-cluster',
+    'front',
+  ]);
+  assert.deepEqual(pick(bare.headers, 'user-agent'), ['user-agent', 'front']);
+  assert.deepEqual(pick(bare.headers, 'x-proxy-downstream-service-node'), [
+    'x-proxy-downstream-service-node',
+    'front-1',
+  ]);
+  const browser = upstreamRequestHead(request(['user-agent', 'curl/8']), route({}), {
+    ...options,
+    userAgentIdentity: { cluster: 'front', node: '' },
+  });
+  assert.deepEqual(pick(browser.headers, 'user-agent'), ['user-agent', 'curl/8']);
+  assert.deepEqual(pick(browser.headers, 'x-proxy-downstream-service-node'), [], 'no node name, no header');
+  const off = upstreamRequestHead(request([]), route({}), options);
+  assert.deepEqual(pick(off.headers, 'user-agent'), [], 'nothing without add_user_agent');
+});
+
+test('add_user_agent in a served HCM names --service-cluster and --service-node over the bootstrap node', async () => {
+  const seen: http.IncomingHttpHeaders[] = [];
+  const upstream = http.createServer((req, res) => {
+    seen.push(req.headers);
+    res.end();
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  const port = (upstream.address() as AddressInfo).port;
+  const hcm = {
+    ...hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'up' } }]),
+    add_user_agent: true,
+  };
+  const bootstrap = {
+    ...httpBootstrap([cluster('up', [port])], hcm),
+    node: { id: 'node-from-bootstrap', cluster: 'cluster-from-bootstrap' },
+  };
+  const proxy = await startProxyProcess(bootstrap, ['--service-cluster', 'front']);
+  try {
+    const res = await fetch(`http://127.0.0.1:${await proxy.listenerPort('http')}/`, {
+      headers: { 'user-agent': '' },
+    });
+    assert.equal(res.status, 200);
+    assert.equal(seen[0]?.['x-proxy-downstream-service-cluster'], 'front');
+    assert.equal(seen[0]?.['user-agent'], 'front', 'an empty user-agent is replaced');
+    assert.equal(seen[0]?.['x-proxy-downstream-service-node'], 'node-from-bootstrap');
+  } finally {
+    await proxy.stop();
+    upstream.close();
+  }
 });
