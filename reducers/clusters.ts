@@ -1,6 +1,6 @@
 import { current, type Draft, freeze, isDraft, original } from 'immer';
-import type { Json, RawCluster } from '../events/index.js';
-import { isActivelyChecked, staticHosts, waitsForFirstCheck, withHealth } from './hosts.js';
+import type { HostSpec, Json, Locality, RawCluster } from '../events/index.js';
+import { isActivelyChecked, NO_METADATA, staticHosts, waitsForFirstCheck, withHealth } from './hosts.js';
 import { entryOf, withEntry } from './names.js';
 import type { On } from './on.js';
 import { clusterSettings } from './settings/cluster.js';
@@ -66,13 +66,18 @@ export function onHostsSet(draft: Draft<State>, env: On<'endpoints/hosts-set'>):
   // records to freeze them was most of an EDS update: read the base, hand over frozen records.
   // Within a batch an earlier event may have changed the members: then read them as they are now.
   const base = (isDraft(cluster.hosts) ? current(cluster.hosts) : cluster.hosts) as HostState[];
-  const previous = new Map(base.map((h) => [h.address, h]));
+  const previous = new Map<string, HostState>();
+  for (const host of base) previous.set(host.address, host);
   const checked = isActivelyChecked(cluster.config as RawCluster);
   const pending = waitsForFirstCheck(cluster.config as RawCluster);
+  const localities = new Localities();
   const hosts = env.event.hosts.map((spec) => {
-    const host = withHealth(spec, previous.get(spec.address), checked, pending);
-    Object.freeze(host.locality);
-    freeze(host.metadata, true);
+    const was = previous.get(spec.address);
+    // A member discovery describes as before keeps its record: no copy, and no new objects to hold.
+    if (was !== undefined && Object.isFrozen(was) && unchanged(spec, was, checked)) return was;
+    const host = withHealth(spec, was, checked, pending);
+    host.locality = localities.of(spec.locality, was?.locality);
+    host.metadata = isEmpty(spec.metadata) ? NO_METADATA : freeze(spec.metadata, true);
     return Object.freeze(host);
   });
   if (keepsHealthyRemovedHosts(cluster.config as RawCluster)) {
@@ -83,6 +88,56 @@ export function onHostsSet(draft: Draft<State>, env: On<'endpoints/hosts-set'>):
     }
   }
   cluster.hosts = Object.freeze(hosts) as Draft<HostState>[];
+}
+
+function isEmpty(object: object): boolean {
+  for (const _ in object) return false;
+  return true;
+}
+
+function sameLocality(a: Locality, b: Locality): boolean {
+  return a === b || (a.region === b.region && a.zone === b.zone && a.sub_zone === b.sub_zone);
+}
+
+/**
+ * True when `withHealth(spec, was)` would equal `was` field for field: the same description,
+ * and no flag of `was` that a fresh record drops (pending removal, degraded) or changes.
+ */
+function unchanged(spec: HostSpec, was: HostState, checked: boolean): boolean {
+  return (
+    spec.ip === was.ip &&
+    spec.port === was.port &&
+    spec.hostname === was.hostname &&
+    spec.weight === was.weight &&
+    spec.priority === was.priority &&
+    spec.edsHealth === was.edsHealth &&
+    spec.localityWeight === was.localityWeight &&
+    sameLocality(spec.locality, was.locality) &&
+    (spec.metadata === was.metadata || (isEmpty(spec.metadata) && was.metadata === NO_METADATA)) &&
+    was.pendingDynamicRemoval === undefined &&
+    was.degradedActiveHc === undefined &&
+    (was.pendingActiveHc === undefined || checked)
+  );
+}
+
+/** The frozen locality objects the records of one update share: one per distinct locality. */
+class Localities {
+  private readonly known = new Map<string, Locality>();
+  private last: Locality | null = null;
+
+  /** A frozen locality equal to `locality`: the member's previous one, the last one handed out, or a shared one. */
+  of(locality: Locality, previous: Locality | undefined): Locality {
+    if (previous !== undefined && sameLocality(locality, previous)) return previous;
+    if (this.last !== null && sameLocality(locality, this.last)) return this.last;
+    const key = `${locality.region}\n${locality.zone}\n${locality.sub_zone}`;
+    let shared = this.known.get(key);
+    if (shared === undefined) {
+      shared = Object.freeze(locality);
+      this.known.set(key, shared);
+    }
+    this.last = shared;
+    return shared;
+  }
 }
 
 /**

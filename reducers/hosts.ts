@@ -1,4 +1,4 @@
-import type { HostSpec, Json, JsonObject, RawCluster } from '../events/index.js';
+import type { HostSpec, Json, JsonObject, Locality, RawCluster } from '../events/index.js';
 import type { HostState } from './state.js';
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
@@ -32,6 +32,19 @@ function num(value: Json | undefined, fallback: number): number {
 }
 
 /**
+ * The metadata of a member without any, and the locality of members of no locality: one frozen
+ * object for all of them, where an object per member cost tens of bytes each in a big cluster.
+ */
+export const NO_METADATA: JsonObject = Object.freeze({});
+const NO_LOCALITY: Locality = Object.freeze({ region: '', zone: '', sub_zone: '' });
+
+function metadataOf(value: Json | undefined): JsonObject {
+  const metadata = obj(value);
+  for (const _ in metadata) return metadata;
+  return NO_METADATA;
+}
+
+/**
  * Every endpoint a cluster's config names, in order: `load_assignment` when present
  * (it supersedes the deprecated `hosts`), else `hosts`. Addresses may be names that
  * DNS clusters resolve later; `ip` holds the name then.
@@ -42,10 +55,16 @@ export function configuredEndpoints(cluster: RawCluster): HostSpec[] {
   if (cluster.load_assignment !== undefined) {
     for (const [localityIndex, group] of arr(assignment.endpoints).entries()) {
       const g = obj(group);
-      const locality = obj(g.locality);
+      const where = obj(g.locality);
       const priority = num(g.priority, 0);
       const localityWeight = num(g.load_balancing_weight, 0);
       void localityIndex;
+      // One object for the group's members, rather than one each: a big cluster holds few localities.
+      const locality: Locality = {
+        region: str(where.region),
+        zone: str(where.zone),
+        sub_zone: str(where.sub_zone),
+      };
       for (const lbEndpoint of arr(g.lb_endpoints)) {
         const le = obj(lbEndpoint);
         const endpoint = obj(le.endpoint);
@@ -59,12 +78,8 @@ export function configuredEndpoints(cluster: RawCluster): HostSpec[] {
           hostname: str(endpoint.hostname),
           weight: num(le.load_balancing_weight, 1),
           priority,
-          locality: {
-            region: str(locality.region),
-            zone: str(locality.zone),
-            sub_zone: str(locality.sub_zone),
-          },
-          metadata: obj(obj(le.metadata).filter_metadata),
+          locality,
+          metadata: metadataOf(obj(le.metadata).filter_metadata),
           edsHealth: (str(le.health_status) || 'UNKNOWN') as HostSpec['edsHealth'],
           // Only where a group sets one, so the records of every other cluster keep their shape.
           ...(localityWeight > 0 ? { localityWeight } : {}),
@@ -84,8 +99,8 @@ export function configuredEndpoints(cluster: RawCluster): HostSpec[] {
       hostname: '',
       weight: 1,
       priority: 0,
-      locality: { region: '', zone: '', sub_zone: '' },
-      metadata: {},
+      locality: NO_LOCALITY,
+      metadata: NO_METADATA,
       edsHealth: 'UNKNOWN',
     });
   }
