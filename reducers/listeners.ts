@@ -1,5 +1,6 @@
 import type { Draft } from 'immer';
 import type { Json, RawListener } from '../events/index.js';
+import { hostKey } from './hosts.js';
 import { entryOf, withEntry } from './names.js';
 import type { On } from './on.js';
 import type { ListenerEntry, State } from './state.js';
@@ -23,7 +24,7 @@ export function onListenerBound(draft: Draft<State>, env: On<'listener/bound'>):
   const listener = entryOf(draft.listeners, env.event.name);
   if (!listener) return;
   const { address, port } = env.event;
-  listener.boundAddress = address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+  listener.boundAddress = hostKey(address, port);
   listener.state = draft.drain.active && affectedByDrain(draft, listener.config) ? 'draining' : 'active';
 }
 

@@ -1,3 +1,4 @@
+import { hostKey } from '../../reducers/hosts.js';
 import type { ListenerEntry, State } from '../../reducers/state.js';
 import { socketAddress } from '../proto-json.js';
 import { json, text, type ViewResult } from '../result.js';
@@ -9,7 +10,7 @@ function addressOf(listener: ListenerEntry): string {
     ?.socket_address;
   const ip = socket?.address ?? '0.0.0.0';
   const port = Number(socket?.port_value ?? 0);
-  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
+  return hostKey(ip, port);
 }
 
 function sorted(state: State): ListenerEntry[] {

@@ -1,3 +1,4 @@
+import { hostKey } from '../../../reducers/hosts.js';
 import type { HttpRequest } from '../http/request.js';
 
 /**
@@ -105,5 +106,5 @@ export function newStreamInfo(request: HttpRequest | null, remote: string, local
 export function joinHostPort(ip: string | undefined, port: number | undefined): string {
   if (!ip) return '';
   const bare = ip.replace(/^::ffff:/, '');
-  return bare.includes(':') ? `[${bare}]:${port ?? 0}` : `${bare}:${port ?? 0}`;
+  return hostKey(bare, port ?? 0);
 }
