@@ -7,13 +7,21 @@ import { RecentLookups } from './recent-lookups.js';
  * Names are looked up once, when a scope is built. Control changes (reset, recent lookups)
  * arrive as events and are applied here by the edge that subscribes to them (`StatsRuntime.start`).
  */
-/** A slot a renderer may fill with what it derives from the name (the Prometheus identity). */
+/**
+ * Where a renderer keeps what it derives from the name (the Prometheus metric name and label
+ * pairs), valid for the `renderedBy` that derived it: fields of the stat, not an object per
+ * stat, and strings shared by every stat of one metric or one set of labels.
+ */
 export interface RenderSlot {
-  rendered: unknown;
+  renderedBy: unknown;
+  renderedName: string;
+  renderedLabels: string;
 }
 
 export class Counter implements RenderSlot {
-  rendered: unknown = undefined;
+  renderedBy: unknown = undefined;
+  renderedName = '';
+  renderedLabels = '';
   /** Absolute value since process start: what sinks see. */
   value = 0;
   /** `value` at the last `/reset_counters`; `/stats` shows `value - resetBase`. */
@@ -43,7 +51,9 @@ export class Counter implements RenderSlot {
 export type GaugeImportMode = 'Accumulate' | 'NeverImport';
 
 export class Gauge implements RenderSlot {
-  rendered: unknown = undefined;
+  renderedBy: unknown = undefined;
+  renderedName = '';
+  renderedLabels = '';
   value = 0;
   used = false;
   constructor(
@@ -94,7 +104,9 @@ export interface HistogramWindow {
  * `cumulativeWindow()` includes the open window, so cumulative really is "since start".
  */
 export class Histogram implements RenderSlot {
-  rendered: unknown = undefined;
+  renderedBy: unknown = undefined;
+  renderedName = '';
+  renderedLabels = '';
   used = false;
   /** The last closed window; null when nothing was recorded in it. */
   interval: HistogramWindow | null = null;
@@ -142,7 +154,9 @@ export class Histogram implements RenderSlot {
 }
 
 export class TextReadout implements RenderSlot {
-  rendered: unknown = undefined;
+  renderedBy: unknown = undefined;
+  renderedName = '';
+  renderedLabels = '';
   value = '';
   used = false;
   constructor(readonly name: string) {}

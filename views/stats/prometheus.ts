@@ -1,15 +1,9 @@
 import { cumulativeCounts } from '../../src/stats/bins.js';
-import type { Counter, Gauge, Histogram, RenderSlot, TextReadout } from '../../src/stats/store.js';
+import type { RenderSlot } from '../../src/stats/store.js';
 import type { Tag, TagProducer } from '../../src/stats/tags.js';
 import { CHUNK_CHARS } from '../json-chunks.js';
 import { DEFAULT_BUCKETS } from './histogram.js';
 import type { Selection } from './select.js';
-
-/** A stat's Prometheus identity: metric name and rendered label pairs (without braces). */
-interface PromName {
-  metric: string;
-  labels: string;
-}
 
 /** Every char outside `[a-zA-Z0-9_]` becomes `_`; a leading digit gets a `_` prefix. */
 export function sanitizePromName(name: string): string {
@@ -47,41 +41,67 @@ function renderLabels(tags: Tag[]): string {
   return out.join(',');
 }
 
-/** A stat's cached identity, valid for the tag producer that made it. */
-interface Slot extends PromName {
-  tags: TagProducer;
+/** Label pairs by the tags they render, one level per tag (name, then value). */
+interface LabelNode {
+  labels: string | undefined;
+  next: Map<string, Map<string, LabelNode>> | undefined;
 }
 
 /**
- * Names already worked out during one render: metric names by extracted name (a hundred
- * or so for a million stats) and label strings by themselves, so the identities cached on
- * the stats share their strings instead of holding a million copies.
+ * What the identities one tag producer made share: metric names by extracted name (a hundred
+ * or so for a million stats) and label strings by their tags (one per cluster, say), so the
+ * strings on the stats are shared rather than a million copies, and a label string is found
+ * by its tags without rendering it again.
  */
-interface Seen {
+interface Shared {
   metrics: Map<string, string>;
-  labels: Map<string, string>;
+  labels: LabelNode;
 }
 
-function intern(map: Map<string, string>, s: string): string {
-  const hit = map.get(s);
-  if (hit !== undefined) return hit;
-  map.set(s, s);
-  return s;
+const sharedBy = new WeakMap<TagProducer, Shared>();
+
+function sharedOf(tags: TagProducer): Shared {
+  let shared = sharedBy.get(tags);
+  if (!shared) {
+    shared = { metrics: new Map(), labels: { labels: undefined, next: undefined } };
+    sharedBy.set(tags, shared);
+  }
+  return shared;
 }
 
-/** The Prometheus identity of `stat`, cached on the stat so tag regexes run once per name. */
-function promName(tags: TagProducer, stat: { name: string } & RenderSlot, seen: Seen): PromName {
-  const slot = stat.rendered as Slot | undefined;
-  if (slot?.tags === tags) return slot;
+function labelsFor(root: LabelNode, tags: Tag[]): string {
+  let node = root;
+  for (const t of tags) {
+    node.next ??= new Map();
+    let byValue = node.next.get(t.name);
+    if (!byValue) {
+      byValue = new Map();
+      node.next.set(t.name, byValue);
+    }
+    let child = byValue.get(t.value);
+    if (!child) {
+      child = { labels: undefined, next: undefined };
+      byValue.set(t.value, child);
+    }
+    node = child;
+  }
+  node.labels ??= renderLabels(tags);
+  return node.labels;
+}
+
+/** The Prometheus metric name of `stat`; its identity is kept on the stat so tag regexes run once per name. */
+function metricOf(tags: TagProducer, shared: Shared, stat: { name: string } & RenderSlot): string {
+  if (stat.renderedBy === tags) return stat.renderedName;
   const e = tags.extract(stat.name);
-  let metric = seen.metrics.get(e.name);
+  let metric = shared.metrics.get(e.name);
   if (metric === undefined) {
     metric = sanitizePromName(`proxy_${e.name}`);
-    seen.metrics.set(e.name, metric);
+    shared.metrics.set(e.name, metric);
   }
-  const out: Slot = { metric, labels: intern(seen.labels, renderLabels(e.tags)), tags };
-  stat.rendered = out;
-  return out;
+  stat.renderedName = metric;
+  stat.renderedLabels = labelsFor(shared.labels, e.tags);
+  stat.renderedBy = tags;
+  return metric;
 }
 
 const withLabel = (labels: string, extra: string): string => (labels ? `${labels},${extra}` : extra);
@@ -90,30 +110,37 @@ const withLabel = (labels: string, extra: string): string => (labels ? `${labels
 const GROUP_STEP = 2048;
 
 /**
- * Stats grouped by metric name into `into`; groups sorted by name, members keep their
- * (name) order. Yields empty pieces along the way: naming a million stats the first time
- * takes a while, and the admin gives the event loop a turn at each piece.
+ * Groups of the store's whole sorted lists (what an unfiltered scrape renders), by list and
+ * the producer they were made with: the lists are rebuilt, never changed, when stats are
+ * created, so a scrape loop groups a million stats once.
+ */
+const groupsCache = new WeakMap<object, { tags: TagProducer; groups: Array<[string, unknown[]]> }>();
+
+/**
+ * Stats grouped by metric name; groups sorted by name, members keep their (name) order.
+ * Yields empty pieces along the way: naming a million stats the first time takes a while,
+ * and the admin gives the event loop a turn at each piece.
  */
 function* groups<T extends { name: string } & RenderSlot>(
   tags: TagProducer,
   stats: T[],
-  seen: Seen,
-  into: Array<[string, T[]]>,
-): Generator<string> {
+): Generator<string, Array<[string, T[]]>> {
+  const hit = groupsCache.get(stats);
+  if (hit?.tags === tags) return hit.groups as Array<[string, T[]]>;
+  const shared = sharedOf(tags);
   const byMetric = new Map<string, T[]>();
   for (let i = 0; i < stats.length; i++) {
     const s = stats[i]!;
-    const metric = promName(tags, s, seen).metric;
+    const metric = metricOf(tags, shared, s);
     const list = byMetric.get(metric);
     if (list) list.push(s);
     else byMetric.set(metric, [s]);
     if (i % GROUP_STEP === GROUP_STEP - 1) yield '';
   }
-  into.push(...[...byMetric].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
+  const out = [...byMetric].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  groupsCache.set(stats, { tags, groups: out });
+  return out;
 }
-
-/** The label pairs of a stat already grouped (its slot is filled). */
-const labelsOf = (s: RenderSlot): string => (s.rendered as Slot).labels;
 
 /**
  * Text exposition format 0.0.4: counters, gauges (then text readouts when asked, as gauges
@@ -126,14 +153,11 @@ export function* prometheusChunks(
   textReadouts: boolean,
   limit = CHUNK_CHARS,
 ): Generator<string> {
-  const seen: Seen = { metrics: new Map(), labels: new Map() };
   let out = '';
-  const counters: Array<[string, Counter[]]> = [];
-  yield* groups(tags, sel.counters, seen, counters);
-  for (const [metric, members] of counters) {
+  for (const [metric, members] of yield* groups(tags, sel.counters)) {
     out += `# TYPE ${metric} counter\n`;
     for (const s of members) {
-      out += `${metric}{${labelsOf(s)}} ${s.shown}\n`;
+      out += `${metric}{${s.renderedLabels}} ${s.shown}\n`;
       if (out.length >= limit) {
         yield out;
         out = '';
@@ -141,12 +165,10 @@ export function* prometheusChunks(
     }
     out += '\n';
   }
-  const gauges: Array<[string, Gauge[]]> = [];
-  yield* groups(tags, sel.gauges, seen, gauges);
-  for (const [metric, members] of gauges) {
+  for (const [metric, members] of yield* groups(tags, sel.gauges)) {
     out += `# TYPE ${metric} gauge\n`;
     for (const s of members) {
-      out += `${metric}{${labelsOf(s)}} ${s.shown}\n`;
+      out += `${metric}{${s.renderedLabels}} ${s.shown}\n`;
       if (out.length >= limit) {
         yield out;
         out = '';
@@ -155,22 +177,18 @@ export function* prometheusChunks(
     out += '\n';
   }
   if (textReadouts) {
-    const readouts: Array<[string, TextReadout[]]> = [];
-    yield* groups(tags, sel.textReadouts, seen, readouts);
-    for (const [metric, members] of readouts) {
+    for (const [metric, members] of yield* groups(tags, sel.textReadouts)) {
       out += `# TYPE ${metric} gauge\n`;
       for (const s of members) {
-        out += `${metric}{${withLabel(labelsOf(s), `text_value="${escapeLabelValue(s.value)}"`)}} 0\n`;
+        out += `${metric}{${withLabel(s.renderedLabels, `text_value="${escapeLabelValue(s.value)}"`)}} 0\n`;
       }
       out += '\n';
     }
   }
-  const histograms: Array<[string, Histogram[]]> = [];
-  yield* groups(tags, sel.histograms, seen, histograms);
-  for (const [metric, members] of histograms) {
+  for (const [metric, members] of yield* groups(tags, sel.histograms)) {
     out += `# TYPE ${metric} histogram\n`;
     for (const h of members) {
-      const labels = labelsOf(h);
+      const labels = h.renderedLabels;
       const w = h.cumulativeWindow();
       const counts = cumulativeCounts(w?.bins ?? null, DEFAULT_BUCKETS);
       for (let i = 0; i < DEFAULT_BUCKETS.length; i++) {
