@@ -51,6 +51,8 @@ function goAwayWithCause(session: http2.ServerHttp2Session): void {
 interface SessionState {
   remoteIp: string;
   remotePort: number | undefined;
+  /** `remoteIp:remotePort` as the access logs print it. */
+  remoteAddress: string;
   localAddress: string;
   open: number;
   /** Armed while no stream is open; null without an `idle_timeout`. */
@@ -63,9 +65,11 @@ function sessionOf(session: http2.Http2Session | undefined): SessionState {
   let state = session && SESSIONS.get(session);
   if (!state) {
     const socket = session?.socket;
+    const remoteIp = (socket?.remoteAddress ?? '').replace(/^::ffff:/, '');
     state = {
-      remoteIp: (socket?.remoteAddress ?? '').replace(/^::ffff:/, ''),
+      remoteIp,
       remotePort: socket?.remotePort,
+      remoteAddress: joinHostPort(remoteIp, socket?.remotePort),
       localAddress: joinHostPort(socket?.localAddress, socket?.localPort),
       open: 0,
       idle: null,
@@ -111,6 +115,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
       protocol: 'HTTP/2',
       remoteIp: session.remoteIp,
       remotePort: session.remotePort,
+      remoteAddress: session.remoteAddress,
       localAddress: session.localAddress,
       contentLength: hasBody ? contentLength : 0,
       hasBody,
