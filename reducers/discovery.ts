@@ -40,8 +40,9 @@ export function onInitReady(draft: Draft<State>, env: On<'discovery/init-ready'>
 
 export function onDiscoveryAccepted(draft: Draft<State>, env: On<'discovery/accepted'>): void {
   const { kind, versionInfo } = env.event;
-  draft.discovery.versions[kind] = versionInfo;
+  // The CDS version has one home, the cluster manager's, which cluster events also move.
   if (kind === 'cds') draft.clusterManager.versionInfo = versionInfo;
+  else draft.discovery.versions[kind] = versionInfo;
 }
 
 /** Clusters whose endpoints did not come in time stop warming, as with their first endpoints. */

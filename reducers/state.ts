@@ -131,7 +131,8 @@ export interface State {
   rejected: RejectedUpdate[];
   /** xDS: the version each kind last accepted, and the route tables discovered. */
   discovery: {
-    versions: Partial<Record<DiscoveryKind, string>>;
+    /** CDS's version is `clusterManager.versionInfo`, its one home. */
+    versions: Partial<Record<Exclude<DiscoveryKind, 'cds'>, string>>;
     routes: Record<string, RouteConfigEntry>;
     /** Initialisation targets still waited for (`/init_dump`): `cds:*`, `eds:<service>`, ... */
     waiting: string[];
