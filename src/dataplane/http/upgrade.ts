@@ -57,13 +57,22 @@ export function startUpgrade(
     info.responseCode = status;
     hcm.onStreamEnd(info);
   };
-  const reply = (status: number, text: string, flag: number) => {
+  const reply = (status: number, text: string, flag: number, headers: readonly string[] = []) => {
     info.flags |= flag;
+    let extra = '';
+    for (let i = 0; i < headers.length; i += 2) extra += `${headers[i]}: ${headers[i + 1]}\r\n`;
     downstream.end(
-      `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\ncontent-length: ${text.length}\r\ncontent-type: text/plain\r\nserver: ${hcm.serverName}\r\nconnection: close\r\n\r\n${text}`,
+      `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\ncontent-length: ${text.length}\r\ncontent-type: text/plain\r\nserver: ${hcm.serverName}\r\n${extra}connection: close\r\n\r\n${text}`,
     );
     end(status);
   };
+  // The CSRF filter checks an upgrading POST, PUT or DELETE as any other request; the CORS
+  // filter can answer a preflight, but marks no tunnel: the upstream's answer is relayed as is.
+  const verdict = hcm.routeFilters?.decode(req, hit) ?? null;
+  if (verdict?.reply) {
+    reply(verdict.reply.status, verdict.reply.body, 0, verdict.reply.headers);
+    return true;
+  }
   const clusterName = target?.name ?? (action.kind === 'cluster' ? action.cluster : '');
   const cluster = hcm.deps.clusters.get(clusterName);
   if (!cluster) {

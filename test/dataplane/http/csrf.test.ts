@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { compileRouteTable } from '../../../src/dataplane/router/table.js';
 import { findingsOf } from '../../helpers/compile.js';
-import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { rawExchange, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 import { countingUpstream, send } from '../../helpers/http-send.js';
 
 const percent = (numerator: number) => ({ default_value: { numerator, denominator: 'HUNDRED' } });
@@ -28,6 +28,7 @@ before(async () => {
   proxy = await startProxy(
     {
       stat_prefix: 'ingress',
+      upgrade_configs: [{ upgrade_type: 'websocket' }],
       route_config: {
         virtual_hosts: [
           {
@@ -142,6 +143,17 @@ describe('CSRF filter', () => {
     assert.equal(ok.status, 200);
     const refused = await send(proxy.port, 'POST', '/additional', { origin: 'https://trusted.example.evil' });
     assert.equal(refused.status, 403);
+  });
+
+  it('refuses an upgrading POST from another origin too, before any tunnel opens', async () => {
+    const before = upstream.seen.length;
+    const out = await rawExchange(
+      proxy.port,
+      'POST /ws HTTP/1.1\r\nHost: x\r\nConnection: upgrade\r\nUpgrade: websocket\r\nOrigin: http://evil.example\r\nContent-Length: 0\r\n\r\n',
+    );
+    assert.match(out, /^HTTP\/1.1 403 /);
+    assert.match(out, /Invalid origin$/);
+    assert.equal(upstream.seen.length, before);
   });
 
   it('a refusal passes the CORS filter before it in the chain, which marks it for an allowed origin', async () => {
