@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { compileTestHcm } from '../../helpers/compile.js';
 import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 import { type Answer, countingUpstream, send } from '../../helpers/http-send.js';
 
@@ -178,5 +179,29 @@ describe('CORS filter', () => {
     await send(proxy.port, 'GET', '/x');
     assert.equal(proxy.counter('http.ingress.cors.origin_valid'), valid + 1);
     assert.equal(proxy.counter('http.ingress.cors.origin_invalid'), invalid + 1);
+  });
+});
+
+describe('CORS and CSRF filter names', () => {
+  it('any spelling, or the @type alone, v2 or v3, picks the filter', () => {
+    const chain = (filter: Record<string, unknown>) =>
+      compileTestHcm({
+        stat_prefix: 's',
+        route_config: { virtual_hosts: [] },
+        http_filters: [filter, { name: 'envoy.router' }],
+      }).filters.routeFilters.map((f) => f.kind);
+    const typed = (type: string) => ({ typed_config: { '@type': `type.googleapis.com/${type}` } });
+    for (const name of ['envoy.cors', 'proxy.cors', 'envoy.filters.http.cors', 'proxy.filters.http.cors'])
+      assert.deepEqual(chain({ name }), ['cors'], name);
+    assert.deepEqual(chain(typed('envoy.config.filter.http.cors.v2.Cors')), ['cors']);
+    assert.deepEqual(chain(typed('envoy.extensions.filters.http.cors.v3.Cors')), ['cors']);
+    const csrf = { filter_enabled: { default_value: { numerator: 1 } } };
+    assert.deepEqual(chain({ name: 'proxy.csrf', config: csrf }), ['csrf']);
+    assert.deepEqual(
+      chain({
+        typed_config: { '@type': 'type.googleapis.com/envoy.config.filter.http.csrf.v2.CsrfPolicy', ...csrf },
+      }),
+      ['csrf'],
+    );
   });
 });
