@@ -15,6 +15,7 @@ import { type ClusterTraffic, clusterTraffic } from '../../src/dataplane/pool/cl
 import { createLoggers } from '../../src/logging/loggers.js';
 import { newUpstreamHost } from '../../src/upstream/host.js';
 import type { ClusterRuntime, UpstreamHost } from '../../src/upstream/types.js';
+import { bootstrapOf, loadYaml } from './bootstrap.js';
 
 /** A context whose store has folded `bootstrap`; shutdown steps run on `close()`. */
 export function testContext(bootstrap: JsonObject): ServerContext {
@@ -27,6 +28,16 @@ export function testContext(bootstrap: JsonObject): ServerContext {
   ctx.onShutdown(() => ctx.store.close());
   ctx.store.dispatch(bootstrapLoaded({ bootstrap, options: {}, version: 'test', sources: [] }), 'test');
   return ctx;
+}
+
+/**
+ * `testContext` of `bootstrap` as serve gets it from the loader: in canonical form, every
+ * extension's name resolved to its `@type`, which the compile steps choose by. A bootstrap
+ * written as a user writes it (`test/helpers/bootstraps.ts`) needs this: given as written,
+ * a router filter named without a typed_config is not found, and the listener fails to bind.
+ */
+export function loadedContext(bootstrap: JsonObject): ServerContext {
+  return testContext(bootstrapOf(loadYaml(JSON.stringify(bootstrap))));
 }
 
 /** Round-robin over the healthy static hosts of the snapshot's clusters, rebuilt on each lookup. */

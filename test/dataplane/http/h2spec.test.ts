@@ -7,9 +7,9 @@ import { dirname, resolve } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
-import type { JsonObject } from '../../../events/index.js';
 import { ListenerManager } from '../../../src/dataplane/listeners/manager.js';
-import { boundPort, cluster, staticClusters, testContext } from '../../helpers/dataplane.js';
+import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
+import { boundPort, cluster, loadedContext, staticClusters } from '../../helpers/dataplane.js';
 
 /**
  * The h2spec conformance suite (RFC 7540 and 7541, 146 cases) against an h2c listener in
@@ -34,43 +34,6 @@ after(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-function h2cListener(codec: string): JsonObject {
-  return {
-    name: 'h2c',
-    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-    filter_chains: [
-      {
-        filters: [
-          {
-            name: 'proxy.filters.network.http_connection_manager',
-            typed_config: {
-              '@type':
-                'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
-              stat_prefix: 'h2c',
-              codec_type: codec,
-              route_config: {
-                virtual_hosts: [
-                  {
-                    name: 'all',
-                    domains: ['*'],
-                    routes: [{ match: { prefix: '/' }, route: { cluster: 'web' } }],
-                  },
-                ],
-              },
-              http_filters: [
-                {
-                  name: 'proxy.filters.http.router',
-                  typed_config: { '@type': 'type.googleapis.com/envoy.config.filter.http.router.v2.Router' },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    ],
-  };
-}
-
 async function startH2c(codec: string): Promise<number> {
   const upstream = http.createServer((req, res) => {
     req.resume();
@@ -81,19 +44,16 @@ async function startH2c(codec: string): Promise<number> {
     upstream.closeAllConnections();
     await new Promise<void>((r) => upstream.close(() => r()));
   });
-  const ctx = testContext({
-    static_resources: {
-      clusters: [cluster('web', [(upstream.address() as net.AddressInfo).port])],
-      listeners: [h2cListener(codec)],
-    },
-  });
+  const web = cluster('web', [(upstream.address() as net.AddressInfo).port]);
+  const routes = [{ match: { prefix: '/' }, route: { cluster: 'web' } }];
+  const ctx = loadedContext(httpBootstrap([web], { ...hcmWithRoutes(routes, 'h2c'), codec_type: codec }));
   const manager = new ListenerManager(ctx, staticClusters(ctx));
   await manager.start();
   cleanups.push(async () => {
     await manager.close();
     await ctx.close();
   });
-  return boundPort(ctx, 'h2c');
+  return boundPort(ctx, 'http');
 }
 
 interface H2specResult {

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as net from 'node:net';
 import { after, test } from 'node:test';
-import type { JsonObject } from '../../../events/index.js';
 import { ListenerManager } from '../../../src/dataplane/listeners/manager.js';
-import { boundPort, staticClusters, testContext } from '../../helpers/dataplane.js';
+import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
+import { boundPort, loadedContext, staticClusters } from '../../helpers/dataplane.js';
 
 /**
  * A burst of simultaneous connections (issue 11, finding 8: ~1,600 of 5,000 accepted after
@@ -26,47 +26,6 @@ const cleanups: Array<() => Promise<void>> = [];
 after(async () => {
   for (const c of cleanups.reverse()) await c();
 });
-
-function listener(): JsonObject {
-  return {
-    name: 'burst',
-    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-    filter_chains: [
-      {
-        filters: [
-          {
-            name: 'proxy.filters.network.http_connection_manager',
-            typed_config: {
-              '@type':
-                'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
-              stat_prefix: 'burst',
-              route_config: {
-                virtual_hosts: [
-                  {
-                    name: 'all',
-                    domains: ['*'],
-                    routes: [
-                      {
-                        match: { prefix: '/' },
-                        direct_response: { status: 200, body: { inline_string: 'ok' } },
-                      },
-                    ],
-                  },
-                ],
-              },
-              http_filters: [
-                {
-                  name: 'proxy.filters.http.router',
-                  typed_config: { '@type': 'type.googleapis.com/envoy.config.filter.http.router.v2.Router' },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    ],
-  };
-}
 
 type Outcome = 'answered' | 'refused' | 'reset' | 'unanswered';
 
@@ -109,14 +68,15 @@ test(`a burst of ${WANTED} simultaneous connections is accepted and every reques
   if (count < WANTED) t.diagnostic(`ulimit -n is ${limit}: the burst is ${count} connections, not ${WANTED}`);
   assert.ok(count >= 500, `ulimit -n ${limit} leaves room for only ${count} connections`);
 
-  const ctx = testContext({ static_resources: { listeners: [listener()] } });
+  const direct = { match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok' } } };
+  const ctx = loadedContext(httpBootstrap([], hcmWithRoutes([direct], 'burst')));
   const manager = new ListenerManager(ctx, staticClusters(ctx));
   await manager.start();
   cleanups.push(async () => {
     await manager.close();
     await ctx.close();
   });
-  const port = await boundPort(ctx, 'burst');
+  const port = await boundPort(ctx, 'http');
 
   const open = new Set<net.Socket>();
   // Whatever is still open at the bound is cut, and counts as unanswered.
