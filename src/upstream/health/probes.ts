@@ -1,5 +1,6 @@
 import * as http2 from 'node:http2';
 import type * as net from 'node:net';
+import { hostKey } from '../../../reducers/hosts.js';
 import { newStreamInfo } from '../../dataplane/access-log/stream-info.js';
 import {
   BodyFramer,
@@ -243,9 +244,8 @@ class H2Session {
   /** The live session, connecting when there is none. */
   get(): http2.ClientHttp2Session {
     if (this.session && !this.session.closed && !this.session.destroyed) return this.session;
-    const host = this.target.ip.includes(':') ? `[${this.target.ip}]` : this.target.ip;
     const scheme = this.target.connect.tls ? 'https' : 'http';
-    const session = http2.connect(`${scheme}://${host}:${this.target.port}`, {
+    const session = http2.connect(`${scheme}://${hostKey(this.target.ip, this.target.port)}`, {
       createConnection: () => connectTo(this.target, true),
     });
     session.on('error', () => {});
