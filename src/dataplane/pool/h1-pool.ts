@@ -246,6 +246,10 @@ class H1Connection {
       this.destroy(true);
       return;
     }
+    // A response that ended while a slow client had its reading paused leaves the socket
+    // paused, and nothing resumes it once the exchange is over: the next request on this
+    // connection would never be read.
+    if (this.socket.isPaused()) this.socket.resume();
     this.pool.onIdle(this);
   }
 
