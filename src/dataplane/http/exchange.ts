@@ -161,6 +161,7 @@ export class Exchange implements UpstreamHandler {
     const route = hit.route;
     this.route = route;
     this.info.routeName = route.name;
+    if (route.idleTimeoutMs !== null) this.replaceIdleTimeout(route.idleTimeoutMs);
     const action = route.action;
     this.mutations = route.mutations;
     if (action.kind === 'direct') {
@@ -361,6 +362,12 @@ export class Exchange implements UpstreamHandler {
       return;
     }
     this.localReply(408, requestTimeout ? 'request timeout' : 'stream timeout');
+  }
+
+  /** The route's `idle_timeout` takes the place of the HCM's `stream_idle_timeout`, counted from now. */
+  private replaceIdleTimeout(ms: number): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = ms > 0 ? setTimeout(() => this.onStreamTimeout(false), ms) : null;
   }
 
   private clearRequestTimer(): void {

@@ -55,6 +55,15 @@ function durationField(value: unknown, fallback: number, path: string, report: R
   return ms;
 }
 
+/**
+ * `RouteAction.idle_timeout` in milliseconds: null when the route sets none (the HCM's
+ * `stream_idle_timeout` applies), 0 when it disables the stream's idle timeout, else the
+ * value that replaces the HCM's for requests on that route.
+ */
+export function compileRouteIdleTimeout(value: unknown, path: string, report: Report): number | null {
+  return value === undefined || value === null ? null : durationField(value, 0, path, report);
+}
+
 function objectAt(value: unknown): JsonObject {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as JsonObject) : {};
 }

@@ -8,6 +8,7 @@ import { FIELD_TABLES as CORS_FIELD_TABLES, type CorsPolicy, compileCorsPolicy }
 import type { CsrfPolicy } from '../http/csrf.js';
 import { compileFilterOverrides } from '../http/per-filter.js';
 import { type HttpRequest, headerValue } from '../http/request.js';
+import { compileRouteIdleTimeout } from '../http/timeouts.js';
 import { compileHashPolicy } from './hash.js';
 import {
   compileHeaderMutation,
@@ -69,6 +70,8 @@ export interface CompiledRoute {
   hostRewrite: string | null;
   /** 0 disables the timeout. */
   timeoutMs: number;
+  /** `idle_timeout`: replaces the HCM's `stream_idle_timeout` once routed (0 disables it); null keeps it. */
+  idleTimeoutMs: number | null;
   retry: RetryPolicy | null;
   hash: ((req: HttpRequest) => bigint | null) | null;
   clusterNotFoundStatus: number;
@@ -274,6 +277,7 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
           ? ra.host_rewrite_literal
           : null,
     timeoutMs: durationMs(ra.timeout, 15000),
+    idleTimeoutMs: compileRouteIdleTimeout(ra.idle_timeout, `${where}.route.idle_timeout`, report),
     retry:
       ra.retry_policy === undefined
         ? null
@@ -338,6 +342,7 @@ const ACTION_FIELDS: FieldTable = {
     'prefix_rewrite',
     'host_rewrite',
     'timeout',
+    'idle_timeout',
     'retry_policy',
     'hash_policy',
     'cluster_not_found_response_code',
