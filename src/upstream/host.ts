@@ -1,6 +1,6 @@
 import type { HostState } from '../../reducers/state.js';
 import { zeroHostCounters } from '../../views/clusters/figures.js';
-import type { HostStats, UpstreamHost } from './types.js';
+import type { HostHashes, HostStats, UpstreamHost } from './types.js';
 
 /**
  * A member as the data plane holds it. Its address, ip and port are read from its newest
@@ -11,6 +11,7 @@ import type { HostStats, UpstreamHost } from './types.js';
 class Member implements UpstreamHost {
   private counters: HostStats | null = null;
   pool: unknown = null;
+  hashes: HostHashes | null = null;
 
   constructor(public state: HostState) {}
 

@@ -22,6 +22,18 @@ export interface UpstreamHost {
   readonly stats: HostStats;
   /** The data plane's connection pool for this host, created on first use. */
   pool: unknown;
+  /**
+   * What a hashing balancer derived from `address` (its ring entries' hashes, its Maglev
+   * permutation), kept for the member's life so that a rebuild hashes only the members it
+   * gains; null until one does.
+   */
+  hashes: HostHashes | null;
+}
+
+/** Numbers derived from a member's address, under the key of what derived them (hash function, table size). */
+export interface HostHashes {
+  readonly key: string;
+  readonly values: number[];
 }
 
 /** What a balancer may use to choose: a request hash for hashing balancers, and the retry attempt. */

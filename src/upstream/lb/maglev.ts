@@ -32,27 +32,17 @@ export interface MaglevStats {
 }
 
 /**
- * Each host's permutation of a table of `size` slots, as `offset * size + skip - 1`: the two
- * xxHash64 calls and BigInt remainders cost more than the fill itself, and the address of a
- * member (so its permutation) never changes, so a rebuild hashes only the hosts it gains.
+ * A host's permutation of a table of `size` slots, `[offset, skip]`, kept on the host: the
+ * two xxHash64 calls and BigInt remainders cost more than the fill itself, and a member's
+ * address (so its permutation) never changes, so a rebuild hashes only the hosts it gains.
  */
-const permutations = new Map<number, WeakMap<UpstreamHost, number>>();
-
-function permutationOf(host: UpstreamHost, size: number): number {
-  let bySize = permutations.get(size);
-  if (!bySize) {
-    bySize = new WeakMap();
-    permutations.set(size, bySize);
-  }
-  let packed = bySize.get(host);
-  if (packed === undefined) {
-    const bigSize = BigInt(size);
-    const offset = Number(xxHash64(host.address) % bigSize);
-    const skip = Number(xxHash64(host.address, 1n) % (bigSize - 1n)) + 1;
-    packed = offset * size + skip - 1;
-    bySize.set(host, packed);
-  }
-  return packed;
+function permutationOf(host: UpstreamHost, size: number, key: string): number[] {
+  if (host.hashes?.key === key) return host.hashes.values;
+  const bigSize = BigInt(size);
+  const offset = Number(xxHash64(host.address) % bigSize);
+  const skip = Number(xxHash64(host.address, 1n) % (bigSize - 1n)) + 1;
+  host.hashes = { key, values: [offset, skip] };
+  return host.hashes.values;
 }
 
 /**
@@ -71,10 +61,11 @@ export function buildMaglev(
   const slot = new Int32Array(n);
   const count = new Int32Array(n);
   const target = new Float64Array(n);
+  const key = `maglev ${size}`;
   for (let i = 0; i < n; i++) {
-    const packed = permutationOf(weights.hosts[i]!, size);
-    slot[i] = Math.floor(packed / size);
-    skip[i] = (packed % size) + 1;
+    const [offset, step] = permutationOf(weights.hosts[i]!, size, key);
+    slot[i] = offset!;
+    skip[i] = step!;
   }
   const slots = new Int32Array(size).fill(-1);
   let filled = 0;

@@ -96,12 +96,11 @@ export function buildRing(
   const his = new Uint32Array(current);
   const los = new Uint32Array(current);
   const owner = new Int32Array(current);
-  const cache = hashFunction === 'MURMUR_HASH_2' ? murmurEntries : xxEntries;
   const hash = hashFunction === 'MURMUR_HASH_2' ? murmurHash2_64 : xxHash64;
   let e = 0;
   for (let k = 0; k < hosts.length; k++) {
     const count = entries[k]!;
-    const hashes = entryHashes(cache, hash, hosts[k]!, count);
+    const hashes = entryHashes(hosts[k]!, hashFunction, hash, count);
     for (let i = 0; i < count; i++, e++) {
       his[e] = hashes[2 * i]!;
       los[e] = hashes[2 * i + 1]!;
@@ -125,26 +124,27 @@ export function buildRing(
 }
 
 /**
- * The halves of each host's entry hashes (`<ip:port>_<i>`), by hash function: a member's
- * address never changes, so a rebuild hashes only the members it gains (or entries a
- * member's new weight adds), not every entry of the ring again.
+ * The halves of a host's entry hashes (`<ip:port>_<i>`), kept on the host: its address never
+ * changes, so a rebuild hashes only the members it gains (or the entries a new weight adds),
+ * not every entry of the ring again.
  */
-const xxEntries = new WeakMap<UpstreamHost, number[]>();
-const murmurEntries = new WeakMap<UpstreamHost, number[]>();
-
 function entryHashes(
-  cache: WeakMap<UpstreamHost, number[]>,
-  hash: (key: string) => bigint,
   host: UpstreamHost,
+  key: string,
+  hash: (input: string) => bigint,
   count: number,
 ): number[] {
-  let hashes = cache.get(host);
-  if (hashes === undefined) {
-    hashes = [];
-    cache.set(host, hashes);
+  let cached = host.hashes;
+  if (!cached || cached.key !== key) {
+    cached = { key, values: [] };
+    host.hashes = cached;
   }
-  for (let i = hashes.length / 2; i < count; i++) hashes.push(...splitHash(hash(`${host.address}_${i}`)));
-  return hashes;
+  const values = cached.values;
+  for (let i = values.length / 2; i < count; i++) {
+    const [hi, lo] = splitHash(hash(`${host.address}_${i}`));
+    values.push(hi, lo);
+  }
+  return values;
 }
 
 /**
