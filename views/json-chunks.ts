@@ -1,3 +1,4 @@
+import { LazyList } from './lazy-list.js';
 import { omitDefaults } from './proto-json.js';
 
 /** About how many characters a streamed view gathers before it hands a piece over. */
@@ -19,17 +20,31 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => {
 };
 
 /**
- * Walked piece by piece rather than stringified whole: a non-empty list, or an object with
- * one (so it can never be left empty by `omitDefaults`, and its braces can be written before
- * its fields are seen).
+ * Walked piece by piece rather than stringified whole: a non-empty list, a lazy list, or an
+ * object with one (so it can never be left empty by `omitDefaults`, and its braces can be
+ * written before its fields are seen). A lazy list deeper down makes every object above it
+ * walked, so it is only ever made element by element.
  */
 function walked(v: unknown): boolean {
   if (Array.isArray(v)) return v.length > 0;
+  return v instanceof LazyList || holdsList(v);
+}
+
+function holdsList(v: unknown): boolean {
   if (!isPlainObject(v)) return false;
   for (const key in v) {
     const inner = v[key];
-    if (Array.isArray(inner) && inner.length > 0) return true;
+    if ((Array.isArray(inner) && inner.length > 0) || inner instanceof LazyList) return true;
   }
+  for (const key in v) if (holdsLazy(v[key])) return true;
+  return false;
+}
+
+function holdsLazy(v: unknown): boolean {
+  if (v instanceof LazyList) return true;
+  if (Array.isArray(v)) return v.some(holdsLazy);
+  if (!isPlainObject(v)) return false;
+  for (const key in v) if (holdsLazy(v[key])) return true;
   return false;
 }
 
@@ -49,12 +64,13 @@ function dropped(v: unknown): boolean {
 function* value(sink: Sink, v: unknown, depth: number): Generator<string> {
   if (!walked(v)) {
     sink.buf += whole(v, depth, sink.omit) ?? 'null';
-  } else if (Array.isArray(v)) {
+  } else if (Array.isArray(v) || v instanceof LazyList) {
     const pad = ' '.repeat(depth + 1);
+    const lazy = v instanceof LazyList;
     sink.buf += '[\n';
     for (let i = 0; i < v.length; i++) {
       sink.buf += i === 0 ? pad : `,\n${pad}`;
-      yield* value(sink, v[i], depth + 1);
+      yield* value(sink, lazy ? v.at(i) : v[i], depth + 1);
       if (sink.buf.length >= sink.limit) {
         yield sink.buf;
         sink.buf = '';

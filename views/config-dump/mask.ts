@@ -1,4 +1,5 @@
 import type { Json, JsonObject } from '../../events/index.js';
+import { LazyList } from '../lazy-list.js';
 
 type Tree = Map<string, Tree>;
 
@@ -23,6 +24,8 @@ function trim(value: Json, tree: Tree): Json {
   if (tree.size === 0) return value;
   // A mask continues into each element of a repeated field.
   if (Array.isArray(value)) return value.map((v) => trim(v, tree));
+  // a lazily made list (clusters in a dump) is trimmed as each element is made
+  if (value instanceof LazyList) return value.map((v) => trim(v as Json, tree)) as unknown as Json;
   if (value === null || typeof value !== 'object') return value;
   const out: JsonObject = {};
   // `@type` says what an Any holds; it survives every mask.

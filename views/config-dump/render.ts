@@ -1,5 +1,6 @@
 import type { JsonObject } from '../../events/index.js';
 import type { State } from '../../reducers/state.js';
+import { LazyList, madeWhole } from '../lazy-list.js';
 import { omitDefaults } from '../proto-json.js';
 import { type StreamedResult, streamedProtoJson, text } from '../result.js';
 import { applyMask } from './mask.js';
@@ -19,16 +20,19 @@ export interface ConfigDumpParams {
 function resourceElements(dumps: Dump[], resource: string, mask: string[] | null): StreamedResult {
   if (dumps.some((d) => d.schema.scalar.includes(resource)))
     return text(`${resource} is not a repeated field. Use ?mask=${resource} to get only this field\n`, 400);
-  const owners = dumps.filter((d) => resource in d.schema.repeated);
-  if (owners.length === 0) return text(`${resource} not found in config dump\n`, 404);
-  const configs = owners.flatMap((d) => {
-    const element = d.schema.repeated[resource]!.element;
-    const list = (d.fields[resource] ?? []) as JsonObject[];
-    return list.map((e) => {
-      const packed: JsonObject = { '@type': typeUrl(element), ...e };
-      return mask ? applyMask(packed, mask) : packed;
-    });
-  });
+  // each repeated field belongs to one dump
+  const owner = dumps.find((d) => resource in d.schema.repeated);
+  if (!owner) return text(`${resource} not found in config dump\n`, 404);
+  const element = owner.schema.repeated[resource]!.element;
+  const pack = (e: JsonObject): JsonObject => {
+    const packed: JsonObject = { '@type': typeUrl(element), ...e };
+    return mask ? applyMask(packed, mask) : packed;
+  };
+  const list: unknown = owner.fields[resource] ?? [];
+  const configs =
+    list instanceof LazyList
+      ? (list as LazyList<unknown, JsonObject>).map(pack)
+      : (list as JsonObject[]).map(pack);
   return streamedProtoJson({ configs });
 }
 
@@ -54,5 +58,7 @@ function messages(dumps: Dump[], mask: string[] | null): JsonObject[] {
 
 /** What `/config_dump` prints with no parameters, as data. */
 export function configDumpData(state: State): { configs: JsonObject[] } {
-  return omitDefaults({ configs: messages(selectDumps(state, false, null), null) });
+  return omitDefaults({
+    configs: madeWhole(messages(selectDumps(state, false, null), null)) as JsonObject[],
+  });
 }

@@ -1,6 +1,7 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { entryOf } from '../../reducers/names.js';
 import type { ClusterEntry, ListenerEntry, State } from '../../reducers/state.js';
+import { LazyList, lazyList } from '../lazy-list.js';
 import { omitDefaults, socketAddress, timestamp } from '../proto-json.js';
 import { redact } from '../redact.js';
 
@@ -103,6 +104,14 @@ export interface Dump {
 
 export const typeUrl = (name: string) => `${ADMIN}${name}`;
 
+/**
+ * `source` made into dump elements as they are written (see `LazyList`): each cluster is
+ * redacted when its turn comes, not all of them before the first byte. Typed as the JSON it
+ * writes as; only `jsonChunks`, `applyMask` and `madeWhole` read dumps.
+ */
+const each = <S>(source: readonly S[], make: (s: S) => JsonObject): Json =>
+  lazyList(source, make) as unknown as Json;
+
 const any = (type: string, message: Json): JsonObject => ({
   '@type': `${V2}${type}`,
   ...(redact(message) as JsonObject),
@@ -145,9 +154,39 @@ function routeConfigs(value: Json, out: JsonObject[] = []): JsonObject[] {
   return out;
 }
 
+/** One field of a redacted object: the policy depends on the field's name, so it is redacted in its place. */
+const redactedField = (key: string, value: Json): Json =>
+  (redact({ [key]: value }) as JsonObject)[key] as Json;
+
+/** The fields of `static_resources` that may hold thousands of resources (none is a secret's name). */
+const RESOURCE_LISTS = new Set(['clusters', 'listeners']);
+
+/**
+ * `redact(config)`, with the resource lists of `static_resources` redacted element by
+ * element as they are written (the bootstrap of 10,000 clusters is not copied whole).
+ */
+function redactedBootstrap(config: JsonObject): JsonObject {
+  return Object.fromEntries(
+    Object.entries(config).map(([key, value]): [string, Json] => {
+      if (key !== 'static_resources' || value === null || typeof value !== 'object' || Array.isArray(value))
+        return [key, redactedField(key, value)];
+      const resources = Object.entries(value).map(([field, inner]): [string, Json] => [
+        field,
+        RESOURCE_LISTS.has(field) && Array.isArray(inner)
+          ? each(inner, (r) => redact(r) as JsonObject)
+          : redactedField(field, inner),
+      ]);
+      return [key, Object.fromEntries(resources)];
+    }),
+  );
+}
+
 function bootstrapDump(state: State): JsonObject {
   if (!state.bootstrap) return {};
-  return { bootstrap: redact(state.bootstrap.config), last_updated: timestamp(state.bootstrap.lastUpdated) };
+  return {
+    bootstrap: redactedBootstrap(state.bootstrap.config),
+    last_updated: timestamp(state.bootstrap.lastUpdated),
+  };
 }
 
 function dynamicCluster(c: ClusterEntry): JsonObject {
@@ -163,11 +202,18 @@ function clustersDump(state: State): JsonObject {
   const version = state.clusterManager.versionInfo;
   return {
     version_info: version === 'static' ? '' : version,
-    static_clusters: clusters
-      .filter((c) => !c.addedViaApi)
-      .map((c) => ({ cluster: any('Cluster', c.config), last_updated: timestamp(c.lastUpdated) })),
-    dynamic_active_clusters: clusters.filter((c) => c.addedViaApi && !c.warming).map(dynamicCluster),
-    dynamic_warming_clusters: clusters.filter((c) => c.addedViaApi && c.warming).map(dynamicCluster),
+    static_clusters: each(
+      clusters.filter((c) => !c.addedViaApi),
+      (c) => ({ cluster: any('Cluster', c.config), last_updated: timestamp(c.lastUpdated) }),
+    ),
+    dynamic_active_clusters: each(
+      clusters.filter((c) => c.addedViaApi && !c.warming),
+      dynamicCluster,
+    ),
+    dynamic_warming_clusters: each(
+      clusters.filter((c) => c.addedViaApi && c.warming),
+      dynamicCluster,
+    ),
   };
 }
 
@@ -175,13 +221,14 @@ function endpointsDump(state: State): JsonObject {
   const clusters = byName(Object.values(state.clusters));
   const discovered = (c: ClusterEntry) => String(c.config.type ?? '').toUpperCase() === 'EDS';
   return {
-    static_endpoint_configs: clusters
-      .filter((c) => !discovered(c))
-      .map((c) => ({
+    static_endpoint_configs: each(
+      clusters.filter((c) => !discovered(c)),
+      (c) => ({
         endpoint_config: any('ClusterLoadAssignment', loadAssignment(c)),
         last_updated: timestamp(c.lastUpdated),
-      })),
-    dynamic_endpoint_configs: clusters.filter(discovered).map((c) => ({
+      }),
+    ),
+    dynamic_endpoint_configs: each(clusters.filter(discovered), (c) => ({
       version_info: c.versionInfo,
       endpoint_config: any('ClusterLoadAssignment', loadAssignment(c)),
       last_updated: timestamp(c.lastUpdated),
@@ -193,9 +240,10 @@ function listenersDump(state: State): JsonObject {
   const listeners = byName(Object.values(state.listeners));
   return {
     ...(state.discovery.versions.lds !== undefined ? { version_info: state.discovery.versions.lds } : {}),
-    static_listeners: listeners
-      .filter((l) => !l.discovered)
-      .map((l) => ({ listener: any('Listener', l.config), last_updated: timestamp(l.lastUpdated) })),
+    static_listeners: each(
+      listeners.filter((l) => !l.discovered),
+      (l) => ({ listener: any('Listener', l.config), last_updated: timestamp(l.lastUpdated) }),
+    ),
     dynamic_listeners: dynamicListeners(state, listeners),
   };
 }
@@ -289,9 +337,10 @@ export function selectDumps(
     const fields = BUILDERS[key](state);
     if (nameMatches) {
       for (const [field, spec] of Object.entries(schema.repeated)) {
-        const list = fields[field];
-        if (Array.isArray(list))
-          fields[field] = (list as JsonObject[]).filter((e) => nameMatches(spec.nameOf(e)));
+        const list: unknown = fields[field];
+        const keep = (e: JsonObject) => nameMatches(spec.nameOf(e));
+        if (list instanceof LazyList) fields[field] = (list as LazyList<unknown, JsonObject>).filter(keep);
+        else if (Array.isArray(list)) fields[field] = (list as JsonObject[]).filter(keep);
       }
     }
     return { key, schema, fields };
