@@ -4,6 +4,7 @@
  * timers fire exactly where they fired live; the same log always folds to the same states.
  */
 import { createReadStream, statSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { freeze } from 'immer';
 import { Subject, VirtualAction, VirtualTimeScheduler } from 'rxjs';
 import type { Envelope, ProxyEvent } from '../../events/index.js';
@@ -133,6 +134,44 @@ export class Replayer {
   }
 }
 
+/** The lines of one read of a log, the first numbered `first`; `torn`: the one text is a last line without its newline. */
+export interface LineBatch {
+  first: number;
+  texts: string[];
+  torn: boolean;
+}
+
+/**
+ * The lines of a file, a read (1 MB) at a time: a replay walks millions of lines, and an
+ * async step per line cost more than parsing it.
+ */
+export async function* logLineBatches(
+  path: string,
+  onProgress?: (read: number, total: number) => void,
+): AsyncGenerator<LineBatch> {
+  const total = statSync(path).size;
+  const decoder = new StringDecoder('utf8');
+  let read = 0;
+  let rest = '';
+  let line = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 })) {
+    read += (chunk as Buffer).length;
+    onProgress?.(read, total);
+    const text = rest + decoder.write(chunk as Buffer);
+    const texts: string[] = [];
+    let start = 0;
+    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
+      texts.push(text.slice(start, nl));
+      start = nl + 1;
+    }
+    rest = text.slice(start);
+    if (texts.length > 0) yield { first: line + 1, texts, torn: false };
+    line += texts.length;
+  }
+  rest += decoder.end();
+  if (rest !== '') yield { first: line + 1, texts: [rest], torn: true };
+}
+
 /**
  * Lines of a file with their 1-based numbers; a last line without a newline is reported
  * separately as a torn write rather than as a line.
@@ -141,23 +180,9 @@ export async function* logLines(
   path: string,
   onProgress?: (read: number, total: number) => void,
 ): AsyncGenerator<{ line: number; text: string; complete: boolean }> {
-  const total = statSync(path).size;
-  let read = 0;
-  let rest = '';
-  let line = 0;
-  for await (const chunk of createReadStream(path, { encoding: 'utf8', highWaterMark: 1 << 20 })) {
-    read += Buffer.byteLength(chunk as string);
-    onProgress?.(read, total);
-    const text = rest + (chunk as string);
-    let start = 0;
-    for (let nl = text.indexOf('\n'); nl >= 0; nl = text.indexOf('\n', start)) {
-      line += 1;
-      yield { line, text: text.slice(start, nl), complete: true };
-      start = nl + 1;
-    }
-    rest = text.slice(start);
+  for await (const { first, texts, torn } of logLineBatches(path, onProgress)) {
+    for (const [i, text] of texts.entries()) yield { line: first + i, text, complete: !torn };
   }
-  if (rest !== '') yield { line: line + 1, text: rest, complete: false };
 }
 
 /** Folds the log at `path` up to `options.target` (default: the end). */
@@ -186,56 +211,60 @@ export async function replayLog(path: string, options: ReplayOptions = {}): Prom
     if (!options.skipBadLines) throw new ReplayError(line, reason, path);
     result.badLines.push({ line, reason });
   };
-  for await (const { line, text, complete } of logLines(path, options.onProgress)) {
-    if (!complete) {
-      result.truncatedTail = line;
-      break;
-    }
-    if (text.trim() === '') continue;
-    const parsed: LogLine | string = parseLogLine(text);
-    if (typeof parsed === 'string') {
-      bad(line, parsed);
-      continue;
-    }
-    if (parsed.kind === 'header') {
-      if (result.header === null) result.header = parsed.header;
-      else nextRun = parsed.header;
-      continue;
-    }
-    if (parsed.kind === 'checkpoint') {
-      if (nextRun) result.header = nextRun;
-      nextRun = null;
-      const c = parsed.checkpoint;
-      // Start over from a checkpoint only while it is still on the way to the target.
-      const usable = !options.ignoreCheckpoints && !beyond(target, c.seq, c.at) && c.seq >= replayer.seq;
-      if (usable) {
-        replayer = new Replayer(c);
-        result.startedFrom = c.seq;
-        firstSeq ??= c.seq;
+  lines: for await (const { first, texts, torn } of logLineBatches(path, options.onProgress)) {
+    for (let i = 0; i < texts.length; i++) {
+      const text = texts[i]!;
+      const line = first + i;
+      if (torn) {
+        result.truncatedTail = line;
+        break lines;
       }
-      continue;
+      if (text.trim() === '') continue;
+      const parsed: LogLine | string = parseLogLine(text);
+      if (typeof parsed === 'string') {
+        bad(line, parsed);
+        continue;
+      }
+      if (parsed.kind === 'header') {
+        if (result.header === null) result.header = parsed.header;
+        else nextRun = parsed.header;
+        continue;
+      }
+      if (parsed.kind === 'checkpoint') {
+        if (nextRun) result.header = nextRun;
+        nextRun = null;
+        const c = parsed.checkpoint;
+        // Start over from a checkpoint only while it is still on the way to the target.
+        const usable = !options.ignoreCheckpoints && !beyond(target, c.seq, c.at) && c.seq >= replayer.seq;
+        if (usable) {
+          replayer = new Replayer(c);
+          result.startedFrom = c.seq;
+          firstSeq ??= c.seq;
+        }
+        continue;
+      }
+      const env = parsed.envelope;
+      if (env.seq <= replayer.seq) {
+        bad(line, `seq ${env.seq} does not follow ${replayer.seq}: lines are out of order or repeated`);
+        continue;
+      }
+      firstSeq ??= env.seq - 1;
+      if (nextRun && !beyond(target, env.seq, env.at)) {
+        // The earlier run's snapshot is what it was when that run ended; the new one starts afresh.
+        result.header = nextRun;
+        nextRun = null;
+        foldedBefore += replayer.events;
+        replayer = new Replayer({ seq: replayer.seq, at: env.at, state: initialState });
+      }
+      if (beyond(target, env.seq, env.at)) {
+        // The live store delivered merge-window timers due before this envelope arrived.
+        replayer.advanceTo('time' in target ? target.time : env.at);
+        reached = true;
+        break lines;
+      }
+      replayer.ingest(env, line);
+      for (const failure of replayer.takeFailures()) bad(failure.line, failure.reason);
     }
-    const env = parsed.envelope;
-    if (env.seq <= replayer.seq) {
-      bad(line, `seq ${env.seq} does not follow ${replayer.seq}: lines are out of order or repeated`);
-      continue;
-    }
-    firstSeq ??= env.seq - 1;
-    if (nextRun && !beyond(target, env.seq, env.at)) {
-      // The earlier run's snapshot is what it was when that run ended; the new one starts afresh.
-      result.header = nextRun;
-      nextRun = null;
-      foldedBefore += replayer.events;
-      replayer = new Replayer({ seq: replayer.seq, at: env.at, state: initialState });
-    }
-    if (beyond(target, env.seq, env.at)) {
-      // The live store delivered merge-window timers due before this envelope arrived.
-      replayer.advanceTo('time' in target ? target.time : env.at);
-      reached = true;
-      break;
-    }
-    replayer.ingest(env, line);
-    for (const failure of replayer.takeFailures()) bad(failure.line, failure.reason);
   }
   if ('seq' in target && (firstSeq === null || target.seq < firstSeq)) {
     throw new ReplayError(
