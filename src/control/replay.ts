@@ -63,8 +63,15 @@ export class Replayer {
   private readonly working: State;
   private lastSeq: number;
   private count = 0;
-  /** Log line of each envelope ingested and not yet applied (the merge window may hold it). */
+  /**
+   * Log line of each envelope the merge window holds. The envelope being ingested, which
+   * the window most often passes at once, is `ingesting`, its line `ingestingLine`: a map
+   * entry per envelope cost more than applying most of them.
+   */
   private readonly lines = new Map<number, number>();
+  private ingesting: Envelope<ProxyEvent> | null = null;
+  private ingestingLine = 0;
+  private delivered = false;
   /** Envelopes whose reducer threw: a log edited by hand or damaged in a way JSON allows. */
   private failures: Array<{ line: number; reason: string }> = [];
 
@@ -77,8 +84,12 @@ export class Replayer {
       .pipe(mergeWindow((cluster) => mergeWindowMs(this.working, cluster), this.scheduler))
       .subscribe((batch) => {
         for (const env of batch) {
-          const line = this.lines.get(env.seq) ?? 0;
-          this.lines.delete(env.seq);
+          let line = this.ingestingLine;
+          if (env === this.ingesting) this.delivered = true;
+          else {
+            line = this.lines.get(env.seq) ?? 0;
+            this.lines.delete(env.seq);
+          }
           try {
             applyInPlace(this.working, env);
           } catch (err) {
@@ -99,9 +110,13 @@ export class Replayer {
   }
 
   ingest(env: Envelope<ProxyEvent>, line = 0): void {
-    this.lines.set(env.seq, line);
     this.advanceTo(env.at);
+    this.ingesting = env;
+    this.ingestingLine = line;
+    this.delivered = false;
     this.input.next(env);
+    if (!this.delivered) this.lines.set(env.seq, line);
+    this.ingesting = null;
     this.lastSeq = env.seq;
     this.count += 1;
   }
