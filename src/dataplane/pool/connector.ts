@@ -18,7 +18,17 @@ export interface ConnectRequest {
    * pools keep Node's defaults and bound bodies in the exchange.
    */
   bufferLimit?: boolean;
+  /**
+   * Takes the received bytes instead of `data` events. On a plain TCP connection they are
+   * read into one buffer shared by every such connection (`transient`: the bytes are valid
+   * only during the call, so whatever is kept must be copied), which skips Node's `Readable`
+   * and a buffer per read; on TLS they come from the socket's `data` events.
+   */
+  onRead?: (chunk: Buffer, transient: boolean) => void;
 }
+
+/** Where plain upstream connections with `onRead` receive; one read at a time on this thread. */
+const readBuffer = Buffer.allocUnsafe(64 * 1024);
 
 /**
  * Opens a cluster's upstream connections the same way for the HTTP/1 pool, the HTTP/2 pool
@@ -58,6 +68,27 @@ export class Connector {
   connect(host: UpstreamHost, request: ConnectRequest = {}): net.Socket {
     const o = this.options;
     const halfOpen = request.allowHalfOpen === true;
+    const onRead = request.onRead;
+    let socketOptions: (net.SocketConstructorOpts & { highWaterMark?: number }) | undefined =
+      halfOpen || request.bufferLimit
+        ? {
+            allowHalfOpen: halfOpen,
+            ...(request.bufferLimit ? { highWaterMark: this.bufferLimitBytes } : {}),
+          }
+        : undefined;
+    if (onRead && !o.tls) {
+      const withRead: net.SocketConstructorOpts & { onread: net.OnReadOpts } = {
+        ...socketOptions,
+        onread: {
+          buffer: readBuffer,
+          callback: (n) => {
+            onRead(readBuffer.subarray(0, n), true);
+            return true;
+          },
+        },
+      };
+      socketOptions = withRead;
+    }
     let ready = false;
     const socket = dial(
       {
@@ -70,13 +101,7 @@ export class Connector {
         tls: o.tls,
         scope: this.scope,
         http2: request.http2 === true,
-        socketOptions:
-          halfOpen || request.bufferLimit
-            ? {
-                allowHalfOpen: halfOpen,
-                ...(request.bufferLimit ? { highWaterMark: this.bufferLimitBytes } : {}),
-              }
-            : undefined,
+        socketOptions,
       },
       () => {
         ready = true;
@@ -94,6 +119,7 @@ export class Connector {
           }, ms)
         : null;
     if (timer) socket.once('close', () => clearTimeout(timer));
+    if (onRead && o.tls) socket.on('data', (chunk: Buffer) => onRead(chunk, false));
     return socket;
   }
 }

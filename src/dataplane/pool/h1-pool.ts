@@ -108,9 +108,11 @@ class H1Connection {
   ) {
     this.traffic = pc.traffic;
     this.idleTimeoutMs = pc.connector.idleTimeoutMs;
-    this.socket = pc.connector.connect(pool.host, { onReady: () => this.onConnect() });
+    this.socket = pc.connector.connect(pool.host, {
+      onReady: () => this.onConnect(),
+      onRead: (chunk, transient) => this.onData(chunk, transient),
+    });
     this.count = this.traffic.beginConnection(pool.host, 'http1');
-    this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
     this.socket.on('close', () => this.onClose());
     this.socket.on('error', () => {});
     this.socket.on('drain', () => this.current?.onWritable?.());
@@ -143,7 +145,8 @@ class H1Connection {
     req.handler.onUpstreamReady(req);
   }
 
-  private onData(chunk: Buffer): void {
+  /** Response bytes; `transient`: `chunk` is reused after this call, so body bytes are copied out. */
+  private onData(chunk: Buffer, transient: boolean): void {
     this.traffic.cxRxBytes.add(chunk.length);
     const req = this.current;
     if (!req) {
@@ -152,7 +155,10 @@ class H1Connection {
       return;
     }
     this.answered = true;
-    const buf = this.buf ? Buffer.concat([this.buf, chunk]) : chunk;
+    const joined = this.buf !== null;
+    const buf = joined ? Buffer.concat([this.buf as Buffer, chunk]) : chunk;
+    // A joined buffer is our own copy; only the socket's reused one must not be kept.
+    const copy = transient && !joined;
     this.buf = null;
     let off = 0;
     while (off < buf.length && this.current === req && !req.done) {
@@ -168,14 +174,17 @@ class H1Connection {
         if (this.startResponse(req, head)) this.endResponse(req, off < buf.length);
         continue;
       }
-      off += this.framer.feed(buf, off, (data) => req.handler.onUpstreamData(data));
+      off += this.framer.feed(buf, off, (data) =>
+        req.handler.onUpstreamData(copy ? Buffer.from(data) : data),
+      );
       if (this.framer.error) {
         this.protocolError();
         return;
       }
       if (this.framer.done) this.endResponse(req, off < buf.length);
     }
-    if (off < buf.length && this.current === req && !req.done) this.buf = buf.subarray(off);
+    if (off < buf.length && this.current === req && !req.done)
+      this.buf = copy ? Buffer.from(buf.subarray(off)) : buf.subarray(off);
   }
 
   /** Starts forwarding a response; true when it has no body to wait for. */
