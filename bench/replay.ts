@@ -1,7 +1,7 @@
 /**
  * Replay throughput: a generated log of 1,000,000 events over 1,000 clusters (health flaps,
  * weight changes, runtime modifies) folded by `replayLog`, with immer's auto-freeze on (as
- * in tests) and off, plus the peak memory while replaying. Target: >= 200,000 events/s.
+ * in tests) and off, plus the peak memory while replaying. Target: >= 300,000 events/s.
  * `BENCH_REPLAY_EVENTS=N` shrinks the log for a quick run.
  */
 import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -98,16 +98,20 @@ async function writeLog(path: string, events: number): Promise<void> {
   await new Promise<void>((resolve) => out.end(resolve));
 }
 
-async function timedReplay(path: string): Promise<{ seconds: number; events: number; peakRss: number }> {
+async function timedReplay(
+  path: string,
+): Promise<{ seconds: number; cpuSeconds: number; events: number; peakRss: number }> {
   let peakRss = process.memoryUsage().rss;
   const started = process.hrtime.bigint();
+  const cpuBefore = process.cpuUsage();
   const result = await replayLog(path, {
     onProgress: () => {
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
     },
   });
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { seconds, events: result.events, peakRss };
+  const cpu = process.cpuUsage(cpuBefore);
+  return { seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, events: result.events, peakRss };
 }
 
 /** The replay rows of `npm run bench`. */
@@ -123,19 +127,21 @@ export async function benchReplay(): Promise<BenchRow[]> {
     setAutoFreeze(false);
     const thawed = await timedReplay(path);
     setAutoFreeze(true);
-    const note = `${events.toLocaleString('en-US')} events, ${CLUSTERS} clusters x ${HOSTS} hosts; target >= 200,000/s`;
+    // Events per second of the process's CPU time too: on a shared machine wall time also counts other work.
+    const note = (run: { events: number; cpuSeconds: number }) =>
+      `${events.toLocaleString('en-US')} events, ${CLUSTERS} clusters x ${HOSTS} hosts; ${Math.round(run.events / run.cpuSeconds).toLocaleString('en-US')}/s of CPU time; target >= 300,000/s`;
     return [
       {
         name: 'replay, auto-freeze on',
         value: Math.round(frozen.events / frozen.seconds),
         unit: 'events/s',
-        note,
+        note: note(frozen),
       },
       {
         name: 'replay, auto-freeze off',
         value: Math.round(thawed.events / thawed.seconds),
         unit: 'events/s',
-        note,
+        note: note(thawed),
       },
       {
         name: 'peak RSS while replaying (freeze on)',
