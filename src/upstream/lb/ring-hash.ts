@@ -149,29 +149,26 @@ function entryHashes(
 
 /**
  * The entry indexes ordered by 64-bit hash (`hi`, then `lo`), equal hashes in entry order:
- * a stable LSD radix sort in 16-bit digits, four linear passes, where a comparison sort
- * of a 10k-entry ring cost milliseconds.
+ * a stable LSD radix sort, six linear passes of 11, 11 and 10 bits of each half (2,048
+ * counters, 8 KB), where a comparison sort of a 10k-entry ring cost milliseconds.
  */
 function sortedOrder(hi: Uint32Array, lo: Uint32Array): Uint32Array {
   const n = hi.length;
   let order = new Uint32Array(n);
   for (let k = 0; k < n; k++) order[k] = k;
   let spare = new Uint32Array(n);
-  const starts = new Uint32Array(65537);
-  for (const [words, shift] of [
-    [lo, 0],
-    [lo, 16],
-    [hi, 0],
-    [hi, 16],
-  ] as const) {
-    starts.fill(0);
-    for (let k = 0; k < n; k++) starts[((words[k]! >>> shift) & 0xffff) + 1]!++;
-    for (let d = 1; d <= 65536; d++) starts[d]! += starts[d - 1]!;
-    for (let j = 0; j < n; j++) {
-      const k = order[j]!;
-      spare[starts[(words[k]! >>> shift) & 0xffff]!++] = k;
+  const starts = new Uint32Array(2049);
+  for (const words of [lo, hi]) {
+    for (const shift of [0, 11, 22]) {
+      starts.fill(0);
+      for (let k = 0; k < n; k++) starts[((words[k]! >>> shift) & 0x7ff) + 1]!++;
+      for (let d = 1; d <= 2048; d++) starts[d]! += starts[d - 1]!;
+      for (let j = 0; j < n; j++) {
+        const k = order[j]!;
+        spare[starts[(words[k]! >>> shift) & 0x7ff]!++] = k;
+      }
+      [order, spare] = [spare, order];
     }
-    [order, spare] = [spare, order];
   }
   return order;
 }
