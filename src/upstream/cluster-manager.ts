@@ -162,7 +162,11 @@ export async function createClusterManager<Traffic>(
     }
     const removed = before.size - (byAddress.size - added);
     if (added > 0 || removed > 0) control.counter(`cluster.${settings.statName}.membership_change`).inc();
-    if (removed > 0) release([...before.values()].filter((h) => byAddress.get(h.address) !== h));
+    if (removed > 0) {
+      const gone: UpstreamHost[] = [];
+      for (const h of before.values()) if (byAddress.get(h.address) !== h) gone.push(h);
+      release(gone);
+    }
     scope.gauge('membership_total', 'NeverImport').set(hosts.length);
     scope.gauge('membership_healthy', 'NeverImport').set(healthy);
     scope.gauge('membership_degraded', 'NeverImport').set(degraded);
