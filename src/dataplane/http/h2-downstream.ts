@@ -232,7 +232,7 @@ export function createH2Server(hcm: DownstreamOwner): http2.Http2Server {
   const server = http2.createServer({
     maxHeaderListPairs: 256,
     maxSessionMemory: 64,
-    settings: { maxHeaderListSize: hcm.maxRequestHeadersBytes },
+    settings: { maxHeaderListSize: hcm.maxRequestHeadersBytes, ...hcm.spec.http2.settings },
   });
   server.on('stream', (stream, headers) => {
     try {
@@ -242,7 +242,9 @@ export function createH2Server(hcm: DownstreamOwner): http2.Http2Server {
       stream.close(NGHTTP2_INTERNAL_ERROR);
     }
   });
+  const connectionWindow = hcm.spec.http2.connectionWindowSize;
   server.on('session', (session) => {
+    if (connectionWindow !== null) session.setLocalWindowSize(connectionWindow);
     goAwayWithCause(session);
     watchSession(hcm, session);
     hcm.trackSession(session);

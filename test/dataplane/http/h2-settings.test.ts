@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import * as http2 from 'node:http2';
+import * as net from 'node:net';
+import { after, before, test } from 'node:test';
+import { canonicalMessage } from '../../../src/bootstrap/canonical.js';
+import { CONFIG_TYPE } from '../../../src/bootstrap/extensions.js';
+import { Report } from '../../../src/bootstrap/report.js';
+import { messageType } from '../../../src/bootstrap/schema.js';
+import { compileHcm, type HcmSpec } from '../../../src/dataplane/http/hcm-config.js';
+import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { settle } from './hostile-clients.js';
+
+// The HCM's http2_protocol_options was refused: the edge best-practice bootstrap sets its
+// stream limit and windows. The four SETTINGS-level fields act on the node:http2 codec
+// (SETTINGS frame, and a WINDOW_UPDATE for the connection window); the rest refuse by name.
+
+let upstream: http.Server;
+let upPort = 0;
+/** Requests the upstream holds at once, and the most it ever held. */
+let inFlight = 0;
+let maxInFlight = 0;
+let seen = 0;
+
+before(async () => {
+  upstream = http.createServer((req, res) => {
+    seen += 1;
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    req.resume();
+    setTimeout(() => {
+      inFlight -= 1;
+      res.end('ok');
+    }, 150);
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  upPort = (upstream.address() as net.AddressInfo).port;
+});
+
+after(() => {
+  upstream.close();
+  upstream.closeAllConnections();
+});
+
+async function withProxy(h2: Record<string, unknown> | null, run: (proxy: TestProxy) => Promise<void>) {
+  const config = { ...hcmConfig('b'), codec_type: 'HTTP2', ...(h2 ? { http2_protocol_options: h2 } : {}) };
+  const proxy = await startProxy(config, [{ raw: { name: 'b' }, addresses: [`127.0.0.1:${upPort}`] }]);
+  inFlight = maxInFlight = seen = 0;
+  try {
+    await run(proxy);
+  } finally {
+    await proxy.close();
+  }
+}
+
+/** Compiles an HCM with these `http2_protocol_options` as the loader does (canonical form first). */
+function compileWith(h2: Record<string, unknown> | null): { report: Report; spec: HcmSpec } {
+  const report = new Report('t');
+  const ctx = { report, allowUnknown: false, disabled: new Set<string>() };
+  const raw = { ...hcmConfig('b'), ...(h2 ? { http2_protocol_options: h2 } : {}) };
+  const canonical = canonicalMessage(raw, messageType(CONFIG_TYPE.httpConnectionManager), 'hcm', ctx) ?? {};
+  return { report, spec: compileHcm(canonical, 'hcm', report) };
+}
+
+const findings = (h2: Record<string, unknown>) => compileWith(h2).report;
+
+test('compile: the four settings in their bounds, unset ones left to the codec, the rest refused by name', () => {
+  const ok = compileWith({
+    hpack_table_size: 0,
+    max_concurrent_streams: 100,
+    initial_stream_window_size: 65536,
+    initial_connection_window_size: 1048576,
+  });
+  assert.deepEqual(ok.report.problems, []);
+  // A wrapper keeps its 0: hpack_table_size 0 is set (no dynamic table), not dropped as a default.
+  assert.deepEqual(ok.spec.http2, {
+    settings: { headerTableSize: 0, maxConcurrentStreams: 100, initialWindowSize: 65536 },
+    connectionWindowSize: 1048576,
+  });
+  assert.deepEqual(compileWith(null).spec.http2, { settings: {}, connectionWindowSize: null });
+  const bounds = findings({ max_concurrent_streams: 0, initial_stream_window_size: 1000 });
+  assert.deepEqual(
+    bounds.problems.map((p) => p.path),
+    [
+      'hcm.http2_protocol_options.max_concurrent_streams',
+      'hcm.http2_protocol_options.initial_stream_window_size',
+    ],
+  );
+  const big = findings({ initial_connection_window_size: 2 ** 31 });
+  assert.deepEqual(
+    big.problems.map((p) => p.path),
+    ['hcm.http2_protocol_options.initial_connection_window_size'],
+  );
+  const refused = findings({ allow_connect: true, max_outbound_frames: 5 });
+  assert.deepEqual(
+    refused.problems.map((p) => [p.path, p.message.replace(/ \(not supported by this build\)$/, '')]),
+    [
+      ['hcm.http2_protocol_options.allow_connect', 'CONNECT over HTTP/2 (allow_connect) is not implemented'],
+      [
+        'hcm.http2_protocol_options.max_outbound_frames',
+        'the outbound frame flood limit (max_outbound_frames) is not implemented',
+      ],
+    ],
+  );
+});
+
+test('a node:http2 client receives the configured SETTINGS and connection window', async () => {
+  const h2 = {
+    hpack_table_size: 1024,
+    max_concurrent_streams: 7,
+    initial_stream_window_size: 131072,
+    initial_connection_window_size: 1048576,
+  };
+  await withProxy(h2, async (proxy) => {
+    const client = http2.connect(`http://127.0.0.1:${proxy.port}`);
+    try {
+      const settings = await new Promise<http2.Settings>((resolve, reject) => {
+        client.once('remoteSettings', resolve);
+        client.once('error', reject);
+        setTimeout(() => reject(new Error('no SETTINGS within 2 s')), 2000).unref();
+      });
+      assert.equal(settings.headerTableSize, 1024);
+      assert.equal(settings.maxConcurrentStreams, 7);
+      assert.equal(settings.initialWindowSize, 131072);
+      // The connection window is not a setting: a WINDOW_UPDATE on stream 0 raises it.
+      assert.equal(await settle(() => client.state.remoteWindowSize, 1048576, 2000), 1048576);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+/** Five requests at once on one session; resolves with their statuses. */
+async function fiveAtOnce(port: number): Promise<number[]> {
+  const client = http2.connect(`http://127.0.0.1:${port}`);
+  try {
+    await new Promise((resolve) => client.once('remoteSettings', resolve));
+    const one = () =>
+      new Promise<number>((resolve, reject) => {
+        const s = client.request({ ':path': '/', ':authority': 'x' });
+        let status = 0;
+        s.on('response', (h) => (status = Number(h[':status'])));
+        s.resume();
+        s.on('end', () => resolve(status));
+        s.on('error', reject);
+        setTimeout(() => reject(new Error('no answer within 3 s')), 3000).unref();
+      });
+    return await Promise.all([one(), one(), one(), one(), one()]);
+  } finally {
+    client.close();
+  }
+}
+
+test('max_concurrent_streams: a client keeps to it, so the upstream never holds more', async () => {
+  await withProxy({ max_concurrent_streams: 2 }, async (proxy) => {
+    assert.deepEqual(await fiveAtOnce(proxy.port), [200, 200, 200, 200, 200]);
+    assert.equal(maxInFlight, 2);
+  });
+  // Without it, the same five run side by side.
+  await withProxy(null, async (proxy) => {
+    assert.deepEqual(await fiveAtOnce(proxy.port), [200, 200, 200, 200, 200]);
+    assert.equal(maxInFlight, 5);
+  });
+});
+
+function frame(type: number, flags: number, stream: number, payload: Buffer): Buffer {
+  const head = Buffer.alloc(9);
+  head.writeUIntBE(payload.length, 0, 3);
+  head[3] = type;
+  head[4] = flags;
+  head.writeUInt32BE(stream, 5);
+  return Buffer.concat([head, payload]);
+}
+
+test('max_concurrent_streams: a client that ignores it gets REFUSED_STREAM, not an upstream request', async () => {
+  await withProxy({ max_concurrent_streams: 2 }, async (proxy) => {
+    const socket = net.connect(proxy.port, '127.0.0.1');
+    const resets = new Map<number, number>();
+    let buffered = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      while (buffered.length >= 9) {
+        const length = buffered.readUIntBE(0, 3);
+        if (buffered.length < 9 + length) break;
+        const stream = buffered.readUInt32BE(5) & 0x7fffffff;
+        if (buffered[3] === 3) resets.set(stream, buffered.readUInt32BE(9));
+        buffered = buffered.subarray(9 + length);
+      }
+    });
+    try {
+      await new Promise((resolve) => socket.once('connect', resolve));
+      // GET / with :authority x (static table indexes, one literal), END_STREAM | END_HEADERS;
+      // sent before the server's SETTINGS are acknowledged, so the limit is still pending.
+      const block = Buffer.from([0x82, 0x86, 0x84, 0x01, 0x01, 0x78]);
+      socket.write(
+        Buffer.concat([
+          Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
+          frame(4, 0, 0, Buffer.alloc(0)),
+          frame(1, 0x5, 1, block),
+          frame(1, 0x5, 3, block),
+          frame(1, 0x5, 5, block),
+        ]),
+      );
+      const NGHTTP2_REFUSED_STREAM = 7;
+      assert.equal(await settle(() => resets.get(5), NGHTTP2_REFUSED_STREAM, 2000), NGHTTP2_REFUSED_STREAM);
+      await settle(() => seen, 2, 1000);
+      assert.equal(seen, 2);
+      assert.equal(resets.has(1) || resets.has(3), false);
+    } finally {
+      socket.destroy();
+    }
+  });
+});
