@@ -66,13 +66,18 @@ export function onHostsSet(draft: Draft<State>, env: On<'endpoints/hosts-set'>):
   // records to freeze them was most of an EDS update: read the base, hand over frozen records.
   // Within a batch an earlier event may have changed the members: then read them as they are now.
   const base = (isDraft(cluster.hosts) ? current(cluster.hosts) : cluster.hosts) as HostState[];
-  const previous = new Map<string, HostState>();
-  for (const host of base) previous.set(host.address, host);
   const checked = isActivelyChecked(cluster.config as RawCluster);
   const pending = waitsForFirstCheck(cluster.config as RawCluster);
   const localities = new Localities();
-  const hosts = env.event.hosts.map((spec) => {
-    const was = previous.get(spec.address);
+  // Discovery mostly lists members in the same order: look a member up by address only
+  // once one is not where it was, so most updates build no map of 10k addresses.
+  let previous: Map<string, HostState> | null = null;
+  const hosts = env.event.hosts.map((spec, i) => {
+    let was: HostState | undefined = base[i];
+    if (was?.address !== spec.address) {
+      previous ??= byAddress(base);
+      was = previous.get(spec.address);
+    }
     // A member discovery describes as before keeps its record: no copy, and no new objects to hold.
     if (was !== undefined && Object.isFrozen(was) && unchanged(spec, was, checked)) return was;
     const host = withHealth(spec, was, checked, pending);
@@ -88,6 +93,12 @@ export function onHostsSet(draft: Draft<State>, env: On<'endpoints/hosts-set'>):
     }
   }
   cluster.hosts = Object.freeze(hosts) as Draft<HostState>[];
+}
+
+function byAddress(hosts: readonly HostState[]): Map<string, HostState> {
+  const map = new Map<string, HostState>();
+  for (const host of hosts) map.set(host.address, host);
+  return map;
 }
 
 function isEmpty(object: object): boolean {
