@@ -137,8 +137,12 @@ export async function createClusterManager<Traffic>(
     const settings = clusterSettings(entry.config);
     const scope = ctx.stats.scope(`cluster.${settings.statName}`);
     const before = previous?.byAddress ?? new Map<string, UpstreamHost>();
-    const byAddress = new Map<string, UpstreamHost>();
     const hosts = new Array<UpstreamHost>(entry.hosts.length);
+    // Members listed as before, in the same order (a weight or health change): the same
+    // hosts and the same map, with no lookup or insert per member.
+    const prior = previous?.runtime.hosts;
+    let inPlace = prior !== undefined && prior.length === hosts.length;
+    let byAddress = inPlace ? before : new Map<string, UpstreamHost>();
     let healthy = 0;
     let degraded = 0;
     let excluded = 0;
@@ -146,14 +150,23 @@ export async function createClusterManager<Traffic>(
     let added = 0;
     for (let i = 0; i < hosts.length; i++) {
       const state = entry.hosts[i]!;
-      let host = before.get(state.address) ?? byAddress.get(state.address);
-      if (host) host.state = state;
-      else {
-        host = newUpstreamHost(state);
-        added++;
+      let host = inPlace ? prior![i] : undefined;
+      if (host !== undefined && host.address !== state.address) {
+        inPlace = false;
+        host = undefined;
+        byAddress = new Map();
+        for (let j = 0; j < i; j++) byAddress.set(hosts[j]!.address, hosts[j]!);
       }
-      hosts[i] = host;
-      byAddress.set(state.address, host);
+      if (!inPlace) {
+        host = before.get(state.address) ?? byAddress.get(state.address);
+        if (host === undefined) {
+          host = newUpstreamHost(state);
+          added++;
+        }
+        byAddress.set(state.address, host);
+      }
+      host!.state = state;
+      hosts[i] = host!;
       const health = hostHealth(state);
       if (health === 'healthy') healthy++;
       else if (health === 'degraded') degraded++;
