@@ -54,6 +54,8 @@ function extensionCategory(typeName: string, parentTypeName: string): ExtensionC
       return 'envoy.stats_sinks';
     case '.envoy.config.filter.accesslog.v2.AccessLog':
       return 'envoy.access_loggers';
+    case '.envoy.config.trace.v2.Tracing.Http':
+      return 'envoy.tracers';
     default:
       return undefined;
   }

@@ -20,7 +20,8 @@ export type ExtensionCategory =
   | 'envoy.transport_sockets.upstream'
   | 'envoy.transport_sockets.downstream'
   | 'envoy.stats_sinks'
-  | 'envoy.access_loggers';
+  | 'envoy.access_loggers'
+  | 'envoy.tracers';
 
 /** `@type` URLs of the configs the data plane reads, as the loader writes them. */
 export const CONFIG_TYPE = {
@@ -38,6 +39,7 @@ export const CONFIG_TYPE = {
   rawBuffer: 'envoy.config.transport_socket.raw_buffer.v2.RawBuffer',
   hystrixSink: 'envoy.config.metrics.v2.HystrixSink',
   fileAccessLog: 'envoy.config.accesslog.v2.FileAccessLog',
+  zipkin: 'envoy.config.trace.v2.ZipkinConfig',
 } as const;
 
 const ext = (
@@ -109,6 +111,7 @@ export const EXTENSIONS: readonly Extension[] = [
     ['envoy.file_access_log'],
     CONFIG_TYPE.fileAccessLog,
   ),
+  ext('envoy.tracers', 'envoy.tracers.zipkin', ['envoy.zipkin'], CONFIG_TYPE.zipkin),
 ];
 
 /** `proxy.x` -> `envoy.x`; every other spelling unchanged. */

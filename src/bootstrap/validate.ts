@@ -1,6 +1,7 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { arrayOf, objectOf } from '../../reducers/settings/values.js';
 import { compileListener } from '../dataplane/listeners/config.js';
+import { compileBootstrapTracing } from '../dataplane/tracing/config.js';
 import { checkSecret } from '../tls/context.js';
 import { staticSecrets } from '../tls/secrets.js';
 import { compileOutlierEventLog } from '../upstream/health/config.js';
@@ -62,6 +63,14 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
     compileListener(objectOf(l), `static_resources.listeners[${i}]`, report, secrets);
   checkUnique(listeners, 'listener', 'static_resources.listeners', report);
   checkBootstrapSources(bootstrap, report);
+  if (bootstrap.tracing !== undefined) {
+    const tracer = compileBootstrapTracing(objectOf(bootstrap.tracing), 'tracing', report);
+    // As the reference: the collector cluster must be known when the tracer is made (CDS may bring it).
+    const collector = tracer?.collectorCluster;
+    const cds = objectOf(bootstrap.dynamic_resources).cds_config !== undefined;
+    if (collector && !cds && !clusters.some((c) => objectOf(c).name === collector))
+      report.error('tracing.http.typed_config.collector_cluster', `unknown cluster '${collector}'`);
+  }
   checkAdmin(objectOf(bootstrap.admin), report);
   checkFields(
     objectOf(bootstrap.cluster_manager),
@@ -95,7 +104,8 @@ const BOOTSTRAP_FIELDS: FieldTable = {
   flags_path: 'advise',
   enable_dispatcher_stats: 'advise',
   hds_config: notYet('health discovery (HDS)'),
-  tracing: notYet('tracing'),
+  // The tracer of every HCM whose `tracing` names no provider (src/dataplane/tracing/).
+  tracing: 'act',
   overload_manager: notYet('the overload manager'),
 };
 const STATIC_FIELDS: FieldTable = {

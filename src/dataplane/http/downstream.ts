@@ -2,6 +2,7 @@ import type * as http2 from 'node:http2';
 import type bunyan from 'bunyan';
 import type { StreamInfo } from '../access-log/stream-info.js';
 import type { RouteTable } from '../router/table.js';
+import type { HttpTracer } from '../tracing/tracer.js';
 import type { FilterChain } from './filters.js';
 import type { HcmSpec } from './hcm-config.js';
 import type { ForwardingOptions } from './headers.js';
@@ -27,6 +28,8 @@ export interface DownstreamOwner extends ForwardingOptions {
   readonly tap: TapPoint | null;
   /** The CORS and CSRF filters of the chain, or null without either. */
   readonly routeFilters: RouteFilters | null;
+  /** HCM `tracing` with a tracer (its provider or the bootstrap's), or null: no spans. */
+  readonly tracer: HttpTracer | null;
   readonly log: bunyan;
   readonly serverName: string;
   readonly maxRequestHeadersBytes: number;

@@ -15,6 +15,7 @@ import type {
 import { applyHeaderMutations, type HeaderMutation } from '../router/header-mutation.js';
 import { backOffMs, type RetryPolicy, retriableFailure, retriableStatus } from '../router/retry.js';
 import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '../router/table.js';
+import type { TracedRequest } from '../tracing/tracer.js';
 import { addCorsHeaders, type CorsResponse } from './cors.js';
 import type { DownstreamOwner } from './downstream.js';
 import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
@@ -100,6 +101,8 @@ export class Exchange implements UpstreamHandler {
   private readonly tap: TapRecorder | null;
   /** What the CORS filter adds to this request's response, local replies included; null for nothing. */
   private cors: CorsResponse | null = null;
+  /** This request's span when the connection manager traces; null otherwise. */
+  private trace: TracedRequest | null = null;
 
   constructor(
     readonly hcm: DownstreamOwner,
@@ -136,6 +139,8 @@ export class Exchange implements UpstreamHandler {
 
   private decodeHeaders(): void {
     const hcm = this.hcm;
+    // Before the upstream head is built: the span's context is written into the request's headers.
+    if (hcm.tracer !== null) this.trace = hcm.tracer.start(this.req);
     const hc = hcm.filters.healthCheck;
     if (hc?.matches.every((m) => m(this.req))) {
       this.info.healthCheck = true;
@@ -602,6 +607,7 @@ export class Exchange implements UpstreamHandler {
     s.rqTime.record(Math.round(now - this.info.startedAt));
     this.info.bytesReceived = this.bodyBytes;
     this.hcm.onStreamEnd(this.info);
+    this.trace?.finish(this.info, this.route);
     this.tap?.end(this.info);
     this.owner.onExchangeDone(this);
   }

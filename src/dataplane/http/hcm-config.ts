@@ -7,6 +7,11 @@ import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
 import { listOf } from '../router/matchers.js';
 import { compileRouteTable, type RouteTable } from '../router/table.js';
 import { compileUpgradeConfigs, type UpgradeTable } from '../router/upgrade-config.js';
+import {
+  compileHcmTracing,
+  FIELD_TABLES as TRACING_FIELD_TABLES,
+  type TracingSpec,
+} from '../tracing/config.js';
 import { compileHttpFilters, type FilterChain } from './filters.js';
 import { compileHcmTimeouts, type HcmTimeouts } from './timeouts.js';
 
@@ -31,6 +36,8 @@ export interface HcmSpec {
   rdsName: string | null;
   /** `upgrade_configs`: the upgrade types (WebSocket ...) requests may ask for. */
   upgrades: UpgradeTable;
+  /** `tracing`: spans of this connection manager's requests (src/dataplane/tracing/); null when unset. */
+  tracing: TracingSpec | null;
   /** `http2_protocol_options`: what the HTTP/2 codec tells its clients. */
   http2: DownstreamHttp2;
 }
@@ -75,7 +82,7 @@ const HCM_FIELDS: FieldTable = {
   upgrade_configs: 'act',
   scoped_routes: notYet('scoped route discovery'),
   access_log: 'act',
-  tracing: notYet('tracing'),
+  tracing: 'act',
 };
 
 const PROTOCOL_OPTIONS_FIELDS: FieldTable = acting(
@@ -171,6 +178,7 @@ function compileRds(rds: JsonObject, path: string, report: Report): string {
 export const FIELD_TABLES = {
   HttpConnectionManager: HCM_FIELDS,
   HttpProtocolOptions: PROTOCOL_OPTIONS_FIELDS,
+  ...TRACING_FIELD_TABLES,
   Http2ProtocolOptions: HTTP2_FIELDS,
 };
 
@@ -210,6 +218,10 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     accessLogs: compileAccessLogs(config.access_log, `${path}.access_log`, report),
     rdsName,
     upgrades: compileUpgradeConfigs(config.upgrade_configs, `${path}.upgrade_configs`, report),
+    tracing:
+      config.tracing === undefined
+        ? null
+        : compileHcmTracing(objectOf(config.tracing), `${path}.tracing`, report),
     http2: compileHttp2(objectOf(config.http2_protocol_options), `${path}.http2_protocol_options`, report),
   };
 }

@@ -2,10 +2,15 @@ import type * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import type bunyan from 'bunyan';
 import { runtimeValue } from '../../../reducers/runtime.js';
+import { objectOf, stringOr } from '../../../reducers/settings/values.js';
+import { Report } from '../../bootstrap/report.js';
+import type { Scope } from '../../stats/store.js';
 import { type AccessLogger, startAccessLogs } from '../access-log/config.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
 import { discoveredRoutes } from '../router/discovered.js';
 import type { RouteTable } from '../router/table.js';
+import { compileBootstrapTracing } from '../tracing/config.js';
+import { HttpTracer } from '../tracing/tracer.js';
 import type { DownstreamOwner } from './downstream.js';
 import type { FilterChain } from './filters.js';
 import { H1Downstream } from './h1-downstream.js';
@@ -40,6 +45,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   readonly filters: FilterChain;
   readonly tap: TapPoint | null;
   readonly routeFilters: RouteFilters | null;
+  readonly tracer: HttpTracer | null;
   readonly log: bunyan;
   readonly serverName: string;
   readonly generateRequestId: boolean;
@@ -88,6 +94,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     this.timeouts = spec.timeouts;
     this.accessLog = startAccessLogs(spec.accessLogs, deps.ctx);
     this.upstreamLog = startAccessLogs(spec.filters.upstreamLogs, deps.ctx);
+    this.tracer = startTracer(spec, deps, scope);
   }
 
   /** Called once by each exchange when it is over: access logs and the per-request debug line. */
@@ -255,5 +262,30 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     // After the last exchange ended: its line is written before the file is let go.
     this.accessLog?.release();
     this.upstreamLog?.release();
+    // After the last exchange ended too: its span goes in the final report.
+    await this.tracer?.close();
   }
+}
+
+/**
+ * The connection manager's tracer: its `tracing.provider`, else the bootstrap's `tracing.http`
+ * (validated with the bootstrap; compiled again here, where the snapshot holds it); null when
+ * `tracing` is unset or no tracer is configured, as the reference's null tracer.
+ */
+function startTracer(spec: HcmSpec, deps: HttpConnectionManagerDeps, scope: Scope): HttpTracer | null {
+  if (spec.tracing === null) return null;
+  const config = deps.ctx.store.state.bootstrap?.config;
+  const zipkin =
+    spec.tracing.provider ??
+    compileBootstrapTracing(objectOf(config?.tracing), 'tracing', new Report('bootstrap'));
+  if (zipkin === null) return null;
+  const identity = localIdentity(deps.ctx.options, config);
+  return new HttpTracer(spec.tracing, zipkin, {
+    clusters: deps.clusters,
+    stats: deps.ctx.stats,
+    hcmScope: scope,
+    runtime: (key) => runtimeValue(deps.ctx.store.state, key),
+    local: { ...identity, zone: stringOr(objectOf(objectOf(config?.node).locality).zone, '') },
+    generateRequestId: spec.generateRequestId,
+  });
 }

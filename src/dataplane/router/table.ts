@@ -89,6 +89,8 @@ export interface CompiledRoute {
   cors: CorsPolicy | null;
   /** The CSRF filter's policy from the route's `per_filter_config` / `typed_per_filter_config`. */
   csrf: CsrfPolicy | null;
+  /** `decorator.operation`: the name of the request's tracing span; null for the default (the host). */
+  operation: string | null;
 }
 
 export interface CompiledVirtualHost {
@@ -293,6 +295,10 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
         : compileUpgradeConfigs(ra.upgrade_configs, `${where}.route.upgrade_configs`, report),
     cors: ra.cors === undefined ? null : compileCorsPolicy(objectOf(ra.cors), `${where}.route.cors`, report),
     csrf: compileFilterOverrides(raw, where, report).csrf,
+    operation:
+      raw.decorator === undefined
+        ? null
+        : compileDecorator(objectOf(raw.decorator), `${where}.decorator`, report),
   };
 }
 
@@ -321,9 +327,22 @@ const ROUTE_FIELDS: FieldTable = {
     ...HEADER_MUTATION_FIELDS,
     'per_filter_config',
     'typed_per_filter_config',
+    'decorator',
   ),
   metadata: 'advise',
 };
+const DECORATOR_FIELDS: FieldTable = {
+  operation: 'act',
+  propagate: notYet('decorator propagate (the operation sent upstream in x-proxy-decorator-operation)'),
+};
+
+/** `decorator`: the operation that names the span (src/dataplane/tracing/tracer.ts). */
+function compileDecorator(raw: JsonObject, where: string, report: Report): string | null {
+  checkFields(raw, where, report, DECORATOR_FIELDS, 'Decorator');
+  if (typeof raw.operation === 'string' && raw.operation) return raw.operation;
+  report.error(`${where}.operation`, 'required field missing', 'missing');
+  return null;
+}
 const MATCH_FIELDS: FieldTable = acting(
   'prefix',
   'path',
@@ -367,6 +386,7 @@ export const FIELD_TABLES = {
   RouteAction: ACTION_FIELDS,
   WeightedCluster: WEIGHTED_FIELDS,
   ClusterWeight: CLUSTER_WEIGHT_FIELDS,
+  Decorator: DECORATOR_FIELDS,
   ...HEADER_FIELD_TABLES,
   ...UPGRADE_FIELD_TABLES,
   ...CORS_FIELD_TABLES,

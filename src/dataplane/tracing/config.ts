@@ -1,0 +1,141 @@
+import type { JsonObject } from '../../../events/config.js';
+import { arrayOf, numberOr, objectOf, percentOr } from '../../../reducers/settings/values.js';
+import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
+import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
+import type { Report } from '../../bootstrap/report.js';
+import type { RuntimeFraction } from '../http/runtime-fraction.js';
+
+/** A `ZipkinConfig` compiled: where spans go and how ids are made. */
+export interface ZipkinSpec {
+  collectorCluster: string;
+  collectorEndpoint: string;
+  /** `trace_id_128bit`: a trace this proxy starts gets a 128-bit id. */
+  traceId128: boolean;
+  /** `shared_span_context` (default true): an ingress span reuses the caller's span id. */
+  sharedSpanContext: boolean;
+}
+
+/** An HCM's `tracing` compiled, the reference's defaults filled in. */
+export interface TracingSpec {
+  /** `operation_name` EGRESS: spans are client spans and every one is a child. */
+  egress: boolean;
+  /** The three sampling fractions as the reference evaluates them (out of 10000, runtime keys `tracing.*`). */
+  clientSampling: RuntimeFraction;
+  randomSampling: RuntimeFraction;
+  overallSampling: RuntimeFraction;
+  /** `verbose`: the stream's timing events as span annotations. */
+  verbose: boolean;
+  /** `max_path_tag_length` (default 256): where the `http.url` tag's path is cut. */
+  maxPathTagLength: number;
+  /** `request_headers_for_tags`: lowercase header names, each a tag when the request has it. */
+  requestHeadersForTags: string[];
+  /** `provider`; null: the bootstrap's `tracing.http`, or no spans when it has none either. */
+  provider: ZipkinSpec | null;
+}
+
+const ZIPKIN_FIELDS: FieldTable = acting(
+  'collector_cluster',
+  'collector_endpoint',
+  'trace_id_128bit',
+  'shared_span_context',
+  'collector_endpoint_version',
+);
+const HTTP_TRACER_FIELDS: FieldTable = acting('name', 'typed_config');
+const HCM_TRACING_FIELDS: FieldTable = {
+  ...acting(
+    'operation_name',
+    'request_headers_for_tags',
+    'client_sampling',
+    'random_sampling',
+    'overall_sampling',
+    'verbose',
+    'max_path_tag_length',
+    'provider',
+  ),
+  custom_tags: notYet('tracing custom_tags'),
+};
+const BOOTSTRAP_TRACING_FIELDS: FieldTable = acting('http');
+
+/** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
+export const FIELD_TABLES = {
+  Tracing: BOOTSTRAP_TRACING_FIELDS,
+  'Tracing.Http': HTTP_TRACER_FIELDS,
+  ZipkinConfig: ZIPKIN_FIELDS,
+  'HttpConnectionManager.Tracing': HCM_TRACING_FIELDS,
+};
+
+/** `ZipkinConfig`: JSON v2 over HTTP is what this build sends; the other encodings are refused by name. */
+function compileZipkin(config: JsonObject, path: string, report: Report): ZipkinSpec {
+  checkFields(config, path, report, ZIPKIN_FIELDS, 'ZipkinConfig');
+  const collectorCluster = typeof config.collector_cluster === 'string' ? config.collector_cluster : '';
+  const collectorEndpoint = typeof config.collector_endpoint === 'string' ? config.collector_endpoint : '';
+  if (!collectorCluster) report.error(`${path}.collector_cluster`, 'required field missing', 'missing');
+  if (!collectorEndpoint) report.error(`${path}.collector_endpoint`, 'required field missing', 'missing');
+  // Enum value 0 (HTTP_JSON_V1) is left out of the canonical form: unset means it.
+  const version =
+    typeof config.collector_endpoint_version === 'string' ? config.collector_endpoint_version : '';
+  if (version !== 'HTTP_JSON')
+    report.unsupported(
+      `${path}.collector_endpoint_version`,
+      `${version && version !== 'HTTP_JSON_V1' ? version : 'HTTP_JSON_V1 (the v2 default when unset)'} is not implemented: set HTTP_JSON (Zipkin JSON v2)`,
+    );
+  return {
+    collectorCluster,
+    collectorEndpoint,
+    traceId128: config.trace_id_128bit === true,
+    sharedSpanContext: config.shared_span_context !== false,
+  };
+}
+
+/**
+ * A `Tracing.Http` (bootstrap `tracing.http` or an HCM's `tracing.provider`): the loader has
+ * resolved every spelling of the name (`envoy.zipkin`, `envoy.tracers.zipkin`, `proxy.*`) or the
+ * `@type` alone into `typed_config`, and refused tracers this build lacks (`DynamicOtConfig` ...).
+ */
+export function compileHttpTracer(raw: JsonObject, path: string, report: Report): ZipkinSpec | null {
+  checkFields(raw, path, report, HTTP_TRACER_FIELDS, 'Tracing.Http');
+  if (configTypeOf(raw) !== CONFIG_TYPE.zipkin) {
+    report.unsupported(`${path}.name`, 'this build has only the Zipkin tracer (envoy.tracers.zipkin)');
+    return null;
+  }
+  return compileZipkin(objectOf(raw.typed_config), `${path}.typed_config`, report);
+}
+
+/** Bootstrap `tracing`: the tracer of every HCM whose `tracing` names no provider; null when none. */
+export function compileBootstrapTracing(raw: JsonObject, path: string, report: Report): ZipkinSpec | null {
+  checkFields(raw, path, report, BOOTSTRAP_TRACING_FIELDS, 'Tracing');
+  return raw.http === undefined ? null : compileHttpTracer(objectOf(raw.http), `${path}.http`, report);
+}
+
+/** The v2 `type.Percent` (0..100, default 100) as the reference samples it: a fraction of 10000 under `key`. */
+function sampling(raw: JsonObject, field: string, key: string): RuntimeFraction {
+  // The canonical form leaves out a zero `value`: a Percent that is present but empty is 0.
+  const percent = raw[field] === undefined ? 100 : percentOr(raw[field], 0);
+  return { key, numerator: Math.round(percent * 100), denominator: 10_000 };
+}
+
+/** An HCM's `tracing` message; `path` is its own path. */
+export function compileHcmTracing(raw: JsonObject, path: string, report: Report): TracingSpec {
+  checkFields(raw, path, report, HCM_TRACING_FIELDS, 'HttpConnectionManager.Tracing');
+  for (const field of ['client_sampling', 'random_sampling', 'overall_sampling']) {
+    const value = objectOf(raw[field]).value;
+    if (
+      raw[field] !== undefined &&
+      (typeof value === 'number' ? value < 0 || value > 100 : value !== undefined)
+    )
+      report.error(`${path}.${field}.value`, `a percentage from 0 to 100, got ${JSON.stringify(value)}`);
+  }
+  return {
+    egress: raw.operation_name === 'EGRESS',
+    clientSampling: sampling(raw, 'client_sampling', 'tracing.client_enabled'),
+    randomSampling: sampling(raw, 'random_sampling', 'tracing.random_sampling'),
+    overallSampling: sampling(raw, 'overall_sampling', 'tracing.global_enabled'),
+    verbose: raw.verbose === true,
+    maxPathTagLength: numberOr(raw.max_path_tag_length, 256),
+    requestHeadersForTags: arrayOf(raw.request_headers_for_tags).map((h) => String(h).toLowerCase()),
+    provider:
+      raw.provider === undefined
+        ? null
+        : compileHttpTracer(objectOf(raw.provider), `${path}.provider`, report),
+  };
+}
