@@ -45,5 +45,18 @@ export const hotRestartParent = defineEvent('server/hot-restart-parent').withPay
   connections: number;
 }>();
 
+/** The overload manager's actions this build takes (`proxy.` or `envoy.overload_actions.` + the name). */
+export type OverloadActionKind =
+  | 'shrink_heap'
+  | 'stop_accepting_requests'
+  | 'disable_http_keepalive'
+  | 'stop_accepting_connections';
+
+/** An overload action became active or inactive: a monitor's pressure crossed one of its triggers. */
+export const overloadActionChanged = defineEvent('server/overload-action-changed').withPayload<{
+  action: OverloadActionKind;
+  active: boolean;
+}>();
+
 /** The drain before a stop is over: no connection left, or the drain time ran out. */
 export const drainEnded = defineEvent('server/drain-ended').withPayload<{ connectionsLeft: number }>();

@@ -31,6 +31,7 @@ export const handlers: ReducerTable<ProxyEvent> = {
   'server/shutdown-requested': server.onShutdownRequested,
   'server/hot-restarted': server.onHotRestarted,
   'server/hot-restart-parent': server.onHotRestartParent,
+  'server/overload-action-changed': server.onOverloadActionChanged,
   // The drain's end changes nothing a view shows: the process stops next.
   'server/drain-ended': () => {},
   'cluster/added': (draft, env) => {

@@ -34,6 +34,18 @@ export function onHotRestarted(draft: Draft<State>, env: On<'server/hot-restarte
   };
 }
 
+export function onOverloadActionChanged(
+  draft: Draft<State>,
+  env: On<'server/overload-action-changed'>,
+): void {
+  const { action, active } = env.event;
+  const now = { ...draft.server.overload };
+  if (active) now[action] = true;
+  else delete now[action];
+  if (Object.keys(now).length > 0) draft.server.overload = now;
+  else delete draft.server.overload;
+}
+
 export function onHotRestartParent(draft: Draft<State>, env: On<'server/hot-restart-parent'>): void {
   const { epoch, step, connections } = env.event;
   const hr = draft.server.hotRestart;

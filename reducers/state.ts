@@ -4,6 +4,7 @@ import type {
   HostSpec,
   JsonObject,
   LogLevel,
+  OverloadActionKind,
   RawBootstrap,
   RawCluster,
   RawListener,
@@ -102,6 +103,8 @@ export interface State {
     shutdownRequested: boolean;
     /** Set by `server/hot-restarted` in an epoch above 0; absent in epoch 0. */
     hotRestart?: HotRestartState;
+    /** The overload actions now active (`server/overload-action-changed`); absent while none is. */
+    overload?: Partial<Record<OverloadActionKind, true>>;
   };
   bootstrap: {
     config: RawBootstrap;

@@ -2,6 +2,7 @@ import type { Json, JsonObject } from '../../events/index.js';
 import { arrayOf, objectOf } from '../../reducers/settings/values.js';
 import { compileListener } from '../dataplane/listeners/config.js';
 import { compileBootstrapTracing } from '../dataplane/tracing/config.js';
+import { compileOverloadManager } from '../server/overload/config.js';
 import { checkSecret } from '../tls/context.js';
 import { staticSecrets } from '../tls/secrets.js';
 import { compileOutlierEventLog } from '../upstream/health/config.js';
@@ -71,6 +72,8 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
     if (collector && !cds && !clusters.some((c) => objectOf(c).name === collector))
       report.error('tracing.http.typed_config.collector_cluster', `unknown cluster '${collector}'`);
   }
+  if (bootstrap.overload_manager !== undefined)
+    compileOverloadManager(objectOf(bootstrap.overload_manager), 'overload_manager', report);
   checkAdmin(objectOf(bootstrap.admin), report);
   checkFields(
     objectOf(bootstrap.cluster_manager),
@@ -106,7 +109,8 @@ const BOOTSTRAP_FIELDS: FieldTable = {
   hds_config: notYet('health discovery (HDS)'),
   // The tracer of every HCM whose `tracing` names no provider (src/dataplane/tracing/).
   tracing: 'act',
-  overload_manager: notYet('the overload manager'),
+  // src/server/overload/: monitors read by an edge, actions taken by the data plane.
+  overload_manager: 'act',
 };
 const STATIC_FIELDS: FieldTable = {
   ...acting('listeners', 'clusters', 'secrets'),

@@ -12,6 +12,7 @@ import { startDnsDiscovery } from '../upstream/dns/discovery.js';
 import { type HealthEdges, startHealthEdges } from '../upstream/health/index.js';
 import { startXds, type XdsClient } from '../xds/client.js';
 import { logLifecycle } from './lifecycle-log.js';
+import { startOverloadManager } from './overload/monitor.js';
 
 /**
  * The edges the admin shows the result of: the disk runtime layers (read once, before the
@@ -56,6 +57,9 @@ export async function startEdges(ctx: ServerContext): Promise<Edges> {
   // Active health checks and outlier detection: `health/*` events.
   const health = startHealthEdges(ctx);
   ctx.onShutdown(() => health.close());
+  // The overload manager: `server/overload-action-changed` events the data plane acts on.
+  const overload = startOverloadManager(ctx);
+  if (overload) ctx.onShutdown(overload);
   // xDS subscriptions (CDS, EDS, LDS, RDS): cluster, endpoint, listener and route events.
   const xds = await startXds(ctx);
   // A later edge starts here, with its own stop, and is returned only if start-up talks to it.

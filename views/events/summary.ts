@@ -83,6 +83,8 @@ const SUMMARIZERS: Summarizers = {
     about(`hot restart: epoch ${e.epoch} took over the listening sockets from epoch ${e.parentEpoch}`),
   'server/hot-restart-parent': (e) =>
     about(`hot restart: parent epoch ${e.epoch} ${e.step} (${count(e.connections, 'connection')} open)`),
+  'server/overload-action-changed': (e) =>
+    about(`overload action ${e.action} is now ${e.active ? 'active' : 'inactive'}`),
   'server/drain-ended': (e) => about(`drain ended: ${count(e.connectionsLeft, 'connection')} left to close`),
   'cluster/added': (e) =>
     about(

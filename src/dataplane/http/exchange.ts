@@ -141,6 +141,12 @@ export class Exchange implements UpstreamHandler {
     const hcm = this.hcm;
     // Before the upstream head is built: the span's context is written into the request's headers.
     if (hcm.tracer !== null) this.trace = hcm.tracer.start(this.req);
+    if (hcm.deps.ctx.store.state.server.overload?.stop_accepting_requests) {
+      // As the reference: answered before any filter (health checks too) or route, and never sent upstream.
+      hcm.stats.rqOverloadClose.inc();
+      this.localReply(503, 'proxy overloaded');
+      return;
+    }
     const hc = hcm.filters.healthCheck;
     if (hc?.matches.every((m) => m(this.req))) {
       this.info.healthCheck = true;

@@ -413,6 +413,9 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     if (this.closeAfterNext || (this.hcm.draining && this.hcm.shouldDrainClose())) {
       if (this.keepAlive) this.hcm.stats.cxDrainClose.inc();
       this.keepAlive = false;
+    } else if (this.keepAlive && this.hcm.deps.ctx.store.state.server.overload?.disable_http_keepalive) {
+      this.hcm.stats.cxOverloadDisableKeepalive.inc();
+      this.keepAlive = false;
     }
     let head = `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\n`;
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;

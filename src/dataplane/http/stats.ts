@@ -34,6 +34,10 @@ export class HcmStats {
   readonly rqResetAfterResponseStarted: Counter;
   readonly rqTimeout: Counter;
   readonly rqIdleTimeout: Counter;
+  /** Requests answered 503 while the overload action stop_accepting_requests is active. */
+  readonly rqOverloadClose: Counter;
+  /** HTTP/1 connections closed after their response while disable_http_keepalive is active. */
+  readonly cxOverloadDisableKeepalive: Counter;
   readonly rqHeaderTimeout: Counter;
   readonly cxIdleTimeout: Counter;
   readonly cxMaxDurationReached: Counter;
@@ -75,6 +79,8 @@ export class HcmStats {
     this.rqResetAfterResponseStarted = c('rq_reset_after_downstream_response_started');
     this.rqTimeout = c('downstream_rq_timeout');
     this.rqIdleTimeout = c('downstream_rq_idle_timeout');
+    this.rqOverloadClose = c('downstream_rq_overload_close');
+    this.cxOverloadDisableKeepalive = c('downstream_cx_overload_disable_keepalive');
     this.rqHeaderTimeout = c('downstream_rq_header_timeout');
     this.cxUpgradesTotal = c('downstream_cx_upgrades_total');
     this.cxUpgradesActive = scope.gauge('downstream_cx_upgrades_active');

@@ -1,0 +1,177 @@
+import type { JsonObject, OverloadActionKind } from '../../../events/index.js';
+import { objectOf } from '../../../reducers/settings/values.js';
+import { parseDuration } from '../../bootstrap/duration.js';
+import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
+import type { Report } from '../../bootstrap/report.js';
+import { listOf } from '../../dataplane/router/matchers.js';
+
+/** A resource monitor: what it measures, under the name the config gives it (its stats use that name). */
+export type MonitorSpec =
+  | { name: string; kind: 'fixed_heap'; maxHeapBytes: number }
+  | { name: string; kind: 'injected_resource'; filename: string };
+
+/** An action and the monitors' pressures that make it active (any one at or above its value). */
+export interface ActionSpec {
+  name: string;
+  kind: OverloadActionKind;
+  triggers: Array<{ monitor: string; threshold: number }>;
+}
+
+/** `overload_manager` compiled: read the monitors every `refreshMs`, set the actions from them. */
+export interface OverloadSpec {
+  refreshMs: number;
+  monitors: MonitorSpec[];
+  actions: ActionSpec[];
+}
+
+const OVERLOAD_FIELDS: FieldTable = acting('refresh_interval', 'resource_monitors', 'actions');
+const MONITOR_FIELDS: FieldTable = acting('name', 'config', 'typed_config');
+const ACTION_FIELDS: FieldTable = acting('name', 'triggers');
+const TRIGGER_FIELDS: FieldTable = acting('name', 'threshold');
+const THRESHOLD_FIELDS: FieldTable = acting('value');
+const FIXED_HEAP_FIELDS: FieldTable = acting('max_heap_size_bytes');
+const INJECTED_FIELDS: FieldTable = acting('filename');
+
+const ACTIONS: Record<string, OverloadActionKind | { refuse: string }> = {
+  shrink_heap: 'shrink_heap',
+  stop_accepting_requests: 'stop_accepting_requests',
+  disable_http_keepalive: 'disable_http_keepalive',
+  // node:net cannot stop accepting without closing the listening socket (and its port).
+  stop_accepting_connections: { refuse: 'stop_accepting_connections (pausing accept) is not implemented' },
+};
+
+/** `proxy.<family>.<name>` or the reference's `envoy.<family>.<name>`: the bare name, else null. */
+function bareName(name: string, family: string): string | null {
+  for (const prefix of [`proxy.${family}.`, `envoy.${family}.`])
+    if (name.startsWith(prefix)) return name.slice(prefix.length);
+  return null;
+}
+
+/** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
+export const FIELD_TABLES = {
+  OverloadManager: OVERLOAD_FIELDS,
+  ResourceMonitor: MONITOR_FIELDS,
+  OverloadAction: ACTION_FIELDS,
+  Trigger: TRIGGER_FIELDS,
+  ThresholdTrigger: THRESHOLD_FIELDS,
+  FixedHeapConfig: FIXED_HEAP_FIELDS,
+  InjectedResourceConfig: INJECTED_FIELDS,
+};
+
+/** A monitor's own config: the deprecated `config` Struct or `typed_config` without its `@type`. */
+function monitorConfig(raw: JsonObject): JsonObject {
+  return objectOf(raw.typed_config ?? raw.config);
+}
+
+function compileMonitor(raw: JsonObject, path: string, report: Report): MonitorSpec | null {
+  checkFields(raw, path, report, MONITOR_FIELDS, 'ResourceMonitor');
+  const name = typeof raw.name === 'string' ? raw.name : '';
+  if (!name) {
+    report.error(`${path}.name`, 'required field missing', 'missing');
+    return null;
+  }
+  const config = monitorConfig(raw);
+  const configPath = `${path}.${raw.typed_config !== undefined ? 'typed_config' : 'config'}`;
+  const kind = bareName(name, 'resource_monitors');
+  if (kind === 'fixed_heap') {
+    checkFields(config, configPath, report, FIXED_HEAP_FIELDS, 'FixedHeapConfig');
+    const max = Number(config.max_heap_size_bytes ?? 0);
+    if (!Number.isSafeInteger(max) || max <= 0) {
+      report.error(`${configPath}.max_heap_size_bytes`, 'must be a positive number of bytes');
+      return null;
+    }
+    return { name, kind, maxHeapBytes: max };
+  }
+  if (kind === 'injected_resource') {
+    checkFields(config, configPath, report, INJECTED_FIELDS, 'InjectedResourceConfig');
+    const filename = typeof config.filename === 'string' ? config.filename : '';
+    if (!filename) {
+      report.error(`${configPath}.filename`, 'required field missing', 'missing');
+      return null;
+    }
+    return { name, kind, filename };
+  }
+  report.unsupported(
+    `${path}.name`,
+    `resource monitor '${name}' is not implemented (fixed_heap and injected_resource are)`,
+  );
+  return null;
+}
+
+function compileAction(
+  raw: JsonObject,
+  path: string,
+  monitors: ReadonlySet<string>,
+  report: Report,
+): ActionSpec | null {
+  checkFields(raw, path, report, ACTION_FIELDS, 'OverloadAction');
+  const name = typeof raw.name === 'string' ? raw.name : '';
+  const rule = ACTIONS[bareName(name, 'overload_actions') ?? ''];
+  if (!name) report.error(`${path}.name`, 'required field missing', 'missing');
+  else if (rule === undefined)
+    report.unsupported(`${path}.name`, `overload action '${name}' is not implemented`);
+  else if (typeof rule === 'object') report.unsupported(`${path}.name`, rule.refuse);
+  const triggers: ActionSpec['triggers'] = [];
+  const rawTriggers = listOf(raw.triggers);
+  if (rawTriggers.length === 0) report.error(`${path}.triggers`, 'needs at least one trigger', 'missing');
+  rawTriggers.forEach((t, i) => {
+    const at = `${path}.triggers[${i}]`;
+    checkFields(t, at, report, TRIGGER_FIELDS, 'Trigger');
+    const monitor = typeof t.name === 'string' ? t.name : '';
+    if (!monitors.has(monitor))
+      report.error(`${at}.name`, `unknown trigger resource '${monitor}': name one of resource_monitors`);
+    else if (triggers.some((x) => x.monitor === monitor))
+      report.error(`${at}.name`, `duplicate trigger resource '${monitor}' for overload action '${name}'`);
+    if (t.threshold === undefined) {
+      report.error(`${at}.threshold`, 'required field missing', 'missing');
+      return;
+    }
+    const threshold = objectOf(t.threshold);
+    checkFields(threshold, `${at}.threshold`, report, THRESHOLD_FIELDS, 'ThresholdTrigger');
+    const value = Number(threshold.value ?? 0);
+    if (!(value >= 0 && value <= 1)) report.error(`${at}.threshold.value`, 'must be from 0 to 1');
+    else triggers.push({ monitor, threshold: value });
+  });
+  return typeof rule === 'string' ? { name, kind: rule, triggers } : null;
+}
+
+/** Compiles the bootstrap's `overload_manager`; findings under `path`. */
+export function compileOverloadManager(raw: JsonObject, path: string, report: Report): OverloadSpec {
+  checkFields(raw, path, report, OVERLOAD_FIELDS, 'OverloadManager');
+  let refreshMs = 1000;
+  if (raw.refresh_interval !== undefined) {
+    const d = typeof raw.refresh_interval === 'string' ? parseDuration(raw.refresh_interval) : undefined;
+    const ms = d ? Number(d.seconds) * 1000 + Math.ceil(d.nanos / 1e6) : Number.NaN;
+    if (!d || d.negative || !(ms > 0) || ms > 2 ** 31 - 1)
+      report.error(`${path}.refresh_interval`, 'must be a positive duration like "0.25s"');
+    else refreshMs = ms;
+  }
+  const monitors: MonitorSpec[] = [];
+  const rawMonitors = listOf(raw.resource_monitors);
+  if (rawMonitors.length === 0)
+    report.error(`${path}.resource_monitors`, 'needs at least one resource monitor', 'missing');
+  rawMonitors.forEach((m, i) => {
+    const at = `${path}.resource_monitors[${i}]`;
+    const monitor = compileMonitor(m, at, report);
+    if (!monitor) return;
+    if (monitors.some((x) => x.name === monitor.name))
+      report.error(`${at}.name`, `duplicate resource monitor '${monitor.name}'`);
+    else monitors.push(monitor);
+  });
+  const names = new Set(monitors.map((m) => m.name));
+  const actions: ActionSpec[] = [];
+  listOf(raw.actions).forEach((a, i) => {
+    const at = `${path}.actions[${i}]`;
+    const action = compileAction(a, at, names, report);
+    if (!action) return;
+    if (actions.some((x) => x.kind === action.kind))
+      report.error(`${at}.name`, `duplicate overload action '${action.name}'`);
+    else actions.push(action);
+  });
+  if (actions.some((a) => a.kind === 'shrink_heap') && typeof globalThis.gc !== 'function')
+    report.warn(
+      `${path}.actions`,
+      'shrink_heap has no effect unless node runs with --expose-gc (it then collects garbage while active)',
+    );
+  return { refreshMs, monitors, actions };
+}

@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import * as http from 'node:http';
+import type * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { Report } from '../../../src/bootstrap/report.js';
+import { compileOverloadManager } from '../../../src/server/overload/config.js';
+import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
+import { cluster } from '../../helpers/dataplane.js';
+import { startProxyProcess } from '../../helpers/proxy-process.js';
+
+// overload_manager was refused (the edge best-practice bootstrap sets it). An injected
+// resource (a file holding the pressure) drives the actions here, with two workers: the
+// primary reads the monitors, and each worker acts on the action events it folds.
+
+const cleanups: Array<() => void | Promise<void>> = [];
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+const INJECTED = 'envoy.resource_monitors.injected_resource';
+
+function compile(raw: Record<string, unknown>): Report {
+  const report = new Report('t');
+  compileOverloadManager(raw as never, 'overload_manager', report);
+  return report;
+}
+
+test('compile: monitors and triggers checked as the reference checks them, unknown ones refused', () => {
+  const monitor = { name: INJECTED, config: { filename: '/tmp/x' } };
+  const trigger = (name: string, value: number) => ({ name, threshold: { value } });
+  const ok = compile({
+    refresh_interval: '0.25s',
+    resource_monitors: [
+      monitor,
+      { name: 'proxy.resource_monitors.fixed_heap', config: { max_heap_size_bytes: 1e9 } },
+    ],
+    actions: [{ name: 'envoy.overload_actions.stop_accepting_requests', triggers: [trigger(INJECTED, 0.9)] }],
+  });
+  assert.deepEqual(ok.problems, []);
+  const bad = compile({
+    resource_monitors: [monitor, monitor, { name: 'envoy.resource_monitors.disk' }],
+    actions: [
+      { name: 'envoy.overload_actions.disable_http_keepalive', triggers: [trigger('nope', 0.5)] },
+      { name: 'envoy.overload_actions.shrink_heap', triggers: [trigger(INJECTED, 1.5)] },
+      { name: 'envoy.overload_actions.stop_accepting_connections', triggers: [trigger(INJECTED, 0.5)] },
+      { name: 'envoy.overload_actions.sing', triggers: [] },
+    ],
+  });
+  assert.deepEqual(
+    bad.problems.map((p) => p.path),
+    [
+      'overload_manager.resource_monitors[1].name',
+      'overload_manager.resource_monitors[2].name',
+      'overload_manager.actions[0].triggers[0].name',
+      'overload_manager.actions[1].triggers[0].threshold.value',
+      'overload_manager.actions[2].name',
+      'overload_manager.actions[3].name',
+      'overload_manager.actions[3].triggers',
+    ],
+  );
+});
+
+/** One request on its own connection (so successive ones reach either worker). */
+function get(port: number): Promise<{ status: number; body: string; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    // Asking for keep-alive, to see whether the proxy grants it; the socket is dropped after.
+    const headers = { connection: 'keep-alive' };
+    const req = http.get(
+      { port, host: '127.0.0.1', path: '/', agent: false, headers, timeout: 3000 },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => {
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, body, connection: res.headers.connection });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('no answer within 3 s')));
+    req.on('error', reject);
+  });
+}
+
+async function eventually(check: () => Promise<boolean>, what: string, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+test('--concurrency 2: stop_accepting_requests answers 503 without the upstream, disable_http_keepalive closes, both recover', async () => {
+  let upstreamRequests = 0;
+  const upstream = http.createServer((_req, res) => {
+    upstreamRequests += 1;
+    res.end('ok');
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  cleanups.push(() => {
+    upstream.closeAllConnections();
+    upstream.close();
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'overload-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const pressureFile = join(dir, 'pressure');
+  writeFileSync(pressureFile, '0');
+  const stop = 'envoy.overload_actions.stop_accepting_requests';
+  const keepalive = 'envoy.overload_actions.disable_http_keepalive';
+  const bootstrap = {
+    ...httpBootstrap(
+      [cluster('web', [(upstream.address() as net.AddressInfo).port])],
+      hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'web' } }]),
+    ),
+    overload_manager: {
+      refresh_interval: '0.05s',
+      resource_monitors: [{ name: INJECTED, config: { filename: pressureFile } }],
+      actions: [
+        { name: stop, triggers: [{ name: INJECTED, threshold: { value: 0.9 } }] },
+        { name: keepalive, triggers: [{ name: INJECTED, threshold: { value: 0.5 } }] },
+      ],
+    },
+  };
+  const proxy = await startProxyProcess(bootstrap, ['--concurrency', '2']);
+  cleanups.push(proxy.stop);
+  const port = await proxy.listenerPort('http');
+  const stat = async (name: string) => {
+    const res = await proxy.get(`/stats?filter=^${name.replaceAll('.', '\\.')}$`);
+    const value = /: (\d+)/.exec(res.body)?.[1];
+    return value === undefined ? -1 : Number(value);
+  };
+
+  const calm = await get(port);
+  // HTTP/1.1 keeps the connection without saying so: no `connection: close`.
+  assert.deepEqual([calm.status, calm.body, calm.connection], [200, 'ok', undefined]);
+  assert.equal(upstreamRequests, 1);
+  assert.equal(await stat(`overload.${INJECTED}.pressure`), 0);
+
+  writeFileSync(pressureFile, '0.6');
+  await eventually(async () => (await get(port)).connection === 'close', 'keep-alive disabled');
+  for (let i = 0; i < 4; i++) assert.equal((await get(port)).connection, 'close');
+  assert.equal(await stat(`overload.${keepalive}.active`), 1);
+  assert.equal(await stat(`overload.${stop}.active`), 0);
+  assert.equal(await stat(`overload.${INJECTED}.pressure`), 60);
+
+  writeFileSync(pressureFile, '0.95');
+  await eventually(async () => (await get(port)).status === 503, 'requests refused');
+  const before = upstreamRequests;
+  for (let i = 0; i < 6; i++) {
+    const res = await get(port);
+    assert.deepEqual([res.status, res.body], [503, 'proxy overloaded']);
+  }
+  assert.equal(upstreamRequests, before, 'no refused request reached the upstream');
+  assert.equal(await stat(`overload.${stop}.active`), 1);
+  // Both workers refused some (each of the new connections went to either), summed here.
+  assert.ok((await stat('http.ingress_http.downstream_rq_overload_close')) >= 7);
+
+  // An unreadable value is a failed update: the actions stay as they were.
+  writeFileSync(pressureFile, 'lots');
+  await eventually(async () => (await stat(`overload.${INJECTED}.failed_updates`)) > 0, 'a failed update');
+  assert.equal((await get(port)).status, 503);
+
+  writeFileSync(pressureFile, '0.1');
+  await eventually(async () => (await get(port)).status === 200, 'requests served again');
+  for (let i = 0; i < 4; i++) {
+    const res = await get(port);
+    assert.deepEqual([res.status, res.connection], [200, undefined]);
+  }
+  assert.equal(await stat(`overload.${stop}.active`), 0);
+  assert.equal(await stat(`overload.${keepalive}.active`), 0);
+  // Each change was one event: on, then off, for each action.
+  const events = await proxy.get('/events?type=server/overload');
+  assert.equal(events.status, 200);
+  assert.equal(events.body.match(/server\/overload-action-changed/g)?.length, 4);
+});
