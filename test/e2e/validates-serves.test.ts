@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import * as http from 'node:http';
 import * as net from 'node:net';
 import { basename, join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -12,7 +13,7 @@ import { scratchDir, writeFixture } from '../helpers/admin.js';
 import { type Dump, fixture, load, read, root, runCli } from '../helpers/bootstrap.js';
 import { runProxy } from '../helpers/cli.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
-import { assertRefusedNamingFields, assertServesEveryListener } from '../helpers/serves.js';
+import { assertRefusedNamingFields, assertServesEveryListener, onFreePorts } from '../helpers/serves.js';
 
 const corpus = [
   ...readdirSync(join(root, 'fixtures/bootstrap')).map((f) => fixture(f)),
@@ -155,6 +156,52 @@ describe('the cases of issue 10', () => {
       await proxy.stop();
       scratch.remove();
     }
+  });
+
+  it("serves the reference's zipkin-tracing example: the span of a request reaches its collector", async () => {
+    const loaded = load({
+      configPath: join(root, 'fixtures/real-world/zipkin-tracing-service1-envoy-zipkin.yaml'),
+    });
+    assert.ok(loaded.ok);
+    const spans: Array<{ name: string; traceId: string; tags: Record<string, string> }> = [];
+    const start = (handler: http.RequestListener) =>
+      new Promise<http.Server>((resolve) => {
+        const server = http.createServer(handler);
+        server.listen(0, '127.0.0.1', () => resolve(server));
+      });
+    const collector = await start((req, res) => {
+      let body = '';
+      req.on('data', (d) => {
+        body += d;
+      });
+      req.on('end', () => {
+        if (req.url === '/api/v2/spans') spans.push(...JSON.parse(body));
+        res.writeHead(202).end();
+      });
+    });
+    const service = await start((_req, res) => res.end('ok'));
+    // The example's hosts (`zipkin`, the local service) are names of its docker network: loopback here.
+    const b = onFreePorts(loaded.bootstrap as Dump);
+    const portOf = (s: http.Server) => (s.address() as net.AddressInfo).port;
+    for (const c of b.static_resources.clusters as Dump[]) {
+      const address = c.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address;
+      address.address = '127.0.0.1';
+      if (c.name === 'zipkin') address.port_value = portOf(collector);
+      if (c.name === 'local_service') address.port_value = portOf(service);
+    }
+    const proxy = await startProxyProcess(b, ['--concurrency', '1']);
+    try {
+      const res = await fetch(`http://127.0.0.1:${await proxy.listenerPort('listener_0')}/trace/1`);
+      assert.equal(await res.text(), 'ok');
+      // The span waits for the reference's 5 s flush timer, or for the shutdown flush.
+    } finally {
+      await proxy.stop();
+      collector.close();
+      service.close();
+    }
+    assert.equal(spans.length, 1);
+    assert.equal(spans[0]?.name, 'checkAvailability');
+    assert.equal(spans[0]?.tags.upstream_cluster, 'local_service');
   });
 
   it("honours the HCM's deprecated v2 idle_timeout with one warning, as the reference does", async () => {
