@@ -22,6 +22,7 @@ import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
 import { RESET_REASON, sendLocalReply, upstreamResetText } from './local-reply.js';
 import { type HttpRequest, headerValue, type ResponseSink } from './request.js';
 import type { RouteFilters } from './route-filters.js';
+import { StreamTimer, type TimerTarget } from './stream-timer.js';
 import type { TapRecorder } from './tap.js';
 
 /** What an exchange tells the codec that owns its downstream stream. */
@@ -29,7 +30,22 @@ export interface ExchangeOwner {
   onExchangeDone(exchange: Exchange): void;
   pauseReading(): void;
   resumeReading(): void;
+  /**
+   * The route and stream idle timers an owner running one exchange at a time lends to each
+   * of them in turn (HTTP/1: one pair per connection); absent: each exchange makes its own.
+   */
+  readonly timers?: ExchangeTimers;
 }
+
+/** A route timer and a stream idle timer, reused by the exchanges of one connection. */
+export interface ExchangeTimers {
+  route: StreamTimer;
+  idle: StreamTimer;
+}
+
+/** Which of its timers fired, for `onTimer`. */
+const ROUTE_TIMER = 0;
+const IDLE_TIMER = 1;
 
 /** The destination an ORIGINAL_DST request names in its header (either spelling), or null. */
 function originalDestination(req: HttpRequest): string | null {
@@ -55,7 +71,7 @@ const REASON_FLAG: Record<string, number> = {
  * upstream attempts with retries and timeouts, and the response back. One object per
  * request; the pools call it back as the `UpstreamHandler`.
  */
-export class Exchange implements UpstreamHandler {
+export class Exchange implements UpstreamHandler, TimerTarget {
   private done = false;
   private route: CompiledRoute | null = null;
   private retry: RetryPolicy | null = null;
@@ -78,12 +94,15 @@ export class Exchange implements UpstreamHandler {
   private attempt = 0;
   /** The retry breaker slot this request holds from its first retry to its end. */
   private retrySlot: Count | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  /** The route's `timeout`, armed once the whole request has arrived. */
+  private readonly routeTimer: StreamTimer;
   private tryTimer: NodeJS.Timeout | null = null;
   /** HCM `request_timeout`: armed until the whole request has arrived or the response starts. */
   private requestTimer: NodeJS.Timeout | null = null;
   /** HCM `stream_idle_timeout`: restarted by every request or response byte. */
-  private idleTimer: NodeJS.Timeout | null = null;
+  private readonly idleTimer: StreamTimer;
+  /** The timers are this exchange's own (not lent by its owner): closed when it ends. */
+  private readonly ownTimers: boolean;
   /** The one transparent retry after a reused connection failed was spent. */
   private reusedRetried = false;
   /** Request body received so far, kept for retries while it fits the buffer limit. */
@@ -124,7 +143,11 @@ export class Exchange implements UpstreamHandler {
     const t = hcm.timeouts;
     if (t.requestMs > 0 && req.hasBody)
       this.requestTimer = setTimeout(() => this.onStreamTimeout(true), t.requestMs);
-    if (t.streamIdleMs > 0) this.idleTimer = setTimeout(() => this.onStreamTimeout(false), t.streamIdleMs);
+    const lent = owner.timers;
+    this.ownTimers = lent === undefined;
+    this.routeTimer = lent === undefined ? new StreamTimer() : lent.route;
+    this.idleTimer = lent === undefined ? new StreamTimer() : lent.idle;
+    if (t.streamIdleMs > 0) this.idleTimer.arm(t.streamIdleMs, this, IDLE_TIMER);
   }
 
   /** Runs the filter chain; errors answer 500 rather than escaping to the socket. */
@@ -243,7 +266,12 @@ export class Exchange implements UpstreamHandler {
 
   private armTimeout(): void {
     const ms = this.route?.timeoutMs ?? 0;
-    if (ms > 0 && !this.timer) this.timer = setTimeout(() => this.onTimeout(false), ms);
+    if (ms > 0 && !this.routeTimer.armed) this.routeTimer.arm(ms, this, ROUTE_TIMER);
+  }
+
+  onTimer(kind: number): void {
+    if (kind === ROUTE_TIMER) this.onTimeout(false);
+    else this.onStreamTimeout(false);
   }
 
   /** Sends the request to a host; `fresh` asks the pool for a new connection. */
@@ -331,7 +359,6 @@ export class Exchange implements UpstreamHandler {
       this.tryTimer = null;
       t.rqPerTryTimeout.inc();
     } else {
-      this.timer = null;
       t.rqTimeout.inc();
     }
     if (host) host.stats.rq_timeout += 1;
@@ -358,7 +385,6 @@ export class Exchange implements UpstreamHandler {
       this.requestTimer = null;
       s.rqTimeout.inc();
     } else {
-      this.idleTimer = null;
       s.rqIdleTimeout.inc();
       this.info.flags |= FLAG.SI;
     }
@@ -377,8 +403,8 @@ export class Exchange implements UpstreamHandler {
 
   /** The route's `idle_timeout` takes the place of the HCM's `stream_idle_timeout`, counted from now. */
   private replaceIdleTimeout(ms: number): void {
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = ms > 0 ? setTimeout(() => this.onStreamTimeout(false), ms) : null;
+    if (ms > 0) this.idleTimer.arm(ms, this, IDLE_TIMER);
+    else this.idleTimer.disarm();
   }
 
   private clearRequestTimer(): void {
@@ -392,7 +418,7 @@ export class Exchange implements UpstreamHandler {
   /** Request body bytes from the codec. */
   onBody(chunk: Buffer): void {
     if (this.done) return;
-    this.idleTimer?.refresh();
+    this.idleTimer.refresh();
     this.bodyBytes += chunk.length;
     this.tap?.requestBody(chunk);
     const limit = this.cluster?.settings.perConnectionBufferLimitBytes ?? 1024 * 1024;
@@ -506,7 +532,7 @@ export class Exchange implements UpstreamHandler {
   ): void {
     this.upstream = up;
     this.clearRequestTimer();
-    this.idleTimer?.refresh();
+    this.idleTimer.refresh();
     if (this.attempt > 0 && status < 500) this.traffic?.rqRetrySuccess.inc();
     const mutated = this.mutations.length === 0 ? headers : this.responseHeaders(headers.slice());
     const out = downstreamResponseHeaders(mutated, this.hcm.serverName);
@@ -520,7 +546,7 @@ export class Exchange implements UpstreamHandler {
 
   onUpstreamData(chunk: Buffer): void {
     if (this.done) return;
-    this.idleTimer?.refresh();
+    this.idleTimer.refresh();
     this.info.bytesSent += chunk.length;
     this.tap?.responseBody(chunk);
     if (!this.sink.writeData(chunk) && !this.upstreamPaused) {
@@ -594,12 +620,17 @@ export class Exchange implements UpstreamHandler {
   private finish(status: number): void {
     if (this.done) return;
     this.done = true;
-    // No array of the four timers: this runs once per request.
-    if (this.timer) clearTimeout(this.timer);
+    // No array of the timers: this runs once per request.
     if (this.tryTimer) clearTimeout(this.tryTimer);
     if (this.requestTimer) clearTimeout(this.requestTimer);
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.timer = this.tryTimer = this.requestTimer = this.idleTimer = null;
+    this.tryTimer = this.requestTimer = null;
+    if (this.ownTimers) {
+      this.routeTimer.close();
+      this.idleTimer.close();
+    } else {
+      this.routeTimer.disarm();
+      this.idleTimer.disarm();
+    }
     this.retrySlot?.end();
     const s = this.hcm.stats;
     s.rqActive.dec();

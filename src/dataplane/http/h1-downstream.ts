@@ -1,7 +1,7 @@
 import type * as net from 'node:net';
 import { joinHostPort } from '../access-log/stream-info.js';
 import type { DownstreamOwner } from './downstream.js';
-import { Exchange, type ExchangeOwner } from './exchange.js';
+import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
 import {
   BodyFramer,
   bodilessStatus,
@@ -11,6 +11,7 @@ import {
   reasonPhrase,
 } from './h1-parse.js';
 import type { HttpRequest, ResponseSink } from './request.js';
+import { StreamTimer } from './stream-timer.js';
 import { startUpgrade } from './upgrade.js';
 
 const CHUNK_END = Buffer.from('0\r\n\r\n');
@@ -31,6 +32,8 @@ const HEAD_JOIN_MAX = 16 * 1024;
  */
 export class H1Downstream implements ResponseSink, ExchangeOwner {
   headersSent = false;
+  /** One route and one stream idle timer for the connection, lent to each exchange in turn. */
+  readonly timers: ExchangeTimers = { route: new StreamTimer(), idle: new StreamTimer() };
   /** Received bytes not consumed yet, in order. */
   private chunks: Buffer[] = [];
   private buffered = 0;
@@ -541,6 +544,8 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       this.drainTimer,
     ])
       if (timer) clearTimeout(timer);
+    this.timers.route.close();
+    this.timers.idle.close();
     this.discard();
     const ex = this.exchange;
     this.exchange = null;
