@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { servingHeapFlags } from '../src/memory.js';
+
+const compiled = import.meta.url.includes('/dist/');
+const root = fileURLToPath(new URL('../', import.meta.url));
+const memoryModule = `${root}src/memory.${compiled ? 'js' : 'ts'}`;
+
+test('a serving process caps both generations unless node was given a flag for one', () => {
+  assert.deepEqual(servingHeapFlags([]), ['--semi-space-growth-factor=1', '--heap-growing-percent=20']);
+  assert.deepEqual(servingHeapFlags(['--max-semi-space-size=16']), ['--heap-growing-percent=20']);
+  assert.deepEqual(servingHeapFlags(['--min_semi_space_size', '4']), ['--heap-growing-percent=20']);
+  assert.deepEqual(servingHeapFlags(['--heap-growing-percent=50', '--inspect']), [
+    '--semi-space-growth-factor=1',
+  ]);
+});
+
+/**
+ * How much the new space grew (in MiB) from `limitServingHeap()` on, over an allocation of
+ * short-lived objects in a child process (its start, under tsx, may have grown it already).
+ */
+function newSpaceGrowth(nodeArgs: string[], env: Record<string, string> = {}): number {
+  const code = `
+    import { getHeapSpaceStatistics } from 'node:v8';
+    const size = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+    const { limitServingHeap } = await import(${JSON.stringify(memoryModule)});
+    limitServingHeap();
+    const before = size();
+    let keep = [];
+    for (let i = 0; i < 3e6; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 40000) keep = []; }
+    console.log((size() - before) / 2 ** 20);
+  `;
+  const run = spawnSync(
+    process.execPath,
+    [...nodeArgs, ...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
+    { cwd: root, encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env } },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  return Number(run.stdout.trim());
+}
+
+test('the young generation does not grow under allocation', () => {
+  assert.equal(newSpaceGrowth([]), 0);
+});
+
+test('an operator --max-semi-space-size (flag or NODE_OPTIONS) gives the young generation back to V8', () => {
+  assert.ok(newSpaceGrowth(['--max-semi-space-size=64']) > 0);
+  assert.ok(newSpaceGrowth([], { NODE_OPTIONS: '--max-semi-space-size=64' }) > 0);
+});
