@@ -16,6 +16,7 @@ import { FIELD_TABLES as hcmTables } from '../../src/dataplane/http/hcm-config.j
 import { FIELD_TABLES as listenerTables } from '../../src/dataplane/listeners/config.js';
 import { FIELD_TABLES as routeTables } from '../../src/dataplane/router/table.js';
 import { FIELD_TABLES as tcpTables } from '../../src/dataplane/tcp/config.js';
+import { FIELD_TABLES as overloadTables } from '../../src/server/overload/config.js';
 import { FIELD_TABLES as tlsTables } from '../../src/tls/context.js';
 import { FIELD_TABLES as healthTables } from '../../src/upstream/health/config.js';
 import { FIELD_TABLES as configSourceTables } from '../../src/xds/config-source.js';
@@ -35,6 +36,7 @@ const TABLES: Record<string, FieldTable> = {
   ...tlsTables,
   ...healthTables,
   ...configSourceTables,
+  ...overloadTables,
 };
 
 /** `| message | field | rule | text |` as the doc writes it, one per refused or advisory field. */

@@ -4,7 +4,7 @@
  * every configured listener bound on a real port.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { basename, join } from 'node:path';
@@ -14,6 +14,7 @@ import { type Dump, fixture, load, read, root, runCli } from '../helpers/bootstr
 import { runProxy } from '../helpers/cli.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 import { assertRefusedNamingFields, assertServesEveryListener, onFreePorts } from '../helpers/serves.js';
+import { makePki } from '../tls/certs.js';
 
 const corpus = [
   ...readdirSync(join(root, 'fixtures/bootstrap')).map((f) => fixture(f)),
@@ -381,4 +382,47 @@ static_resources: { listeners: [${listenerYaml('taken', hcm('{ name: proxy.route
       }
     });
   }
+});
+
+describe('best-practices-edge.yaml (the reference edge example)', () => {
+  it('is refused only for its certificate files; with generated ones it validates and serves, overload manager running', async () => {
+    const original = join(root, 'fixtures/real-world/best-practices-edge.yaml');
+    const refused = load({ configPath: original });
+    assert.equal(refused.ok, false);
+    const errors = refused.ok ? [] : refused.errors;
+    assert.equal(errors.length, 2, errors.join('\n'));
+    for (const e of errors)
+      assert.match(e, /tls_certificates\[0\]\.(certificate_chain|private_key)\.filename: cannot read/);
+    // The same text with a certificate made here, the admin log in a scratch directory.
+    const pki = makePki();
+    const scratch = scratchDir();
+    try {
+      const leaf = pki.leaf('example.com', ['DNS:example.com', 'DNS:www.example.com']);
+      const copy = join(scratch.dir, 'best-practices-edge.yaml');
+      writeFileSync(
+        copy,
+        readFileSync(original, 'utf8')
+          .replace('"example_com_cert.pem"', JSON.stringify(leaf.cert))
+          .replace('"example_com_key.pem"', JSON.stringify(leaf.key))
+          .replace('"/var/log/envoy_admin.log"', JSON.stringify(join(scratch.dir, 'admin.log'))),
+      );
+      const loaded = load({ configPath: copy });
+      assert.ok(loaded.ok, loaded.ok ? '' : loaded.errors.join('\n'));
+      const b = onFreePorts(loaded.bootstrap as Dump);
+      b.static_resources.listeners[0].name = 'edge';
+      const proxy = await startProxyProcess(b);
+      try {
+        assert.ok((await proxy.listenerPort('edge')) > 0);
+        const stats = (await proxy.get('/stats?filter=^overload\\.')).body;
+        assert.match(stats, /^overload\.envoy\.resource_monitors\.fixed_heap\.pressure: \d+$/m);
+        assert.match(stats, /^overload\.envoy\.overload_actions\.shrink_heap\.active: 0$/m);
+        assert.match(stats, /^overload\.envoy\.overload_actions\.stop_accepting_requests\.active: 0$/m);
+      } finally {
+        await proxy.stop();
+      }
+    } finally {
+      pki.remove();
+      scratch.remove();
+    }
+  });
 });
