@@ -133,7 +133,7 @@ test('every bad route is reported, not only the first', () => {
                 route: { cluster: 'b' },
                 request_headers_to_add: [{ header: { key: 'x', value: '%NOT_A_VARIABLE%' } }],
               },
-              { match: { prefix: '/c' }, route: { cluster: 'c', idle_timeout: '1s' } },
+              { match: { prefix: '/c' }, route: { cluster: 'c', auto_host_rewrite: true } },
             ],
           },
         ],
@@ -150,7 +150,7 @@ test('every bad route is reported, not only the first', () => {
   assert.match(errors[1] ?? '', /routes\[1\]\.request_headers_to_add\[0\]\.header\.value: .*NOT_A_VARIABLE/);
   assert.match(
     errors[2] ?? '',
-    /routes\[2\]\.route\.idle_timeout: RouteAction\.idle_timeout is not implemented/,
+    /routes\[2\]\.route\.auto_host_rewrite: auto_host_rewrite .* is not implemented/,
   );
 });
 
