@@ -13,6 +13,7 @@ import {
   type TracingSpec,
 } from '../tracing/config.js';
 import { compileHttpFilters, type FilterChain } from './filters.js';
+import { compileHttp2Options, HTTP2_OPTIONS_FIELDS, type Http2Options } from './h2-options.js';
 import { compileHcmTimeouts, type HcmTimeouts } from './timeouts.js';
 
 export type Codec = 'AUTO' | 'HTTP1' | 'HTTP2';
@@ -39,20 +40,7 @@ export interface HcmSpec {
   /** `tracing`: spans of this connection manager's requests (src/dataplane/tracing/); null when unset. */
   tracing: TracingSpec | null;
   /** `http2_protocol_options`: what the HTTP/2 codec tells its clients. */
-  http2: DownstreamHttp2;
-}
-
-/**
- * `http2_protocol_options` as the `node:http2` codec applies it. A field left unset keeps the
- * codec's value rather than the reference's default: the reference's 256 MiB windows would let
- * a client send that much before the proxy's reading pauses (flow control is what holds a body
- * to the buffer limit here), and its stream limit of 2^31-1 is unlimited as the codec's is.
- */
-export interface DownstreamHttp2 {
-  /** Sent in the codec's SETTINGS: `headerTableSize`, `maxConcurrentStreams`, `initialWindowSize`, those set. */
-  settings: { headerTableSize?: number; maxConcurrentStreams?: number; initialWindowSize?: number };
-  /** `initial_connection_window_size`: the session's receive window; null keeps HTTP/2's 65535. */
-  connectionWindowSize: number | null;
+  http2: Http2Options;
 }
 
 const HCM_FIELDS: FieldTable = {
@@ -91,76 +79,6 @@ const PROTOCOL_OPTIONS_FIELDS: FieldTable = acting(
   'max_headers_count',
 );
 
-const HTTP2_FIELDS: FieldTable = {
-  ...acting(
-    'hpack_table_size',
-    'max_concurrent_streams',
-    'initial_stream_window_size',
-    'initial_connection_window_size',
-  ),
-  allow_connect: notYet('CONNECT over HTTP/2 (allow_connect)'),
-  allow_metadata: notYet('METADATA frames (allow_metadata)'),
-  max_outbound_frames: notYet('the outbound frame flood limit (max_outbound_frames)'),
-  max_outbound_control_frames: notYet('the outbound control frame flood limit (max_outbound_control_frames)'),
-  max_consecutive_inbound_frames_with_empty_payload: notYet(
-    'the empty frame flood limit (max_consecutive_inbound_frames_with_empty_payload)',
-  ),
-  max_inbound_priority_frames_per_stream: notYet(
-    'the PRIORITY frame flood limit (max_inbound_priority_frames_per_stream)',
-  ),
-  max_inbound_window_update_frames_per_data_frame_sent: notYet(
-    'the WINDOW_UPDATE flood limit (max_inbound_window_update_frames_per_data_frame_sent)',
-  ),
-  stream_error_on_invalid_http_messaging: notYet(
-    'resetting only the stream on invalid HTTP messaging (stream_error_on_invalid_http_messaging)',
-  ),
-  custom_settings_parameters: notYet('custom SETTINGS parameters (custom_settings_parameters)'),
-};
-
-/** The largest HTTP/2 window (RFC 7540 6.9.1) and the reference's upper bound of max_concurrent_streams. */
-const MAX_31 = 2 ** 31 - 1;
-
-/** One UInt32 field of `http2_protocol_options` within the reference's bounds; undefined when unset or out of them. */
-function boundedField(
-  options: JsonObject,
-  field: string,
-  [min, max]: [number, number],
-  path: string,
-  report: Report,
-): number | undefined {
-  const value = options[field];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    report.error(
-      `${path}.${field}`,
-      `must be an integer from ${min} to ${max}, got ${JSON.stringify(value)}`,
-    );
-    return undefined;
-  }
-  return value;
-}
-
-/** `http2_protocol_options` of the connection manager: the downstream codec's SETTINGS and connection window. */
-function compileHttp2(options: JsonObject, path: string, report: Report): DownstreamHttp2 {
-  checkFields(options, path, report, HTTP2_FIELDS, 'Http2ProtocolOptions');
-  const windowBounds: [number, number] = [65535, MAX_31];
-  const headerTableSize = boundedField(options, 'hpack_table_size', [0, 2 ** 32 - 1], path, report);
-  const maxConcurrentStreams = boundedField(options, 'max_concurrent_streams', [1, MAX_31], path, report);
-  const initialWindowSize = boundedField(options, 'initial_stream_window_size', windowBounds, path, report);
-  const settings: DownstreamHttp2['settings'] = {};
-  if (headerTableSize !== undefined) settings.headerTableSize = headerTableSize;
-  if (maxConcurrentStreams !== undefined) settings.maxConcurrentStreams = maxConcurrentStreams;
-  if (initialWindowSize !== undefined) settings.initialWindowSize = initialWindowSize;
-  const connectionWindow = boundedField(
-    options,
-    'initial_connection_window_size',
-    windowBounds,
-    path,
-    report,
-  );
-  return { settings, connectionWindowSize: connectionWindow ?? null };
-}
-
 const RDS_FIELDS: FieldTable = acting('route_config_name', 'config_source');
 
 /** `rds`: the name of the discovered table and where it comes from. */
@@ -179,7 +97,7 @@ export const FIELD_TABLES = {
   HttpConnectionManager: HCM_FIELDS,
   HttpProtocolOptions: PROTOCOL_OPTIONS_FIELDS,
   ...TRACING_FIELD_TABLES,
-  Http2ProtocolOptions: HTTP2_FIELDS,
+  Http2ProtocolOptions: HTTP2_OPTIONS_FIELDS,
 };
 
 /**
@@ -222,6 +140,10 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
       config.tracing === undefined
         ? null
         : compileHcmTracing(objectOf(config.tracing), `${path}.tracing`, report),
-    http2: compileHttp2(objectOf(config.http2_protocol_options), `${path}.http2_protocol_options`, report),
+    http2: compileHttp2Options(
+      objectOf(config.http2_protocol_options),
+      `${path}.http2_protocol_options`,
+      report,
+    ),
   };
 }
