@@ -1,5 +1,6 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { arrayOf } from '../../reducers/settings/values.js';
+import { compileHttp2Options } from '../dataplane/http/h2-options.js';
 import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
 import { compileClusterTls } from '../tls/upstream.js';
 import { compileHealthCheck, compileOutlierDetection } from '../upstream/health/config.js';
@@ -63,6 +64,8 @@ export function validateCluster(
   const http1 = obj(cluster.http_protocol_options);
   if (http1)
     checkFields(http1, `${p}.http_protocol_options`, report, HTTP1_OPTIONS_FIELDS, 'Http1ProtocolOptions');
+  const http2 = obj(cluster.http2_protocol_options);
+  if (http2) compileHttp2Options(http2, `${p}.http2_protocol_options`, report);
   compileClusterTls(cluster, p, report, secrets);
   refuseUnservedKinds(cluster, p, lbPolicy, report);
   if (cluster.connect_timeout === '0s') report.error(`${p}.connect_timeout`, 'must be greater than 0s');

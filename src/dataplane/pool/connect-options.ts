@@ -4,6 +4,7 @@ import { Report } from '../../bootstrap/report.js';
 import type { UpstreamTls } from '../../tls/context.js';
 import { NO_SECRETS, type Secrets } from '../../tls/secrets.js';
 import { compileClusterTls } from '../../tls/upstream.js';
+import { compileHttp2Options, type Http2Options } from '../http/h2-options.js';
 
 /** Socket options of upstream connections that `ClusterSettings` does not carry. */
 export interface ConnectOptions {
@@ -17,6 +18,8 @@ export interface ConnectOptions {
   idleTimeoutMs: number;
   /** The cluster's TLS context; null: plain text. */
   tls: UpstreamTls | null;
+  /** `http2_protocol_options`: the SETTINGS and connection window of its HTTP/2 sessions. */
+  http2: Http2Options;
 }
 
 const ONE_HOUR_MS = 3_600_000;
@@ -28,6 +31,7 @@ const NONE: ConnectOptions = {
   keepAliveInitialDelayMs: 0,
   idleTimeoutMs: ONE_HOUR_MS,
   tls: null,
+  http2: { settings: {}, connectionWindowSize: null },
 };
 /** By the static secrets the TLS context may name, then by the cluster config. */
 const caches = new WeakMap<Secrets, WeakMap<RawCluster, ConnectOptions>>();
@@ -57,6 +61,7 @@ export function connectOptionsOf(raw: RawCluster | undefined, secrets: Secrets =
       durationMs(objectOf(raw.common_http_protocol_options).idle_timeout, ONE_HOUR_MS),
     ),
     tls: compileClusterTls(raw, raw.name, new Report(raw.name), secrets),
+    http2: compileHttp2Options(objectOf(raw.http2_protocol_options), raw.name, new Report(raw.name)),
   };
   cache.set(raw, opts);
   return opts;

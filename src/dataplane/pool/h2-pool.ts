@@ -170,13 +170,17 @@ export class H2Pool implements ConnectionPool {
     this.sessionRequests = 0;
     this.openStreams = 0;
     this.connected = false;
+    const options = pc.connector.options.http2;
     const session = http2.connect(`http://${host.ip.includes(':') ? `[${host.ip}]` : host.ip}:${host.port}`, {
+      settings: options.settings,
       createConnection: () => pc.connector.connect(host, { http2: true }),
     });
     this.session = session;
     const count = t.beginConnection(host, 'http2');
     session.on('connect', () => {
       if (this.session !== session) return;
+      // The session's handle exists from here on: before, the window cannot be set.
+      if (options.connectionWindowSize !== null) session.setLocalWindowSize(options.connectionWindowSize);
       this.connected = true;
       count.connected();
       this.armIdle();

@@ -211,3 +211,41 @@ test('max_concurrent_streams: a client that ignores it gets REFUSED_STREAM, not 
     }
   });
 });
+
+test("a cluster's http2_protocol_options reach its upstream sessions: SETTINGS and connection window", async () => {
+  let upstreamSession: http2.Http2Session | null = null;
+  /** What the proxy's connection window was when its request came, before any DATA used it. */
+  let windowAtRequest = 0;
+  const h2Upstream = http2.createServer();
+  h2Upstream.on('stream', (stream) => {
+    upstreamSession = stream.session ?? null;
+    windowAtRequest = stream.session?.state.remoteWindowSize ?? 0;
+    stream.respond({ ':status': 200 });
+    stream.end('h2');
+  });
+  await new Promise<void>((r) => h2Upstream.listen(0, '127.0.0.1', r));
+  const raw = {
+    name: 'h2',
+    http2_protocol_options: {
+      hpack_table_size: 2048,
+      initial_stream_window_size: 131072,
+      initial_connection_window_size: 1048576,
+    },
+  };
+  const proxy = await startProxy(hcmConfig('h2'), [
+    { raw, addresses: [`127.0.0.1:${(h2Upstream.address() as net.AddressInfo).port}`] },
+  ]);
+  try {
+    const res = await fetch(`http://127.0.0.1:${proxy.port}/`, { signal: AbortSignal.timeout(3000) });
+    assert.equal(await res.text(), 'h2');
+    const session = upstreamSession as http2.Http2Session | null;
+    assert.ok(session, 'the request went upstream over HTTP/2');
+    assert.equal(session.remoteSettings.headerTableSize, 2048);
+    assert.equal(session.remoteSettings.initialWindowSize, 131072);
+    // Sent with the session's first frames, so it is there before the request's HEADERS.
+    assert.equal(windowAtRequest, 1048576);
+  } finally {
+    await proxy.close();
+    h2Upstream.close();
+  }
+});
