@@ -111,7 +111,7 @@ export class ZipkinReporter {
     const count = traffic.beginRequest(host);
     const timeoutMs = runtimeInt(this.runtime, 'tracing.zipkin.request_timeout', 5000);
     return new Promise((resolve) => {
-      const report = new Report(body, count, this.stats, resolve);
+      const report = new SpanPost(body, count, this.stats, resolve);
       report.upstream = poolFor(pc, false).request(
         {
           method: 'POST',
@@ -131,7 +131,7 @@ export class ZipkinReporter {
 }
 
 /** One POST of a batch as the pool's handler: 202 counts as sent, another status as dropped. */
-class Report implements UpstreamHandler {
+class SpanPost implements UpstreamHandler {
   upstream: UpstreamRequest | null = null;
   private status = 0;
   private done = false;
