@@ -285,7 +285,10 @@ function startTracer(spec: HcmSpec, deps: HttpConnectionManagerDeps, scope: Scop
     stats: deps.ctx.stats,
     hcmScope: scope,
     runtime: (key) => runtimeValue(deps.ctx.store.state, key),
-    local: { ...identity, zone: stringOr(objectOf(objectOf(config?.node).locality).zone, '') },
+    local: {
+      ...identity,
+      zone: deps.ctx.options.serviceZone || stringOr(objectOf(objectOf(config?.node).locality).zone, ''),
+    },
     generateRequestId: spec.generateRequestId,
   });
 }

@@ -28,7 +28,7 @@ export interface TracerDeps {
   /** The connection manager's scope (`http.<prefix>.`), for `tracing.*`. */
   hcmScope: Scope;
   runtime: RuntimeLookup;
-  /** `--service-cluster` or `node.cluster` (the span's service name), `--service-node` or `node.id`, `node.locality.zone`. */
+  /** `--service-cluster` or `node.cluster` (the span's service name), `--service-node` or `node.id`, `--service-zone` or `node.locality.zone`. */
   local: { cluster: string; node: string; zone: string };
   /** `generate_request_id`: a request without `x-request-id` gets one here, where the reference makes it. */
   generateRequestId: boolean;
