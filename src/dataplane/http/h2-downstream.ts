@@ -1,8 +1,9 @@
 import * as http2 from 'node:http2';
 import { joinHostPort } from '../access-log/stream-info.js';
 import type { DownstreamOwner } from './downstream.js';
-import { Exchange, type ExchangeOwner } from './exchange.js';
+import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
 import type { HttpRequest, ResponseSink } from './request.js';
+import { StreamTimer } from './stream-timer.js';
 
 const {
   NGHTTP2_INTERNAL_ERROR,
@@ -46,7 +47,8 @@ function goAwayWithCause(session: http2.ServerHttp2Session): void {
 
 /**
  * What the streams of one session share: its peer and local address, read from its socket
- * once rather than per stream, and its count of open streams for `idle_timeout`.
+ * once rather than per stream, its count of open streams for `idle_timeout`, and the route
+ * and stream idle timers of its finished exchanges, lent to the next ones.
  */
 interface SessionState {
   remoteIp: string;
@@ -57,6 +59,13 @@ interface SessionState {
   open: number;
   /** Armed while no stream is open; null without an `idle_timeout`. */
   idle: NodeJS.Timeout | null;
+  /**
+   * Timer pairs no exchange holds: a stream takes one and gives it back when its exchange
+   * ends, so a request refreshes two `Timeout`s instead of making and clearing them. At most
+   * as many as the session ever had exchanges at once.
+   */
+  spareTimers: ExchangeTimers[];
+  closed: boolean;
 }
 
 const SESSIONS = new WeakMap<http2.Http2Session, SessionState>();
@@ -73,6 +82,8 @@ function sessionOf(session: http2.Http2Session | undefined): SessionState {
       localAddress: joinHostPort(socket?.localAddress, socket?.localPort),
       open: 0,
       idle: null,
+      spareTimers: [],
+      closed: false,
     };
     if (session) SESSIONS.set(session, state);
   }
@@ -87,6 +98,8 @@ class H2Stream implements ResponseSink, ExchangeOwner {
   headersSent = false;
   private exchange: Exchange | null = null;
   private drainWatched = false;
+  readonly timers: ExchangeTimers;
+  private readonly session: SessionState;
 
   constructor(
     readonly hcm: DownstreamOwner,
@@ -106,6 +119,8 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     const contentLength = cl === undefined ? -1 : Number(cl);
     const hasBody = !stream.readableEnded && !stream.endAfterHeaders;
     const session = sessionOf(stream.session);
+    this.session = session;
+    this.timers = session.spareTimers.pop() ?? { route: new StreamTimer(), idle: new StreamTimer() };
     const req: HttpRequest = {
       method,
       path: String(headers[':path'] ?? '/'),
@@ -183,6 +198,9 @@ class H2Stream implements ResponseSink, ExchangeOwner {
 
   onExchangeDone(): void {
     this.exchange = null;
+    // The exchange disarmed them; a session that closed takes no more streams.
+    if (this.session.closed) closeTimers(this.timers);
+    else this.session.spareTimers.push(this.timers);
   }
 
   pauseReading(): void {
@@ -192,6 +210,11 @@ class H2Stream implements ResponseSink, ExchangeOwner {
   resumeReading(): void {
     this.stream.resume();
   }
+}
+
+function closeTimers(timers: ExchangeTimers): void {
+  timers.route.close();
+  timers.idle.close();
 }
 
 /**
@@ -221,6 +244,11 @@ function watchSession(hcm: DownstreamOwner, session: http2.ServerHttp2Session): 
   }
   session.once('close', () => {
     for (const timer of timers) clearTimeout(timer);
+    const state = SESSIONS.get(session);
+    if (!state) return;
+    state.closed = true;
+    for (const spare of state.spareTimers) closeTimers(spare);
+    state.spareTimers.length = 0;
   });
 }
 

@@ -27,13 +27,16 @@ before(async () => {
       if (req.url === '/empty') res.writeHead(200, { 'content-length': '0' }).end();
       else if (req.url === '/no-content') res.writeHead(204).end();
       else if (req.url === '/big') res.writeHead(200, { 'content-length': BIG.length }).end(BIG);
-      else if (req.url === '/hold') held.push(res);
+      else if (req.url === '/hold' || req.url === '/slow') held.push(res);
       else res.end(`${req.method} ${req.url} ${body.length} ${body.toString('latin1', 0, 16)}`);
     });
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const port = (upstream.address() as net.AddressInfo).port;
-  proxy = await startProxy(hcmConfig('up'), [{ raw: { name: 'up' }, addresses: [`127.0.0.1:${port}`] }]);
+  const slow = { match: { prefix: '/slow' }, route: { cluster: 'up', timeout: '0.3s' } };
+  proxy = await startProxy(hcmConfig('up', [slow]), [
+    { raw: { name: 'up' }, addresses: [`127.0.0.1:${port}`] },
+  ]);
   client = http2.connect(`http://127.0.0.1:${proxy.port}`);
 });
 
@@ -126,11 +129,12 @@ test('a response larger than the flow-control window reaches a slow reader intac
 
 test('a client reset of a bodiless request reaches the exchange; finished streams leave nothing active', async () => {
   const before = proxy.counter('http.ingress.downstream_rq_rx_reset');
+  const heldBefore = held.length;
   const s = client.request({ ':authority': 'h2.test', ':path': '/hold' });
   s.on('error', () => {});
   const deadline = Date.now() + 5000;
-  while (held.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  assert.equal(held.length, 1, 'the upstream got the request');
+  while (held.length === heldBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(held.length, heldBefore + 1, 'the upstream got the request');
   s.close(http2.constants.NGHTTP2_CANCEL);
   while (proxy.counter('http.ingress.downstream_rq_rx_reset') === before && Date.now() < deadline)
     await new Promise((r) => setTimeout(r, 10));
@@ -139,4 +143,17 @@ test('a client reset of a bodiless request reaches the exchange; finished stream
   while (proxy.gauge('http.ingress.downstream_rq_active') !== 0 && Date.now() < deadline)
     await new Promise((r) => setTimeout(r, 10));
   assert.equal(proxy.gauge('http.ingress.downstream_rq_active'), 0);
+});
+
+test('a stream that reuses the timers of a finished one counts its route timeout from its own start', async () => {
+  // The first exchange arms the session's timers and gives them back when it ends.
+  await request({ ':path': '/first' });
+  await new Promise((r) => setTimeout(r, 200));
+  const started = Date.now();
+  const [late, other] = await Promise.all([request({ ':path': '/slow' }), request({ ':path': '/slow' })]);
+  const elapsed = Date.now() - started;
+  assert.equal(late.status, 504);
+  assert.equal(other.status, 504);
+  assert.ok(elapsed >= 280, `timed out after ${elapsed} ms, before the route's 300 ms`);
+  assert.ok(elapsed < 2000, `timed out after ${elapsed} ms`);
 });
