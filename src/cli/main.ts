@@ -5,8 +5,6 @@ import { usageText } from './help.js';
 import { hotRestartVersion } from './hot-restart-version.js';
 import type { Options } from './options.js';
 import { parseCommandLine } from './parse.js';
-import { runReplay } from './replay.js';
-import { runRestarter } from './restarter.js';
 
 function fail(errors: string[]): never {
   for (const error of errors) process.stderr.write(`error: ${error}\n`);
@@ -35,8 +33,16 @@ async function validate(options: Options): Promise<never> {
 
 /** The `proxy` command. */
 export async function main(argv: string[]): Promise<void> {
-  if (argv[0] === 'replay') process.exit(await runReplay(argv.slice(1)));
-  if (argv[0] === 'restarter') process.exit(await runRestarter(argv.slice(1)));
+  // Each subcommand's modules load with it: a serving process holds neither (their views,
+  // the replay machinery) in its heap.
+  if (argv[0] === 'replay') {
+    const { runReplay } = await import('./replay.js');
+    process.exit(await runReplay(argv.slice(1)));
+  }
+  if (argv[0] === 'restarter') {
+    const { runRestarter } = await import('./restarter.js');
+    process.exit(await runRestarter(argv.slice(1)));
+  }
   const parsed = parseCommandLine(argv);
   if (!parsed.ok) fail([...parsed.errors, 'run proxy --help for the options']);
   for (const warning of parsed.warnings) process.stderr.write(`warning: ${warning}\n`);

@@ -1,4 +1,5 @@
-import * as grpc from '@grpc/grpc-js';
+import { createRequire } from 'node:module';
+import type * as Grpc from '@grpc/grpc-js';
 import type bunyan from 'bunyan';
 import type { DiscoveryRequest, DiscoveryResponse, Transport, UpdateHandler } from './types.js';
 import { decodeResponse, encodeRequest } from './wire.js';
@@ -7,6 +8,17 @@ import { decodeResponse, encodeRequest } from './wire.js';
 const INVALID_ARGUMENT = 3;
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
+
+let grpcModule: typeof Grpc | null = null;
+
+/**
+ * `@grpc/grpc-js`, loaded on the first dial rather than imported: a server whose config
+ * names no gRPC management server never holds it (about 2.7 MB of heap).
+ */
+function grpc(): typeof Grpc {
+  grpcModule ??= createRequire(import.meta.url)('@grpc/grpc-js') as typeof Grpc;
+  return grpcModule;
+}
 
 interface Watch {
   typeUrl: string;
@@ -40,8 +52,8 @@ export interface StreamOptions {
  */
 export class XdsStream implements Transport {
   private readonly watches = new Map<string, Watch>();
-  private client: grpc.Client | null = null;
-  private call: grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse> | null = null;
+  private client: Grpc.Client | null = null;
+  private call: Grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private failures = 0;
   private sentNode = false;
@@ -106,7 +118,8 @@ export class XdsStream implements Transport {
       this.retry('the management cluster has no member');
       return;
     }
-    const client = new grpc.Client(target, grpc.credentials.createInsecure());
+    const { Client, credentials } = grpc();
+    const client = new Client(target, credentials.createInsecure());
     const call = client.makeBidiStreamRequest(this.options.method, encodeRequest, decodeResponse);
     this.client = client;
     this.call = call;
@@ -116,11 +129,11 @@ export class XdsStream implements Transport {
       this.send(watch);
     }
     call.on('data', (response: DiscoveryResponse) => this.onResponse(response));
-    call.on('error', (err: grpc.ServiceError) => this.onEnd(call, `${err.code}: ${err.details}`));
+    call.on('error', (err: Grpc.ServiceError) => this.onEnd(call, `${err.code}: ${err.details}`));
     call.on('end', () => this.onEnd(call, 'stream ended by the server'));
   }
 
-  private onEnd(call: grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>, why: string): void {
+  private onEnd(call: Grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>, why: string): void {
     if (call !== this.call) return;
     this.hangUp();
     this.options.onConnected(false);
