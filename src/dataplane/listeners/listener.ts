@@ -58,6 +58,12 @@ export class ActiveListener {
   private accepting = false;
   /** Accepted sockets still open: some may sit in a ClientHello peek or a handshake, owned by no chain yet. */
   private readonly open = new Set<net.Socket>();
+  /**
+   * While the overload action stop_accepting_connections is active: connections that arrived,
+   * held unread and uncounted as if still in the kernel's backlog (node:net cannot stop
+   * accepting without closing the listening socket), taken in order once it is off.
+   */
+  private held: Map<net.Socket, () => void> | null = null;
   private markClosed: () => void = () => {};
   /** Resolves once `close` has closed every connection. */
   readonly closed = new Promise<void>((resolve) => {
@@ -121,6 +127,32 @@ export class ActiveListener {
     this.server.close();
   }
 
+  /** Holds new connections (`true`) or takes the held ones and every new one again (`false`). */
+  pauseAccepting(paused: boolean): void {
+    if (paused) {
+      this.held ??= new Map();
+      return;
+    }
+    const held = this.held;
+    this.held = null;
+    for (const [socket, unwatch] of held ?? []) {
+      unwatch();
+      if (!socket.destroyed) this.accept(socket);
+    }
+  }
+
+  /** Keeps `socket` until `pauseAccepting(false)`; one that errs or closes meanwhile is dropped. */
+  private hold(held: Map<net.Socket, () => void>, socket: net.Socket): void {
+    const onError = () => socket.destroy();
+    const onClose = () => held.delete(socket);
+    socket.on('error', onError);
+    socket.once('close', onClose);
+    held.set(socket, () => {
+      socket.off('error', onError);
+      socket.off('close', onClose);
+    });
+  }
+
   /** Asks every chain to drain the connections it holds. */
   drain(strategy: 'gradual' | 'immediate', drainTimeMs: number): void {
     for (const h of this.handlers) h.drain(strategy, drainTimeMs);
@@ -131,6 +163,7 @@ export class ActiveListener {
     this.stopAccepting();
     await Promise.all(this.handlers.map((h) => h.close()));
     for (const socket of this.open) socket.destroy();
+    for (const socket of this.held?.keys() ?? []) socket.destroy();
     this.markClosed();
   }
 
@@ -151,6 +184,10 @@ export class ActiveListener {
   }
 
   private accept(socket: net.Socket): void {
+    if (this.held) {
+      this.hold(this.held, socket);
+      return;
+    }
     const stats = this.stats;
     stats.downstream_cx_total.inc();
     stats.downstream_cx_active.inc();

@@ -34,6 +34,8 @@ export class ListenerManager {
   private subscription: Subscription | null = null;
   private lastListeners: State['listeners'] | null = null;
   private lastDrain: Drain | null = null;
+  /** The overload action stop_accepting_connections is active: listeners hold new connections. */
+  private acceptPaused = false;
 
   constructor(
     private readonly ctx: ServerContext,
@@ -58,6 +60,11 @@ export class ListenerManager {
   }
 
   private reconcile(state: State): void {
+    const paused = state.server.overload?.stop_accepting_connections === true;
+    if (paused !== this.acceptPaused) {
+      this.acceptPaused = paused;
+      for (const l of this.listeners.values()) l.pauseAccepting(paused);
+    }
     if (state.listeners !== this.lastListeners) {
       this.lastListeners = state.listeners;
       for (const entry of Object.values(state.listeners)) {
@@ -121,6 +128,7 @@ export class ListenerManager {
     const deps = { ctx: this.ctx, clusters: this.clusters, listenerName: spec.name };
     const handlers = spec.chains.map((chain) => buildNetworkFilter(chain.filter, deps));
     const listener = new ActiveListener(spec, handlers, this.ctx.stats);
+    listener.pauseAccepting(this.acceptPaused);
     this.boundConfigs.set(entry.name, entry.config);
     const previous = this.listeners.get(spec.name);
     if (

@@ -32,12 +32,11 @@ const THRESHOLD_FIELDS: FieldTable = acting('value');
 const FIXED_HEAP_FIELDS: FieldTable = acting('max_heap_size_bytes');
 const INJECTED_FIELDS: FieldTable = acting('filename');
 
-const ACTIONS: Record<string, OverloadActionKind | { refuse: string }> = {
+const ACTIONS: Record<string, OverloadActionKind> = {
   shrink_heap: 'shrink_heap',
   stop_accepting_requests: 'stop_accepting_requests',
   disable_http_keepalive: 'disable_http_keepalive',
-  // node:net cannot stop accepting without closing the listening socket (and its port).
-  stop_accepting_connections: { refuse: 'stop_accepting_connections (pausing accept) is not implemented' },
+  stop_accepting_connections: 'stop_accepting_connections',
 };
 
 /** `proxy.<family>.<name>` or the reference's `envoy.<family>.<name>`: the bare name, else null. */
@@ -106,11 +105,11 @@ function compileAction(
 ): ActionSpec | null {
   checkFields(raw, path, report, ACTION_FIELDS, 'OverloadAction');
   const name = typeof raw.name === 'string' ? raw.name : '';
-  const rule = ACTIONS[bareName(name, 'overload_actions') ?? ''];
+  const bare = bareName(name, 'overload_actions') ?? '';
+  const kind = Object.hasOwn(ACTIONS, bare) ? ACTIONS[bare] : undefined;
   if (!name) report.error(`${path}.name`, 'required field missing', 'missing');
-  else if (rule === undefined)
+  else if (kind === undefined)
     report.unsupported(`${path}.name`, `overload action '${name}' is not implemented`);
-  else if (typeof rule === 'object') report.unsupported(`${path}.name`, rule.refuse);
   const triggers: ActionSpec['triggers'] = [];
   const rawTriggers = listOf(raw.triggers);
   if (rawTriggers.length === 0) report.error(`${path}.triggers`, 'needs at least one trigger', 'missing');
@@ -132,7 +131,7 @@ function compileAction(
     if (!(value >= 0 && value <= 1)) report.error(`${at}.threshold.value`, 'must be from 0 to 1');
     else triggers.push({ monitor, threshold: value });
   });
-  return typeof rule === 'string' ? { name, kind: rule, triggers } : null;
+  return kind === undefined ? null : { name, kind, triggers };
 }
 
 /** Compiles the bootstrap's `overload_manager`; findings under `path`. */

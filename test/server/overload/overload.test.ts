@@ -45,7 +45,6 @@ test('compile: monitors and triggers checked as the reference checks them, unkno
     actions: [
       { name: 'envoy.overload_actions.disable_http_keepalive', triggers: [trigger('nope', 0.5)] },
       { name: 'envoy.overload_actions.shrink_heap', triggers: [trigger(INJECTED, 1.5)] },
-      { name: 'envoy.overload_actions.stop_accepting_connections', triggers: [trigger(INJECTED, 0.5)] },
       { name: 'envoy.overload_actions.sing', triggers: [] },
     ],
   });
@@ -57,8 +56,7 @@ test('compile: monitors and triggers checked as the reference checks them, unkno
       'overload_manager.actions[0].triggers[0].name',
       'overload_manager.actions[1].triggers[0].threshold.value',
       'overload_manager.actions[2].name',
-      'overload_manager.actions[3].name',
-      'overload_manager.actions[3].triggers',
+      'overload_manager.actions[2].triggers',
     ],
   );
 });
@@ -93,7 +91,7 @@ async function eventually(check: () => Promise<boolean>, what: string, ms = 5000
   }
 }
 
-test('--concurrency 2: stop_accepting_requests answers 503 without the upstream, disable_http_keepalive closes, both recover', async () => {
+test('--concurrency 2: stop_accepting_requests answers 503 without the upstream, disable_http_keepalive closes, stop_accepting_connections holds, all recover', async () => {
   let upstreamRequests = 0;
   const upstream = http.createServer((_req, res) => {
     upstreamRequests += 1;
@@ -110,6 +108,7 @@ test('--concurrency 2: stop_accepting_requests answers 503 without the upstream,
   writeFileSync(pressureFile, '0');
   const stop = 'envoy.overload_actions.stop_accepting_requests';
   const keepalive = 'envoy.overload_actions.disable_http_keepalive';
+  const connections = 'envoy.overload_actions.stop_accepting_connections';
   const bootstrap = {
     ...httpBootstrap(
       [cluster('web', [(upstream.address() as net.AddressInfo).port])],
@@ -121,6 +120,7 @@ test('--concurrency 2: stop_accepting_requests answers 503 without the upstream,
       actions: [
         { name: stop, triggers: [{ name: INJECTED, threshold: { value: 0.9 } }] },
         { name: keepalive, triggers: [{ name: INJECTED, threshold: { value: 0.5 } }] },
+        { name: connections, triggers: [{ name: INJECTED, threshold: { value: 0.99 } }] },
       ],
     },
   };
@@ -163,7 +163,23 @@ test('--concurrency 2: stop_accepting_requests answers 503 without the upstream,
   await eventually(async () => (await stat(`overload.${INJECTED}.failed_updates`)) > 0, 'a failed update');
   assert.equal((await get(port)).status, 503);
 
+  // At 0.99 new connections are held unread, as in a listen backlog, until the action ends.
+  const cxBefore = await stat('listener.127.0.0.1_0.downstream_cx_total');
+  writeFileSync(pressureFile, '0.99');
+  await eventually(async () => (await stat(`overload.${connections}.active`)) === 1, 'accepting stopped');
+  await new Promise((r) => setTimeout(r, 100));
+  let heldAnswered = false;
+  const held = get(port).then((res) => {
+    heldAnswered = true;
+    return res;
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(heldAnswered, false, 'a new connection is not served while accepting is stopped');
+
   writeFileSync(pressureFile, '0.1');
+  // Both actions end at the same refresh: the held request is served, not refused.
+  assert.deepEqual([(await held).status, (await held).body], [200, 'ok']);
+  assert.ok((await stat('listener.127.0.0.1_0.downstream_cx_total')) > cxBefore);
   await eventually(async () => (await get(port)).status === 200, 'requests served again');
   for (let i = 0; i < 4; i++) {
     const res = await get(port);
@@ -171,8 +187,9 @@ test('--concurrency 2: stop_accepting_requests answers 503 without the upstream,
   }
   assert.equal(await stat(`overload.${stop}.active`), 0);
   assert.equal(await stat(`overload.${keepalive}.active`), 0);
+  assert.equal(await stat(`overload.${connections}.active`), 0);
   // Each change was one event: on, then off, for each action.
   const events = await proxy.get('/events?type=server/overload');
   assert.equal(events.status, 200);
-  assert.equal(events.body.match(/server\/overload-action-changed/g)?.length, 4);
+  assert.equal(events.body.match(/server\/overload-action-changed/g)?.length, 6);
 });
