@@ -172,43 +172,76 @@ function frame(type: number, flags: number, stream: number, payload: Buffer): Bu
   return Buffer.concat([head, payload]);
 }
 
-test('max_concurrent_streams: a client that ignores it gets REFUSED_STREAM, not an upstream request', async () => {
+/** What a raw HTTP/2 client that opens streams 1, 3 and 5 at once hears back. */
+interface RawOutcome {
+  /** RST_STREAM codes by stream. */
+  resets: Map<number, number>;
+  /** The GOAWAY error code, or null before one. */
+  goAway: number | null;
+}
+
+/**
+ * Opens three streams at once (GET / with :authority x: static table indexes and one
+ * literal, END_STREAM | END_HEADERS), right after the preface, or (`ackFirst`) once the
+ * server's SETTINGS are acknowledged.
+ */
+async function threeStreams(port: number, ackFirst: boolean, run: (o: RawOutcome) => Promise<void>) {
+  const socket = net.connect(port, '127.0.0.1');
+  const outcome: RawOutcome = { resets: new Map(), goAway: null };
+  const block = Buffer.from([0x82, 0x86, 0x84, 0x01, 0x01, 0x78]);
+  const headers = Buffer.concat([frame(1, 0x5, 1, block), frame(1, 0x5, 3, block), frame(1, 0x5, 5, block)]);
+  let buffered = Buffer.alloc(0);
+  socket.on('error', () => {});
+  socket.on('data', (chunk: Buffer) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    while (buffered.length >= 9) {
+      const length = buffered.readUIntBE(0, 3);
+      if (buffered.length < 9 + length) break;
+      const [type, flags] = [buffered[3], buffered[4] ?? 0];
+      const stream = buffered.readUInt32BE(5) & 0x7fffffff;
+      if (type === 3) outcome.resets.set(stream, buffered.readUInt32BE(9));
+      if (type === 7) outcome.goAway = buffered.readUInt32BE(13);
+      // The server's SETTINGS (not an ACK): acknowledge it, then open the streams.
+      if (type === 4 && (flags & 1) === 0 && ackFirst)
+        socket.write(Buffer.concat([frame(4, 1, 0, Buffer.alloc(0)), headers]));
+      buffered = buffered.subarray(9 + length);
+    }
+  });
+  try {
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const preface = Buffer.concat([
+      Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
+      frame(4, 0, 0, Buffer.alloc(0)),
+    ]);
+    socket.write(ackFirst ? preface : Buffer.concat([preface, headers]));
+    await run(outcome);
+  } finally {
+    socket.destroy();
+  }
+}
+
+test('max_concurrent_streams: a stream over it before the SETTINGS ACK gets REFUSED_STREAM, not an upstream request', async () => {
   await withProxy({ max_concurrent_streams: 2 }, async (proxy) => {
-    const socket = net.connect(proxy.port, '127.0.0.1');
-    const resets = new Map<number, number>();
-    let buffered = Buffer.alloc(0);
-    socket.on('data', (chunk: Buffer) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      while (buffered.length >= 9) {
-        const length = buffered.readUIntBE(0, 3);
-        if (buffered.length < 9 + length) break;
-        const stream = buffered.readUInt32BE(5) & 0x7fffffff;
-        if (buffered[3] === 3) resets.set(stream, buffered.readUInt32BE(9));
-        buffered = buffered.subarray(9 + length);
-      }
-    });
-    try {
-      await new Promise((resolve) => socket.once('connect', resolve));
-      // GET / with :authority x (static table indexes, one literal), END_STREAM | END_HEADERS;
-      // sent before the server's SETTINGS are acknowledged, so the limit is still pending.
-      const block = Buffer.from([0x82, 0x86, 0x84, 0x01, 0x01, 0x78]);
-      socket.write(
-        Buffer.concat([
-          Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
-          frame(4, 0, 0, Buffer.alloc(0)),
-          frame(1, 0x5, 1, block),
-          frame(1, 0x5, 3, block),
-          frame(1, 0x5, 5, block),
-        ]),
-      );
+    await threeStreams(proxy.port, false, async (outcome) => {
       const NGHTTP2_REFUSED_STREAM = 7;
-      assert.equal(await settle(() => resets.get(5), NGHTTP2_REFUSED_STREAM, 2000), NGHTTP2_REFUSED_STREAM);
+      const refused = await settle(() => outcome.resets.get(5), NGHTTP2_REFUSED_STREAM, 2000);
+      assert.equal(refused, NGHTTP2_REFUSED_STREAM);
       await settle(() => seen, 2, 1000);
       assert.equal(seen, 2);
-      assert.equal(resets.has(1) || resets.has(3), false);
-    } finally {
-      socket.destroy();
-    }
+      assert.equal(outcome.resets.has(1) || outcome.resets.has(3), false);
+      assert.equal(outcome.goAway, null);
+    });
+  });
+});
+
+test('max_concurrent_streams: after the ACK, nghttp2 ends the connection (GOAWAY PROTOCOL_ERROR)', async () => {
+  await withProxy({ max_concurrent_streams: 2 }, async (proxy) => {
+    await threeStreams(proxy.port, true, async (outcome) => {
+      const NGHTTP2_PROTOCOL_ERROR = 1;
+      assert.equal(await settle(() => outcome.goAway, NGHTTP2_PROTOCOL_ERROR, 2000), NGHTTP2_PROTOCOL_ERROR);
+      await new Promise((r) => setTimeout(r, 200));
+      assert.ok(seen <= 2, `the third stream never reaches the upstream (${seen} did)`);
+    });
   });
 });
 
