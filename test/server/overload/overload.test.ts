@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { Report } from '../../../src/bootstrap/report.js';
 import { compileOverloadManager } from '../../../src/server/overload/config.js';
+import { startOverloadManager } from '../../../src/server/overload/monitor.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
-import { cluster } from '../../helpers/dataplane.js';
+import { cluster, loadedContext, until } from '../../helpers/dataplane.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
 
 // overload_manager was refused (the edge best-practice bootstrap sets it). An injected
@@ -59,6 +60,35 @@ test('compile: monitors and triggers checked as the reference checks them, unkno
       'overload_manager.actions[2].triggers',
     ],
   );
+});
+
+test('fixed_heap: heap in use over max_heap_size_bytes, in percent; over its threshold the action is in the store', async () => {
+  const heap = 'envoy.resource_monitors.fixed_heap';
+  const action = 'envoy.overload_actions.stop_accepting_requests';
+  const ctx = loadedContext({
+    static_resources: {},
+    overload_manager: {
+      refresh_interval: '0.02s',
+      // Any live heap is more than a kilobyte, so pressure 1; a terabyte, next to nothing.
+      resource_monitors: [
+        { name: heap, config: { max_heap_size_bytes: 1024 } },
+        { name: 'proxy.resource_monitors.fixed_heap', config: { max_heap_size_bytes: 2 ** 40 } },
+      ],
+      actions: [{ name: action, triggers: [{ name: heap, threshold: { value: 0.95 } }] }],
+    },
+  });
+  const stop = startOverloadManager(ctx);
+  assert.ok(stop);
+  try {
+    const gauge = (name: string) => ctx.stats.gauges.get(name)?.value ?? -1;
+    await until(() => ctx.store.state.server.overload?.stop_accepting_requests === true, 2000, 'action on');
+    assert.equal(gauge(`overload.${heap}.pressure`), 100);
+    assert.equal(gauge('overload.proxy.resource_monitors.fixed_heap.pressure'), 0);
+    assert.equal(gauge(`overload.${action}.active`), 1);
+  } finally {
+    stop();
+    await ctx.close();
+  }
 });
 
 /** One request on its own connection (so successive ones reach either worker). */
