@@ -13,6 +13,7 @@ import { type HealthEdges, startHealthEdges } from '../upstream/health/index.js'
 import { startXds, type XdsClient } from '../xds/client.js';
 import { logLifecycle } from './lifecycle-log.js';
 import { startOverloadManager } from './overload/monitor.js';
+import { startShrinkHeap } from './overload/shrink-heap.js';
 
 /**
  * The edges the admin shows the result of: the disk runtime layers (read once, before the
@@ -60,6 +61,8 @@ export async function startEdges(ctx: ServerContext): Promise<Edges> {
   // The overload manager: `server/overload-action-changed` events the data plane acts on.
   const overload = startOverloadManager(ctx);
   if (overload) ctx.onShutdown(overload);
+  const shrinkHeap = startShrinkHeap(ctx);
+  if (shrinkHeap) ctx.onShutdown(shrinkHeap);
   // xDS subscriptions (CDS, EDS, LDS, RDS): cluster, endpoint, listener and route events.
   const xds = await startXds(ctx);
   // A later edge starts here, with its own stop, and is returned only if start-up talks to it.

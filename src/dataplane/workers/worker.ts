@@ -11,6 +11,7 @@ import { createContext, type ServerContext } from '../../context.js';
 import { Store } from '../../control/store.js';
 import { memoryFigures } from '../../memory.js';
 import { profileFile } from '../../profiler.js';
+import { startShrinkHeap } from '../../server/overload/shrink-heap.js';
 import { applyStatsControl } from '../../stats/start.js';
 import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
 import { relayOutcomes } from '../../upstream/health/outcomes.js';
@@ -125,6 +126,9 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
   ctx.onShutdown(() => manager.close());
   const listeners = new ListenerManager(ctx, manager);
   ctx.onShutdown(() => listeners.close());
+  // Each worker has its own heap: it collects while shrink_heap is active, as the primary does.
+  const shrinkHeap = startShrinkHeap(ctx);
+  if (shrinkHeap) ctx.onShutdown(shrinkHeap);
   await listeners.start();
   log.info({ worker: message.workerId, pid: process.pid }, 'data-plane worker started');
   send({ kind: 'ready' });

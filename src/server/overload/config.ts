@@ -167,10 +167,5 @@ export function compileOverloadManager(raw: JsonObject, path: string, report: Re
       report.error(`${at}.name`, `duplicate overload action '${action.name}'`);
     else actions.push(action);
   });
-  if (actions.some((a) => a.kind === 'shrink_heap') && typeof globalThis.gc !== 'function')
-    report.warn(
-      `${path}.actions`,
-      'shrink_heap has no effect unless node runs with --expose-gc (it then collects garbage while active)',
-    );
   return { refreshMs, monitors, actions };
 }

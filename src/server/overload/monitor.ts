@@ -95,9 +95,6 @@ export function startOverloadManager(ctx: ServerContext): (() => void) | null {
           log.info({ action: a.spec.name, active: on }, 'overload action changed');
           ctx.store.dispatch(overloadActionChanged({ action: a.spec.kind, active: on }), 'overload');
         }
-        // The reference releases free heap to the system while shrink_heap is active; V8 can
-        // only collect, and only when node runs with --expose-gc (the compile step warns).
-        if (on && a.spec.kind === 'shrink_heap') globalThis.gc?.();
       }
     } finally {
       pending = false;

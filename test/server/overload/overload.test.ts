@@ -4,10 +4,12 @@ import * as http from 'node:http';
 import type * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { after, test } from 'node:test';
 import { Report } from '../../../src/bootstrap/report.js';
 import { compileOverloadManager } from '../../../src/server/overload/config.js';
 import { startOverloadManager } from '../../../src/server/overload/monitor.js';
+import { startShrinkHeap } from '../../../src/server/overload/shrink-heap.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { cluster, loadedContext, until } from '../../helpers/dataplane.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
@@ -88,6 +90,51 @@ test('fixed_heap: heap in use over max_heap_size_bytes, in percent; over its thr
   } finally {
     stop();
     await ctx.close();
+  }
+});
+
+test('shrink_heap: while active, V8 collects (a forced GC) every refresh, and stops when it ends', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'overload-'));
+  const pressureFile = join(dir, 'pressure');
+  writeFileSync(pressureFile, '0');
+  const ctx = loadedContext({
+    static_resources: {},
+    overload_manager: {
+      refresh_interval: '0.05s',
+      resource_monitors: [{ name: INJECTED, config: { filename: pressureFile } }],
+      actions: [
+        {
+          name: 'envoy.overload_actions.shrink_heap',
+          triggers: [{ name: INJECTED, threshold: { value: 0.5 } }],
+        },
+      ],
+    },
+  });
+  let forced = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const flags = (e as { detail?: { flags?: number } }).detail?.flags ?? 0;
+      if (flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) forced += 1;
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const stops = [startOverloadManager(ctx), startShrinkHeap(ctx)];
+  try {
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(forced, 0, 'no collection forced while the action is off');
+    writeFileSync(pressureFile, '0.8');
+    await until(() => forced >= 3, 3000, 'forced collections');
+    writeFileSync(pressureFile, '0');
+    await until(() => ctx.store.state.server.overload === undefined, 2000, 'action off');
+    await new Promise((r) => setTimeout(r, 100));
+    const after = forced;
+    await new Promise((r) => setTimeout(r, 300));
+    assert.ok(forced - after <= 1, `collections stop with the action (${forced - after} more)`);
+  } finally {
+    for (const stop of stops) stop?.();
+    observer.disconnect();
+    await ctx.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

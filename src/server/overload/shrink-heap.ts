@@ -1,0 +1,45 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { objectOf } from '../../../reducers/settings/values.js';
+import { Report } from '../../bootstrap/report.js';
+import type { ServerContext } from '../../context.js';
+import { compileOverloadManager } from './config.js';
+
+/** V8's collector: node's `gc` under --expose-gc, else the one a context made after setting that flag has. */
+function collector(): () => void {
+  if (typeof globalThis.gc === 'function') return globalThis.gc;
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+
+/**
+ * The overload action shrink_heap in this process: while it is active, V8 collects garbage at
+ * once and then every `refresh_interval`, as the reference releases free heap to the system
+ * periodically. Every process runs it (the primary from its edges, each data-plane worker at
+ * start), since each has its own heap and folds the same action events. Returns its stop, or
+ * null when the bootstrap has no shrink_heap action.
+ */
+export function startShrinkHeap(ctx: ServerContext): (() => void) | null {
+  const raw = ctx.store.state.bootstrap?.config.overload_manager;
+  if (raw === undefined) return null;
+  const spec = compileOverloadManager(objectOf(raw), 'overload_manager', new Report('overload'));
+  if (!spec.actions.some((a) => a.kind === 'shrink_heap')) return null;
+  let gc: (() => void) | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  const watch = ctx.store.state$.subscribe((state) => {
+    const on = state.server.overload?.shrink_heap === true;
+    if (on && !timer) {
+      gc ??= collector();
+      gc();
+      timer = setInterval(gc, spec.refreshMs);
+      timer.unref();
+    } else if (!on && timer) {
+      clearInterval(timer);
+      timer = null;
+    }
+  });
+  return () => {
+    watch.unsubscribe();
+    if (timer) clearInterval(timer);
+  };
+}
