@@ -42,11 +42,16 @@ export function servingHeapFlags(nodeArgs: readonly string[]): string[] {
   );
 }
 
+/** `servingHeapFlags` for this process's node flags and `NODE_OPTIONS` (which its children inherit). */
+export function ownServingHeapFlags(): string[] {
+  return servingHeapFlags([...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)]);
+}
+
 /**
- * Sets `servingHeapFlags` in this process. Called by `bin/proxy.js` before the CLI is
- * imported: loading the modules is what first grows the young generation.
+ * Sets `ownServingHeapFlags()` in this process. Called by `bin/proxy.js` before the CLI is
+ * imported: loading the modules is what first grows the young generation. Data-plane
+ * workers get the same flags on their command line (`src/dataplane/workers/pool.ts`).
  */
 export function limitServingHeap(): void {
-  const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  for (const flag of servingHeapFlags(given)) setFlagsFromString(flag);
+  for (const flag of ownServingHeapFlags()) setFlagsFromString(flag);
 }
