@@ -29,6 +29,7 @@ const ENTRY_FILES = [
   'envoy/config/transport_socket/raw_buffer/v2.proto',
   'envoy/config/accesslog/v2.proto',
   'envoy/api/v2/discovery.proto',
+  'envoy/service/load_stats/v2.proto',
 ];
 
 /**
