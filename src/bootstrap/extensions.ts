@@ -32,6 +32,8 @@ export const CONFIG_TYPE = {
   tap: 'envoy.config.filter.http.tap.v2alpha.Tap',
   cors: 'envoy.config.filter.http.cors.v2.Cors',
   csrf: 'envoy.config.filter.http.csrf.v2.CsrfPolicy',
+  grpcHttp1Bridge: 'envoy.config.filter.http.grpc_http1_bridge.v2.Config',
+  grpcWeb: 'envoy.config.filter.http.grpc_web.v2.GrpcWeb',
   originalDst: 'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   tlsInspector: 'envoy.config.filter.listener.tls_inspector.v2.TlsInspector',
   upstreamTls: 'envoy.api.v2.auth.UpstreamTlsContext',
@@ -73,6 +75,13 @@ export const EXTENSIONS: readonly Extension[] = [
   ext('envoy.filters.http', 'envoy.filters.http.tap', [], CONFIG_TYPE.tap),
   ext('envoy.filters.http', 'envoy.filters.http.cors', ['envoy.cors'], CONFIG_TYPE.cors),
   ext('envoy.filters.http', 'envoy.filters.http.csrf', ['envoy.csrf'], CONFIG_TYPE.csrf),
+  ext(
+    'envoy.filters.http',
+    'envoy.filters.http.grpc_http1_bridge',
+    ['envoy.grpc_http1_bridge'],
+    CONFIG_TYPE.grpcHttp1Bridge,
+  ),
+  ext('envoy.filters.http', 'envoy.filters.http.grpc_web', ['envoy.grpc_web'], CONFIG_TYPE.grpcWeb),
   ext(
     'envoy.filters.listener',
     'envoy.filters.listener.original_dst',

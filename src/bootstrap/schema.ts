@@ -23,6 +23,8 @@ const ENTRY_FILES = [
   'envoy/config/filter/http/tap/v2alpha.proto',
   'envoy/config/filter/http/cors/v2.proto',
   'envoy/config/filter/http/csrf/v2.proto',
+  'envoy/config/filter/http/grpc_http1_bridge/v2.proto',
+  'envoy/config/filter/http/grpc_web/v2.proto',
   'envoy/admin/v2alpha.proto',
   'envoy/config/filter/listener/original_dst/v2.proto',
   'envoy/config/filter/listener/tls_inspector/v2.proto',
@@ -48,6 +50,9 @@ const V3_ALIASES: Record<string, string> = {
   'envoy.extensions.filters.http.tap.v3.Tap': 'envoy.config.filter.http.tap.v2alpha.Tap',
   'envoy.extensions.filters.http.cors.v3.Cors': 'envoy.config.filter.http.cors.v2.Cors',
   'envoy.extensions.filters.http.csrf.v3.CsrfPolicy': 'envoy.config.filter.http.csrf.v2.CsrfPolicy',
+  'envoy.extensions.filters.http.grpc_http1_bridge.v3.Config':
+    'envoy.config.filter.http.grpc_http1_bridge.v2.Config',
+  'envoy.extensions.filters.http.grpc_web.v3.GrpcWeb': 'envoy.config.filter.http.grpc_web.v2.GrpcWeb',
   'envoy.extensions.filters.listener.original_dst.v3.OriginalDst':
     'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector':

@@ -4,6 +4,7 @@ import type { StreamInfo } from '../access-log/stream-info.js';
 import type { RouteTable } from '../router/table.js';
 import type { HttpTracer } from '../tracing/tracer.js';
 import type { FilterChain } from './filters.js';
+import type { GrpcStreamStarter } from './grpc-filters.js';
 import type { HcmSpec } from './hcm-config.js';
 import type { ForwardingOptions } from './headers.js';
 import type { RouteFilters } from './route-filters.js';
@@ -28,6 +29,8 @@ export interface DownstreamOwner extends ForwardingOptions {
   readonly tap: TapPoint | null;
   /** The CORS and CSRF filters of the chain, or null without either. */
   readonly routeFilters: RouteFilters | null;
+  /** Starts the gRPC filters (bridge, gRPC-Web) on a request, or null without either. */
+  readonly grpc: GrpcStreamStarter | null;
   /** HCM `tracing` with a tracer (its provider or the bootstrap's), or null: no spans. */
   readonly tracer: HttpTracer | null;
   readonly log: bunyan;

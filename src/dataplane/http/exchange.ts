@@ -18,6 +18,9 @@ import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '.
 import type { TracedRequest } from '../tracing/tracer.js';
 import { addCorsHeaders, type CorsResponse } from './cors.js';
 import type { DownstreamOwner } from './downstream.js';
+import { type GrpcStream, sendGrpcLocalReply } from './grpc.js';
+import type { GrpcStreamStarter } from './grpc-filters.js';
+import { BAD_GRPC_WEB_BODY } from './grpc-web.js';
 import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
 import { RESET_REASON, sendLocalReply, upstreamResetText } from './local-reply.js';
 import { type HttpRequest, headerValue, type ResponseSink } from './request.js';
@@ -120,13 +123,16 @@ export class Exchange implements UpstreamHandler, TimerTarget {
   private readonly tap: TapRecorder | null;
   /** What the CORS filter adds to this request's response, local replies included; null for nothing. */
   private cors: CorsResponse | null = null;
+  /** The gRPC filters' side of a gRPC or gRPC-Web request; null for any other request. */
+  private grpc: GrpcStream | null = null;
   /** This request's span when the connection manager traces; null otherwise. */
   private trace: TracedRequest | null = null;
 
   constructor(
     readonly hcm: DownstreamOwner,
     readonly req: HttpRequest,
-    readonly sink: ResponseSink,
+    /** The downstream's sink, or the gRPC filters' wrapping of it once they take the request. */
+    public sink: ResponseSink,
     readonly owner: ExchangeOwner,
   ) {
     this.bodyEnded = !req.hasBody;
@@ -184,6 +190,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
         return;
       }
     }
+    if (hcm.grpc !== null) this.startGrpc(hcm.grpc);
     const hit = findRoute(hcm.routes, this.req);
     if (hcm.routeFilters !== null && this.runRouteFilters(hcm.routeFilters, hit)) return;
     if (!hit) {
@@ -236,6 +243,20 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     this.head = upstreamRequestHead(this.req, route, hcm);
     if (this.bodyEnded) this.armTimeout();
     this.startAttempt();
+  }
+
+  /** The gRPC filters take the request (and rewrite it) before it is routed, as they come first in the chain. */
+  private startGrpc(start: GrpcStreamStarter): void {
+    const stream = start(this.req, this.sink, () => this.traffic?.scope ?? null);
+    if (stream === null) return;
+    this.grpc = stream;
+    this.sink = stream.sink;
+  }
+
+  /** A gRPC-Web text body that is not base64: refused, as the reference does, mid-request. */
+  private refuseGrpcBody(): void {
+    this.endAttempt(0);
+    this.finalLocalReply(400, BAD_GRPC_WEB_BODY);
   }
 
   /** The CORS and CSRF filters, before the router; true when one answered the request itself. */
@@ -421,6 +442,15 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     this.idleTimer.refresh();
     this.bodyBytes += chunk.length;
     this.tap?.requestBody(chunk);
+    if (this.grpc !== null) {
+      const decoded = this.grpc.requestBody(chunk);
+      if (decoded === null) {
+        this.refuseGrpcBody();
+        return;
+      }
+      if (decoded.length === 0) return;
+      chunk = decoded;
+    }
     const limit = this.cluster?.settings.perConnectionBufferLimitBytes ?? 1024 * 1024;
     if (this.upstreamReady && this.upstream) {
       if (this.retainBody) this.body.push(chunk);
@@ -435,6 +465,10 @@ export class Exchange implements UpstreamHandler, TimerTarget {
 
   onBodyEnd(): void {
     if (this.done || this.bodyEnded) return;
+    if (this.grpc !== null && !this.grpc.requestEnd()) {
+      this.refuseGrpcBody();
+      return;
+    }
     this.bodyEnded = true;
     this.clearRequestTimer();
     if (this.head) this.armTimeout();
@@ -555,6 +589,10 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     }
   }
 
+  onUpstreamTrailers(trailers: string[]): void {
+    if (!this.done && this.grpc !== null) this.grpc.trailers(trailers);
+  }
+
   onUpstreamEnd(): void {
     if (this.done) return;
     if (this.host) this.endAttempt(this.responseStatus);
@@ -608,7 +646,10 @@ export class Exchange implements UpstreamHandler, TimerTarget {
   private localReply(status: number, body: string | Buffer, extra: string[] = []): void {
     const headers = this.cors === null ? extra : extra.slice();
     if (this.cors !== null) addCorsHeaders(headers, this.cors);
-    const sent = sendLocalReply(this.sink, this.req.method, this.hcm.serverName, status, body, headers);
+    const sent =
+      this.grpc === null
+        ? sendLocalReply(this.sink, this.req.method, this.hcm.serverName, status, body, headers)
+        : sendGrpcLocalReply(this.sink, this.hcm.serverName, status, body, headers);
     this.info.responseCode = status;
     this.info.responseHeaders = sent.headers;
     this.info.bytesSent += sent.bodyBytes;

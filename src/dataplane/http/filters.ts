@@ -6,6 +6,7 @@ import { attempt, type Report } from '../../bootstrap/report.js';
 import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
 import { compileHeaderMatcher, listOf, type RequestTest } from '../router/matchers.js';
 import { FIELD_TABLES as CSRF_FIELD_TABLES, type CsrfPolicy, compileCsrfPolicy } from './csrf.js';
+import type { GrpcFilterKind } from './grpc-filters.js';
 import { FIELD_TABLES as FRACTION_FIELD_TABLES } from './runtime-fraction.js';
 import { compileTapFilter, TAP_FIELD_TABLES } from './tap.js';
 
@@ -19,8 +20,8 @@ export interface HealthCheckFilter {
 export type RouteFilterSpec = { kind: 'cors' } | { kind: 'csrf'; policy: CsrfPolicy };
 
 /**
- * The HTTP filter chain this data plane runs: an optional health check, the CORS and CSRF
- * filters in their order, then the router.
+ * The HTTP filter chain this data plane runs: an optional health check, the gRPC filters,
+ * the CORS and CSRF filters in their order, then the router.
  */
 export interface FilterChain {
   healthCheck: HealthCheckFilter | null;
@@ -32,6 +33,8 @@ export interface FilterChain {
   upstreamLogs: AccessLogSpec[];
   /** The tap filter's admin config id (`POST /tap` attaches sessions to it), or null without one. */
   tapConfigId: string | null;
+  /** `grpc_http1_bridge` and `grpc_web` in chain order (src/dataplane/http/grpc-filters.ts). */
+  grpc: GrpcFilterKind[];
 }
 
 const ROUTER_FIELDS: FieldTable = {
@@ -53,6 +56,9 @@ export const FIELD_TABLES = {
   // The CORS filter's own message has no fields: its policy is on routes and virtual hosts.
   Cors: {},
   ...CSRF_FIELD_TABLES,
+  // Neither gRPC filter's v2 message has fields.
+  Config: {},
+  GrpcWeb: {},
   ...FRACTION_FIELD_TABLES,
 };
 
@@ -66,6 +72,7 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
   const routeFilters: RouteFilterSpec[] = [];
   let upstreamLogs: AccessLogSpec[] = [];
   let tapConfigId: string | null = null;
+  const grpc: GrpcFilterKind[] = [];
   list.forEach((f, i) => {
     const at = `${where}[${i}]`;
     const config = objectOf(f.typed_config);
@@ -85,6 +92,12 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
       routeFilters.push({ kind: 'cors' });
     } else if (type === CONFIG_TYPE.csrf) {
       routeFilters.push({ kind: 'csrf', policy: compileCsrfPolicy(config, `${at}.typed_config`, report) });
+    } else if (type === CONFIG_TYPE.grpcHttp1Bridge) {
+      checkFields(config, `${at}.typed_config`, report, FIELD_TABLES.Config, 'Config');
+      grpc.push('grpc_http1_bridge');
+    } else if (type === CONFIG_TYPE.grpcWeb) {
+      checkFields(config, `${at}.typed_config`, report, FIELD_TABLES.GrpcWeb, 'GrpcWeb');
+      grpc.push('grpc_web');
     } else if (type === CONFIG_TYPE.tap) {
       // One tap per chain: a request records into one session.
       if (tapConfigId !== null) report.unsupported(at, 'a second tap filter in one chain');
@@ -101,5 +114,5 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
   // An empty list routes (as before the filter list existed); a non-empty one must say so.
   if (list.length > 0 && configTypeOf(list[list.length - 1] ?? {}) !== CONFIG_TYPE.router)
     report.error(where, `the HTTP filter chain needs the router filter (${ROUTER_NAME}) last`, 'missing');
-  return { healthCheck, routeFilters, upstreamLogs, tapConfigId };
+  return { healthCheck, routeFilters, upstreamLogs, tapConfigId, grpc };
 }

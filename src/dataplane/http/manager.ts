@@ -13,6 +13,7 @@ import { compileBootstrapTracing } from '../tracing/config.js';
 import { HttpTracer } from '../tracing/tracer.js';
 import type { DownstreamOwner } from './downstream.js';
 import type { FilterChain } from './filters.js';
+import { type GrpcStreamStarter, grpcStreamStarter } from './grpc-filters.js';
 import { H1Downstream } from './h1-downstream.js';
 import { createH2Server } from './h2-downstream.js';
 import type { HcmSpec } from './hcm-config.js';
@@ -45,6 +46,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   readonly filters: FilterChain;
   readonly tap: TapPoint | null;
   readonly routeFilters: RouteFilters | null;
+  readonly grpc: GrpcStreamStarter | null;
   readonly tracer: HttpTracer | null;
   readonly log: bunyan;
   readonly serverName: string;
@@ -79,6 +81,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
             runtimeValue(deps.ctx.store.state, key),
           );
     this.filters = spec.filters;
+    this.grpc = grpcStreamStarter(spec.filters.grpc);
     const tapId = spec.filters.tapConfigId;
     this.tap = tapId === null ? null : new TapPoint(tapId, deps.ctx.taps);
     if (tapId !== null) deps.ctx.taps.addFilter(tapId);

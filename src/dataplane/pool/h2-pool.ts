@@ -10,6 +10,17 @@ import type {
 
 const { NGHTTP2_CANCEL } = http2.constants;
 
+/** A received header block as a flat `[name, value, ...]` list, pseudo headers left out. */
+function flatHeaders(hs: http2.IncomingHttpHeaders): string[] {
+  const flat: string[] = [];
+  for (const [name, value] of Object.entries(hs)) {
+    if (name.charCodeAt(0) === 58 || value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) flat.push(name, v);
+    else flat.push(name, String(value));
+  }
+  return flat;
+}
+
 /** One request as an HTTP/2 stream on the host's shared session. */
 class H2Request implements UpstreamRequest {
   stream: http2.ClientHttp2Stream | null = null;
@@ -58,15 +69,14 @@ class H2Request implements UpstreamRequest {
       const status = Number(hs[':status']);
       if (status < 200) return;
       this.headed = true;
-      const flat: string[] = [];
-      for (const [name, value] of Object.entries(hs)) {
-        if (name.charCodeAt(0) === 58 || value === undefined) continue;
-        if (Array.isArray(value)) for (const v of value) flat.push(name, v);
-        else flat.push(name, String(value));
-      }
       const cl = hs['content-length'];
-      this.handler.onUpstreamHead(status, flat, cl === undefined ? -1 : Number(cl));
+      this.handler.onUpstreamHead(status, flatHeaders(hs), cl === undefined ? -1 : Number(cl));
     });
+    const onTrailers = this.handler.onUpstreamTrailers;
+    if (onTrailers !== undefined)
+      stream.on('trailers', (hs) => {
+        if (!this.done) onTrailers.call(this.handler, flatHeaders(hs));
+      });
     stream.on('data', (chunk: Buffer) => {
       t.cxRxBytes.add(chunk.length);
       if (!this.done) this.handler.onUpstreamData(chunk);

@@ -33,6 +33,8 @@ export interface UpstreamHandler {
   onUpstreamFailure(reason: UpstreamFailure): void;
   onUpstreamHead(status: number, headers: string[], contentLength: number): void;
   onUpstreamData(chunk: Buffer): void;
+  /** The response's trailers (HTTP/2 only; flat, lowercase names), just before its end. */
+  onUpstreamTrailers?(trailers: string[]): void;
   onUpstreamEnd(): void;
   /** The upstream reset or closed after the response head (the body is cut short). */
   onUpstreamReset(): void;
