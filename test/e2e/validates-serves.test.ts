@@ -205,6 +205,70 @@ describe('the cases of issue 10', () => {
     assert.equal(spans[0]?.tags.upstream_cluster, 'local_service');
   });
 
+  it("serves the reference's grpc-bridge client example: an HTTP/1.1 gRPC call through its bridge", async () => {
+    const loaded = load({
+      configPath: join(root, 'fixtures/real-world/grpc-bridge-client-envoy-proxy.yaml'),
+    });
+    assert.ok(loaded.ok);
+    // The example's backend is another proxy reached over HTTP/1.1 (`http_protocol_options`),
+    // which cannot carry trailers: its gRPC status comes in the head, as here.
+    const seen: http.IncomingHttpHeaders[] = [];
+    const backend = http.createServer((req, res) => {
+      seen.push(req.headers);
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/grpc', 'grpc-status': '0' });
+        res.end(Buffer.from([0, 0, 0, 0, 2, 0x6f, 0x6b]));
+      });
+    });
+    await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
+    const b = onFreePorts(loaded.bootstrap as Dump);
+    const cluster = (b.static_resources.clusters as Dump[])[0] as Dump;
+    const address = cluster.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address;
+    address.address = '127.0.0.1';
+    address.port_value = (backend.address() as net.AddressInfo).port;
+    const listener = b.static_resources.listeners[0];
+    listener.address.socket_address.address = '127.0.0.1';
+    listener.name = 'bridge'; // unnamed in the example: named to find its port in /listeners
+    const proxy = await startProxyProcess(b, ['--concurrency', '1']);
+    try {
+      const port = await proxy.listenerPort('bridge');
+      // fetch cannot set Host, which the example's virtual host matches (`grpc`).
+      const res = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer }>(
+        (resolve, reject) => {
+          const req = http.request(
+            {
+              host: '127.0.0.1',
+              port,
+              method: 'POST',
+              path: '/kv.KV/Get',
+              headers: { host: 'grpc', 'content-type': 'application/grpc' },
+              timeout: 5000,
+            },
+            (r) => {
+              const chunks: Buffer[] = [];
+              r.on('data', (c: Buffer) => chunks.push(c));
+              r.on('end', () =>
+                resolve({ status: r.statusCode ?? 0, headers: r.headers, body: Buffer.concat(chunks) }),
+              );
+            },
+          );
+          req.on('timeout', () => req.destroy(new Error('no answer in 5 s')));
+          req.on('error', reject);
+          req.end(Buffer.from([0, 0, 0, 0, 1, 0x6b]));
+        },
+      );
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['grpc-status'], '0');
+      assert.equal(res.headers['content-length'], '7');
+      assert.deepEqual([...res.body], [0, 0, 0, 0, 2, 0x6f, 0x6b]);
+      assert.equal(seen[0]?.['content-type'], 'application/grpc');
+    } finally {
+      await proxy.stop();
+      backend.close();
+    }
+  });
+
   it("honours the HCM's deprecated v2 idle_timeout with one warning, as the reference does", async () => {
     const out = await validateYaml(
       `static_resources: { listeners: [${listenerYaml('l', hcm('{ name: proxy.router }', 'idle_timeout: 1s,'))}] }`,
