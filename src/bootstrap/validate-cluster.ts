@@ -102,7 +102,8 @@ const CLUSTER_FIELDS: FieldTable = {
   lb_subset_config: 'act',
   // Compiled by checkOriginalDst; the balancer is src/upstream/lb/original-dst.ts.
   original_dst_lb_config: 'act',
-  lrs_server: notYet('load reporting (LRS)'),
+  // The reference ignores it too (gRPC's xDS clients read it); its load reports go to cluster_manager.load_stats_config.
+  lrs_server: notYet("a cluster's own lrs_server (load reports go to cluster_manager.load_stats_config)"),
   filters: notYet('upstream network filters'),
   load_balancing_policy: notYet('load_balancing_policy'),
   upstream_http_protocol_options: notYet('upstream_http_protocol_options (auto SNI, SAN checks)'),

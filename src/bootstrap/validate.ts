@@ -7,6 +7,7 @@ import { checkSecret } from '../tls/context.js';
 import { staticSecrets } from '../tls/secrets.js';
 import { compileOutlierEventLog } from '../upstream/health/config.js';
 import { checkBootstrapSources } from '../xds/config-source.js';
+import { checkLoadStatsConfig } from '../xds/lrs/config.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
 import { validateCluster } from './validate-cluster.js';
@@ -63,7 +64,7 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
   for (const [i, l] of listeners.entries())
     compileListener(objectOf(l), `static_resources.listeners[${i}]`, report, secrets);
   checkUnique(listeners, 'listener', 'static_resources.listeners', report);
-  checkBootstrapSources(bootstrap, report);
+  checkBootstrapSources(bootstrap, report, checkLoadStatsConfig(bootstrap, report));
   if (bootstrap.tracing !== undefined) {
     const tracer = compileBootstrapTracing(objectOf(bootstrap.tracing), 'tracing', report);
     // As the reference: the collector cluster must be known when the tracer is made (CDS may bring it).
@@ -121,7 +122,8 @@ const CLUSTER_MANAGER_FIELDS: FieldTable = {
   // Zone-aware routing's local cluster (src/upstream/cluster-manager.ts).
   local_cluster_name: 'act',
   upstream_bind_config: notYet('a manager-wide upstream_bind_config (set it per cluster)'),
-  load_stats_config: notYet('load reporting (LRS)'),
+  // Load reports to a gRPC management server (src/xds/lrs/).
+  load_stats_config: 'act',
 };
 const ADMIN_FIELDS: FieldTable = acting('access_log_path', 'profile_path', 'address');
 

@@ -11,6 +11,7 @@ import { bindLoggingToStore } from '../logging/store-binding.js';
 import { startDnsDiscovery } from '../upstream/dns/discovery.js';
 import { type HealthEdges, startHealthEdges } from '../upstream/health/index.js';
 import { startXds, type XdsClient } from '../xds/client.js';
+import { startLoadReporting } from '../xds/lrs/reporter.js';
 import { logLifecycle } from './lifecycle-log.js';
 import { startOverloadManager } from './overload/monitor.js';
 import { startShrinkHeap } from './overload/shrink-heap.js';
@@ -65,6 +66,8 @@ export async function startEdges(ctx: ServerContext): Promise<Edges> {
   if (shrinkHeap) ctx.onShutdown(shrinkHeap);
   // xDS subscriptions (CDS, EDS, LDS, RDS): cluster, endpoint, listener and route events.
   const xds = await startXds(ctx);
+  // Load reports to the server of cluster_manager.load_stats_config (LRS), from every process's counts.
+  startLoadReporting(ctx);
   // A later edge starts here, with its own stop, and is returned only if start-up talks to it.
   return { health, xds };
 }

@@ -32,7 +32,6 @@ import type { StatsStore } from '../stats/store.js';
 import { staticSecrets } from '../tls/secrets.js';
 import { prepareHashing } from '../upstream/hash.js';
 import { hostsChange } from '../upstream/host-diff.js';
-import { VERSION } from '../version.js';
 import {
   type ConfigSourceSpec,
   compileApiConfigSource,
@@ -47,7 +46,7 @@ import { XdsStream } from './stream.js';
 import type { Transport, Update } from './types.js';
 import { kindOfTypeUrl, METHODS, RESOURCE_NAME, type ResourceKind, TYPE_URLS } from './types.js';
 import { versionHash } from './version-hash.js';
-import { nodeMessage } from './wire.js';
+import { localNode, nodeMessage } from './wire.js';
 
 /** One type on one stream: the names wanted (null: all) and the source's fetch timeout. */
 interface Want {
@@ -93,15 +92,8 @@ function createXdsClient(ctx: XdsContext): XdsClient {
       ? compileApiConfigSource(objectOf(dynamic.ads_config), '', adsReport)
       : undefined;
   const ads: GrpcSource | null = adsApi?.api === 'GRPC' ? adsApi : null;
-  // The bootstrap's node with --service-node / --service-cluster over it, as proto3 JSON
-  // (REST) and as the gRPC encoder takes it.
-  const nodeJson = {
-    ...objectOf(bootstrap.node),
-    ...(ctx.options.serviceNode ? { id: ctx.options.serviceNode } : {}),
-    ...(ctx.options.serviceCluster ? { cluster: ctx.options.serviceCluster } : {}),
-    user_agent_name: 'proxy',
-    user_agent_version: VERSION,
-  };
+  // The node as proto3 JSON (REST) and as the gRPC encoder takes it.
+  const nodeJson = localNode(bootstrap, ctx.options);
   const node = nodeMessage(nodeJson);
   const walk = {
     allowUnknown: !ctx.options.rejectUnknownDynamicFields,

@@ -195,15 +195,22 @@ export function configSourceOf(config: JsonObject): ConfigSourceSpec | null {
 
 const DYNAMIC_RESOURCES_FIELDS: FieldTable = acting('lds_config', 'cds_config', 'ads_config');
 
+/** A compiled source and the field path that configures it. */
+export interface SourceAt {
+  path: string;
+  spec: ConfigSourceSpec | GrpcSource | RestSource | undefined;
+}
+
 /**
  * `dynamic_resources`, and what only the whole bootstrap can tell: an `ads` source needs
  * `ads_config`, and a gRPC source names a static cluster (the management server must be
- * reachable before anything is discovered).
+ * reachable before anything is discovered). `others` are management servers compiled
+ * elsewhere (the load reporting server), held to the same rule.
  */
-export function checkBootstrapSources(bootstrap: JsonObject, report: Report): void {
+export function checkBootstrapSources(bootstrap: JsonObject, report: Report, others: SourceAt[] = []): void {
   const dynamic = objectOf(bootstrap.dynamic_resources);
   checkFields(dynamic, 'dynamic_resources', report, DYNAMIC_RESOURCES_FIELDS, 'DynamicResources');
-  const sources: Array<{ path: string; spec: ConfigSourceSpec | GrpcSource | RestSource | undefined }> = [];
+  const sources: SourceAt[] = [...others];
   for (const key of ['lds_config', 'cds_config']) {
     if (dynamic[key] === undefined) continue;
     const path = `dynamic_resources.${key}`;

@@ -12,10 +12,19 @@ const BACKOFF_MAX_MS = 30_000;
 let grpcModule: typeof Grpc | null = null;
 
 /**
+ * The wait before redial number `failures` (1, 2, ...) of a management stream: jittered
+ * exponential, 0.5 s doubling to 30 s, each wait between half and all of its ceiling.
+ */
+export function backoffMs(failures: number): number {
+  const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (failures - 1));
+  return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+}
+
+/**
  * `@grpc/grpc-js`, loaded on the first dial rather than imported: a server whose config
  * names no gRPC management server never holds it (about 2.7 MB of heap).
  */
-function grpc(): typeof Grpc {
+export function grpc(): typeof Grpc {
   grpcModule ??= createRequire(import.meta.url)('@grpc/grpc-js') as typeof Grpc;
   return grpcModule;
 }
@@ -142,8 +151,7 @@ export class XdsStream implements Transport {
 
   private retry(why: string): void {
     this.failures++;
-    const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (this.failures - 1));
-    const delay = Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+    const delay = backoffMs(this.failures);
     this.options.log.warn(
       { method: this.options.method, retryInMs: delay },
       `xDS stream to ${this.options.target() ?? '(no member)'} closed: ${why}`,

@@ -1,25 +1,30 @@
 /** Encoding of the discovery messages for `@grpc/grpc-js`, with the loader's schema. */
 import type { JsonObject } from '../../events/config.js';
+import { objectOf } from '../../reducers/settings/values.js';
 import { messageType } from '../bootstrap/schema.js';
+import type { Options } from '../cli/options.js';
+import { VERSION } from '../version.js';
 import type { DiscoveryRequest, DiscoveryResponse } from './types.js';
 
 const REQUEST = 'envoy.api.v2.DiscoveryRequest';
 const RESPONSE = 'envoy.api.v2.DiscoveryResponse';
 
-function encode(typeName: string, value: object): Buffer {
+/** A message of the loader's schema, from a plain object (field names as written in the .proto). */
+export function encodeMessage(typeName: string, value: object): Buffer {
   const type = messageType(typeName);
   return Buffer.from(type.encode(type.fromObject(value)).finish());
 }
 
-function decode<T>(typeName: string, bytes: Buffer): T {
+/** A message as a plain object, every field present (defaults filled), 64-bit integers as numbers. */
+export function decodeMessage<T>(typeName: string, bytes: Buffer): T {
   const type = messageType(typeName);
-  return type.toObject(type.decode(bytes), { defaults: true, arrays: true }) as T;
+  return type.toObject(type.decode(bytes), { defaults: true, arrays: true, longs: Number }) as T;
 }
 
-export const encodeRequest = (r: DiscoveryRequest): Buffer => encode(REQUEST, r);
-export const decodeRequest = (b: Buffer): DiscoveryRequest => decode(REQUEST, b);
-export const encodeResponse = (r: DiscoveryResponse): Buffer => encode(RESPONSE, r);
-export const decodeResponse = (b: Buffer): DiscoveryResponse => decode(RESPONSE, b);
+export const encodeRequest = (r: DiscoveryRequest): Buffer => encodeMessage(REQUEST, r);
+export const decodeRequest = (b: Buffer): DiscoveryRequest => decodeMessage(REQUEST, b);
+export const encodeResponse = (r: DiscoveryResponse): Buffer => encodeMessage(RESPONSE, r);
+export const decodeResponse = (b: Buffer): DiscoveryResponse => decodeMessage(RESPONSE, b);
 
 /** `google.protobuf.Value` as protobufjs's bundled (camelCase) schema spells it. */
 function jsonValue(json: unknown): Record<string, unknown> {
@@ -33,6 +38,23 @@ function jsonValue(json: unknown): Record<string, unknown> {
 
 function structOf(json: JsonObject): Record<string, unknown> {
   return { fields: Object.fromEntries(Object.entries(json).map(([k, v]) => [k, jsonValue(v)])) };
+}
+
+/**
+ * The node every management server is told (xDS and load reports): the bootstrap's `node`
+ * with `--service-node` / `--service-cluster` over it, as proto3 JSON.
+ */
+export function localNode(
+  bootstrap: JsonObject,
+  options: Pick<Options, 'serviceNode' | 'serviceCluster'>,
+): JsonObject {
+  return {
+    ...objectOf(bootstrap.node),
+    ...(options.serviceNode ? { id: options.serviceNode } : {}),
+    ...(options.serviceCluster ? { cluster: options.serviceCluster } : {}),
+    user_agent_name: 'proxy',
+    user_agent_version: VERSION,
+  };
 }
 
 /** The `core.Node` as the gRPC encoder takes it: the canonical node with its Struct metadata rebuilt. */

@@ -12,8 +12,10 @@ import { describe, it } from 'node:test';
 import { scratchDir, writeFixture } from '../helpers/admin.js';
 import { type Dump, fixture, load, read, root, runCli } from '../helpers/bootstrap.js';
 import { runProxy } from '../helpers/cli.js';
+import { LrsServer } from '../helpers/lrs-server.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 import { assertRefusedNamingFields, assertServesEveryListener, onFreePorts } from '../helpers/serves.js';
+import { until } from '../helpers/xds-fixtures.js';
 import { makePki } from '../tls/certs.js';
 
 const corpus = [
@@ -156,6 +158,50 @@ describe('the cases of issue 10', () => {
     } finally {
       await proxy.stop();
       scratch.remove();
+    }
+  });
+
+  it("serves the reference's load-reporting example: load reports of its local service reach the LRS server", async () => {
+    const loaded = load({
+      configPath: join(root, 'fixtures/real-world/load-reporting-service-envoy-w-lrs.yaml'),
+    });
+    assert.ok(loaded.ok);
+    const lrs = await LrsServer.start();
+    lrs.respond({ clusters: ['local_service'], load_reporting_interval: '0.2s' });
+    const service = await new Promise<http.Server>((resolve) => {
+      const server = http.createServer((_req, res) => res.end('ok'));
+      server.listen(0, '127.0.0.1', () => resolve(server));
+    });
+    // The example's hosts (`lrs_server`, the local service) are names of its docker network: loopback here.
+    const b = onFreePorts(loaded.bootstrap as Dump);
+    for (const c of b.static_resources.clusters as Dump[]) {
+      const address = c.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address;
+      address.address = '127.0.0.1';
+      address.port_value =
+        c.name === 'load_reporting_cluster' ? lrs.port : (service.address() as net.AddressInfo).port;
+    }
+    const listener = b.static_resources.listeners[0];
+    listener.address.socket_address.address = '127.0.0.1';
+    listener.name = 'ingress'; // unnamed in the example: named to find its port in /listeners
+    const proxy = await startProxyProcess(b, ['--concurrency', '1']);
+    try {
+      const port = await proxy.listenerPort('ingress');
+      for (let i = 0; i < 3; i++)
+        assert.equal(await (await fetch(`http://127.0.0.1:${port}/service/${i}`)).text(), 'ok');
+      const reported = () =>
+        lrs.reports
+          .flatMap((r) => r.cluster_stats)
+          .filter((c) => c.cluster_name === 'local_service')
+          .flatMap((c) => c.upstream_locality_stats)
+          .reduce((n, l) => n + l.total_successful_requests, 0);
+      await until('3 requests reported', async () => reported() >= 3);
+      // One more report: what was reported is not reported again.
+      await lrs.waitFor((r) => r.cluster_stats.length > 0, lrs.reports.length);
+      assert.equal(reported(), 3);
+    } finally {
+      await proxy.stop();
+      await lrs.stop();
+      service.close();
     }
   });
 
