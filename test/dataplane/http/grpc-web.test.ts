@@ -8,6 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { grpcStreamStarter } from '../../../src/dataplane/http/grpc-filters.js';
 import { grpcWebStream } from '../../../src/dataplane/http/grpc-web.js';
 import type { HttpRequest, ResponseSink } from '../../../src/dataplane/http/request.js';
 import { closedPort, echoServer, frame, frames, post } from '../../helpers/grpc-upstream.js';
@@ -281,5 +282,59 @@ describe('grpc_web text decoding', () => {
         frame(Buffer.from('grpc-status:0\r\ngrpc-message:OK\r\n'), 0x80).toString('base64'),
       ],
     );
+  });
+});
+
+describe('grpc_web before grpc_http1_bridge in one chain', () => {
+  it('the bridge takes the request grpc_web made gRPC; the client gets the status in the head and the trailers frame', () => {
+    const out: { status: number; headers: string[]; length: number; data: Buffer[]; ended: boolean } = {
+      status: 0,
+      headers: [],
+      length: 0,
+      data: [],
+      ended: false,
+    };
+    const sink: ResponseSink = {
+      headersSent: false,
+      writeHead(status, headers, contentLength) {
+        Object.assign(out, { status, headers, length: contentLength });
+      },
+      writeData: (c) => out.data.push(c) > 0,
+      end() {
+        out.ended = true;
+      },
+      reset() {},
+    };
+    const req: HttpRequest = {
+      method: 'POST',
+      path: '/a.B/C',
+      authority: 'x',
+      scheme: 'http',
+      headers: ['content-type', 'application/grpc-web'],
+      protocol: 'HTTP/1.1',
+      remoteIp: '127.0.0.1',
+      contentLength: -1,
+      hasBody: true,
+    };
+    const start = grpcStreamStarter(['grpc_web', 'grpc_http1_bridge']);
+    const s = start?.(req, sink, () => null);
+    assert.ok(s);
+    s.sink.writeHead(200, ['content-type', 'application/grpc'], -1, false);
+    s.sink.writeData(frame('part'));
+    assert.equal(out.status, 0, 'the bridge holds the head until the trailers');
+    s.trailers(['grpc-status', '3', 'grpc-message', 'bad']);
+    s.sink.end();
+    assert.equal(out.status, 503);
+    assert.equal(out.headers[out.headers.indexOf('grpc-status') + 1], '3');
+    assert.equal(out.headers[out.headers.indexOf('content-type') + 1], 'application/grpc-web+proto');
+    const body = frames(Buffer.concat(out.data));
+    assert.deepEqual(
+      body.map((f) => [f.flag, f.payload.toString()]),
+      [
+        [0, 'part'],
+        [0x80, 'grpc-status:3\r\ngrpc-message:bad\r\n'],
+      ],
+    );
+    assert.ok(out.ended);
   });
 });
