@@ -590,7 +590,10 @@ export class Exchange implements UpstreamHandler, TimerTarget {
   }
 
   onUpstreamTrailers(trailers: string[]): void {
-    if (!this.done && this.grpc !== null) this.grpc.trailers(trailers);
+    if (this.done || this.grpc === null) return;
+    const status = this.grpc.trailers(trailers);
+    // The bridge's 503 for a failed call is what the client gets: counted and logged so.
+    if (status > 0) this.responseStatus = this.info.responseCode = status;
   }
 
   onUpstreamEnd(): void {
@@ -650,12 +653,14 @@ export class Exchange implements UpstreamHandler, TimerTarget {
       this.grpc === null
         ? sendLocalReply(this.sink, this.req.method, this.hcm.serverName, status, body, headers)
         : sendGrpcLocalReply(this.sink, this.hcm.serverName, status, body, headers);
-    this.info.responseCode = status;
+    // A gRPC local reply is a 200 (its status is in grpc-status), counted and logged so.
+    const code = this.grpc === null ? status : 200;
+    this.info.responseCode = code;
     this.info.responseHeaders = sent.headers;
     this.info.bytesSent += sent.bodyBytes;
     if (this.tap && sent.bodyBytes > 0)
       this.tap.responseBody(typeof body === 'string' ? Buffer.from(body) : body);
-    this.finish(status);
+    this.finish(code);
   }
 
   private finish(status: number): void {

@@ -58,10 +58,10 @@ class BridgeStream implements GrpcStream, ResponseSink {
     return true;
   }
 
-  trailers(trailers: string[]): void {
+  trailers(trailers: string[]): number {
     this.stats?.charge(trailers);
     const head = this.head;
-    if (head === null) return;
+    if (head === null) return 0;
     const status = flatValue(trailers, 'grpc-status');
     if (status !== undefined) {
       if (!DIGITS.test(status) || Number(status) !== 0) head.status = 503;
@@ -71,6 +71,7 @@ class BridgeStream implements GrpcStream, ResponseSink {
     if (message !== undefined) setHeader(head.headers, 'grpc-message', message);
     // Sent now, so a filter nearer the client (grpc_web) sees the body before the trailers.
     this.flush();
+    return head.status;
   }
 
   end(): void {

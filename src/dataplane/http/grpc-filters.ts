@@ -47,7 +47,9 @@ export function grpcStreamStarter(kinds: readonly GrpcFilterKind[]): GrpcStreamS
       },
       requestEnd: () => streams.every((s) => s.requestEnd()),
       trailers(trailers) {
-        for (let i = streams.length - 1; i >= 0; i--) streams[i]?.trailers(trailers);
+        let status = 0;
+        for (let i = streams.length - 1; i >= 0; i--) status = streams[i]?.trailers(trailers) || status;
+        return status;
       },
     };
   };

@@ -100,7 +100,7 @@ class WebStream implements GrpcStream, ResponseSink {
     return ok;
   }
 
-  trailers(trailers: string[]): void {
+  trailers(trailers: string[]): number {
     this.stats?.charge(trailers);
     let text = '';
     for (let i = 0; i < trailers.length; i += 2) text += `${trailers[i]}:${trailers[i + 1]}\r\n`;
@@ -110,6 +110,7 @@ class WebStream implements GrpcStream, ResponseSink {
     frame.writeUInt32BE(payload.length, 1);
     payload.copy(frame, 5);
     this.inner.writeData(this.textResponse ? Buffer.from(frame.toString('base64'), 'latin1') : frame);
+    return 0;
   }
 
   end(): void {

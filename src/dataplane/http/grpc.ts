@@ -112,6 +112,9 @@ export interface GrpcStream {
   requestBody(chunk: Buffer): Buffer | null;
   /** False when the request body ended malformed. */
   requestEnd(): boolean;
-  /** The upstream response's trailers (flat, lowercase names), before the response ends. */
-  trailers(trailers: string[]): void;
+  /**
+   * The upstream response's trailers (flat, lowercase names), before the response ends; the
+   * HTTP status the client gets when the filter changed it, else 0.
+   */
+  trailers(trailers: string[]): number;
 }

@@ -92,6 +92,7 @@ describe('grpc_http1_bridge', () => {
   });
 
   it('a non-zero grpc-status in the trailers makes the response a 503 that keeps its body', async () => {
+    const errors = proxy.counter('http.egress.downstream_rq_5xx');
     const a = await post(proxy.port, '/fail.Svc/Call', GRPC, frame('x'));
     assert.equal(a.status, 503);
     assert.equal(a.headers['grpc-status'], '2');
@@ -101,9 +102,11 @@ describe('grpc_http1_bridge', () => {
       ['partial'],
     );
     assert.equal(stat('failing', 'fail.Svc.Call.failure'), 1);
+    assert.equal(proxy.counter('http.egress.downstream_rq_5xx'), errors + 1, 'counted as the client saw it');
   });
 
   it('an upstream that is down answers as a gRPC server would: 200, grpc-status 14 (UNAVAILABLE), the reason', async () => {
+    const ok = proxy.counter('http.egress.downstream_rq_2xx');
     const a = await post(proxy.port, '/down.Svc/Call', GRPC, frame('x'));
     assert.equal(a.status, 200);
     assert.equal(a.headers['content-type'], 'application/grpc');
@@ -114,6 +117,7 @@ describe('grpc_http1_bridge', () => {
     );
     assert.equal(a.body.length, 0);
     assert.equal(stat('down', 'down.Svc.Call.14'), 1);
+    assert.equal(proxy.counter('http.egress.downstream_rq_2xx'), ok + 1);
   });
 
   it('leaves a request that is not gRPC alone', async () => {
