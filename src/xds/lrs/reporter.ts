@@ -11,6 +11,7 @@ import type * as Grpc from '@grpc/grpc-js';
 import type bunyan from 'bunyan';
 import { hostKey } from '../../../reducers/hosts.js';
 import { entryOf } from '../../../reducers/names.js';
+import type { ClustersFigures } from '../../../views/clusters/figures.js';
 import type { Options } from '../../cli/options.js';
 import type { Store } from '../../control/store.js';
 import type { DataPlaneFigures } from '../../dataplane/figures.js';
@@ -164,10 +165,10 @@ export class LoadReporter {
    * Starts tracking the clusters of the last response (a cluster new to it counts from now)
    * and arms the next report.
    */
-  private async startPeriod(call: Call): Promise<void> {
+  private async startPeriod(call: Call, read?: ClustersFigures): Promise<void> {
     const assignment = this.assignment;
     if (!assignment) return;
-    const counts = await this.ctx.figures.read();
+    const counts = read ?? (await this.ctx.figures.read());
     if (call !== this.call) return;
     const clusters = this.ctx.store.state.clusters;
     const names = assignment.send_all_clusters ? Object.keys(clusters) : assignment.clusters;
@@ -190,8 +191,8 @@ export class LoadReporter {
       this.assignment.report_endpoint_granularity,
     );
     this.send(call, stats);
-    // With send_all_clusters, a cluster added since is tracked from now on.
-    await this.startPeriod(call);
+    // With send_all_clusters, a cluster added since is tracked from now on (from these counts).
+    await this.startPeriod(call, counts);
   }
 
   private send(call: Call, clusterStats: ClusterStats[]): void {

@@ -44,7 +44,7 @@ function get(port: number, path: string): Promise<number> {
 
 const LOCALITY = { region: 'eu', zone: 'eu-a', sub_zone: '' };
 
-function bootstrap(webPort: number, otherPort: number, lrsPort: number): JsonObject {
+function bootstrap(webPort: number, otherPort: number, lrsPort: number, transport = 'V2'): JsonObject {
   const web = staticCluster('web', [webPort]);
   (web.load_assignment as { endpoints: JsonObject[] }).endpoints[0]!.locality = LOCALITY;
   return {
@@ -87,7 +87,11 @@ function bootstrap(webPort: number, otherPort: number, lrsPort: number): JsonObj
       clusters: [web, staticCluster('other', [otherPort]), staticCluster('lrs', [lrsPort], true)],
     },
     cluster_manager: {
-      load_stats_config: { api_type: 'GRPC', grpc_services: [{ envoy_grpc: { cluster_name: 'lrs' } }] },
+      load_stats_config: {
+        api_type: 'GRPC',
+        transport_api_version: transport,
+        grpc_services: [{ envoy_grpc: { cluster_name: 'lrs' } }],
+      },
     },
   };
 }
@@ -235,16 +239,20 @@ describe('load reporting (LRS), one process', () => {
   });
 });
 
-describe('load reporting (LRS) with --concurrency 2', () => {
+describe('load reporting (LRS) with --concurrency 2, over v3', () => {
   it("reports every worker's requests", async () => {
     const up = await upstream('web');
     const other = await upstream('other');
     const lrs = await LrsServer.start();
     lrs.respond({ clusters: ['web'], load_reporting_interval: '0.3s' });
-    const proxy = await startProxyProcess(bootstrap(up.port, other.port, lrs.port), ['--concurrency', '2']);
+    const proxy = await startProxyProcess(bootstrap(up.port, other.port, lrs.port, 'V3'), [
+      '--concurrency',
+      '2',
+    ]);
     try {
       const port = await proxy.listenerPort('ingress');
-      await lrs.waitFor((r) => statsOf(r, 'web') !== undefined);
+      const first = await lrs.waitFor((r) => statsOf(r, 'web') !== undefined);
+      assert.equal(first.method, LRS_METHODS.V3);
       const from = lrs.reports.length;
       const codes = await Promise.all(
         Array.from({ length: 12 }, (_, i) => get(port, i % 4 === 3 ? '/fail' : '/ok')),
