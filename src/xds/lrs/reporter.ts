@@ -133,7 +133,7 @@ export class LoadReporter {
     call.on('error', (err: Grpc.ServiceError) => this.onEnd(call, `${err.code}: ${err.details}`));
     call.on('end', () => this.onEnd(call, 'stream ended by the server'));
     this.send(call, []);
-    if (this.assignment) void this.startPeriod(call);
+    if (this.assignment) this.guard(call, this.startPeriod(call));
   }
 
   close(): void {
@@ -158,7 +158,7 @@ export class LoadReporter {
       { clusters: response.send_all_clusters ? '*' : response.clusters },
       'new load report epoch',
     );
-    void this.startPeriod(call);
+    this.guard(call, this.startPeriod(call));
   }
 
   /**
@@ -176,7 +176,7 @@ export class LoadReporter {
     if (this.reportTimer) clearTimeout(this.reportTimer);
     const interval = assignment.load_reporting_interval;
     const ms = interval ? interval.seconds * 1000 + interval.nanos / 1e6 : 0;
-    this.reportTimer = setTimeout(() => void this.report(call), ms);
+    this.reportTimer = setTimeout(() => this.guard(call, this.report(call)), ms);
     this.reportTimer.unref();
   }
 
@@ -193,6 +193,11 @@ export class LoadReporter {
     this.send(call, stats);
     // With send_all_clusters, a cluster added since is tracked from now on (from these counts).
     await this.startPeriod(call, counts);
+  }
+
+  /** A period or report that failed (figures unreadable, a report that does not encode) ends the stream, to be redialled. */
+  private guard(call: Call, work: Promise<void>): void {
+    work.catch((err: Error) => this.onEnd(call, `load report failed: ${err.message}`));
   }
 
   private send(call: Call, clusterStats: ClusterStats[]): void {
