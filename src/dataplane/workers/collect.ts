@@ -1,14 +1,18 @@
 import type { WorkerMemory } from '../../../views/memory/render.js';
 import type { ServerContext } from '../../context.js';
 import { RecentLookups } from '../../stats/recent-lookups.js';
-import type { StatsStore } from '../../stats/store.js';
+import { StatsStore } from '../../stats/store.js';
 import { type HostStatsByCluster, mergeHostStats, mergeStats } from './stats-merge.js';
+
+/** The merged store of each context, merged into again per request (see `mergeStats`). */
+const mergedStores = new WeakMap<ServerContext, StatsStore>();
 
 /**
  * The stats the admin interface shows. In-process (`--concurrency 1`) that is `ctx.stats`
  * itself and `hosts` is null (read the cluster manager's own host objects). With workers
- * it is a merged copy (see `mergeStats`) and `hosts` holds the workers' per-host figures
- * summed; a worker that does not answer within `timeoutMs` is left out.
+ * it is a merged copy (see `mergeStats`), the same store updated in place each time so that
+ * its sort and Prometheus identities are cached as in-process, and `hosts` holds the
+ * workers' per-host figures summed; a worker that does not answer within `timeoutMs` is left out.
  */
 export async function collectWorkerStats(
   ctx: ServerContext,
@@ -17,7 +21,12 @@ export async function collectWorkerStats(
   const pool = ctx.workers?.started ? ctx.workers : null;
   if (!pool) return { stats: ctx.stats, hosts: null };
   const dumps = await pool.ask({ kind: 'stats' }, timeoutMs);
-  return { stats: mergeStats(ctx.stats, dumps), hosts: mergeHostStats(dumps) };
+  let merged = mergedStores.get(ctx);
+  if (!merged) {
+    merged = new StatsStore();
+    mergedStores.set(ctx, merged);
+  }
+  return { stats: mergeStats(ctx.stats, dumps, merged), hosts: mergeHostStats(dumps) };
 }
 
 /**

@@ -98,10 +98,33 @@ class MergedHistogram extends Histogram {
  * bases) and `Accumulate` gauges add up; a `NeverImport` gauge describes shared state
  * (listeners active, clusters known), so the primary's value wins, else the first
  * worker's; histogram bins add up window by window; a text readout is the primary's, else
- * the first worker's. The result is a fresh store: rendering it changes nothing live.
+ * the first worker's. Rendering the result changes nothing live. `into` is a store this
+ * function made before, merged into again from zero: its stats are kept, so its sorted names
+ * and Prometheus identities stay cached from one `/stats` to the next (a name no process
+ * reports any more stays, at zero, as a name does in-process).
  */
-export function mergeStats(primary: StatsStore, dumps: readonly StatsDump[]): StatsStore {
-  const out = new StatsStore();
+export function mergeStats(
+  primary: StatsStore,
+  dumps: readonly StatsDump[],
+  into: StatsStore = new StatsStore(),
+): StatsStore {
+  const out = into;
+  for (const c of out.counters.values()) {
+    c.value = 0;
+    c.resetBase = 0;
+    c.used = false;
+  }
+  for (const g of out.gauges.values()) {
+    g.value = 0;
+    g.used = false;
+  }
+  for (const h of out.histograms.values() as Iterable<MergedHistogram>) {
+    h.interval = null;
+    h.cumulative = null;
+    h.used = false;
+  }
+  /** `NeverImport` gauges and text readouts given their value in this merge (the first one wins). */
+  const given = { gauges: new Set<string>(), textReadouts: new Set<string>() };
   const own = dumpStats(primary, {});
   for (const dump of [own, ...dumps]) {
     for (const c of dump.counters) {
@@ -111,10 +134,12 @@ export function mergeStats(primary: StatsStore, dumps: readonly StatsDump[]): St
       into.used ||= c.used;
     }
     for (const g of dump.gauges) {
-      const existing = out.gauges.get(g.name);
-      const into = existing ?? out.gauge(g.name, g.importMode);
+      const into = out.gauges.get(g.name) ?? out.gauge(g.name, g.importMode);
       if (g.importMode === 'Accumulate') into.value += g.value;
-      else if (!existing) into.value = g.value;
+      else if (!given.gauges.has(g.name)) {
+        into.value = g.value;
+        given.gauges.add(g.name);
+      }
       into.used ||= g.used;
     }
     for (const h of dump.histograms) {
@@ -128,9 +153,9 @@ export function mergeStats(primary: StatsStore, dumps: readonly StatsDump[]): St
       into.used ||= h.used;
     }
     for (const t of dump.textReadouts) {
-      const existing = out.textReadouts.get(t.name);
-      if (existing) continue;
-      const into = out.textReadout(t.name);
+      if (given.textReadouts.has(t.name)) continue;
+      given.textReadouts.add(t.name);
+      const into = out.textReadouts.get(t.name) ?? out.textReadout(t.name);
       into.value = t.value;
       into.used = t.used;
     }

@@ -68,3 +68,37 @@ test('worker stats merge: recent lookups add up, in the list and in server.stats
     ['cluster.c.upstream_cx_total', 3],
   ]);
 });
+
+test('worker stats merge into a kept store: the figures of a fresh merge, on the same stat objects', () => {
+  const primary = new StatsStore();
+  primary.gauge('listener_manager.total_listeners_active', 'NeverImport').set(2);
+  primary.textReadout('server.version').set('p');
+  const worker = new StatsStore();
+  const dumpOf = (n: number) => {
+    worker.counter('tcp.p.downstream_cx_total').add(n);
+    worker.gauge('server.total_connections').set(n);
+    worker.gauge('listener_manager.total_listeners_active', 'NeverImport').set(7);
+    worker.histogram('h').record(n);
+    worker.textReadout('server.version').set('w');
+    return JSON.parse(JSON.stringify(dumpStats(worker, {})));
+  };
+  const kept = mergeStats(primary, [dumpOf(3)]);
+  const counter = kept.counters.get('tcp.p.downstream_cx_total');
+  const generation = kept.generation;
+  const wire = [dumpOf(4)];
+  const again = mergeStats(primary, wire, kept);
+  const fresh = mergeStats(primary, wire);
+  assert.equal(again, kept);
+  assert.equal(again.counters.get('tcp.p.downstream_cx_total'), counter, 'the same stat object');
+  assert.equal(again.generation, generation, 'no stat created, so sorted names stay cached');
+  const figures = (s: StatsStore) => ({
+    counters: [...s.counters.values()].map((c) => [c.name, c.value, c.resetBase, c.used]),
+    gauges: [...s.gauges.values()].map((g) => [g.name, g.value, g.used]),
+    histograms: [...s.histograms.values()].map((h) => [h.name, h.cumulativeWindow()?.count, h.used]),
+    textReadouts: [...s.textReadouts.values()].map((t) => [t.name, t.value]),
+  });
+  assert.deepEqual(figures(again), figures(fresh));
+  assert.equal(again.counters.get('tcp.p.downstream_cx_total')?.value, 7);
+  assert.equal(again.gauges.get('listener_manager.total_listeners_active')?.value, 2);
+  assert.equal(again.textReadouts.get('server.version')?.value, 'p');
+});
