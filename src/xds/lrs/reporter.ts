@@ -77,9 +77,8 @@ export function startLoadReporting(ctx: LoadReportingContext): LoadReporter | nu
 }
 
 /**
- * One LRS stream and its report timer. As in the reference, every request carries the node,
- * the first one no stats; the last response keeps applying across a reconnect until a new
- * one comes; a new response replaces the cluster list and the interval, and a cluster it
+ * One LRS stream and its report timer. As in the reference, every request carries the node;
+ * the last response keeps applying across a reconnect until a new one comes; a new response replaces the cluster list and the interval, and a cluster it
  * keeps keeps its period. Its counters (`cluster_manager.load_reporter.*`) are named as the
  * reference's: `requests` counts the server's requests for load (responses received),
  * `responses` the reports sent, `errors` the streams that broke or could not be opened.
@@ -132,8 +131,10 @@ export class LoadReporter {
     call.on('data', (response: LoadStatsResponse) => this.onResponse(call, response));
     call.on('error', (err: Grpc.ServiceError) => this.onEnd(call, `${err.code}: ${err.details}`));
     call.on('end', () => this.onEnd(call, 'stream ended by the server'));
-    this.send(call, []);
-    if (this.assignment) this.guard(call, this.startPeriod(call));
+    // A redial reports at once what its clusters did since their last report (the outage
+    // too), as the reference's first message of a new stream does; a first dial has nothing.
+    if (this.assignment) this.guard(call, this.report(call));
+    else this.send(call, []);
   }
 
   close(): void {
