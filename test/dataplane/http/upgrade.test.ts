@@ -10,6 +10,7 @@ import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Report } from '../../../src/bootstrap/report.js';
 import { compileHcm } from '../../../src/dataplane/http/hcm-config.js';
+import { newUpstreamHost } from '../../../src/upstream/host.js';
 import { until } from '../../helpers/dataplane.js';
 import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 
@@ -185,13 +186,9 @@ describe('WebSocket upgrades through the proxy', () => {
     const cluster = proxy.clusters.get('ws');
     assert.ok(cluster);
     const saved = cluster.hosts[0];
-    const host = {
-      ...(saved as NonNullable<typeof saved>),
-      ip: '127.0.0.1',
-      port,
-      address: `127.0.0.1:${port}`,
-      pool: null,
-    };
+    assert.ok(saved);
+    // A member of its own (not a spread of the saved one: its address and stats are getters).
+    const host = newUpstreamHost({ ...saved.state, ip: '127.0.0.1', port, address: `127.0.0.1:${port}` });
     proxy.clusters.set('ws', { ...cluster, lb: { choose: () => host } });
     try {
       const { status } = await talk(proxy.port, '/room', []);
