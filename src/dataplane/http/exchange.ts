@@ -4,6 +4,7 @@ import { ORIGINAL_DST_HEADERS } from '../../upstream/lb/original-dst.js';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 import { FLAG, joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
 import type { ClusterTraffic, Count, RequestCount } from '../pool/cluster-traffic.js';
+import { H2Pool } from '../pool/h2-pool.js';
 import { poolFor } from '../pool/index.js';
 import type {
   PoolContext,
@@ -18,7 +19,7 @@ import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '.
 import type { TracedRequest } from '../tracing/tracer.js';
 import { addCorsHeaders, type CorsResponse } from './cors.js';
 import type { DownstreamOwner } from './downstream.js';
-import { type GrpcStream, sendGrpcLocalReply } from './grpc.js';
+import { type GrpcStream, isGrpcContentType, sendGrpcLocalReply } from './grpc.js';
 import type { GrpcStreamStarter } from './grpc-filters.js';
 import { BAD_GRPC_WEB_BODY } from './grpc-web.js';
 import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
@@ -117,6 +118,10 @@ export class Exchange implements UpstreamHandler, TimerTarget {
   private upstreamPaused = false;
   /** Status of the response being forwarded; 0 before one. */
   private responseStatus = 0;
+  /** The client reads trailers and the current attempt's upstream (HTTP/2) can send them. */
+  private trailersExpected = false;
+  /** The upstream response's trailers, for the end of the downstream one. */
+  private trailers: string[] | undefined = undefined;
   /** What the access logs and the debug log read when the request ends. */
   readonly info: StreamInfo;
   /** Set only while a `/tap` session is attached to this connection manager's tap filter. */
@@ -331,7 +336,9 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     };
     const perTry = this.retry?.perTryTimeoutMs ?? 0;
     if (perTry > 0) this.tryTimer = setTimeout(() => this.onTimeout(true), perTry);
-    const up = poolFor(pc, this.req.protocol === 'HTTP/2').request(this.headFor(host), this, pc, fresh);
+    const pool = poolFor(pc, this.req.protocol === 'HTTP/2');
+    this.trailersExpected = this.req.acceptsTrailers === true && pool instanceof H2Pool;
+    const up = pool.request(this.headFor(host), this, pc, fresh);
     if (!this.done && this.host === host) {
       this.upstream = up;
       up.onWritable = () => this.owner.resumeReading();
@@ -571,7 +578,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     const mutated = this.mutations.length === 0 ? headers : this.responseHeaders(headers.slice());
     const out = downstreamResponseHeaders(mutated, this.hcm.serverName);
     if (this.cors !== null) addCorsHeaders(out, this.cors);
-    this.sink.writeHead(status, out, contentLength, false);
+    this.sink.writeHead(status, out, contentLength, false, this.trailersExpected);
     this.responseStatus = status;
     this.info.responseCode = status;
     this.info.responseHeaders = out;
@@ -590,7 +597,9 @@ export class Exchange implements UpstreamHandler, TimerTarget {
   }
 
   onUpstreamTrailers(trailers: string[]): void {
-    if (this.done || this.grpc === null) return;
+    if (this.done) return;
+    this.trailers = trailers;
+    if (this.grpc === null) return;
     const status = this.grpc.trailers(trailers);
     // The bridge's 503 for a failed call is what the client gets: counted and logged so.
     if (status > 0) this.responseStatus = this.info.responseCode = status;
@@ -599,7 +608,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
   onUpstreamEnd(): void {
     if (this.done) return;
     if (this.host) this.endAttempt(this.responseStatus);
-    this.sink.end();
+    this.sink.end(this.trailers);
     this.finish(this.responseStatus);
   }
 
@@ -649,12 +658,13 @@ export class Exchange implements UpstreamHandler, TimerTarget {
   private localReply(status: number, body: string | Buffer, extra: string[] = []): void {
     const headers = this.cors === null ? extra : extra.slice();
     if (this.cors !== null) addCorsHeaders(headers, this.cors);
-    const sent =
-      this.grpc === null
-        ? sendLocalReply(this.sink, this.req.method, this.hcm.serverName, status, body, headers)
-        : sendGrpcLocalReply(this.sink, this.hcm.serverName, status, body, headers);
+    // As the reference's router: any gRPC request gets a gRPC answer (read here, not per request).
+    const grpc = this.grpc !== null || isGrpcContentType(headerValue(this.req, 'content-type'));
+    const sent = grpc
+      ? sendGrpcLocalReply(this.sink, this.hcm.serverName, status, body, headers)
+      : sendLocalReply(this.sink, this.req.method, this.hcm.serverName, status, body, headers);
     // A gRPC local reply is a 200 (its status is in grpc-status), counted and logged so.
-    const code = this.grpc === null ? status : 200;
+    const code = grpc ? 200 : status;
     this.info.responseCode = code;
     this.info.responseHeaders = sent.headers;
     this.info.bytesSent += sent.bodyBytes;

@@ -44,11 +44,17 @@ class BridgeStream implements GrpcStream, ResponseSink {
     return this.started || this.inner.headersSent;
   }
 
-  writeHead(status: number, headers: string[], contentLength: number, endStream: boolean): void {
+  writeHead(
+    status: number,
+    headers: string[],
+    contentLength: number,
+    endStream: boolean,
+    trailers?: boolean,
+  ): void {
     this.started = true;
     this.stats?.charge(headers);
     if (this.bridging && !endStream) this.head = { status, headers };
-    else this.inner.writeHead(status, headers, contentLength, endStream);
+    else this.inner.writeHead(status, headers, contentLength, endStream, trailers);
   }
 
   writeData(chunk: Buffer): boolean {
@@ -74,9 +80,10 @@ class BridgeStream implements GrpcStream, ResponseSink {
     return head.status;
   }
 
-  end(): void {
+  end(trailers?: readonly string[]): void {
     if (this.head !== null) this.flush();
-    if (!this.closed) this.inner.end();
+    // Over HTTP/2 the client reads the trailers themselves.
+    if (!this.closed) this.inner.end(this.bridging ? undefined : trailers);
   }
 
   reset(): void {

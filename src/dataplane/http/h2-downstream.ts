@@ -2,6 +2,7 @@ import * as http2 from 'node:http2';
 import { joinHostPort } from '../access-log/stream-info.js';
 import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
+import { isGrpcContentType } from './grpc.js';
 import type { HttpRequest, ResponseSink } from './request.js';
 import { StreamTimer } from './stream-timer.js';
 
@@ -90,6 +91,23 @@ function sessionOf(session: http2.Http2Session | undefined): SessionState {
   return state;
 }
 
+/** `out` with a flat `[name, value, ...]` list added, repeated names as arrays. */
+function withFlat(out: http2.OutgoingHttpHeaders, flat: readonly string[]): http2.OutgoingHttpHeaders {
+  for (let i = 0; i < flat.length; i += 2) {
+    const name = flat[i] as string;
+    const prev = out[name];
+    const value = flat[i + 1] as string;
+    if (prev === undefined) out[name] = value;
+    else out[name] = Array.isArray(prev) ? [...prev, value] : [String(prev), value];
+  }
+  return out;
+}
+
+/** One error for every reset this codec makes: only its presence matters to Node. */
+const RESET = new Error('stream reset by the proxy');
+
+const NO_TRAILERS: readonly string[] = [];
+
 /** A stream's 'error' is followed by its 'close', which is what the exchange hears. */
 function ignoreError(): void {}
 
@@ -98,6 +116,11 @@ class H2Stream implements ResponseSink, ExchangeOwner {
   headersSent = false;
   private exchange: Exchange | null = null;
   private drainWatched = false;
+  /**
+   * The response went out with `waitForTrailers`: the stream stays open after its last DATA
+   * frame until `wantTrailers` sends these (none: an empty DATA frame ends it).
+   */
+  private trailers: readonly string[] | null = null;
   readonly timers: ExchangeTimers;
   private readonly session: SessionState;
 
@@ -109,8 +132,9 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     const flat: string[] = [];
     for (const name in headers) {
       const value = headers[name];
-      if (name.charCodeAt(0) === 58 || value === undefined || name === 'connection' || name === 'te')
-        continue;
+      if (name.charCodeAt(0) === 58 || value === undefined || name === 'connection') continue;
+      // `te: trailers` (the only value HTTP/2 allows) goes upstream: gRPC servers want it.
+      if (name === 'te' && value !== 'trailers') continue;
       if (Array.isArray(value)) for (const v of value) flat.push(name, v);
       else flat.push(name, value);
     }
@@ -135,6 +159,8 @@ class H2Stream implements ResponseSink, ExchangeOwner {
       contentLength: hasBody ? contentLength : 0,
       hasBody,
     };
+    if (headers.te === 'trailers' || isGrpcContentType(headers['content-type'] as string | undefined))
+      req.acceptsTrailers = true;
     const ex = new Exchange(hcm, req, this, this);
     this.exchange = ex;
     session.open += 1;
@@ -155,22 +181,27 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     ex.start();
   }
 
-  writeHead(status: number, headers: string[], contentLength: number, endStream: boolean): void {
+  writeHead(
+    status: number,
+    headers: string[],
+    contentLength: number,
+    endStream: boolean,
+    trailers?: boolean,
+  ): void {
     this.headersSent = true;
     const stream = this.stream;
     if (stream.destroyed || stream.closed) return;
-    const out: http2.OutgoingHttpHeaders = { ':status': status };
-    for (let i = 0; i < headers.length; i += 2) {
-      const name = headers[i] as string;
-      const prev = out[name];
-      const value = headers[i + 1] as string;
-      if (prev === undefined) out[name] = value;
-      else out[name] = Array.isArray(prev) ? [...prev, value] : [String(prev), value];
-    }
+    const out = withFlat({ ':status': status }, headers);
     if (contentLength >= 0 && status !== 204 && status !== 304) out['content-length'] = String(contentLength);
     try {
       // A known empty body ends the stream with the HEADERS frame: no DATA frame, no write.
-      stream.respond(out, { endStream: endStream || contentLength === 0 });
+      // That is also how a gRPC trailers-only answer must arrive.
+      const ends = endStream || contentLength === 0;
+      if (trailers === true && !ends) {
+        this.trailers = NO_TRAILERS;
+        stream.respond(out, { waitForTrailers: true });
+        stream.once('wantTrailers', () => this.sendTrailers());
+      } else stream.respond(out, { endStream: ends });
     } catch {
       stream.close(NGHTTP2_INTERNAL_ERROR);
     }
@@ -188,12 +219,26 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     return false;
   }
 
-  end(): void {
+  end(trailers?: readonly string[]): void {
+    if (trailers !== undefined && this.trailers !== null) this.trailers = trailers;
     if (!this.stream.writableEnded) this.stream.end();
   }
 
+  private sendTrailers(): void {
+    const out = withFlat({}, this.trailers as readonly string[]);
+    try {
+      // Empty, Node ends the stream with an empty DATA frame instead.
+      this.stream.sendTrailers(out);
+    } catch {
+      this.stream.close(NGHTTP2_INTERNAL_ERROR);
+    }
+  }
+
   reset(): void {
-    this.stream.close(NGHTTP2_INTERNAL_ERROR);
+    // Not `close(code)`: it ends the writable side first, and a response whose request
+    // already ended would then look complete (END_STREAM), the RST_STREAM after it dropped.
+    // Destroyed with an error, the stream sends RST_STREAM(INTERNAL_ERROR) at once.
+    this.stream.destroy(RESET);
   }
 
   onExchangeDone(): void {

@@ -23,6 +23,11 @@ export interface HttpRequest {
   contentLength: number;
   /** False when the request has no body at all. */
   hasBody: boolean;
+  /**
+   * The client reads response trailers: it sent `te: trailers`, or (HTTP/2) it is a gRPC
+   * request. Set by the codec only when true.
+   */
+  acceptsTrailers?: boolean;
 }
 
 /** The value of a header (pseudo headers `:path`, `:method`, `:authority`, `:scheme` too); repeats joined by `,`. */
@@ -68,11 +73,21 @@ export function setHeader(headers: string[], name: string, value: string): void 
 export interface ResponseSink {
   /** True once `writeHead` ran: after that a failure can only reset the stream. */
   readonly headersSent: boolean;
-  /** Sends status and headers (flat, names lowercase; `contentLength` -1 when unknown). */
-  writeHead(status: number, headers: string[], contentLength: number, endStream: boolean): void;
+  /**
+   * Sends status and headers (flat, names lowercase; `contentLength` -1 when unknown).
+   * `trailers`: the response may end with trailers (HTTP/2 then keeps the stream open for them).
+   */
+  writeHead(
+    status: number,
+    headers: string[],
+    contentLength: number,
+    endStream: boolean,
+    trailers?: boolean,
+  ): void;
   /** Sends body bytes; false when the downstream buffer is full (wait for `onDrain`). */
   writeData(chunk: Buffer): boolean;
-  end(): void;
+  /** Ends the response, with `trailers` (flat, lowercase names) when the codec can send them. */
+  end(trailers?: readonly string[]): void;
   /** Aborts the response after headers were sent (the client sees a reset or a truncated body). */
   reset(): void;
 }

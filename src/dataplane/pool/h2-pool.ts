@@ -8,7 +8,7 @@ import type {
   UpstreamRequestHead,
 } from './types.js';
 
-const { NGHTTP2_CANCEL } = http2.constants;
+const { NGHTTP2_CANCEL, NGHTTP2_FLAG_END_STREAM } = http2.constants;
 
 /** A received header block as a flat `[name, value, ...]` list, pseudo headers left out. */
 function flatHeaders(hs: http2.IncomingHttpHeaders): string[] {
@@ -65,12 +65,14 @@ class H2Request implements UpstreamRequest {
     this.stream = stream;
     this.pool.track(session, stream);
     const t = pc.traffic;
-    stream.on('response', (hs) => {
+    stream.on('response', (hs, flags) => {
       const status = Number(hs[':status']);
       if (status < 200) return;
       this.headed = true;
       const cl = hs['content-length'];
-      this.handler.onUpstreamHead(status, flatHeaders(hs), cl === undefined ? -1 : Number(cl));
+      // A head that ends the stream has no body: a gRPC trailers-only answer stays one downstream.
+      const length = cl !== undefined ? Number(cl) : flags & NGHTTP2_FLAG_END_STREAM ? 0 : -1;
+      this.handler.onUpstreamHead(status, flatHeaders(hs), length);
     });
     const onTrailers = this.handler.onUpstreamTrailers;
     if (onTrailers !== undefined)
