@@ -81,6 +81,19 @@ export function grpcStatusForHttp(status: number): number {
   }
 }
 
+/** `grpc-message` as the gRPC spec writes it: UTF-8 bytes outside `' '`..`'~'`, and `%`, as `%XX`. */
+export function percentEncode(text: string): string {
+  if (/^[ -$&-~]*$/.test(text)) return text;
+  let out = '';
+  for (const byte of Buffer.from(text)) {
+    out +=
+      byte < 0x20 || byte > 0x7e || byte === 0x25
+        ? `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+        : String.fromCharCode(byte);
+  }
+  return out;
+}
+
 /**
  * A local reply to a gRPC request, as the reference's connection manager sends it: a
  * trailers-only response, 200 with `content-type: application/grpc`, the status mapped to
@@ -95,7 +108,7 @@ export function sendGrpcLocalReply(
 ): LocalReplySent {
   const headers = ['content-type', 'application/grpc', 'grpc-status', String(grpcStatusForHttp(status))];
   const text = typeof body === 'string' ? body : body.toString();
-  if (text !== '') headers.push('grpc-message', text);
+  if (text !== '') headers.push('grpc-message', percentEncode(text));
   headers.push(...extra, 'server', serverName);
   sink.writeHead(200, headers, 0, true);
   return { headers, bodyBytes: 0 };

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { JsonObject } from '../../../events/index.js';
+import { percentEncode } from '../../../src/dataplane/http/grpc.js';
 import { httpBootstrap } from '../../helpers/bootstraps.js';
 import { closedPort } from '../../helpers/grpc-upstream.js';
 import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
@@ -101,6 +102,10 @@ before(async () => {
             domains: ['*'],
             routes: [
               { match: { prefix: '/test.Down/' }, route: { cluster: 'down' } },
+              {
+                match: { prefix: '/test.Direct/' },
+                direct_response: { status: 403, body: { inline_string: 'no: 100% ünïcode\n' } },
+              },
               {
                 match: {
                   prefix: '/test.Svc/Slow',
@@ -238,6 +243,23 @@ describe('gRPC over HTTP/2 through the proxy (no gRPC filter)', () => {
       error?.details ?? '',
       /^upstream connect error or disconnect\/reset before headers\. reset reason: connection failure/,
     );
+  });
+
+  it('a local reply to a gRPC request is gRPC: status from the HTTP one, grpc-message percent-encoded', async () => {
+    const direct = grpc.makeGenericClientConstructor(
+      { call: method('/test.Direct/Call', false, false) },
+      'Direct',
+    );
+    const c = new direct(`127.0.0.1:${proxy.port}`, grpc.credentials.createInsecure()) as SvcClient & {
+      call: (...args: unknown[]) => unknown;
+    };
+    const error = await new Promise<grpc.ServiceError | null>((resolve) =>
+      c.call(Buffer.from('x'), deadline(), (err: grpc.ServiceError | null) => resolve(err)),
+    );
+    c.close();
+    assert.equal(error?.code, grpc.status.PERMISSION_DENIED);
+    assert.equal(error?.details, 'no: 100% ünïcode\n');
+    assert.equal(percentEncode('a%b\n é'), 'a%25b%0A %C3%A9');
   });
 
   it('an upstream reset after the head reaches the client as RST_STREAM', async () => {
