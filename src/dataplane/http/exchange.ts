@@ -120,6 +120,8 @@ export class Exchange implements UpstreamHandler, TimerTarget {
   private responseStatus = 0;
   /** The client reads trailers and the current attempt's upstream (HTTP/2) can send them. */
   private trailersExpected = false;
+  /** The downstream request's trailers (HTTP/2), for the end of the upstream request. */
+  private requestTrailers: string[] | undefined = undefined;
   /** The upstream response's trailers, for the end of the downstream one. */
   private trailers: string[] | undefined = undefined;
   /** What the access logs and the debug log read when the request ends. */
@@ -246,6 +248,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     this.hash = route.hash ? route.hash(this.req) : null;
     if (cluster.settings.useOriginalDstHeader) this.originalDst = originalDestination(this.req);
     this.head = upstreamRequestHead(this.req, route, hcm);
+    if (this.req.acceptsTrailers === true && this.req.hasBody) this.head.trailers = true;
     if (this.bodyEnded) this.armTimeout();
     this.startAttempt();
   }
@@ -479,7 +482,12 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     this.bodyEnded = true;
     this.clearRequestTimer();
     if (this.head) this.armTimeout();
-    if (this.upstreamReady && this.upstream) this.upstream.end();
+    if (this.upstreamReady && this.upstream) this.upstream.end(this.requestTrailers);
+  }
+
+  /** The request's trailers (HTTP/2), just before its end. */
+  onRequestTrailers(trailers: string[]): void {
+    this.requestTrailers = trailers;
   }
 
   /** The downstream stream went away (client reset or closed). */
@@ -517,7 +525,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
       this.bodySent = 0;
       this.owner.resumeReading();
     }
-    if (this.bodyEnded && this.req.hasBody) up.end();
+    if (this.bodyEnded && this.req.hasBody) up.end(this.requestTrailers);
     else if (!this.req.hasBody) up.end();
   }
 

@@ -103,6 +103,20 @@ function withFlat(out: http2.OutgoingHttpHeaders, flat: readonly string[]): http
   return out;
 }
 
+/** A received header (or trailer) block as a flat list, without pseudo and connection headers. */
+function flatten(headers: http2.IncomingHttpHeaders): string[] {
+  const flat: string[] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (name.charCodeAt(0) === 58 || value === undefined || name === 'connection') continue;
+    // `te: trailers` (the only value HTTP/2 allows) goes upstream: gRPC servers want it.
+    if (name === 'te' && value !== 'trailers') continue;
+    if (Array.isArray(value)) for (const v of value) flat.push(name, v);
+    else flat.push(name, value);
+  }
+  return flat;
+}
+
 /** One error for every reset this codec makes: only its presence matters to Node. */
 const RESET = new Error('stream reset by the proxy');
 
@@ -129,15 +143,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     readonly stream: http2.ServerHttp2Stream,
     headers: http2.IncomingHttpHeaders,
   ) {
-    const flat: string[] = [];
-    for (const name in headers) {
-      const value = headers[name];
-      if (name.charCodeAt(0) === 58 || value === undefined || name === 'connection') continue;
-      // `te: trailers` (the only value HTTP/2 allows) goes upstream: gRPC servers want it.
-      if (name === 'te' && value !== 'trailers') continue;
-      if (Array.isArray(value)) for (const v of value) flat.push(name, v);
-      else flat.push(name, value);
-    }
+    const flat = flatten(headers);
     const cl = headers['content-length'];
     const method = String(headers[':method'] ?? 'GET');
     const contentLength = cl === undefined ? -1 : Number(cl);
@@ -171,6 +177,10 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     if (hasBody) {
       stream.on('data', (chunk: Buffer) => ex.onBody(chunk));
       stream.on('end', () => ex.onBodyEnd());
+      if (req.acceptsTrailers === true)
+        stream.on('trailers', (trailers: http2.IncomingHttpHeaders) =>
+          ex.onRequestTrailers(flatten(trailers)),
+        );
     }
     stream.on('close', () => {
       session.open -= 1;

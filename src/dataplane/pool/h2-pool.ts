@@ -21,6 +21,18 @@ function flatHeaders(hs: http2.IncomingHttpHeaders): string[] {
   return flat;
 }
 
+const NO_TRAILERS: readonly string[] = [];
+
+/** A flat `[name, value, ...]` list as node:http2 sends it, repeated names joined by `, `. */
+function outgoing(flat: readonly string[], into: http2.OutgoingHttpHeaders = {}): http2.OutgoingHttpHeaders {
+  for (let i = 0; i < flat.length; i += 2) {
+    const name = flat[i] as string;
+    const prev = into[name];
+    into[name] = prev === undefined ? (flat[i + 1] as string) : `${prev}, ${flat[i + 1]}`;
+  }
+  return into;
+}
+
 /** One request as an HTTP/2 stream on the host's shared session. */
 class H2Request implements UpstreamRequest {
   stream: http2.ClientHttp2Stream | null = null;
@@ -30,6 +42,8 @@ class H2Request implements UpstreamRequest {
   /** Its place in the cluster's pending count while the session connects. */
   pending: Count | null = null;
   private ended = false;
+  /** The request's trailers, for `wantTrailers` (none: an empty DATA frame ends the stream). */
+  private trailers: readonly string[] = NO_TRAILERS;
   private readonly queued: Buffer[] = [];
 
   constructor(
@@ -42,21 +56,16 @@ class H2Request implements UpstreamRequest {
   open(session: http2.ClientHttp2Session, pc: PoolContext): void {
     if (this.done) return;
     const h = this.head;
-    const headers: http2.OutgoingHttpHeaders = {
+    const headers = outgoing(h.headers, {
       ':method': h.method,
       ':path': h.path,
       ':authority': h.authority,
       ':scheme': pc.connector.tls ? 'https' : 'http',
-    };
-    for (let i = 0; i < h.headers.length; i += 2) {
-      const name = h.headers[i] as string;
-      const prev = headers[name];
-      headers[name] = prev === undefined ? (h.headers[i + 1] as string) : `${prev}, ${h.headers[i + 1]}`;
-    }
+    });
     if (h.contentLength >= 0 && h.hasBody) headers['content-length'] = String(h.contentLength);
     let stream: http2.ClientHttp2Stream;
     try {
-      stream = session.request(headers, { endStream: !h.hasBody });
+      stream = session.request(headers, { endStream: !h.hasBody, waitForTrailers: h.trailers === true });
     } catch {
       this.done = true;
       this.handler.onUpstreamFailure('reset');
@@ -97,6 +106,7 @@ class H2Request implements UpstreamRequest {
     });
     stream.on('error', () => {});
     stream.on('drain', () => this.onWritable?.());
+    if (h.trailers === true) stream.once('wantTrailers', () => stream.sendTrailers(outgoing(this.trailers)));
     this.handler.onUpstreamReady(this);
     for (const chunk of this.queued.splice(0)) stream.write(chunk);
     if (this.ended) stream.end();
@@ -112,8 +122,9 @@ class H2Request implements UpstreamRequest {
     return this.stream.write(chunk);
   }
 
-  end(): void {
+  end(trailers?: readonly string[]): void {
     this.ended = true;
+    if (trailers !== undefined) this.trailers = trailers;
     if (this.stream && !this.done && this.head.hasBody) this.stream.end();
   }
 

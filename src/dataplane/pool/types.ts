@@ -13,6 +13,11 @@ export interface UpstreamRequestHead {
   /** -1 when unknown: HTTP/1 upstream requests then use chunked encoding. */
   contentLength: number;
   hasBody: boolean;
+  /**
+   * The request may end with trailers (a gRPC or `te: trailers` request with a body): an
+   * HTTP/2 upstream stream then stays open after the body for them. Set only when true.
+   */
+  trailers?: boolean;
 }
 
 /** Why an upstream attempt failed before any response. */
@@ -43,7 +48,8 @@ export interface UpstreamHandler {
 /** An attempt as the pool tracks it; `abort` is safe at any point. */
 export interface UpstreamRequest {
   write(chunk: Buffer): boolean;
-  end(): void;
+  /** Ends the request body, with the downstream's trailers when it sent some (HTTP/2 sends them). */
+  end(trailers?: readonly string[]): void;
   abort(): void;
   /** Backpressure from the downstream side. */
   pause(): void;

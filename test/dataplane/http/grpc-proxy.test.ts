@@ -46,6 +46,9 @@ let server: grpc.Server;
 let serverPort = 0;
 let proxy: TestProxy;
 let client: SvcClient;
+/** A raw HTTP/2 upstream that answers OK after the request ends, keeping its trailers. */
+let recorder: http2.Http2Server;
+const requestTrailers: http2.IncomingHttpHeaders[] = [];
 
 before(async () => {
   server = new grpc.Server();
@@ -88,6 +91,18 @@ before(async () => {
       err ? reject(err) : resolve(p),
     ),
   );
+  recorder = http2.createServer();
+  recorder.on('stream', (stream) => {
+    stream.on('trailers', (t: http2.IncomingHttpHeaders) => requestTrailers.push(t));
+    stream.resume();
+    stream.on('end', () =>
+      stream.respond(
+        { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '0' },
+        { endStream: true },
+      ),
+    );
+  });
+  await new Promise<void>((resolve) => recorder.listen(0, '127.0.0.1', resolve));
   const h2 = (name: string, port: number) => ({
     raw: { name, connect_timeout: '1s', http2_protocol_options: {} },
     addresses: [`127.0.0.1:${port}`],
@@ -102,6 +117,7 @@ before(async () => {
             domains: ['*'],
             routes: [
               { match: { prefix: '/test.Down/' }, route: { cluster: 'down' } },
+              { match: { prefix: '/test.Rec/' }, route: { cluster: 'recorder' } },
               {
                 match: { prefix: '/test.Direct/' },
                 direct_response: { status: 403, body: { inline_string: 'no: 100% ünïcode\n' } },
@@ -120,7 +136,11 @@ before(async () => {
       },
       http_filters: [{ name: 'envoy.router' }],
     },
-    [h2('svc', serverPort), h2('down', await closedPort())],
+    [
+      h2('svc', serverPort),
+      h2('down', await closedPort()),
+      h2('recorder', (recorder.address() as AddressInfo).port),
+    ],
   );
   client = new Client(`127.0.0.1:${proxy.port}`, grpc.credentials.createInsecure()) as SvcClient;
 });
@@ -129,6 +149,7 @@ after(async () => {
   client.close();
   await proxy.close();
   server.forceShutdown();
+  recorder.close();
 });
 
 const deadline = (ms = 5000) => ({ deadline: Date.now() + ms });
@@ -307,6 +328,28 @@ describe('gRPC over HTTP/2 through the proxy (no gRPC filter)', () => {
     } finally {
       await p.close();
       raw.close();
+    }
+  });
+
+  it('request trailers from an HTTP/2 client reach an HTTP/2 upstream', async () => {
+    const session = http2.connect(`http://127.0.0.1:${proxy.port}`);
+    try {
+      const req = session.request(
+        { ':method': 'POST', ':path': '/test.Rec/Call', 'content-type': 'application/grpc', te: 'trailers' },
+        { waitForTrailers: true },
+      );
+      req.on('wantTrailers', () => req.sendTrailers({ 'x-checksum': 'abc', 'x-end': 'yes' }));
+      req.end(Buffer.from([0, 0, 0, 0, 0]));
+      req.resume();
+      const head = await withTimeout(
+        new Promise<http2.IncomingHttpHeaders>((resolve) => req.on('response', resolve)),
+      );
+      assert.equal(head['grpc-status'], '0');
+      const got = requestTrailers.at(-1);
+      assert.equal(got?.['x-checksum'], 'abc');
+      assert.equal(got?.['x-end'], 'yes');
+    } finally {
+      session.close();
     }
   });
 
