@@ -19,16 +19,17 @@ import {
   selectChain,
 } from './chain-match.js';
 import type { ListenerSpec } from './config.js';
+import type { ConnectionLimits, Overflow } from './limits.js';
 import type { ListenSockets } from './sockets.js';
 
-interface ListenerStats {
+type ListenerStats = {
   downstream_cx_total: Counter;
   downstream_cx_active: Gauge;
   downstream_cx_destroy: Counter;
   downstream_cx_length_ms: Histogram;
   no_filter_chain_match: Counter;
   server_total_connections: Gauge;
-}
+} & Record<Overflow, Counter>;
 
 function listenerStats(stats: StatsStore, address: string): ListenerStats {
   const s = listenerScope(stats, address);
@@ -38,6 +39,8 @@ function listenerStats(stats: StatsStore, address: string): ListenerStats {
     downstream_cx_destroy: s.counter('downstream_cx_destroy'),
     downstream_cx_length_ms: s.histogram('downstream_cx_length_ms'),
     no_filter_chain_match: s.counter('no_filter_chain_match'),
+    downstream_cx_overflow: s.counter('downstream_cx_overflow'),
+    downstream_global_cx_overflow: s.counter('downstream_global_cx_overflow'),
     server_total_connections: stats.gauge('server.total_connections'),
   };
 }
@@ -74,6 +77,7 @@ export class ActiveListener {
     readonly spec: ListenerSpec,
     private readonly handlers: NetworkFilterHandler[],
     stats: StatsStore,
+    private readonly limits: ConnectionLimits,
   ) {
     this.stats = listenerStats(stats, spec.statAddress);
     this.matches = spec.chains.map((c) => compileMatch(c.match));
@@ -189,6 +193,14 @@ export class ActiveListener {
       return;
     }
     const stats = this.stats;
+    const name = this.spec.name;
+    const overflow = this.limits.admit(name);
+    if (overflow) {
+      // Closed at once, before any listener filter or chain sees it, and not counted as a connection.
+      stats[overflow].inc();
+      socket.destroy();
+      return;
+    }
     stats.downstream_cx_total.inc();
     stats.downstream_cx_active.inc();
     stats.server_total_connections.inc();
@@ -196,6 +208,7 @@ export class ActiveListener {
     this.open.add(socket);
     socket.once('close', () => {
       this.open.delete(socket);
+      this.limits.release(name);
       stats.downstream_cx_active.dec();
       stats.server_total_connections.dec();
       stats.downstream_cx_destroy.inc();

@@ -8,6 +8,7 @@ import { staticSecrets } from '../../tls/secrets.js';
 import type { ClusterLookup } from '../http/types.js';
 import { compileListener } from './config.js';
 import { buildNetworkFilter } from './filters.js';
+import { ConnectionLimits, WHOLE, type WorkerSlice } from './limits.js';
 import { ActiveListener } from './listener.js';
 
 type Drain = State['drain'];
@@ -36,11 +37,17 @@ export class ListenerManager {
   private lastDrain: Drain | null = null;
   /** The overload action stop_accepting_connections is active: listeners hold new connections. */
   private acceptPaused = false;
+  /** Open connections against the runtime limits, over every listener of this process. */
+  private readonly limits: ConnectionLimits;
 
+  /** `slice`: which data-plane worker this process is, for its share of the limits. */
   constructor(
     private readonly ctx: ServerContext,
     private readonly clusters: ClusterLookup,
-  ) {}
+    slice: WorkerSlice = WHOLE,
+  ) {
+    this.limits = new ConnectionLimits(() => ctx.store.state, slice);
+  }
 
   /** Starts following the snapshots; resolves once the listeners present now are bound or failed. */
   async start(): Promise<void> {
@@ -127,7 +134,7 @@ export class ListenerManager {
     if (!spec) return fail(report.errors.join('; '));
     const deps = { ctx: this.ctx, clusters: this.clusters, listenerName: spec.name };
     const handlers = spec.chains.map((chain) => buildNetworkFilter(chain.filter, deps));
-    const listener = new ActiveListener(spec, handlers, this.ctx.stats);
+    const listener = new ActiveListener(spec, handlers, this.ctx.stats, this.limits);
     listener.pauseAccepting(this.acceptPaused);
     this.boundConfigs.set(entry.name, entry.config);
     const previous = this.listeners.get(spec.name);

@@ -124,7 +124,7 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
   });
   clusters = manager;
   ctx.onShutdown(() => manager.close());
-  const listeners = new ListenerManager(ctx, manager);
+  const listeners = new ListenerManager(ctx, manager, { index: workerId - 1, of: options.concurrency });
   ctx.onShutdown(() => listeners.close());
   // Each worker has its own heap: it collects while shrink_heap is active, as the primary does.
   const shrinkHeap = startShrinkHeap(ctx);

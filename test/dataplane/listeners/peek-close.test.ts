@@ -7,9 +7,11 @@ import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import * as tls from 'node:tls';
+import { initialState } from '../../../reducers/state.js';
 import { Report } from '../../../src/bootstrap/report.js';
 import type { NetworkFilterHandler } from '../../../src/dataplane/http/types.js';
 import { compileListener } from '../../../src/dataplane/listeners/config.js';
+import { ConnectionLimits } from '../../../src/dataplane/listeners/limits.js';
 import { ActiveListener } from '../../../src/dataplane/listeners/listener.js';
 import { StatsStore } from '../../../src/stats/store.js';
 import { makePki, type TestPki } from '../../tls/certs.js';
@@ -99,7 +101,12 @@ describe('listener close', () => {
       drain: () => {},
       close: async () => {},
     };
-    const listener = new ActiveListener(spec, [handler], new StatsStore());
+    const listener = new ActiveListener(
+      spec,
+      [handler],
+      new StatsStore(),
+      new ConnectionLimits(() => initialState),
+    );
     const { port } = await listener.listen();
     // One says nothing (it waits in the peek); one sends a real ClientHello for a.test and
     // then nothing more (the TLS server waits for its Finished).
