@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { hostKey } from '../../../reducers/hosts.js';
 import type { HostState } from '../../../reducers/state.js';
 import { newUpstreamHost } from '../host.js';
 import type { LbContext, LoadBalancer, UpstreamHost } from '../types.js';
@@ -19,9 +20,8 @@ export function parseDestination(value: string): { address: string; ip: string; 
   if (!m) return null;
   const ip = m[1] as string;
   const port = Number(m[2]);
-  const family = isIP(ip);
-  if (family === 0 || port < 1 || port > 65535) return null;
-  return { address: family === 6 ? `[${ip}]:${port}` : `${ip}:${port}`, ip, port };
+  if (isIP(ip) === 0 || port < 1 || port > 65535) return null;
+  return { address: hostKey(ip, port), ip, port };
 }
 
 function destinationState(d: { address: string; ip: string; port: number }): HostState {
