@@ -1,5 +1,6 @@
 import { lookup, Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { hostKey } from '../../../reducers/hosts.js';
 
 /** Addresses of one name, with the smallest record TTL when the resolver reports TTLs. */
 export interface Resolution {
@@ -54,9 +55,7 @@ function serverResolver(
   timeoutMs: number,
 ): FamilyResolver {
   const resolver = new Resolver({ timeout: timeoutMs, tries: 1 });
-  resolver.setServers(
-    servers.map((s) => (isIP(s.address) === 6 ? `[${s.address}]:${s.port}` : `${s.address}:${s.port}`)),
-  );
+  resolver.setServers(servers.map((s) => hostKey(s.address, s.port)));
   return {
     async one(name, family) {
       const records =
