@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { JsonObject } from '../../events/index.js';
+import { hostKey } from '../../reducers/hosts.js';
 import { type Chunks, text } from '../../views/result.js';
 import type { ServerContext } from '../context.js';
 import { socketKey } from '../server/hot-restart/protocol.js';
@@ -178,5 +179,5 @@ export async function startAdmin(
       server.listen(bound.port, bound.address);
     },
   });
-  return bound.family === 'IPv6' ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`;
+  return hostKey(bound.address, bound.port);
 }
