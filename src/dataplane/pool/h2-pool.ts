@@ -1,4 +1,5 @@
 import * as http2 from 'node:http2';
+import { hostKey } from '../../../reducers/hosts.js';
 import type { Count } from './cluster-traffic.js';
 import type {
   ConnectionPool,
@@ -194,7 +195,7 @@ export class H2Pool implements ConnectionPool {
     this.openStreams = 0;
     this.connected = false;
     const options = pc.connector.options.http2;
-    const session = http2.connect(`http://${host.ip.includes(':') ? `[${host.ip}]` : host.ip}:${host.port}`, {
+    const session = http2.connect(`http://${hostKey(host.ip, host.port)}`, {
       settings: options.settings,
       createConnection: () => pc.connector.connect(host, { http2: true }),
     });
