@@ -1,4 +1,5 @@
 import type { HostSpec, Json, JsonObject, Locality, RawCluster } from '../events/index.js';
+import { arrayOf, objectOf } from './settings/values.js';
 import type { HostState } from './state.js';
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
@@ -15,14 +16,6 @@ export function isIpLiteral(address: string): boolean {
  */
 export function hostKey(ip: string, port: number): string {
   return ip.includes(':') ? `[${ip}]:${port}` : [ip, port].join(':');
-}
-
-function obj(value: Json | undefined): JsonObject {
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
-}
-
-function arr(value: Json | undefined): Json[] {
-  return Array.isArray(value) ? value : [];
 }
 
 function str(value: Json | undefined): string {
@@ -43,7 +36,7 @@ export const NO_METADATA: JsonObject = Object.freeze({});
 const NO_LOCALITY: Locality = Object.freeze({ region: '', zone: '', sub_zone: '' });
 
 function metadataOf(value: Json | undefined): JsonObject {
-  const metadata = obj(value);
+  const metadata = objectOf(value);
   for (const _ in metadata) return metadata;
   return NO_METADATA;
 }
@@ -55,11 +48,11 @@ function metadataOf(value: Json | undefined): JsonObject {
  */
 export function configuredEndpoints(cluster: RawCluster): HostSpec[] {
   const out: HostSpec[] = [];
-  const assignment = obj(cluster.load_assignment);
+  const assignment = objectOf(cluster.load_assignment);
   if (cluster.load_assignment !== undefined) {
-    for (const [localityIndex, group] of arr(assignment.endpoints).entries()) {
-      const g = obj(group);
-      const where = obj(g.locality);
+    for (const [localityIndex, group] of arrayOf(assignment.endpoints).entries()) {
+      const g = objectOf(group);
+      const where = objectOf(g.locality);
       const priority = num(g.priority, 0);
       const localityWeight = num(g.load_balancing_weight, 0);
       void localityIndex;
@@ -69,10 +62,10 @@ export function configuredEndpoints(cluster: RawCluster): HostSpec[] {
         zone: str(where.zone),
         sub_zone: str(where.sub_zone),
       };
-      for (const lbEndpoint of arr(g.lb_endpoints)) {
-        const le = obj(lbEndpoint);
-        const endpoint = obj(le.endpoint);
-        const socket = obj(obj(endpoint.address).socket_address);
+      for (const lbEndpoint of arrayOf(g.lb_endpoints)) {
+        const le = objectOf(lbEndpoint);
+        const endpoint = objectOf(le.endpoint);
+        const socket = objectOf(objectOf(endpoint.address).socket_address);
         const ip = str(socket.address);
         const port = num(socket.port_value, 0);
         out.push({
@@ -83,7 +76,7 @@ export function configuredEndpoints(cluster: RawCluster): HostSpec[] {
           weight: num(le.load_balancing_weight, 1),
           priority,
           locality,
-          metadata: metadataOf(obj(le.metadata).filter_metadata),
+          metadata: metadataOf(objectOf(le.metadata).filter_metadata),
           edsHealth: (str(le.health_status) || 'UNKNOWN') as HostSpec['edsHealth'],
           // Only where a group sets one, so the records of every other cluster keep their shape.
           ...(localityWeight > 0 ? { localityWeight } : {}),
@@ -92,8 +85,8 @@ export function configuredEndpoints(cluster: RawCluster): HostSpec[] {
     }
     return out;
   }
-  for (const address of arr(cluster.hosts)) {
-    const socket = obj(obj(address).socket_address);
+  for (const address of arrayOf(cluster.hosts)) {
+    const socket = objectOf(objectOf(address).socket_address);
     const ip = str(socket.address);
     const port = num(socket.port_value, 0);
     out.push({
