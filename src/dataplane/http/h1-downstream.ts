@@ -198,6 +198,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     let upgrade: string | null = null;
     let expectContinue = false;
     const headers: string[] = [];
+    let teTrailers = false;
     const raw = head.headers;
     for (let i = 0; i < raw.length; i += 2) {
       const name = raw[i] as string;
@@ -218,9 +219,11 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
         case 'expect':
           if (value.toLowerCase() === '100-continue') expectContinue = true;
           continue;
+        case 'te':
+          if (value.toLowerCase().includes('trailers')) teTrailers = true;
+          continue;
         case 'keep-alive':
         case 'proxy-connection':
-        case 'te':
         case 'trailer':
         case 'http2-settings':
           continue;
@@ -261,6 +264,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       contentLength: chunked ? -1 : Math.max(contentLength, 0),
       hasBody,
     };
+    if (teTrailers) req.acceptsTrailers = true;
     if (upgrade !== null) {
       // An upgrade the HCM and the route enable (WebSocket) becomes a tunnel; others are refused.
       if (!hasBody && startUpgrade(this.hcm, this.socket, req, upgrade, this.chunks)) this.handOver();
@@ -470,11 +474,19 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     return ok;
   }
 
-  end(): void {
+  end(trailers?: readonly string[]): void {
     const head = this.pendingHead;
     this.pendingHead = null;
     if (head !== null) this.socket.write(head, 'latin1');
-    if (this.chunkedOut && !this.headOnly) this.socket.write(CHUNK_END);
+    if (!this.chunkedOut || this.headOnly) return;
+    // Trailers go in the last chunk only to a client that said it reads them (`te: trailers`).
+    if (trailers === undefined || trailers.length === 0 || this.exchange?.req.acceptsTrailers !== true)
+      this.socket.write(CHUNK_END);
+    else {
+      let last = '0\r\n';
+      for (let i = 0; i < trailers.length; i += 2) last += `${trailers[i]}: ${trailers[i + 1]}\r\n`;
+      this.socket.write(`${last}\r\n`, 'latin1');
+    }
   }
 
   reset(): void {

@@ -5,6 +5,7 @@
  * downstream sends, and the proxy's own answers must be gRPC ones because the request is.
  */
 import assert from 'node:assert/strict';
+import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -374,6 +375,51 @@ describe('gRPC over HTTP/2 through the proxy (no gRPC filter)', () => {
     } finally {
       session.close();
     }
+  });
+});
+
+/** A gRPC call over HTTP/1.1 (no bridge filter): the response's head, body and chunked trailers. */
+function h1Call(
+  te: boolean,
+): Promise<{ headers: http.IncomingHttpHeaders; body: Buffer; trailers: NodeJS.Dict<string> }> {
+  const message = Buffer.concat([Buffer.from([0, 0, 0, 0, 2]), Buffer.from('hi')]);
+  return withTimeout(
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: proxy.port,
+          method: 'POST',
+          path: '/test.Svc/Unary',
+          agent: false,
+          headers: { 'content-type': 'application/grpc', ...(te ? { te: 'trailers' } : {}) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({ headers: res.headers, body: Buffer.concat(chunks), trailers: res.trailers }),
+          );
+        },
+      );
+      req.on('error', reject);
+      req.end(message);
+    }),
+  );
+}
+
+describe('HTTP/1.1 clients of an HTTP/2 gRPC upstream', () => {
+  it('with te: trailers, the trailers come in the last chunk', async () => {
+    const r = await h1Call(true);
+    assert.equal(r.headers['transfer-encoding'], 'chunked');
+    assert.equal(r.body.subarray(5).toString(), 'echo:hi');
+    assert.equal(r.trailers['grpc-status'], '0');
+  });
+
+  it('without te: trailers, they are dropped and the chunked body still ends', async () => {
+    const r = await h1Call(false);
+    assert.equal(r.body.subarray(5).toString(), 'echo:hi');
+    assert.deepEqual(r.trailers, {});
   });
 });
 
