@@ -3,6 +3,7 @@ import { joinHostPort } from '../access-log/stream-info.js';
 import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
 import { isGrpcContentType } from './grpc.js';
+import { withFlatHeaders } from './h2-headers.js';
 import type { HttpRequest, ResponseSink } from './request.js';
 import { StreamTimer } from './stream-timer.js';
 
@@ -89,18 +90,6 @@ function sessionOf(session: http2.Http2Session | undefined): SessionState {
     if (session) SESSIONS.set(session, state);
   }
   return state;
-}
-
-/** `out` with a flat `[name, value, ...]` list added, repeated names as arrays. */
-function withFlat(out: http2.OutgoingHttpHeaders, flat: readonly string[]): http2.OutgoingHttpHeaders {
-  for (let i = 0; i < flat.length; i += 2) {
-    const name = flat[i] as string;
-    const prev = out[name];
-    const value = flat[i + 1] as string;
-    if (prev === undefined) out[name] = value;
-    else out[name] = Array.isArray(prev) ? [...prev, value] : [String(prev), value];
-  }
-  return out;
 }
 
 /** A received header (or trailer) block as a flat list, without pseudo and connection headers. */
@@ -201,7 +190,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     this.headersSent = true;
     const stream = this.stream;
     if (stream.destroyed || stream.closed) return;
-    const out = withFlat({ ':status': status }, headers);
+    const out = withFlatHeaders({ ':status': status }, headers);
     if (contentLength >= 0 && status !== 204 && status !== 304) out['content-length'] = String(contentLength);
     try {
       // A known empty body ends the stream with the HEADERS frame: no DATA frame, no write.
@@ -235,7 +224,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
   }
 
   private sendTrailers(): void {
-    const out = withFlat({}, this.trailers as readonly string[]);
+    const out = withFlatHeaders({}, this.trailers as readonly string[]);
     try {
       // Empty, Node ends the stream with an empty DATA frame instead.
       this.stream.sendTrailers(out);

@@ -1,5 +1,6 @@
 import * as http2 from 'node:http2';
 import { hostKey } from '../../../reducers/hosts.js';
+import { withFlatHeaders } from '../http/h2-headers.js';
 import type { Count } from './cluster-traffic.js';
 import type {
   ConnectionPool,
@@ -26,12 +27,7 @@ const NO_TRAILERS: readonly string[] = [];
 
 /** A flat `[name, value, ...]` list as node:http2 sends it, repeated names joined by `, `. */
 function outgoing(flat: readonly string[], into: http2.OutgoingHttpHeaders = {}): http2.OutgoingHttpHeaders {
-  for (let i = 0; i < flat.length; i += 2) {
-    const name = flat[i] as string;
-    const prev = into[name];
-    into[name] = prev === undefined ? (flat[i + 1] as string) : `${prev}, ${flat[i + 1]}`;
-  }
-  return into;
+  return withFlatHeaders(into, flat, ', ');
 }
 
 /** One request as an HTTP/2 stream on the host's shared session. */

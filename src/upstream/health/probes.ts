@@ -9,6 +9,7 @@ import {
   type ResponseHead,
   ResponseHeadParser,
 } from '../../dataplane/http/h1-parse.js';
+import { withFlatHeaders } from '../../dataplane/http/h2-headers.js';
 import type { ConnectOptions } from '../../dataplane/pool/connect-options.js';
 import { applyHeaderMutations } from '../../dataplane/router/header-mutation.js';
 import type { Scope } from '../../stats/store.js';
@@ -262,18 +263,6 @@ class H2Session {
   }
 }
 
-/** A flat header list as `node:http2` takes it: a repeated name becomes a list of values. */
-function h2Headers(flat: readonly string[]): http2.OutgoingHttpHeaders {
-  const out: http2.OutgoingHttpHeaders = {};
-  for (let i = 0; i < flat.length; i += 2) {
-    const name = flat[i] as string;
-    const prev = out[name];
-    const value = flat[i + 1] as string;
-    out[name] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [String(prev)]), value];
-  }
-  return out;
-}
-
 /** HTTP checks over HTTP/2 (`use_http2`, `codec_client_type: HTTP2`). */
 class Http2Probe implements Probe {
   private readonly h2: H2Session;
@@ -296,7 +285,7 @@ class Http2Probe implements Probe {
             ':path': this.settings.path,
             ':scheme': 'http',
             ':authority': authorityOf(this.target, this.settings.host),
-            ...h2Headers(checkHeaders(this.settings)),
+            ...withFlatHeaders({}, checkHeaders(this.settings)),
           },
           { endStream: true },
         );
