@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import * as tls from 'node:tls';
 import type { Json, JsonObject } from '../../events/index.js';
 import { durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
+import { inlineBytes } from '../bootstrap/data-source.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { attempt, type Report } from '../bootstrap/report.js';
 import { compileStringMatcher, listOf, type StringTest } from '../dataplane/router/matchers.js';
@@ -183,10 +184,8 @@ function readSource(
       return undefined;
     }
   }
-  if (typeof raw.inline_string === 'string')
-    return { bytes: Buffer.from(raw.inline_string), path: '<inline>' };
-  if (typeof raw.inline_bytes === 'string')
-    return { bytes: Buffer.from(raw.inline_bytes, 'base64'), path: '<inline>' };
+  const inline = inlineBytes(raw);
+  if (inline !== undefined) return { bytes: inline, path: '<inline>' };
   report.error(path, 'needs one of filename, inline_string, inline_bytes', 'missing');
   return undefined;
 }

@@ -1,6 +1,7 @@
 import type { Json, JsonObject } from '../../../events/config.js';
 import type { Priority } from '../../../reducers/settings/cluster.js';
 import { durationMs, numberOr, objectOf } from '../../../reducers/settings/values.js';
+import { inlineBytes } from '../../bootstrap/data-source.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { attempt, fault, type Report } from '../../bootstrap/report.js';
 import { compileCriteria, type MetadataCriteria } from '../../upstream/lb/criteria.js';
@@ -125,8 +126,8 @@ const REDIRECT_CODES: Record<string, number> = {
 
 function dataSource(raw: Json | undefined, where: string): Buffer | null {
   const ds = objectOf(raw);
-  if (typeof ds.inline_string === 'string') return Buffer.from(ds.inline_string);
-  if (typeof ds.inline_bytes === 'string') return Buffer.from(ds.inline_bytes, 'base64');
+  const inline = inlineBytes(ds);
+  if (inline !== undefined) return inline;
   if (ds.filename !== undefined)
     throw fault(
       `${where}.filename`,
