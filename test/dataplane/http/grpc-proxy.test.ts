@@ -378,6 +378,41 @@ describe('gRPC over HTTP/2 through the proxy (no gRPC filter)', () => {
   });
 });
 
+describe('gRPC over HTTP/2 with the grpc_http1_bridge filter in the chain', () => {
+  it('the bridge only counts: status and trailing metadata arrive in the trailers, the call counted', async () => {
+    const p = await startProxy(
+      {
+        stat_prefix: 'bridged',
+        route_config: {
+          virtual_hosts: [
+            { name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'svc' } }] },
+          ],
+        },
+        http_filters: [{ name: 'envoy.grpc_http1_bridge' }, { name: 'envoy.router' }],
+      },
+      [
+        {
+          raw: { name: 'svc', connect_timeout: '1s', http2_protocol_options: {} },
+          addresses: [`127.0.0.1:${serverPort}`],
+        },
+      ],
+    );
+    const c = new Client(`127.0.0.1:${p.port}`, grpc.credentials.createInsecure()) as SvcClient;
+    try {
+      const ok = await unary(c, 'unary', 'hi');
+      assert.equal(ok.reply, 'echo:hi', String(ok.error));
+      const failed = await unary(c, 'unary', 'fail');
+      assert.equal(failed.error?.code, grpc.status.INVALID_ARGUMENT);
+      assert.deepEqual(failed.error?.metadata.get('x-why'), ['because']);
+      assert.equal(p.counter('cluster.svc.grpc.test.Svc.Unary.total'), 2);
+      assert.equal(p.counter('cluster.svc.grpc.test.Svc.Unary.success'), 1);
+    } finally {
+      c.close();
+      await p.close();
+    }
+  });
+});
+
 /** A gRPC call over HTTP/1.1 (no bridge filter): the response's head, body and chunked trailers. */
 function h1Call(
   te: boolean,
