@@ -49,3 +49,29 @@ test('an operator --max-semi-space-size (flag or NODE_OPTIONS) gives the young g
   assert.ok(newSpaceGrowth(['--max-semi-space-size=64']) > 0);
   assert.ok(newSpaceGrowth([], { NODE_OPTIONS: '--max-semi-space-size=64' }) > 0);
 });
+
+test('start-up lends V8 its growth back; once LIVE a small heap is limited again, a large one not', () => {
+  const code = `
+    import { getHeapSpaceStatistics } from 'node:v8';
+    const size = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+    const churn = () => { let keep = []; for (let i = 0; i < 3e6; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 40000) keep = []; } };
+    const { limitServingHeap, lendHeapToStartUp, settleServingHeap } = await import(${JSON.stringify(memoryModule)});
+    limitServingHeap();
+    lendHeapToStartUp();
+    const lent = size();
+    churn();
+    const grew = size() - lent;
+    const large = settleServingHeap(128 * 2 ** 20);
+    const small = settleServingHeap(16 * 2 ** 20);
+    const settled = size();
+    churn();
+    console.log(JSON.stringify({ grew: grew > 0, large, small, after: size() - settled }));
+  `;
+  const run = spawnSync(
+    process.execPath,
+    [...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
+    { cwd: root, encoding: 'utf8', timeout: 20_000 },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  assert.deepEqual(JSON.parse(run.stdout.trim()), { grew: true, large: false, small: true, after: 0 });
+});

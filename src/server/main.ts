@@ -8,6 +8,7 @@ import { commandLineOptionsJson } from '../cli/server-info-options.js';
 import { createContext, type ServerContext } from '../context.js';
 import { startDataPlane } from '../dataplane/index.js';
 import { ListenSockets } from '../dataplane/listeners/sockets.js';
+import { lendHeapToStartUp, settleServingHeap } from '../memory.js';
 import { VERSION } from '../version.js';
 import { startEdges } from './edges.js';
 import { ParentLink } from './hot-restart/child.js';
@@ -45,6 +46,7 @@ function followParent(ctx: ServerContext, parent: ParentLink): void {
  * Resolves to the context so tests and the CLI can drive shutdown.
  */
 export async function serve(options: Options): Promise<ServerContext> {
+  lendHeapToStartUp();
   const loaded = loadBootstrap(options);
   if (!loaded.ok) {
     for (const error of loaded.errors) process.stderr.write(`${error}\n`);
@@ -99,6 +101,7 @@ export async function serve(options: Options): Promise<ServerContext> {
   // LIVE once every initial discovery fetch is done or timed out (initial_fetch_timeout).
   await edges.xds.initialized;
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
+  settleServingHeap();
   stopOnSignals(ctx);
   if (process.env.PROXY_RESTARTER_PID && process.connected) {
     // The restarter is gone (killed): nothing can restart or stop this epoch in order now.

@@ -4,7 +4,6 @@ import type { Subscription } from 'rxjs';
 import type { JsonObject, ProxyEvent } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
 import type { Core } from '../../core.js';
-import { ownServingHeapFlags } from '../../memory.js';
 import { socketKey } from '../../server/hot-restart/protocol.js';
 import type { OutcomeBatch } from '../../upstream/health/outcomes.js';
 import {
@@ -117,9 +116,7 @@ export class WorkerPool {
     // Must precede the first fork: the kernel balances accepts over the shared sockets,
     // where the default round-robin would accept everything in the primary and pass sockets on.
     cluster.schedulingPolicy = cluster.SCHED_NONE;
-    // Workers serve: the primary's heap limits, or the operator's flags they inherit.
-    const execArgv = [...ownServingHeapFlags(), ...workerExecArgv(process.execArgv)];
-    cluster.setupPrimary({ exec: WORKER_ENTRY, args: [], execArgv });
+    cluster.setupPrimary({ exec: WORKER_ENTRY, args: [], execArgv: workerExecArgv(process.execArgv) });
     await Promise.all(this.slots.map((slot) => this.fork(slot)));
   }
 
