@@ -4,7 +4,8 @@
  * extracts tags for every name, apart), time to the last byte; `/ready` latency while
  * `/stats?format=prometheus` is scraped in a loop (does the render block the event loop?);
  * and the RSS growth while a `/config_dump` is served (is it streamed?).
- * `BENCH_PROXY_ROOT` runs another checkout's proxy (under tsx) for a before/after comparison.
+ * `BENCH_PROXY_ROOT` runs another checkout's proxy (under tsx) for a before/after comparison;
+ * `BENCH_ADMIN_CONCURRENCY=2` measures `/stats` merged from workers.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, get } from 'node:http';
@@ -51,9 +52,12 @@ function bootstrap(): object {
   };
 }
 
-/** This proxy (or `BENCH_PROXY_ROOT`'s) serving `config`, one process. */
+/** Worker processes of the proxy measured: 1 (in-process) unless `BENCH_ADMIN_CONCURRENCY` says otherwise. */
+const CONCURRENCY = process.env.BENCH_ADMIN_CONCURRENCY ?? '1';
+
+/** This proxy (or `BENCH_PROXY_ROOT`'s) serving `config`. */
 function startProxy(config: string, adminPath: string): Peer {
-  const args = ['-c', config, '--admin-address-path', adminPath, '--concurrency', '1'];
+  const args = ['-c', config, '--admin-address-path', adminPath, '--concurrency', CONCURRENCY];
   const other = process.env.BENCH_PROXY_ROOT;
   if (!other && compiled)
     return spawnPeer('proxy', process.execPath, ['bin/proxy.js', ...args], undefined, repoRoot);
