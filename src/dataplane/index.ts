@@ -9,7 +9,7 @@ import type { HealthEdges } from '../upstream/health/index.js';
 import { ListenerManager } from './listeners/manager.js';
 import { clusterTraffic } from './pool/cluster-traffic.js';
 import { drainPools } from './pool/index.js';
-import { collectWorkerStats } from './workers/collect.js';
+import { collectWorkerHosts } from './workers/collect.js';
 
 export { collectWorkerStats } from './workers/collect.js';
 export type { HostStatsByCluster } from './workers/stats-merge.js';
@@ -30,7 +30,7 @@ export async function startDataPlane(ctx: ServerContext, health: HealthEdges): P
   });
   ctx.onShutdown(() => clusters.close());
   ctx.figures.provide(async () => {
-    const { hosts } = await collectWorkerStats(ctx);
+    const hosts = await collectWorkerHosts(ctx);
     // In-process the cluster manager's own host objects carry the traffic; with workers they
     // carry none and the workers' figures, summed, are the truth.
     return hosts

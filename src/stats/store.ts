@@ -141,6 +141,10 @@ export class Histogram implements RenderSlot {
       c.sum += this.interval.sum;
     }
   }
+  /** How many samples were recorded since process start (without merging windows). */
+  get recorded(): number {
+    return (this.open?.count ?? 0) + (this.closed?.count ?? 0);
+  }
   /** Everything recorded since process start, including the open window. */
   cumulativeWindow(): HistogramWindow | null {
     if (!this.open) return this.closed;

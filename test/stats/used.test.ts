@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { dumpStats, mergeStats } from '../../src/dataplane/workers/stats-merge.js';
+import { MergedStats, StatsTracker } from '../../src/dataplane/workers/stats-merge.js';
 import { StatsStore } from '../../src/stats/store.js';
 import { TagProducer } from '../../src/stats/tags.js';
 import { renderStats } from '../../views/stats/index.js';
@@ -55,20 +55,29 @@ test('usedonly: adding zero is not a use, a set is (as in the reference), in tex
   ]);
 });
 
-test('usedonly over merged worker stats: a stat is used when any process used it, and only then', () => {
+/** The primary's and the workers' stores merged as `/stats` does, through the IPC encoding. */
+async function merge(primary: StatsStore, workers: StatsStore[]): Promise<StatsStore> {
+  const merged = new MergedStats();
+  const noPause = async () => {};
+  await merged.apply(0, new StatsTracker(primary).dump(null), noPause);
+  for (const [i, w] of workers.entries())
+    await merged.apply(i + 1, JSON.parse(JSON.stringify(new StatsTracker(w).dump(null))), noPause);
+  return merged.store;
+}
+
+test('usedonly over merged worker stats: a stat is used when any process used it, and only then', async () => {
   const primary = startedStore();
   const quiet = startedStore();
   const busy = startedStore();
   busy.counter('tcp.echo.downstream_cx_total').add(3);
   busy.histogram('tcp.echo.downstream_cx_length_ms').record(4);
-  const wire = [quiet, busy].map((w) => JSON.parse(JSON.stringify(dumpStats(w, {}))));
-  const merged = mergeStats(primary, wire);
+  const merged = await merge(primary, [quiet, busy]);
   assert.match(
     renderStats(merged, new TagProducer(), new URLSearchParams('usedonly')).body as string,
     /^tcp\.echo\.downstream_cx_total: 3$/m,
   );
   assert.deepEqual(names(merged, 'usedonly&type=Counters'), ['tcp.echo.downstream_cx_total']);
-  const onlyQuiet = mergeStats(primary, [wire[0]]);
+  const onlyQuiet = await merge(primary, [quiet]);
   assert.deepEqual(names(onlyQuiet, 'usedonly&type=Counters'), []);
   assert.doesNotMatch(
     renderStats(onlyQuiet, new TagProducer(), new URLSearchParams('usedonly&type=Histograms')).body as string,

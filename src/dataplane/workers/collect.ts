@@ -1,32 +1,59 @@
 import type { WorkerMemory } from '../../../views/memory/render.js';
 import type { ServerContext } from '../../context.js';
 import { RecentLookups } from '../../stats/recent-lookups.js';
-import { StatsStore } from '../../stats/store.js';
-import { type HostStatsByCluster, mergeHostStats, mergeStats } from './stats-merge.js';
+import type { StatsStore } from '../../stats/store.js';
+import { type HostStatsByCluster, MergedStats, mergeHostStats, StatsTracker } from './stats-merge.js';
 
-/** The merged store of each context, merged into again per request (see `mergeStats`). */
-const mergedStores = new WeakMap<ServerContext, StatsStore>();
+/** The merged store of a context, the primary's own tracker, and the update in flight. */
+interface Merge {
+  merged: MergedStats;
+  own: StatsTracker;
+  /** Updates run one after the other: each asks for deltas relative to what the last applied. */
+  last: Promise<unknown>;
+}
+
+const merges = new WeakMap<ServerContext, Merge>();
+
+/** Where a large merge lets the event loop run (the admin's other requests, `/ready`). */
+const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * The stats the admin interface shows. In-process (`--concurrency 1`) that is `ctx.stats`
- * itself and `hosts` is null (read the cluster manager's own host objects). With workers
- * it is a merged copy (see `mergeStats`), the same store updated in place each time so that
- * its sort and Prometheus identities are cached as in-process, and `hosts` holds the
- * workers' per-host figures summed; a worker that does not answer within `timeoutMs` is left out.
+ * itself. With workers it is a merged copy (see `MergedStats`), the same store moved by
+ * each process's changes since the last request (its sort and Prometheus identities stay
+ * cached as in-process), applied in steps that yield to the event loop; a worker that does
+ * not answer within `timeoutMs` counts with the figures it last sent.
  */
 export async function collectWorkerStats(
   ctx: ServerContext,
   timeoutMs = 1000,
-): Promise<{ stats: StatsStore; hosts: HostStatsByCluster | null }> {
+): Promise<{ stats: StatsStore }> {
   const pool = ctx.workers?.started ? ctx.workers : null;
-  if (!pool) return { stats: ctx.stats, hosts: null };
-  const dumps = await pool.ask({ kind: 'stats' }, timeoutMs);
-  let merged = mergedStores.get(ctx);
-  if (!merged) {
-    merged = new StatsStore();
-    mergedStores.set(ctx, merged);
+  if (!pool) return { stats: ctx.stats };
+  let merge = merges.get(ctx);
+  if (!merge) {
+    merge = { merged: new MergedStats(), own: new StatsTracker(ctx.stats), last: Promise.resolve() };
+    merges.set(ctx, merge);
   }
-  return { stats: mergeStats(ctx.stats, dumps, merged), hosts: mergeHostStats(dumps) };
+  const { merged, own } = merge;
+  const update = merge.last.then(async () => {
+    const since = merged.since();
+    const answers = await pool.ask({ kind: 'stats', since }, timeoutMs);
+    await merged.apply(0, own.dump(since[0]), pause);
+    for (const { worker, delta } of answers) await merged.apply(worker, delta, pause);
+    return { stats: merged.store };
+  });
+  merge.last = update.catch(() => {});
+  return update;
+}
+
+/** The workers' per-host figures (`/clusters`, LRS) summed, or null in-process; a silent worker is left out. */
+export async function collectWorkerHosts(
+  ctx: ServerContext,
+  timeoutMs = 1000,
+): Promise<HostStatsByCluster | null> {
+  const pool = ctx.workers?.started ? ctx.workers : null;
+  return pool ? mergeHostStats(await pool.ask({ kind: 'hosts' }, timeoutMs)) : null;
 }
 
 /**

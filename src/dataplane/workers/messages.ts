@@ -5,17 +5,20 @@ import type { Options } from '../../cli/options.js';
 import type { ProfilerKind } from '../../profiler.js';
 import type { LookupsDump } from '../../stats/recent-lookups.js';
 import type { OutcomeBatch } from '../../upstream/health/outcomes.js';
-import type { StatsDump } from './stats-merge.js';
+import type { DeltaBase, HostStatsByCluster, StatsDelta } from './stats-merge.js';
 
 /**
  * What the primary asks every worker, for the admin interface: whether it caught up, its
- * stats, its recent lookups, or to start or stop one of its profilers (stopping writes the
+ * stats, its per-host figures, its recent lookups, or to start or stop one of its profilers (stopping writes the
  * profile next to `path`, named after the worker).
  */
 export type WorkerQuery =
   /** Answered at once: the channel keeps order, so every envelope sent before is folded. */
   | { kind: 'sync' }
-  | { kind: 'stats' }
+  /** The stats that moved since the answer `since[workerId]` names (a full dump without one). */
+  | { kind: 'stats'; since: Record<number, DeltaBase> }
+  /** The per-host figures of `/clusters`. */
+  | { kind: 'hosts' }
   | { kind: 'recent-lookups' }
   | { kind: 'memory' }
   | { kind: 'profiler'; profiler: ProfilerKind; enable: boolean; path: string }
@@ -31,7 +34,8 @@ export interface ProfilerAnswer {
 /** The answer to each query kind. */
 export interface WorkerAnswers {
   sync: true;
-  stats: StatsDump;
+  stats: { worker: number; delta: StatsDelta };
+  hosts: HostStatsByCluster;
   'recent-lookups': LookupsDump;
   memory: WorkerMemory;
   profiler: ProfilerAnswer;

@@ -1,7 +1,7 @@
 /**
  * A data-plane worker process (`--concurrency N`, N > 1), forked by `WorkerPool`. It folds
  * the primary's events into its own store, runs listeners and the cluster runtimes over
- * it, and answers stats requests with a dump of its stats.
+ * it, and answers stats requests with what moved in its stats since its last answer.
  */
 
 import { pairwise, startWith } from 'rxjs';
@@ -28,7 +28,7 @@ import {
   type WorkerMessage,
   type WorkerQuery,
 } from './messages.js';
-import { dumpStats, type HostStatsByCluster } from './stats-merge.js';
+import { type HostStatsByCluster, StatsTracker } from './stats-merge.js';
 
 function send(message: WorkerMessage): void {
   if (process.connected) process.send?.(message);
@@ -74,6 +74,8 @@ function lendSocket(id: number, address: string): void {
 let workerId = 0;
 let context: ServerContext | null = null;
 let clusters: ClusterManager<ClusterTraffic> | null = null;
+/** What of this worker's stats the primary was sent last. */
+let tracker: StatsTracker | null = null;
 
 /** Stops this worker: its shutdown steps, then exit (at once when it never started). */
 async function shutdown(code: number): Promise<void> {
@@ -101,6 +103,7 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
     sockets: new ListenSockets(primarySockets),
   });
   context = ctx;
+  tracker = new StatsTracker(ctx.stats);
   const log = ctx.log.get('workers');
   // `/reset_counters`, the recent-lookup switches and the flush timer act on every
   // process's stats, not only the primary's.
@@ -153,7 +156,9 @@ async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAns
     case 'sync':
       return true;
     case 'stats':
-      return context && clusters ? dumpStats(context.stats, hostStats(context.store.state, clusters)) : null;
+      return tracker ? { worker: workerId, delta: tracker.dump(query.since[workerId]) } : null;
+    case 'hosts':
+      return context && clusters ? hostStats(context.store.state, clusters) : null;
     case 'recent-lookups':
       return context ? context.stats.recentLookups.dump() : null;
     case 'memory':

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { dumpStats, mergeHostStats, mergeStats } from '../../../src/dataplane/workers/stats-merge.js';
+import fc from 'fast-check';
+import {
+  MergedStats,
+  mergeHostStats,
+  type StatsDelta,
+  StatsTracker,
+} from '../../../src/dataplane/workers/stats-merge.js';
 import { RecentLookups } from '../../../src/stats/recent-lookups.js';
 import { StatsStore } from '../../../src/stats/store.js';
 
@@ -15,7 +21,41 @@ const host = {
   rq_active: 0,
 };
 
-test('worker stats merge: counters and accumulating gauges add up, shared-state gauges do not, histograms pool', () => {
+const noPause = async () => {};
+/** Through the IPC channel's encoding. */
+const wire = (d: StatsDelta): StatsDelta => JSON.parse(JSON.stringify(d));
+
+/** A fresh merge of full dumps: the primary as rank 0, the workers as 1, 2, ... */
+async function mergeFresh(primary: StatsStore, workers: readonly StatsStore[]): Promise<StatsStore> {
+  const merged = new MergedStats();
+  await merged.apply(0, new StatsTracker(primary).dump(null), noPause);
+  for (const [i, w] of workers.entries())
+    await merged.apply(i + 1, wire(new StatsTracker(w).dump(null)), noPause);
+  return merged.store;
+}
+
+/**
+ * Every figure `/stats` can show, by name (sorted, so creation order does not matter); with
+ * `like`, only the names `like` has (a name no process reports any more stays in a kept merge).
+ */
+function figures(s: StatsStore, like?: StatsStore) {
+  const byName = <T extends { name: string }>(m: Map<string, T>, keep: Map<string, unknown> | undefined) =>
+    [...m.values()].filter((x) => !keep || keep.has(x.name)).sort((a, b) => (a.name < b.name ? -1 : 1));
+  return {
+    counters: byName(s.counters, like?.counters).map((c) => [c.name, c.value, c.resetBase, c.used]),
+    gauges: byName(s.gauges, like?.gauges).map((g) => [g.name, g.value, g.used]),
+    histograms: byName(s.histograms, like?.histograms).map((h) => [
+      h.name,
+      h.used,
+      h.interval && [[...h.interval.bins].sort((a, b) => a[0] - b[0]), h.interval.count, h.interval.sum],
+      h.cumulativeWindow()?.count,
+      [...(h.cumulativeWindow()?.bins ?? [])].sort((a, b) => a[0] - b[0]),
+    ]),
+    textReadouts: byName(s.textReadouts, like?.textReadouts).map((t) => [t.name, t.value, t.used]),
+  };
+}
+
+test('worker stats merge: counters and accumulating gauges add up, shared-state gauges do not, histograms pool', async () => {
   const primary = new StatsStore();
   primary.gauge('listener_manager.total_listeners_active', 'NeverImport').set(2);
   const workers = [3, 4].map((n) => {
@@ -24,23 +64,23 @@ test('worker stats merge: counters and accumulating gauges add up, shared-state 
     s.gauge('server.total_connections').set(n);
     s.gauge('listener_manager.total_listeners_active', 'NeverImport').set(7);
     s.histogram('listener.127.0.0.1_0.downstream_cx_length_ms').record(n);
-    return dumpStats(s, { c: { '127.0.0.1:1': host } });
+    return s;
   });
-  const wire = workers.map((d) => JSON.parse(JSON.stringify(d)));
-  const merged = mergeStats(primary, wire);
-  assert.equal(merged.counter('tcp.p.downstream_cx_total').value, 7);
-  assert.equal(merged.gauge('server.total_connections').value, 7);
-  assert.equal(merged.gauge('listener_manager.total_listeners_active').value, 2);
+  const merged = await mergeFresh(primary, workers);
+  assert.equal(merged.counters.get('tcp.p.downstream_cx_total')?.value, 7);
+  assert.equal(merged.gauges.get('server.total_connections')?.value, 7);
+  assert.equal(merged.gauges.get('listener_manager.total_listeners_active')?.value, 2);
   assert.equal(
     merged.histograms.get('listener.127.0.0.1_0.downstream_cx_length_ms')?.cumulativeWindow()?.count,
     2,
   );
-  assert.deepEqual(mergeHostStats(wire).c?.['127.0.0.1:1']?.rq_total, 4);
+  const hosts = [{ c: { '127.0.0.1:1': host } }, { c: { '127.0.0.1:1': host } }];
+  assert.deepEqual(mergeHostStats(JSON.parse(JSON.stringify(hosts))).c?.['127.0.0.1:1']?.rq_total, 4);
   // Rendering the merge must not touch the live stores.
   assert.equal(primary.counters.has('tcp.p.downstream_cx_total'), false);
 });
 
-test('worker stats merge: recent lookups add up, in the list and in server.stats_recent_lookups', () => {
+test('worker stats merge: recent lookups add up, in the list and in server.stats_recent_lookups', async () => {
   const primary = new StatsStore();
   primary.recentLookups.enable();
   primary.gauge('server.stats_recent_lookups', 'NeverImport').set(primary.recentLookups.total);
@@ -51,8 +91,7 @@ test('worker stats merge: recent lookups add up, in the list and in server.stats
     s.counter(`cluster.c.only_in_${n}`);
     return s;
   });
-  const wire = workers.map((w) => JSON.parse(JSON.stringify(dumpStats(w, {}))));
-  const merged = mergeStats(primary, wire);
+  const merged = await mergeFresh(primary, workers);
   // The primary looked one name up; the workers 2 and 3.
   assert.equal(merged.gauges.get('server.stats_recent_lookups')?.value, 6);
 
@@ -69,36 +108,160 @@ test('worker stats merge: recent lookups add up, in the list and in server.stats
   ]);
 });
 
-test('worker stats merge into a kept store: the figures of a fresh merge, on the same stat objects', () => {
+test('worker stats deltas: only what moved is sent, onto the same stat objects, with no new generation', async () => {
   const primary = new StatsStore();
   primary.gauge('listener_manager.total_listeners_active', 'NeverImport').set(2);
   primary.textReadout('server.version').set('p');
   const worker = new StatsStore();
-  const dumpOf = (n: number) => {
+  for (let i = 0; i < 100; i++) worker.counter(`cluster.c${i}.upstream_rq_total`);
+  const step = (n: number) => {
     worker.counter('tcp.p.downstream_cx_total').add(n);
     worker.gauge('server.total_connections').set(n);
     worker.gauge('listener_manager.total_listeners_active', 'NeverImport').set(7);
     worker.histogram('h').record(n);
     worker.textReadout('server.version').set('w');
-    return JSON.parse(JSON.stringify(dumpStats(worker, {})));
   };
-  const kept = mergeStats(primary, [dumpOf(3)]);
+  const merged = new MergedStats();
+  const own = new StatsTracker(primary);
+  const tracker = new StatsTracker(worker);
+  const round = async () => {
+    const since = merged.since();
+    await merged.apply(0, own.dump(since[0]), noPause);
+    const delta = wire(tracker.dump(since[1]));
+    await merged.apply(1, delta, noPause);
+    return delta;
+  };
+  step(3);
+  const first = await round();
+  assert.equal(first.base, null, 'the first answer is a full dump');
+  assert.equal(first.newCounters.length, 101);
+  const kept = merged.store;
   const counter = kept.counters.get('tcp.p.downstream_cx_total');
   const generation = kept.generation;
-  const wire = [dumpOf(4)];
-  const again = mergeStats(primary, wire, kept);
-  const fresh = mergeStats(primary, wire);
-  assert.equal(again, kept);
-  assert.equal(again.counters.get('tcp.p.downstream_cx_total'), counter, 'the same stat object');
-  assert.equal(again.generation, generation, 'no stat created, so sorted names stay cached');
-  const figures = (s: StatsStore) => ({
-    counters: [...s.counters.values()].map((c) => [c.name, c.value, c.resetBase, c.used]),
-    gauges: [...s.gauges.values()].map((g) => [g.name, g.value, g.used]),
-    histograms: [...s.histograms.values()].map((h) => [h.name, h.cumulativeWindow()?.count, h.used]),
-    textReadouts: [...s.textReadouts.values()].map((t) => [t.name, t.value]),
+  step(4);
+  worker.flush();
+  const delta = await round();
+  assert.equal(delta.base, first.seq);
+  assert.equal(delta.newCounters.length, 0);
+  assert.deepEqual(delta.counters, [100, 7, 0, 1], 'only the counter that moved');
+  assert.equal(delta.textReadouts.length, 0, 'an unchanged text readout is not sent');
+  assert.equal(kept.counters.get('tcp.p.downstream_cx_total'), counter, 'the same stat object');
+  assert.equal(kept.generation, generation, 'no stat created, so sorted names stay cached');
+  assert.deepEqual(figures(kept), figures(await mergeFresh(primary, [worker])));
+  assert.equal(kept.counters.get('tcp.p.downstream_cx_total')?.value, 7);
+  assert.equal(kept.gauges.get('listener_manager.total_listeners_active')?.value, 2);
+  assert.equal(kept.textReadouts.get('server.version')?.value, 'p');
+  // Nothing moved: an empty delta.
+  const idle = await round();
+  assert.deepEqual([idle.counters, idle.gauges, idle.histograms], [[], [], []]);
+});
+
+test('worker stats deltas: reset_counters in every process shows every counter from zero', async () => {
+  const primary = new StatsStore();
+  const workers = [new StatsStore(), new StatsStore()];
+  const merged = new MergedStats();
+  const trackers = workers.map((w) => new StatsTracker(w));
+  const own = new StatsTracker(primary);
+  const round = async () => {
+    const since = merged.since();
+    await merged.apply(0, own.dump(since[0]), noPause);
+    for (const [i, t] of trackers.entries()) await merged.apply(i + 1, wire(t.dump(since[i + 1])), noPause);
+  };
+  for (const [i, w] of workers.entries()) w.counter('cluster.a.upstream_rq_total').add(i + 5);
+  await round();
+  assert.equal(merged.store.counters.get('cluster.a.upstream_rq_total')?.shown, 11);
+  for (const s of [primary, ...workers]) s.resetCounters();
+  await round();
+  assert.equal(merged.store.counters.get('cluster.a.upstream_rq_total')?.shown, 0);
+  workers[1]?.counter('cluster.a.upstream_rq_total').inc();
+  await round();
+  assert.equal(merged.store.counters.get('cluster.a.upstream_rq_total')?.shown, 1);
+  assert.equal(merged.store.counters.get('cluster.a.upstream_rq_total')?.value, 12);
+});
+
+/** One step of a process: a stat created or moved, a flush, or (for a worker) a restart. */
+const op = fc.oneof(
+  fc.record({
+    kind: fc.constantFrom('counter', 'gauge', 'never', 'histogram', 'text'),
+    name: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+    value: fc.integer({ min: 0, max: 50 }),
+  }),
+  fc.constant({ kind: 'flush' as const }),
+  fc.constant({ kind: 'reset' as const }),
+  fc.constant({ kind: 'restart' as const }),
+);
+
+type Op = typeof op extends fc.Arbitrary<infer T> ? T : never;
+
+function run(s: StatsStore, o: Op): void {
+  switch (o.kind) {
+    case 'counter':
+      s.counter(`c.${o.name}`).add(o.value);
+      return;
+    case 'gauge':
+      s.gauge(`g.${o.name}`).set(o.value);
+      return;
+    case 'never':
+      s.gauge(`n.${o.name}`, 'NeverImport').set(o.value);
+      return;
+    case 'histogram':
+      s.histogram(`h.${o.name}`).record(o.value);
+      return;
+    case 'text':
+      s.textReadout(`t.${o.name}`).set(String(o.value));
+      return;
+    case 'flush':
+      s.flush();
+      return;
+    case 'reset':
+      s.resetCounters();
+      return;
+  }
+}
+
+test('worker stats deltas: the kept merge equals a fresh merge after every round, answers lost, duplicated or from a restarted worker (property)', async () => {
+  const round = fc.record({
+    ops: fc.array(fc.tuple(fc.integer({ min: 0, max: 2 }), op), { maxLength: 12 }),
+    /** Per worker: answered, lost (the primary never applies it) or applied twice. */
+    fate: fc.array(fc.constantFrom('ok', 'ok', 'lost', 'twice'), { minLength: 2, maxLength: 2 }),
   });
-  assert.deepEqual(figures(again), figures(fresh));
-  assert.equal(again.counters.get('tcp.p.downstream_cx_total')?.value, 7);
-  assert.equal(again.gauges.get('listener_manager.total_listeners_active')?.value, 2);
-  assert.equal(again.textReadouts.get('server.version')?.value, 'p');
+  await fc.assert(
+    fc.asyncProperty(fc.array(round, { minLength: 1, maxLength: 8 }), async (rounds) => {
+      const primary = new StatsStore();
+      const workers = [new StatsStore(), new StatsStore()];
+      const trackers = workers.map((w) => new StatsTracker(w));
+      const own = new StatsTracker(primary);
+      const merged = new MergedStats();
+      // Several pause points, so the steps really interleave with the awaits.
+      const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
+      for (const { ops, fate } of rounds) {
+        for (const [who, o] of ops) {
+          if (o.kind === 'restart') {
+            if (who === 0) continue;
+            workers[who - 1] = new StatsStore();
+            trackers[who - 1] = new StatsTracker(workers[who - 1] as StatsStore);
+            continue;
+          }
+          run(who === 0 ? primary : (workers[who - 1] as StatsStore), o);
+        }
+        const since = merged.since();
+        await merged.apply(0, own.dump(since[0]), pause);
+        for (const [i, t] of trackers.entries()) {
+          const delta = wire(t.dump(since[i + 1]));
+          if (fate[i] === 'lost') continue;
+          await merged.apply(i + 1, delta, pause);
+          if (fate[i] === 'twice') await merged.apply(i + 1, delta, pause);
+        }
+        // A lost answer leaves the figures that worker sent before: compare after a clean round.
+        const clean = merged.since();
+        await merged.apply(0, own.dump(clean[0]), pause);
+        for (const [i, t] of trackers.entries()) await merged.apply(i + 1, wire(t.dump(clean[i + 1])), pause);
+        const fresh = await mergeFresh(primary, workers);
+        assert.deepEqual(figures(merged.store, fresh), figures(fresh));
+        for (const c of merged.store.counters.values())
+          if (!fresh.counters.has(c.name)) assert.deepEqual([c.value, c.resetBase, c.used], [0, 0, false]);
+      }
+    }),
+    { seed: 17, numRuns: 150 },
+  );
 });
