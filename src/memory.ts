@@ -19,8 +19,8 @@ export function memoryFigures(): MemoryFigures {
  *
  * Young generation: V8 doubles a semi-space from 1 MiB up to 16 MiB under load, and keeps it,
  * so the new space holds 32 MiB for the life of a busy process. A growth factor of 1 keeps the
- * initial 1 MiB: more scavenges, each as cheap (a proxy's survivors are the requests in flight,
- * not the size of the space). Old generation: V8 lets it grow up to 4 times what the last full
+ * size it has when set (1-2 MiB): more scavenges, each as cheap (a proxy's survivors are the
+ * requests in flight, not the size of the space). Old generation: V8 lets it grow up to 4 times what the last full
  * GC kept before the next one; 20 % bounds the garbage promoted under load that waits there.
  * Both are read by V8 at each GC, which is why they can be set after start, unlike
  * `--max-semi-space-size`. Figures: bench/README.md, "Process memory, 2026-11-25 session 4".
