@@ -151,3 +151,22 @@ test('usedonly after traffic: counters the workers incremented are listed with t
     JSON.stringify(prom),
   );
 });
+
+test('stats as deltas: every /stats sees the workers move, /reset_counters zeroes every worker, /clusters keeps the totals', async () => {
+  const shown = async () => {
+    const body = (await proxy.get('/stats?filter=^tcp\\.echo\\.downstream_cx_total$')).body;
+    return Number(body.trim().split(': ')[1]);
+  };
+  await traffic(4);
+  assert.equal(await shown(), sent);
+  assert.equal(await shown(), sent, 'an answer with nothing moved changes nothing');
+  assert.equal((await proxy.post('/reset_counters')).status, 200);
+  assert.equal(await shown(), 0);
+  await traffic(5);
+  assert.equal(await shown(), 5);
+  const [a, b] = await Promise.all([shown(), shown()]);
+  assert.deepEqual([a, b], [5, 5], 'two /stats at once apply each delta once');
+  // Per-host figures are not reset: they count every connection.
+  const clusters = (await proxy.get('/clusters')).body;
+  assert.match(clusters, new RegExp(`^echo::127\\.0\\.0\\.1:\\d+::cx_total::${sent}$`, 'm'));
+});
