@@ -113,6 +113,29 @@ function rssOf(pid: number): number {
   return Number(m?.[1] ?? 0) * 1024;
 }
 
+/** CPU time (user + system) of `pid` so far, in ms. */
+function cpuMsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU time of `pid` and of its children (the workers with `--concurrency N`), in ms. */
+function cpuMsTree(pid: number): { primary: number; workers: number } {
+  let children: number[] = [];
+  try {
+    children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {}
+  return { primary: cpuMsOf(pid), workers: children.reduce((n, c) => n + cpuMsOf(c), 0) };
+}
+
 /** The peak RSS of `pid` above its RSS at the start, while `work` runs. */
 async function peakRssGrowth(pid: number, work: () => Promise<unknown>): Promise<number> {
   const before = rssOf(pid);
@@ -172,22 +195,33 @@ export async function benchAdmin(): Promise<BenchRow[]> {
     const pid = peer.child.pid as number;
     const rows: BenchRow[] = [];
     const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+    const cpu0 = cpuMsTree(pid);
     const first = await timedGet(`${admin}/stats?format=prometheus`);
-    rows.push(bound('/stats prometheus, first scrape', first.ms, 'ms', 500, mb(first.bytes)));
+    const cpu1 = cpuMsTree(pid);
+    const firstCpu = `CPU ${cpu1.primary - cpu0.primary} ms primary, ${cpu1.workers - cpu0.workers} ms workers`;
+    rows.push(
+      bound('/stats prometheus, first scrape', first.ms, 'ms', 500, `${mb(first.bytes)}; ${firstCpu}`),
+    );
     for (const [name, query] of [
       ['text', ''],
       ['json', '?format=json'],
       ['prometheus', '?format=prometheus'],
     ] as const) {
       const runs: number[] = [];
+      const cpu: Array<{ primary: number; workers: number }> = [];
       let bytes = 0;
       for (let i = 0; i < 3; i++) {
+        const before = cpuMsTree(pid);
         const r = await timedGet(`${admin}/stats${query}`);
+        const after = cpuMsTree(pid);
+        cpu.push({ primary: after.primary - before.primary, workers: after.workers - before.workers });
         runs.push(r.ms);
         bytes = r.bytes;
       }
       runs.sort((a, b) => a - b);
-      rows.push(bound(`/stats ${name} (median of 3)`, runs[1]!, 'ms', 500, mb(bytes)));
+      const median = (xs: number[]) => xs.sort((a, b) => a - b)[1]!;
+      const cpuNote = `CPU median ${median(cpu.map((c) => c.primary))} ms primary, ${median(cpu.map((c) => c.workers))} ms workers`;
+      rows.push(bound(`/stats ${name} (median of 3)`, runs[1]!, 'ms', 500, `${mb(bytes)}; ${cpuNote}`));
     }
 
     // /ready every 10 ms, alone (what the machine gives), then while Prometheus scrapes run back to back.
