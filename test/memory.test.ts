@@ -42,7 +42,8 @@ function newSpaceGrowth(nodeArgs: string[], env: Record<string, string> = {}): n
 }
 
 test('the young generation does not grow under allocation', () => {
-  assert.equal(newSpaceGrowth([]), 0);
+  // V8 may still take one step (1 to 2 MiB from a fresh start); its default grows to 32 MiB here.
+  assert.ok(newSpaceGrowth([]) <= 1, 'the new space grew by more than one MiB');
 });
 
 test('an operator --max-semi-space-size (flag or NODE_OPTIONS) gives the young generation back to V8', () => {
