@@ -59,9 +59,13 @@ test('usedonly: adding zero is not a use, a set is (as in the reference), in tex
 async function merge(primary: StatsStore, workers: StatsStore[]): Promise<StatsStore> {
   const merged = new MergedStats();
   const noPause = async () => {};
-  await merged.apply(0, new StatsTracker(primary).dump(null), noPause);
+  await merged.apply(0, await new StatsTracker(primary).dump(null, noPause), noPause);
   for (const [i, w] of workers.entries())
-    await merged.apply(i + 1, JSON.parse(JSON.stringify(new StatsTracker(w).dump(null))), noPause);
+    await merged.apply(
+      i + 1,
+      JSON.parse(JSON.stringify(await new StatsTracker(w).dump(null, noPause))),
+      noPause,
+    );
   return merged.store;
 }
 

@@ -39,7 +39,7 @@ export async function collectWorkerStats(
   const update = merge.last.then(async () => {
     const since = merged.since();
     const answers = await pool.ask({ kind: 'stats', since }, timeoutMs);
-    await merged.apply(0, own.dump(since[0]), pause);
+    await merged.apply(0, await own.dump(since[0], pause), pause);
     for (const { worker, delta } of answers) await merged.apply(worker, delta, pause);
     return { stats: merged.store };
   });

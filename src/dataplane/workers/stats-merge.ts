@@ -53,6 +53,9 @@ export interface StatsDelta {
 /** Per-host figures by cluster name, then host address (`ip:port`). */
 export type HostStatsByCluster = Record<string, Record<string, HostStats>>;
 
+/** How many stats a dump looks at, or figures a merge changes, between two pause points. */
+const STEP = 4096;
+
 const windowDump = (w: HistogramWindow | null): WindowDump | null =>
   w && { bins: [...w.bins], count: w.count, sum: w.sum };
 
@@ -69,10 +72,24 @@ export class StatsTracker {
   private readonly histograms: Array<{ interval: HistogramWindow | null; recorded: number; used: boolean }> =
     [];
   private readonly texts: Array<{ value: string; used: boolean }> = [];
+  private last: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly store: StatsStore) {}
 
-  dump(since: DeltaBase | null | undefined): StatsDelta {
+  /**
+   * What moved since the dump `since` names (everything when it names another one).
+   * `pause` is awaited every few thousand stats, so a large store does not hold the event
+   * loop (a worker's data plane, the primary's admin): a stat that moves during the pause
+   * goes in this dump or the next one, as its figures are recorded as sent.
+   */
+  dump(since: DeltaBase | null | undefined, pause: () => Promise<void>): Promise<StatsDelta> {
+    // One dump at a time: each records what it sent for the next one to compare with.
+    const dump = this.last.then(() => this.scan(since, pause));
+    this.last = dump.catch(() => {});
+    return dump;
+  }
+
+  private async scan(since: DeltaBase | null | undefined, pause: () => Promise<void>): Promise<StatsDelta> {
     const full = since?.token !== this.token || since.seq !== this.seq;
     if (full) {
       this.counters.length = 0;
@@ -112,6 +129,7 @@ export class StatsTracker {
         cs[at + 2] = used;
       }
       i += 1;
+      if (i % STEP === 0) await pause();
     }
     const gs = this.gauges;
     i = 0;
@@ -128,6 +146,7 @@ export class StatsTracker {
         gs[at + 1] = used;
       }
       i += 1;
+      if (i % STEP === 0) await pause();
     }
     i = 0;
     for (const h of this.store.histograms.values()) {
@@ -144,6 +163,7 @@ export class StatsTracker {
         last.used = h.used;
       }
       i += 1;
+      if (i % STEP === 0) await pause();
     }
     i = 0;
     for (const t of this.store.textReadouts.values()) {
@@ -159,6 +179,7 @@ export class StatsTracker {
         last.used = t.used;
       }
       i += 1;
+      if (i % STEP === 0) await pause();
     }
     return out;
   }
@@ -253,9 +274,6 @@ const emptyMirror = (token: string): Mirror => ({
   textReadouts: [],
   lookups: 0,
 });
-
-/** How many figures `MergedStats.apply` changes between two pause points. */
-const STEP = 4096;
 
 const setUsed = (stat: { usedBy: number; used: boolean }, was: boolean, is: boolean): void => {
   if (was === is) return;

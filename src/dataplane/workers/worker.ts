@@ -74,6 +74,8 @@ function lendSocket(id: number, address: string): void {
 let workerId = 0;
 let context: ServerContext | null = null;
 let clusters: ClusterManager<ClusterTraffic> | null = null;
+/** Where a large stats dump lets the data plane run. */
+const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** What of this worker's stats the primary was sent last. */
 let tracker: StatsTracker | null = null;
 
@@ -156,7 +158,7 @@ async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAns
     case 'sync':
       return true;
     case 'stats':
-      return tracker ? { worker: workerId, delta: tracker.dump(query.since[workerId]) } : null;
+      return tracker ? { worker: workerId, delta: await tracker.dump(query.since[workerId], pause) } : null;
     case 'hosts':
       return context && clusters ? hostStats(context.store.state, clusters) : null;
     case 'recent-lookups':

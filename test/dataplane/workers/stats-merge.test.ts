@@ -28,9 +28,9 @@ const wire = (d: StatsDelta): StatsDelta => JSON.parse(JSON.stringify(d));
 /** A fresh merge of full dumps: the primary as rank 0, the workers as 1, 2, ... */
 async function mergeFresh(primary: StatsStore, workers: readonly StatsStore[]): Promise<StatsStore> {
   const merged = new MergedStats();
-  await merged.apply(0, new StatsTracker(primary).dump(null), noPause);
+  await merged.apply(0, await new StatsTracker(primary).dump(null, noPause), noPause);
   for (const [i, w] of workers.entries())
-    await merged.apply(i + 1, wire(new StatsTracker(w).dump(null)), noPause);
+    await merged.apply(i + 1, wire(await new StatsTracker(w).dump(null, noPause)), noPause);
   return merged.store;
 }
 
@@ -126,8 +126,8 @@ test('worker stats deltas: only what moved is sent, onto the same stat objects, 
   const tracker = new StatsTracker(worker);
   const round = async () => {
     const since = merged.since();
-    await merged.apply(0, own.dump(since[0]), noPause);
-    const delta = wire(tracker.dump(since[1]));
+    await merged.apply(0, await own.dump(since[0], noPause), noPause);
+    const delta = wire(await tracker.dump(since[1], noPause));
     await merged.apply(1, delta, noPause);
     return delta;
   };
@@ -164,8 +164,9 @@ test('worker stats deltas: reset_counters in every process shows every counter f
   const own = new StatsTracker(primary);
   const round = async () => {
     const since = merged.since();
-    await merged.apply(0, own.dump(since[0]), noPause);
-    for (const [i, t] of trackers.entries()) await merged.apply(i + 1, wire(t.dump(since[i + 1])), noPause);
+    await merged.apply(0, await own.dump(since[0], noPause), noPause);
+    for (const [i, t] of trackers.entries())
+      await merged.apply(i + 1, wire(await t.dump(since[i + 1], noPause)), noPause);
   };
   for (const [i, w] of workers.entries()) w.counter('cluster.a.upstream_rq_total').add(i + 5);
   await round();
@@ -245,17 +246,18 @@ test('worker stats deltas: the kept merge equals a fresh merge after every round
           run(who === 0 ? primary : (workers[who - 1] as StatsStore), o);
         }
         const since = merged.since();
-        await merged.apply(0, own.dump(since[0]), pause);
+        await merged.apply(0, await own.dump(since[0], pause), pause);
         for (const [i, t] of trackers.entries()) {
-          const delta = wire(t.dump(since[i + 1]));
+          const delta = wire(await t.dump(since[i + 1], pause));
           if (fate[i] === 'lost') continue;
           await merged.apply(i + 1, delta, pause);
           if (fate[i] === 'twice') await merged.apply(i + 1, delta, pause);
         }
         // A lost answer leaves the figures that worker sent before: compare after a clean round.
         const clean = merged.since();
-        await merged.apply(0, own.dump(clean[0]), pause);
-        for (const [i, t] of trackers.entries()) await merged.apply(i + 1, wire(t.dump(clean[i + 1])), pause);
+        await merged.apply(0, await own.dump(clean[0], pause), pause);
+        for (const [i, t] of trackers.entries())
+          await merged.apply(i + 1, wire(await t.dump(clean[i + 1], pause)), pause);
         const fresh = await mergeFresh(primary, workers);
         assert.deepEqual(figures(merged.store, fresh), figures(fresh));
         for (const c of merged.store.counters.values())
@@ -264,4 +266,27 @@ test('worker stats deltas: the kept merge equals a fresh merge after every round
     }),
     { seed: 17, numRuns: 150 },
   );
+});
+
+test('worker stats deltas: two dumps asked at once run one after the other; the stale one is full', async () => {
+  const worker = new StatsStore();
+  for (let i = 0; i < 10_000; i++) worker.counter(`cluster.c${i}.upstream_rq_total`).add(i);
+  const tracker = new StatsTracker(worker);
+  const merged = new MergedStats();
+  const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
+  await merged.apply(1, wire(await tracker.dump(null, pause)), pause);
+  worker.counter('cluster.c5.upstream_rq_total').inc();
+  const since = merged.since()[1];
+  const both = await Promise.all([tracker.dump(since, pause), tracker.dump(since, pause)]);
+  assert.deepEqual(
+    both.map((d) => [d.base, d.counters.length]),
+    [
+      [since?.seq, 4],
+      // Every counter but c0, which is still at zero and unused, as a new one is on both sides.
+      [null, 39_996],
+    ],
+  );
+  for (const d of both) await merged.apply(1, wire(d), pause);
+  assert.equal(merged.store.counters.get('cluster.c5.upstream_rq_total')?.value, 6);
+  assert.deepEqual(figures(merged.store), figures(await mergeFresh(new StatsStore(), [worker])));
 });
