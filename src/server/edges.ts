@@ -7,6 +7,7 @@
 import { startContentionSampler } from '../admin/contention-sampler.js';
 import { loadDiskRuntimeLayers } from '../admin/runtime-disk.js';
 import type { ServerContext } from '../context.js';
+import { collectWorkerStats } from '../dataplane/workers/collect.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
 import { startDnsDiscovery } from '../upstream/dns/discovery.js';
 import { type HealthEdges, startHealthEdges } from '../upstream/health/index.js';
@@ -50,7 +51,7 @@ export async function startEdges(ctx: ServerContext): Promise<Edges> {
     ctx.log.close();
   });
   logLifecycle(ctx);
-  ctx.statsRuntime.start();
+  ctx.statsRuntime.start(async (flush) => (await collectWorkerStats(ctx, 1000, flush)).stats);
   await startAdminInputs(ctx);
   // STRICT_DNS / LOGICAL_DNS resolution: `endpoints/hosts-*` events (source `dns`) that the
   // cluster managers of every process follow.

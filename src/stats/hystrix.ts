@@ -47,7 +47,6 @@ export class HystrixStream {
   private readonly buckets: number;
 
   constructor(
-    private readonly stats: StatsStore,
     private readonly state: () => State,
     private readonly flushIntervalMs: number,
     config: JsonObject,
@@ -75,8 +74,11 @@ export class HystrixStream {
     this.clients.clear();
   }
 
-  /** Called after each flush: rolls the windows and writes one batch to every client. */
-  onFlush(): void {
+  /**
+   * Called after each flush with the stats of every process (merged over the workers): rolls
+   * the windows and writes one batch to every client.
+   */
+  onFlush(stats: StatsStore): void {
     const now = Date.now();
     const records: string[] = [];
     const seen = new Set<string>();
@@ -87,7 +89,7 @@ export class HystrixStream {
           : name,
       );
       seen.add(statName);
-      records.push(...this.clusterRecords(statName, entry.config, now));
+      records.push(...this.clusterRecords(stats, statName, entry.config, now));
     }
     for (const name of this.windows.keys()) if (!seen.has(name)) this.windows.delete(name);
     if (this.clients.size === 0) return;
@@ -95,10 +97,10 @@ export class HystrixStream {
     for (const res of this.clients) res.write(body);
   }
 
-  private clusterRecords(statName: string, config: JsonObject, now: number): string[] {
+  private clusterRecords(stats: StatsStore, statName: string, config: JsonObject, now: number): string[] {
     const prefix = `cluster.${statName}.`;
     const sample = {} as Sample;
-    for (const c of COUNTERS) sample[c] = this.stats.counters.get(prefix + c)?.value ?? 0;
+    for (const c of COUNTERS) sample[c] = stats.counters.get(prefix + c)?.value ?? 0;
     let window = this.windows.get(statName);
     if (!window) {
       window = [];
@@ -114,13 +116,13 @@ export class HystrixStream {
     const rejected = rolling('upstream_rq_pending_overflow');
     const total = success + errors + timeouts + rejected + rolling('upstream_rq_4xx');
     const errorPercentage = total > 0 ? Math.round(((errors + timeouts + rejected) * 100) / total) : 0;
-    const rqTime = this.stats.histograms.get(`${prefix}upstream_rq_time`);
+    const rqTime = stats.histograms.get(`${prefix}upstream_rq_time`);
     const q = quantiles(rqTime?.interval?.bins ?? null, LATENCY_FRACTIONS);
     const latency: Record<string, number> = {};
     LATENCY_KEYS.forEach((k, i) => {
       latency[k] = Number.isNaN(q[i]!) ? 0 : q[i]!;
     });
-    const active = this.stats.gauges.get(`${prefix}upstream_rq_active`)?.value ?? 0;
+    const active = stats.gauges.get(`${prefix}upstream_rq_active`)?.value ?? 0;
     const maxRequests = this.maxRequests(config);
     const windowMs = this.buckets * this.flushIntervalMs;
     const command = {
@@ -176,7 +178,7 @@ export class HystrixStream {
       currentLargestPoolSize: 0,
       currentMaximumPoolSize: maxRequests,
       currentPoolSize: maxRequests,
-      currentQueueSize: this.stats.gauges.get(`${prefix}upstream_rq_pending_active`)?.value ?? 0,
+      currentQueueSize: stats.gauges.get(`${prefix}upstream_rq_pending_active`)?.value ?? 0,
       currentTaskCount: 0,
       rollingCountThreadsExecuted: 0,
       rollingMaxActiveThreads: 0,

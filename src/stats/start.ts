@@ -12,6 +12,12 @@ import { type StatsConfig, TagConfigError, TagProducer } from './tags.js';
 /** Default `stats_flush_interval`. */
 export const DEFAULT_FLUSH_INTERVAL_MS = 5000;
 
+/**
+ * The stats of every process: the primary's own in-process, with workers the merged store
+ * (`collectWorkerStats`). With `flush`, each worker closes its interval windows first.
+ */
+export type StatsSource = (flush: boolean) => Promise<StatsStore>;
+
 /** The bootstrap fields that drive the stats edge. */
 function statsBootstrap(bootstrap: JsonObject | undefined): {
   flushIntervalMs: number;
@@ -43,6 +49,9 @@ export class StatsRuntime {
   private hystrixStream: HystrixStream | null = null;
   private server: ServerStats | null = null;
   private started = false;
+  private source: StatsSource = async () => this.core.stats;
+  /** A timer flush still waiting for the workers: the next tick is skipped, not queued. */
+  private flushing = false;
 
   constructor(private readonly core: Core) {
     this.tagProducer = new TagProducer({}, core.options.statsTags);
@@ -65,21 +74,46 @@ export class StatsRuntime {
     return this.hystrixStream;
   }
 
-  /** Run before rendering `/stats`: a flush with `stats_flush_on_admin`, else a gauge refresh. */
-  beforeQuery(): void {
-    if (this.flushOnAdminSetting) this.flush();
-    else this.server?.refresh();
+  /**
+   * The stats `/stats` renders, merged over the workers: after a flush with
+   * `stats_flush_on_admin`, else after a gauge refresh.
+   */
+  forQuery(): Promise<StatsStore> {
+    if (this.flushOnAdminSetting) return this.flush();
+    this.server?.refresh();
+    return this.source(false);
   }
 
-  private flush(): void {
+  /**
+   * The primary's flush closes its own interval windows, then the workers' with the one
+   * merged read the sinks share, so each hystrix record counts every process's traffic.
+   */
+  private async flush(): Promise<StatsStore> {
     this.server?.refresh();
     this.core.stats.flush();
+    const stats = await this.source(true);
+    this.hystrixStream?.onFlush(stats);
+    return stats;
   }
 
-  /** Starts the edge from the bootstrap in the snapshot; `src/server/edges.ts` calls it once. */
-  start(): this {
+  private timerFlush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    this.flush()
+      .catch((err: unknown) => this.core.log.get('main').warn(`stats flush: ${String(err)}`))
+      .finally(() => {
+        this.flushing = false;
+      });
+  }
+
+  /**
+   * Starts the edge from the bootstrap in the snapshot; `src/server/edges.ts` calls it once,
+   * with the merged source when there are workers.
+   */
+  start(source?: StatsSource): this {
     if (this.started) return this;
     this.started = true;
+    if (source) this.source = source;
     const { options, store, stats } = this.core;
     const bootstrap = store.state.bootstrap?.config;
     const cfg = statsBootstrap(bootstrap);
@@ -99,18 +133,16 @@ export class StatsRuntime {
     });
     this.server = server;
     const sink = hystrixSinkConfig(bootstrap);
-    const hystrix = sink ? new HystrixStream(stats, () => store.state, cfg.flushIntervalMs, sink) : null;
+    const hystrix = sink ? new HystrixStream(() => store.state, cfg.flushIntervalMs, sink) : null;
     this.hystrixStream = hystrix;
-    const stopHystrix = hystrix ? stats.onFlush(() => hystrix.onFlush()) : () => {};
     const subscription = store.state$
       .pipe(startWith(null), pairwise())
       .subscribe(([prev, next]) => next && applySnapshot(stats, server, prev, next));
-    const timer = cfg.flushOnAdmin ? null : setInterval(() => this.flush(), cfg.flushIntervalMs);
+    const timer = cfg.flushOnAdmin ? null : setInterval(() => this.timerFlush(), cfg.flushIntervalMs);
     timer?.unref();
     this.core.onShutdown(() => {
       if (timer) clearInterval(timer);
       subscription.unsubscribe();
-      stopHystrix();
       hystrix?.close();
     });
     return this;

@@ -81,7 +81,7 @@ test('server stats come from snapshots and the process; flush on admin flushes p
   const h = ctx.stats.histogram('x.time');
   h.record(4);
   assert.equal(h.interval, null);
-  runtime.beforeQuery();
+  await runtime.forQuery();
   const closed = h.interval as { count: number } | null;
   assert.equal(closed?.count, 1, 'the query flushed');
   assert.ok((g('server.memory_physical_size') ?? 0) > 0);

@@ -2,7 +2,7 @@ import { recentLookupsCleared, recentLookupsDisabled, recentLookupsEnabled } fro
 import { statsData, streamStats } from '../../../views/stats/index.js';
 import { renderRecentLookups } from '../../../views/stats/recent-lookups.js';
 import { CONFIG_TYPE, extensionForType } from '../../bootstrap/extensions.js';
-import { collectRecentLookups, collectWorkerStats } from '../../dataplane/workers/collect.js';
+import { collectRecentLookups } from '../../dataplane/workers/collect.js';
 import { eventHandler } from '../event-handler.js';
 import type { HandlerDescriptor, ParamDescriptor } from '../registry.js';
 
@@ -66,12 +66,10 @@ export const statsHandlers: HandlerDescriptor[] = [
     params: STATS_PARAMS,
     async handle(req, ctx) {
       const runtime = ctx.statsRuntime;
-      runtime.beforeQuery();
-      return streamStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query);
+      return streamStats(await runtime.forQuery(), runtime.tags, req.query);
     },
     async data(_req, ctx) {
-      ctx.statsRuntime.beforeQuery();
-      return statsData((await collectWorkerStats(ctx)).stats);
+      return statsData(await ctx.statsRuntime.forQuery());
     },
   },
   {
@@ -81,8 +79,7 @@ export const statsHandlers: HandlerDescriptor[] = [
     params: STATS_PARAMS.filter((p) => ['usedonly', 'filter', 'text_readouts'].includes(p.name)),
     async handle(req, ctx) {
       const runtime = ctx.statsRuntime;
-      runtime.beforeQuery();
-      return streamStats((await collectWorkerStats(ctx)).stats, runtime.tags, req.query, 'prometheus');
+      return streamStats(await runtime.forQuery(), runtime.tags, req.query, 'prometheus');
     },
   },
   {

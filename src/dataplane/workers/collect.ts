@@ -22,11 +22,13 @@ const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
  * itself. With workers it is a merged copy (see `MergedStats`), the same store moved by
  * each process's changes since the last request (its sort and Prometheus identities stay
  * cached as in-process), applied in steps that yield to the event loop; a worker that does
- * not answer within `timeoutMs` counts with the figures it last sent.
+ * not answer within `timeoutMs` counts with the figures it last sent. With `flush` (the
+ * primary's stats flush) each worker closes its histograms' interval windows before it answers.
  */
 export async function collectWorkerStats(
   ctx: ServerContext,
   timeoutMs = 1000,
+  flush = false,
 ): Promise<{ stats: StatsStore }> {
   const pool = ctx.workers?.started ? ctx.workers : null;
   if (!pool) return { stats: ctx.stats };
@@ -38,7 +40,7 @@ export async function collectWorkerStats(
   const { merged, own } = merge;
   const update = merge.last.then(async () => {
     const since = merged.since();
-    const answers = await pool.ask({ kind: 'stats', since }, timeoutMs);
+    const answers = await pool.ask({ kind: 'stats', since, flush }, timeoutMs);
     await merged.apply(0, await own.dump(since[0], pause), pause);
     for (const { worker, delta } of answers) await merged.apply(worker, delta, pause);
     return { stats: merged.store };

@@ -15,8 +15,11 @@ import type { DeltaBase, HostStatsByCluster, StatsDelta } from './stats-merge.js
 export type WorkerQuery =
   /** Answered at once: the channel keeps order, so every envelope sent before is folded. */
   | { kind: 'sync' }
-  /** The stats that moved since the answer `since[workerId]` names (a full dump without one). */
-  | { kind: 'stats'; since: Record<number, DeltaBase> }
+  /**
+   * The stats that moved since the answer `since[workerId]` names (a full dump without one);
+   * with `flush`, the worker first closes its histograms' interval windows (the primary's flush).
+   */
+  | { kind: 'stats'; since: Record<number, DeltaBase>; flush?: boolean }
   /** The per-host figures of `/clusters`. */
   | { kind: 'hosts' }
   | { kind: 'recent-lookups' }

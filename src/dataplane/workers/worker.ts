@@ -6,7 +6,6 @@
 
 import { pairwise, startWith } from 'rxjs';
 import type { Envelope, JsonObject, ProxyEvent } from '../../../events/index.js';
-import { durationMs } from '../../../reducers/settings/values.js';
 import { createContext, type ServerContext } from '../../context.js';
 import { Store } from '../../control/store.js';
 import { memoryFigures } from '../../memory.js';
@@ -107,18 +106,13 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
   context = ctx;
   tracker = new StatsTracker(ctx.stats);
   const log = ctx.log.get('workers');
-  // `/reset_counters`, the recent-lookup switches and the flush timer act on every
-  // process's stats, not only the primary's.
+  // `/reset_counters` and the recent-lookup switches act on every process's stats, not only
+  // the primary's. The flush has no timer here: the primary's flush asks for it (a stats
+  // query with `flush`), so every process's interval windows cover the same flush interval.
   const controlWatch = ctx.store.state$
     .pipe(startWith(null), pairwise())
     .subscribe(([prev, next]) => next && applyStatsControl(ctx.stats, prev, next));
-  const flushMs = durationMs(state.bootstrap?.config.stats_flush_interval, 5000);
-  const flushTimer = setInterval(() => ctx.stats.flush(), flushMs);
-  flushTimer.unref();
-  ctx.onShutdown(() => {
-    controlWatch.unsubscribe();
-    clearInterval(flushTimer);
-  });
+  ctx.onShutdown(() => controlWatch.unsubscribe());
   // Hosts are resolved once, by the primary's edges; a worker learns them from the events.
   const manager = await createClusterManager(ctx, {
     controlStats: false,
@@ -158,7 +152,9 @@ async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAns
     case 'sync':
       return true;
     case 'stats':
-      return tracker ? { worker: workerId, delta: await tracker.dump(query.since[workerId], pause) } : null;
+      if (!tracker) return null;
+      if (query.flush) context?.stats.flush();
+      return { worker: workerId, delta: await tracker.dump(query.since[workerId], pause) };
     case 'hosts':
       return context && clusters ? hostStats(context.store.state, clusters) : null;
     case 'recent-lookups':
