@@ -16,6 +16,7 @@ const DELAY_MS = 30;
 
 interface Command {
   name: string;
+  rollingCountSemaphoreRejected: number;
   rollingCountSuccess: number;
   rollingCountFailure: number;
   requestCount: number;
@@ -34,9 +35,9 @@ function get(port: number, path: string): Promise<number> {
   });
 }
 
-/** The `HystrixCommand` records of `web` the stream sends, as they come. */
-function hystrixRecords(admin: string): { commands: Command[]; close(): void } {
-  const commands: Command[] = [];
+/** The `HystrixCommand` records the stream sends, as they come, per cluster. */
+function hystrixRecords(admin: string): { commands: Map<string, Command[]>; close(): void } {
+  const commands = new Map<string, Command[]>();
   let buf = '';
   const req = http.get(`${admin}/hystrix_event_stream`, (res) => {
     res.setEncoding('utf8');
@@ -47,7 +48,10 @@ function hystrixRecords(admin: string): { commands: Command[]; close(): void } {
       for (const line of lines) {
         if (!line.startsWith('data: ')) continue;
         const record = JSON.parse(line.slice('data: '.length)) as Command & { type: string };
-        if (record.type === 'HystrixCommand' && record.name === 'web') commands.push(record);
+        if (record.type !== 'HystrixCommand') continue;
+        const list = commands.get(record.name) ?? [];
+        list.push(record);
+        commands.set(record.name, list);
       }
     });
   });
@@ -71,9 +75,15 @@ async function streamCountsTraffic(concurrency: number): Promise<void> {
     }, DELAY_MS);
   });
   await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+  const webPort = (web.address() as AddressInfo).port;
+  // No request may go to `full`: each is a pending overflow, a rejection in the stream.
+  const full = cluster('full', [webPort], { circuit_breakers: { thresholds: [{ max_requests: 0 }] } });
   const bootstrap = httpBootstrap(
-    [cluster('web', [(web.address() as AddressInfo).port])],
-    hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'web' } }]),
+    [cluster('web', [webPort]), full],
+    hcmWithRoutes([
+      { match: { prefix: '/full' }, route: { cluster: 'full' } },
+      { match: { prefix: '/' }, route: { cluster: 'web' } },
+    ]),
   );
   const proxy = await startProxyProcess(
     {
@@ -97,28 +107,34 @@ async function streamCountsTraffic(concurrency: number): Promise<void> {
     const port = await proxy.listenerPort('http');
     // the first record is the baseline the rolling counts start from
     await until(
-      () => stream.commands.length > 0,
+      () => (stream.commands.get('web')?.length ?? 0) > 0,
       () => 'a first record',
     );
     const statuses = await Promise.all([
       ...Array.from({ length: 12 }, () => get(port, '/ok')),
       ...Array.from({ length: 3 }, () => get(port, '/fail')),
+      ...Array.from({ length: 4 }, () => get(port, '/full')),
     ]);
     assert.deepEqual(
       statuses.filter((s) => s === 200).length + statuses.filter((s) => s === 503).length,
-      15,
+      19,
       String(statuses),
     );
-    const last = () => stream.commands.at(-1);
+    const last = () => stream.commands.get('web')?.at(-1);
     await until(
       () => last()?.rollingCountSuccess === 12 && last()?.rollingCountFailure === 3,
       () => `counts 12/3 in the stream, last: ${JSON.stringify(last())}\n${proxy.stderr()}`,
     );
     assert.equal(last()?.requestCount, 15);
+    const rejected = () => stream.commands.get('full')?.at(-1);
+    await until(
+      () => rejected()?.rollingCountSemaphoreRejected === 4,
+      () => `4 rejections in the stream, last: ${JSON.stringify(rejected())}`,
+    );
     // latency covers one flush interval: some record after the traffic saw the upstream's delay
     assert.ok(
-      stream.commands.some((c) => (c.latencyExecute['100'] ?? 0) >= DELAY_MS - 5),
-      JSON.stringify(stream.commands.map((c) => c.latencyExecute['100'])),
+      stream.commands.get('web')?.some((c) => (c.latencyExecute['100'] ?? 0) >= DELAY_MS - 5),
+      JSON.stringify(stream.commands.get('web')?.map((c) => c.latencyExecute['100'])),
     );
   } finally {
     stream.close();
