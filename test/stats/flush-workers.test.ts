@@ -1,0 +1,77 @@
+/**
+ * The primary's stats flush with `--concurrency 2` is the flush of every process (the workers
+ * run no flush timer of their own): the histograms' interval summary in `/stats` covers the
+ * workers' requests of one flush interval, and the flush after it empties it again.
+ */
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
+import { cluster } from '../helpers/dataplane.js';
+import { startProxyProcess } from '../helpers/proxy-process.js';
+
+const DELAY_MS = 30;
+
+function get(port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.setTimeout(5000, () => req.destroy(new Error('GET timed out')));
+    req.on('error', reject);
+  });
+}
+
+/** The interval and cumulative P100 of `cluster.web.upstream_rq_time` in `/stats`. */
+function p100(body: string): [string, string] {
+  const m = /cluster\.web\.upstream_rq_time: .*P100\(([^,]+),([^)]+)\)/.exec(body);
+  assert.ok(m, body);
+  return [m[1] as string, m[2] as string];
+}
+
+test('with workers, the primary flush closes the workers interval windows', async () => {
+  const web = http.createServer((_req, res) => {
+    setTimeout(() => res.end('ok'), DELAY_MS);
+  });
+  await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+  const proxy = await startProxyProcess(
+    {
+      ...httpBootstrap(
+        [cluster('web', [(web.address() as AddressInfo).port])],
+        hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'web' } }]),
+      ),
+      stats_flush_interval: '0.200s',
+    },
+    ['--concurrency', '2'],
+  );
+  try {
+    const port = await proxy.listenerPort('http');
+    const statuses = await Promise.all(Array.from({ length: 8 }, () => get(port)));
+    assert.deepEqual(statuses, Array(8).fill(200));
+    const seen: string[] = [];
+    const summary = async () => {
+      const body = (await proxy.get('/stats?filter=cluster\\.web\\.upstream_rq_time$')).body;
+      seen.push(body);
+      return p100(body);
+    };
+    const until = async (check: (interval: string, cumulative: string) => boolean, what: string) => {
+      const deadline = Date.now() + 5000;
+      while (!check(...(await summary()))) {
+        assert.ok(Date.now() < deadline, `${what}:\n${seen.join('')}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    await until((interval) => Number(interval) >= DELAY_MS - 5, 'an interval that covers the requests');
+    // no request since: a later flush leaves an empty interval, the cumulative keeps them
+    await until(
+      (interval, cumulative) => interval === 'nan' && Number(cumulative) >= DELAY_MS - 5,
+      'an empty interval after the next flush',
+    );
+  } finally {
+    await proxy.stop();
+    web.closeAllConnections();
+    web.close();
+  }
+});
