@@ -217,7 +217,6 @@ export class StatsStore {
   private readonly dirty: Histogram[] = [];
   /** Histograms whose `interval` the last flush set (to clear at the next one). */
   private lastFlushed: Histogram[] = [];
-  private readonly flushListeners: Array<() => void> = [];
 
   counter(name: string): Counter {
     this.recentLookups.lookup(name);
@@ -271,24 +270,14 @@ export class StatsStore {
   }
 
   /**
-   * Closes every histogram's interval, then tells the flush listeners (sinks such as the
-   * hystrix stream), which read the store synchronously.
+   * Closes every histogram's interval. The sinks (the hystrix stream) are fed by
+   * `StatsRuntime`, after the workers' stats are merged in.
    */
   flush(): void {
     for (const h of this.lastFlushed) h.interval = null;
     const recorded = this.dirty.splice(0);
     for (const h of recorded) h.closeInterval();
     this.lastFlushed = recorded;
-    for (const listener of this.flushListeners) listener();
-  }
-
-  /** Calls `listener` after each flush; returns the function that removes it. */
-  onFlush(listener: () => void): () => void {
-    this.flushListeners.push(listener);
-    return () => {
-      const i = this.flushListeners.indexOf(listener);
-      if (i >= 0) this.flushListeners.splice(i, 1);
-    };
   }
 }
 
