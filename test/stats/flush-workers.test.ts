@@ -75,3 +75,37 @@ test('with workers, the primary flush closes the workers interval windows', asyn
     web.close();
   }
 });
+
+test('stats_flush_on_admin: each /stats query flushes every process, with no timer', async () => {
+  const web = http.createServer((_req, res) => {
+    setTimeout(() => res.end('ok'), DELAY_MS);
+  });
+  await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
+  const proxy = await startProxyProcess(
+    {
+      ...httpBootstrap(
+        [cluster('web', [(web.address() as AddressInfo).port])],
+        hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'web' } }]),
+      ),
+      stats_flush_on_admin: true,
+    },
+    ['--concurrency', '2'],
+  );
+  try {
+    const port = await proxy.listenerPort('http');
+    const statuses = await Promise.all(Array.from({ length: 8 }, () => get(port)));
+    assert.deepEqual(statuses, Array(8).fill(200));
+    const query = async () => p100((await proxy.get('/stats?filter=cluster\\.web\\.upstream_rq_time$')).body);
+    // the query's own flush closes the window that holds the requests
+    const [first, total] = await query();
+    assert.ok(Number(first) >= DELAY_MS - 5, `interval ${first}`);
+    // the next query flushes an empty window; no timer flushed in between either
+    const [second, kept] = await query();
+    assert.equal(second, 'nan');
+    assert.equal(kept, total);
+  } finally {
+    await proxy.stop();
+    web.closeAllConnections();
+    web.close();
+  }
+});
