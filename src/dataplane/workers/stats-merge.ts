@@ -282,6 +282,20 @@ const setUsed = (stat: { usedBy: number; used: boolean }, was: boolean, is: bool
 };
 
 /**
+ * The merged store's stat of that name, made on first sight; a new stat bumps the store's
+ * generation, as `StatsStore`'s own lookups do, so cached sorted name lists are redone.
+ */
+function adopt<S>(store: StatsStore, stats: Map<string, S>, name: string, make: () => S): S {
+  let stat = stats.get(name);
+  if (!stat) {
+    stat = make();
+    stats.set(name, stat);
+    store.generation += 1;
+  }
+  return stat;
+}
+
+/**
  * One store holding the primary's stats plus every worker's, kept from one `/stats` to the
  * next and moved by each source's deltas (its sort and Prometheus identities stay cached as
  * in-process; a name no process reports any more stays, at zero). Counters (and their reset
@@ -315,43 +329,23 @@ export class MergedStats {
     } else if (!m || m.token !== delta.token || m.seq !== delta.base) return;
     const store = this.store;
     for (const name of delta.newCounters) {
-      let c = store.counters.get(name) as MergedCounter | undefined;
-      if (!c) {
-        c = new MergedCounter(name);
-        store.counters.set(name, c);
-        store.generation += 1;
-      }
-      m.counters.push(c);
+      m.counters.push(adopt(store, store.counters, name, () => new MergedCounter(name)) as MergedCounter);
       m.counterFigures.push(0, 0, 0);
     }
     for (const [name, mode] of delta.newGauges) {
-      let g = store.gauges.get(name) as MergedGauge | undefined;
-      if (!g) {
-        g = new MergedGauge(name, mode);
-        store.gauges.set(name, g);
-        store.generation += 1;
-      }
-      m.gauges.push(g);
+      m.gauges.push(adopt(store, store.gauges, name, () => new MergedGauge(name, mode)) as MergedGauge);
       m.gaugeFigures.push(0, 0);
     }
     for (const [name, unit] of delta.newHistograms) {
-      let h = store.histograms.get(name) as MergedHistogram | undefined;
-      if (!h) {
-        h = new MergedHistogram(name, unit);
-        store.histograms.set(name, h);
-        store.generation += 1;
-      }
-      m.histograms.push(h);
+      m.histograms.push(
+        adopt(store, store.histograms, name, () => new MergedHistogram(name, unit)) as MergedHistogram,
+      );
       m.histogramUsed.push(false);
     }
     for (const name of delta.newTextReadouts) {
-      let t = store.textReadouts.get(name) as MergedTextReadout | undefined;
-      if (!t) {
-        t = new MergedTextReadout(name);
-        store.textReadouts.set(name, t);
-        store.generation += 1;
-      }
-      m.textReadouts.push(t);
+      m.textReadouts.push(
+        adopt(store, store.textReadouts, name, () => new MergedTextReadout(name)) as MergedTextReadout,
+      );
     }
     await pause();
     const cs = delta.counters;
