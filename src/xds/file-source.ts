@@ -3,6 +3,7 @@ import path from 'node:path';
 import type bunyan from 'bunyan';
 import type { JsonObject } from '../../events/config.js';
 import { readConfigFile } from '../bootstrap/sources.js';
+import { unrefTimeout } from './stream.js';
 import type { Transport, Update, UpdateHandler } from './types.js';
 
 /** How long after the last change event the file is read: an editor's or `mv`'s burst of events is one update. */
@@ -52,11 +53,10 @@ export class FileSource implements Transport {
 
   private readSoon(): void {
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
+    this.timer = unrefTimeout(SETTLE_MS, () => {
       this.timer = null;
       this.read();
-    }, SETTLE_MS);
-    this.timer.unref();
+    });
   }
 
   private read(): void {

@@ -29,6 +29,27 @@ export function grpc(): typeof Grpc {
   return grpcModule;
 }
 
+/** A timer that does not keep the process up: a redial or re-read is no reason to stay alive. */
+export function unrefTimeout(ms: number, fn: () => void): NodeJS.Timeout {
+  const timer = setTimeout(fn, ms);
+  timer.unref();
+  return timer;
+}
+
+/**
+ * Ends a management stream for good: its listeners go first, so its own end reports no
+ * failure, and a late error is swallowed; then the call is cancelled and the channel closed.
+ */
+export function endCall<Req, Res>(
+  call: Grpc.ClientDuplexStream<Req, Res> | null,
+  client: Grpc.Client | null,
+): void {
+  call?.removeAllListeners();
+  call?.on('error', () => {});
+  call?.cancel();
+  client?.close();
+}
+
 interface Watch {
   typeUrl: string;
   /** null: every resource of the type (CDS, LDS). */
@@ -102,22 +123,17 @@ export class XdsStream implements Transport {
   }
 
   private hangUp(): void {
-    const call = this.call;
+    endCall(this.call, this.client);
     this.call = null;
-    call?.removeAllListeners();
-    call?.on('error', () => {});
-    call?.cancel();
-    this.client?.close();
     this.client = null;
   }
 
   private connectSoon(delayMs: number): void {
     if (this.closed || this.timer || this.call) return;
-    this.timer = setTimeout(() => {
+    this.timer = unrefTimeout(delayMs, () => {
       this.timer = null;
       this.connect();
-    }, delayMs);
-    this.timer.unref();
+    });
   }
 
   private connect(): void {

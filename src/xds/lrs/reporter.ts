@@ -18,7 +18,7 @@ import type { DataPlaneFigures } from '../../dataplane/figures.js';
 import type { Loggers } from '../../logging/loggers.js';
 import type { Counter, StatsStore } from '../../stats/store.js';
 import type { ApiVersion, GrpcSource } from '../config-source.js';
-import { backoffMs, grpc } from '../stream.js';
+import { backoffMs, endCall, grpc, unrefTimeout } from '../stream.js';
 import { decodeMessage, encodeMessage, localNode, nodeMessage } from '../wire.js';
 import { loadStatsSourceOf } from './config.js';
 import { type ClusterStats, LoadLedger } from './ledger.js';
@@ -218,22 +218,17 @@ export class LoadReporter {
     const delay = backoffMs(this.failures);
     this.log.warn({ cluster: this.source.cluster, retryInMs: delay }, `load reporting stream closed: ${why}`);
     if (this.closed || this.retryTimer) return;
-    this.retryTimer = setTimeout(() => {
+    this.retryTimer = unrefTimeout(delay, () => {
       this.retryTimer = null;
       this.connect();
-    }, delay);
-    this.retryTimer.unref();
+    });
   }
 
   private hangUp(): void {
     if (this.reportTimer) clearTimeout(this.reportTimer);
     this.reportTimer = null;
-    const call = this.call;
+    endCall(this.call, this.client);
     this.call = null;
-    call?.removeAllListeners();
-    call?.on('error', () => {});
-    call?.cancel();
-    this.client?.close();
     this.client = null;
   }
 }
