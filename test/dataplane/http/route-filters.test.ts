@@ -67,18 +67,20 @@ async function statReaches(proxy: ProxyProcess, name: string, want: number): Pro
 
 const TIMES = 6;
 
+/** An h2 upstream and the example front proxy on two workers, its 'front' listener's port. */
+async function twoWorkerFront(file: string) {
+  const upstream = await h2Upstream();
+  const proxy = await startProxyProcess(example(file, upstream.port), ['--concurrency', '2']);
+  return { upstream, proxy, port: await proxy.listenerPort('front') };
+}
+
 describe('csrf-samesite-front-envoy.yaml with --concurrency 2', () => {
   let upstream: Awaited<ReturnType<typeof h2Upstream>>;
   let proxy: ProxyProcess;
   let port: number;
 
   before(async () => {
-    upstream = await h2Upstream();
-    proxy = await startProxyProcess(example('csrf-samesite-front-envoy.yaml', upstream.port), [
-      '--concurrency',
-      '2',
-    ]);
-    port = await proxy.listenerPort('front');
+    ({ upstream, proxy, port } = await twoWorkerFront('csrf-samesite-front-envoy.yaml'));
   });
 
   after(async () => {
@@ -150,12 +152,7 @@ describe('cors-backend-front-envoy.yaml with --concurrency 2', () => {
   let port: number;
 
   before(async () => {
-    upstream = await h2Upstream();
-    proxy = await startProxyProcess(example('cors-backend-front-envoy.yaml', upstream.port), [
-      '--concurrency',
-      '2',
-    ]);
-    port = await proxy.listenerPort('front');
+    ({ upstream, proxy, port } = await twoWorkerFront('cors-backend-front-envoy.yaml'));
   });
 
   after(async () => {
