@@ -123,8 +123,8 @@ export async function until(what: string, check: () => Promise<boolean>, timeout
   }
 }
 
-/** An HTTP listener on a free port routing everything to `cluster`. */
-export function httpListener(name: string, cluster: string): JsonObject {
+/** An HTTP listener on a free port routing everything `routes` do not take to `cluster`. */
+export function httpListener(name: string, cluster: string, routes: JsonObject[] = []): JsonObject {
   return {
     name,
     address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
@@ -139,7 +139,11 @@ export function httpListener(name: string, cluster: string): JsonObject {
               stat_prefix: name,
               route_config: {
                 virtual_hosts: [
-                  { name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster } }] },
+                  {
+                    name: 'all',
+                    domains: ['*'],
+                    routes: [...routes, { match: { prefix: '/' }, route: { cluster } }],
+                  },
                 ],
               },
               http_filters: [{ name: 'envoy.router' }],

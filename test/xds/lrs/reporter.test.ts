@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
 import { LRS_METHODS, LrsServer, type SeenClusterStats, type SeenReport } from '../../helpers/lrs-server.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
-import { ADMIN, staticCluster, statValue, until } from '../../helpers/xds-fixtures.js';
+import { ADMIN, httpListener, staticCluster, statValue, until } from '../../helpers/xds-fixtures.js';
 
 /** An upstream answering 503 to `/fail...` and 200 with `name` to anything else. */
 async function upstream(name: string): Promise<{ port: number; close(): Promise<void> }> {
@@ -52,37 +52,7 @@ function bootstrap(webPort: number, otherPort: number, lrsPort: number, transpor
     node: { id: 'node-1', cluster: 'fleet' },
     static_resources: {
       listeners: [
-        {
-          name: 'ingress',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'envoy.http_connection_manager',
-                  typed_config: {
-                    '@type':
-                      'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
-                    stat_prefix: 'ingress',
-                    route_config: {
-                      virtual_hosts: [
-                        {
-                          name: 'all',
-                          domains: ['*'],
-                          routes: [
-                            { match: { prefix: '/other' }, route: { cluster: 'other' } },
-                            { match: { prefix: '/' }, route: { cluster: 'web' } },
-                          ],
-                        },
-                      ],
-                    },
-                    http_filters: [{ name: 'envoy.router' }],
-                  },
-                },
-              ],
-            },
-          ],
-        },
+        httpListener('ingress', 'web', [{ match: { prefix: '/other' }, route: { cluster: 'other' } }]),
       ],
       clusters: [web, staticCluster('other', [otherPort]), staticCluster('lrs', [lrsPort], true)],
     },
