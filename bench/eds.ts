@@ -8,12 +8,13 @@ import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import bunyan from 'bunyan';
-import { bootstrapLoaded, type HostSpec, hostsSet } from '../events/index.js';
+import { type HostSpec, hostsSet } from '../events/index.js';
 import { DEFAULT_OPTIONS } from '../src/cli/parse.js';
 import { createContext, type ServerContext } from '../src/context.js';
 import type { Loggers } from '../src/logging/loggers.js';
 import { createClusterManager } from '../src/upstream/cluster-manager.js';
 import { seededRandom } from '../src/upstream/random.js';
+import { loadClusters } from '../test/helpers/upstream.js';
 import type { BenchRow } from './types.js';
 
 const HOSTS = 10_000;
@@ -74,15 +75,7 @@ async function timeUpdates(policy: string, weighted: boolean): Promise<{ cpu: nu
     lb_policy: policy,
     eds_cluster_config: { eds_config: { ads: {} } },
   };
-  ctx.store.dispatch(
-    bootstrapLoaded({
-      bootstrap: { static_resources: { clusters: [cluster] } },
-      options: {},
-      version: 'bench',
-      sources: [],
-    }),
-    'bench',
-  );
+  loadClusters(ctx.store, [cluster], 'bench');
   const manager = await createClusterManager(ctx, { random: seededRandom(1) });
   const sets = [0, HOSTS / 2].map((shift) => hostSet(shift, weighted));
   const cpu: number[] = [];
@@ -115,15 +108,7 @@ async function bytesPerHost(): Promise<number> {
   const base = process.memoryUsage().heapUsed;
   const ctx = quietContext();
   const cluster = { name: 'eds', type: 'EDS', eds_cluster_config: { eds_config: { ads: {} } } };
-  ctx.store.dispatch(
-    bootstrapLoaded({
-      bootstrap: { static_resources: { clusters: [cluster] } },
-      options: {},
-      version: 'bench',
-      sources: [],
-    }),
-    'bench',
-  );
+  loadClusters(ctx.store, [cluster], 'bench');
   const manager = await createClusterManager(ctx);
   ctx.store.dispatch(hostsSet({ cluster: 'eds', hosts: hostSet(0, false), versionInfo: '1' }), 'eds');
   gc();

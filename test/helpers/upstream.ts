@@ -1,10 +1,11 @@
 /** Builders for upstream tests: hosts, balancer inputs and a server context over a real store. */
 import bunyan from 'bunyan';
-import type { HostSpec, RawCluster } from '../../events/index.js';
+import { bootstrapLoaded, type HostSpec, type JsonObject, type RawCluster } from '../../events/index.js';
 import { clusterSettings } from '../../reducers/settings/cluster.js';
 import type { HostState } from '../../reducers/state.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
 import { createContext, type ServerContext } from '../../src/context.js';
+import type { Store } from '../../src/control/store.js';
 import type { Loggers } from '../../src/logging/loggers.js';
 import { StatsStore } from '../../src/stats/store.js';
 import { newUpstreamHost } from '../../src/upstream/host.js';
@@ -86,4 +87,17 @@ export function upstreamContext(): ServerContext {
   const root = bunyan.createLogger({ name: 'test', level: 'fatal' });
   const log = { root, get: () => root } as unknown as Loggers;
   return createContext({ options: DEFAULT_OPTIONS, log, history: false, exit: () => {} });
+}
+
+/** Loads a bootstrap of only these static clusters into `store`, as the server does at start. */
+export function loadClusters(store: Store, clusters: JsonObject[], source = 'test'): void {
+  store.dispatch(
+    bootstrapLoaded({
+      bootstrap: { static_resources: { clusters } },
+      options: {},
+      version: source,
+      sources: [],
+    }),
+    source,
+  );
 }

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { bootstrapLoaded, type HostSpec, hostsSet } from '../../events/index.js';
+import { type HostSpec, hostsSet } from '../../events/index.js';
 import { createClusterManager } from '../../src/upstream/cluster-manager.js';
 import { seededRandom } from '../../src/upstream/random.js';
 import type { UpstreamHost } from '../../src/upstream/types.js';
-import { hostSpec, upstreamContext } from '../helpers/upstream.js';
+import { hostSpec, loadClusters, upstreamContext } from '../helpers/upstream.js';
 
 /** An EDS cluster fed by hand, with the members each rebuild released. */
 async function edsCluster(policy: string) {
@@ -15,15 +15,7 @@ async function edsCluster(policy: string) {
     lb_policy: policy,
     eds_cluster_config: { eds_config: { ads: {} } },
   };
-  ctx.store.dispatch(
-    bootstrapLoaded({
-      bootstrap: { static_resources: { clusters: [cluster] } },
-      options: {},
-      version: 't',
-      sources: [],
-    }),
-    'test',
-  );
+  loadClusters(ctx.store, [cluster]);
   const released: string[] = [];
   const manager = await createClusterManager(ctx, {
     random: seededRandom(1),

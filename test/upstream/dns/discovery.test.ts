@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { bootstrapLoaded, type JsonObject, type ProxyEvent } from '../../../events/index.js';
+import type { JsonObject, ProxyEvent } from '../../../events/index.js';
 import { createClusterManager } from '../../../src/upstream/cluster-manager.js';
 import { startDnsDiscovery } from '../../../src/upstream/dns/discovery.js';
 import { TestDnsServer } from '../../helpers/dns-server.js';
-import { upstreamContext } from '../../helpers/upstream.js';
+import { loadClusters, upstreamContext } from '../../helpers/upstream.js';
 
 let server: TestDnsServer;
 before(async () => {
@@ -37,15 +37,7 @@ async function start(cluster: JsonObject) {
   const ctx = upstreamContext();
   const events: ProxyEvent[] = [];
   ctx.store.ingested$.subscribe((env) => events.push(env.event));
-  ctx.store.dispatch(
-    bootstrapLoaded({
-      bootstrap: { static_resources: { clusters: [cluster] } },
-      options: {},
-      version: 't',
-      sources: [],
-    }),
-    'test',
-  );
+  loadClusters(ctx.store, [cluster]);
   // As in the server: discovery is an edge of its own, the manager follows its events.
   const discovery = startDnsDiscovery(ctx);
   const manager = await createClusterManager(ctx);

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { activeHealthChanged, bootstrapLoaded } from '../../../events/index.js';
+import { activeHealthChanged } from '../../../events/index.js';
 import { Store } from '../../../src/control/store.js';
 import { createLoggers } from '../../../src/logging/loggers.js';
 import { StatsStore } from '../../../src/stats/store.js';
 import { createClusterManager } from '../../../src/upstream/cluster-manager.js';
+import { loadClusters } from '../../helpers/upstream.js';
 import { checkedCluster, waitFor } from './helpers.js';
 
 test('ten health flaps inside one update_merge_window reach the balancer as one change', async () => {
@@ -12,15 +13,7 @@ test('ten health flaps inside one update_merge_window reach the balancer as one 
   const stats = new StatsStore();
   const log = createLoggers({ logLevel: 'critical' });
   const cluster = checkedCluster('svc', [1, 2, 3], { common_lb_config: { update_merge_window: '0.3s' } });
-  store.dispatch(
-    bootstrapLoaded({
-      bootstrap: { static_resources: { clusters: [cluster] } },
-      options: {},
-      version: 't',
-      sources: [],
-    }),
-    'test',
-  );
+  loadClusters(store, [cluster]);
   const manager = await createClusterManager({ store, stats, log });
   const balancers = new Set<unknown>();
   const sub = store.state$.subscribe(() => balancers.add(manager.get('svc')?.lb));
