@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
+import type { JsonObject } from '../../events/config.js';
 import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
 import { cluster } from '../helpers/dataplane.js';
-import { startProxyProcess } from '../helpers/proxy-process.js';
+import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 
 const DELAY_MS = 30;
 
@@ -31,7 +32,14 @@ function p100(body: string): [string, string] {
   return [m[1] as string, m[2] as string];
 }
 
-test('with workers, the primary flush closes the workers interval windows', async () => {
+/**
+ * A slow upstream behind a `--concurrency 2` proxy (the bootstrap plus `extra`) that has served
+ * 8 requests, for `check`; both are stopped after it.
+ */
+async function withWorkersAndTraffic(
+  extra: JsonObject,
+  check: (proxy: ProxyProcess) => Promise<void>,
+): Promise<void> {
   const web = http.createServer((_req, res) => {
     setTimeout(() => res.end('ok'), DELAY_MS);
   });
@@ -42,7 +50,7 @@ test('with workers, the primary flush closes the workers interval windows', asyn
         [cluster('web', [(web.address() as AddressInfo).port])],
         hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'web' } }]),
       ),
-      stats_flush_interval: '0.200s',
+      ...extra,
     },
     ['--concurrency', '2'],
   );
@@ -50,6 +58,16 @@ test('with workers, the primary flush closes the workers interval windows', asyn
     const port = await proxy.listenerPort('http');
     const statuses = await Promise.all(Array.from({ length: 8 }, () => get(port)));
     assert.deepEqual(statuses, Array(8).fill(200));
+    await check(proxy);
+  } finally {
+    await proxy.stop();
+    web.closeAllConnections();
+    web.close();
+  }
+}
+
+test('with workers, the primary flush closes the workers interval windows', async () => {
+  await withWorkersAndTraffic({ stats_flush_interval: '0.200s' }, async (proxy) => {
     const seen: string[] = [];
     const summary = async () => {
       const body = (await proxy.get('/stats?filter=cluster\\.web\\.upstream_rq_time$')).body;
@@ -69,32 +87,11 @@ test('with workers, the primary flush closes the workers interval windows', asyn
       (interval, cumulative) => interval === 'nan' && Number(cumulative) >= DELAY_MS - 5,
       'an empty interval after the next flush',
     );
-  } finally {
-    await proxy.stop();
-    web.closeAllConnections();
-    web.close();
-  }
+  });
 });
 
 test('stats_flush_on_admin: each /stats query flushes every process, with no timer', async () => {
-  const web = http.createServer((_req, res) => {
-    setTimeout(() => res.end('ok'), DELAY_MS);
-  });
-  await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
-  const proxy = await startProxyProcess(
-    {
-      ...httpBootstrap(
-        [cluster('web', [(web.address() as AddressInfo).port])],
-        hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'web' } }]),
-      ),
-      stats_flush_on_admin: true,
-    },
-    ['--concurrency', '2'],
-  );
-  try {
-    const port = await proxy.listenerPort('http');
-    const statuses = await Promise.all(Array.from({ length: 8 }, () => get(port)));
-    assert.deepEqual(statuses, Array(8).fill(200));
+  await withWorkersAndTraffic({ stats_flush_on_admin: true }, async (proxy) => {
     const query = async () => p100((await proxy.get('/stats?filter=cluster\\.web\\.upstream_rq_time$')).body);
     // the query's own flush closes the window that holds the requests
     const [first, total] = await query();
@@ -103,9 +100,5 @@ test('stats_flush_on_admin: each /stats query flushes every process, with no tim
     const [second, kept] = await query();
     assert.equal(second, 'nan');
     assert.equal(kept, total);
-  } finally {
-    await proxy.stop();
-    web.closeAllConnections();
-    web.close();
-  }
+  });
 });
