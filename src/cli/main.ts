@@ -5,6 +5,7 @@ import { usageText } from './help.js';
 import { hotRestartVersion } from './hot-restart-version.js';
 import type { Options } from './options.js';
 import { parseCommandLine } from './parse.js';
+import { processTitle } from './process-title.js';
 
 function fail(errors: string[]): never {
   for (const error of errors) process.stderr.write(`error: ${error}\n`);
@@ -71,6 +72,7 @@ export async function main(argv: string[]): Promise<void> {
     }
     if (options.useDynamicBaseId) options.baseId = await reserveDynamicBaseId(options.socketPath);
     if (options.baseIdPath) writeBaseId(options.baseIdPath, options.baseId);
+    process.title = processTitle(argv, options.restartEpoch);
     const { serve } = await import('../server/main.js');
     await serve(options);
   } catch (err) {

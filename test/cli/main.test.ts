@@ -34,6 +34,9 @@ describe('proxy command', () => {
       assert.ok(run.stdout.includes(option), `--help lacks ${option}`);
     }
     assert.match(run.stdout, /--drain-time-s <seconds>\n.*\(default: 600\)/);
+    // the subcommands main() dispatches on, so a user finds them without the docs
+    assert.match(run.stdout, /Subcommands:\n {2}proxy replay LOG\|BUNDLE/);
+    assert.match(run.stdout, /\n {2}proxy restarter -- ARGS\n/);
   });
 
   it('--hot-restart-version prints the compatibility version and exits 0', async () => {
