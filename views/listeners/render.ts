@@ -4,7 +4,7 @@ import { socketAddress } from '../proto-json.js';
 import { json, text, type ViewResult } from '../result.js';
 
 /** The bound address, or before binding the one the config asks for. */
-function addressOf(listener: ListenerEntry): string {
+export function addressOf(listener: ListenerEntry): string {
   if (listener.boundAddress) return listener.boundAddress;
   const socket = (listener.config.address as { socket_address?: { address?: string; port_value?: number } })
     ?.socket_address;
@@ -13,14 +13,14 @@ function addressOf(listener: ListenerEntry): string {
   return hostKey(ip, port);
 }
 
-function sorted(state: State): ListenerEntry[] {
+export function sortedListeners(state: State): ListenerEntry[] {
   return Object.values(state.listeners).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 /** What `/listeners?format=json` prints, as data. */
 export function listenersData(state: State): { listener_statuses: unknown[] } {
   return {
-    listener_statuses: sorted(state).map((l) => ({
+    listener_statuses: sortedListeners(state).map((l) => ({
       name: l.name,
       local_address: socketAddress(addressOf(l)),
     })),
@@ -31,7 +31,7 @@ export function listenersData(state: State): { listener_statuses: unknown[] } {
 export function renderListeners(state: State, format: 'text' | 'json'): ViewResult {
   if (format === 'json') return json(listenersData(state));
   return text(
-    sorted(state)
+    sortedListeners(state)
       .map((l) => `${l.name}::${addressOf(l)}\n`)
       .join(''),
   );

@@ -1,0 +1,69 @@
+import type { ServerState } from '../../events/index.js';
+import type { HostState, State } from '../../reducers/state.js';
+import { healthFlags } from '../clusters/select.js';
+import { addressOf, sortedListeners } from '../listeners/render.js';
+import { reportedState } from '../server-info/render.js';
+
+/** What the top of the admin home page says about the server, read from one snapshot. */
+export interface HomeSummary {
+  /** As `/ready` reports it (a LIVE server failing its health checks reads DRAINING). */
+  state: ServerState;
+  version: string;
+  uptimeMs: number;
+  epoch: number;
+  /** The previous epoch while it still drains or has just exited; absent in epoch 0. */
+  parent: { epoch: number; step: string; connections: number } | null;
+  listeners: Array<{ name: string; address: string; state: string }>;
+  drain: { graceful: boolean; inboundOnly: boolean } | null;
+  clusters: number;
+  hosts: number;
+  healthyHosts: number;
+  /** The sequence number of the snapshot: the timeline link starts there. */
+  seq: number;
+}
+
+/** A host that takes traffic: no failed verdict and not waiting for its first check. */
+function isHealthy(host: HostState): boolean {
+  return healthFlags(host).every((f) => !f.startsWith('/failed_') && f !== '/pending_active_hc');
+}
+
+export function homeSummary(state: State, now: number): HomeSummary {
+  const clusters = Object.values(state.clusters);
+  const hosts = clusters.flatMap((c) => c.hosts);
+  const hr = state.server.hotRestart;
+  return {
+    state: reportedState(state),
+    version: state.server.version,
+    uptimeMs: Math.max(0, now - state.server.startedAt),
+    epoch: hr?.epoch ?? 0,
+    parent: hr ? hr.parent : null,
+    listeners: sortedListeners(state).map((l) => ({ name: l.name, address: addressOf(l), state: l.state })),
+    drain: state.drain.active ? { graceful: state.drain.graceful, inboundOnly: state.drain.inboundOnly } : null,
+    clusters: clusters.length,
+    hosts: hosts.length,
+    healthyHosts: hosts.filter(isHealthy).length,
+    seq: state.seq,
+  };
+}
+
+/** `3d 4h`, `2h 5m`, `7m 3s`, `42s`: the two largest units, as an operator reads an uptime. */
+export function shortDuration(ms: number): string {
+  let s = Math.floor(ms / 1000);
+  const parts: Array<[number, string]> = [];
+  for (const [size, unit] of [
+    [86400, 'd'],
+    [3600, 'h'],
+    [60, 'm'],
+  ] as const) {
+    parts.push([Math.floor(s / size), unit]);
+    s %= size;
+  }
+  parts.push([s, 's']);
+  const first = parts.findIndex(([n]) => n > 0);
+  if (first < 0) return '0s';
+  return parts
+    .slice(first, first + 2)
+    .filter(([n], i) => i === 0 || n > 0)
+    .map(([n, u]) => `${n}${u}`)
+    .join(' ');
+}
