@@ -40,11 +40,11 @@ import {
 } from './config-source.js';
 import { FileSource } from './file-source.js';
 import { rdsNamesOf } from './rds-names.js';
-import { type DecodedResource, decodeResources } from './resources.js';
+import { type DecodedResource, decodeUpdate } from './resources.js';
 import { RestPoller } from './rest-source.js';
 import { XdsStream } from './stream.js';
-import type { Transport, Update } from './types.js';
-import { kindOfTypeUrl, METHODS, RESOURCE_NAME, type ResourceKind, TYPE_URLS } from './types.js';
+import type { Subscriber, Transport, Update } from './types.js';
+import { METHODS, RESOURCE_NAME, type ResourceKind, TYPE_URLS } from './types.js';
 import { versionHash } from './version-hash.js';
 import { localNode, nodeMessage } from './wire.js';
 
@@ -197,16 +197,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
         log,
         onConnected: (up) => {
           if (up) connected.add(created);
-          else {
-            connected.delete(created);
-            // A broken stream or a failed dial is a failed fetch of every type it carries.
-            for (const url of active.get(created) ?? []) {
-              const kind = kindOfTypeUrl(url);
-              if (kind === 'cds') ctx.stats.counter('cluster_manager.cds.update_failure').inc();
-              if (kind === 'lds') ctx.stats.counter('listener_manager.lds.update_failure').inc();
-              if (kind === 'eds') countEndpointFailure(key, url);
-            }
-          }
+          else connected.delete(created);
           connectedState.set(connected.size > 0 ? 1 : 0);
         },
       });
@@ -258,7 +249,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
       const typeUrl = TYPE_URLS[w.source.resourceVersion][w.kind];
       if (w.names === null) addTarget(w.kind, null, w.source.initialFetchTimeoutMs);
       else for (const name of w.names) addTarget(w.kind, name, w.source.initialFetchTimeoutMs);
-      stream.watch(typeUrl, w.names ? [...w.names] : null, (response) => onResponse(w.kind, response));
+      stream.watch(typeUrl, w.names ? [...w.names] : null, subscriberOf(w));
       const urls = next.get(stream) ?? new Set<string>();
       urls.add(typeUrl);
       next.set(stream, urls);
@@ -277,86 +268,160 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     queueMicrotask(checkInit);
   }
 
-  function onResponse(kind: ResourceKind, response: Update): string | null {
-    const version = response.version_info;
-    const scope = ctx.stats.scope(kind === 'cds' ? 'cluster_manager.cds' : 'listener_manager.lds');
-    const managed = kind === 'cds' || kind === 'lds';
-    const decoded = decodeResources(kind, response.resources, walk, staticSecrets(bootstrap));
+  /**
+   * What a watch is told: each update judged whole by `onResponse` (a throw there is a bug of
+   * ours, answered as a rejection, never a crash), each failed fetch and each bare attempt
+   * counted in the scopes of the subscriptions it serves.
+   */
+  function subscriberOf(w: Want): Subscriber {
+    return {
+      onUpdate: (update) => {
+        try {
+          return onResponse(w, update);
+        } catch (err) {
+          log.error({ err, kind: w.kind }, `${w.kind.toUpperCase()} update failed`);
+          count(w.kind, w.names, 'update_rejected');
+          return `update failed: ${(err as Error).message}`;
+        }
+      },
+      onFailure: () => count(w.kind, w.names, 'update_failure'),
+      onAttempt: () => count(w.kind, w.names, null),
+    };
+  }
+
+  /**
+   * The stat scopes of the subscriptions a watch of `names` serves: CDS and LDS have one each;
+   * each EDS cluster and each HCM's route table is its own subscription in the reference, so a
+   * response counts in the scope of every one it names.
+   */
+  function subscriptionScopes(kind: ResourceKind, names: ReadonlySet<string> | null): string[] {
+    switch (kind) {
+      case 'cds':
+        return ['cluster_manager.cds'];
+      case 'lds':
+        return ['listener_manager.lds'];
+      case 'eds':
+        return Object.values(ctx.store.state.clusters)
+          .filter((entry) => entry.config.type === 'EDS' && names?.has(edsServiceName(entry.config)))
+          .map((entry) => `cluster.${clusterStatName(entry.config)}`);
+      case 'rds': {
+        const scopes = new Set<string>();
+        for (const listener of Object.values(ctx.store.state.listeners))
+          for (const { name, statPrefix } of rdsNamesOf(listener.config))
+            if (names?.has(name)) scopes.add(`http.${statPrefix}.rds.${name}`);
+        return [...scopes];
+      }
+    }
+  }
+
+  /**
+   * One fetch in each subscription's scope, as the reference counts it: every outcome is an
+   * `update_attempt` too; an accepted one sets the `version` gauge (and an RDS `config_reload`).
+   */
+  function count(
+    kind: ResourceKind,
+    names: ReadonlySet<string> | null,
+    outcome: 'update_success' | 'update_rejected' | 'update_failure' | null,
+    version = '',
+  ): void {
+    for (const prefix of subscriptionScopes(kind, names)) {
+      const scope = ctx.stats.scope(prefix);
+      scope.counter('update_attempt').inc();
+      if (outcome) scope.counter(outcome).inc();
+      if (outcome !== 'update_success') continue;
+      scope.gauge('version', 'NeverImport').set(versionHash(version));
+      if (kind === 'rds') scope.counter('config_reload').inc();
+    }
+  }
+
+  /**
+   * Judges one response whole, as the reference does: a response with any finding (its shape,
+   * a resource that does not decode or compile, a duplicate or missing name, a static name) is
+   * rejected and changes nothing; else every resource in it is applied.
+   */
+  function onResponse(w: Want, update: Update): string | null {
+    const kind = w.kind;
+    const decoded = decodeUpdate(kind, update, walk, staticSecrets(bootstrap));
+    const version = decoded.version;
     // Unknown fields only reach the walk from JSON (file, REST): binary decoding drops them.
     if (!ctx.options.ignoreUnknownDynamicFields && decoded.unknownFields > 0) {
       unknownFields.add(decoded.unknownFields);
       for (const warning of decoded.warnings) log.warn(warning);
     }
-    const errors: string[] = [];
-    for (const bad of decoded.rejected) {
-      errors.push(...bad.errors);
-      ctx.store.dispatch(
-        updateRejected({
-          resource: RESOURCE_NAME[kind],
-          name: bad.name,
-          versionInfo: version,
-          errors: bad.errors,
-        }),
-        kind,
-      );
-    }
-    if (managed) scope.counter('update_attempt').inc();
-    if (errors.length === 0 || managed) errors.push(...apply(kind, decoded, version));
-    if (kind === 'eds') countEndpointUpdate(decoded, errors.length > 0, version);
-    if (kind === 'rds') countRouteUpdate(decoded, errors.length > 0, version);
-    // The initial fetch is over either way: a rejected update still ends the wait.
-    if (kind === 'cds' || kind === 'lds') targetDone(kind, null);
-    for (const r of decoded.resources) targetDone(kind, r.name);
-    // An empty response answers every name watched (none of them has resources yet).
-    if (response.resources.length === 0)
-      for (const key of [...initTargets.keys()])
-        if (key.startsWith(`${kind}:`)) targetDone(kind, key.slice(kind.length + 1));
-    for (const r of decoded.rejected) targetDone(kind, r.name);
-    if (errors.length > 0) {
-      if (managed) scope.counter('update_rejected').inc();
+    const rejected = [...decoded.rejected, ...staticConflicts(kind, decoded.resources)];
+    if (decoded.errors.length > 0) rejected.push({ name: '', errors: decoded.errors });
+    if (rejected.length > 0) {
+      const errors = rejected.flatMap((r) => r.errors);
+      for (const bad of rejected)
+        ctx.store.dispatch(
+          updateRejected({
+            resource: RESOURCE_NAME[kind],
+            name: bad.name,
+            versionInfo: version,
+            errors: bad.errors,
+          }),
+          kind,
+        );
+      count(kind, w.names, 'update_rejected');
+      // The initial fetch is over either way: a rejected update ends the wait of every name watched.
+      if (w.names === null) targetDone(kind, null);
+      else for (const name of w.names) targetDone(kind, name);
       log.warn({ kind, version }, `${kind.toUpperCase()} update rejected: ${errors.join('; ')}`);
       return errors.join('; ');
     }
-    if (managed) {
-      scope.counter('update_success').inc();
-      scope.gauge('version', 'NeverImport').set(versionHash(version));
-    }
-    ctx.store.dispatch(
-      discoveryAccepted({
-        kind,
-        versionInfo: version,
-        names: decoded.resources.map((r) => r.name),
-      }),
-      kind,
-    );
+    apply(kind, decoded.resources, version);
+    const names = decoded.resources.map((r) => r.name);
+    count(kind, new Set(names), 'update_success', version);
+    if (kind === 'cds' || kind === 'lds') targetDone(kind, null);
+    for (const name of names) targetDone(kind, name);
+    // An empty response answers every name watched (none of them has resources yet).
+    if (names.length === 0)
+      for (const key of [...initTargets.keys()])
+        if (key.startsWith(`${kind}:`)) targetDone(kind, key.slice(kind.length + 1));
+    ctx.store.dispatch(discoveryAccepted({ kind, versionInfo: version, names }), kind);
     return null;
   }
 
-  /**
-   * Applies what compiled. EDS and RDS apply only a wholly valid response (its resources
-   * change together); CDS and LDS apply the valid resources and NACK the rest, which keep
-   * their last good config. Returns findings only the whole state can tell.
-   */
-  function apply(
+  /** Discovered clusters and listeners named like static ones of the bootstrap: discovery cannot change those. */
+  function staticConflicts(
     kind: ResourceKind,
-    decoded: { resources: DecodedResource[]; rejected: Array<{ name: string }> },
-    version: string,
-  ): string[] {
+    resources: DecodedResource[],
+  ): Array<{ name: string; errors: string[] }> {
+    const state = ctx.store.state;
+    const out: Array<{ name: string; errors: string[] }> = [];
+    for (const { name } of resources) {
+      const cluster = kind === 'cds' ? entryOf(state.clusters, name) : undefined;
+      const listener = kind === 'lds' ? entryOf(state.listeners, name) : undefined;
+      if ((cluster && !cluster.addedViaApi) || (listener && !listener.discovered))
+        out.push({
+          name,
+          errors: [
+            `${RESOURCE_NAME[kind]} '${name}': a static ${kind === 'cds' ? 'cluster' : 'listener'} of the bootstrap; discovery cannot change it`,
+          ],
+        });
+    }
+    return out;
+  }
+
+  /** Applies a wholly valid response: its resources change together. */
+  function apply(kind: ResourceKind, resources: DecodedResource[], version: string): void {
     switch (kind) {
       case 'eds':
-        applyEndpoints(decoded.resources, version);
-        return [];
+        applyEndpoints(resources, version);
+        return;
       case 'cds':
-        return applyClusters(decoded.resources, new Set(decoded.rejected.map((r) => r.name)), version);
+        applyClusters(resources, version);
+        return;
       case 'lds':
-        return applyListeners(decoded.resources, new Set(decoded.rejected.map((r) => r.name)), version);
+        applyListeners(resources, version);
+        return;
       case 'rds':
-        for (const r of decoded.resources)
+        for (const r of resources)
           ctx.store.dispatch(
             routeConfigSet({ routeConfig: { ...r.config, name: r.name }, versionInfo: version }),
             'rds',
           );
-        return [];
+        return;
     }
   }
 
@@ -377,63 +442,9 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     }
   }
 
-  /**
-   * `cluster.<name>.update_attempt` and `update_success` (with the `version` gauge) or
-   * `update_rejected` of each cluster the response named.
-   */
-  function countEndpointUpdate(
-    decoded: { resources: DecodedResource[]; rejected: Array<{ name: string }> },
-    rejected: boolean,
-    version: string,
-  ): void {
-    const names = new Set([...decoded.resources, ...decoded.rejected].map((r) => r.name));
-    for (const entry of Object.values(ctx.store.state.clusters)) {
-      if (entry.config.type !== 'EDS' || !names.has(edsServiceName(entry.config))) continue;
-      const scope = ctx.stats.scope(`cluster.${clusterStatName(entry.config)}`);
-      scope.counter('update_attempt').inc();
-      scope.counter(rejected ? 'update_rejected' : 'update_success').inc();
-      if (!rejected) scope.gauge('version', 'NeverImport').set(versionHash(version));
-    }
-  }
-
-  /** `cluster.<name>.update_failure` of each EDS cluster whose endpoints the broken stream carried. */
-  function countEndpointFailure(key: string, typeUrl: string): void {
-    for (const entry of Object.values(ctx.store.state.clusters)) {
-      if (entry.config.type !== 'EDS') continue;
-      const source = configSourceOf(objectOf(objectOf(entry.config.eds_cluster_config).eds_config));
-      if (!source || transportKey('eds', source) !== key || TYPE_URLS[source.resourceVersion].eds !== typeUrl)
-        continue;
-      ctx.stats.counter(`cluster.${clusterStatName(entry.config)}.update_failure`).inc();
-    }
-  }
-
-  /** `http.<stat_prefix>.rds.<name>.*` of every HTTP connection manager naming a table of the response. */
-  function countRouteUpdate(
-    decoded: { resources: DecodedResource[]; rejected: Array<{ name: string }> },
-    rejected: boolean,
-    version: string,
-  ): void {
-    const names = new Set([...decoded.resources, ...decoded.rejected].map((r) => r.name));
-    const scopes = new Set<string>();
-    for (const listener of Object.values(ctx.store.state.listeners)) {
-      for (const { name, statPrefix } of rdsNamesOf(listener.config))
-        if (names.has(name)) scopes.add(`http.${statPrefix}.rds.${name}`);
-    }
-    for (const prefix of scopes) {
-      const scope = ctx.stats.scope(prefix);
-      scope.counter('update_attempt').inc();
-      scope.counter(rejected ? 'update_rejected' : 'update_success').inc();
-      if (!rejected) {
-        scope.counter('config_reload').inc();
-        scope.gauge('version', 'NeverImport').set(versionHash(version));
-      }
-    }
-  }
-
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-  function applyClusters(resources: DecodedResource[], failed: Set<string>, version: string): string[] {
-    const errors: string[] = [];
+  function applyClusters(resources: DecodedResource[], version: string): void {
     const state = ctx.store.state;
     const named = new Set(resources.map((r) => r.name));
     const added: RawCluster[] = [];
@@ -441,39 +452,28 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     for (const { name, config } of resources) {
       const existing = entryOf(state.clusters, name);
       const cluster = config as RawCluster;
-      if (existing && !existing.addedViaApi) {
-        errors.push(`Cluster '${name}': a static cluster of the bootstrap; discovery cannot change it`);
-        continue;
-      }
       if (!existing) added.push(cluster);
       else if (!same(existing.config, cluster)) updated.push(cluster);
     }
     const removed = Object.values(state.clusters)
-      .filter((entry) => entry.addedViaApi && !named.has(entry.name) && !failed.has(entry.name))
+      .filter((entry) => entry.addedViaApi && !named.has(entry.name))
       .map((entry) => entry.name);
     if (added.length + updated.length + removed.length > 0)
       ctx.store.dispatch(clustersDiscovered({ versionInfo: version, added, updated, removed }), 'cds');
-    return errors;
   }
 
-  function applyListeners(resources: DecodedResource[], failed: Set<string>, version: string): string[] {
-    const errors: string[] = [];
+  function applyListeners(resources: DecodedResource[], version: string): void {
     const state = ctx.store.state;
     const named = new Set(resources.map((r) => r.name));
     for (const { name, config } of resources) {
       const existing = entryOf(state.listeners, name);
-      if (existing && !existing.discovered) {
-        errors.push(`Listener '${name}': a static listener of the bootstrap; discovery cannot change it`);
-        continue;
-      }
       if (!existing || !same(existing.config, config))
         ctx.store.dispatch(listenerAdded({ listener: config as RawListener, versionInfo: version }), 'lds');
     }
     for (const entry of Object.values(state.listeners)) {
-      if (entry.discovered && !named.has(entry.name) && !failed.has(entry.name))
+      if (entry.discovered && !named.has(entry.name))
         ctx.store.dispatch(listenerRemoved({ name: entry.name, versionInfo: version }), 'lds');
     }
-    return errors;
   }
 
   if (adsReport.failed) log.error({ errors: adsReport.errors }, 'dynamic_resources.ads_config is not served');

@@ -1,10 +1,10 @@
 import { type FSWatcher, watch as watchDir } from 'node:fs';
 import path from 'node:path';
 import type bunyan from 'bunyan';
-import type { JsonObject } from '../../events/config.js';
 import { readConfigFile } from '../bootstrap/sources.js';
+import { responseShapeError } from './resources.js';
 import { unrefTimeout } from './stream.js';
-import type { Transport, Update, UpdateHandler } from './types.js';
+import type { Subscriber, Transport } from './types.js';
 
 /** How long after the last change event the file is read: an editor's or `mv`'s burst of events is one update. */
 const SETTLE_MS = 20;
@@ -13,10 +13,12 @@ const SETTLE_MS = 20;
  * A `path` config source: a file holding a `DiscoveryResponse` (JSON, YAML, `.pb` or `.pb_text`),
  * read at once and again whenever it changes. The directory is watched, so an atomic rename
  * over the file (the way to replace it) is seen. There is no one to ACK or NACK: a rejected
- * content is logged and the last good state keeps serving.
+ * content is logged and the last good state keeps serving. A file that cannot be read, does
+ * not parse, or is not shaped like a DiscoveryResponse is a failed fetch (`update_failure`),
+ * as the reference counts it; one that parses but whose resources do not compile is rejected.
  */
 export class FileSource implements Transport {
-  private handler: UpdateHandler | null = null;
+  private subscriber: Subscriber | null = null;
   private watcher: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
   private lastText: string | null = null;
@@ -26,9 +28,9 @@ export class FileSource implements Transport {
     private readonly log: bunyan,
   ) {}
 
-  watch(_typeUrl: string, _names: string[] | null, onUpdate: UpdateHandler): void {
-    const first = this.handler === null;
-    this.handler = onUpdate;
+  watch(_typeUrl: string, _names: string[] | null, subscriber: Subscriber): void {
+    const first = this.subscriber === null;
+    this.subscriber = subscriber;
     if (!first) return;
     try {
       this.watcher = watchDir(path.dirname(this.file), (_event, name) => {
@@ -42,11 +44,11 @@ export class FileSource implements Transport {
   }
 
   unwatch(): void {
-    this.handler = null;
+    this.subscriber = null;
   }
 
   close(): void {
-    this.handler = null;
+    this.subscriber = null;
     this.watcher?.close();
     if (this.timer) clearTimeout(this.timer);
   }
@@ -60,21 +62,23 @@ export class FileSource implements Transport {
   }
 
   private read(): void {
-    if (!this.handler) return;
+    const subscriber = this.subscriber;
+    if (!subscriber) return;
     const parsed = readConfigFile(this.file, 'envoy.api.v2.DiscoveryResponse');
-    if (!parsed.ok) {
-      this.log.warn({ file: this.file }, `xDS file source not read: ${parsed.error}`);
+    const json = parsed.ok ? parsed.json : undefined;
+    const shape = parsed.ok ? responseShapeError(json) : null;
+    const failure = parsed.ok ? (shape === null ? null : `${this.file}: ${shape}`) : parsed.error;
+    if (failure !== null) {
+      // The next good content is a new update, even if it is the one accepted before.
+      this.lastText = null;
+      this.log.warn({ file: this.file }, `xDS file source not read: ${failure}`);
+      subscriber.onFailure(failure);
       return;
     }
-    const text = JSON.stringify(parsed.json);
+    const text = JSON.stringify(json);
     if (text === this.lastText) return;
     this.lastText = text;
-    const response = parsed.json as { version_info?: unknown; resources?: unknown };
-    const update: Update = {
-      version_info: typeof response.version_info === 'string' ? response.version_info : '',
-      resources: Array.isArray(response.resources) ? (response.resources as JsonObject[]) : [],
-    };
-    const error = this.handler(update);
+    const error = subscriber.onUpdate(json);
     if (error !== null) this.log.warn({ file: this.file }, `xDS file source rejected: ${error}`);
   }
 }

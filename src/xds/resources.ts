@@ -20,6 +20,10 @@ export interface DecodedResource {
 }
 
 export interface DecodedResponse {
+  /** `version_info` as a string ('' when absent). */
+  version: string;
+  /** Findings about the response itself (its shape), which name no resource. */
+  errors: string[];
   /** Resources that compiled, in response order. */
   resources: DecodedResource[];
   /** Resources that did not: their names (`#<index>` when not even the name was read) and findings. */
@@ -52,8 +56,56 @@ function compile(kind: ResourceKind, config: JsonObject, report: Report, secrets
   }
 }
 
-function isWire(resource: WireResource | JsonObject): resource is WireResource {
-  return resource.value instanceof Uint8Array;
+function isWire(resource: object): resource is WireResource {
+  return (resource as { value?: unknown }).value instanceof Uint8Array;
+}
+
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const shapeOf = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'a list' : `a ${typeof value}`;
+
+/**
+ * What is wrong with the shape of a DiscoveryResponse, before any resource is read: null when
+ * it is an object whose `version_info` is a string (or absent) and whose `resources` is a list
+ * (or absent) of objects. A file source counts such a content as one that did not parse.
+ */
+export function responseShapeError(response: unknown): string | null {
+  // A REST body that is not JSON arrives as the SyntaxError of its parse.
+  if (response instanceof Error) return `DiscoveryResponse: not JSON: ${response.message}`;
+  if (!isObject(response)) return `DiscoveryResponse: is ${shapeOf(response)}, not an object`;
+  const { version_info: version, resources, type_url: typeUrl } = response;
+  if (version !== undefined && typeof version !== 'string')
+    return `version_info: is ${shapeOf(version)}, not a string`;
+  if (typeUrl !== undefined && typeof typeUrl !== 'string')
+    return `type_url: is ${shapeOf(typeUrl)}, not a string`;
+  if (resources === undefined) return null;
+  if (!Array.isArray(resources)) return `resources: is ${shapeOf(resources)}, not a list`;
+  const bad = resources.findIndex((r) => !isObject(r));
+  return bad < 0 ? null : `resources[${bad}]: is ${shapeOf(resources[bad])}, not an Any`;
+}
+
+/**
+ * Decodes a whole DiscoveryResponse as a transport received it, nothing in it trusted: its
+ * shape first (a finding there names no resource), then each resource. The message-wide
+ * `type_url`, when given, must be every resource's, as the reference checks.
+ */
+export function decodeUpdate(
+  kind: ResourceKind,
+  response: unknown,
+  walk: Omit<WalkContext, 'report'>,
+  secrets: Secrets = NO_SECRETS,
+): DecodedResponse {
+  const shape = responseShapeError(response);
+  if (shape !== null) return { ...emptyResponse(''), errors: [shape] };
+  const { version_info: version = '', resources = [], type_url: typeUrl = '' } = response as JsonObject;
+  const out = decodeResources(kind, resources as JsonObject[], walk, secrets, typeUrl as string);
+  return { ...out, version: version as string };
+}
+
+function emptyResponse(version: string): DecodedResponse {
+  return { version, errors: [], resources: [], rejected: [], unknownFields: 0, warnings: [] };
 }
 
 function withoutType(resource: JsonObject): JsonObject {
@@ -71,15 +123,29 @@ export function decodeResources(
   walk: Omit<WalkContext, 'report'>,
   /** The bootstrap's static secrets, which a discovered TLS context may name. */
   secrets: Secrets = NO_SECRETS,
+  /** The response's own `type_url` ('' when it has none, as in a file). */
+  typeUrl = '',
 ): DecodedResponse {
-  const out: DecodedResponse = { resources: [], rejected: [], unknownFields: 0, warnings: [] };
+  const out = emptyResponse('');
   const seen = new Set<string>();
   resources.forEach((resource, index) => {
     const report = new Report(`${RESOURCE_NAME[kind]} #${index}`);
-    const url = isWire(resource) ? resource.type_url : String(resource['@type'] ?? '');
-    const type = typeForUrl(url);
-    if (kindOfTypeUrl(url) !== kind || !type || nameOf(type) !== `.${MESSAGE_OF[kind]}`) {
-      report.error('', `type_url ${url} is not a ${RESOURCE_NAME[kind]}`);
+    const url = isWire(resource) ? resource.type_url : resource['@type'];
+    const type = typeof url === 'string' ? typeForUrl(url) : undefined;
+    if (
+      typeof url !== 'string' ||
+      kindOfTypeUrl(url) !== kind ||
+      !type ||
+      nameOf(type) !== `.${MESSAGE_OF[kind]}`
+    ) {
+      const what =
+        typeof url === 'string' ? url : `(${isWire(resource) ? 'type_url' : '@type'} is ${shapeOf(url)})`;
+      report.error('', `type_url ${what} is not a ${RESOURCE_NAME[kind]}`);
+      out.rejected.push({ name: `#${index}`, errors: report.errors });
+      return;
+    }
+    if (typeUrl !== '' && url !== typeUrl) {
+      report.error('', `type_url ${url} does not match the response's type_url ${typeUrl}`);
       out.rejected.push({ name: `#${index}`, errors: report.errors });
       return;
     }
@@ -88,6 +154,7 @@ export function decodeResources(
       const json = isWire(resource)
         ? messageToJson(type, type.decode(resource.value) as unknown as Record<string, unknown>)
         : withoutType(resource);
+      if (!isObject(json)) throw new Error(`is ${shapeOf(json)}, not a message`);
       config = canonicalMessage(json, type, '', { ...walk, report });
     } catch (err) {
       report.error('', `cannot decode: ${(err as Error).message}`);
@@ -99,7 +166,14 @@ export function decodeResources(
     if (name && seen.has(name))
       report.error('name', `duplicate ${RESOURCE_NAME[kind]} '${name}' in one response`);
     seen.add(name);
-    if (config && name) compile(kind, config, report, secrets);
+    if (config && name) {
+      try {
+        compile(kind, config, report, secrets);
+      } catch (err) {
+        // A compile step that throws on input it did not foresee is a finding, never a crash.
+        report.error('', `cannot compile: ${(err as Error).message}`);
+      }
+    }
     // The compile steps join paths as `${base}.field`; a resource is its own base here.
     for (const problem of report.problems) problem.path = problem.path.replace(/^\./, '');
     out.unknownFields += report.unknownFields;

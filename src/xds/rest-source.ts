@@ -1,7 +1,7 @@
 import type bunyan from 'bunyan';
 import type { JsonObject } from '../../events/config.js';
 import type { RestSource } from './config-source.js';
-import { kindOfTypeUrl, type ResourceKind, type Transport, type UpdateHandler } from './types.js';
+import { kindOfTypeUrl, type ResourceKind, type Subscriber, type Transport } from './types.js';
 
 /** The REST path of each kind: `POST /v2/discovery:clusters` and so on. */
 const PATHS: Record<ResourceKind, string> = {
@@ -17,7 +17,7 @@ interface Poll {
   version: string;
   nonce: string;
   error: string | null;
-  onUpdate: UpdateHandler;
+  subscriber: Subscriber;
   timer: NodeJS.Timeout | null;
 }
 
@@ -25,7 +25,9 @@ interface Poll {
  * A REST config source: each watched type is fetched with `POST /v{2,3}/discovery:<kind>` (a
  * JSON DiscoveryRequest carrying the version and nonce accepted so far, and the last
  * rejection as `error_detail`) every `refresh_delay`, each fetch bounded by `request_timeout`.
- * A 304 means nothing changed; a failed fetch is tried again at the next tick.
+ * A 304 means nothing changed; a failed fetch (no member, a transport error, a status other
+ * than 200 and 304) is tried again at the next tick; a body that is not a DiscoveryResponse in
+ * JSON is rejected like one whose resources do not compile, as the reference does.
  */
 export class RestPoller implements Transport {
   private readonly polls = new Map<string, Poll>();
@@ -39,14 +41,14 @@ export class RestPoller implements Transport {
     private readonly log: bunyan,
   ) {}
 
-  watch(typeUrl: string, names: string[] | null, onUpdate: UpdateHandler): void {
+  watch(typeUrl: string, names: string[] | null, subscriber: Subscriber): void {
     const existing = this.polls.get(typeUrl);
     if (existing) {
-      existing.onUpdate = onUpdate;
+      existing.subscriber = subscriber;
       existing.names = names ? [...names].sort() : null;
       return;
     }
-    const poll: Poll = { typeUrl, names, version: '', nonce: '', error: null, onUpdate, timer: null };
+    const poll: Poll = { typeUrl, names, version: '', nonce: '', error: null, subscriber, timer: null };
     this.polls.set(typeUrl, poll);
     void this.fetch(poll);
   }
@@ -66,6 +68,7 @@ export class RestPoller implements Transport {
   private async fetch(poll: Poll): Promise<void> {
     const kind = kindOfTypeUrl(poll.typeUrl);
     const target = this.target();
+    if (kind && !target) poll.subscriber.onFailure('the management cluster has no member');
     if (kind && target) {
       const url = `http://${target}/${this.source.transport.toLowerCase()}/discovery:${PATHS[kind]}`;
       const body: JsonObject = {
@@ -83,10 +86,16 @@ export class RestPoller implements Transport {
           body: JSON.stringify(body),
           signal: AbortSignal.timeout(this.source.requestTimeoutMs),
         });
-        if (res.status === 200) this.apply(poll, (await res.json()) as JsonObject);
-        else if (res.status !== 304) this.log.warn({ url, status: res.status }, 'xDS REST fetch refused');
+        const text = await res.text();
+        if (res.status === 200) this.apply(poll, parseJson(text));
+        else if (res.status === 304) poll.subscriber.onAttempt();
+        else {
+          this.log.warn({ url, status: res.status }, 'xDS REST fetch refused');
+          poll.subscriber.onFailure(`${url}: HTTP ${res.status}`);
+        }
       } catch (err) {
         this.log.warn({ err, url }, 'xDS REST fetch failed');
+        poll.subscriber.onFailure(`${url}: ${(err as Error).message}`);
       }
     }
     if (this.closed || this.polls.get(poll.typeUrl) !== poll) return;
@@ -94,11 +103,19 @@ export class RestPoller implements Transport {
     poll.timer.unref();
   }
 
-  private apply(poll: Poll, response: JsonObject): void {
-    const version = typeof response.version_info === 'string' ? response.version_info : '';
-    poll.nonce = typeof response.nonce === 'string' ? response.nonce : '';
-    const resources = Array.isArray(response.resources) ? (response.resources as JsonObject[]) : [];
-    poll.error = poll.onUpdate({ version_info: version, resources });
-    if (poll.error === null) poll.version = version;
+  private apply(poll: Poll, response: unknown): void {
+    const { version_info: version, nonce } = (response ?? {}) as { version_info?: unknown; nonce?: unknown };
+    poll.nonce = typeof nonce === 'string' ? nonce : '';
+    poll.error = poll.subscriber.onUpdate(response);
+    if (poll.error === null) poll.version = typeof version === 'string' ? version : '';
+  }
+}
+
+/** The body as JSON, or the SyntaxError saying why not (which the subscriber rejects). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    return err as Error;
   }
 }

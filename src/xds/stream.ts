@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as Grpc from '@grpc/grpc-js';
 import type bunyan from 'bunyan';
-import type { DiscoveryRequest, DiscoveryResponse, Transport, UpdateHandler } from './types.js';
+import type { DiscoveryRequest, DiscoveryResponse, Subscriber, Transport } from './types.js';
 import { decodeResponse, encodeRequest } from './wire.js';
 
 /** `google.rpc.Code.INVALID_ARGUMENT`: the code of a NACK's `error_detail`, as the reference sends. */
@@ -58,7 +58,7 @@ interface Watch {
   version: string;
   /** Nonce of the last response on this connection; empty after a reconnect. */
   nonce: string;
-  onResponse: UpdateHandler;
+  subscriber: Subscriber;
 }
 
 export interface StreamOptions {
@@ -69,7 +69,7 @@ export interface StreamOptions {
   node: Record<string, unknown>;
   nodeOnFirstOnly: boolean;
   log: bunyan;
-  /** Connected (a response arrived) or not, for `control_plane.connected_state`. */
+  /** Connected (a response arrived) or not (the stream broke or was never dialled), for `control_plane.connected_state`. */
   onConnected: (connected: boolean) => void;
 }
 
@@ -78,7 +78,8 @@ export interface StreamOptions {
  * type has its own version and nonce; every response is answered with an ACK (its version
  * and nonce) or a NACK (the last accepted version, its nonce, and `error_detail`). A broken
  * stream is redialled with jittered exponential backoff and every watch re-sent with the
- * versions accepted so far.
+ * versions accepted so far. Each break (or a dial with no member to dial) is a failed fetch
+ * of every type watched.
  */
 export class XdsStream implements Transport {
   private readonly watches = new Map<string, Watch>();
@@ -92,18 +93,19 @@ export class XdsStream implements Transport {
   constructor(private readonly options: StreamOptions) {}
 
   /** Starts (or changes) the watch of one type; sent at once when the stream is up. */
-  watch(typeUrl: string, names: string[] | null, onResponse: UpdateHandler): void {
+  watch(typeUrl: string, names: string[] | null, subscriber: Subscriber): void {
     const existing = this.watches.get(typeUrl);
     const sorted = names ? [...names].sort() : null;
     if (existing) {
-      existing.onResponse = onResponse;
+      existing.subscriber = subscriber;
       if (JSON.stringify(existing.names) === JSON.stringify(sorted)) return;
       existing.names = sorted;
       this.send(existing);
       return;
     }
-    const watch: Watch = { typeUrl, names: sorted, version: '', nonce: '', onResponse };
+    const watch: Watch = { typeUrl, names: sorted, version: '', nonce: '', subscriber };
     this.watches.set(typeUrl, watch);
+    subscriber.onAttempt();
     if (this.call) this.send(watch);
     else this.connectSoon(0);
   }
@@ -140,7 +142,7 @@ export class XdsStream implements Transport {
     if (this.closed || this.watches.size === 0) return;
     const target = this.options.target();
     if (!target) {
-      this.retry('the management cluster has no member');
+      this.failed('the management cluster has no member');
       return;
     }
     const { Client, credentials } = grpc();
@@ -161,11 +163,12 @@ export class XdsStream implements Transport {
   private onEnd(call: Grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>, why: string): void {
     if (call !== this.call) return;
     this.hangUp();
-    this.options.onConnected(false);
-    this.retry(why);
+    this.failed(why);
   }
 
-  private retry(why: string): void {
+  private failed(why: string): void {
+    this.options.onConnected(false);
+    for (const watch of this.watches.values()) watch.subscriber.onFailure(why);
     this.failures++;
     const delay = backoffMs(this.failures);
     this.options.log.warn(
@@ -184,12 +187,7 @@ export class XdsStream implements Transport {
       return;
     }
     watch.nonce = response.nonce;
-    let error: string | null;
-    try {
-      error = watch.onResponse(response);
-    } catch (err) {
-      error = `update failed: ${(err as Error).message}`;
-    }
+    const error = watch.subscriber.onUpdate(response);
     if (error === null) watch.version = response.version_info;
     this.send(watch, error);
   }

@@ -3,7 +3,6 @@
  * in both API versions. The v3 messages have the v2 messages' field numbers, so one set of
  * message types (the loader's schema) decodes both.
  */
-import type { JsonObject } from '../../events/config.js';
 import type { DiscoveryKind } from '../../events/discovery.js';
 import type { ApiVersion } from './config-source.js';
 
@@ -86,18 +85,26 @@ export interface DiscoveryRequest {
   error_detail?: { code: number; message: string };
 }
 
-/** What a watch is handed: a response off a stream, or the content of a file source. */
-export interface Update {
-  version_info: string;
-  resources: ReadonlyArray<WireResource | JsonObject>;
+/**
+ * What a watch is handed: a DiscoveryResponse off a stream or a poll, or the content of a file
+ * source, as it arrived (a REST body that is not JSON: the error of its parse). Nothing in it
+ * is trusted: `decodeUpdate` reads its shape.
+ */
+export type Update = unknown;
+
+/** The owner of a watch: told of each update to judge, and of each fetch that brought none. */
+export interface Subscriber {
+  /** Judges an update: null accepts it (the ACK), a message rejects it whole (the NACK's detail). */
+  onUpdate(update: Update): string | null;
+  /** A fetch that brought nothing to judge: a stream broken or not dialled, a failed request, a file that does not parse. */
+  onFailure(why: string): void;
+  /** A fetch with no outcome to count (a gRPC subscription sent, a REST poll answered 304), which the reference counts as an attempt. */
+  onAttempt(): void;
 }
 
-/** What the owner of a watch does with an update: null accepts it, a message rejects it. */
-export type UpdateHandler = (update: Update) => string | null;
-
-/** A way resources arrive: a gRPC stream (one type, or several on ADS) or a watched file. */
+/** A way resources arrive: a gRPC stream (one type, or several on ADS), a REST poll, or a watched file. */
 export interface Transport {
-  watch(typeUrl: string, names: string[] | null, onUpdate: UpdateHandler): void;
+  watch(typeUrl: string, names: string[] | null, subscriber: Subscriber): void;
   unwatch(typeUrl: string): void;
   close(): void;
 }

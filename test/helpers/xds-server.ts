@@ -130,6 +130,11 @@ export class XdsServer {
   private rest: http.Server | null = null;
   /** The last nonce sent over REST, per kind. */
   private readonly restNonces = new Map<ResourceKind, string>();
+  /** A body to answer the next REST request of a kind with, as it is (`sendRawRest`). */
+  private readonly restRaw = new Map<
+    ResourceKind,
+    { status: number; body: string; served: (at: number) => void }
+  >();
   private nextStream = 1;
   private nextNonce = 1;
   /** Resources of the next responses are written with this version's type URLs. */
@@ -214,6 +219,13 @@ export class XdsServer {
     });
     for (const wake of this.waiters) wake();
     this.waiters.clear();
+    const raw = this.restRaw.get(kind);
+    if (raw) {
+      this.restRaw.delete(kind);
+      res.writeHead(raw.status, { 'content-type': 'application/json' }).end(raw.body);
+      raw.served(this.requests.length);
+      return;
+    }
     const state = this.resources.get(kind);
     if (!state || (request.version_info === state.version && !request.error_detail)) {
       res.writeHead(304).end();
@@ -237,6 +249,27 @@ export class XdsServer {
   set(kind: ResourceKind, items: JsonObject[], version: string): void {
     this.resources.set(kind, { version, items: new Map(items.map((i) => [nameOf(kind, i), i])) });
     for (const conn of this.conns) if (conn.subs.has(kind)) this.push(conn, kind);
+  }
+
+  /**
+   * Sends `response` as it is (any resources, any type URL, the nonce given) on every stream
+   * subscribed to `kind`: how a test plays a broken or hostile management server.
+   */
+  sendRaw(kind: ResourceKind, response: DiscoveryResponse): void {
+    for (const conn of this.conns) {
+      const sub = conn.subs.get(kind);
+      if (!sub) continue;
+      sub.nonce = response.nonce;
+      conn.call.write(response);
+    }
+  }
+
+  /**
+   * Answers the next REST request of `kind` with `body` as it is; resolves with the number of
+   * requests seen when it was served, so the request after it answers it (its ACK or NACK).
+   */
+  sendRawRest(kind: ResourceKind, body: string, status = 200): Promise<number> {
+    return new Promise((served) => this.restRaw.set(kind, { status, body, served }));
   }
 
   /** Resolves with the first request (from now on or already seen after `from`) matching. */

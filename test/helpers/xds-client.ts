@@ -1,0 +1,67 @@
+/**
+ * The xDS client in the test's own process, over a real store and real sockets: CDS from a
+ * gRPC (ADS, v3), REST or file source. What the bad-push regression and fuzz tests drive, so
+ * they can read the state and the counters between two responses.
+ */
+import type { JsonObject } from '../../events/index.js';
+import type { ServerContext } from '../../src/context.js';
+import { startXds, type XdsClient } from '../../src/xds/client.js';
+import { loadedContext } from './dataplane.js';
+import { adsConfig, staticCluster } from './xds-fixtures.js';
+
+export interface XdsClientHarness {
+  ctx: ServerContext;
+  client: XdsClient;
+  /** A counter's value (0 when never counted). */
+  counter(name: string): number;
+  /** The discovered clusters, names and configs, as one string to compare before and after. */
+  clusters(): string;
+  close(): Promise<void>;
+}
+
+/** The CDS config of each source, on the management cluster `xds_cluster`. */
+export function cdsBootstrap(source: { grpc: number } | { rest: number } | { path: string }): JsonObject {
+  const cds: JsonObject =
+    'grpc' in source
+      ? { ads: {}, resource_api_version: 'V3' }
+      : 'rest' in source
+        ? {
+            api_config_source: {
+              api_type: 'REST',
+              cluster_names: ['xds_cluster'],
+              refresh_delay: '0.02s',
+              request_timeout: '2s',
+            },
+          }
+        : { path: source.path };
+  const port = 'grpc' in source ? source.grpc : 'rest' in source ? source.rest : 1;
+  return {
+    dynamic_resources: {
+      cds_config: cds,
+      ...('grpc' in source ? { ads_config: adsConfig('V3') } : {}),
+    },
+    static_resources: { clusters: [staticCluster('xds_cluster', [port], 'grpc' in source)] },
+  };
+}
+
+export async function startXdsClient(bootstrap: JsonObject): Promise<XdsClientHarness> {
+  const ctx = loadedContext(bootstrap);
+  const client = await startXds(ctx);
+  return {
+    ctx,
+    client,
+    counter: (name) => ctx.stats.counter(name).value,
+    clusters: () =>
+      JSON.stringify(
+        Object.values(ctx.store.state.clusters)
+          .filter((entry) => entry.addedViaApi)
+          .map((entry) => [entry.name, entry.config]),
+      ),
+    close: () => ctx.close(),
+  };
+}
+
+/** A valid discovered cluster (STATIC, so it asks for no endpoints). */
+export function cluster(name: string, extra: JsonObject = {}): JsonObject {
+  return { ...staticCluster(name, [1]), ...extra };
+}

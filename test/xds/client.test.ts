@@ -1,0 +1,216 @@
+/**
+ * Bad pushes, from each source (issue 25, item 5). Root cause: the xDS client trusted the
+ * shape of what a management server sent and applied CDS and LDS resource by resource. A
+ * `null` resource threw a TypeError out of the resource decoder (from a file source's watch,
+ * an uncaught exception: the process died); a CDS response whose resources were all invalid,
+ * or whose `resources` was not a list, applied as "no clusters" and removed every discovered
+ * one; a file that did not parse counted nothing. Now a response is judged whole: any finding
+ * rejects it (NACK naming the resource and the field path), nothing changes, and the
+ * subscription stats count it as the reference does.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { JsonObject } from '../../events/index.js';
+import { TYPE_URLS } from '../../src/xds/types.js';
+import { cdsBootstrap, cluster, startXdsClient, type XdsClientHarness } from '../helpers/xds-client.js';
+import { until } from '../helpers/xds-fixtures.js';
+import { wireResource, XdsServer } from '../helpers/xds-server.js';
+
+const CDS = 'cluster_manager.cds';
+const V3 = TYPE_URLS.V3.cds;
+const stat = (h: XdsClientHarness, name: string) => h.counter(`${CDS}.${name}`);
+
+describe('bad pushes over gRPC (ADS, v3)', () => {
+  let xds: XdsServer;
+  let h: XdsClientHarness;
+  let nonce = 100;
+
+  before(async () => {
+    xds = await XdsServer.start();
+    xds.set('cds', [cluster('web')], 'c1');
+    h = await startXdsClient(cdsBootstrap({ grpc: xds.port }));
+    await h.client.initialized;
+    await xds.ack('cds', 'c1');
+  });
+  after(async () => {
+    await h?.close();
+    await xds?.stop();
+  });
+
+  /** Sends one response as it is and resolves with its ACK or NACK. */
+  async function push(resources: Array<{ type_url: string; value: Uint8Array }>, version: string) {
+    const n = String(nonce++);
+    const from = xds.requests.length;
+    xds.sendRaw('cds', { version_info: version, resources, type_url: V3, nonce: n });
+    return xds.waitFor((r) => r.response_nonce === n, 10_000, from);
+  }
+
+  it('counts the subscription and the accepted update as the reference does', () => {
+    // One attempt when the subscription starts, one with the accepted response.
+    assert.equal(stat(h, 'update_attempt'), 2);
+    assert.equal(stat(h, 'update_success'), 1);
+    assert.match(h.clusters(), /"web"/);
+  });
+
+  it('rejects a response whose every cluster is invalid whole: no cluster is removed', async () => {
+    const before = h.clusters();
+    const rejected = stat(h, 'update_rejected');
+    const answer = await push(
+      [
+        wireResource('cds', cluster('a', { connect_timeout: '0s' }), 'V3'),
+        wireResource('cds', cluster('b', { connect_timeout: '0s' }), 'V3'),
+      ],
+      'c2',
+    );
+    assert.equal(answer.version_info, 'c1', 'a NACK carries the last accepted version');
+    assert.match(answer.error_detail?.message ?? '', /Cluster 'a': connect_timeout: must be greater than 0s/);
+    assert.equal(h.clusters(), before);
+    assert.equal(stat(h, 'update_rejected'), rejected + 1);
+  });
+
+  it('rejects a response with one bad cluster among good ones whole: the good ones are not applied', async () => {
+    const before = h.clusters();
+    const answer = await push(
+      [
+        wireResource('cds', cluster('new'), 'V3'),
+        wireResource('cds', cluster('bad', { connect_timeout: '0s' }), 'V3'),
+      ],
+      'c3',
+    );
+    assert.match(answer.error_detail?.message ?? '', /Cluster 'bad'/);
+    assert.equal(h.clusters(), before, 'neither added nor removed');
+  });
+
+  it('rejects an Any that does not decode, a wrong type URL, a duplicate and a missing name, naming each', async () => {
+    const before = h.clusters();
+    const good = wireResource('cds', cluster('web'), 'V3');
+    const cases: Array<[Array<{ type_url: string; value: Uint8Array }>, RegExp]> = [
+      [[{ type_url: V3, value: Uint8Array.from([0x0a, 0xff, 0x01]) }], /Cluster #0: .*cannot decode/],
+      [[{ ...good, type_url: TYPE_URLS.V3.lds }], /type_url .*Listener is not a Cluster/],
+      [[{ ...good, type_url: TYPE_URLS.V2.cds }], /does not match the response's type_url/],
+      [[good, good], /duplicate Cluster 'web'/],
+      [[wireResource('cds', { connect_timeout: '1s' }, 'V3')], /name: required field missing/],
+    ];
+    for (const [resources, detail] of cases) {
+      const answer = await push(resources, 'bad');
+      assert.match(answer.error_detail?.message ?? '', detail);
+      assert.equal(h.clusters(), before);
+    }
+  });
+
+  it('counts a broken stream as an attempt and a failure', async () => {
+    const failures = stat(h, 'update_failure');
+    const attempts = stat(h, 'update_attempt');
+    const port = xds.port;
+    await xds.stop();
+    await until('the failure counted', async () => stat(h, 'update_failure') > failures);
+    assert.ok(stat(h, 'update_attempt') > attempts);
+    assert.match(h.clusters(), /"web"/, 'the last accepted clusters stay');
+    xds = await XdsServer.start(port);
+  });
+});
+
+describe('bad pushes over REST', () => {
+  let xds: XdsServer;
+  let h: XdsClientHarness;
+
+  before(async () => {
+    xds = await XdsServer.start();
+    const rest = await xds.startRest();
+    xds.set('cds', [cluster('web')], 'r1');
+    h = await startXdsClient(cdsBootstrap({ rest }));
+    await h.client.initialized;
+    await xds.ack('cds', 'r1');
+  });
+  after(async () => {
+    await h?.close();
+    await xds?.stop();
+  });
+
+  /** Serves one body as it is and resolves with the next request (its ACK or NACK). */
+  async function serve(body: string, status = 200) {
+    const at = await xds.sendRawRest('cds', body, status);
+    return xds.waitFor(() => true, 10_000, at);
+  }
+
+  for (const [what, body, detail] of [
+    [
+      'resources that is not a list',
+      { version_info: 'r2', resources: { name: 'x' } },
+      /resources: is a object/,
+    ],
+    ['a null resource', { version_info: 'r2', resources: [null] }, /resources\[0\]: is null, not an Any/],
+    ['a version_info that is not a string', { version_info: 7, resources: [] }, /version_info: is a number/],
+    ['a body that is not JSON', '{"version_info": "r2", "resour', /not JSON/],
+  ] as const) {
+    it(`NACKs ${what} and keeps every cluster`, async () => {
+      const before = h.clusters();
+      const rejected = stat(h, 'update_rejected');
+      const answer = await serve(typeof body === 'string' ? body : JSON.stringify(body));
+      assert.equal(answer.version_info, 'r1');
+      assert.match(answer.error_detail?.message ?? '', detail);
+      assert.equal(h.clusters(), before);
+      assert.equal(stat(h, 'update_rejected'), rejected + 1);
+    });
+  }
+
+  it('counts a refused fetch as an attempt and a failure', async () => {
+    const failures = stat(h, 'update_failure');
+    await serve('oops', 503);
+    assert.equal(stat(h, 'update_failure'), failures + 1);
+  });
+});
+
+describe('bad pushes from a file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'proxy-xds-bad-'));
+  const file = join(dir, 'cds.json');
+  let h: XdsClientHarness;
+  const replace = (text: string) => {
+    writeFileSync(join(dir, 'next.json'), text);
+    renameSync(join(dir, 'next.json'), file);
+  };
+  const content = (version: unknown, resources: unknown) =>
+    JSON.stringify({ version_info: version, resources });
+  const typed = (c: JsonObject) => ({ '@type': V3, ...c });
+
+  before(async () => {
+    writeFileSync(file, content('f1', [typed(cluster('web'))]));
+    h = await startXdsClient(cdsBootstrap({ path: file }));
+    await h.client.initialized;
+  });
+  after(async () => {
+    await h?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('counts a file that does not parse, or is not a DiscoveryResponse, as an attempt and a failure', async () => {
+    assert.equal(stat(h, 'update_success'), 1);
+    const before = h.clusters();
+    for (const text of [
+      '{"version_info": "f2", "resources": [',
+      content('f2', [null]),
+      content('f2', {}),
+      '[]',
+    ]) {
+      const failures = stat(h, 'update_failure');
+      const attempts = stat(h, 'update_attempt');
+      replace(text);
+      await until(`the failure of ${text} counted`, async () => stat(h, 'update_failure') === failures + 1);
+      assert.equal(stat(h, 'update_attempt'), attempts + 1);
+      assert.equal(h.clusters(), before);
+    }
+  });
+
+  it('rejects a file whose clusters are all invalid, and applies the next good one', async () => {
+    const before = h.clusters();
+    const rejected = stat(h, 'update_rejected');
+    replace(content('f3', [typed(cluster('a', { connect_timeout: '0s' }))]));
+    await until('the rejection counted', async () => stat(h, 'update_rejected') === rejected + 1);
+    assert.equal(h.clusters(), before);
+    replace(content('f4', [typed(cluster('web')), typed(cluster('more'))]));
+    await until('the good file applied', async () => /"more"/.test(h.clusters()));
+  });
+});
