@@ -225,16 +225,24 @@ export function onActiveHealthChanged(draft: Draft<State>, env: On<'health/activ
     }
   }
   changeHost(draft, env.event.cluster, env.event.address, (host) => {
+    // A verdict told again (a waiting member's first check) is no change of it.
+    const degraded = env.event.degraded === true;
+    if (host.failedActiveHc === env.event.healthy || (host.degradedActiveHc === true) !== degraded)
+      host.activeHcChangedAt = env.at;
     host.failedActiveHc = !env.event.healthy;
     if (host.pendingActiveHc) delete host.pendingActiveHc;
-    if (env.event.degraded) host.degradedActiveHc = true;
+    if (degraded) host.degradedActiveHc = true;
     else if (host.degradedActiveHc) delete host.degradedActiveHc;
   });
 }
 
 export function onOutlierChanged(draft: Draft<State>, env: On<'health/outlier-changed'>): void {
+  const { ejected, reason } = env.event;
   changeHost(draft, env.event.cluster, env.event.address, (host) => {
-    host.failedOutlierCheck = env.event.ejected;
+    host.failedOutlierCheck = ejected;
+    if (ejected) host.lastEjection = { at: env.at, reason };
+    else if (host.lastEjection && host.lastEjection.endedAt === undefined)
+      host.lastEjection = { ...host.lastEjection, endedAt: env.at };
   });
 }
 

@@ -166,5 +166,8 @@ export function withHealth(
   if (spec.localityWeight !== undefined) host.localityWeight = spec.localityWeight;
   // Only on the few members that wait, so every other record keeps its shape and its JSON.
   if (checked && (previous ? previous.pendingActiveHc === true : pending)) host.pendingActiveHc = true;
+  // The times of past verdicts stay with the member when discovery rewrites its record.
+  if (previous?.activeHcChangedAt !== undefined) host.activeHcChangedAt = previous.activeHcChangedAt;
+  if (previous?.lastEjection !== undefined) host.lastEjection = previous.lastEjection;
   return host;
 }

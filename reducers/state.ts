@@ -35,6 +35,19 @@ export interface HostState extends HostSpec {
   pendingDynamicRemoval?: boolean;
   /** An active check passes but the host says it is degraded: used after the healthy members. */
   degradedActiveHc?: boolean;
+  /** When the active checks' verdict last changed (`health/active-changed`); absent before any change. */
+  activeHcChangedAt?: number;
+  /**
+   * The last ejection by outlier detection (`health/outlier-changed`): when and why, and when
+   * the host came back (absent while still ejected). Absent on a host never ejected.
+   */
+  lastEjection?: Ejection;
+}
+
+export interface Ejection {
+  at: number;
+  reason: string;
+  endedAt?: number;
 }
 
 export interface ClusterEntry {

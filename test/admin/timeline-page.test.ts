@@ -81,9 +81,20 @@ describe('event timeline in headless Chromium', { skip: noChromium }, () => {
     const patch = ejected.locator('details.patch');
     assert.equal(await patch.locator('pre').isVisible(), false);
     await patch.locator('summary').click();
-    assert.deepEqual(JSON.parse((await patch.locator('pre').textContent()) ?? ''), [
-      { op: 'replace', path: '/clusters/api/hosts/10.0.0.3:80/failedOutlierCheck', value: true },
-    ]);
+    const ops = JSON.parse((await patch.locator('pre').textContent()) ?? '') as Array<{
+      op: string;
+      path: string;
+      value: { at?: number; reason?: string } | boolean;
+    }>;
+    assert.deepEqual(ops[0], {
+      op: 'replace',
+      path: '/clusters/api/hosts/10.0.0.3:80/failedOutlierCheck',
+      value: true,
+    });
+    assert.deepEqual(
+      ops.slice(1).map((op) => [op.op, op.path, typeof op.value === 'object' ? op.value.reason : op.value]),
+      [['add', '/clusters/api/hosts/10.0.0.3:80/lastEjection', 'consecutive_5xx']],
+    );
     const shot = join(shots, 'timeline.png');
     await page.screenshot({ path: shot, fullPage: true });
     assert.deepEqual([...readFileSync(shot).subarray(1, 4)], [...Buffer.from('PNG')]);
@@ -152,9 +163,20 @@ describe('event timeline in headless Chromium', { skip: noChromium }, () => {
       'cluster api: host 10.0.0.1:80 passes its active health check again',
     );
     await row.locator('details.patch summary').click();
-    assert.deepEqual(JSON.parse((await row.locator('pre').textContent()) ?? ''), [
-      { op: 'replace', path: '/clusters/api/hosts/10.0.0.1:80/failedActiveHc', value: false },
-    ]);
+    const ops = JSON.parse((await row.locator('pre').textContent()) ?? '') as Array<{
+      op: string;
+      path: string;
+      value: unknown;
+    }>;
+    assert.deepEqual(
+      ops
+        .map((op) => [op.op, op.path, op.path.endsWith('At') ? typeof op.value : op.value])
+        .sort((a, b) => String(a[1]).localeCompare(String(b[1]))),
+      [
+        ['replace', '/clusters/api/hosts/10.0.0.1:80/activeHcChangedAt', 'number'],
+        ['replace', '/clusters/api/hosts/10.0.0.1:80/failedActiveHc', false],
+      ],
+    );
     // The bootstrap names cluster api too.
     assert.deepEqual(await rowSeqs(page), [1, 3, 4, back.seq]);
     assert.match((await page.textContent('#live-status')) ?? '', new RegExp(`last event seq ${back.seq}`));

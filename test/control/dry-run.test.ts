@@ -21,6 +21,7 @@ test('a dry run answers the keyed patch and leaves the store as it was', () => {
     1234,
   );
   assert.deepEqual(ops.map((op) => `${op.op} ${op.path}`).sort(), [
+    'add /clusters/svc/hosts/10.0.0.2:80/activeHcChangedAt',
     'add /runtime/layers/admin/values/a',
     'remove /clusters/old',
     'replace /clusters/svc/hosts/10.0.0.2:80/failedActiveHc',

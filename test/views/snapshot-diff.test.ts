@@ -30,6 +30,7 @@ test('a health change names the cluster, the host and the field', () => {
   store.dispatch(activeHealthChanged({ cluster: 'svc', address: '10.0.0.2:80', healthy: false }), 'hc');
   assert.deepEqual(semanticDiff(before, store.state), [
     { op: 'replace', path: '/clusters/svc/hosts/10.0.0.2:80/failedActiveHc', value: true },
+    { op: 'add', path: '/clusters/svc/hosts/10.0.0.2:80/activeHcChangedAt', value: 0 },
   ]);
 });
 

@@ -32,6 +32,16 @@ export interface OutlierFigures {
   localOriginSuccessRateEjectionThreshold: number;
 }
 
+/** How an active health check ended: passed, passed but degraded, answered a failure, or no answer. */
+export type HealthCheckResult = 'success' | 'degraded' | 'active' | 'network';
+
+/** The last active health check of a host, of any of its checkers. */
+export interface LastHealthCheck {
+  /** Store time (ms since the epoch). */
+  at: number;
+  result: HealthCheckResult;
+}
+
 /** Live figures the views read next to the snapshot (they are not part of it). */
 export interface ClustersFigures {
   hostStats(cluster: string, address: string): HostCounters | undefined;
@@ -40,6 +50,7 @@ export interface ClustersFigures {
     cluster: string,
     address: string,
   ): { successRate: number; localOriginSuccessRate: number } | undefined;
+  lastHealthCheck?(cluster: string, address: string): LastHealthCheck | undefined;
 }
 
 export const GAUGES: ReadonlySet<string> = new Set(['cx_active', 'rq_active']);

@@ -5,6 +5,10 @@
  */
 
 /**
+ * The buttons post with the page's own fetch and reload it, so the page shows what the
+ * mutation changed (the answer stays in session storage over the reload); without script
+ * the forms post as plain forms.
+ *
  * Request rates: host counters are totals, and a rate needs two readings. The page keeps
  * its previous reading in the tab's session storage and rates the change since it (when
  * at least a second old), so the server keeps nothing per viewer. A total that went down
@@ -29,16 +33,58 @@ const SCRIPT = `
     });
   }
   if (!previous || usable || now < previous.at) sessionStorage.setItem(key, JSON.stringify({ at: now, totals: totals }));
+  var said = sessionStorage.getItem('proxy-clusters-action');
+  var status = document.getElementById('action-status');
+  if (said && status) status.textContent = said;
+  sessionStorage.removeItem('proxy-clusters-action');
+  Array.prototype.forEach.call(document.querySelectorAll('#actions form'), function (form) {
+    form.addEventListener('submit', function (e) {
+      e.preventDefault();
+      var ask = form.getAttribute('data-confirm');
+      if (ask && !window.confirm(ask)) return;
+      var path = form.getAttribute('action');
+      fetch(form.action, { method: 'POST', body: new URLSearchParams(new FormData(form)) })
+        .then(function (res) { return res.text().then(function (t) { return res.status + ' ' + t.trim(); }); })
+        .catch(function (err) { return String(err); })
+        .then(function (answer) {
+          sessionStorage.setItem('proxy-clusters-action', path + ': ' + answer);
+          location.reload();
+        });
+    });
+  });
 })();
 `;
 
 import type { State } from '../../reducers/state.js';
+import { formatUtc, shortDuration } from '../events/time.js';
+import type { EndpointSummary } from '../help/render.js';
+import { postForm } from '../home/render.js';
 import { HTML, type ViewResult } from '../result.js';
+import { reportedState } from '../server-info/render.js';
 import { escapeHtml as esc } from '../stats/html-escape.js';
-import type { ClustersFigures } from './figures.js';
+import type { ClustersFigures, HealthCheckResult } from './figures.js';
 import { type HostView, selectClusters } from './select.js';
 
+/**
+ * The mutations an operator reaches for while looking at the hosts (HAProxy's stats page has
+ * the like): shown as POST buttons when the table being served has them.
+ */
+export const CLUSTERS_PAGE_ACTIONS: readonly string[] = [
+  '/healthcheck/fail',
+  '/healthcheck/ok',
+  '/drain_listeners',
+  '/reset_counters',
+];
+
+/** Mutations that cannot be taken back ask first. */
+const CONFIRM: ReadonlySet<string> = new Set(['/drain_listeners']);
+
 export interface ClustersHtmlOptions {
+  /**
+   * The endpoints of the admin (the buttons are those of `CLUSTERS_PAGE_ACTIONS` among its
+   * mutations); empty for none, as under `--admin-read-only` or on a past snapshot.
+   */
+  actions: readonly EndpointSummary[];
   /** When the host counters were read (ms since the epoch): the page rates their change. */
   now: number;
   /** Seconds between reloads; 0 for none. */
@@ -63,6 +109,54 @@ function successRate(h: HostView): string {
   if (h.successRate >= 0) return `${h.successRate.toFixed(1)}%`;
   const done = h.counters.rq_success + h.counters.rq_error;
   return done > 0 ? `${((100 * h.counters.rq_success) / done).toFixed(1)}%` : '—';
+}
+
+/** `12s ago`, with the exact UTC time on hover. */
+function ago(now: number, at: number): string {
+  return `<time datetime='${formatUtc(at)}' title='${formatUtc(at)}'>${shortDuration(Math.max(0, now - at))} ago</time>`;
+}
+
+const CHECK_WORDS: Record<HealthCheckResult, { word: string; cls: string }> = {
+  success: { word: 'passed', cls: 'ok' },
+  degraded: { word: 'passed, degraded', cls: 'warn' },
+  active: { word: 'failed', cls: 'bad' },
+  network: { word: 'no answer', cls: 'bad' },
+};
+
+/** The last active check and when the checks' verdict last changed. */
+function checkCell(h: HostView, now: number): string {
+  const last = h.lastCheck
+    ? `<span class='${CHECK_WORDS[h.lastCheck.result].cls}'>${CHECK_WORDS[h.lastCheck.result].word}</span> ${ago(now, h.lastCheck.at)}`
+    : '—';
+  const since =
+    h.host.activeHcChangedAt === undefined
+      ? ''
+      : `<br><span class='meta'>${h.host.failedActiveHc ? 'failing' : 'passing'} since ${ago(now, h.host.activeHcChangedAt)}</span>`;
+  return `<td class='check'>${last}${since}</td>`;
+}
+
+/** Outlier ejection: now (since when and why), or the last one and how long it lasted. */
+function ejectionCell(h: HostView, now: number): string {
+  const e = h.host.lastEjection;
+  if (!e) return `<td class='ejection'>—</td>`;
+  const why = esc(e.reason.replaceAll('_', ' '));
+  if (h.host.failedOutlierCheck && e.endedAt === undefined)
+    return `<td class='ejection'><span class='bad'>ejected</span> ${ago(now, e.at)} <span class='meta'>(${why})</span></td>`;
+  const lasted = e.endedAt === undefined ? '' : ` for ${shortDuration(e.endedAt - e.at)}`;
+  return `<td class='ejection'>last ejected ${ago(now, e.at)}${lasted} <span class='meta'>(${why})</span></td>`;
+}
+
+/** The server's state and the buttons, above the clusters. */
+function serverBar(state: State, actions: readonly EndpointSummary[]): string {
+  const shown = reportedState(state);
+  const drain = state.drain.active ? ` <span class='meta'>listeners draining</span>` : '';
+  const buttons = actions
+    .filter((e) => e.mutates && CLUSTERS_PAGE_ACTIONS.includes(e.path))
+    .map((e) => postForm(e, ` title='${esc(e.help)}'${CONFIRM.has(e.path) ? ` data-confirm='${esc(e.help)}?'` : ''}`))
+    .join('\n');
+  return `<div id='server'>server <span id='server-state' class='state-${esc(shown)}'>${esc(shown)}</span>${drain}
+${buttons ? `<div id='actions'>${buttons}<span id='action-status' class='meta'></span></div>` : ''}
+</div>`;
 }
 
 /** A bar as wide as the success rate (inline SVG), red below 100%. */
@@ -90,6 +184,13 @@ tr.ejected { background: #fff3e0; }
 tr.ejected td.state { color: #e65100; font-weight: bold; }
 tr.degraded { background: #fffde7; }
 tr.degraded td.state { color: #8d6e00; }
+#server { margin: .4em 0 .8em; }
+#server-state { color: #fff; font-weight: bold; padding: 1px 8px; border-radius: 4px; background: #555; }
+#server-state.state-LIVE { background: #2e7d32; } #server-state.state-DRAINING { background: #e65100; }
+#actions { display: flex; flex-wrap: wrap; gap: .3em 1.2em; align-items: center; margin-top: .4em; }
+#actions form { margin: 0; }
+.ok { color: #1b5e20; } .warn { color: #8d6e00; } .bad { color: #b71c1c; font-weight: bold; }
+td.check, td.ejection { font-size: .9em; }
 .dot { display: inline-block; width: .7em; height: .7em; border-radius: 50%; margin-right: .3em; }
 tr.healthy .dot { background: #43a047; } tr.failed .dot { background: #e53935; }
 tr.ejected .dot { background: #fb8c00; } tr.degraded .dot { background: #fdd835; }
@@ -111,6 +212,8 @@ export function renderClustersHtml(
         `<td class='address'>${esc(h.host.address)}${h.host.hostname ? ` <span class='meta'>${esc(h.host.hostname)}</span>` : ''}</td>` +
         `<td class='state'><span class='dot'></span>${esc(s.label)}</td>` +
         `<td class='flags'>${esc(h.healthFlags.join(' ') || '—')}</td>` +
+        checkCell(h, options.now) +
+        ejectionCell(h, options.now) +
         `<td class='num weight'>${h.host.weight}</td>` +
         `<td class='num priority'>${h.host.priority}</td>` +
         `<td class='num success'>${rateBar(h)}${successRate(h)}</td>` +
@@ -130,7 +233,7 @@ export function renderClustersHtml(
       : '';
     return `<section class='cluster' id='cluster-${esc(name)}'>
 <h2>${esc(name)} <span class='meta'>${c.hosts.length} ${c.hosts.length === 1 ? 'host' : 'hosts'}${summary ? `: ${summary}` : ''}${outlier}</span></h2>
-<table class='hosts'><thead><tr><th>host</th><th>state</th><th>health flags</th><th>weight</th><th>priority</th><th>success rate</th><th>requests</th><th>rq_total</th><th>rq_error</th><th>rq_active</th><th>cx_active</th></tr></thead>
+<table class='hosts'><thead><tr><th>host</th><th>state</th><th>health flags</th><th>active check</th><th>outlier ejection</th><th>weight</th><th>priority</th><th>success rate</th><th>requests</th><th>rq_total</th><th>rq_error</th><th>rq_active</th><th>cx_active</th></tr></thead>
 <tbody>
 ${rows.join('\n')}
 </tbody></table>
@@ -149,6 +252,7 @@ ${refresh}
 </head>
 <body data-now='${options.now}'>
 <h1>Clusters</h1>
+${serverBar(state, options.actions)}
 <p class='meta'><a href='./'>admin home</a> · <a href='events?format=html'>event timeline</a> · version ${esc(state.clusterManager.versionInfo || 'static')} · as of ${esc(when)}${options.refreshS > 0 ? ` · reloads every ${options.refreshS} s` : ''} · request rate since this tab's previous reading</p>
 ${sections.join('\n') || '<p>no cluster</p>'}
 <script>${SCRIPT}</script>

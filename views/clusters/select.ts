@@ -1,6 +1,12 @@
 import { clusterSettings, type Thresholds } from '../../reducers/settings/cluster.js';
 import type { ClusterEntry, HostState, State } from '../../reducers/state.js';
-import { type ClustersFigures, type HostCounters, type OutlierFigures, zeroHostCounters } from './figures.js';
+import {
+  type ClustersFigures,
+  type HostCounters,
+  type LastHealthCheck,
+  type OutlierFigures,
+  zeroHostCounters,
+} from './figures.js';
 
 const ZERO: HostCounters = Object.freeze(zeroHostCounters());
 
@@ -19,6 +25,8 @@ export interface HostView {
   canary: boolean;
   successRate: number;
   localOriginSuccessRate: number;
+  /** The last active check of any of the host's checkers; null when none ran (or none is configured). */
+  lastCheck: LastHealthCheck | null;
 }
 
 /** Everything `/clusters` prints about one cluster. */
@@ -73,6 +81,7 @@ export function selectClusters(state: State, figures: ClustersFigures): ClusterV
             canary: isCanary(host),
             successRate: rates?.successRate ?? -1,
             localOriginSuccessRate: rates?.localOriginSuccessRate ?? -1,
+            lastCheck: figures.lastHealthCheck?.(entry.name, host.address) ?? null,
           };
         }),
       };

@@ -23,6 +23,28 @@ export function formatLocal(ms: number): string {
   );
 }
 
+/** `3d 4h`, `2h 5m`, `7m 3s`, `42s`: the two largest units, as an operator reads an uptime. */
+export function shortDuration(ms: number): string {
+  let s = Math.floor(ms / 1000);
+  const parts: Array<[number, string]> = [];
+  for (const [size, unit] of [
+    [86400, 'd'],
+    [3600, 'h'],
+    [60, 'm'],
+  ] as const) {
+    parts.push([Math.floor(s / size), unit]);
+    s %= size;
+  }
+  parts.push([s, 's']);
+  const first = parts.findIndex(([n]) => n > 0);
+  if (first < 0) return '0s';
+  return parts
+    .slice(first, first + 2)
+    .filter(([n], i) => i === 0 || n > 0)
+    .map(([n, u]) => `${n}${u}`)
+    .join(' ');
+}
+
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** `90s`, `10m`, `1h30m`, `500ms`, `2d` in milliseconds; null when it is not a duration. */

@@ -1,7 +1,8 @@
 import { type EndpointSummary, listed } from '../help/render.js';
 import { HTML, type ViewResult } from '../result.js';
 import { escapeHtml as esc } from '../stats/html-escape.js';
-import { type HomeSummary, shortDuration } from './summary.js';
+import { shortDuration } from '../events/time.js';
+import type { HomeSummary } from './summary.js';
 
 function input(param: EndpointSummary['params'][number]): string {
   const label = `<label title='${esc(param.help)}'>${esc(param.name)} `;
@@ -16,13 +17,20 @@ function input(param: EndpointSummary['params'][number]): string {
   return `${label}<input type='${type}' name='${esc(param.name)}' size='12'></label>`;
 }
 
+/** A mutation as a form: a button named for its path, inputs for its parameters, sent with POST. */
+export function postForm(e: EndpointSummary, attributes = ''): string {
+  const target = esc(e.path.slice(1));
+  const inputs = e.params.map(input).join(' ');
+  return `<form action='${target}' method='post'${attributes}><button>${target}</button> ${inputs}</form>`;
+}
+
 function row(e: EndpointSummary): string {
   // Relative links: the page works behind a path prefix too.
   const target = esc(e.path.slice(1));
   const inputs = e.params.map(input).join(' ');
   let cell: string;
   if (e.mutates) {
-    cell = `<form action='${target}' method='post'><button>${target}</button> ${inputs}</form>`;
+    cell = postForm(e);
   } else if (e.params.length > 0) {
     cell = `<form action='${target}' method='get'><a href='${target}'>${target}</a> ${inputs} <button>go</button></form>`;
   } else {

@@ -11,7 +11,7 @@ export const clustersHandlers: HandlerDescriptor[] = [
     params: [
       {
         name: 'format',
-        help: 'Output format (html: a table per cluster, coloured by host state)',
+        help: 'Output format (html: a table per cluster, coloured by host state, with buttons for the usual mutations)',
         kind: 'enum',
         values: ['text', 'json', 'html'],
       },
@@ -23,10 +23,13 @@ export const clustersHandlers: HandlerDescriptor[] = [
       const format = req.query.get('format');
       if (format === 'html') {
         const refresh = Number(req.query.get('refresh') ?? 5);
+        const live = req.state === ctx.store.state;
         return renderClustersHtml(req.state, figures, {
+          // A past snapshot or a read-only admin gets no buttons: they would act on now, or be refused.
+          actions: live && !ctx.options.adminReadOnly ? req.table : [],
           now: Date.now(),
           refreshS: Math.max(0, refresh),
-          at: req.state === ctx.store.state ? null : req.state.seq,
+          at: live ? null : req.state.seq,
         });
       }
       return format === 'json'

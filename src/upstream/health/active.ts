@@ -1,5 +1,6 @@
 import type { Subscription } from 'rxjs';
 import { activeHealthChanged, type JsonObject } from '../../../events/index.js';
+import type { LastHealthCheck } from '../../../views/clusters/figures.js';
 import type { ClusterEntry, HostState, State } from '../../../reducers/index.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { clusterStatName } from '../../../reducers/settings/cluster.js';
@@ -10,7 +11,7 @@ import type { Gauge, StatsStore } from '../../stats/store.js';
 import { staticSecrets } from '../../tls/secrets.js';
 import { type CheckerSettings, clusterHealth } from './config.js';
 import { JsonLinesLog } from './event-log.js';
-import { createProbe } from './probes.js';
+import { type CheckResult, createProbe } from './probes.js';
 import { type HealthCheckCounters, HealthSession } from './session.js';
 
 /** The active checkers of every cluster with `health_checks`. */
@@ -21,6 +22,8 @@ export interface ActiveHealthChecking {
   noteTraffic(cluster: string): void;
   /** An answer from `address` asked to fail it at once (`x-proxy-immediate-health-check-fail`). */
   failPassively(cluster: string, address: string): void;
+  /** When `address` was last checked and how that check ended (a live figure of `/clusters`). */
+  lastCheck(cluster: string, address: string): LastHealthCheck | undefined;
   close(): void;
 }
 
@@ -37,6 +40,8 @@ interface CheckedHost {
   sessions: HealthSession[];
   healthy: boolean;
   degraded: boolean;
+  /** Not an event: a check every second per host would flood the event log with no change. */
+  last: LastHealthCheck | undefined;
 }
 
 interface CheckedCluster {
@@ -127,6 +132,7 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
       sessions: [],
       healthy: !host.failedActiveHc,
       degraded: host.degradedActiveHc === true,
+      last: undefined,
     };
     let pendingFirst = warm ? checks.length : 0;
     warming += pendingFirst;
@@ -155,7 +161,8 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
       recountHealthy(cluster);
       report();
     };
-    const onChecked = () => {
+    const onChecked = (result: CheckResult) => {
+      checked.last = { at: ctx.store.scheduler.now(), result };
       if (excluded) report();
       if (pendingFirst === 0) return;
       pendingFirst--;
@@ -274,6 +281,7 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
       for (const session of clusters.get(cluster)?.hosts.get(address)?.sessions ?? [])
         session.failPassively();
     },
+    lastCheck: (cluster, address) => clusters.get(cluster)?.hosts.get(address)?.last,
     close() {
       subscription.unsubscribe();
       for (const cluster of clusters.values()) stopCluster(cluster);

@@ -23,8 +23,8 @@ export interface HealthEdges {
   onOutcome(cluster: { readonly name: string }, address: string, status: number): void;
   /** Outcomes a data-plane worker relayed (see `relayOutcomes`). */
   onOutcomes(batch: OutcomeBatch): void;
-  /** The outlier figures `/clusters` shows. */
-  figures: Pick<ClustersFigures, 'outlier' | 'hostSuccessRate'>;
+  /** The outlier and last-check figures `/clusters` shows. */
+  figures: Pick<ClustersFigures, 'outlier' | 'hostSuccessRate' | 'lastHealthCheck'>;
   close(): void;
 }
 
@@ -49,6 +49,7 @@ export function startHealthEdges(deps: HealthDeps): HealthEdges {
     figures: {
       outlier: (cluster) => outlier.figures(cluster),
       hostSuccessRate: (cluster, address) => outlier.hostSuccessRate(cluster, address),
+      lastHealthCheck: (cluster, address) => active.lastCheck(cluster, address),
     },
     close() {
       active.close();

@@ -1,6 +1,7 @@
 import * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import { hostKey } from '../../../reducers/hosts.js';
+import type { HealthCheckResult } from '../../../views/clusters/figures.js';
 import { newStreamInfo } from '../../dataplane/access-log/stream-info.js';
 import {
   BodyFramer,
@@ -22,7 +23,7 @@ import type { GrpcCheckSettings, HttpCheckSettings, TcpCheckSettings } from './c
  * expected ones, NOT_SERVING): the reference takes the host out at once; `network`, no answer
  * (refused, reset, closed, timed out): it counts toward `unhealthy_threshold`.
  */
-export type CheckResult = 'success' | 'degraded' | 'active' | 'network';
+export type CheckResult = HealthCheckResult;
 
 /** Where a probe connects, and the cluster name that stands in for an unset host or authority. */
 export interface ProbeTarget {

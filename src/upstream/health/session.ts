@@ -23,8 +23,8 @@ export interface SessionEnv {
   counters: HealthCheckCounters;
   /** The verdict changed: healthy or not, or degraded or not (read `isHealthy`, `isDegraded`). */
   onChange(): void;
-  /** A check finished (the first one ends the host's warming). */
-  onChecked(): void;
+  /** A check finished, with its result (the first one ends the host's warming). */
+  onChecked(result: CheckResult): void;
   /** The event of a health check event log line (the reference's `HealthCheckEvent` oneof), when logging. */
   log?: (event: JsonObject) => void;
 }
@@ -150,7 +150,7 @@ export class HealthSession {
     }
     this.firstCheck = false;
     if (transition === 'changed') this.env.onChange();
-    this.env.onChecked();
+    this.env.onChecked(result);
     this.schedule(this.nextInterval(passed, transition));
   }
 

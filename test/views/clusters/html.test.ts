@@ -36,7 +36,9 @@ it('colours each host row by its state and shows success rates and the totals th
         ? { ...zeroHostCounters(), rq_total: 50, rq_success: 9, rq_error: 1 }
         : undefined,
   };
-  const body = String(renderClustersHtml(state, figures, { now: 12_000, refreshS: 5, at: null }).body);
+  const body = String(
+    renderClustersHtml(state, figures, { actions: [], now: 12_000, refreshS: 5, at: null }).body,
+  );
   const row = (address: string) =>
     new RegExp(`<tr class='host ([a-z]+)' data-address='${address}'>(.*?)</tr>`).exec(body);
   assert.equal(row('10.0.0.1:80')?.[1], 'healthy');
@@ -57,8 +59,150 @@ it('colours each host row by its state and shows success rates and the totals th
 
 it('names a past snapshot and can stay still', () => {
   const body = String(
-    renderClustersHtml(state, { hostStats: () => undefined }, { now: 0, refreshS: 0, at: 2 }).body,
+    renderClustersHtml(state, { hostStats: () => undefined }, { actions: [], now: 0, refreshS: 0, at: 2 })
+      .body,
   );
   assert.match(body, /as of the snapshot after event 2/);
   assert.doesNotMatch(body, /http-equiv='refresh'/);
+});
+
+const table = [
+  { path: '/clusters', help: 'upstream cluster status', mutates: false, params: [] },
+  { path: '/healthcheck/fail', help: 'cause the server to fail health checks', mutates: true, params: [] },
+  { path: '/healthcheck/ok', help: 'cause the server to pass health checks', mutates: true, params: [] },
+  {
+    path: '/drain_listeners',
+    help: 'drain listeners',
+    mutates: true,
+    params: [{ name: 'graceful', help: 'graceful drain first', kind: 'flag' }],
+  },
+  { path: '/quitquitquit', help: 'exit the server', mutates: true, params: [] },
+];
+
+it('shows the last check, when the verdict changed and the ejection of each host', () => {
+  const figures = {
+    hostStats: () => undefined,
+    lastHealthCheck: (_c: string, address: string) =>
+      address === '10.0.0.2:80'
+        ? { at: 9_000, result: 'network' as const }
+        : { at: 11_500, result: 'success' as const },
+  };
+  const body = String(
+    renderClustersHtml(state, figures, { actions: [], now: 12_000, refreshS: 0, at: null }).body,
+  );
+  const cell = (address: string, cls: string) =>
+    new RegExp(`data-address='${address}'>.*?<td class='${cls}'>(.*?)</td>`).exec(body)?.[1];
+  // Host 2 failed its check at seq 2 (at 1001).
+  assert.equal(
+    cell('10.0.0.2:80', 'check'),
+    "<span class='bad'>no answer</span> <time datetime='1970-01-01T00:00:09.000Z' title='1970-01-01T00:00:09.000Z'>3s ago</time>" +
+      "<br><span class='meta'>failing since <time datetime='1970-01-01T00:00:01.001Z' title='1970-01-01T00:00:01.001Z'>10s ago</time></span>",
+  );
+  assert.match(
+    cell('10.0.0.1:80', 'check') ?? '',
+    /^<span class='ok'>passed<\/span> <time [^>]*>0s ago<\/time>$/,
+  );
+  // Host 3 was ejected at seq 3 (at 1002) for consecutive 5xx.
+  assert.match(
+    cell('10.0.0.3:80', 'ejection') ?? '',
+    /^<span class='bad'>ejected<\/span> <time [^>]*>10s ago<\/time> <span class='meta'>\(consecutive 5xx\)<\/span>$/,
+  );
+  assert.equal(cell('10.0.0.1:80', 'ejection'), '—');
+  const back = foldAll(state, [
+    {
+      seq: 4,
+      at: 4002,
+      source: 'test',
+      event: outlierChanged({
+        cluster: 'api',
+        address: '10.0.0.3:80',
+        ejected: false,
+        reason: 'ejection time elapsed',
+      }),
+    },
+  ]);
+  const later = String(
+    renderClustersHtml(back, figures, { actions: [], now: 12_000, refreshS: 0, at: null }).body,
+  );
+  assert.match(
+    later,
+    /<td class='ejection'>last ejected <time [^>]*>10s ago<\/time> for 3s <span class='meta'>\(consecutive 5xx\)<\/span><\/td>/,
+  );
+});
+
+it('shows the server state and POST buttons for the usual mutations of the table, and none without actions', () => {
+  const body = String(
+    renderClustersHtml(
+      state,
+      { hostStats: () => undefined },
+      { actions: table, now: 0, refreshS: 0, at: null },
+    ).body,
+  );
+  assert.match(
+    body,
+    /server <span id='server-state' class='state-INITIALIZING'>INITIALIZING<\/span>/,
+  );
+  const forms = [...body.matchAll(/<form action='([^']+)' method='post'([^>]*)>/g)].map((m) => [m[1], m[2]]);
+  assert.deepEqual(forms, [
+    ['healthcheck/fail', " title='cause the server to fail health checks'"],
+    ['healthcheck/ok', " title='cause the server to pass health checks'"],
+    ['drain_listeners', " title='drain listeners' data-confirm='drain listeners?'"],
+  ]);
+  // Its parameters come with it, and nothing is a GET link to a mutation.
+  assert.match(body, /<input type='checkbox' name='graceful' value=''>/);
+  assert.doesNotMatch(body, /href='(healthcheck|drain_listeners|quitquitquit)/);
+  const bare = String(
+    renderClustersHtml(state, { hostStats: () => undefined }, { actions: [], now: 0, refreshS: 0, at: null })
+      .body,
+  );
+  assert.doesNotMatch(bare, /<form/);
+  assert.doesNotMatch(bare, /id='actions'/);
+});
+
+it('escapes a hostile cluster name, hostname and ejection reason', () => {
+  const evil = `"><img src=x onerror=alert(1)>'<script>`;
+  const hostile = foldAll(
+    initialState,
+    envs([
+      bootstrapLoaded({
+        bootstrap: bootstrapWith([
+          {
+            name: evil,
+            load_assignment: {
+              cluster_name: evil,
+              endpoints: [
+                {
+                  lb_endpoints: [
+                    {
+                      endpoint: {
+                        hostname: '<b>host</b>',
+                        address: { socket_address: { address: '10.0.0.1', port_value: 80 } },
+                      },
+                    },
+                  ],
+                },
+              ],
+            },
+          },
+        ]),
+        options: {},
+        version: '<v>',
+        sources: [],
+      }),
+      outlierChanged({ cluster: evil, address: '10.0.0.1:80', ejected: true, reason: '<script>x</script>' }),
+    ]),
+  );
+  const body = String(
+    renderClustersHtml(
+      hostile,
+      { hostStats: () => undefined },
+      { actions: table, now: 5000, refreshS: 0, at: null },
+    ).body,
+  );
+  assert.doesNotMatch(body, /<img|<script>x|<b>host|<script>'|<v>/);
+  assert.match(body, /id='cluster-&quot;&gt;&lt;img src=x onerror=alert\(1\)&gt;&#39;&lt;script&gt;'/);
+  assert.match(body, /&lt;b&gt;host&lt;\/b&gt;/);
+  assert.match(body, /\(&lt;script&gt;x&lt;\/script&gt;\)/);
+  // The only scripts are the page's own.
+  assert.equal(body.match(/<script>/g)?.length, 1);
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatLocal, formatUtc, parseDuration, parseTimePoint } from '../../../views/events/time.js';
+import { formatLocal, formatUtc, parseDuration, parseTimePoint, shortDuration } from '../../../views/events/time.js';
 
 // A zone an hour east of UTC in November, so local and UTC readings differ.
 process.env.TZ = 'Europe/Paris';
@@ -45,4 +45,12 @@ test('what is not a point is refused with the forms that are', () => {
     assert.equal(typeof result, 'string', `${bad} -> ${JSON.stringify(result)}`);
     assert.match(result as string, /sequence number.*RFC 3339.*time ago/);
   }
+});
+
+test('writes uptimes with their two largest units', () => {
+  assert.equal(shortDuration(0), '0s');
+  assert.equal(shortDuration(42_900), '42s');
+  assert.equal(shortDuration(423_000), '7m 3s');
+  assert.equal(shortDuration(7_200_000), '2h');
+  assert.equal(shortDuration(3 * 86400_000 + 4 * 3600_000 + 59_000), '3d 4h');
 });
