@@ -7,6 +7,8 @@
 # whenever the event vocabulary changes: `scripts/record-health-incident.sh`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The project's own Node (the `node` dependency), whatever the machine's is.
+export PATH="$PWD/node_modules/.bin:$PATH"
 dir=fixtures/health-incident
 tmp=$(mktemp -d)
 pids=()

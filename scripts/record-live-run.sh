@@ -4,6 +4,8 @@
 # test/control/replay.test.ts replays. Run it again whenever the event vocabulary changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The project's own Node (the `node` dependency), whatever the machine's is.
+export PATH="$PWD/node_modules/.bin:$PATH"
 npm run build --silent
 dir=fixtures/live-run
 tmp=$(mktemp -d)

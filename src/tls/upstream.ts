@@ -56,12 +56,14 @@ export interface DialTarget {
  */
 export function dial(target: DialTarget, onReady?: () => void): net.Socket {
   const raw = new net.Socket(target.socketOptions);
-  const opts: net.TcpSocketConnectOpts = { host: target.ip, port: target.port, noDelay: true };
+  const opts: net.TcpSocketConnectOpts = { host: target.ip, port: target.port };
   if (target.localAddress) {
     opts.localAddress = target.localAddress;
     if (target.localPort) opts.localPort = target.localPort;
   }
-  // Set before connecting, as `connect()` ignores the `keepAlive` option in Node 20.
+  // Set before connecting (applied once connected): `connect()` ignores its `keepAlive` and
+  // `noDelay` options, which only the Socket constructor reads.
+  raw.setNoDelay(true);
   if (target.keepAlive) raw.setKeepAlive(true, target.keepAliveInitialDelayMs);
   raw.connect(opts);
   const ctx = target.tls;

@@ -133,7 +133,7 @@ export function rawExchange(port: number, data: string | Buffer, untilMs = 1000)
     const socket = net.connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => socket.destroy(), untilMs);
-    socket.on('data', (c) => chunks.push(c));
+    socket.on('data', (c: Buffer) => chunks.push(c));
     socket.on('close', () => {
       clearTimeout(timer);
       resolve(Buffer.concat(chunks).toString('latin1'));

@@ -45,7 +45,7 @@ after(async () => {
 async function drip(size: number): Promise<{ headBytes: number; joinedBytes: number }> {
   const client = net.connect(frontPort, '127.0.0.1');
   const received: Buffer[] = [];
-  client.on('data', (c) => received.push(c));
+  client.on('data', (c: Buffer) => received.push(c));
   await new Promise((r) => client.once('connect', r));
   while (accepted.length === 0) await new Promise((r) => setImmediate(r));
   const server = accepted.shift() as net.Socket;

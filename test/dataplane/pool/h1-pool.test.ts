@@ -80,7 +80,7 @@ test('concurrent responses on several upstream connections do not mix their byte
   const got = await Promise.all(paths.map((p, i) => get(p, i % 3 === 0)));
   got.forEach((body, i) => {
     const n = Number((paths[i] as string).split('/')[2]);
-    assert.equal(digest(body), digest(bodies[n] as Buffer), paths[i]);
+    assert.equal(digest(body), digest(bodies[n] as Buffer), String(paths[i]));
   });
   assert.ok(proxy.counter('cluster.backend.upstream_cx_total') > 1, 'more than one upstream connection');
 });

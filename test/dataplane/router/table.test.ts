@@ -206,5 +206,5 @@ test('match.grpc: only requests whose content-type is application/grpc (alone, +
   for (const type of ['application/grpc', 'application/grpc+proto', 'application/grpc;charset=utf-8'])
     assert.equal(clusterFor(type), 'grpc', type);
   for (const type of [undefined, 'application/grpc-web', 'application/json'])
-    assert.equal(clusterFor(type), 'other', type);
+    assert.equal(clusterFor(type), 'other', String(type));
 });
