@@ -42,8 +42,9 @@ function newSpaceGrowth(nodeArgs: string[], env: Record<string, string> = {}): n
 }
 
 test('the young generation does not grow under allocation', () => {
-  // V8 may still take one step (1 to 2 MiB from a fresh start); its default grows to 32 MiB here.
-  assert.ok(newSpaceGrowth([]) <= 1, 'the new space grew by more than one MiB');
+  // V8 may still take one step (Node 26's V8 starts the new space at 0.5 MiB and steps to 2 MiB,
+  // as it does with --max-semi-space-size=1); its default grows to 32 MiB here.
+  assert.ok(newSpaceGrowth([]) <= 1.5, 'the new space grew by more than 1.5 MiB');
 });
 
 test('an operator --max-semi-space-size (flag or NODE_OPTIONS) gives the young generation back to V8', () => {
