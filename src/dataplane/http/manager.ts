@@ -139,20 +139,49 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
       else this.startH2(socket, null);
       return;
     }
+    this.sniff(socket);
+  }
+
+  /**
+   * Reads the first bytes until they show the HTTP/2 preface or not. Until then the connection
+   * is the manager's: a peer that closes (a TCP probe, `nc -z`) or sends nothing for
+   * `idle_timeout` is closed here, as the reference's idle timer runs from the accept.
+   */
+  private sniff(socket: net.Socket): void {
+    const openedAt = performance.now();
     let seen: Buffer | null = null;
+    const idleMs = this.timeouts.connectionIdleMs;
+    const idle =
+      idleMs > 0
+        ? setTimeout(() => {
+            this.stats.cxIdleTimeout.inc();
+            socket.destroy();
+          }, idleMs).unref()
+        : null;
     const sniff = (chunk: Buffer) => {
       seen = seen ? Buffer.concat([seen, chunk]) : chunk;
       const n = Math.min(seen.length, PREFACE.length);
       const isH2 = seen.compare(PREFACE, 0, n, 0, n) === 0;
       if (isH2 && n < PREFACE.length) return;
-      socket.removeListener('data', sniff);
-      socket.removeListener('close', early);
+      stop();
       if (isH2) this.startH2(socket, seen);
       else this.startH1(socket, seen);
     };
-    const early = () => this.onConnectionClosed(null, performance.now(), false);
+    // The peer's FIN before a request: nothing to answer (the socket is half-open, not closed).
+    const ended = () => socket.destroy();
+    const closed = () => {
+      stop();
+      this.onConnectionClosed(null, openedAt, false);
+    };
+    const stop = () => {
+      if (idle) clearTimeout(idle);
+      socket.removeListener('data', sniff);
+      socket.removeListener('end', ended);
+      socket.removeListener('close', closed);
+    };
     socket.on('data', sniff);
-    socket.on('close', early);
+    socket.on('end', ended);
+    socket.on('close', closed);
     socket.on('error', () => {});
   }
 
@@ -179,6 +208,9 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     // before it takes over the socket's handle. Resuming the JS stream would race it.
     socket.pause();
     if (first) socket.unshift(first);
+    // HTTP/2 has no half-close: a peer's FIN ends the session, as in the reference. Half-open,
+    // the session would never hear of it (the socket stays in CLOSE-WAIT).
+    socket.allowHalfOpen = false;
     this.h2.emit('connection', socket);
   }
 

@@ -230,6 +230,7 @@ export class ActiveListener {
       if (timer) clearTimeout(timer);
       socket.off('data', onData);
       socket.off('close', onClose);
+      socket.off('end', onEnd);
       socket.pause();
       socket.unshift(Buffer.concat(chunks));
       this.dispatch(socket, transportProtocol, serverName, alpn);
@@ -251,8 +252,11 @@ export class ActiveListener {
       if (scan.kind === 'plain') settle('raw_buffer', '', []);
       else if (scan.kind === 'tls') settle('tls', scan.serverName, scan.alpn);
     };
+    // A peer that closes before its ClientHello (a TCP probe) has nothing to hand on.
+    const onEnd = () => socket.destroy();
     socket.on('data', onData);
     socket.on('close', onClose);
+    socket.on('end', onEnd);
     socket.on('error', () => {});
   }
 
@@ -274,8 +278,13 @@ export class ActiveListener {
       return;
     }
     const server = this.tlsServers[chain];
-    if (server) server.emit('connection', socket);
-    else {
+    if (server) {
+      // The TLS socket takes this setting over: during the handshake a peer's FIN (a TCP
+      // probe) closes it, where half-open it would wait for a ClientHello that never comes.
+      // `secured` gives the chain its half-closes back.
+      socket.allowHalfOpen = false;
+      server.emit('connection', socket);
+    } else {
       // Bytes put back by a peek flow again once the chain reads (or pauses) the socket.
       socket.resume();
       handler.handle(socket);
@@ -297,14 +306,16 @@ export class ActiveListener {
       },
       (socket) => this.secured(socket, ctx, chain, ssl),
     );
-    server.on('tlsClientError', (_err, socket) => {
-      ssl.connection_error.inc();
+    server.on('tlsClientError', (err: NodeJS.ErrnoException, socket) => {
+      // A peer gone before its handshake finished (a TCP probe) failed no handshake.
+      if (err.code !== 'ECONNRESET') ssl.connection_error.inc();
       socket.destroy();
     });
     return server;
   }
 
   private secured(socket: tls.TLSSocket, ctx: DownstreamTls, chain: number, ssl: SslStats): void {
+    socket.allowHalfOpen = true;
     const failure = checkPeer(socket, ctx.peer, ctx.requireClientCertificate);
     if (failure || (ctx.requireSni && !socket.servername)) {
       if (failure) countFailure(ssl, failure);

@@ -241,7 +241,11 @@ function relay(
       to.once('drain', resume);
     }
   });
-  from.once('end', () => {
+  const passFin = () => {
     if (!to.destroyed) to.end();
-  });
+  };
+  // A FIN that came while the downstream waited for its upstream (a TCP probe) was already
+  // emitted: a paused socket with nothing buffered ends at once.
+  if (from.readableEnded) passFin();
+  else from.once('end', passFin);
 }
