@@ -35,6 +35,8 @@ export interface DownstreamOwner extends ForwardingOptions {
   readonly tracer: HttpTracer | null;
   readonly log: bunyan;
   readonly serverName: string;
+  /** The proxy's own address, appended to `x-forwarded-for` for a loopback peer. */
+  readonly localAddress: string;
   readonly maxRequestHeadersBytes: number;
   readonly timeouts: HcmTimeouts;
   readonly draining: boolean;

@@ -22,6 +22,7 @@ import type { DownstreamOwner } from './downstream.js';
 import { type GrpcStream, isGrpcContentType, sendGrpcLocalReply } from './grpc.js';
 import type { GrpcStreamStarter } from './grpc-filters.js';
 import { BAD_GRPC_WEB_BODY } from './grpc-web.js';
+import { appendVia, applyEdge } from './edge.js';
 import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
 import { RESET_REASON, sendLocalReply, upstreamResetText } from './local-reply.js';
 import { type HttpRequest, headerValue, type ResponseSink } from './request.js';
@@ -175,6 +176,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
 
   private decodeHeaders(): void {
     const hcm = this.hcm;
+    applyEdge(this.req, hcm.spec.edge, hcm.localAddress);
     // Before the upstream head is built: the span's context is written into the request's headers.
     if (hcm.tracer !== null) this.trace = hcm.tracer.start(this.req);
     if (hcm.deps.ctx.store.state.server.overload?.stop_accepting_requests) {
@@ -585,6 +587,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     if (this.attempt > 0 && status < 500) this.traffic?.rqRetrySuccess.inc();
     const mutated = this.mutations.length === 0 ? headers : this.responseHeaders(headers.slice());
     const out = downstreamResponseHeaders(mutated, this.hcm.serverName);
+    if (this.hcm.spec.edge.via) appendVia(out, this.hcm.spec.edge.via);
     if (this.cors !== null) addCorsHeaders(out, this.cors);
     this.sink.writeHead(status, out, contentLength, false, this.trailersExpected);
     this.responseStatus = status;

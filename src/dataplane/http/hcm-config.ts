@@ -12,6 +12,7 @@ import {
   FIELD_TABLES as TRACING_FIELD_TABLES,
   type TracingSpec,
 } from '../tracing/config.js';
+import { compileEdge, EDGE_FIELDS, FIELD_TABLES as EDGE_FIELD_TABLES, type EdgeSpec } from './edge.js';
 import { compileHttpFilters, type FilterChain } from './filters.js';
 import { compileHttp2Options, HTTP2_OPTIONS_FIELDS, type Http2Options } from './h2-options.js';
 import { compileHcmTimeouts, type HcmTimeouts } from './timeouts.js';
@@ -25,7 +26,8 @@ export interface HcmSpec {
   routes: RouteTable;
   filters: FilterChain;
   serverName: string;
-  generateRequestId: boolean;
+  /** Who the client is and what it may send (src/dataplane/http/edge.ts). */
+  edge: EdgeSpec;
   /** `add_user_agent`: tell the upstream the local cluster and node (see `upstreamRequestHead`). */
   addUserAgent: boolean;
   maxRequestHeadersBytes: number;
@@ -50,11 +52,9 @@ const HCM_FIELDS: FieldTable = {
     'route_config',
     'http_filters',
     'server_name',
-    'generate_request_id',
+    ...EDGE_FIELDS,
     'add_user_agent',
     'max_request_headers_kb',
-    // The peer address is always appended to x-forwarded-for, which is what `true` asks for.
-    'use_remote_address',
     'common_http_protocol_options',
     'request_timeout',
     'stream_idle_timeout',
@@ -96,6 +96,7 @@ function compileRds(rds: JsonObject, path: string, report: Report): string {
 export const FIELD_TABLES = {
   HttpConnectionManager: HCM_FIELDS,
   HttpProtocolOptions: PROTOCOL_OPTIONS_FIELDS,
+  ...EDGE_FIELD_TABLES,
   ...TRACING_FIELD_TABLES,
   Http2ProtocolOptions: HTTP2_OPTIONS_FIELDS,
 };
@@ -128,7 +129,7 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     routes: compileRouteTable(objectOf(config.route_config), `${path}.route_config`, report),
     filters: compileHttpFilters(listOf(config.http_filters), `${path}.http_filters`, report),
     serverName: typeof config.server_name === 'string' && config.server_name ? config.server_name : 'proxy',
-    generateRequestId: config.generate_request_id !== false,
+    edge: compileEdge(config, path, report),
     addUserAgent: config.add_user_agent === true,
     maxRequestHeadersBytes: numberOr(config.max_request_headers_kb, 60) * 1024,
     maxHeadersCount: numberOr(common.max_headers_count, 100),

@@ -26,10 +26,6 @@ export function localIdentity(
 
 /** What the connection manager adds to every forwarded request. */
 export interface ForwardingOptions {
-  /** The proxy's own address, for `x-forwarded-for` when the peer's is unknown. */
-  localAddress: string;
-  /** `generate_request_id`: add `x-request-id` when the request has none. */
-  generateRequestId: boolean;
   /** `add_user_agent`: the names the request carries upstream, or null (the default) for none. */
   userAgentIdentity?: LocalIdentity | null;
 }
@@ -84,32 +80,16 @@ export function requestId(): string {
 }
 
 /**
- * The request head as the upstream sees it: `x-forwarded-for` with the peer appended,
- * `x-forwarded-proto` replaced, `x-request-id` added when asked and absent, and the route's
- * prefix and host rewrites. The codec already dropped the hop-by-hop headers.
+ * The request head as the upstream sees it: the request's headers (the edge step,
+ * `applyEdge`, already set the forwarding ones), `add_user_agent`'s, and the route's prefix
+ * and host rewrites. The codec already dropped the hop-by-hop headers.
  */
 export function upstreamRequestHead(
   req: HttpRequest,
   route: CompiledRoute,
   options: ForwardingOptions,
 ): UpstreamRequestHead {
-  // One pass into a fresh array: splicing the forwarding headers out cost a copy each.
-  const src = req.headers;
-  const headers: string[] = [];
-  let xff: string | null = null;
-  let hasRequestId = false;
-  for (let i = 0; i < src.length; i += 2) {
-    const name = src[i] as string;
-    const value = src[i + 1] as string;
-    if (name === 'x-forwarded-for') xff = xff === null ? value : `${xff}, ${value}`;
-    else if (name !== 'x-forwarded-proto') {
-      if (name === 'x-request-id') hasRequestId = true;
-      headers.push(name, value);
-    }
-  }
-  const peer = req.remoteIp || options.localAddress;
-  headers.push('x-forwarded-for', xff === null ? peer : `${xff}, ${peer}`, 'x-forwarded-proto', req.scheme);
-  if (!hasRequestId && options.generateRequestId) headers.push('x-request-id', requestId());
+  const headers = req.headers.slice();
   if (options.userAgentIdentity) addUserAgent(headers, options.userAgentIdentity);
   let path = req.path;
   if (route.prefixRewrite !== null && route.prefix !== null)

@@ -50,9 +50,8 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   readonly tracer: HttpTracer | null;
   readonly log: bunyan;
   readonly serverName: string;
-  readonly generateRequestId: boolean;
   readonly userAgentIdentity: LocalIdentity | null;
-  /** The proxy's own address for `x-forwarded-for` when a peer has none (per `--local-address-ip-version`). */
+  /** The proxy's own address, appended to `x-forwarded-for` for a loopback peer (per `--local-address-ip-version`). */
   readonly localAddress: string;
   readonly maxRequestHeadersBytes: number;
   readonly timeouts: HcmTimeouts;
@@ -87,7 +86,6 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     if (tapId !== null) deps.ctx.taps.addFilter(tapId);
     this.log = deps.ctx.log.get('http');
     this.serverName = spec.serverName;
-    this.generateRequestId = spec.generateRequestId;
     this.userAgentIdentity = spec.addUserAgent
       ? localIdentity(deps.ctx.options, deps.ctx.store.state.bootstrap?.config)
       : null;
@@ -324,6 +322,6 @@ function startTracer(spec: HcmSpec, deps: HttpConnectionManagerDeps, scope: Scop
       ...identity,
       zone: deps.ctx.options.serviceZone || stringOr(objectOf(objectOf(config?.node).locality).zone, ''),
     },
-    generateRequestId: spec.generateRequestId,
+    generateRequestId: spec.edge.generateRequestId,
   });
 }

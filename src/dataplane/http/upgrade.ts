@@ -4,6 +4,7 @@ import { type CompiledRoute, findRoute, pickWeighted } from '../router/table.js'
 import type { UpgradeTable } from '../router/upgrade-config.js';
 import type { DownstreamOwner } from './downstream.js';
 import { reasonPhrase } from './h1-parse.js';
+import { applyEdge } from './edge.js';
 import { upstreamRequestHead } from './headers.js';
 import { upstreamResetText } from './local-reply.js';
 import type { HttpRequest } from './request.js';
@@ -31,6 +32,7 @@ export function startUpgrade(
   upgrade: string,
   rest: Buffer[],
 ): boolean {
+  applyEdge(req, hcm.spec.edge, hcm.localAddress);
   const hit = findRoute(hcm.routes, req);
   const type = upgrade.split(',')[0]?.trim().toLowerCase() ?? '';
   if (!hit || !upgradeEnabled(hcm.spec.upgrades, hit.route, type)) return false;

@@ -34,7 +34,8 @@ test('forwards a GET and counts it', async () => {
   assert.equal(res.status, 200);
   assert.equal(await res.text(), 'echo GET ');
   assert.equal(res.headers.get('x-seen-path'), '/hello?x=1');
-  assert.equal(res.headers.get('x-seen-xff'), '127.0.0.1');
+  // As the reference: only an edge (use_remote_address) appends the peer (test/dataplane/http/edge.test.ts).
+  assert.equal(res.headers.get('x-seen-xff'), '');
   assert.equal(proxy.counter('http.ingress.downstream_rq_2xx'), 1);
   assert.equal(proxy.counter('cluster.backend.upstream_rq_200'), 1);
 });

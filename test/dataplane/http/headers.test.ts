@@ -29,48 +29,16 @@ function route(
   return { prefix: null, prefixRewrite: null, hostRewrite: null, ...rewrites } as CompiledRoute;
 }
 
-const options = { localAddress: '127.0.0.1', generateRequestId: false };
+const options = {};
 
-test('x-forwarded-for gets the peer appended to every earlier value; x-forwarded-proto is replaced', () => {
-  const head = upstreamRequestHead(
-    request([
-      'x-forwarded-for',
-      '1.1.1.1',
-      'accept',
-      '*/*',
-      'x-forwarded-for',
-      '2.2.2.2',
-      'x-forwarded-proto',
-      'https',
-    ]),
-    route({}),
-    options,
-  );
-  assert.deepEqual(head.headers, [
-    'accept',
-    '*/*',
-    'x-forwarded-for',
-    '1.1.1.1, 2.2.2.2, 10.0.0.9',
-    'x-forwarded-proto',
-    'http',
-  ]);
+test('the request head carries the request headers as the edge step left them, in a copy', () => {
+  const req = request(['accept', '*/*', 'x-forwarded-for', '1.1.1.1']);
+  const head = upstreamRequestHead(req, route({}), options);
+  assert.deepEqual(head.headers, ['accept', '*/*', 'x-forwarded-for', '1.1.1.1']);
+  assert.notEqual(head.headers, req.headers, 'route mutations must not touch what the access log reads');
   assert.deepEqual(
     { method: head.method, path: head.path, authority: head.authority, length: head.contentLength },
     { method: 'POST', path: '/api/v1/items?x=1', authority: 'front.example', length: 3 },
-  );
-});
-
-test('x-request-id is added only when asked and absent', () => {
-  const added = upstreamRequestHead(request([]), route({}), { ...options, generateRequestId: true });
-  const id = added.headers[added.headers.indexOf('x-request-id') + 1];
-  assert.match(id ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-  const kept = upstreamRequestHead(request(['x-request-id', 'abc']), route({}), {
-    ...options,
-    generateRequestId: true,
-  });
-  assert.deepEqual(
-    kept.headers.filter((_, i) => kept.headers[i - (i % 2)] === 'x-request-id'),
-    ['x-request-id', 'abc'],
   );
 });
 
@@ -82,11 +50,6 @@ test('prefix and host rewrites apply to the path and the authority', () => {
   );
   assert.equal(head.path, '/v2/items?x=1');
   assert.equal(head.authority, 'back.internal');
-});
-
-test('the peer-less request is forwarded for the proxy itself', () => {
-  const head = upstreamRequestHead({ ...request([]), remoteIp: '' }, route({}), options);
-  assert.equal(head.headers[head.headers.indexOf('x-forwarded-for') + 1], '127.0.0.1');
 });
 
 test('response headers lose hop-by-hop headers, the length and the upstream server name', () => {

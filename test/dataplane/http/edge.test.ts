@@ -1,0 +1,294 @@
+/**
+ * The edge step (src/dataplane/http/edge.ts): who the client is, internal or external, and
+ * which control headers survive. Regression: `use_remote_address: true` did not make an edge;
+ * an external client's x-envoy-* / x-proxy-* control headers reached the router and the
+ * upstream unchanged, and its x-request-id was kept.
+ */
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import {
+  applyEdge,
+  EDGE_EXTERNAL,
+  EDGE_INTERNAL,
+  EDGE_ROUTER_HEADERS,
+  type EdgeSpec,
+} from '../../../src/dataplane/http/edge.js';
+import type { HttpRequest } from '../../../src/dataplane/http/request.js';
+import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+
+const SPEC: EdgeSpec = {
+  useRemoteAddress: false,
+  xffNumTrustedHops: 0,
+  skipXffAppend: false,
+  unixSocketsInternal: false,
+  generateRequestId: true,
+  preserveExternalRequestId: false,
+  via: '',
+};
+
+function request(remoteIp: string, headers: string[]): HttpRequest {
+  return {
+    method: 'GET',
+    path: '/',
+    authority: 'x',
+    scheme: 'http',
+    headers,
+    protocol: 'HTTP/1.1',
+    remoteIp,
+    contentLength: 0,
+    hasBody: false,
+  };
+}
+
+/** The values of `name`, in order. */
+function values(headers: readonly string[], name: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) if (headers[i] === name) out.push(headers[i + 1] as string);
+  return out;
+}
+
+/** Every control header a client might try, in both spellings. */
+const CONTROL = [
+  'retry-on',
+  'retry-grpc-on',
+  'max-retries',
+  'retriable-status-codes',
+  'upstream-rq-timeout-ms',
+  'upstream-rq-per-try-timeout-ms',
+  'upstream-rq-timeout-alt-response',
+  'expected-rq-timeout-ms',
+  'force-trace',
+  'ip-tags',
+  'upstream-alt-stat-name',
+  'original-url',
+  'hedge-on-per-try-timeout',
+  'retriable-header-names',
+];
+const EDGE_ONLY = [
+  'decorator-operation',
+  'downstream-service-cluster',
+  'downstream-service-node',
+  'external-address',
+];
+const spoofed = (names: string[]) => names.flatMap((n) => [`x-envoy-${n}`, 'spoof', `x-proxy-${n}`, 'spoof']);
+
+describe('applyEdge', () => {
+  test('use_remote_address: an external peer is an edge request; control and caller headers go, the client is named', () => {
+    const req = request('203.0.113.7', [
+      'accept',
+      '*/*',
+      ...spoofed(CONTROL),
+      ...spoofed(EDGE_ONLY),
+      'x-envoy-internal',
+      'true',
+      'x-proxy-internal',
+      'true',
+      'x-request-id',
+      'client-chosen',
+      'x-forwarded-proto',
+      'https',
+    ]);
+    const bits = applyEdge(req, { ...SPEC, useRemoteAddress: true }, '127.0.0.1');
+    assert.equal(bits, EDGE_EXTERNAL);
+    const names = req.headers.filter((_, i) => i % 2 === 0);
+    assert.deepEqual(
+      names.filter((n) => n.startsWith('x-envoy-') || n.startsWith('x-proxy-')),
+      ['x-proxy-external-address'],
+    );
+    assert.deepEqual(values(req.headers, 'x-proxy-external-address'), ['203.0.113.7']);
+    assert.deepEqual(values(req.headers, 'x-forwarded-for'), ['203.0.113.7']);
+    assert.deepEqual(
+      values(req.headers, 'x-forwarded-proto'),
+      ['http'],
+      'an untrusted peer does not say the scheme',
+    );
+    const [id] = values(req.headers, 'x-request-id');
+    assert.notEqual(id, 'client-chosen', 'an edge regenerates x-request-id');
+    assert.match(id ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4/);
+    assert.deepEqual(values(req.headers, 'accept'), ['*/*']);
+  });
+
+  test('preserve_external_request_id keeps an edge request id; generate_request_id false adds none', () => {
+    const kept = request('203.0.113.7', ['x-request-id', 'client-chosen']);
+    applyEdge(kept, { ...SPEC, useRemoteAddress: true, preserveExternalRequestId: true }, '127.0.0.1');
+    assert.deepEqual(values(kept.headers, 'x-request-id'), ['client-chosen']);
+    const none = request('203.0.113.7', []);
+    applyEdge(none, { ...SPEC, useRemoteAddress: true, generateRequestId: false }, '127.0.0.1');
+    assert.deepEqual(values(none.headers, 'x-request-id'), []);
+  });
+
+  test('use_remote_address: an internal peer without x-forwarded-for is internal and keeps its control headers', () => {
+    const req = request('10.1.2.3', [
+      'x-envoy-retry-on',
+      '5xx',
+      'x-request-id',
+      'abc',
+      'x-proxy-internal',
+      'no',
+    ]);
+    const bits = applyEdge(req, { ...SPEC, useRemoteAddress: true }, '127.0.0.1');
+    assert.equal(bits, EDGE_INTERNAL | EDGE_ROUTER_HEADERS);
+    assert.deepEqual(values(req.headers, 'x-envoy-retry-on'), ['5xx']);
+    assert.deepEqual(values(req.headers, 'x-proxy-internal'), ['true'], 'only the proxy says internal');
+    assert.deepEqual(values(req.headers, 'x-request-id'), ['abc']);
+    assert.deepEqual(values(req.headers, 'x-forwarded-for'), ['10.1.2.3']);
+    assert.deepEqual(values(req.headers, 'x-proxy-external-address'), []);
+  });
+
+  test('use_remote_address: an internal peer relaying a longer x-forwarded-for is external (the list is not single)', () => {
+    const req = request('10.1.2.3', ['x-forwarded-for', '10.9.9.9', 'x-envoy-retry-on', '5xx']);
+    assert.equal(applyEdge(req, { ...SPEC, useRemoteAddress: true }, '127.0.0.1'), EDGE_EXTERNAL);
+    assert.deepEqual(values(req.headers, 'x-forwarded-for'), ['10.9.9.9, 10.1.2.3']);
+    assert.deepEqual(values(req.headers, 'x-envoy-retry-on'), []);
+    assert.deepEqual(values(req.headers, 'x-proxy-external-address'), ['10.1.2.3']);
+  });
+
+  test('xff_num_trusted_hops with use_remote_address: the client is read past the trusted proxies; their scheme kept', () => {
+    const req = request('10.0.0.2', [
+      'x-forwarded-for',
+      '198.51.100.1, 203.0.113.9',
+      'x-forwarded-proto',
+      'https',
+    ]);
+    applyEdge(req, { ...SPEC, useRemoteAddress: true, xffNumTrustedHops: 1 }, '127.0.0.1');
+    assert.deepEqual(values(req.headers, 'x-proxy-external-address'), ['203.0.113.9']);
+    assert.deepEqual(values(req.headers, 'x-forwarded-for'), ['198.51.100.1, 203.0.113.9, 10.0.0.2']);
+    assert.deepEqual(values(req.headers, 'x-forwarded-proto'), ['https']);
+    // Too short a list: the peer is the client.
+    const short = request('10.0.0.2', []);
+    applyEdge(short, { ...SPEC, useRemoteAddress: true, xffNumTrustedHops: 2 }, '127.0.0.1');
+    assert.deepEqual(values(short.headers, 'x-proxy-internal'), ['true']);
+  });
+
+  test('skip_xff_append leaves x-forwarded-for; a loopback peer appends the local address', () => {
+    const skipped = request('203.0.113.7', ['x-forwarded-for', '1.1.1.1']);
+    applyEdge(skipped, { ...SPEC, useRemoteAddress: true, skipXffAppend: true }, '127.0.0.1');
+    assert.deepEqual(values(skipped.headers, 'x-forwarded-for'), ['1.1.1.1']);
+    const loop = request('127.0.0.5', ['x-forwarded-for', '1.1.1.1', 'x-forwarded-for', '2.2.2.2']);
+    applyEdge(loop, { ...SPEC, useRemoteAddress: true }, '10.0.0.100');
+    assert.deepEqual(values(loop.headers, 'x-forwarded-for'), ['1.1.1.1, 2.2.2.2, 10.0.0.100']);
+  });
+
+  test('without use_remote_address: x-forwarded-for names the client, nothing is appended, the scheme is trusted', () => {
+    const internal = request('203.0.113.7', ['x-forwarded-for', '10.0.0.1', 'x-envoy-max-retries', '3']);
+    assert.equal(applyEdge(internal, SPEC, '127.0.0.1'), EDGE_INTERNAL | EDGE_ROUTER_HEADERS);
+    assert.deepEqual(values(internal.headers, 'x-forwarded-for'), ['10.0.0.1']);
+    const hops = request('10.0.0.2', [
+      'x-forwarded-for',
+      '10.0.0.1, 203.0.113.4',
+      'x-forwarded-proto',
+      'https',
+      'x-envoy-max-retries',
+      '3',
+      'x-envoy-downstream-service-cluster',
+      'front',
+      'x-request-id',
+      'from-front',
+    ]);
+    assert.equal(applyEdge(hops, { ...SPEC, xffNumTrustedHops: 1 }, '127.0.0.1'), 0);
+    assert.deepEqual(values(hops.headers, 'x-envoy-max-retries'), [], 'external: control headers go');
+    assert.deepEqual(values(hops.headers, 'x-envoy-downstream-service-cluster'), ['front'], 'not an edge');
+    assert.deepEqual(values(hops.headers, 'x-request-id'), ['from-front']);
+    assert.deepEqual(values(hops.headers, 'x-forwarded-proto'), ['https']);
+    // No x-forwarded-for at all: nobody vouches for the client, so it is not internal.
+    const bare = request('127.0.0.1', ['x-proxy-force-trace', '1']);
+    assert.equal(applyEdge(bare, SPEC, '127.0.0.1'), 0);
+    assert.deepEqual(values(bare.headers, 'x-proxy-force-trace'), []);
+  });
+
+  test('via is appended to the request', () => {
+    const req = request('10.0.0.1', ['via', '1.1 other']);
+    applyEdge(req, { ...SPEC, via: 'front' }, '127.0.0.1');
+    assert.deepEqual(values(req.headers, 'via'), ['1.1 other, front']);
+  });
+
+  test('a request with no x- header is only added to', () => {
+    const headers = ['accept', '*/*', 'user-agent', 'curl'];
+    const req = request('10.0.0.1', headers);
+    applyEdge(req, { ...SPEC, generateRequestId: false }, '127.0.0.1');
+    assert.equal(req.headers, headers);
+    assert.deepEqual(headers, ['accept', '*/*', 'user-agent', 'curl', 'x-forwarded-proto', 'http']);
+  });
+});
+
+describe('the edge over real sockets', () => {
+  let upstream: http.Server;
+  const seen: http.IncomingHttpHeaders[] = [];
+  let proxy: TestProxy;
+
+  before(async () => {
+    upstream = http.createServer((req, res) => {
+      seen.push(req.headers);
+      res.setHeader('x-route', req.url ?? '');
+      res.end('ok');
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const port = (upstream.address() as AddressInfo).port;
+    const config = hcmConfig('backend', [
+      // A route only an internal caller could pick, by a header a client might forge.
+      {
+        match: { prefix: '/internal-only', headers: [{ name: 'x-proxy-internal', exact_match: 'true' }] },
+        direct_response: { status: 299, body: { inline_string: 'internal only' } },
+      },
+    ]);
+    proxy = await startProxy({ ...config, use_remote_address: true }, [
+      { raw: { name: 'backend', connect_timeout: '1s' }, addresses: [`127.0.0.1:${port}`] },
+    ]);
+  });
+
+  after(async () => {
+    await proxy.close();
+    upstream.close();
+  });
+
+  /** A GET from `from` (127.0.0.1 is internal, 127.0.0.2 is not, as the reference counts). */
+  function get(
+    from: string,
+    path: string,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      const req = http.get(
+        { host: '127.0.0.1', port: proxy.port, path, localAddress: from, headers, agent: false },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => {
+            body += c;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.setTimeout(5000, () => req.destroy(new Error('timed out')));
+      req.on('error', reject);
+    });
+  }
+
+  const forged = Object.fromEntries(
+    [...CONTROL, ...EDGE_ONLY, 'internal'].flatMap((n) => [
+      [`x-envoy-${n}`, n === 'internal' ? 'true' : '1'],
+      [`x-proxy-${n}`, n === 'internal' ? 'true' : '1'],
+    ]),
+  );
+
+  test('an external client: no control header reaches the router or the upstream; the upstream learns the real client', async () => {
+    const res = await get('127.0.0.2', '/internal-only', { ...forged, 'x-request-id': 'client-chosen' });
+    assert.equal(res.status, 200, 'a forged x-proxy-internal does not pick the internal-only route');
+    const h = seen.at(-1) ?? {};
+    const control = Object.keys(h).filter((n) => n.startsWith('x-envoy-') || n.startsWith('x-proxy-'));
+    assert.deepEqual(control, ['x-proxy-external-address']);
+    assert.equal(h['x-proxy-external-address'], '127.0.0.2');
+    assert.notEqual(h['x-request-id'], 'client-chosen');
+    assert.equal(h['x-forwarded-for'], '127.0.0.1', 'a loopback peer is forwarded as the local address');
+  });
+
+  test('an internal client is marked internal (routes can tell) and keeps its request id', async () => {
+    assert.deepEqual(await get('127.0.0.1', '/internal-only', {}), { status: 299, body: 'internal only' });
+    assert.equal((await get('127.0.0.1', '/', { 'x-request-id': 'internal-id' })).status, 200);
+    const h = seen.at(-1) ?? {};
+    assert.equal(h['x-proxy-internal'], 'true');
+    assert.equal(h['x-request-id'], 'internal-id');
+    assert.equal(h['x-proxy-external-address'], undefined);
+  });
+});
