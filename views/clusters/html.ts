@@ -11,28 +11,46 @@
  *
  * Request rates: host counters are totals, and a rate needs two readings. The page keeps
  * its previous reading in the tab's session storage and rates the change since it (when
- * at least a second old), so the server keeps nothing per viewer. A total that went down
- * (`/reset_counters`) is not rated.
+ * at least a second old); without one, it reads the page once more a second later and
+ * rates the change in between. The server keeps nothing per viewer. A total that went
+ * down (`/reset_counters`) is not rated.
  */
 const SCRIPT = `
 (function () {
   var key = 'proxy-clusters-reading';
   var now = Number(document.body.getAttribute('data-now'));
   var cells = Array.prototype.slice.call(document.querySelectorAll('td.rate'));
-  var totals = {};
-  cells.forEach(function (c) { totals[c.getAttribute('data-host')] = Number(c.getAttribute('data-total')); });
+  function readTotals(doc) {
+    var out = {};
+    Array.prototype.forEach.call(doc.querySelectorAll('td.rate'), function (c) {
+      out[c.getAttribute('data-host')] = Number(c.getAttribute('data-total'));
+    });
+    return out;
+  }
+  var totals = readTotals(document);
+  function fill(from, to) {
+    cells.forEach(function (c) {
+      var host = c.getAttribute('data-host');
+      var then = from.totals[host];
+      if (then === undefined || to.totals[host] === undefined || to.totals[host] < then) return;
+      c.textContent = ((to.totals[host] - then) * 1000 / (to.at - from.at)).toFixed(1) + '/s';
+    });
+  }
   var previous = null;
   try { previous = JSON.parse(sessionStorage.getItem(key) || 'null'); } catch (e) { previous = null; }
   var usable = previous && now - previous.at >= 1000;
-  if (usable) {
-    cells.forEach(function (c) {
-      var host = c.getAttribute('data-host');
-      var then = previous.totals[host];
-      if (then === undefined || totals[host] < then) return;
-      c.textContent = ((totals[host] - then) * 1000 / (now - previous.at)).toFixed(1) + '/s';
-    });
-  }
+  if (usable) fill(previous, { at: now, totals: totals });
   if (!previous || usable || now < previous.at) sessionStorage.setItem(key, JSON.stringify({ at: now, totals: totals }));
+  // No reading a second old to rate against: take a second one, a second from now.
+  if (!usable && cells.length > 0) setTimeout(function () {
+    fetch(location.href).then(function (res) { return res.text(); }).then(function (html) {
+      var doc = new DOMParser().parseFromString(html, 'text/html');
+      var later = { at: Number(doc.body.getAttribute('data-now')), totals: readTotals(doc) };
+      if (later.at - now < 500) return;
+      // Not kept: the next load rates against this load's reading, a whole reload apart.
+      fill({ at: now, totals: totals }, later);
+    }).catch(function () {});
+  }, 1000);
   var said = sessionStorage.getItem('proxy-clusters-action');
   var status = document.getElementById('action-status');
   if (said && status) status.textContent = said;
@@ -152,7 +170,9 @@ function serverBar(state: State, actions: readonly EndpointSummary[]): string {
   const drain = state.drain.active ? ` <span class='meta'>listeners draining</span>` : '';
   const buttons = actions
     .filter((e) => e.mutates && CLUSTERS_PAGE_ACTIONS.includes(e.path))
-    .map((e) => postForm(e, ` title='${esc(e.help)}'${CONFIRM.has(e.path) ? ` data-confirm='${esc(e.help)}?'` : ''}`))
+    .map((e) =>
+      postForm(e, ` title='${esc(e.help)}'${CONFIRM.has(e.path) ? ` data-confirm='${esc(e.help)}?'` : ''}`),
+    )
     .join('\n');
   return `<div id='server'>server <span id='server-state' class='state-${esc(shown)}'>${esc(shown)}</span>${drain}
 ${buttons ? `<div id='actions'>${buttons}<span id='action-status' class='meta'></span></div>` : ''}
@@ -173,7 +193,8 @@ body { font-family: sans-serif; margin: 1em; }
 h1 { font-size: 1.4em; margin: 0 0 .3em; }
 h2 { font-size: 1.1em; margin: 1.2em 0 .3em; }
 .meta { color: #666; }
-table.hosts { border-collapse: collapse; }
+table.hosts { border-collapse: collapse; font-size: .9em; }
+.hosts td { white-space: nowrap; }
 .hosts th, .hosts td { border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: left; }
 .hosts td.num { text-align: right; font-family: monospace; }
 .hosts td.address { font-family: monospace; }

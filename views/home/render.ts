@@ -1,7 +1,7 @@
+import { shortDuration } from '../events/time.js';
 import { type EndpointSummary, listed } from '../help/render.js';
 import { HTML, type ViewResult } from '../result.js';
 import { escapeHtml as esc } from '../stats/html-escape.js';
-import { shortDuration } from '../events/time.js';
 import type { HomeSummary } from './summary.js';
 
 function input(param: EndpointSummary['params'][number]): string {

@@ -38,7 +38,9 @@ export function homeSummary(state: State, now: number): HomeSummary {
     epoch: hr?.epoch ?? 0,
     parent: hr ? hr.parent : null,
     listeners: sortedListeners(state).map((l) => ({ name: l.name, address: addressOf(l), state: l.state })),
-    drain: state.drain.active ? { graceful: state.drain.graceful, inboundOnly: state.drain.inboundOnly } : null,
+    drain: state.drain.active
+      ? { graceful: state.drain.graceful, inboundOnly: state.drain.inboundOnly }
+      : null,
     clusters: clusters.length,
     hosts: hosts.length,
     healthyHosts: hosts.filter(isHealthy).length,

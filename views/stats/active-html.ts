@@ -31,6 +31,9 @@ const SCRIPT = `
   var histograms = new Map();
   var timer = null;
   var generation = 0;
+  // When the answers being taken were fetched, and the hovered sparkline (kept over re-renders).
+  var fetchedAt = 0;
+  var hover = null;
   var $ = function (id) { return document.getElementById(id); };
   function reset() { changes.clear(); last.clear(); kinds.clear(); series.clear(); histograms.clear(); }
   function query(type, buckets) {
@@ -63,7 +66,7 @@ const SCRIPT = `
       var points = series.get(name) || [];
       // A counter is drawn as its change per interval: a flat line is a stat at rest.
       var y = kind === 'counter' ? (before === undefined ? null : Math.max(0, value - before)) : value;
-      if (y !== null) points.push(y);
+      if (y !== null) points.push({ t: fetchedAt, v: y });
       if (points.length > SAMPLES) points.shift();
       series.set(name, points);
     }
@@ -76,21 +79,70 @@ const SCRIPT = `
     return el;
   }
   function titled(el, text) { node('title', {}, el).textContent = text; return el; }
-  function sparkline(points, kind) {
-    var w = 160, h = 28;
-    var svg = node('svg', { width: w, height: h, viewBox: '0 0 ' + w + ' ' + h, class: 'sparkline ' + kind });
-    var min = Math.min.apply(null, points.concat([kind === 'counter' ? 0 : Infinity]));
-    var max = Math.max.apply(null, points);
+  /** '-2m30s', '-45s': how long before the latest reading. */
+  function ago(ms) {
+    var s = Math.round(ms / 1000);
+    if (s <= 0) return 'now';
+    return '-' + (s >= 60 ? Math.floor(s / 60) + 'm' + (s % 60 ? (s % 60) + 's' : '') : s + 's');
+  }
+  function clock(t) { return new Date(t).toTimeString().slice(0, 8); }
+  /** Every sparkline shares one time axis: the oldest sample kept of any stat to the latest reading. */
+  function timeWindow() {
+    var start = fetchedAt;
+    series.forEach(function (points) { if (points.length > 0 && points[0].t < start) start = points[0].t; });
+    return { start: start, end: fetchedAt, span: Math.max(1, fetchedAt - start) };
+  }
+  var W = 320, PLOT = 34, AXIS = 12;
+  function sparkline(name, points, kind, win) {
+    var svg = node('svg', { width: W, height: PLOT + AXIS, viewBox: '0 0 ' + W + ' ' + (PLOT + AXIS), class: 'sparkline ' + kind, 'data-name': name });
+    var values = points.map(function (p) { return p.v; });
+    var min = Math.min.apply(null, values.concat([kind === 'counter' ? 0 : Infinity]));
+    var max = Math.max.apply(null, values);
     var span = max - min || 1;
-    var step = points.length > 1 ? (w - 2) / (SAMPLES - 1) : 0;
-    var start = w - 1 - step * (points.length - 1);
-    var coords = points.map(function (p, i) {
-      return (start + i * step).toFixed(1) + ',' + (h - 2 - ((p - min) / span) * (h - 4)).toFixed(1);
+    var x = function (t) { return 1 + ((t - win.start) / win.span) * (W - 2); };
+    var y = function (v) { return PLOT - 2 - ((v - min) / span) * (PLOT - 4); };
+    var coords = points.map(function (p) { return x(p.t).toFixed(1) + ',' + y(p.v).toFixed(1); });
+    if (points.length === 1) coords.push((W - 1) + ',' + y(points[0].v).toFixed(1));
+    node('rect', { x: 0, y: 0, width: W, height: PLOT, fill: '#fafafa' }, svg);
+    [0, 0.5, 1].forEach(function (f) {
+      var tx = 1 + f * (W - 2);
+      node('line', { x1: tx, x2: tx, y1: PLOT, y2: PLOT + 3, stroke: '#999' }, svg);
+      var label = node('text', { x: tx, y: PLOT + AXIS - 1, 'font-size': 9, fill: '#666', 'text-anchor': f === 0 ? 'start' : f === 1 ? 'end' : 'middle', class: 'tick' }, svg);
+      label.textContent = ago(win.span * (1 - f));
     });
-    if (points.length === 1) coords.push((w - 1) + ',' + coords[0].split(',')[1]);
+    node('line', { x1: 0, x2: W, y1: PLOT, y2: PLOT, stroke: '#ccc' }, svg);
     node('polyline', { points: coords.join(' '), fill: 'none', stroke: kind === 'counter' ? '#1565c0' : '#2e7d32', 'stroke-width': 1.5 }, svg);
-    titled(svg, (kind === 'counter' ? 'change per interval' : 'value') + ': min ' + min + ', max ' + max + ', last ' + points[points.length - 1] + ' (' + points.length + ' samples)');
+    node('line', { class: 'cursor', x1: 0, x2: 0, y1: 0, y2: PLOT, stroke: '#888', visibility: 'hidden' }, svg);
+    node('circle', { class: 'marker', r: 3, cx: 0, cy: 0, fill: '#d84315', visibility: 'hidden' }, svg);
+    titled(svg, (kind === 'counter' ? 'change per interval' : 'value') + ': min ' + min + ', max ' + max + ', last ' + values[values.length - 1] + ' (' + points.length + ' samples)');
+    svg.addEventListener('mousemove', function (e) {
+      var box = svg.getBoundingClientRect();
+      hover = { name: name, x: (e.clientX - box.left) * (W / box.width) };
+      point(svg, points, kind, win, x, y, hover.x);
+    });
+    svg.addEventListener('mouseleave', function () {
+      hover = null;
+      point(svg, points, kind, win, x, y, null);
+    });
     return svg;
+  }
+  /** Marks the sample nearest to the x of 'at' and reads it out beside the picture. */
+  function point(svg, points, kind, win, x, y, at) {
+    var readout = svg.parentNode && svg.parentNode.querySelector('.readout');
+    var cursor = svg.querySelector('.cursor');
+    var marker = svg.querySelector('.marker');
+    if (at === null) {
+      cursor.setAttribute('visibility', 'hidden');
+      marker.setAttribute('visibility', 'hidden');
+      if (readout) readout.textContent = '';
+      return;
+    }
+    var best = points[0];
+    points.forEach(function (p) { if (Math.abs(x(p.t) - at) < Math.abs(x(best.t) - at)) best = p; });
+    var px = x(best.t).toFixed(1);
+    cursor.setAttribute('x1', px); cursor.setAttribute('x2', px); cursor.setAttribute('visibility', 'visible');
+    marker.setAttribute('cx', px); marker.setAttribute('cy', y(best.v).toFixed(1)); marker.setAttribute('visibility', 'visible');
+    if (readout) readout.textContent = (kind === 'counter' ? '+' + best.v + ' in the interval' : best.v) + ' at ' + clock(best.t) + ' (' + ago(win.end - best.t) + ')';
   }
   function bars(values, labels, cls, caption) {
     var w = 8, gap = 2, h = 32;
@@ -132,6 +184,7 @@ const SCRIPT = `
       return b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
     }).slice(0, count);
     var body = $('active-stats');
+    var win = timeWindow();
     body.textContent = '';
     rows.forEach(function (r) {
       var name = r[0];
@@ -146,10 +199,21 @@ const SCRIPT = `
       var picture = document.createElement('td');
       picture.className = 'picture';
       if (kind === 'histogram') picture.appendChild(histogramPicture(name));
-      else if (series.has(name) && series.get(name).length > 0) picture.appendChild(sparkline(series.get(name), kind));
+      else if (series.has(name) && series.get(name).length > 0) {
+        picture.appendChild(sparkline(name, series.get(name), kind, win));
+        var readout = document.createElement('span');
+        readout.className = 'readout';
+        picture.appendChild(readout);
+      }
       tr.appendChild(picture);
       body.appendChild(tr);
     });
+    // A refresh redraws the rows: the hovered picture reads out again under the pointer.
+    if (hover) {
+      var still = body.querySelector('svg.sparkline[data-name="' + CSS.escape(hover.name) + '"]');
+      if (still) still.dispatchEvent(new MouseEvent('mousemove', { clientX: still.getBoundingClientRect().left + hover.x * still.getBoundingClientRect().width / W }));
+      else hover = null;
+    }
   }
   function schedule(mine) {
     var seconds = parseFloat($('interval').value);
@@ -190,6 +254,7 @@ const SCRIPT = `
     })).then(function (answers) {
       if (mine !== generation) return;
       $('status').textContent = '';
+      fetchedAt = Date.now();
       answers.forEach(function (json, i) { take(asked[i].kind, json); });
       render();
     }).catch(function (err) {
@@ -219,7 +284,7 @@ export function renderActiveHtml(params: StatsParams): string {
 <html><head><meta charset="utf-8"><title>proxy active stats</title>
 <style>body{font-family:sans-serif} label{margin-right:1em} td{font-family:monospace;padding:1px 1em 1px 0;vertical-align:middle}
 th{text-align:left} svg.bars rect{fill:#ef6c00} svg.bars.buckets rect{fill:#6a1b9a} tr.stat:nth-child(even){background:#f6f6f6}
-.legend{font-size:.85em;color:#555}</style>
+.legend{font-size:.85em;color:#555} td.picture{white-space:nowrap} .readout{font-size:.85em;color:#d84315;margin-left:.5em}</style>
 </head><body>
 <h1>Active stats</h1>
 <div id="controls">
@@ -229,7 +294,7 @@ th{text-align:left} svg.bars rect{fill:#ef6c00} svg.bars.buckets rect{fill:#6a1b
 <label>Interval (s) <input type="number" id="interval" min="0.1" step="0.1" value="${ACTIVE_INTERVAL_S}" /></label>
 <span id="status"></span>
 </div>
-<p class="legend">Sparklines: a counter's change per interval (blue), a gauge's value (green), over the last ${ACTIVE_SAMPLES} refreshes. Histograms: cumulative quantiles P0 to P100 (orange) and recorded values per bucket (purple); hover for figures.</p>
+<p class="legend">Sparklines: a counter's change per interval (blue), a gauge's value (green), over the last ${ACTIVE_SAMPLES} refreshes, on one time axis for all rows (now at the right); point at one for the value and time of the nearest sample. Histograms: cumulative quantiles P0 to P100 (orange) and recorded values per bucket (purple); hover for figures.</p>
 <table><thead><tr><th>Name</th><th>Value</th><th>Changes</th><th>Picture</th></tr></thead><tbody id="active-stats"></tbody></table>
 <script>${SCRIPT}</script>
 </body></html>

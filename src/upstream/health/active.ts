@@ -1,9 +1,9 @@
 import type { Subscription } from 'rxjs';
 import { activeHealthChanged, type JsonObject } from '../../../events/index.js';
-import type { LastHealthCheck } from '../../../views/clusters/figures.js';
 import type { ClusterEntry, HostState, State } from '../../../reducers/index.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { clusterStatName } from '../../../reducers/settings/cluster.js';
+import type { LastHealthCheck } from '../../../views/clusters/figures.js';
 import type { Store } from '../../control/store.js';
 import { connectOptionsOf } from '../../dataplane/pool/connect-options.js';
 import type { Loggers } from '../../logging/loggers.js';

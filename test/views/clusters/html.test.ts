@@ -138,10 +138,7 @@ it('shows the server state and POST buttons for the usual mutations of the table
       { actions: table, now: 0, refreshS: 0, at: null },
     ).body,
   );
-  assert.match(
-    body,
-    /server <span id='server-state' class='state-INITIALIZING'>INITIALIZING<\/span>/,
-  );
+  assert.match(body, /server <span id='server-state' class='state-INITIALIZING'>INITIALIZING<\/span>/);
   const forms = [...body.matchAll(/<form action='([^']+)' method='post'([^>]*)>/g)].map((m) => [m[1], m[2]]);
   assert.deepEqual(forms, [
     ['healthcheck/fail', " title='cause the server to fail health checks'"],

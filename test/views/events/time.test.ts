@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatLocal, formatUtc, parseDuration, parseTimePoint, shortDuration } from '../../../views/events/time.js';
+import {
+  formatLocal,
+  formatUtc,
+  parseDuration,
+  parseTimePoint,
+  shortDuration,
+} from '../../../views/events/time.js';
 
 // A zone an hour east of UTC in November, so local and UTC readings differ.
 process.env.TZ = 'Europe/Paris';

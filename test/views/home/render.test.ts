@@ -83,7 +83,10 @@ it('opens with the state, version, uptime, epoch, listeners and the timeline lin
   assert.match(body, /<td id='version'>abc\/1\.2\.3\/Clean\/RELEASE\/BoringSSL<\/td>/);
   assert.match(body, /<td id='uptime'>2h 2m<\/td>/);
   assert.match(body, /<td id='epoch'>2 <span class='meta'>\(epoch 1: draining, 4 connections left\)<\/span>/);
-  assert.match(body, /<span id='healthy-hosts'>2 of 3 hosts healthy<\/span> <span class='bad'>\(1 not\)<\/span>/);
+  assert.match(
+    body,
+    /<span id='healthy-hosts'>2 of 3 hosts healthy<\/span> <span class='bad'>\(1 not\)<\/span>/,
+  );
   assert.match(body, /<a id='timeline' href='events\?format=html'>event timeline<\/a>/);
   assert.match(body, /<td class='home-data address'>127\.0\.0\.1:41000<\/td>/);
   // The endpoint list follows the state, and `/` does not list itself.
