@@ -2,7 +2,8 @@
 # Debian packages the test suite uses: protoc (fixtures), promtool (Prometheus output check),
 # chromium (admin pages in a real browser), curl and nghttp2-client (HTTP/2 peers), nginx-light
 # (the HTTP/1 differential test), openssl (certificates made by the TLS tests) and testssl.sh
-# (bench/tls/testssl.ts).
+# (bench/tls/testssl.ts), iptables and iproute2 (the network namespaces of the original destination
+# test), haproxy (the benchmarks' peer), and a C toolchain for native/ (node-gyp at `npm ci`).
 set -euo pipefail
 need=()
 command -v protoc >/dev/null || need+=(protobuf-compiler libprotobuf-dev)
@@ -13,6 +14,12 @@ command -v nghttp >/dev/null || need+=(nghttp2-client)
 command -v nginx >/dev/null || need+=(nginx-light)
 command -v openssl >/dev/null || need+=(openssl)
 command -v testssl >/dev/null || need+=(testssl.sh)
+command -v iptables >/dev/null || need+=(iptables)
+command -v ip >/dev/null || need+=(iproute2)
+command -v haproxy >/dev/null || need+=(haproxy)
+command -v g++ >/dev/null || need+=(g++)
+command -v make >/dev/null || need+=(make)
+command -v python3 >/dev/null || need+=(python3)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq

@@ -10,8 +10,14 @@ export const repoRoot = fileURLToPath(new URL(compiled ? '../../../' : '../../',
 /**
  * `node bin/proxy.js ARGS` against the build; the same `main` through tsx from the sources.
  * With `ipc`, the child has an IPC channel to this process (as `proxy restarter` gives it).
+ * `prefix` runs it through a command, e.g. `['ip', 'netns', 'exec', NAME]` (which execs it).
  */
-export function spawnProxy(args: string[], env: NodeJS.ProcessEnv = {}, ipc = false): ChildProcess {
+export function spawnProxy(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  ipc = false,
+  prefix: string[] = [],
+): ChildProcess {
   const argv = compiled
     ? ['bin/proxy.js', ...args]
     : [
@@ -23,7 +29,8 @@ export function spawnProxy(args: string[], env: NodeJS.ProcessEnv = {}, ipc = fa
         '--',
         ...args,
       ];
-  return spawn(process.execPath, argv, {
+  const [command = process.execPath, ...rest] = [...prefix, process.execPath];
+  return spawn(command, [...rest, ...argv], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     ...(ipc ? { stdio: ['pipe', 'pipe', 'pipe', 'ipc'] } : {}),

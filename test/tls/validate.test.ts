@@ -82,22 +82,26 @@ describe('TLS contexts at validate', () => {
     );
   });
 
-  it('accepts an explicit TLS inspector listener filter, and refuses the other listener filters by name', async () => {
+  it('accepts the TLS inspector and original_dst listener filters by every name, and refuses others by name', async () => {
     const leaf = pki.leaf('srv', ['DNS:srv.test']);
     const listener = (filters: string) =>
       `static_resources: { listeners: [{ name: l, address: { socket_address: { address: 127.0.0.1, port_value: 0 } }, listener_filters: [${filters}], filter_chains: [{ filter_chain_match: { server_names: [srv.test] }, tls_context: { common_tls_context: { tls_certificates: [{ certificate_chain: { filename: '${leaf.cert}' }, private_key: { filename: '${leaf.key}' } }] } }, filters: [{ name: envoy.tcp_proxy, typed_config: { '@type': type.googleapis.com/envoy.config.filter.network.tcp_proxy.v2.TcpProxy, stat_prefix: t, cluster: c } }] }] }], clusters: [{ name: c, load_assignment: { cluster_name: c, endpoints: [{ lb_endpoints: [${ENDPOINT}] }] } }] }`;
     for (const f of [
       '{ name: envoy.listener.tls_inspector, typed_config: {} }',
       '{ name: proxy.filters.listener.tls_inspector }',
+      '{ name: envoy.listener.original_dst }',
+      '{ name: proxy.filters.listener.original_dst }',
+      "{ name: x, typed_config: { '@type': type.googleapis.com/envoy.extensions.filters.listener.original_dst.v3.OriginalDst } }",
+      "{ name: x, typed_config: { '@type': type.googleapis.com/envoy.config.filter.listener.original_dst.v2.OriginalDst } }",
     ]) {
       const out = await validate(listener(f));
       assert.equal(out.status, 0, out.stderr);
     }
-    const out = await validate(listener('{ name: envoy.listener.original_dst }'));
+    const out = await validate(listener('{ name: envoy.filters.listener.http_inspector }'));
     assert.equal(out.status, 1);
     assert.match(
       out.stderr,
-      /listeners\[0\]\.listener_filters\[0\]\.name: listener filter 'envoy\.listener\.original_dst' is not implemented/,
+      /listeners\[0\]\.listener_filters\[0\]\.name: unknown extension 'envoy\.filters\.listener\.http_inspector'/,
     );
   });
 

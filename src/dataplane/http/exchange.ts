@@ -248,7 +248,11 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     this.traffic = cluster.traffic;
     this.retry = route.retry ?? hit.vh.retry;
     this.hash = route.hash ? route.hash(this.req) : null;
-    if (cluster.settings.useOriginalDstHeader) this.originalDst = originalDestination(this.req);
+    // The header first where the cluster reads it, then the connection's restored destination.
+    this.originalDst =
+      (cluster.settings.useOriginalDstHeader ? originalDestination(this.req) : null) ??
+      this.req.originalDst ??
+      null;
     this.head = upstreamRequestHead(this.req, route, hcm);
     if (this.req.acceptsTrailers === true && this.req.hasBody) this.head.trailers = true;
     if (this.bodyEnded) this.armTimeout();

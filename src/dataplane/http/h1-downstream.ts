@@ -1,5 +1,6 @@
 import type * as net from 'node:net';
 import { joinHostPort } from '../access-log/stream-info.js';
+import { restoredDestination } from '../listeners/original-dst.js';
 import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
 import {
@@ -65,6 +66,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   private readonly remoteIp: string;
   private readonly remoteAddress: string;
   private readonly localAddress: string;
+  private readonly originalDst: string | null;
   /** A TLS socket (a chain with a DownstreamTlsContext) carries https. */
   private readonly scheme: 'http' | 'https';
 
@@ -75,6 +77,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     this.remoteIp = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     this.remoteAddress = joinHostPort(socket.remoteAddress, socket.remotePort);
     this.localAddress = joinHostPort(socket.localAddress, socket.localPort);
+    this.originalDst = restoredDestination(socket);
     this.scheme = (socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
     this.parser = new RequestHeadParser({
       maxHeadBytes: hcm.maxRequestHeadersBytes,
@@ -265,6 +268,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       hasBody,
     };
     if (teTrailers) req.acceptsTrailers = true;
+    if (this.originalDst) req.originalDst = this.originalDst;
     if (upgrade !== null) {
       // An upgrade the HCM and the route enable (WebSocket) becomes a tunnel; others are refused.
       if (!hasBody && startUpgrade(this.hcm, this.socket, req, upgrade, this.chunks)) this.handOver();

@@ -1,5 +1,7 @@
 import * as http2 from 'node:http2';
+import type * as net from 'node:net';
 import { joinHostPort } from '../access-log/stream-info.js';
+import { restoredDestination } from '../listeners/original-dst.js';
 import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
 import { isGrpcContentType } from './grpc.js';
@@ -58,6 +60,7 @@ interface SessionState {
   /** `remoteIp:remotePort` as the access logs print it. */
   remoteAddress: string;
   localAddress: string;
+  originalDst: string | null;
   open: number;
   /** Armed while no stream is open; null without an `idle_timeout`. */
   idle: NodeJS.Timeout | null;
@@ -82,6 +85,7 @@ function sessionOf(session: http2.Http2Session | undefined): SessionState {
       remotePort: socket?.remotePort,
       remoteAddress: joinHostPort(remoteIp, socket?.remotePort),
       localAddress: joinHostPort(socket?.localAddress, socket?.localPort),
+      originalDst: restoredDestination(socket as net.Socket | undefined),
       open: 0,
       idle: null,
       spareTimers: [],
@@ -154,6 +158,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
       contentLength: hasBody ? contentLength : 0,
       hasBody,
     };
+    if (session.originalDst) req.originalDst = session.originalDst;
     if (headers.te === 'trailers' || isGrpcContentType(headers['content-type'] as string | undefined))
       req.acceptsTrailers = true;
     const ex = new Exchange(hcm, req, this, this);

@@ -17,6 +17,8 @@ export interface HttpRequest {
   /** Peer port, and the local `ip:port` of the connection, for the access logs. */
   remotePort?: number;
   localAddress?: string;
+  /** The connection's original destination `ip:port`, restored by the `original_dst` listener filter. */
+  originalDst?: string;
   /** The peer's `ip:port` as the access logs print it, when the codec joined it once per connection. */
   remoteAddress?: string;
   /** Declared body length; -1 when unknown (chunked or HTTP/2 without content-length). */

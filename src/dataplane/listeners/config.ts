@@ -10,6 +10,7 @@ import { compileTransportTls } from '../../tls/transport.js';
 import { compileHcm, type HcmSpec } from '../http/hcm-config.js';
 import { listOf } from '../router/matchers.js';
 import { compileTcpProxy, type TcpProxySettings } from '../tcp/config.js';
+import { socketHelper } from './native.js';
 
 export type TrafficDirection = 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
 
@@ -61,6 +62,16 @@ export interface ListenerSpec {
   bufferLimitBytes: number;
   /** Listen queue length (`tcp_backlog_size`). */
   backlog: number;
+  /**
+   * The `original_dst` listener filter (or `use_original_dst`, which implies it): each
+   * connection's local address becomes the one its client dialled before an iptables REDIRECT.
+   */
+  restoreOriginalDst: boolean;
+  /** `use_original_dst`: a restored connection goes to the listener bound at its destination, if any. */
+  handOffToOriginalDst: boolean;
+  /** `transparent` (IP_TRANSPARENT) and `freebind` (IP_FREEBIND), set before the socket binds. */
+  transparent: boolean;
+  freebind: boolean;
   chains: FilterChainSpec[];
 }
 
@@ -81,7 +92,8 @@ const LISTENER_FIELDS: FieldTable = {
   reuse_port: 'advise',
   // Only the TLS inspector, which acts (compileListenerFilters); the others are refused there.
   listener_filters: 'act',
-  use_original_dst: notYet('original destination restoration'),
+  // Through the native socket helper (./native.ts); refused by name where it does not load.
+  ...acting('use_original_dst', 'transparent', 'freebind'),
   udp_listener_config: notYet('UDP listening'),
   api_listener: notYet('the API listener'),
 };
@@ -154,7 +166,16 @@ export function compileListener(
   }
   const port = numberOr(socket.port_value, 0);
   if (port > 65535) report.error(`${ap}.socket_address.port_value`, `${port} is not a port (0..65535)`);
-  const tlsInspector = compileListenerFilters(raw, path, report);
+  const filters = compileListenerFilters(raw, path, report);
+  const restoreOriginalDst = filters.originalDst || raw.use_original_dst === true;
+  const transparent = raw.transparent === true;
+  const freebind = raw.freebind === true;
+  requireHelper(path, report, [
+    [filters.originalDstAt, filters.originalDst],
+    ['use_original_dst', raw.use_original_dst === true],
+    ['transparent', transparent],
+    ['freebind', freebind],
+  ]);
   const chainsRaw: Json[] = Array.isArray(raw.filter_chains) ? raw.filter_chains : [];
   if (chainsRaw.length === 0)
     report.error(`${path}.filter_chains`, 'a listener needs at least one filter chain', 'missing');
@@ -172,34 +193,67 @@ export function compileListener(
     statAddress: hostKey(ip, port),
     inspectTimeoutMs: durationMs(raw.listener_filters_timeout, 15_000),
     continueOnInspectTimeout: raw.continue_on_listener_filters_timeout === true,
-    tlsInspector,
+    tlsInspector: filters.tlsInspector,
     direction: stringOr(raw.traffic_direction, 'UNSPECIFIED') as TrafficDirection,
     bufferLimitBytes: numberOr(raw.per_connection_buffer_limit_bytes, ONE_MIB),
     backlog: numberOr(raw.tcp_backlog_size, DEFAULT_BACKLOG),
+    restoreOriginalDst,
+    handOffToOriginalDst: raw.use_original_dst === true,
+    transparent,
+    freebind,
     chains,
   };
 }
 
 /**
- * `listener_filters`: the TLS inspector acts (the listener reads the ClientHello itself, and
- * with the filter configured it does so for every connection); the others are refused by name.
- * Returns whether the inspector is there.
+ * The listener options only the native socket helper can serve: each one set is refused by
+ * name where the helper does not load, with the reason it did not.
  */
-function compileListenerFilters(raw: JsonObject, path: string, report: Report): boolean {
-  let inspector = false;
+function requireHelper(path: string, report: Report, uses: Array<[string, boolean]>): void {
+  const used = uses.filter(([, on]) => on);
+  if (used.length === 0) return;
+  const helper = socketHelper();
+  if (typeof helper !== 'string') return;
+  for (const [field] of used)
+    report.unsupported(
+      `${path}.${field}`,
+      `needs the native socket helper, which is not available: ${helper}`,
+    );
+}
+
+interface ListenerFilters {
+  /** The TLS inspector: every connection is peeked. */
+  tlsInspector: boolean;
+  /** The original destination filter, and the field path that names it. */
+  originalDst: boolean;
+  originalDstAt: string;
+}
+
+/**
+ * `listener_filters`: the TLS inspector acts (the listener reads the ClientHello itself, and
+ * with the filter configured it does so for every connection), and so does the original
+ * destination filter (the listener reads SO_ORIGINAL_DST before choosing a chain); the others
+ * are refused by name.
+ */
+function compileListenerFilters(raw: JsonObject, path: string, report: Report): ListenerFilters {
+  const found: ListenerFilters = { tlsInspector: false, originalDst: false, originalDstAt: '' };
   listOf(raw.listener_filters).forEach((f, i) => {
-    const at = `${path}.listener_filters[${i}]`;
-    checkFields(f, at, report, LISTENER_FILTER_FIELDS, 'ListenerFilter');
+    const at = `listener_filters[${i}]`;
+    checkFields(f, `${path}.${at}`, report, LISTENER_FILTER_FIELDS, 'ListenerFilter');
     const type = configTypeOf(f);
-    if (type === CONFIG_TYPE.tlsInspector) inspector = true;
+    if (type === CONFIG_TYPE.tlsInspector) found.tlsInspector = true;
+    else if (type === CONFIG_TYPE.originalDst) {
+      found.originalDst = true;
+      found.originalDstAt ||= `${at}.name`;
+    }
     // An unresolved name was reported by the loader.
     else if (type !== '')
       report.unsupported(
-        `${at}.name`,
-        `listener filter '${String(f.name ?? type)}' is not implemented (only the TLS inspector is)`,
+        `${path}.${at}.name`,
+        `listener filter '${String(f.name ?? type)}' is not implemented (only the TLS inspector and original_dst are)`,
       );
   });
-  return inspector;
+  return found;
 }
 
 function compileChain(

@@ -20,6 +20,8 @@ import {
 } from './chain-match.js';
 import type { ListenerSpec } from './config.js';
 import type { ConnectionLimits, Overflow } from './limits.js';
+import { boundHandle, type SocketHelper, socketHelper } from './native.js';
+import { isRestored, restoreAs, restoreOriginalDst } from './original-dst.js';
 import type { ListenSockets } from './sockets.js';
 
 type ListenerStats = {
@@ -30,6 +32,11 @@ type ListenerStats = {
   no_filter_chain_match: Counter;
   server_total_connections: Gauge;
 } & Record<Overflow, Counter>;
+
+/** A connection's peer `ip:port`: unique among the connections of one listening socket. */
+function peerKey(socket: net.Socket): string {
+  return `${socket.remoteAddress}:${socket.remotePort}`;
+}
 
 function listenerStats(stats: StatsStore, address: string): ListenerStats {
   const s = listenerScope(stats, address);
@@ -67,6 +74,13 @@ export class ActiveListener {
    * accepting without closing the listening socket), taken in order once it is off.
    */
   private held: Map<net.Socket, () => void> | null = null;
+  /**
+   * `use_original_dst`: the listener bound at a restored destination, which takes the
+   * connection instead (null: none, this one keeps it).
+   */
+  handOff: ((ip: string, port: number) => ActiveListener | null) | null = null;
+  /** TLS chains' connections whose destination was restored, by peer, until their handshake ends. */
+  private readonly restoredTls = new Map<string, { ip: string; port: number }>();
   private markClosed: () => void = () => {};
   /** Resolves once `close` has closed every connection. */
   readonly closed = new Promise<void>((resolve) => {
@@ -107,12 +121,34 @@ export class ActiveListener {
       };
       this.server.once('error', onError);
       if (inherited) this.server.listen(inherited, onListening);
-      else
+      else if (this.spec.transparent || this.spec.freebind) {
+        try {
+          this.server.listen(this.nativeSocket(), this.spec.backlog, onListening);
+        } catch (err) {
+          onError(err as Error);
+        }
+      } else
         this.server.listen(
           { host: this.spec.ip, port: this.spec.port, backlog: this.spec.backlog },
           onListening,
         );
     });
+  }
+
+  /**
+   * A socket bound by the native helper with IP_TRANSPARENT or IP_FREEBIND, which must be set
+   * before bind(). Each worker binds its own, so SO_REUSEPORT lets them share the address.
+   */
+  private nativeSocket(): object {
+    const spec = this.spec;
+    const fd = (socketHelper() as SocketHelper).bindSocket(
+      spec.ip,
+      spec.port,
+      spec.transparent,
+      spec.freebind,
+      true,
+    );
+    return boundHandle(fd);
   }
 
   /** Offers the bound socket to the next hot-restart epoch (it follows a takeover: same server). */
@@ -188,6 +224,17 @@ export class ActiveListener {
   }
 
   private accept(socket: net.Socket): void {
+    // A connection handed off by another listener was restored there.
+    if (this.spec.restoreOriginalDst && !isRestored(socket)) {
+      const target = restoreOriginalDst(socket);
+      if (target && this.spec.handOffToOriginalDst) {
+        const other = this.handOff?.(target.ip, target.port);
+        if (other && other !== this) {
+          other.accept(socket);
+          return;
+        }
+      }
+    }
     if (this.held) {
       this.hold(this.held, socket);
       return;
@@ -283,6 +330,12 @@ export class ActiveListener {
       // probe) closes it, where half-open it would wait for a ClientHello that never comes.
       // `secured` gives the chain its half-closes back.
       socket.allowHalfOpen = false;
+      // The TLS socket reads its addresses from the kernel: it is given the restored one once secured.
+      if (isRestored(socket)) {
+        const key = peerKey(socket);
+        this.restoredTls.set(key, { ip: facts.localAddress, port: facts.localPort });
+        socket.once('close', () => this.restoredTls.delete(key));
+      }
       server.emit('connection', socket);
     } else {
       // Bytes put back by a peek flow again once the chain reads (or pauses) the socket.
@@ -316,6 +369,11 @@ export class ActiveListener {
 
   private secured(socket: tls.TLSSocket, ctx: DownstreamTls, chain: number, ssl: SslStats): void {
     socket.allowHalfOpen = true;
+    const restored = this.restoredTls.get(peerKey(socket));
+    if (restored) {
+      this.restoredTls.delete(peerKey(socket));
+      restoreAs(socket, restored.ip, restored.port);
+    }
     const failure = checkPeer(socket, ctx.peer, ctx.requireClientCertificate);
     if (failure || (ctx.requireSni && !socket.servername)) {
       if (failure) countFailure(ssl, failure);

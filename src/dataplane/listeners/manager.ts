@@ -136,6 +136,7 @@ export class ListenerManager {
     const handlers = spec.chains.map((chain) => buildNetworkFilter(chain.filter, deps));
     const listener = new ActiveListener(spec, handlers, this.ctx.stats, this.limits);
     listener.pauseAccepting(this.acceptPaused);
+    if (spec.handOffToOriginalDst) listener.handOff = (ip, port) => this.listenerAt(ip, port);
     this.boundConfigs.set(entry.name, entry.config);
     const previous = this.listeners.get(spec.name);
     if (
@@ -179,6 +180,20 @@ export class ListenerManager {
           'free the address, or give another port (0 picks a free one)',
       );
     }
+  }
+
+  /**
+   * The accepting listener bound at `ip:port`, else one bound at the wildcard address on `port`,
+   * as the reference finds the listener for a `use_original_dst` hand-off.
+   */
+  private listenerAt(ip: string, port: number): ActiveListener | null {
+    let wildcard: ActiveListener | null = null;
+    for (const l of this.listeners.values()) {
+      if (l.spec.port !== port || !l.isAccepting) continue;
+      if (l.spec.ip === ip) return l;
+      if (l.spec.ip === '0.0.0.0' || l.spec.ip === '::') wildcard ??= l;
+    }
+    return wildcard;
   }
 
   /**

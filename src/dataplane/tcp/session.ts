@@ -5,6 +5,7 @@ import type { ClusterRuntime } from '../../upstream/types.js';
 import type { AccessLogger } from '../access-log/config.js';
 import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
 import type { ClusterLookup } from '../http/types.js';
+import { restoredDestination } from '../listeners/original-dst.js';
 import type { ClusterTraffic, ConnectionCount } from '../pool/cluster-traffic.js';
 import { pickCluster, type TcpProxySettings } from './config.js';
 import type { TcpProxyStats } from './stats.js';
@@ -101,7 +102,12 @@ export class TcpSession {
   private connect(attempt: number): void {
     const cluster = this.cluster as ClusterRuntime;
     const cx = this.cx as ClusterTraffic;
-    const host = cluster.lb.choose({ hash: null, attempt, criteria: this.criteria });
+    const host = cluster.lb.choose({
+      hash: null,
+      attempt,
+      criteria: this.criteria,
+      originalDst: restoredDestination(this.downstream),
+    });
     if (!host) {
       cx.cxNoneHealthy.inc();
       this.info.flags |= FLAG.UH;

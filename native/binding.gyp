@@ -1,0 +1,10 @@
+{
+  "targets": [
+    {
+      "target_name": "sockopt",
+      "sources": ["sockopt.c"],
+      "cflags": ["-Wall", "-Wextra", "-O2"],
+      "defines": ["NAPI_VERSION=8"]
+    }
+  ]
+}
