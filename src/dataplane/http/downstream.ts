@@ -38,6 +38,8 @@ export interface DownstreamOwner extends ForwardingOptions {
   /** The proxy's own address, appended to `x-forwarded-for` for a loopback peer. */
   readonly localAddress: string;
   readonly maxRequestHeadersBytes: number;
+  /** `normalize_path` as decided for this connection manager (its runtime default resolved). */
+  readonly normalizePath: boolean;
   readonly timeouts: HcmTimeouts;
   readonly draining: boolean;
   /** While draining, whether this response should close its connection. */

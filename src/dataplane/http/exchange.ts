@@ -24,6 +24,7 @@ import type { GrpcStreamStarter } from './grpc-filters.js';
 import { BAD_GRPC_WEB_BODY } from './grpc-web.js';
 import { appendVia, applyEdge } from './edge.js';
 import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
+import { normalizeRequestPath } from './path-normalize.js';
 import { RESET_REASON, sendLocalReply, upstreamResetText } from './local-reply.js';
 import { type HttpRequest, headerValue, type ResponseSink } from './request.js';
 import type { RouteFilters } from './route-filters.js';
@@ -176,6 +177,11 @@ export class Exchange implements UpstreamHandler, TimerTarget {
 
   private decodeHeaders(): void {
     const hcm = this.hcm;
+    // Before anything reads the path, as the reference: a route denying /admin sees /public/../admin as /admin.
+    if (!normalizeRequestPath(this.req, hcm.normalizePath, hcm.spec.mergeSlashes)) {
+      this.localReply(400, 'invalid path');
+      return;
+    }
     applyEdge(this.req, hcm.spec.edge, hcm.localAddress);
     // Before the upstream head is built: the span's context is written into the request's headers.
     if (hcm.tracer !== null) this.trace = hcm.tracer.start(this.req);

@@ -28,6 +28,10 @@ export interface HcmSpec {
   serverName: string;
   /** Who the client is and what it may send (src/dataplane/http/edge.ts). */
   edge: EdgeSpec;
+  /** `normalize_path`; null when unset: runtime `http_connection_manager.normalize_path` decides (default off). */
+  normalizePath: boolean | null;
+  /** `merge_slashes`. */
+  mergeSlashes: boolean;
   /** `add_user_agent`: tell the upstream the local cluster and node (see `upstreamRequestHead`). */
   addUserAgent: boolean;
   maxRequestHeadersBytes: number;
@@ -53,6 +57,8 @@ const HCM_FIELDS: FieldTable = {
     'http_filters',
     'server_name',
     ...EDGE_FIELDS,
+    'normalize_path',
+    'merge_slashes',
     'add_user_agent',
     'max_request_headers_kb',
     'common_http_protocol_options',
@@ -130,6 +136,8 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     filters: compileHttpFilters(listOf(config.http_filters), `${path}.http_filters`, report),
     serverName: typeof config.server_name === 'string' && config.server_name ? config.server_name : 'proxy',
     edge: compileEdge(config, path, report),
+    normalizePath: typeof config.normalize_path === 'boolean' ? config.normalize_path : null,
+    mergeSlashes: config.merge_slashes === true,
     addUserAgent: config.add_user_agent === true,
     maxRequestHeadersBytes: numberOr(config.max_request_headers_kb, 60) * 1024,
     maxHeadersCount: numberOr(common.max_headers_count, 100),

@@ -19,10 +19,18 @@ import { createH2Server } from './h2-downstream.js';
 import type { HcmSpec } from './hcm-config.js';
 import { type LocalIdentity, localIdentity } from './headers.js';
 import { RouteFilters } from './route-filters.js';
+import { fractionEnabled, randomDraw } from './runtime-fraction.js';
 import { HcmStats } from './stats.js';
 import { TapPoint } from './tap.js';
 import type { HcmTimeouts } from './timeouts.js';
 import type { HttpConnectionManagerDeps, NetworkFilterHandler } from './types.js';
+
+/** Without `normalize_path`, this runtime key (a percentage, default 0) turns normalization on. */
+const NORMALIZE_PATH_DEFAULT = {
+  key: 'http_connection_manager.normalize_path',
+  numerator: 0,
+  denominator: 100,
+};
 
 /** `http2.constants.NGHTTP2_NO_ERROR`, without importing the module at run time here. */
 const NGHTTP2_NO_ERROR = 0;
@@ -54,6 +62,8 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   /** The proxy's own address, appended to `x-forwarded-for` for a loopback peer (per `--local-address-ip-version`). */
   readonly localAddress: string;
   readonly maxRequestHeadersBytes: number;
+  /** `normalize_path`, the runtime default decided when this connection manager was built, as the reference does. */
+  readonly normalizePath: boolean;
   readonly timeouts: HcmTimeouts;
   private readonly accessLog: AccessLogger | null;
   private readonly upstreamLog: AccessLogger | null;
@@ -91,6 +101,9 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
       : null;
     this.localAddress = deps.ctx.options.localAddressIpVersion === 'v6' ? '::1' : '127.0.0.1';
     this.maxRequestHeadersBytes = spec.maxRequestHeadersBytes;
+    this.normalizePath =
+      spec.normalizePath ??
+      fractionEnabled(NORMALIZE_PATH_DEFAULT, (key) => runtimeValue(deps.ctx.store.state, key), randomDraw());
     this.codec = spec.codec;
     this.timeouts = spec.timeouts;
     this.accessLog = startAccessLogs(spec.accessLogs, deps.ctx);

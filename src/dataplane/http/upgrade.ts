@@ -6,6 +6,7 @@ import type { DownstreamOwner } from './downstream.js';
 import { reasonPhrase } from './h1-parse.js';
 import { applyEdge } from './edge.js';
 import { upstreamRequestHead } from './headers.js';
+import { normalizeRequestPath } from './path-normalize.js';
 import { upstreamResetText } from './local-reply.js';
 import type { HttpRequest } from './request.js';
 
@@ -32,6 +33,8 @@ export function startUpgrade(
   upgrade: string,
   rest: Buffer[],
 ): boolean {
+  // An invalid path refuses the upgrade (the codec answers it); a valid one is routed normalized.
+  if (!normalizeRequestPath(req, hcm.normalizePath, hcm.spec.mergeSlashes)) return false;
   applyEdge(req, hcm.spec.edge, hcm.localAddress);
   const hit = findRoute(hcm.routes, req);
   const type = upgrade.split(',')[0]?.trim().toLowerCase() ?? '';

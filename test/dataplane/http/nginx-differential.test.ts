@@ -5,13 +5,10 @@
  * names its reason; docs/reliability.md ("HTTP/1 parsing rules") lists them.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { hcmConfig, rawExchange, startProxy } from '../../helpers/http-dataplane.js';
+import { hasNginx, NO_NGINX, type Nginx, startNginx } from '../../helpers/nginx.js';
 
 type Verdict = 'accept' | 'reject';
 
@@ -187,36 +184,8 @@ function verdict(out: string): Verdict | string {
   return `no answer (${JSON.stringify(out.slice(0, 40))})`;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPort(port: number, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.on('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`nginx did not listen on ${port} within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-const hasNginx = spawnSync('nginx', ['-v']).error === undefined;
-
 test('the proxy and nginx accept and refuse the same malformed requests, except the documented differences', {
-  skip: hasNginx ? false : 'nginx is not installed (scripts/install-system-deps.sh installs nginx-light)',
+  skip: hasNginx ? false : NO_NGINX,
 }, async (t) => {
   const upstream = net.createServer((socket) => {
     let seen = '';
@@ -232,35 +201,10 @@ test('the proxy and nginx accept and refuse the same malformed requests, except 
   const proxy = await startProxy(hcmConfig('backend'), [
     { raw: { name: 'backend', connect_timeout: '1s' }, addresses: [`127.0.0.1:${upstreamPort}`] },
   ]);
-  const dir = mkdtempSync(join(tmpdir(), 'nginx-diff-'));
-  const nginxPort = await freePort();
-  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
-    .map((n) => `${n}_temp_path ${join(dir, n)};`)
-    .join('\n');
-  writeFileSync(
-    join(dir, 'nginx.conf'),
-    `daemon off;
-master_process off;
-worker_processes 1;
-pid ${join(dir, 'nginx.pid')};
-error_log ${join(dir, 'error.log')} info;
-events { worker_connections 64; }
-http {
-  access_log off;
-  ${temp}
-  server {
-    listen 127.0.0.1:${nginxPort};
-    location / { proxy_pass http://127.0.0.1:${upstreamPort}; }
-  }
-}
-`,
-  );
-  let nginx: ChildProcess | null = null;
+  let nginx: Nginx | null = null;
   try {
-    nginx = spawn('nginx', ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf')], {
-      stdio: 'ignore',
-    });
-    await waitForPort(nginxPort, 5000);
+    nginx = await startNginx(`location / { proxy_pass http://127.0.0.1:${upstreamPort}; }`);
+    const nginxPort = nginx.port;
     const mismatches: string[] = [];
     let differences = 0;
     for (const c of CASES) {
@@ -275,9 +219,8 @@ http {
     t.diagnostic(`${CASES.length} cases, ${differences} documented differences from nginx`);
     assert.deepEqual(mismatches, []);
   } finally {
-    nginx?.kill();
+    nginx?.stop();
     await proxy.close();
     upstream.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });
