@@ -1,6 +1,7 @@
 import * as http2 from 'node:http2';
 import type * as net from 'node:net';
-import { joinHostPort } from '../access-log/stream-info.js';
+import type { Counter } from '../../stats/store.js';
+import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
 import { restoredDestination } from '../listeners/original-dst.js';
 import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
@@ -38,6 +39,9 @@ const GOAWAY_CODE_OF_LIB_ERROR = new Map<number, number>([
   [-904, NGHTTP2_ENHANCE_YOUR_CALM], // ERR_FLOODED
   [-905, NGHTTP2_ENHANCE_YOUR_CALM], // ERR_TOO_MANY_CONTINUATIONS
 ]);
+
+const ERR_HTTP_HEADER = -531;
+const ERR_HTTP_MESSAGING = -532;
 
 /** Makes the binding's own teardowns of `session` say why in their GOAWAY. */
 function goAwayWithCause(session: http2.ServerHttp2Session): void {
@@ -96,12 +100,17 @@ function sessionOf(session: http2.Http2Session | undefined): SessionState {
   return state;
 }
 
-/** A received header (or trailer) block as a flat list, without pseudo and connection headers. */
+/**
+ * A received header (or trailer) block as a flat list, without pseudo and connection headers,
+ * nor `host` and `content-length`: the request carries its authority and length itself, and
+ * an HTTP/1 upstream gets each once (RFC 9113 8.3.1: `:authority` wins).
+ */
 function flatten(headers: http2.IncomingHttpHeaders): string[] {
   const flat: string[] = [];
   for (const name in headers) {
     const value = headers[name];
     if (name.charCodeAt(0) === 58 || value === undefined || name === 'connection') continue;
+    if (name === 'host' || name === 'content-length') continue;
     // `te: trailers` (the only value HTTP/2 allows) goes upstream: gRPC servers want it.
     if (name === 'te' && value !== 'trailers') continue;
     if (Array.isArray(value)) for (const v of value) flat.push(name, v);
@@ -113,10 +122,43 @@ function flatten(headers: http2.IncomingHttpHeaders): string[] {
 /** One error for every reset this codec makes: only its presence matters to Node. */
 const RESET = new Error('stream reset by the proxy');
 
+const MALFORMED = new Error('malformed HTTP/2 request');
+
 const NO_TRAILERS: readonly string[] = [];
+
+/** The timers of a stream refused before its exchange: never armed, never lent. */
+const NO_TIMERS: ExchangeTimers = { route: new StreamTimer(), idle: new StreamTimer() };
 
 /** A stream's 'error' is followed by its 'close', which is what the exchange hears. */
 function ignoreError(): void {}
+
+/** What the streams of one HTTP/2 codec share: how it treats a malformed request. */
+interface CodecShared {
+  /** `http2.rx_messaging_error`, as the reference counts a malformed request. */
+  rxMessagingError: Counter;
+  /** `stream_error_on_invalid_http_messaging`: reset the stream only, else end the connection. */
+  streamError: boolean;
+}
+
+/**
+ * Refuses a malformed request (RFC 9113 8.1.1): counted and logged with `DPE`, then its stream
+ * reset, or with the reference's default the whole connection ended with GOAWAY PROTOCOL_ERROR.
+ */
+function refuseMalformed(
+  hcm: DownstreamOwner,
+  codec: CodecShared,
+  stream: http2.ServerHttp2Stream,
+  req: HttpRequest,
+): void {
+  codec.rxMessagingError.inc();
+  const info = newStreamInfo(req, req.remoteAddress ?? '', req.localAddress ?? '');
+  info.flags |= FLAG.DPE;
+  hcm.onStreamEnd(info);
+  stream.on('error', ignoreError);
+  if (codec.streamError) stream.close(NGHTTP2_PROTOCOL_ERROR);
+  // The session's 'error' counts downstream_cx_protocol_error.
+  else stream.session?.destroy(MALFORMED, NGHTTP2_PROTOCOL_ERROR);
+}
 
 /** One downstream HTTP/2 stream: the exchange's sink and owner. */
 class H2Stream implements ResponseSink, ExchangeOwner {
@@ -135,6 +177,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     readonly hcm: DownstreamOwner,
     readonly stream: http2.ServerHttp2Stream,
     headers: http2.IncomingHttpHeaders,
+    codec: CodecShared,
   ) {
     const flat = flatten(headers);
     const cl = headers['content-length'];
@@ -143,11 +186,11 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     const hasBody = !stream.readableEnded && !stream.endAfterHeaders;
     const session = sessionOf(stream.session);
     this.session = session;
-    this.timers = session.spareTimers.pop() ?? { route: new StreamTimer(), idle: new StreamTimer() };
+    const authority = String(headers[':authority'] ?? headers.host ?? '').toLowerCase();
     const req: HttpRequest = {
       method,
       path: String(headers[':path'] ?? '/'),
-      authority: String(headers[':authority'] ?? headers.host ?? '').toLowerCase(),
+      authority,
       scheme: String(headers[':scheme'] ?? 'http'),
       headers: flat,
       protocol: 'HTTP/2',
@@ -159,6 +202,18 @@ class H2Stream implements ResponseSink, ExchangeOwner {
       hasBody,
     };
     if (session.originalDst) req.originalDst = session.originalDst;
+    const host = headers.host;
+    // A `host` naming another entity than `:authority` makes the request malformed (RFC 9113 8.3.1).
+    if (
+      host !== undefined &&
+      headers[':authority'] !== undefined &&
+      String(host).toLowerCase() !== authority
+    ) {
+      this.timers = NO_TIMERS;
+      refuseMalformed(hcm, codec, stream, req);
+      return;
+    }
+    this.timers = session.spareTimers.pop() ?? { route: new StreamTimer(), idle: new StreamTimer() };
     if (headers.te === 'trailers' || isGrpcContentType(headers['content-type'] as string | undefined))
       req.acceptsTrailers = true;
     const ex = new Exchange(hcm, req, this, this);
@@ -179,7 +234,13 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     stream.on('close', () => {
       session.open -= 1;
       if (session.open === 0) session.idle?.refresh();
-      if (this.exchange) ex.onDownstreamReset();
+      if (!this.exchange) return;
+      // nghttp2 resets a stream whose DATA fell short of its content-length (RFC 9113 8.1.1).
+      if (contentLength >= 0 && !stream.readableEnded && stream.rstCode === NGHTTP2_PROTOCOL_ERROR) {
+        codec.rxMessagingError.inc();
+        ex.info.flags |= FLAG.DPE;
+      }
+      ex.onDownstreamReset();
     });
     stream.on('error', ignoreError);
     ex.start();
@@ -306,6 +367,10 @@ function watchSession(hcm: DownstreamOwner, session: http2.ServerHttp2Session): 
  * it sockets whose first bytes are the HTTP/2 connection preface (prior knowledge, h2c).
  */
 export function createH2Server(hcm: DownstreamOwner): http2.Http2Server {
+  const codec: CodecShared = {
+    rxMessagingError: hcm.deps.ctx.stats.counter('http2.rx_messaging_error'),
+    streamError: hcm.spec.http2.streamErrorOnInvalidMessaging,
+  };
   const server = http2.createServer({
     maxHeaderListPairs: 256,
     maxSessionMemory: 64,
@@ -313,7 +378,7 @@ export function createH2Server(hcm: DownstreamOwner): http2.Http2Server {
   });
   server.on('stream', (stream, headers) => {
     try {
-      new H2Stream(hcm, stream, headers);
+      new H2Stream(hcm, stream, headers, codec);
     } catch (err) {
       hcm.log.error({ err }, 'HTTP/2 stream setup failed');
       stream.close(NGHTTP2_INTERNAL_ERROR);
@@ -325,8 +390,10 @@ export function createH2Server(hcm: DownstreamOwner): http2.Http2Server {
     goAwayWithCause(session);
     watchSession(hcm, session);
     hcm.trackSession(session);
-    session.on('error', () => {
+    session.on('error', (err: { errno?: number }) => {
       hcm.stats.cxProtocolError.inc();
+      // DATA beyond the content-length: nghttp2 ends the connection itself.
+      if (err.errno === ERR_HTTP_MESSAGING || err.errno === ERR_HTTP_HEADER) codec.rxMessagingError.inc();
     });
   });
   server.on('sessionError', () => {});

@@ -13,6 +13,11 @@ export interface Http2Options {
   settings: { headerTableSize?: number; maxConcurrentStreams?: number; initialWindowSize?: number };
   /** `initial_connection_window_size`: the session's receive window; null keeps HTTP/2's 65535. */
   connectionWindowSize: number | null;
+  /**
+   * `stream_error_on_invalid_http_messaging` (downstream only): a request the proxy finds
+   * malformed resets its stream; false (the reference's default) ends the whole connection.
+   */
+  streamErrorOnInvalidMessaging: boolean;
 }
 
 /** `Http2ProtocolOptions` fields, on the connection manager and on a cluster alike. */
@@ -37,9 +42,15 @@ export const HTTP2_OPTIONS_FIELDS: FieldTable = {
     'the WINDOW_UPDATE flood limit (max_inbound_window_update_frames_per_data_frame_sent)',
   ),
   stream_error_on_invalid_http_messaging: notYet(
-    'resetting only the stream on invalid HTTP messaging (stream_error_on_invalid_http_messaging)',
+    'resetting only the stream on invalid HTTP messaging from an upstream (stream_error_on_invalid_http_messaging)',
   ),
   custom_settings_parameters: notYet('custom SETTINGS parameters (custom_settings_parameters)'),
+};
+
+/** The connection manager's `http2_protocol_options`: the downstream codec also acts on invalid messaging. */
+export const DOWNSTREAM_HTTP2_OPTIONS_FIELDS: FieldTable = {
+  ...HTTP2_OPTIONS_FIELDS,
+  ...acting('stream_error_on_invalid_http_messaging'),
 };
 
 /** The largest HTTP/2 window (RFC 7540 6.9.1) and the reference's upper bound of max_concurrent_streams. */
@@ -69,8 +80,13 @@ function boundedField(
  * `http2_protocol_options` of a connection manager (the downstream codec) or a cluster (its
  * upstream sessions): the SETTINGS sent and the connection window.
  */
-export function compileHttp2Options(options: JsonObject, path: string, report: Report): Http2Options {
-  checkFields(options, path, report, HTTP2_OPTIONS_FIELDS, 'Http2ProtocolOptions');
+export function compileHttp2Options(
+  options: JsonObject,
+  path: string,
+  report: Report,
+  fields: FieldTable = HTTP2_OPTIONS_FIELDS,
+): Http2Options {
+  checkFields(options, path, report, fields, 'Http2ProtocolOptions');
   const windowBounds: [number, number] = [65535, MAX_31];
   const headerTableSize = boundedField(options, 'hpack_table_size', [0, 2 ** 32 - 1], path, report);
   const maxConcurrentStreams = boundedField(options, 'max_concurrent_streams', [1, MAX_31], path, report);
@@ -86,5 +102,9 @@ export function compileHttp2Options(options: JsonObject, path: string, report: R
     path,
     report,
   );
-  return { settings, connectionWindowSize: connectionWindow ?? null };
+  return {
+    settings,
+    connectionWindowSize: connectionWindow ?? null,
+    streamErrorOnInvalidMessaging: options.stream_error_on_invalid_http_messaging === true,
+  };
 }

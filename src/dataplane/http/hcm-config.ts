@@ -14,7 +14,12 @@ import {
 } from '../tracing/config.js';
 import { compileEdge, EDGE_FIELDS, FIELD_TABLES as EDGE_FIELD_TABLES, type EdgeSpec } from './edge.js';
 import { compileHttpFilters, type FilterChain } from './filters.js';
-import { compileHttp2Options, HTTP2_OPTIONS_FIELDS, type Http2Options } from './h2-options.js';
+import {
+  compileHttp2Options,
+  DOWNSTREAM_HTTP2_OPTIONS_FIELDS,
+  HTTP2_OPTIONS_FIELDS,
+  type Http2Options,
+} from './h2-options.js';
 import { compileHcmTimeouts, type HcmTimeouts } from './timeouts.js';
 
 export type Codec = 'AUTO' | 'HTTP1' | 'HTTP2';
@@ -153,6 +158,7 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
       objectOf(config.http2_protocol_options),
       `${path}.http2_protocol_options`,
       report,
+      DOWNSTREAM_HTTP2_OPTIONS_FIELDS,
     ),
   };
 }

@@ -31,7 +31,7 @@ const NONE: ConnectOptions = {
   keepAliveInitialDelayMs: 0,
   idleTimeoutMs: ONE_HOUR_MS,
   tls: null,
-  http2: { settings: {}, connectionWindowSize: null },
+  http2: { settings: {}, connectionWindowSize: null, streamErrorOnInvalidMessaging: false },
 };
 /** By the static secrets the TLS context may name, then by the cluster config. */
 const caches = new WeakMap<Secrets, WeakMap<RawCluster, ConnectOptions>>();

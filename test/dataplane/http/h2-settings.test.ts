@@ -8,6 +8,7 @@ import { CONFIG_TYPE } from '../../../src/bootstrap/extensions.js';
 import { Report } from '../../../src/bootstrap/report.js';
 import { messageType } from '../../../src/bootstrap/schema.js';
 import { compileHcm, type HcmSpec } from '../../../src/dataplane/http/hcm-config.js';
+import { frame, PREFACE } from '../../helpers/h2-frames.js';
 import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 import { settle } from './hostile-clients.js';
 
@@ -76,8 +77,13 @@ test('compile: the four settings in their bounds, unset ones left to the codec, 
   assert.deepEqual(ok.spec.http2, {
     settings: { headerTableSize: 0, maxConcurrentStreams: 100, initialWindowSize: 65536 },
     connectionWindowSize: 1048576,
+    streamErrorOnInvalidMessaging: false,
   });
-  assert.deepEqual(compileWith(null).spec.http2, { settings: {}, connectionWindowSize: null });
+  assert.deepEqual(compileWith(null).spec.http2, {
+    settings: {},
+    connectionWindowSize: null,
+    streamErrorOnInvalidMessaging: false,
+  });
   const bounds = findings({ max_concurrent_streams: 0, initial_stream_window_size: 1000 });
   assert.deepEqual(
     bounds.problems.map((p) => p.path),
@@ -163,15 +169,6 @@ test('max_concurrent_streams: a client keeps to it, so the upstream never holds 
   });
 });
 
-function frame(type: number, flags: number, stream: number, payload: Buffer): Buffer {
-  const head = Buffer.alloc(9);
-  head.writeUIntBE(payload.length, 0, 3);
-  head[3] = type;
-  head[4] = flags;
-  head.writeUInt32BE(stream, 5);
-  return Buffer.concat([head, payload]);
-}
-
 /** What a raw HTTP/2 client that opens streams 1, 3 and 5 at once hears back. */
 interface RawOutcome {
   /** RST_STREAM codes by stream. */
@@ -209,10 +206,7 @@ async function threeStreams(port: number, ackFirst: boolean, run: (o: RawOutcome
   });
   try {
     await new Promise((resolve) => socket.once('connect', resolve));
-    const preface = Buffer.concat([
-      Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
-      frame(4, 0, 0, Buffer.alloc(0)),
-    ]);
+    const preface = Buffer.concat([PREFACE, frame(4, 0, 0, Buffer.alloc(0))]);
     socket.write(ackFirst ? preface : Buffer.concat([preface, headers]));
     await run(outcome);
   } finally {
