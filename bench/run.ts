@@ -19,6 +19,7 @@ const parts: Record<string, () => Promise<Part>> = {
   xds: async () => (await import('./xds.js')).benchXds,
   health: async () => (await import('./health.js')).benchHealth,
   restart: async () => (await import('./restart.js')).benchRestart,
+  footprint: async () => (await import('./footprint.js')).benchFootprint,
 };
 
 function format(value: number): string {

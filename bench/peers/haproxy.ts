@@ -1,12 +1,13 @@
 /**
- * HAProxy configuration of the data-plane benchmark, the baseline of every ratio: one thread,
+ * HAProxy configuration of the data-plane benchmark, the baseline of every ratio: one thread
+ * (`threads` for the footprint part),
  * keep-alive both sides, idle upstream connections shared by every client (`http-reuse always`).
  */
 
 /** HTTP/1.1 on `port`, h2c (prior knowledge) on `h2Port`, all to the upstream. */
-export function haproxyConf(port: number, h2Port: number, upstreamPort: number): string {
+export function haproxyConf(port: number, h2Port: number, upstreamPort: number, threads = 1): string {
   return `global
-  nbthread 1
+  nbthread ${threads}
   # Stays under the usual 20,000 open-file limit HAProxy would otherwise try to raise.
   maxconn 4000
 

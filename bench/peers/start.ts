@@ -97,12 +97,13 @@ export async function startNginxProxy(upstreamPort: number, cpus?: string): Prom
   return startNginx('nginx', conf, port, `http://127.0.0.1:${port}/`, `http://127.0.0.1:${h2Port}/`, cpus);
 }
 
-/** HAProxy (one thread) to the upstream. */
-export async function startHaproxy(upstreamPort: number, cpus?: string): Promise<Target> {
+/** HAProxy (one thread, or `threads`) to the upstream. */
+export async function startHaproxy(upstreamPort: number, cpus?: string, threads = 1): Promise<Target> {
   const dir = scratch('haproxy');
   const [port, h2Port] = [await freePort(), await freePort()];
-  writeFileSync(join(dir, 'haproxy.cfg'), haproxyConf(port, h2Port, upstreamPort));
-  const peer = spawnPeer('HAProxy', 'haproxy', ['-f', join(dir, 'haproxy.cfg'), '-db'], cpus);
+  writeFileSync(join(dir, 'haproxy.cfg'), haproxyConf(port, h2Port, upstreamPort, threads));
+  const name = threads === 1 ? 'HAProxy' : `HAProxy nbthread ${threads}`;
+  const peer = spawnPeer(name, 'haproxy', ['-f', join(dir, 'haproxy.cfg'), '-db'], cpus);
   const target = targetOf(peer, dir, `http://127.0.0.1:${port}/`, `http://127.0.0.1:${h2Port}/`);
   await waitForPort(peer, port).catch(async (err) => {
     await target.stop();

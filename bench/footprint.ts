@@ -1,0 +1,94 @@
+/**
+ * Footprint: the RSS of the whole process tree (the primary and every worker) of this proxy at
+ * `--concurrency 1, 2, 4`, beside HAProxy at `nbthread 1, 2, 4`, each measured after the same
+ * data-plane runs as the `dataplane` part (HTTP/1.1 keep-alive with wrk, then h2c with h2load)
+ * through it to one nginx upstream, so the figure is what a sidecar holds once it has served.
+ * Each pair runs alone (started, driven, measured, stopped) so no figure shares the machine
+ * with another peer's memory. Run alone: `npm run bench -- footprint`.
+ */
+import { pathToFileURL } from 'node:url';
+import { h2loadThroughput, wrk } from './lib/load.js';
+import { findExecutable, rssBytes } from './lib/processes.js';
+import { startHaproxy, startThisProxy, startUpstream, type Target } from './peers/start.js';
+import type { BenchRow } from './types.js';
+
+const WIDTHS = [1, 2, 4];
+const WRK_CONNECTIONS = 50;
+const WRK_SECONDS = 4;
+const H2_CLIENTS = 10;
+const H2_STREAMS = 10;
+const H2_SECONDS = 3;
+
+interface Measured {
+  rss: number;
+  rps: number;
+  h2rps: number;
+}
+
+function log(line: string): void {
+  process.stderr.write(`  footprint: ${line}\n`);
+}
+
+/** Drives `target` as the data-plane part does, then reads its tree's RSS. */
+async function drive(target: Target): Promise<Measured> {
+  const h1 = await wrk(target.url, WRK_CONNECTIONS, WRK_SECONDS);
+  const h2 = target.h2Url ? await h2loadThroughput(target.h2Url, H2_CLIENTS, H2_STREAMS, H2_SECONDS) : null;
+  const rss = rssBytes(target.pid);
+  log(`${target.name}: ${(rss / 2 ** 20).toFixed(1)} MB, ${h1.perSecond.toFixed(0)} req/s`);
+  return { rss, rps: h1.perSecond, h2rps: h2?.perSecond ?? 0 };
+}
+
+async function measure(launch: () => Promise<Target>): Promise<Measured> {
+  const target = await launch();
+  try {
+    return await drive(target);
+  } finally {
+    await target.stop();
+  }
+}
+
+/** The footprint part of `npm run bench`. */
+export async function benchFootprint(): Promise<BenchRow[]> {
+  const missing = ['nginx', 'haproxy', 'wrk', 'h2load'].filter((tool) => findExecutable(tool) === undefined);
+  if (missing.length > 0)
+    throw new Error(`missing ${missing.join(', ')} (scripts/install-system-deps.sh installs them)`);
+  const upstream = await startUpstream();
+  const out: BenchRow[] = [];
+  try {
+    let first: Measured | null = null;
+    for (const n of WIDTHS) {
+      const haproxy = await measure(() => startHaproxy(upstream.port, undefined, n));
+      const proxy = await measure(() => startThisProxy(upstream.port, n));
+      first ??= proxy;
+      const mb = (bytes: number) => Number((bytes / 2 ** 20).toFixed(1));
+      out.push(
+        { name: `HAProxy nbthread ${n}: RSS after the runs`, value: mb(haproxy.rss), unit: 'MB' },
+        {
+          name: `this proxy --concurrency ${n}: RSS after the runs (all processes)`,
+          value: mb(proxy.rss),
+          unit: 'MB',
+          ratio: proxy.rss / haproxy.rss,
+          note:
+            n === 1 ? '' : `${mb((proxy.rss - first.rss) / (n - 1))} MB per worker added to --concurrency 1`,
+        },
+        {
+          name: `this proxy --concurrency ${n}: HTTP/1.1 requests/s`,
+          value: Math.round(proxy.rps),
+          unit: 'req/s',
+          ratio: proxy.rps / haproxy.rps,
+          note: `HAProxy nbthread ${n}: ${Math.round(haproxy.rps)}; h2c ${Math.round(proxy.h2rps)} vs ${Math.round(haproxy.h2rps)}`,
+        },
+      );
+    }
+  } finally {
+    await upstream.target.stop();
+  }
+  return out;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  for (const row of await benchFootprint()) {
+    const ratio = row.ratio === undefined ? '' : `${row.ratio.toFixed(2)}x`;
+    process.stdout.write(`| ${row.name} | ${row.value} | ${row.unit} | ${ratio} | ${row.note ?? ''} |\n`);
+  }
+}
