@@ -166,7 +166,20 @@ export async function routeAdmin(
   if (dry) return answer(dryRunAnswer(h, req, ctx));
   const response = await h.handle(req, ctx);
   // A mutation is acknowledged only once the event log holds its events: SIGKILL after the
-  // answer loses nothing the client was told happened.
-  if (h.mutates) await ctx.eventLog.flush();
+  // answer loses nothing the client was told happened. When the log cannot take them (a full
+  // disk) the change is applied but not durable, and the answer says so instead of a 200.
+  if (h.mutates) {
+    try {
+      await ctx.eventLog.flush();
+    } catch (err) {
+      return answer(
+        text(
+          `${h.path}: applied, but not recorded: ${(err as Error).message}; ` +
+            'it is written when the file takes writes again, and lost if the process ends first\n',
+          500,
+        ),
+      );
+    }
+  }
   return answer(response);
 }

@@ -7,7 +7,10 @@
  * Durability: a mutation through the admin is answered only once its events are written
  * (`ctx.eventLog.flush()`), so a process killed with SIGKILL after the answer has them in the file;
  * anything else is written within `--file-flush-interval-msec`, at most one second. Written
- * means handed to the kernel: it survives the process, not the machine (no fsync).
+ * means handed to the kernel: it survives the process, not the machine (no fsync). When the
+ * file refuses a write (a full disk), `flush()` rejects with the error, so the admin answers
+ * a 5xx instead of acknowledging; the event stays applied and its line is written when the
+ * file takes writes again (docs/event-log.md, "A full disk").
  */
 import { truncateSync } from 'node:fs';
 import { type Envelope, type JsonObject, mergeWindowOf, type ProxyEvent } from '../../events/index.js';
@@ -30,7 +33,10 @@ const recorders = new Set<Recorder>();
 export interface EventLog {
   /** Past snapshots and events; null when the context keeps none. */
   readonly history: History | null;
-  /** Resolves once every event dispatched so far is written to the file (at once without one). */
+  /**
+   * Resolves once every event dispatched so far is written to the file (at once without one);
+   * rejects with the write's error while the file cannot take them.
+   */
   flush(): Promise<void>;
   /**
    * Writes what is buffered and stops writing the file, keeping the history: a hot-restart
@@ -145,9 +151,26 @@ class Recorder {
     private readonly bootstrap: JsonObject | null,
   ) {
     const log = ctx.log.get('main');
-    this.writer = new LogWriter(ctx.options.eventLog, (err) =>
-      log.error({ err, path: ctx.options.eventLog }, 'event log write failed; events are not being recorded'),
-    );
+    const path = ctx.options.eventLog;
+    this.writer = new LogWriter(path, {
+      onError: (err) =>
+        log.error(
+          { err, path },
+          'event log write failed; its lines are kept and written when the file takes them',
+        ),
+      onRecovered: () => log.warn({ path }, 'event log writes again; it holds every event'),
+      resync: () => {
+        log.warn(
+          { path },
+          'event log gave up the lines it could not write; a header and a checkpoint stand for them',
+        );
+        this.sinceCheckpoint = 0;
+        return (
+          this.header() +
+          checkpointLine({ seq: this.lastSeq, at: ctx.store.scheduler.now(), state: ctx.store.state })
+        );
+      },
+    });
     this.checkpointEvery = Math.max(1, ctx.options.eventLogCheckpointEvery ?? DEFAULT_CHECKPOINT_EVERY);
     this.writer.append(this.header());
     const interval = Math.min(MAX_FLUSH_INTERVAL_MS, Math.max(1, ctx.options.fileFlushIntervalMsec));
@@ -217,8 +240,12 @@ class Recorder {
     await this.writer.flush();
   }
 
-  flush(): Promise<void> {
-    return this.closed ? Promise.resolve() : this.writer.flush();
+  async flush(): Promise<void> {
+    if (this.closed) return;
+    await this.writer.flush();
+    const failure = this.writer.failure;
+    if (failure)
+      throw new Error(`the event log ${this.ctx.options.eventLog} cannot be written: ${failure.message}`);
   }
 
   get isClosed(): boolean {

@@ -226,18 +226,26 @@ export async function replayLog(path: string, options: ReplayOptions = {}): Prom
     if (!options.skipBadLines) throw new ReplayError(line, reason, path);
     result.badLines.push({ line, reason });
   };
+  /**
+   * A line that does not parse, held until another line follows: the file's last line is
+   * torn (a write cut by a full disk or a crash, even one a newline ended), not bad.
+   */
+  let unparsed: { line: number; reason: string } | null = null;
   lines: for await (const { first, texts, torn } of logLineBatches(path, options.onProgress)) {
     for (let i = 0; i < texts.length; i++) {
       const text = texts[i]!;
       const line = first + i;
       if (torn) {
-        result.truncatedTail = line;
+        result.truncatedTail = unparsed?.line ?? line;
+        unparsed = null;
         break lines;
       }
       if (text.trim() === '') continue;
+      if (unparsed) bad(unparsed.line, unparsed.reason);
+      unparsed = null;
       const parsed: LogLine | string = parseLogLine(text);
       if (typeof parsed === 'string') {
-        bad(line, parsed);
+        unparsed = { line, reason: parsed };
         continue;
       }
       if (parsed.kind === 'header') {
@@ -281,6 +289,7 @@ export async function replayLog(path: string, options: ReplayOptions = {}): Prom
       for (const failure of replayer.takeFailures()) bad(failure.line, failure.reason);
     }
   }
+  if (unparsed) result.truncatedTail = unparsed.line;
   if ('seq' in target && (firstSeq === null || target.seq < firstSeq)) {
     throw new ReplayError(
       0,

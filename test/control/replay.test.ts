@@ -91,6 +91,19 @@ test('a torn last line is ignored and reported, the lines before it replay', asy
   assert.deepEqual(result.badLines, []);
 });
 
+test('a torn last line a newline ended (a write cut by a full disk) is reported as torn, not bad', async () => {
+  const text = scenarioLog(SCENARIOS['runtime-changes']!);
+  const log = join(scratch, 'torn-newline.ndjson');
+  writeFileSync(log, `${text}{"seq":5,"at":17\n\n`);
+  const result = await replayLog(log);
+  assert.equal(result.truncatedTail, 6);
+  assert.equal(result.lastSeq, 4);
+  assert.deepEqual(result.badLines, []);
+  // The same line with a line after it is bad: only the last line can be torn.
+  writeFileSync(log, `${text}{"seq":5,"at":17\n${text.split('\n')[1]}\n`);
+  await assert.rejects(replayLog(log), (err: unknown) => err instanceof ReplayError && err.line === 6);
+});
+
 test('starting from a checkpoint folds to the same snapshots as folding from the start', async () => {
   const steps = SCENARIOS['health-flaps']!;
   const full = join(repoRoot, 'fixtures', 'health-flaps', 'events.ndjson');

@@ -3,6 +3,9 @@
  * 10 s timer only, so kill -9 lost every event the admin had acknowledged since; a restart
  * appending to the same file numbered from seq 1 again, so the file no longer replayed;
  * the file was created with the default mode (0644) though it records the configuration.
+ * On a full disk (issue 25, item 6): /runtime_modify answered 200 while its event was not
+ * written (the writer dropped lines it failed to write), and once space returned the next
+ * lines were appended to the torn one, so `proxy replay` failed on the whole file.
  */
 import assert from 'node:assert/strict';
 import {
@@ -20,6 +23,7 @@ import { after, test } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
 import { replayLog } from '../../src/control/replay.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
+import { mountTinyFs } from '../helpers/tiny-fs.js';
 
 const BOOTSTRAP: JsonObject = {
   admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
@@ -141,4 +145,47 @@ test('a restart appending to the same log numbers on, and the whole file replays
   const atFirst = await replayLog(log, { target: { seq: lastOfFirst } });
   const before = Object.assign({}, ...atFirst.state.runtime.layers.map((l) => l.values));
   assert.equal(before.run, 'one');
+});
+
+test('on a full disk a mutation is acknowledged only once on disk, else answered 500 naming the failure; the log heals', async (t) => {
+  const tiny = mountTinyFs('64k');
+  if (typeof tiny === 'string') return t.skip(tiny);
+  try {
+    const log = join(tiny.dir, 'events.ndjson');
+    const proxy = await start(log);
+    tiny.fill();
+    const answers: Array<{ key: string; status: number; body: string }> = [];
+    for (let i = 0; i < 20; i++) {
+      const res = await proxy.post(`/runtime_modify?full_${i}=${'v'.repeat(200)}${i}`);
+      answers.push({ key: `full_${i}`, status: res.status, body: res.body });
+    }
+    const refused = answers.filter((a) => a.status !== 200);
+    assert.ok(refused.length > 0, 'the disk filled up');
+    for (const a of refused) {
+      assert.equal(a.status, 500, a.body);
+      assert.match(a.body, /^\/runtime_modify: applied, but not recorded: .*ENOSPC/);
+    }
+    // The state says what the answers said: every change is applied, acknowledged or not.
+    const runtime = JSON.parse((await proxy.get('/runtime')).body) as { entries: Record<string, unknown> };
+    for (const a of answers) assert.ok(a.key in runtime.entries, `${a.key} applied`);
+    tiny.free();
+    const after = await proxy.post('/runtime_modify?after=freed');
+    assert.equal(after.status, 200, after.body);
+    await killed(proxy);
+    // Nothing was glued to a torn line: the whole file replays, every change in it, in order.
+    const replayed = await replayLog(log);
+    assert.deepEqual(replayed.badLines, []);
+    assert.equal(replayed.truncatedTail, null);
+    const values = Object.assign({}, ...replayed.state.runtime.layers.map((l) => l.values));
+    for (const a of answers) assert.ok(a.key in values, `${a.key} in the log`);
+    assert.equal(values.after, 'freed');
+    const all = seqs(log);
+    assert.deepEqual(
+      all,
+      all.map((_, i) => i + 1),
+      'one ascending sequence',
+    );
+  } finally {
+    tiny.unmount();
+  }
 });
