@@ -10,7 +10,7 @@ export const hasNginx = spawnSync('nginx', ['-v']).error === undefined;
 
 export const NO_NGINX = 'nginx is not installed (scripts/install-system-deps.sh installs nginx-light)';
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const s = net.createServer();
     s.listen(0, '127.0.0.1', () => {
@@ -20,7 +20,7 @@ function freePort(): Promise<number> {
   });
 }
 
-async function waitForPort(port: number, ms: number): Promise<void> {
+export async function waitForPort(port: number, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
@@ -31,7 +31,7 @@ async function waitForPort(port: number, ms: number): Promise<void> {
       s.on('error', () => resolve(false));
     });
     if (ok) return;
-    if (Date.now() > deadline) throw new Error(`nginx did not listen on ${port} within ${ms} ms`);
+    if (Date.now() > deadline) throw new Error(`nothing listened on ${port} within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -41,8 +41,11 @@ export interface Nginx {
   stop(): void;
 }
 
-/** Starts nginx with one `server` on 127.0.0.1 whose body (locations) is `locations`. */
-export async function startNginx(locations: string): Promise<Nginx> {
+/**
+ * Starts nginx with one `server` on 127.0.0.1 whose body (locations) is `locations`;
+ * `listenFlags` go on its `listen` line (`http2` for h2c with prior knowledge).
+ */
+export async function startNginx(locations: string, listenFlags = ''): Promise<Nginx> {
   const dir = mkdtempSync(join(tmpdir(), 'nginx-'));
   const port = await freePort();
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
@@ -60,7 +63,7 @@ http {
   access_log off;
   ${temp}
   server {
-    listen 127.0.0.1:${port};
+    listen 127.0.0.1:${port}${listenFlags ? ` ${listenFlags}` : ''};
     ${locations}
   }
 }

@@ -6,55 +6,13 @@
  * fields (nginx answers 400), and a `host` differing from `:authority` went up as a second Host.
  */
 import assert from 'node:assert/strict';
-import * as net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { StreamInfo } from '../../../src/dataplane/access-log/stream-info.js';
 import { flagsText } from '../../../src/dataplane/access-log/stream-info.js';
 import type { HttpConnectionManager } from '../../../src/dataplane/http/manager.js';
 import { FLAG, FRAME, frame, headersFrame, outcome, rawH2 } from '../../helpers/h2-frames.js';
 import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
-
-/** A raw HTTP/1.1 origin that records each request's head and body bytes as they arrive. */
-export interface RecordingOrigin {
-  port: number;
-  /** The requests received: the head's lines (request line first) and the body. */
-  requests: Array<{ lines: string[]; body: string }>;
-  close(): void;
-}
-
-export async function recordingOrigin(): Promise<RecordingOrigin> {
-  const requests: RecordingOrigin['requests'] = [];
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => {});
-    let buffered = Buffer.alloc(0);
-    socket.on('data', (chunk: Buffer) => {
-      buffered = Buffer.concat([buffered, chunk]);
-      for (;;) {
-        const end = buffered.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        const lines = buffered.toString('latin1', 0, end).split('\r\n');
-        const lengths = lines.filter((l) => /^content-length:/i.test(l)).map((l) => Number(l.split(':')[1]));
-        const length = lengths[0] ?? 0;
-        if (buffered.length < end + 4 + length) return;
-        requests.push({ lines, body: buffered.toString('latin1', end + 4, end + 4 + length) });
-        buffered = buffered.subarray(end + 4 + length);
-        socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    requests,
-    close() {
-      for (const s of sockets) s.destroy();
-      server.close();
-    },
-  };
-}
+import { type RecordingOrigin, recordingOrigin } from '../../helpers/recording-origin.js';
 
 const BASE: Array<[string, string]> = [
   [':method', 'POST'],

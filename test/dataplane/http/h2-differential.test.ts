@@ -1,0 +1,194 @@
+/**
+ * HTTP/2 differential test (issue 25): the same raw HTTP/2 requests go through the proxy,
+ * nginx and HAProxy (each h2c with prior knowledge) to one recording HTTP/1.1 origin; which
+ * requests reach it, with how many Content-Length fields and which Host, is compared. Every
+ * case where a peer answers otherwise on purpose names its reason.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { FLAG, FRAME, frame, headersFrame, rawH2 } from '../../helpers/h2-frames.js';
+import { type Haproxy, hasHaproxy, NO_HAPROXY, startH2cHaproxy } from '../../helpers/haproxy.js';
+import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { hasNginx, NO_NGINX, type Nginx, startNginx } from '../../helpers/nginx.js';
+import { type RecordingOrigin, recordingOrigin } from '../../helpers/recording-origin.js';
+
+type Peer = 'proxy' | 'nginx' | 'haproxy';
+
+/** What reached the origin: nothing, or the request's Content-Length count, Host and body. */
+type Arrival = 'refused' | { contentLengths: number; chunked: boolean; host: string; body: string };
+
+interface Case {
+  name: string;
+  fields: Array<[string, string]>;
+  /** DATA frames after the HEADERS (the last one ends the stream); none: HEADERS ends it. */
+  data: string[];
+  /** What the proxy delivers. */
+  proxy: Arrival;
+  /** Why a peer delivers something else, when it does. */
+  differs?: Partial<Record<Exclude<Peer, 'proxy'>, string>>;
+}
+
+const POST: Array<[string, string]> = [
+  [':method', 'POST'],
+  [':scheme', 'http'],
+  [':path', '/d'],
+  [':authority', 'a.test'],
+];
+const GET: Array<[string, string]> = [[':method', 'GET'], ...POST.slice(1)];
+
+const DROPPED =
+  "Node's HTTP/2 binding drops a field it finds invalid (nghttp2's invalid-header callback set to ignore) and the request goes on without it; docs/data-plane.md#codecs";
+
+const NGINX_CONNECTION_SPECIFIC =
+  'nginx drops connection-specific fields and forwards the request; RFC 9113 8.2.2 makes it malformed, and nghttp2 resets it';
+
+const CASES: Case[] = [
+  {
+    name: 'POST with content-length',
+    fields: [...POST, ['content-length', '5']],
+    data: ['hello'],
+    proxy: { contentLengths: 1, chunked: false, host: 'a.test', body: 'hello' },
+  },
+  {
+    name: 'POST without content-length',
+    fields: POST,
+    data: ['hel', 'lo'],
+    proxy: { contentLengths: 0, chunked: true, host: 'a.test', body: 'hello' },
+    differs: { nginx: 'nginx reads the whole body first and sends it with a Content-Length' },
+  },
+  {
+    name: 'host equal to :authority',
+    fields: [...GET, ['host', 'a.test']],
+    data: [],
+    proxy: { contentLengths: 0, chunked: false, host: 'a.test', body: '' },
+    differs: {
+      nginx:
+        'nginx 1.22 refuses a host field beside :authority even when equal (duplicate host); RFC 9113 8.3.1 only calls a differing one malformed',
+    },
+  },
+  {
+    name: 'host differing from :authority',
+    fields: [...GET, ['host', 'evil.test']],
+    data: [],
+    proxy: 'refused',
+    differs: { haproxy: 'HAProxy sends :authority as Host and drops the host field' },
+  },
+  {
+    name: 'DATA short of content-length',
+    fields: [...POST, ['content-length', '10']],
+    data: ['short'],
+    proxy: 'refused',
+  },
+  {
+    name: 'DATA beyond content-length',
+    fields: [...POST, ['content-length', '2']],
+    data: ['too long'],
+    proxy: 'refused',
+  },
+  { name: 'uppercase field name', fields: [...GET, ['X-Upper', 'v']], data: [], proxy: 'refused' },
+  {
+    name: 'connection field',
+    fields: [...GET, ['connection', 'close']],
+    data: [],
+    proxy: 'refused',
+    differs: { nginx: NGINX_CONNECTION_SPECIFIC },
+  },
+  {
+    name: 'transfer-encoding field',
+    fields: [...POST, ['transfer-encoding', 'chunked']],
+    data: ['x'],
+    proxy: 'refused',
+    differs: { nginx: NGINX_CONNECTION_SPECIFIC },
+  },
+  {
+    name: 'CR in a value',
+    fields: [...GET, ['x-a', 'a\rb']],
+    data: [],
+    proxy: { contentLengths: 0, chunked: false, host: 'a.test', body: '' },
+    differs: { nginx: DROPPED, haproxy: DROPPED },
+  },
+  {
+    name: 'space in a name',
+    fields: [...GET, ['x a', 'v']],
+    data: [],
+    proxy: { contentLengths: 0, chunked: false, host: 'a.test', body: '' },
+    differs: { nginx: DROPPED, haproxy: DROPPED },
+  },
+];
+
+let origin: RecordingOrigin;
+let proxy: TestProxy;
+let nginx: Nginx | null = null;
+let haproxy: Haproxy | null = null;
+
+before(async () => {
+  origin = await recordingOrigin();
+  proxy = await startProxy(hcmConfig('origin'), [
+    { raw: { name: 'origin' }, addresses: [`127.0.0.1:${origin.port}`] },
+  ]);
+  if (hasNginx)
+    nginx = await startNginx(
+      `location / { proxy_pass http://127.0.0.1:${origin.port}; proxy_set_header Host $host; }`,
+      'http2',
+    );
+  if (hasHaproxy) haproxy = await startH2cHaproxy(origin.port);
+});
+
+after(async () => {
+  nginx?.stop();
+  haproxy?.stop();
+  await proxy.close();
+  origin.close();
+});
+
+/** Sends one case on a fresh connection to `port` and reads what reached the origin. */
+async function arrival(port: number, c: Case): Promise<Arrival> {
+  origin.reset();
+  const h2 = await rawH2(port);
+  h2.send(headersFrame(1, c.fields, c.data.length === 0));
+  c.data.forEach((d, i) =>
+    h2.send(frame(FRAME.DATA, i === c.data.length - 1 ? FLAG.END_STREAM : 0, 1, Buffer.from(d))),
+  );
+  await h2.until(
+    (frames) =>
+      frames.some(
+        (f) =>
+          (f.streamId === 1 && (f.type === FRAME.HEADERS || f.type === FRAME.RST_STREAM)) ||
+          f.type === FRAME.GOAWAY,
+      ),
+    5000,
+  );
+  h2.socket.destroy();
+  const req = origin.requests[0];
+  if (!req) return 'refused';
+  const field = (name: string) => req.lines.slice(1).filter((l) => l.toLowerCase().startsWith(`${name}:`));
+  return {
+    contentLengths: field('content-length').length,
+    chunked: req.chunked,
+    host: (field('host')[0] ?? '').slice(5).trim(),
+    body: req.body,
+  };
+}
+
+test('the proxy delivers what each case says', async () => {
+  for (const c of CASES) assert.deepEqual(await arrival(proxy.port, c), c.proxy, c.name);
+});
+
+for (const [peer, skip] of [
+  ['nginx', hasNginx ? false : NO_NGINX],
+  ['haproxy', hasHaproxy ? false : NO_HAPROXY],
+] as const) {
+  test(`${peer} delivers the same, except where a case names why`, { skip }, async (t) => {
+    const port = (peer === 'nginx' ? nginx : haproxy)?.port ?? 0;
+    const unexplained: string[] = [];
+    for (const c of CASES) {
+      const got = await arrival(port, c);
+      const same = JSON.stringify(got) === JSON.stringify(c.proxy);
+      const reason = c.differs?.[peer];
+      if (same && reason) t.diagnostic(`${c.name}: ${peer} now agrees with the proxy (${reason})`);
+      if (!same && !reason)
+        unexplained.push(`${c.name}: proxy ${JSON.stringify(c.proxy)}, ${peer} ${JSON.stringify(got)}`);
+    }
+    assert.deepEqual(unexplained, []);
+  });
+}

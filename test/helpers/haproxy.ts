@@ -1,0 +1,54 @@
+/** HAProxy (Debian's package) as a differential peer, run in the foreground on one config. */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, waitForPort } from './nginx.js';
+
+/** Whether haproxy is installed (scripts/install-system-deps.sh installs it). */
+export const hasHaproxy = spawnSync('haproxy', ['-v']).error === undefined;
+
+export const NO_HAPROXY = 'haproxy is not installed (scripts/install-system-deps.sh installs it)';
+
+export interface Haproxy {
+  port: number;
+  stop(): void;
+}
+
+/** Starts HAProxy with an h2c (prior knowledge) frontend on a free port, proxying to `upstreamPort` over HTTP/1.1. */
+export async function startH2cHaproxy(upstreamPort: number): Promise<Haproxy> {
+  const dir = mkdtempSync(join(tmpdir(), 'haproxy-'));
+  const port = await freePort();
+  const config = join(dir, 'haproxy.cfg');
+  writeFileSync(
+    config,
+    `global
+  maxconn 100
+
+defaults
+  mode http
+  timeout connect 5s
+  timeout client 10s
+  timeout server 10s
+
+frontend h2c
+  bind 127.0.0.1:${port} proto h2
+  default_backend origin
+
+backend origin
+  server origin 127.0.0.1:${upstreamPort}
+`,
+  );
+  const child: ChildProcess = spawn('haproxy', ['-db', '-f', config], { stdio: 'ignore' });
+  const stop = () => {
+    child.kill();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitForPort(port, 5000);
+  } catch (err) {
+    stop();
+    throw err;
+  }
+  return { port, stop };
+}
