@@ -146,9 +146,8 @@ async function arrival(port: number, c: Case): Promise<Arrival> {
   origin.reset();
   const h2 = await rawH2(port);
   h2.send(headersFrame(1, c.fields, c.data.length === 0));
-  c.data.forEach((d, i) =>
-    h2.send(frame(FRAME.DATA, i === c.data.length - 1 ? FLAG.END_STREAM : 0, 1, Buffer.from(d))),
-  );
+  for (const [i, d] of c.data.entries())
+    h2.send(frame(FRAME.DATA, i === c.data.length - 1 ? FLAG.END_STREAM : 0, 1, Buffer.from(d)));
   await h2.until(
     (frames) =>
       frames.some(
