@@ -25,6 +25,7 @@ export const RESPONSE_FLAGS = [
   'SI',
   'IH',
   'DPE',
+  'UPE',
 ] as const;
 
 export type ResponseFlag = (typeof RESPONSE_FLAGS)[number];

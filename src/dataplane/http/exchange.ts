@@ -69,7 +69,7 @@ const REASON_FLAG: Record<string, number> = {
   overflow: FLAG.UO,
   'connection failure': FLAG.UF,
   'connection termination': FLAG.UC,
-  'protocol error': FLAG.UR,
+  'protocol error': FLAG.UPE,
 };
 
 /**

@@ -170,6 +170,12 @@ class H1Connection {
           return;
         }
         if (!head) return;
+        // This pool never asks for an upgrade (tunnels dial their own connection): a 101 is
+        // unsolicited, and what follows it is another protocol, never a response to parse.
+        if (head.status === 101) {
+          this.protocolError();
+          return;
+        }
         if (head.status < 200) continue; // 100 Continue and other interim answers are not forwarded.
         if (this.startResponse(req, head)) this.endResponse(req, off < buf.length);
         continue;

@@ -135,7 +135,7 @@ describe('access log text format', () => {
     // All bits set prints every flag in the reference's order.
     assert.equal(
       flagsText((1 << RESPONSE_FLAGS.length) - 1),
-      'LH,UH,UT,LR,UR,UF,UC,UO,NR,DI,FI,RL,UAEX,RLSE,DC,URX,SI,IH,DPE',
+      'LH,UH,UT,LR,UR,UF,UC,UO,NR,DI,FI,RL,UAEX,RLSE,DC,URX,SI,IH,DPE,UPE',
     );
   });
 
