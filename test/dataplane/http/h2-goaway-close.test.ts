@@ -56,3 +56,37 @@ test('a protocol error gets GOAWAY PROTOCOL_ERROR and the connection closed whil
   const goaway = h2.frames().find((f) => f.type === FRAME.GOAWAY);
   assert.equal(goaway?.payload.readUInt32BE(4), 1, 'GOAWAY PROTOCOL_ERROR');
 });
+
+/** Floods nghttp2 and Node's binding bound by themselves: each ends the connection. */
+const FLOODS: Array<[string, (i: number) => Buffer]> = [
+  [
+    'HEADERS then RST_STREAM, over and over (rapid reset)',
+    (i) =>
+      Buffer.concat([
+        headersFrame(2 * i + 1, GET, false),
+        frame(FRAME.RST_STREAM, 0, 2 * i + 1, Buffer.from([0, 0, 0, 8])),
+      ]),
+  ],
+  [
+    'empty DATA frames on an open stream',
+    (i) =>
+      i === 0 ? headersFrame(1, [[':method', 'POST'], ...GET.slice(1)], false) : frame(FRAME.DATA, 0, 1),
+  ],
+  ['SETTINGS frames, each wanting an ACK', () => frame(FRAME.SETTINGS, 0, 0)],
+  [
+    'DATA on a closed stream',
+    (i) => (i === 0 ? headersFrame(1, GET, true) : frame(FRAME.DATA, 0, 1, Buffer.from('x'))),
+  ],
+];
+
+for (const [name, make] of FLOODS) {
+  test(`a flood of ${name} gets GOAWAY and the connection closed`, async () => {
+    const h2 = await rawH2(front.port);
+    h2.send(Buffer.concat(Array.from({ length: 5000 }, (_, i) => make(i))));
+    assert.equal(await h2.closed(5000), true, 'the proxy closed the connection');
+    assert.ok(
+      h2.frames().some((f) => f.type === FRAME.GOAWAY),
+      'a GOAWAY came first',
+    );
+  });
+}
