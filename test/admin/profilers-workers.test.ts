@@ -59,7 +59,8 @@ test('/cpuprofiler profiles the primary and every worker; the workers profile th
   assert.equal((await proxy.post('/cpuprofiler?enable=n')).body, 'OK\n');
   const files = [profilePath, `${profilePath}.worker-1`, `${profilePath}.worker-2`];
   const profiles = files.map((f) => JSON.parse(readFileSync(f, 'utf8')) as CpuProfile);
-  for (const [i, p] of profiles.entries()) assert.ok(Array.isArray(p.nodes) && p.nodes.length > 0, String(files[i]));
+  for (const [i, p] of profiles.entries())
+    assert.ok(Array.isArray(p.nodes) && p.nodes.length > 0, String(files[i]));
   const servesTraffic = (p: CpuProfile) => p.nodes.some((n) => /\/src\/dataplane\//.test(n.callFrame.url));
   assert.ok(
     servesTraffic(profiles[1] as CpuProfile) || servesTraffic(profiles[2] as CpuProfile),

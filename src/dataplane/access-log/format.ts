@@ -89,8 +89,17 @@ function headerGetter(command: string, arg: string): Getter {
     command === 'RESP'
       ? (info: StreamInfo, name: string) => responseHeader(info, name)
       : (info: StreamInfo, name: string) => (info.request ? headerValue(info.request, name) : undefined);
-  const lookup = (info: StreamInfo) =>
-    one(info, main) ?? (alternative === undefined ? undefined : one(info, alternative));
+  // A format pasted from the reference names its headers `x-envoy-`; this proxy sets `x-proxy-`.
+  const names = [main, alternative]
+    .filter((n) => n !== undefined)
+    .flatMap((n) => (n.startsWith('x-envoy-') ? [n, `x-proxy-${n.slice(8)}`] : [n]));
+  const lookup = (info: StreamInfo) => {
+    for (const name of names) {
+      const v = one(info, name);
+      if (v !== undefined) return v;
+    }
+    return undefined;
+  };
   if (command === 'REQ_WITHOUT_QUERY')
     return (info) => {
       const v = lookup(info);

@@ -87,7 +87,7 @@ const SUFFIX_KINDS: ReadonlyArray<[string, number]> = [
   ['upstream-rq-timeout-alt-response', K_CONTROL | K_ROUTER],
   ['retriable-header-names', K_CONTROL],
   ['upstream-alt-stat-name', K_CONTROL],
-  ['expected-rq-timeout-ms', K_CONTROL],
+  ['expected-rq-timeout-ms', K_CONTROL | K_ROUTER],
   ['force-trace', K_CONTROL],
   ['ip-tags', K_CONTROL],
   ['original-url', K_CONTROL],

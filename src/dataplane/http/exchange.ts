@@ -14,7 +14,14 @@ import type {
   UpstreamRequestHead,
 } from '../pool/types.js';
 import { applyHeaderMutations, type HeaderMutation } from '../router/header-mutation.js';
-import { backOffMs, type RetryPolicy, retriableFailure, retriableStatus } from '../router/retry.js';
+import { readRequestControls } from '../router/request-controls.js';
+import {
+  backOffMs,
+  type RetryPolicy,
+  retriableFailure,
+  retriableGrpc,
+  retriableStatus,
+} from '../router/retry.js';
 import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '../router/table.js';
 import type { TracedRequest } from '../tracing/tracer.js';
 import { addCorsHeaders, type CorsResponse } from './cors.js';
@@ -22,7 +29,7 @@ import type { DownstreamOwner } from './downstream.js';
 import { type GrpcStream, isGrpcContentType, sendGrpcLocalReply } from './grpc.js';
 import type { GrpcStreamStarter } from './grpc-filters.js';
 import { BAD_GRPC_WEB_BODY } from './grpc-web.js';
-import { appendVia, applyEdge } from './edge.js';
+import { appendVia, applyEdge, EDGE_ROUTER_HEADERS } from './edge.js';
 import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
 import { normalizeRequestPath } from './path-normalize.js';
 import { RESET_REASON, sendLocalReply, upstreamResetText } from './local-reply.js';
@@ -63,6 +70,10 @@ function originalDestination(req: HttpRequest): string | null {
 }
 
 const NO_MUTATIONS: readonly HeaderMutation[] = [];
+
+/** The router's own headers (unless `suppress_envoy_headers`), spelled as this proxy spells them. */
+const EXPECTED_TIMEOUT_HEADER = 'x-proxy-expected-rq-timeout-ms';
+const OVERLOADED_HEADER = 'x-proxy-overloaded';
 
 /** The response flag of each reason `upstreamLocalReply` gives. */
 const REASON_FLAG: Record<string, number> = {
@@ -136,6 +147,16 @@ export class Exchange implements UpstreamHandler, TimerTarget {
   private grpc: GrpcStream | null = null;
   /** This request's span when the connection manager traces; null otherwise. */
   private trace: TracedRequest | null = null;
+  /** What the edge step found (`EDGE_*` bits of src/dataplane/http/edge.ts). */
+  private edge = 0;
+  /** The whole request's timeout (the route's, or an internal caller's header); 0 for none. */
+  private timeoutMs = 0;
+  /** Each attempt's timeout; 0 for none. */
+  private perTryMs = 0;
+  /** What a timeout answers: 504, or 204 when an internal caller asked for it. */
+  private timeoutStatus = 504;
+  /** When the whole request had arrived, for `x-proxy-upstream-service-time`. */
+  private requestCompleteAt = 0;
 
   constructor(
     readonly hcm: DownstreamOwner,
@@ -150,6 +171,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
       req.remoteAddress ?? joinHostPort(req.remoteIp, req.remotePort),
       req.localAddress ?? '',
     );
+    if (this.bodyEnded) this.requestCompleteAt = this.info.startedAt;
     this.tap = hcm.tap === null ? null : hcm.tap.recorderFor(req);
     const s = hcm.stats;
     s.rqTotal.inc();
@@ -182,7 +204,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
       this.localReply(400, 'invalid path');
       return;
     }
-    applyEdge(this.req, hcm.spec.edge, hcm.localAddress);
+    this.edge = applyEdge(this.req, hcm.spec.edge, hcm.localAddress);
     // Before the upstream head is built: the span's context is written into the request's headers.
     if (hcm.tracer !== null) this.trace = hcm.tracer.start(this.req);
     if (hcm.deps.ctx.store.state.server.overload?.stop_accepting_requests) {
@@ -253,6 +275,18 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     this.info.upstreamCluster = clusterName;
     this.traffic = cluster.traffic;
     this.retry = route.retry ?? hit.vh.retry;
+    this.timeoutMs = route.timeoutMs;
+    let perTryMs = this.retry?.perTryTimeoutMs ?? 0;
+    const router = hcm.filters.router;
+    if (this.edge & EDGE_ROUTER_HEADERS) {
+      const controls = readRequestControls(this.req.headers, this.retry, route.timeoutMs, router);
+      this.retry = controls.retry;
+      this.timeoutMs = controls.timeoutMs;
+      perTryMs = controls.perTryMs;
+      this.timeoutStatus = controls.timeoutStatus;
+    }
+    // As the reference: a per-try timeout not below the whole request's is none.
+    this.perTryMs = this.timeoutMs !== 0 && perTryMs >= this.timeoutMs ? 0 : perTryMs;
     this.hash = route.hash ? route.hash(this.req) : null;
     // The header first where the cluster reads it, then the connection's restored destination.
     this.originalDst =
@@ -260,6 +294,11 @@ export class Exchange implements UpstreamHandler, TimerTarget {
       this.req.originalDst ??
       null;
     this.head = upstreamRequestHead(this.req, route, hcm);
+    if (!router.suppressEnvoyHeaders) {
+      // What the upstream has to answer in: the per-try timeout, else the whole request's.
+      const expected = this.perTryMs || this.timeoutMs;
+      if (expected > 0) this.head.headers.push(EXPECTED_TIMEOUT_HEADER, String(expected));
+    }
     if (this.req.acceptsTrailers === true && this.req.hasBody) this.head.trailers = true;
     if (this.bodyEnded) this.armTimeout();
     this.startAttempt();
@@ -306,7 +345,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
   }
 
   private armTimeout(): void {
-    const ms = this.route?.timeoutMs ?? 0;
+    const ms = this.timeoutMs;
     if (ms > 0 && !this.routeTimer.armed) this.routeTimer.arm(ms, this, ROUTE_TIMER);
   }
 
@@ -349,7 +388,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
       connector: t.connector,
       priority,
     };
-    const perTry = this.retry?.perTryTimeoutMs ?? 0;
+    const perTry = this.perTryMs;
     if (perTry > 0) this.tryTimer = setTimeout(() => this.onTimeout(true), perTry);
     const pool = poolFor(pc, this.req.protocol === 'HTTP/2');
     this.trailersExpected = this.req.acceptsTrailers === true && pool instanceof H2Pool;
@@ -414,7 +453,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
       this.resetDownstream();
       return;
     }
-    this.finalLocalReply(504, 'upstream request timeout');
+    this.finalLocalReply(this.timeoutStatus, this.timeoutStatus === 204 ? '' : 'upstream request timeout');
   }
 
   /**
@@ -492,6 +531,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
       return;
     }
     this.bodyEnded = true;
+    this.requestCompleteAt = performance.now();
     this.clearRequestTimer();
     if (this.head) this.armTimeout();
     if (this.upstreamReady && this.upstream) this.upstream.end(this.requestTrailers);
@@ -570,7 +610,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     if (this.host && failsHealthChecksAtOnce(headers))
       this.cluster?.outcome?.(this.host, IMMEDIATE_HEALTH_CHECK_FAIL);
     const retry = this.retry;
-    const retriable = retry !== null && retriableStatus(retry, status);
+    const retriable = retry !== null && (retriableStatus(retry, status) || retriableGrpc(retry, headers));
     if (retriable && this.attempt >= retry.numRetries) this.info.flags |= FLAG.URX;
     if (retriable && this.attempt < retry.numRetries) {
       const up = this.upstream;
@@ -596,14 +636,18 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     this.idleTimer.refresh();
     if (this.attempt > 0 && status < 500) this.traffic?.rqRetrySuccess.inc();
     const mutated = this.mutations.length === 0 ? headers : this.responseHeaders(headers.slice());
-    const out = downstreamResponseHeaders(mutated, this.hcm.serverName);
+    const now = performance.now();
+    const serviceTime = this.hcm.filters.router.suppressEnvoyHeaders
+      ? null
+      : String(Math.round(now - (this.requestCompleteAt || this.info.startedAt)));
+    const out = downstreamResponseHeaders(mutated, this.hcm.serverName, serviceTime);
     if (this.hcm.spec.edge.via) appendVia(out, this.hcm.spec.edge.via);
     if (this.cors !== null) addCorsHeaders(out, this.cors);
     this.sink.writeHead(status, out, contentLength, false, this.trailersExpected);
     this.responseStatus = status;
     this.info.responseCode = status;
     this.info.responseHeaders = out;
-    this.info.firstUpstreamByteAt = performance.now();
+    this.info.firstUpstreamByteAt = now;
   }
 
   onUpstreamData(chunk: Buffer): void {
@@ -650,20 +694,25 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     this.finish(0);
   }
 
-  /** 503 about the upstream, in the reference's words. */
+  /** 503 about the upstream, in the reference's words; a breaker's refusal says `x-proxy-overloaded`. */
   private upstreamLocalReply(status: number, reason: string): void {
     this.info.flags |= REASON_FLAG[reason] ?? 0;
-    this.finalLocalReply(status, upstreamResetText(reason));
+    const overloaded = reason === 'overflow' && !this.hcm.filters.router.suppressEnvoyHeaders;
+    this.finalLocalReply(
+      status,
+      upstreamResetText(reason),
+      overloaded ? [OVERLOADED_HEADER, 'true'] : undefined,
+    );
   }
 
-  private finalLocalReply(status: number, text: string): void {
+  private finalLocalReply(status: number, text: string, headers?: string[]): void {
     if (this.sink.headersSent) {
       this.resetDownstream();
       return;
     }
     this.upstream?.abort();
     this.upstream = null;
-    this.localReply(status, text);
+    this.localReply(status, text, headers);
   }
 
   private failLocally(status: number, text: string): void {

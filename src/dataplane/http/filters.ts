@@ -31,17 +31,27 @@ export interface FilterChain {
    * last attempt (the reference writes one per attempt).
    */
   upstreamLogs: AccessLogSpec[];
+  /** The router's `suppress_envoy_headers` and `respect_expected_rq_timeout` (docs/edge.md). */
+  router: RouterOptions;
   /** The tap filter's admin config id (`POST /tap` attaches sessions to it), or null without one. */
   tapConfigId: string | null;
   /** `grpc_http1_bridge` and `grpc_web` in chain order (src/dataplane/http/grpc-filters.ts). */
   grpc: GrpcFilterKind[];
 }
 
+/** What the router adds to requests and responses, and which caller timeout it believes. */
+export interface RouterOptions {
+  /** No `x-proxy-expected-rq-timeout-ms` upstream, no `x-proxy-upstream-service-time` or `x-proxy-overloaded` downstream. */
+  suppressEnvoyHeaders: boolean;
+  /** An internal caller's `x-proxy-expected-rq-timeout-ms` (set by the proxy in front) is the request's timeout. */
+  respectExpectedRqTimeout: boolean;
+}
+
 const ROUTER_FIELDS: FieldTable = {
   // Stats this build does not keep either way; both are hints to the reference's stats code.
   dynamic_stats: 'advise',
   start_child_span: 'advise',
-  upstream_log: 'act',
+  ...acting('upstream_log', 'suppress_envoy_headers', 'respect_expected_rq_timeout'),
 };
 const HEALTH_CHECK_FIELDS: FieldTable = acting('pass_through_mode', 'headers');
 
@@ -71,6 +81,7 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
   let healthCheck: HealthCheckFilter | null = null;
   const routeFilters: RouteFilterSpec[] = [];
   let upstreamLogs: AccessLogSpec[] = [];
+  let router: RouterOptions = { suppressEnvoyHeaders: false, respectExpectedRqTimeout: false };
   let tapConfigId: string | null = null;
   const grpc: GrpcFilterKind[] = [];
   list.forEach((f, i) => {
@@ -80,6 +91,10 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
     if (type === CONFIG_TYPE.router) {
       checkFields(config, `${at}.typed_config`, report, ROUTER_FIELDS, 'Router');
       upstreamLogs = compileAccessLogs(config.upstream_log, `${at}.typed_config.upstream_log`, report);
+      router = {
+        suppressEnvoyHeaders: config.suppress_envoy_headers === true,
+        respectExpectedRqTimeout: config.respect_expected_rq_timeout === true,
+      };
     } else if (type === CONFIG_TYPE.healthCheck) {
       checkFields(config, `${at}.typed_config`, report, HEALTH_CHECK_FIELDS, 'HealthCheck');
       const matches = listOf(config.headers).flatMap(
@@ -114,5 +129,5 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
   // An empty list routes (as before the filter list existed); a non-empty one must say so.
   if (list.length > 0 && configTypeOf(list[list.length - 1] ?? {}) !== CONFIG_TYPE.router)
     report.error(where, `the HTTP filter chain needs the router filter (${ROUTER_NAME}) last`, 'missing');
-  return { healthCheck, routeFilters, upstreamLogs, tapConfigId, grpc };
+  return { healthCheck, routeFilters, upstreamLogs, router, tapConfigId, grpc };
 }

@@ -10,8 +10,21 @@ export const RETRY_RESET = 8;
 export const RETRY_4XX = 16;
 export const RETRY_STATUS_CODES = 32;
 export const RETRY_REFUSED_STREAM = 64;
+// gRPC conditions: the `grpc-status` of a response's headers (a trailers-only answer).
+export const RETRY_GRPC_CANCELLED = 128;
+export const RETRY_GRPC_DEADLINE_EXCEEDED = 256;
+export const RETRY_GRPC_RESOURCE_EXHAUSTED = 512;
+export const RETRY_GRPC_UNAVAILABLE = 1024;
+export const RETRY_GRPC_INTERNAL = 2048;
+const RETRY_GRPC =
+  RETRY_GRPC_CANCELLED |
+  RETRY_GRPC_DEADLINE_EXCEEDED |
+  RETRY_GRPC_RESOURCE_EXHAUSTED |
+  RETRY_GRPC_UNAVAILABLE |
+  RETRY_GRPC_INTERNAL;
 
-const FLAGS: Record<string, number> = {
+/** `retry_on` names of HTTP conditions (also what `x-proxy-retry-on` takes). */
+const HTTP_FLAGS: Record<string, number> = {
   '5xx': RETRY_5XX,
   'gateway-error': RETRY_GATEWAY,
   'connect-failure': RETRY_CONNECT_FAILURE,
@@ -19,6 +32,26 @@ const FLAGS: Record<string, number> = {
   'retriable-4xx': RETRY_4XX,
   'retriable-status-codes': RETRY_STATUS_CODES,
   'refused-stream': RETRY_REFUSED_STREAM,
+};
+
+/** `retry_on` names of gRPC conditions (also what `x-proxy-retry-grpc-on` takes). */
+const GRPC_FLAGS: Record<string, number> = {
+  cancelled: RETRY_GRPC_CANCELLED,
+  'deadline-exceeded': RETRY_GRPC_DEADLINE_EXCEEDED,
+  'resource-exhausted': RETRY_GRPC_RESOURCE_EXHAUSTED,
+  unavailable: RETRY_GRPC_UNAVAILABLE,
+  internal: RETRY_GRPC_INTERNAL,
+};
+
+const FLAGS: Record<string, number> = { ...HTTP_FLAGS, ...GRPC_FLAGS };
+
+/** The `grpc-status` code each gRPC condition retries. */
+const GRPC_STATUS_FLAG: Record<string, number> = {
+  '1': RETRY_GRPC_CANCELLED,
+  '4': RETRY_GRPC_DEADLINE_EXCEEDED,
+  '8': RETRY_GRPC_RESOURCE_EXHAUSTED,
+  '14': RETRY_GRPC_UNAVAILABLE,
+  '13': RETRY_GRPC_INTERNAL,
 };
 
 /** A route's `retry_policy` in data plane units. */
@@ -39,7 +72,7 @@ export function compileRetryPolicy(raw: JsonObject, where: string): RetryPolicy 
   for (const t of tokens) {
     const token = t.trim();
     if (!token) continue;
-    const flag = FLAGS[token];
+    const flag = Object.hasOwn(FLAGS, token) ? FLAGS[token] : undefined;
     if (flag === undefined)
       throw fault(
         `${where}.retry_on`,
@@ -70,6 +103,32 @@ export function retriableStatus(policy: RetryPolicy, status: number): boolean {
   if ((status === 502 || status === 503 || status === 504) && policy.on & RETRY_GATEWAY) return true;
   if (status === 409 && policy.on & RETRY_4XX) return true;
   return (policy.on & RETRY_STATUS_CODES) !== 0 && policy.statusCodes.has(status);
+}
+
+/**
+ * The conditions a request header names (`x-proxy-retry-on` with `grpc` false,
+ * `x-proxy-retry-grpc-on` with it true): comma-separated, unknown names ignored, as the
+ * reference reads them.
+ */
+export function retryOnHeader(value: string, grpc: boolean): number {
+  const table = grpc ? GRPC_FLAGS : HTTP_FLAGS;
+  let on = 0;
+  for (const t of value.split(',')) {
+    const token = t.trim();
+    if (Object.hasOwn(table, token)) on |= table[token] as number;
+  }
+  return on;
+}
+
+/** Whether a response's headers carry a `grpc-status` the policy retries. */
+export function retriableGrpc(policy: RetryPolicy, headers: readonly string[]): boolean {
+  if ((policy.on & RETRY_GRPC) === 0) return false;
+  for (let i = 0; i < headers.length; i += 2)
+    if (headers[i] === 'grpc-status') {
+      const code = headers[i + 1] as string;
+      return Object.hasOwn(GRPC_STATUS_FLAG, code) && (policy.on & (GRPC_STATUS_FLAG[code] as number)) !== 0;
+    }
+  return false;
 }
 
 /** Whether a failure before response headers is worth another try. */

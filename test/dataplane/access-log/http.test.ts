@@ -92,7 +92,7 @@ async function waitFor(lines: () => string[], n: number): Promise<string[]> {
   }
 }
 
-test('the default format logs a proxied request as the reference does', async () => {
+test('the default format logs a proxied request as the reference does (the upstream service time too)', async () => {
   const { proxy, lines } = await logged({});
   const res = await get(
     proxy.port,
@@ -105,7 +105,7 @@ test('the default format logs a proxied request as the reference does', async ()
   assert.match(
     line ?? '',
     new RegExp(
-      `^\\[\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z\\] "POST /hello\\?x=1 HTTP/1\\.1" 200 - 5 5 \\d+ - "-" "tester" "rid-1" "127\\.0\\.0\\.1:${proxy.port}" "127\\.0\\.0\\.1:${upPort}"$`,
+      `^\\[\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z\\] "POST /hello\\?x=1 HTTP/1\\.1" 200 - 5 5 \\d+ \\d+ "-" "tester" "rid-1" "127\\.0\\.0\\.1:${proxy.port}" "127\\.0\\.0\\.1:${upPort}"$`,
     ),
   );
 });

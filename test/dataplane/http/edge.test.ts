@@ -277,7 +277,13 @@ describe('the edge over real sockets', () => {
     assert.equal(res.status, 200, 'a forged x-proxy-internal does not pick the internal-only route');
     const h = seen.at(-1) ?? {};
     const control = Object.keys(h).filter((n) => n.startsWith('x-envoy-') || n.startsWith('x-proxy-'));
-    assert.deepEqual(control, ['x-proxy-external-address']);
+    // Only what this proxy sets: the client's address and the router's timeout (test/dataplane/router/request-controls.test.ts).
+    assert.deepEqual(control, ['x-proxy-external-address', 'x-proxy-expected-rq-timeout-ms']);
+    assert.equal(
+      h['x-proxy-expected-rq-timeout-ms'],
+      '15000',
+      'the forged upstream-rq-timeout-ms did not act',
+    );
     assert.equal(h['x-proxy-external-address'], '127.0.0.2');
     assert.notEqual(h['x-request-id'], 'client-chosen');
     assert.equal(h['x-forwarded-for'], '127.0.0.1', 'a loopback peer is forwarded as the local address');
