@@ -4,7 +4,7 @@ import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.j
 import type { Report } from '../../bootstrap/report.js';
 import { addressFromXff, isInternalAddress, isLoopbackAddress, type XffAddress } from './client-address.js';
 import { requestId } from './headers.js';
-import type { HttpRequest } from './request.js';
+import { type HttpRequest, removeHeader } from './request.js';
 
 /**
  * The connection manager's trust settings (docs/edge.md): who the client is, whether it is
@@ -122,6 +122,8 @@ export const EDGE_EXTERNAL = 2;
 /** An internal request carrying router control headers (`x-proxy-retry-on`, timeouts, ...). */
 export const EDGE_ROUTER_HEADERS = 4;
 
+const NONE: readonly string[] = [];
+
 /** The name's kind, or 0; a cheap test first, as most names do not start with `x-`. */
 function kindOf(name: string): number {
   if (name.charCodeAt(0) !== 120 || name.charCodeAt(1) !== 45) return 0;
@@ -156,9 +158,15 @@ function removeKinds(h: string[], mask: number): void {
  * - `x-forwarded-for` gets the peer appended on an edge, `x-forwarded-proto` is set, and
  *   `x-request-id` generated when absent, or replaced on an edge.
  *
+ * The route table's `internal_only_headers` are removed from a request that is not internal.
  * Returns `EDGE_*` bits. `localAddress` stands in for a loopback peer in `x-forwarded-for`.
  */
-export function applyEdge(req: HttpRequest, spec: EdgeSpec, localAddress: string): number {
+export function applyEdge(
+  req: HttpRequest,
+  spec: EdgeSpec,
+  localAddress: string,
+  internalOnly: readonly string[] = NONE,
+): number {
   const h = req.headers;
   let seen = 0;
   let xff: string | null = null;
@@ -192,6 +200,7 @@ export function applyEdge(req: HttpRequest, spec: EdgeSpec, localAddress: string
     spec.generateRequestId && (!(seen & K_REQUEST_ID) || (edge && !spec.preserveExternalRequestId));
   if (newId) remove |= K_REQUEST_ID;
   if ((seen & remove) !== 0) removeKinds(h, remove);
+  if (!internal) for (const name of internalOnly) removeHeader(h, name);
   if (appended !== null) h.push('x-forwarded-for', xff === null ? appended : `${xff}, ${appended}`);
   if (setProto) h.push('x-forwarded-proto', req.scheme);
   if (internal) h.push(INTERNAL_HEADER, 'true');

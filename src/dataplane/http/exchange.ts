@@ -204,7 +204,8 @@ export class Exchange implements UpstreamHandler, TimerTarget {
       this.localReply(400, 'invalid path');
       return;
     }
-    this.edge = applyEdge(this.req, hcm.spec.edge, hcm.localAddress);
+    const routes = hcm.routes;
+    this.edge = applyEdge(this.req, hcm.spec.edge, hcm.localAddress, routes.internalOnlyHeaders);
     // Before the upstream head is built: the span's context is written into the request's headers.
     if (hcm.tracer !== null) this.trace = hcm.tracer.start(this.req);
     if (hcm.deps.ctx.store.state.server.overload?.stop_accepting_requests) {
@@ -228,7 +229,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
       }
     }
     if (hcm.grpc !== null) this.startGrpc(hcm.grpc);
-    const hit = findRoute(hcm.routes, this.req);
+    const hit = findRoute(routes, this.req);
     if (hcm.routeFilters !== null && this.runRouteFilters(hcm.routeFilters, hit)) return;
     if (!hit) {
       this.info.flags |= FLAG.NR;

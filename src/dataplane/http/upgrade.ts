@@ -35,8 +35,9 @@ export function startUpgrade(
 ): boolean {
   // An invalid path refuses the upgrade (the codec answers it); a valid one is routed normalized.
   if (!normalizeRequestPath(req, hcm.normalizePath, hcm.spec.mergeSlashes)) return false;
-  applyEdge(req, hcm.spec.edge, hcm.localAddress);
-  const hit = findRoute(hcm.routes, req);
+  const routes = hcm.routes;
+  applyEdge(req, hcm.spec.edge, hcm.localAddress, routes.internalOnlyHeaders);
+  const hit = findRoute(routes, req);
   const type = upgrade.split(',')[0]?.trim().toLowerCase() ?? '';
   if (!hit || !upgradeEnabled(hcm.spec.upgrades, hit.route, type)) return false;
   const route = hit.route;

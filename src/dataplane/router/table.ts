@@ -114,6 +114,8 @@ export interface RouteTable {
   prefixes: Array<[string, CompiledVirtualHost]>;
   any: CompiledVirtualHost | null;
   headers: HeaderMutation | null;
+  /** `internal_only_headers` (lowercase): removed from every request that is not internal (docs/edge.md). */
+  internalOnlyHeaders: string[];
 }
 
 const REDIRECT_CODES: Record<string, number> = {
@@ -304,7 +306,7 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
 }
 
 const ROUTE_CONFIG_FIELDS: FieldTable = {
-  ...acting('name', 'virtual_hosts', ...HEADER_MUTATION_FIELDS),
+  ...acting('name', 'virtual_hosts', ...HEADER_MUTATION_FIELDS, 'internal_only_headers'),
   // Checked by the reference against the cluster manager; here a missing cluster answers 503.
   validate_clusters: 'advise',
 };
@@ -422,6 +424,9 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
     prefixes: [],
     any: null,
     headers: attempt(report, where, () => compileHeaderMutation(raw, where, report)) ?? null,
+    internalOnlyHeaders: (Array.isArray(raw.internal_only_headers) ? raw.internal_only_headers : []).map(
+      (h) => String(h).toLowerCase(),
+    ),
   };
   checkFields(raw, where, report, ROUTE_CONFIG_FIELDS, 'RouteConfiguration');
   listOf(raw.virtual_hosts).forEach((vhRaw, v) => {

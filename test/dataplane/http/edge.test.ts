@@ -198,6 +198,16 @@ describe('applyEdge', () => {
     assert.deepEqual(values(bare.headers, 'x-proxy-force-trace'), []);
   });
 
+  test('internal_only_headers go from a request that is not internal', () => {
+    const external = request('203.0.113.7', ['x-secret', 'forged', 'accept', '*/*']);
+    applyEdge(external, { ...SPEC, useRemoteAddress: true }, '127.0.0.1', ['x-secret']);
+    assert.deepEqual(values(external.headers, 'x-secret'), []);
+    assert.deepEqual(values(external.headers, 'accept'), ['*/*']);
+    const internal = request('10.0.0.1', ['x-secret', 'mesh']);
+    applyEdge(internal, { ...SPEC, useRemoteAddress: true }, '127.0.0.1', ['x-secret']);
+    assert.deepEqual(values(internal.headers, 'x-secret'), ['mesh']);
+  });
+
   test('via is appended to the request', () => {
     const req = request('10.0.0.1', ['via', '1.1 other']);
     applyEdge(req, { ...SPEC, via: 'front' }, '127.0.0.1');
@@ -233,7 +243,8 @@ describe('the edge over real sockets', () => {
         direct_response: { status: 299, body: { inline_string: 'internal only' } },
       },
     ]);
-    proxy = await startProxy({ ...config, use_remote_address: true }, [
+    const routeConfig = { ...(config.route_config as object), internal_only_headers: ['X-Secret'] };
+    proxy = await startProxy({ ...config, route_config: routeConfig, use_remote_address: true }, [
       { raw: { name: 'backend', connect_timeout: '1s' }, addresses: [`127.0.0.1:${port}`] },
     ]);
   });
@@ -273,7 +284,11 @@ describe('the edge over real sockets', () => {
   );
 
   test('an external client: no control header reaches the router or the upstream; the upstream learns the real client', async () => {
-    const res = await get('127.0.0.2', '/internal-only', { ...forged, 'x-request-id': 'client-chosen' });
+    const res = await get('127.0.0.2', '/internal-only', {
+      ...forged,
+      'x-request-id': 'client-chosen',
+      'x-secret': 'forged',
+    });
     assert.equal(res.status, 200, 'a forged x-proxy-internal does not pick the internal-only route');
     const h = seen.at(-1) ?? {};
     const control = Object.keys(h).filter((n) => n.startsWith('x-envoy-') || n.startsWith('x-proxy-'));
@@ -285,16 +300,21 @@ describe('the edge over real sockets', () => {
       'the forged upstream-rq-timeout-ms did not act',
     );
     assert.equal(h['x-proxy-external-address'], '127.0.0.2');
+    assert.equal(h['x-secret'], undefined, 'internal_only_headers');
     assert.notEqual(h['x-request-id'], 'client-chosen');
     assert.equal(h['x-forwarded-for'], '127.0.0.1', 'a loopback peer is forwarded as the local address');
   });
 
   test('an internal client is marked internal (routes can tell) and keeps its request id', async () => {
     assert.deepEqual(await get('127.0.0.1', '/internal-only', {}), { status: 299, body: 'internal only' });
-    assert.equal((await get('127.0.0.1', '/', { 'x-request-id': 'internal-id' })).status, 200);
+    assert.equal(
+      (await get('127.0.0.1', '/', { 'x-request-id': 'internal-id', 'x-secret': 'mesh' })).status,
+      200,
+    );
     const h = seen.at(-1) ?? {};
     assert.equal(h['x-proxy-internal'], 'true');
     assert.equal(h['x-request-id'], 'internal-id');
+    assert.equal(h['x-secret'], 'mesh');
     assert.equal(h['x-proxy-external-address'], undefined);
   });
 });
