@@ -1,15 +1,21 @@
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { isMainThread } from 'node:worker_threads';
 import type { MemoryFigures } from '../views/memory/render.js';
 
-/** This process's `/memory` figures, read now (the primary's, or a worker's for its answer). */
+/**
+ * This thread's `/memory` figures, read now (the primary's, or a worker's for its answer).
+ * The resident set is the process's, so the main thread reports it; a worker thread's
+ * `rss` is its own heap's resident part.
+ */
 export function memoryFigures(): MemoryFigures {
   const usage = process.memoryUsage();
+  const heapPhysical = getHeapStatistics().total_physical_size;
   return {
     heapUsed: usage.heapUsed,
     heapTotal: usage.heapTotal,
     external: usage.external,
-    rss: usage.rss,
-    heapPhysical: getHeapStatistics().total_physical_size,
+    rss: isMainThread ? usage.rss : heapPhysical,
+    heapPhysical,
   };
 }
 

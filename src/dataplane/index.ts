@@ -17,7 +17,7 @@ export type { HostStatsByCluster } from './workers/stats-merge.js';
 /**
  * Starts serving traffic: resolves once the snapshot's listeners are bound (or failed), so
  * the server can go LIVE after it. `--concurrency 1` runs everything in this process (no
- * IPC on the way); N > 1 forks N workers that share the listening sockets. Requests' outcomes
+ * messages on the way); N > 1 starts N worker threads, each binding every listener's address. Requests' outcomes
  * go to `health` (started with the other edges, in `src/server/edges.ts`); serving waits for
  * its first round of checks, as the reference warms a cluster before it serves.
  */
@@ -40,10 +40,7 @@ export async function startDataPlane(ctx: ServerContext, health: HealthEdges): P
   const pool = ctx.workers;
   if (pool) {
     ctx.onShutdown(() => pool.close());
-    await pool.start({
-      onOutcomes: health.onOutcomes,
-      adoptSocket: (address) => ctx.sockets.adopt(address),
-    });
+    await pool.start({ onOutcomes: health.onOutcomes });
   } else {
     const listeners = new ListenerManager(ctx, clusters);
     ctx.onShutdown(() => listeners.close());

@@ -18,17 +18,18 @@ export interface ProxyProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `proxy -c <bootstrap.json> ...args` and waits until `/ready` says LIVE. */
+/** Starts `proxy -c <bootstrap.json> ...args` (with `env` added) and waits until `/ready` says LIVE. */
 export async function startProxyProcess(
   bootstrap: JsonObject,
   args: string[] = [],
   timeoutMs = 20000,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<ProxyProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'proxy-dp-'));
   const config = join(dir, 'bootstrap.json');
   const adminPath = join(dir, 'admin');
   writeFileSync(config, JSON.stringify(bootstrap));
-  const child = spawnProxy(['-c', config, '--admin-address-path', adminPath, ...args]);
+  const child = spawnProxy(['-c', config, '--admin-address-path', adminPath, ...args], env);
   let err = '';
   child.stderr?.on('data', (d: Buffer) => {
     err += d;

@@ -3,7 +3,7 @@ import { activeLoggers, loggerLevels, loggingUsage } from '../../../views/loggin
 import { text } from '../../../views/result.js';
 import type { ServerContext } from '../../context.js';
 import { reopenEventLog } from '../../control/event-log.js';
-import { reopenAllAccessLogs } from '../../dataplane/access-log/file-sink.js';
+import { reopenAccessLogs } from '../../dataplane/access-log/file-sink.js';
 import { isLevelName, LEVEL_NAMES } from '../../logging/levels.js';
 import type { AdminRequest, HandlerDescriptor } from '../registry.js';
 
@@ -73,7 +73,8 @@ export const loggingHandlers: HandlerDescriptor[] = [
     params: [],
     async handle(_req, ctx) {
       ctx.log.reopen();
-      reopenAllAccessLogs();
+      reopenAccessLogs();
+      ctx.workers?.reopenLogs();
       await reopenEventLog();
       return text('OK\n');
     },

@@ -1,4 +1,3 @@
-import cluster from 'node:cluster';
 import { closeSync, openSync, writeSync } from 'node:fs';
 
 /** One open access log file, shared by every logger of this process that names its path. */
@@ -61,25 +60,14 @@ export function reopenAccessLogs(): void {
   }
 }
 
-/**
- * `POST /reopen_logs` and SIGUSR1 in the primary: reopens this process's access logs and
- * passes SIGUSR1 on to every data-plane worker (`--concurrency` > 1), which reopens its own.
- */
-export function reopenAllAccessLogs(): void {
-  reopenAccessLogs();
-  if (!cluster.isPrimary) return;
-  for (const worker of Object.values(cluster.workers ?? {}))
-    if (worker && !worker.isDead()) worker.process.kill('SIGUSR1');
-}
-
 /** Flushes every access log file of this process now (tests, shutdown). */
 export function flushAccessLogs(): void {
   flushAll();
 }
 
-// Registered on import, in the primary too (which opens no access log itself with
-// --concurrency > 1): SIGUSR1 there must still reach the workers' files.
-process.on('SIGUSR1', reopenAllAccessLogs);
+// Registered on import. Only the main thread hears signals: with --concurrency > 1 the
+// worker pool tells the worker threads to reopen theirs.
+process.on('SIGUSR1', reopenAccessLogs);
 process.on('exit', flushAll);
 
 /**

@@ -108,10 +108,13 @@ export class ActiveListener {
   }
 
   /**
-   * Binds, or accepts on `inherited` (a hot-restart parent's socket for the same address);
-   * resolves to the address actually bound (the real port when the config says 0).
+   * Binds `port` (the configured one, or the one the other workers bound for a port-0
+   * listener), or accepts on `inherited` (a hot-restart parent's socket for the same address);
+   * resolves to the address actually bound (the real port when binding 0). The socket is
+   * bound with `SO_REUSEPORT`: every worker thread binds the address, the kernel spreads the
+   * connections over them, and a hot-restart epoch binds beside the one it replaces.
    */
-  listen(inherited: object | null = null): Promise<net.AddressInfo> {
+  listen(inherited: object | null = null, port = this.spec.port): Promise<net.AddressInfo> {
     return new Promise((resolve, reject) => {
       const onError = (err: Error) => reject(err);
       const onListening = () => {
@@ -129,7 +132,7 @@ export class ActiveListener {
         }
       } else
         this.server.listen(
-          { host: this.spec.ip, port: this.spec.port, backlog: this.spec.backlog },
+          { host: this.spec.ip, port, backlog: this.spec.backlog, reusePort: true },
           onListening,
         );
     });

@@ -156,7 +156,7 @@ export class ListenerManager {
     try {
       // A hot-restart child accepts on its parent's socket for the address: none is refused.
       const inherited = spec.port === 0 ? null : await this.ctx.sockets.adopt(socketKey(spec.ip, spec.port));
-      const bound = await listener.listen(inherited);
+      const bound = await listener.listen(inherited, await this.ctx.sockets.port(spec.name, spec.port));
       listener.offerTo(this.ctx.sockets, socketKey(bound.address, bound.port));
       this.listeners.set(spec.name, listener);
       if (previous) {

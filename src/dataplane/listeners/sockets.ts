@@ -6,6 +6,14 @@ export interface SocketSource {
   socket(address: string): Promise<object | null>;
 }
 
+/**
+ * Where a port-0 listener's port comes from when several threads bind it (`WorkerPool`): the
+ * port another thread bound it at, or 0 for the thread that binds it first.
+ */
+export interface PortSource {
+  port(listener: string): Promise<number>;
+}
+
 interface Offered {
   server: Server;
   /** Runs once the socket went to the next epoch (the admin stops accepting then). */
@@ -30,7 +38,15 @@ export class ListenSockets {
   /** Offers that stopped on handover, until the next epoch took over or failed. */
   private readonly stopped = new Set<Handover>();
 
-  constructor(private readonly parent: SocketSource | null = null) {}
+  constructor(
+    private readonly parent: SocketSource | null = null,
+    private readonly ports: PortSource | null = null,
+  ) {}
+
+  /** The port to bind `listener` at: `port` as configured, or for 0 the one its other threads share. */
+  port(listener: string, port: number): Promise<number> {
+    return port === 0 && this.ports ? this.ports.port(listener) : Promise.resolve(port);
+  }
 
   /** The parent epoch's socket for `address` (`ip:port` as configured), or null: bind it. */
   adopt(address: string): Promise<object | null> {

@@ -48,17 +48,17 @@ export interface WorkerAnswers {
 
 export type WorkerAnswer<Q extends WorkerQuery> = WorkerAnswers[Q['kind']];
 
-/** Primary -> worker, over the `node:cluster` IPC channel (JSON-serialised). */
+/** Primary -> worker, over the worker thread's message port (structured clone). */
 export type PrimaryMessage =
   /** The snapshot to start from; the envelopes ingested after it follow one by one. */
   | { kind: 'init'; workerId: number; options: Options; state: State }
   | { kind: 'envelope'; env: Envelope<ProxyEvent> }
   | { kind: 'query'; id: number; query: WorkerQuery }
   | { kind: 'shutdown' }
-  /** The listening socket inherited from the hot-restart parent, sent with it as the handle when `found`. */
-  | { kind: 'socket-answer'; id: number; found: boolean }
-  /** A hot-restart child asks for the socket bound at `address`: send it back as `socket-lent`. */
-  | { kind: 'socket-lend'; id: number; address: string };
+  /** `POST /reopen_logs` or SIGUSR1 (which only the main thread hears): reopen the log files. */
+  | { kind: 'reopen-logs' }
+  /** The port to bind for a port-0 listener: another worker's, or 0 to bind a free one first. */
+  | { kind: 'port-answer'; id: number; port: number };
 
 /** Worker -> primary. */
 export type WorkerMessage =
@@ -73,10 +73,8 @@ export type WorkerMessage =
   /** A trace recorded for the `/tap` session attached to `configId`, for the admin client. */
   | { kind: 'tap-trace'; configId: string; trace: JsonObject }
   | { kind: 'answer'; id: number; answer: WorkerAnswers[keyof WorkerAnswers] }
-  /** Before binding `address`: is there a socket inherited from the hot-restart parent? */
-  | { kind: 'socket-request'; id: number; address: string }
-  /** This worker's listening socket for a `socket-lend`, sent with it as the handle when `found`. */
-  | { kind: 'socket-lent'; id: number; found: boolean };
+  /** Before binding the port-0 listener `listener`: which port do the other workers bind? */
+  | { kind: 'port-request'; id: number; listener: string };
 
 export function isWorkerMessage(m: unknown): m is WorkerMessage {
   return typeof m === 'object' && m !== null && typeof (m as { kind?: unknown }).kind === 'string';

@@ -1,10 +1,8 @@
-import cluster, { type Worker } from 'node:cluster';
-import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { Subscription } from 'rxjs';
 import type { JsonObject, ProxyEvent } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
 import type { Core } from '../../core.js';
-import { socketKey } from '../../server/hot-restart/protocol.js';
 import type { OutcomeBatch } from '../../upstream/health/outcomes.js';
 import {
   isWorkerMessage,
@@ -15,9 +13,7 @@ import {
 } from './messages.js';
 
 /** The worker entry next to this file: `.ts` under tsx, `.js` in the build. */
-const WORKER_ENTRY = fileURLToPath(
-  new URL(`./worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
-);
+const WORKER_ENTRY = new URL(`./worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 /** Restarts of a crashed worker wait this long, so a worker that dies at once does not spin. */
 const RESTART_DELAY_MS = 500;
 
@@ -28,23 +24,23 @@ interface Slot {
   initialised: boolean;
 }
 
+/** Node flags that take a value in the next argument. */
+const WITH_VALUE = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader', '--conditions', '-C']);
+
 /**
- * The parent's Node flags minus the ones that name what to run (`-e CODE`, `-p`,
- * `--input-type`, `--`): loaders such as `--import tsx` carry over, the script is the worker's.
+ * The Node flags (command line, then `NODE_OPTIONS`) a worker thread needs: loaders
+ * (`--import tsx`, an agent's `--require`) and profilers, which a thread does not take from
+ * the process on its own. V8's flags (heap sizes and the like) are the process's already, and
+ * a thread refuses them, as it refuses the flags that name what to run (`-e CODE`).
  */
-function workerExecArgv(argv: readonly string[]): string[] {
+export function workerExecArgv(argv: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    if (arg === '-e' || arg === '--eval' || arg === '-p' || arg === '--print') i += 1;
-    else if (
-      arg === '--' ||
-      arg.startsWith('--input-type') ||
-      arg.startsWith('--eval=') ||
-      arg.startsWith('--print=')
-    )
-      continue;
-    else out.push(arg);
+    const name = arg.split('=')[0] as string;
+    if (WITH_VALUE.has(arg) && i + 1 < argv.length) out.push(arg, argv[++i] as string);
+    else if (WITH_VALUE.has(name) || name === '--enable-source-maps') out.push(arg);
+    else if (/^--(cpu|heap)-prof/.test(name)) out.push(arg);
   }
   return out;
 }
@@ -53,44 +49,45 @@ function workerExecArgv(argv: readonly string[]): string[] {
 export interface WorkerPoolEdges {
   /** The workers' request outcomes: the primary's health edges. */
   onOutcomes: (batch: OutcomeBatch) => void;
-  /**
-   * Where the workers' listeners adopt sockets from: the hot-restart parent epoch, through
-   * the primary's link to it.
-   */
-  adoptSocket: (address: string) => Promise<object | null>;
 }
 
 /**
- * `--concurrency N` (N > 1): N data-plane processes under `node:cluster`. The primary keeps
- * the only store that stamps events; each worker starts from the primary's snapshot and
- * folds every envelope the primary ingests after it, so all hold the same snapshots. Events
- * a worker produces travel to the primary to be dispatched there. Listening sockets are
- * shared: the primary binds each address once and every worker accepts on it, the kernel
- * choosing which (SCHED_NONE).
+ * A port-0 listener's port while its first bind is under way: the worker binding it, and the
+ * others' requests waiting for the port it gets.
+ */
+interface PortClaim {
+  owner: number;
+  waiting: Array<{ slot: Slot; id: number }>;
+}
+
+/**
+ * `--concurrency N` (N > 1): N data-plane threads (`worker_threads`) of this process. The
+ * primary (the main thread) keeps the only store that stamps events; each worker starts from
+ * the primary's snapshot and folds every envelope the primary ingests after it, so all hold
+ * the same snapshots. Events a worker produces travel to the primary to be dispatched there.
+ * Every worker binds each listener's address itself with `SO_REUSEPORT` (`reusePort`): the
+ * kernel spreads the connections over their sockets. A port-0 listener is bound by one worker
+ * first; the others bind the port it got.
  */
 export class WorkerPool {
   private readonly slots: Slot[];
   private envelopes: Subscription | null = null;
-  private listenerWatch: Subscription | null = null;
   /** Queries awaiting answers, by id: what came back so far and the workers still due. */
   private readonly pending = new Map<number, { answers: unknown[]; due: Set<number>; done: () => void }>();
   private readonly readyWaiters = new Map<number, () => void>();
   /** Per listener: the workers that reported it stopped (the listener is stopped when all did). */
   private readonly stoppedBy = new Map<string, Set<number>>();
+  /** Port-0 listeners being bound by a first worker, by listener name. */
+  private readonly portClaims = new Map<string, PortClaim>();
   private nextRequest = 1;
-  /** What the primary does with what the workers ask and report: given to `start()`. */
+  /** What the primary does with what the workers report: given to `start()`. */
   private edges: WorkerPoolEdges | null = null;
-  /**
-   * Inherited sockets by address, kept open here so that a worker restarted after the parent
-   * exited listens on the same socket as the others (binding it again would fail).
-   */
-  private readonly inherited = new Map<string, Promise<object | null>>();
-  /** `lendSocket` requests awaiting a worker's answer, by id. */
-  private readonly lends = new Map<number, (handle: object | null) => void>();
   /** Where the workers' tap traces go: the admin's `/tap` sessions (set by the first one). */
   onTapTrace: ((configId: string, trace: JsonObject) => void) | null = null;
   private closing = false;
   private forked = false;
+  /** SIGUSR1 reaches the main thread only: the workers reopen their log files when told. */
+  private readonly onReopenSignal = () => this.reopenLogs();
 
   constructor(
     private readonly ctx: Core,
@@ -100,24 +97,20 @@ export class WorkerPool {
   }
 
   /**
-   * Whether `start()` forked the workers: until then (the admin starts first) the primary's
+   * Whether `start()` started the workers: until then (the admin starts first) the primary's
    * own stats are the server's.
    */
   get started(): boolean {
     return this.forked;
   }
 
-  /** Forks every worker; resolves once each has bound the listeners of the snapshot. */
+  /** Starts every worker; resolves once each has bound the listeners of the snapshot. */
   async start(edges: WorkerPoolEdges): Promise<void> {
     this.edges = edges;
     this.forked = true;
     this.envelopes = this.ctx.store.ingested$.subscribe((env) => this.broadcast({ kind: 'envelope', env }));
-    this.listenerWatch = this.ctx.store.state$.subscribe((state) => this.releaseUnused(state.listeners));
-    // Must precede the first fork: the kernel balances accepts over the shared sockets,
-    // where the default round-robin would accept everything in the primary and pass sockets on.
-    cluster.schedulingPolicy = cluster.SCHED_NONE;
-    cluster.setupPrimary({ exec: WORKER_ENTRY, args: [], execArgv: workerExecArgv(process.execArgv) });
-    await Promise.all(this.slots.map((slot) => this.fork(slot)));
+    process.on('SIGUSR1', this.onReopenSignal);
+    await Promise.all(this.slots.map((slot) => this.spawn(slot)));
   }
 
   /** Every live worker's answer to `query`; a worker silent for `timeoutMs` is left out. */
@@ -140,50 +133,32 @@ export class WorkerPool {
   }
 
   /**
-   * Resolves once every live worker has folded every envelope ingested before the call (the
-   * IPC channel keeps order), so an admin switch answered after it holds in the data plane.
+   * Resolves once every live worker has folded every envelope ingested before the call (a
+   * message port keeps order), so an admin switch answered after it holds in the data plane.
    */
   async settled(timeoutMs = 1000): Promise<void> {
     await this.ask({ kind: 'sync' }, timeoutMs);
   }
 
-  /**
-   * A worker's listening socket at `address`, for the hot-restart child (every worker accepts
-   * on the same socket), or null when none answers within `timeoutMs`.
-   */
-  lendSocket(address: string, timeoutMs = 2000): Promise<object | null> {
-    const slot = this.slots.find((s) => s.worker && s.initialised);
-    if (!slot) return Promise.resolve(null);
-    const id = this.nextRequest++;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => done(null), timeoutMs);
-      const done = (handle: object | null) => {
-        clearTimeout(timer);
-        this.lends.delete(id);
-        resolve(handle);
-      };
-      this.lends.set(id, done);
-      this.send(slot, { kind: 'socket-lend', id, address });
-    });
+  /** `POST /reopen_logs` and SIGUSR1: every worker reopens its log and access log files. */
+  reopenLogs(): void {
+    this.broadcast({ kind: 'reopen-logs' });
   }
 
-  /** Asks every worker to close its listeners and exit; kills those still there after `graceMs`. */
+  /** Asks every worker to close its listeners and end; ends those still there after `graceMs`. */
   async close(graceMs = 5000): Promise<void> {
     this.closing = true;
+    process.off('SIGUSR1', this.onReopenSignal);
     for (const resolve of this.readyWaiters.values()) resolve();
     this.readyWaiters.clear();
     this.envelopes?.unsubscribe();
-    this.listenerWatch?.unsubscribe();
-    for (const handle of this.inherited.values())
-      void handle.then((h) => (h as { close(): void } | null)?.close());
-    this.inherited.clear();
     await Promise.all(
       this.slots.map(async (slot) => {
         const worker = slot.worker;
-        if (!worker || worker.isDead()) return;
+        if (!worker) return;
         const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
         this.send(slot, { kind: 'shutdown' });
-        const timer = setTimeout(() => worker.process.kill('SIGKILL'), graceMs);
+        const timer = setTimeout(() => void worker.terminate(), graceMs);
         await exited;
         clearTimeout(timer);
       }),
@@ -191,45 +166,51 @@ export class WorkerPool {
   }
 
   /**
-   * Forks the worker of `slot`; resolves when it (or, after crashes, a successor) is ready,
+   * Starts the worker of `slot`; resolves when it (or, after crashes, a successor) is ready,
    * so the server does not go LIVE with a worker that never bound its listeners.
    */
-  private fork(slot: Slot): Promise<void> {
+  private spawn(slot: Slot): Promise<void> {
     const log = this.ctx.log.get('workers');
-    const worker = cluster.fork({ PROXY_WORKER_ID: String(slot.id) });
+    const worker = new Worker(WORKER_ENTRY, {
+      execArgv: workerExecArgv([...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)]),
+      env: { ...process.env, PROXY_WORKER_ID: String(slot.id) },
+      // The worker's own stdout and stderr go straight to the process's: a worker that
+      // crashes while the main thread is busy still says why.
+      stdout: false,
+      stderr: false,
+    });
     slot.worker = worker;
     slot.initialised = false;
     const ready = this.readyWaiters.has(slot.id)
       ? Promise.resolve()
       : new Promise<void>((resolve) => this.readyWaiters.set(slot.id, resolve));
-    worker.on('message', (m: unknown, handle: unknown) => {
-      if (isWorkerMessage(m)) this.onMessage(slot, m, (handle as object | undefined) ?? null);
+    worker.on('message', (m: unknown) => {
+      if (isWorkerMessage(m)) this.onMessage(slot, m);
     });
-    worker.on('error', (err) => log.warn({ err, worker: slot.id }, 'worker IPC error'));
-    worker.on('exit', (code, signal) => {
+    worker.on('error', (err) => log.error({ err, worker: slot.id }, `data-plane worker ${slot.id} failed`));
+    worker.on('exit', (code) => {
+      if (slot.worker !== worker) return;
       slot.worker = null;
       slot.initialised = false;
-      // A worker that dies owes no answer (and one that answered already is not counted twice).
+      // A worker that ends owes no answer (and one that answered already is not counted twice).
       for (const request of this.pending.values()) {
         if (request.due.delete(slot.id) && request.due.size === 0) request.done();
       }
+      this.releaseClaims(slot);
       if (this.closing) {
-        log.info({ worker: slot.id, code, signal }, 'data-plane worker exited');
+        log.info({ worker: slot.id, code }, 'data-plane worker exited');
         return;
       }
-      log.error(
-        { worker: slot.id, code, signal },
-        `data-plane worker ${slot.id} exited unexpectedly; restarting it`,
-      );
+      log.error({ worker: slot.id, code }, `data-plane worker ${slot.id} exited unexpectedly; restarting it`);
       this.ctx.stats.counter('listener_manager.worker_restarts').inc();
       setTimeout(() => {
-        if (!this.closing) void this.fork(slot);
+        if (!this.closing) void this.spawn(slot);
       }, RESTART_DELAY_MS).unref();
     });
     return ready;
   }
 
-  private onMessage(slot: Slot, m: WorkerMessage, handle: object | null): void {
+  private onMessage(slot: Slot, m: WorkerMessage): void {
     switch (m.kind) {
       case 'hello':
         // From here on the worker gets every envelope, and the snapshot is the state just
@@ -263,52 +244,47 @@ export class WorkerPool {
       case 'tap-trace':
         this.onTapTrace?.(m.configId, m.trace);
         return;
-      case 'socket-request':
-        void this.inheritedSocket(m.address).then((inherited) => {
-          const worker = slot.worker;
-          if (inherited && worker?.isConnected()) {
-            worker.send(
-              { kind: 'socket-answer', id: m.id, found: true } satisfies PrimaryMessage,
-              inherited as never,
-            );
-          } else this.send(slot, { kind: 'socket-answer', id: m.id, found: false });
-        });
-        return;
-      case 'socket-lent':
-        this.lends.get(m.id)?.(m.found ? handle : null);
+      case 'port-request':
+        this.answerPort(slot, m.id, m.listener);
         return;
     }
   }
 
   /**
-   * Lets go of inherited sockets whose address no listener has any more (removed by listener
-   * discovery): kept here, the address would stay bound and connections would wait unanswered.
+   * The port a worker binds for the port-0 listener `name`: the one it is bound at already
+   * (a worker restarted, or a later one), else 0 for the first asker, whose bind the others
+   * wait for.
    */
-  private releaseUnused(listeners: State['listeners']): void {
-    if (this.inherited.size === 0) return;
-    const used = new Set<string>();
-    for (const entry of Object.values(listeners)) {
-      const socket = (entry.config.address as { socket_address?: { address?: string; port_value?: number } })
-        ?.socket_address;
-      if (socket?.address !== undefined) used.add(socketKey(socket.address, Number(socket.port_value ?? 0)));
-    }
-    for (const [address, socket] of this.inherited) {
-      if (used.has(address)) continue;
-      this.inherited.delete(address);
-      void socket.then((h) => (h as { close(): void } | null)?.close());
+  private answerPort(slot: Slot, id: number, name: string): void {
+    const bound = boundPort(this.ctx.store.state.listeners[name]);
+    const claim = this.portClaims.get(name);
+    if (!bound && claim) claim.waiting.push({ slot, id });
+    else {
+      if (!bound) this.portClaims.set(name, { owner: slot.id, waiting: [] });
+      this.send(slot, { kind: 'port-answer', id, port: bound });
     }
   }
 
-  private inheritedSocket(address: string): Promise<object | null> {
-    let socket = this.inherited.get(address);
-    if (!socket) {
-      socket = (this.edges?.adoptSocket(address) ?? Promise.resolve(null)).catch((err) => {
-        this.ctx.log.get('workers').error({ err, address }, 'hot restart: no inherited socket');
-        return null;
-      });
-      this.inherited.set(address, socket);
+  /** The first bind of a port-0 listener ended: the waiting workers bind its port (0 if it failed). */
+  private settleClaim(name: string, port: number): void {
+    const claim = this.portClaims.get(name);
+    if (!claim) return;
+    this.portClaims.delete(name);
+    for (const { slot, id } of claim.waiting) this.send(slot, { kind: 'port-answer', id, port });
+  }
+
+  /** A worker that ended while binding first: the next waiting worker binds first instead. */
+  private releaseClaims(slot: Slot): void {
+    for (const [name, claim] of this.portClaims) {
+      claim.waiting = claim.waiting.filter((w) => w.slot !== slot);
+      if (claim.owner !== slot.id) continue;
+      const next = claim.waiting.shift();
+      if (!next) this.portClaims.delete(name);
+      else {
+        claim.owner = next.slot.id;
+        this.send(next.slot, { kind: 'port-answer', id: next.id, port: 0 });
+      }
     }
-    return socket;
   }
 
   /**
@@ -323,6 +299,7 @@ export class WorkerPool {
       case 'listener/bind-failed': {
         const entry = state.listeners[event.name];
         if (entry && entry.state === 'pending') this.ctx.store.dispatch(event, source);
+        this.settleClaim(event.name, event.type === 'listener/bound' ? event.port : 0);
         return;
       }
       case 'listener/stopped': {
@@ -347,10 +324,12 @@ export class WorkerPool {
   }
 
   private send(slot: Slot, message: PrimaryMessage): void {
-    const worker = slot.worker;
-    if (!worker?.isConnected()) return;
-    worker.send(message, (err: Error | null) => {
-      if (err) this.ctx.log.get('workers').warn({ err, worker: slot.id }, 'message to worker lost');
-    });
+    slot.worker?.postMessage(message);
   }
+}
+
+/** The port a listener is bound at (`ip:port` in its entry), or 0 while it is not. */
+function boundPort(entry: State['listeners'][string] | undefined): number {
+  if (!entry?.boundAddress || entry.state !== 'active') return 0;
+  return Number(entry.boundAddress.slice(entry.boundAddress.lastIndexOf(':') + 1)) || 0;
 }

@@ -1,9 +1,10 @@
 /**
- * A data-plane worker process (`--concurrency N`, N > 1), forked by `WorkerPool`. It folds
+ * A data-plane worker thread (`--concurrency N`, N > 1), started by `WorkerPool`. It folds
  * the primary's events into its own store, runs listeners and the cluster runtimes over
  * it, and answers stats requests with what moved in its stats since its last answer.
  */
 
+import { parentPort } from 'node:worker_threads';
 import { pairwise, startWith } from 'rxjs';
 import type { Envelope, JsonObject, ProxyEvent } from '../../../events/index.js';
 import { createContext, type ServerContext } from '../../context.js';
@@ -14,9 +15,10 @@ import { startShrinkHeap } from '../../server/overload/shrink-heap.js';
 import { applyStatsControl } from '../../stats/start.js';
 import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
 import { relayOutcomes } from '../../upstream/health/outcomes.js';
+import { reopenAccessLogs } from '../access-log/file-sink.js';
 import { applyTapQuery } from '../http/tap.js';
 import { ListenerManager } from '../listeners/manager.js';
-import { ListenSockets, type SocketSource } from '../listeners/sockets.js';
+import { ListenSockets, type PortSource } from '../listeners/sockets.js';
 import { type ClusterTraffic, clusterTraffic } from '../pool/cluster-traffic.js';
 import { drainPools } from '../pool/index.js';
 import {
@@ -29,8 +31,11 @@ import {
 } from './messages.js';
 import { type HostStatsByCluster, StatsTracker } from './stats-merge.js';
 
+if (!parentPort) throw new Error('the data-plane worker runs as a worker thread of the proxy');
+const port = parentPort;
+
 function send(message: WorkerMessage): void {
-  if (process.connected) process.send?.(message);
+  port.postMessage(message);
 }
 
 /**
@@ -45,30 +50,19 @@ class RelayStore extends Store {
   }
 }
 
-/** Requests for inherited sockets awaiting the primary's answer, by id. */
-const socketWaiters = new Map<number, (handle: object | null) => void>();
-let nextSocketRequest = 1;
+/** Port requests awaiting the primary's answer, by id. */
+const portWaiters = new Map<number, (port: number) => void>();
+let nextPortRequest = 1;
 
-/**
- * Listeners adopt the hot-restart parent's sockets through the primary, which holds the link
- * to the parent epoch (docs/hot-restart.md).
- */
-const primarySockets: SocketSource = {
-  socket: (address) =>
+/** A port-0 listener binds the port the other workers bound it at; the primary knows which. */
+const sharedPorts: PortSource = {
+  port: (listener) =>
     new Promise((resolve) => {
-      const id = nextSocketRequest++;
-      socketWaiters.set(id, resolve);
-      send({ kind: 'socket-request', id, address });
+      const id = nextPortRequest++;
+      portWaiters.set(id, resolve);
+      send({ kind: 'port-request', id, listener });
     }),
 };
-
-/** Lends this worker's listening socket at `address` to the primary (for a hot-restart child). */
-function lendSocket(id: number, address: string): void {
-  const server = context?.sockets.find(address)?.server as { _handle?: object } | undefined;
-  if (server?._handle && process.connected && process.send) {
-    process.send({ kind: 'socket-lent', id, found: true } satisfies WorkerMessage, server._handle as never);
-  } else send({ kind: 'socket-lent', id, found: false });
-}
 
 let workerId = 0;
 let context: ServerContext | null = null;
@@ -78,7 +72,7 @@ const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** What of this worker's stats the primary was sent last. */
 let tracker: StatsTracker | null = null;
 
-/** Stops this worker: its shutdown steps, then exit (at once when it never started). */
+/** Stops this worker: its shutdown steps, then the thread ends (at once when it never started). */
 async function shutdown(code: number): Promise<void> {
   if (context) await context.shutdown(code);
   else process.exit(code);
@@ -101,7 +95,8 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
     options,
     store: new RelayStore({ initial: state }),
     role: 'worker',
-    sockets: new ListenSockets(primarySockets),
+    // No socket is adopted from a hot-restart parent: the worker binds beside it (SO_REUSEPORT).
+    sockets: new ListenSockets(null, sharedPorts),
   });
   context = ctx;
   tracker = new StatsTracker(ctx.stats);
@@ -129,7 +124,7 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
   const shrinkHeap = startShrinkHeap(ctx);
   if (shrinkHeap) ctx.onShutdown(shrinkHeap);
   await listeners.start();
-  log.info({ worker: message.workerId, pid: process.pid }, 'data-plane worker started');
+  log.info({ worker: message.workerId }, 'data-plane worker started');
   send({ kind: 'ready' });
 }
 
@@ -174,7 +169,7 @@ async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAns
   }
 }
 
-process.on('message', (m: unknown, handle: unknown) => {
+port.on('message', (m: unknown) => {
   if (!isPrimaryMessage(m)) return;
   switch (m.kind) {
     case 'init':
@@ -193,20 +188,16 @@ process.on('message', (m: unknown, handle: unknown) => {
     case 'shutdown':
       void shutdown(0);
       return;
-    case 'socket-answer': {
-      const waiter = socketWaiters.get(m.id);
-      socketWaiters.delete(m.id);
-      waiter?.(m.found && handle ? (handle as object) : null);
+    case 'reopen-logs':
+      context?.log.reopen();
+      reopenAccessLogs();
+      return;
+    case 'port-answer': {
+      const waiter = portWaiters.get(m.id);
+      portWaiters.delete(m.id);
+      waiter?.(m.port);
       return;
     }
-    case 'socket-lend':
-      lendSocket(m.id, m.address);
-      return;
   }
 });
-// The primary is gone (crashed or killed): nothing to serve for.
-process.on('disconnect', () => void shutdown(0));
 send({ kind: 'hello' });
-// Ctrl-C reaches the whole process group, and a service manager may signal every process of
-// it; the primary coordinates the drain and then tells each worker to stop.
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => {});

@@ -166,10 +166,9 @@ async function sendSocket(
   const log = ctx.log.get('main');
   const offered = ctx.sockets.find(msg.address);
   // The server's own handle, not the server: the restarter must not start accepting on it.
-  // With workers, the data-plane listeners are theirs: one lends its copy.
-  const own = (offered?.server as unknown as { _handle?: object } | undefined)?._handle ?? null;
-  const lent = own ? null : ((await ctx.workers?.lendSocket(msg.address)) ?? null);
-  const handle = own ?? lent;
+  // With workers, the data-plane listeners are the worker threads' (a thread's handle cannot
+  // leave it): the next epoch binds beside them (SO_REUSEPORT).
+  const handle = (offered?.server as unknown as { _handle?: object } | undefined)?._handle ?? null;
   if (!handle || !process.send) {
     reply({ type: 'socket', id: msg.id, address: msg.address, sent: false });
     return;
@@ -181,8 +180,6 @@ async function sendSocket(
     address: msg.address,
   };
   process.send(handover, handle as never, {}, (err: Error | null) => {
-    // A lent copy was only passing through this process.
-    (lent as { close(): void } | null)?.close();
     if (err) log.error({ err, address: msg.address }, 'hot restart: cannot send a listening socket');
     else {
       log.info({ address: msg.address, epoch: childEpoch }, 'hot restart: listening socket handed over');

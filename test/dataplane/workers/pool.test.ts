@@ -1,0 +1,95 @@
+/**
+ * Workers as threads of one process: every worker thread binds the listener's address
+ * (SO_REUSEPORT), a port-0 listener at the port the first one got, and a worker thread that
+ * dies of an uncaught error is started again at the same address.
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { workerExecArgv } from '../../../src/dataplane/workers/pool.js';
+import { repoRoot } from '../../helpers/cli.js';
+import { cluster, exchange, tcpListener, tcpServer } from '../../helpers/dataplane.js';
+import { startProxyProcess } from '../../helpers/proxy-process.js';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+after(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+/** Listening TCP sockets on 127.0.0.1:`port` (one per worker thread that bound it). */
+function listeningSockets(port: number): number {
+  const out = execFileSync('ss', ['-Hltn', `sport = :${port}`], { encoding: 'utf8' });
+  return out.split('\n').filter((line) => line.includes(`127.0.0.1:${port}`)).length;
+}
+
+async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function echoes(port: number, count: number): Promise<string[]> {
+  const answers = await Promise.all(Array.from({ length: count }, (_, i) => exchange(port, `m${i}`)));
+  return answers.map((a) => a.data.toString());
+}
+
+test('workerExecArgv keeps loaders and profilers, drops V8 flags and what names the script', () => {
+  assert.deepEqual(
+    workerExecArgv([
+      '--import',
+      'tsx',
+      '--max-semi-space-size=1',
+      '--input-type=module',
+      '-e',
+      'code',
+      '--require=agent.js',
+      '--cpu-prof',
+      '--',
+      '',
+    ]),
+    ['--import', 'tsx', '--require=agent.js', '--cpu-prof'],
+  );
+});
+
+test('--concurrency 2: both worker threads bind a port-0 listener at one port; a crashed one is restarted there', async () => {
+  const upstream = await tcpServer((socket) => socket.pipe(socket));
+  cleanups.push(upstream.close);
+  const dir = mkdtempSync(join(tmpdir(), 'proxy-worker-crash-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const crashFile = join(dir, 'crash');
+  const proxy = await startProxyProcess(
+    {
+      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      static_resources: {
+        clusters: [cluster('echo', [upstream.port])],
+        listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' })],
+      },
+    },
+    ['--concurrency', '2'],
+    20_000,
+    {
+      NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/crash-worker-thread.mjs')}`,
+      CRASH_WORKER_FILE: crashFile,
+    },
+  );
+  cleanups.push(proxy.stop);
+  const port = await proxy.listenerPort('tcp');
+  assert.notEqual(port, 0);
+  assert.equal(listeningSockets(port), 2, 'each worker thread listens on the port');
+  assert.deepEqual(await echoes(port, 12), Array.from({ length: 12 }, (_, i) => `m${i}`));
+
+  writeFileSync(crashFile, '');
+  await until(() => /data-plane worker 1 exited unexpectedly; restarting it/.test(proxy.stderr()), 'the crash');
+  const restarts = async () =>
+    (await proxy.get('/stats?filter=^listener_manager\\.worker_restarts$')).body.trim();
+  assert.equal(await restarts(), 'listener_manager.worker_restarts: 1');
+  await until(() => listeningSockets(port) === 2, 'the restarted worker thread to bind the same port');
+  assert.equal(await proxy.listenerPort('tcp'), port, 'the listener keeps its port');
+  assert.deepEqual(await echoes(port, 12), Array.from({ length: 12 }, (_, i) => `m${i}`));
+  assert.equal((await proxy.get('/ready')).status, 200, 'the process serves on');
+});
