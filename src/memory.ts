@@ -1,5 +1,5 @@
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
-import { isMainThread } from 'node:worker_threads';
+import { isMainThread, type ResourceLimits } from 'node:worker_threads';
 import type { MemoryFigures } from '../views/memory/render.js';
 
 /**
@@ -93,4 +93,23 @@ export function settleServingHeap(heapUsed = process.memoryUsage().heapUsed): bo
   if (applied.length === 0 || heapUsed >= LARGE_HEAP_BYTES) return false;
   for (const flag of applied) setFlagsFromString(flag);
   return true;
+}
+
+/**
+ * V8 sizes a young generation at three semi-spaces: the main thread's settle at 2 MiB
+ * (`settleServingHeap`), so a worker thread gets the same 6 MiB.
+ */
+const WORKER_YOUNG_GENERATION_MB = 6;
+
+/**
+ * The heap limits of a data-plane worker thread while this process limits its heap: the V8
+ * flags are the process's, but a worker thread starts while start-up has V8's own growth
+ * (`lendHeapToStartUp`) and would keep the young generation it grew to then, about 11 MiB
+ * a thread more under load than capped (bench/README.md, "Workers as threads"). None when the
+ * operator's flags size the young generation.
+ */
+export function workerResourceLimits(): ResourceLimits {
+  return applied.includes('--semi-space-growth-factor=1')
+    ? { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB }
+    : {};
 }

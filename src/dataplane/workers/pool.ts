@@ -3,6 +3,7 @@ import type { Subscription } from 'rxjs';
 import type { JsonObject, ProxyEvent } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
 import type { Core } from '../../core.js';
+import { workerResourceLimits } from '../../memory.js';
 import type { OutcomeBatch } from '../../upstream/health/outcomes.js';
 import {
   isWorkerMessage,
@@ -178,6 +179,7 @@ export class WorkerPool {
       // crashes while the main thread is busy still says why.
       stdout: false,
       stderr: false,
+      resourceLimits: workerResourceLimits(),
     });
     slot.worker = worker;
     slot.initialised = false;

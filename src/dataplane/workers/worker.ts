@@ -7,7 +7,7 @@
 import { parentPort } from 'node:worker_threads';
 import { pairwise, startWith } from 'rxjs';
 import type { Envelope, JsonObject, ProxyEvent } from '../../../events/index.js';
-import { createContext, type ServerContext } from '../../context.js';
+import { buildContext, type ServerContext } from '../../context-core.js';
 import { Store } from '../../control/store.js';
 import { memoryFigures } from '../../memory.js';
 import { profileFile } from '../../profiler.js';
@@ -91,13 +91,15 @@ function hostStats(state: Store['state'], manager: ClusterManager<ClusterTraffic
 async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise<void> {
   const { options, state } = message;
   workerId = message.workerId;
-  const ctx = createContext({
-    options,
-    store: new RelayStore({ initial: state }),
-    role: 'worker',
-    // No socket is adopted from a hot-restart parent: the worker binds beside it (SO_REUSEPORT).
-    sockets: new ListenSockets(null, sharedPorts),
-  });
+  const ctx = buildContext(
+    {
+      options,
+      store: new RelayStore({ initial: state }),
+      // No socket is adopted from a hot-restart parent: the worker binds beside it (SO_REUSEPORT).
+      sockets: new ListenSockets(null, sharedPorts),
+    },
+    null,
+  );
   context = ctx;
   tracker = new StatsTracker(ctx.stats);
   const log = ctx.log.get('workers');
