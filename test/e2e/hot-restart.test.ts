@@ -329,7 +329,22 @@ test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed re
   );
 });
 
-test('a hot restart with --concurrency 2: the workers hand their socket over and the new workers accept on it', async () => {
+/**
+ * Worker threads cannot hand their sockets over: those of the new epoch bind beside the old ones
+ * (SO_REUSEPORT), and the connections queued on an old socket when it closes move to a new
+ * one with `net.ipv4.tcp_migrate_req` (else the kernel resets them), set here for the test's
+ * duration as docs/hot-restart.md tells operators to.
+ */
+function migrateQueuedConnections(): void {
+  const sysctl = '/proc/sys/net/ipv4/tcp_migrate_req';
+  const before = readFileSync(sysctl, 'utf8').trim();
+  if (before === '1') return;
+  writeFileSync(sysctl, '1');
+  cleanups.push(() => writeFileSync(sysctl, before));
+}
+
+test('a hot restart with --concurrency 2: the worker threads of the new epoch bind beside the old ones and no request fails', async () => {
+  migrateQueuedConnections();
   const { port, restarter, stderr, restart } = await startRestarted('two', 2);
   const load = steadyLoad(port, {
     h1Clients: 4,
@@ -345,7 +360,12 @@ test('a hot restart with --concurrency 2: the workers hand their socket over and
   const result = await load.stop();
   assert.deepEqual(result.failed, [], 'no request failed');
   assert.equal(result.refused, 0, 'no connection was refused');
+  // Only the admin's socket is handed over; the listener's is bound beside the old epoch's.
   assert.match(stderr(), /listening socket handed over \{"address":"127\.0\.0\.1:\d+","epoch":1\}/);
+  assert.doesNotMatch(
+    stderr(),
+    new RegExp(`listening socket handed over \\{"address":"127\\.0\\.0\\.1:${port}"`),
+  );
   restarter.kill('SIGTERM');
   assert.equal(await exitOf(restarter, 10_000), 0, stderr());
 });
