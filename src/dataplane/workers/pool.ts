@@ -175,10 +175,6 @@ export class WorkerPool {
     const worker = new Worker(WORKER_ENTRY, {
       execArgv: workerExecArgv([...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)]),
       env: { ...process.env, PROXY_WORKER_ID: String(slot.id) },
-      // The worker's own stdout and stderr go straight to the process's: a worker that
-      // crashes while the main thread is busy still says why.
-      stdout: false,
-      stderr: false,
       resourceLimits: workerResourceLimits(),
     });
     slot.worker = worker;
