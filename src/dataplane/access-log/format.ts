@@ -56,8 +56,8 @@ const SIMPLE: Record<string, Getter> = {
   DOWNSTREAM_REMOTE_ADDRESS: (i) => orNull(i.downstreamRemote),
   DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT: (i) => hostOrNull(i.downstreamRemote),
   // No PROXY protocol or x-forwarded-for trust here: the direct peer is the peer.
-  DOWNSTREAM_DIRECT_REMOTE_ADDRESS: (i) => orNull(i.downstreamRemote),
-  DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT: (i) => hostOrNull(i.downstreamRemote),
+  DOWNSTREAM_DIRECT_REMOTE_ADDRESS: (i) => orNull(i.downstreamDirectRemote),
+  DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT: (i) => hostOrNull(i.downstreamDirectRemote),
   DOWNSTREAM_LOCAL_ADDRESS: (i) => orNull(i.downstreamLocal),
   DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT: (i) => hostOrNull(i.downstreamLocal),
   DOWNSTREAM_LOCAL_PORT: (i) => portOrNull(i.downstreamLocal),

@@ -73,8 +73,13 @@ export interface StreamInfo {
   /** `ip:port` of the last upstream host tried; '' when none. */
   upstreamHost: string;
   upstreamCluster: string;
-  /** `ip:port` of the downstream peer and of the local end of its connection. */
+  /**
+   * The client's address (`ip:port`): the peer's, or (HTTP) the one the edge step read from
+   * `x-forwarded-for`, with port 0, as the reference logs it.
+   */
   downstreamRemote: string;
+  /** `ip:port` of the downstream peer and of the local end of its connection. */
+  downstreamDirectRemote: string;
   downstreamLocal: string;
   routeName: string;
   /** `x-request-id`-style marker that a request was answered by the health check filter. */
@@ -97,6 +102,7 @@ export function newStreamInfo(request: HttpRequest | null, remote: string, local
     upstreamHost: '',
     upstreamCluster: '',
     downstreamRemote: remote,
+    downstreamDirectRemote: remote,
     downstreamLocal: local,
     routeName: '',
     healthCheck: false,

@@ -4,6 +4,7 @@ import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.j
 import type { Report } from '../../bootstrap/report.js';
 import { addressFromXff, isInternalAddress, isLoopbackAddress, type XffAddress } from './client-address.js';
 import { requestId } from './headers.js';
+import { joinHostPort, type StreamInfo } from '../access-log/stream-info.js';
 import { type HttpRequest, removeHeader } from './request.js';
 
 /**
@@ -158,7 +159,8 @@ function removeKinds(h: string[], mask: number): void {
  * - `x-forwarded-for` gets the peer appended on an edge, `x-forwarded-proto` is set, and
  *   `x-request-id` generated when absent, or replaced on an edge.
  *
- * The route table's `internal_only_headers` are removed from a request that is not internal.
+ * The route table's `internal_only_headers` are removed from a request that is not internal;
+ * `info.downstreamRemote` becomes the client when `x-forwarded-for` named it.
  * Returns `EDGE_*` bits. `localAddress` stands in for a loopback peer in `x-forwarded-for`.
  */
 export function applyEdge(
@@ -166,6 +168,7 @@ export function applyEdge(
   spec: EdgeSpec,
   localAddress: string,
   internalOnly: readonly string[] = NONE,
+  info: Pick<StreamInfo, 'downstreamRemote'> | null = null,
 ): number {
   const h = req.headers;
   let seen = 0;
@@ -179,14 +182,19 @@ export function applyEdge(
   const peer = req.remoteIp;
   const hops = spec.xffNumTrustedHops;
   let client: XffAddress;
+  let fromPeer: XffAddress | null = null;
   let appended: string | null = null;
   if (spec.useRemoteAddress) {
     const trusted = hops > 0 ? addressFromXff(xff, hops - 1).address : null;
     client = { address: trusted ?? peer, single: xff === null };
+    if (trusted === null) fromPeer = client;
     if (!spec.skipXffAppend && peer !== '') appended = isLoopbackAddress(peer) ? localAddress : peer;
   } else {
     client = addressFromXff(xff, hops);
   }
+  // The access log's client: an address read from x-forwarded-for, with port 0 as the reference's.
+  if (info !== null && client.address !== null && client !== fromPeer)
+    info.downstreamRemote = joinHostPort(client.address, 0);
   const internal =
     client.single && client.address !== null && isInternalAddress(client.address, spec.unixSocketsInternal);
   const edge = !internal && spec.useRemoteAddress;

@@ -205,7 +205,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
       return;
     }
     const routes = hcm.routes;
-    this.edge = applyEdge(this.req, hcm.spec.edge, hcm.localAddress, routes.internalOnlyHeaders);
+    this.edge = applyEdge(this.req, hcm.spec.edge, hcm.localAddress, routes.internalOnlyHeaders, this.info);
     // Before the upstream head is built: the span's context is written into the request's headers.
     if (hcm.tracer !== null) this.trace = hcm.tracer.start(this.req);
     if (hcm.deps.ctx.store.state.server.overload?.stop_accepting_requests) {

@@ -58,8 +58,8 @@ const SIMPLE: Record<string, HeaderTemplate> = {
   DOWNSTREAM_REMOTE_ADDRESS: ({ info }) => info.downstreamRemote,
   DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT: ({ info }) => withoutPort(info.downstreamRemote),
   // No PROXY protocol or trusted x-forwarded-for: the direct peer is the peer.
-  DOWNSTREAM_DIRECT_REMOTE_ADDRESS: ({ info }) => info.downstreamRemote,
-  DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT: ({ info }) => withoutPort(info.downstreamRemote),
+  DOWNSTREAM_DIRECT_REMOTE_ADDRESS: ({ info }) => info.downstreamDirectRemote,
+  DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT: ({ info }) => withoutPort(info.downstreamDirectRemote),
   DOWNSTREAM_LOCAL_ADDRESS: ({ info }) => info.downstreamLocal,
   DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT: ({ info }) => withoutPort(info.downstreamLocal),
   DOWNSTREAM_LOCAL_PORT: ({ info }) => portOf(info.downstreamLocal),

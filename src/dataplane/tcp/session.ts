@@ -60,6 +60,7 @@ export class TcpSession {
     });
     downstream.once('close', (hadError) => this.onDownstreamClose(hadError));
     this.info.downstreamRemote = joinHostPort(downstream.remoteAddress, downstream.remotePort);
+    this.info.downstreamDirectRemote = this.info.downstreamRemote;
     this.info.downstreamLocal = joinHostPort(downstream.localAddress, downstream.localPort);
     const target = pickCluster(settings, Math.random());
     this.clusterName = target.name;

@@ -208,6 +208,28 @@ describe('applyEdge', () => {
     assert.deepEqual(values(internal.headers, 'x-secret'), ['mesh']);
   });
 
+  test('the access log’s client is the address x-forwarded-for named (port 0), else the peer’s', () => {
+    const info = { downstreamRemote: '10.0.0.2:5555' };
+    applyEdge(request('10.0.0.2', ['x-forwarded-for', '203.0.113.4']), SPEC, '127.0.0.1', [], info);
+    assert.equal(info.downstreamRemote, '203.0.113.4:0');
+    const v6 = { downstreamRemote: '10.0.0.2:5555' };
+    const hops = { ...SPEC, useRemoteAddress: true, xffNumTrustedHops: 1 };
+    applyEdge(request('10.0.0.2', ['x-forwarded-for', '2001:db8::7']), hops, '127.0.0.1', [], v6);
+    assert.equal(v6.downstreamRemote, '[2001:db8::7]:0');
+    const peer = { downstreamRemote: '10.0.0.2:5555' };
+    applyEdge(
+      request('10.0.0.2', ['x-forwarded-for', '203.0.113.4']),
+      { ...SPEC, useRemoteAddress: true },
+      '127.0.0.1',
+      [],
+      peer,
+    );
+    assert.equal(peer.downstreamRemote, '10.0.0.2:5555');
+    const none = { downstreamRemote: '10.0.0.2:5555' };
+    applyEdge(request('10.0.0.2', ['x-forwarded-for', 'unknown']), SPEC, '127.0.0.1', [], none);
+    assert.equal(none.downstreamRemote, '10.0.0.2:5555');
+  });
+
   test('via is appended to the request', () => {
     const req = request('10.0.0.1', ['via', '1.1 other']);
     applyEdge(req, { ...SPEC, via: 'front' }, '127.0.0.1');
