@@ -14,7 +14,7 @@ import type {
   UpstreamRequestHead,
 } from '../pool/types.js';
 import { applyHeaderMutations, type HeaderMutation } from '../router/header-mutation.js';
-import { readRequestControls } from '../router/request-controls.js';
+import { readRequestControls, strictCheckFailure } from '../router/request-controls.js';
 import {
   backOffMs,
   type RetryPolicy,
@@ -280,6 +280,15 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     let perTryMs = this.retry?.perTryTimeoutMs ?? 0;
     const router = hcm.filters.router;
     if (this.edge & EDGE_ROUTER_HEADERS) {
+      const bad =
+        router.strictCheckHeaders.length === 0
+          ? null
+          : strictCheckFailure(this.req.headers, router.strictCheckHeaders);
+      if (bad !== null) {
+        this.info.flags |= FLAG.IH;
+        this.localReply(400, `invalid header '${bad[0]}' with value '${bad[1]}'`);
+        return;
+      }
       const controls = readRequestControls(this.req.headers, this.retry, route.timeoutMs, router);
       this.retry = controls.retry;
       this.timeoutMs = controls.timeoutMs;

@@ -5,6 +5,7 @@ import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.j
 import { attempt, type Report } from '../../bootstrap/report.js';
 import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
 import { compileHeaderMatcher, listOf, type RequestTest } from '../router/matchers.js';
+import { STRICT_CHECKABLE } from '../router/request-controls.js';
 import { FIELD_TABLES as CSRF_FIELD_TABLES, type CsrfPolicy, compileCsrfPolicy } from './csrf.js';
 import type { GrpcFilterKind } from './grpc-filters.js';
 import { FIELD_TABLES as FRACTION_FIELD_TABLES } from './runtime-fraction.js';
@@ -45,13 +46,15 @@ export interface RouterOptions {
   suppressEnvoyHeaders: boolean;
   /** An internal caller's `x-proxy-expected-rq-timeout-ms` (set by the proxy in front) is the request's timeout. */
   respectExpectedRqTimeout: boolean;
+  /** `strict_check_headers`, as suffixes (`retry-on`, ...): a malformed one answers 400. */
+  strictCheckHeaders: string[];
 }
 
 const ROUTER_FIELDS: FieldTable = {
   // Stats this build does not keep either way; both are hints to the reference's stats code.
   dynamic_stats: 'advise',
   start_child_span: 'advise',
-  ...acting('upstream_log', 'suppress_envoy_headers', 'respect_expected_rq_timeout'),
+  ...acting('upstream_log', 'suppress_envoy_headers', 'respect_expected_rq_timeout', 'strict_check_headers'),
 };
 const HEALTH_CHECK_FIELDS: FieldTable = acting('pass_through_mode', 'headers');
 
@@ -72,6 +75,21 @@ export const FIELD_TABLES = {
   ...FRACTION_FIELD_TABLES,
 };
 
+/** `strict_check_headers`: each one of the reference's five checkable headers, in either spelling. */
+function compileStrictCheckHeaders(raw: unknown, path: string, report: Report): string[] {
+  const names = Array.isArray(raw) ? raw : [];
+  return names.flatMap((n, i) => {
+    const name = String(n).toLowerCase();
+    const suffix = name.startsWith('x-envoy-') || name.startsWith('x-proxy-') ? name.slice(8) : '';
+    if ((STRICT_CHECKABLE as readonly string[]).includes(suffix)) return [suffix];
+    report.error(
+      `${path}.strict_check_headers[${i}]`,
+      `'${String(n)}' cannot be strictly checked (known: ${STRICT_CHECKABLE.map((s) => `x-envoy-${s}`).join(', ')})`,
+    );
+    return [];
+  });
+}
+
 /**
  * Compiles `http_filters`, each picked by its resolved `typed_config` `@type` (the loader
  * resolved every spelling of its name through the extension registry). The router must come
@@ -81,7 +99,11 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
   let healthCheck: HealthCheckFilter | null = null;
   const routeFilters: RouteFilterSpec[] = [];
   let upstreamLogs: AccessLogSpec[] = [];
-  let router: RouterOptions = { suppressEnvoyHeaders: false, respectExpectedRqTimeout: false };
+  let router: RouterOptions = {
+    suppressEnvoyHeaders: false,
+    respectExpectedRqTimeout: false,
+    strictCheckHeaders: [],
+  };
   let tapConfigId: string | null = null;
   const grpc: GrpcFilterKind[] = [];
   list.forEach((f, i) => {
@@ -94,6 +116,11 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
       router = {
         suppressEnvoyHeaders: config.suppress_envoy_headers === true,
         respectExpectedRqTimeout: config.respect_expected_rq_timeout === true,
+        strictCheckHeaders: compileStrictCheckHeaders(
+          config.strict_check_headers,
+          `${at}.typed_config`,
+          report,
+        ),
       };
     } else if (type === CONFIG_TYPE.healthCheck) {
       checkFields(config, `${at}.typed_config`, report, HEALTH_CHECK_FIELDS, 'HealthCheck');

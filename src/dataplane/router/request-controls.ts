@@ -1,4 +1,4 @@
-import { type RetryPolicy, retryOnHeader } from './retry.js';
+import { type RetryPolicy, retryOnHeader, retryOnHeaderValid } from './retry.js';
 
 /**
  * What an internal request's control headers change for its routing, as the reference's
@@ -71,6 +71,32 @@ function takeControls(headers: string[], dropExpected: boolean): Map<string, str
   }
   headers.length = w;
   return found;
+}
+
+/** The headers the router's `strict_check_headers` may name (suffixes after `x-envoy-` / `x-proxy-`). */
+export const STRICT_CHECKABLE = [TIMEOUT, PER_TRY_TIMEOUT, MAX_RETRIES, RETRY_ON, RETRY_GRPC_ON] as const;
+
+/**
+ * `strict_check_headers`: the first of the `checked` headers (suffixes of `STRICT_CHECKABLE`)
+ * whose value the router would not read: a number that is not digits, a retry condition it
+ * does not know. Null when all are valid; the router then answers 400 naming it.
+ */
+export function strictCheckFailure(
+  headers: readonly string[],
+  checked: readonly string[],
+): [name: string, value: string] | null {
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i] as string;
+    const suffix = name.startsWith('x-proxy-') || name.startsWith('x-envoy-') ? name.slice(8) : '';
+    if (!checked.includes(suffix)) continue;
+    const value = headers[i + 1] as string;
+    const valid =
+      suffix === RETRY_ON || suffix === RETRY_GRPC_ON
+        ? retryOnHeaderValid(value, suffix === RETRY_GRPC_ON)
+        : uint(value) !== null;
+    if (!valid) return [name, value];
+  }
+  return null;
 }
 
 /**

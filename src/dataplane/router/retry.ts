@@ -120,6 +120,12 @@ export function retryOnHeader(value: string, grpc: boolean): number {
   return on;
 }
 
+/** Whether every condition a retry header names is known (`strict_check_headers`). */
+export function retryOnHeaderValid(value: string, grpc: boolean): boolean {
+  const table = grpc ? GRPC_FLAGS : HTTP_FLAGS;
+  return value.split(',').every((t) => Object.hasOwn(table, t.trim()));
+}
+
 /** Whether a response's headers carry a `grpc-status` the policy retries. */
 export function retriableGrpc(policy: RetryPolicy, headers: readonly string[]): boolean {
   if ((policy.on & RETRY_GRPC) === 0) return false;

@@ -26,7 +26,15 @@ interface Slot {
 }
 
 /** Node flags that take a value in the next argument. */
-const WITH_VALUE = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader', '--conditions', '-C']);
+const WITH_VALUE = new Set([
+  '--import',
+  '--require',
+  '-r',
+  '--loader',
+  '--experimental-loader',
+  '--conditions',
+  '-C',
+]);
 
 /**
  * The Node flags (command line, then `NODE_OPTIONS`) a worker thread needs: loaders

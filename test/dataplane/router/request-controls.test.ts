@@ -12,12 +12,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { flushAccessLogs } from '../../../src/dataplane/access-log/file-sink.js';
-import { readRequestControls } from '../../../src/dataplane/router/request-controls.js';
+import { CONFIG_TYPE } from '../../../src/bootstrap/extensions.js';
+import { compileHttpFilters } from '../../../src/dataplane/http/filters.js';
+import { readRequestControls, strictCheckFailure } from '../../../src/dataplane/router/request-controls.js';
 import {
   compileRetryPolicy,
   RETRY_5XX,
   RETRY_GRPC_UNAVAILABLE,
 } from '../../../src/dataplane/router/retry.js';
+import { findingsOf } from '../../helpers/compile.js';
 import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 
 const ROUTER = { respectExpectedRqTimeout: false, suppressEnvoyHeaders: false };
@@ -90,6 +93,38 @@ describe('readRequestControls', () => {
   });
 });
 
+test('strictCheckFailure: the first checked header the router would not read', () => {
+  const checked = ['upstream-rq-timeout-ms', 'retry-on', 'retry-grpc-on', 'max-retries'];
+  assert.equal(
+    strictCheckFailure(['x-envoy-upstream-rq-timeout-ms', '100', 'x-proxy-retry-on', '5xx,reset'], checked),
+    null,
+  );
+  assert.deepEqual(strictCheckFailure(['x-proxy-max-retries', '-1'], checked), ['x-proxy-max-retries', '-1']);
+  assert.deepEqual(strictCheckFailure(['x-envoy-retry-grpc-on', '5xx'], checked), [
+    'x-envoy-retry-grpc-on',
+    '5xx',
+  ]);
+  assert.equal(strictCheckFailure(['x-envoy-max-retries', 'x'], ['retry-on']), null, 'only the named ones');
+  assert.deepEqual(
+    findingsOf((report) =>
+      compileHttpFilters(
+        [
+          {
+            name: 'envoy.router',
+            typed_config: {
+              '@type': CONFIG_TYPE.router,
+              strict_check_headers: ['x-envoy-retry-on', 'x-envoy-foo'],
+            },
+          },
+        ],
+        'http_filters',
+        report,
+      ),
+    ).map((e) => e.split(': ')[1]),
+    ['http_filters[0].typed_config.strict_check_headers[1]'],
+  );
+});
+
 describe('control headers through a real listener', () => {
   let upstream: http.Server;
   const hits = new Map<string, number>();
@@ -150,6 +185,7 @@ describe('control headers through a real listener', () => {
             typed_config: {
               '@type': 'type.googleapis.com/envoy.config.filter.http.router.v2.Router',
               suppress_envoy_headers: true,
+              strict_check_headers: ['x-envoy-max-retries', 'x-envoy-retry-on'],
             },
           },
         ],
@@ -256,6 +292,36 @@ describe('control headers through a real listener', () => {
     assert.equal(res.status, 200);
     assert.equal(res.headers['x-proxy-upstream-service-time'], undefined);
     assert.equal(seen.at(-1)?.['x-proxy-expected-rq-timeout-ms'], undefined);
+  });
+
+  test('strict_check_headers: a malformed checked header from an internal caller is answered 400 naming it', async () => {
+    const bad = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.get(
+        {
+          host: '127.0.0.1',
+          port: quiet.port,
+          path: '/plain',
+          localAddress: INTERNAL,
+          headers: { 'x-envoy-retry-on': '5xx,nonsense' },
+          agent: false,
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => {
+            body += c;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
+      req.on('error', reject);
+    });
+    assert.deepEqual(bad, {
+      status: 400,
+      body: "invalid header 'x-envoy-retry-on' with value '5xx,nonsense'",
+    });
+    assert.equal((await get(quiet.port, INTERNAL, '/plain', { 'x-envoy-max-retries': '3' })).status, 200);
+    // An external caller's header never reaches the check: the edge removed it.
+    assert.equal((await get(quiet.port, EXTERNAL, '/plain', { 'x-envoy-max-retries': 'x' })).status, 200);
   });
 
   test('the access log shows the request id and the service time, by the reference’s header names', async () => {

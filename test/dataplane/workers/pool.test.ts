@@ -81,15 +81,24 @@ test('--concurrency 2: both worker threads bind a port-0 listener at one port; a
   const port = await proxy.listenerPort('tcp');
   assert.notEqual(port, 0);
   assert.equal(listeningSockets(port), 2, 'each worker thread listens on the port');
-  assert.deepEqual(await echoes(port, 12), Array.from({ length: 12 }, (_, i) => `m${i}`));
+  assert.deepEqual(
+    await echoes(port, 12),
+    Array.from({ length: 12 }, (_, i) => `m${i}`),
+  );
 
   writeFileSync(crashFile, '');
-  await until(() => /data-plane worker 1 exited unexpectedly; restarting it/.test(proxy.stderr()), 'the crash');
+  await until(
+    () => /data-plane worker 1 exited unexpectedly; restarting it/.test(proxy.stderr()),
+    'the crash',
+  );
   const restarts = async () =>
     (await proxy.get('/stats?filter=^listener_manager\\.worker_restarts$')).body.trim();
   assert.equal(await restarts(), 'listener_manager.worker_restarts: 1');
   await until(() => listeningSockets(port) === 2, 'the restarted worker thread to bind the same port');
   assert.equal(await proxy.listenerPort('tcp'), port, 'the listener keeps its port');
-  assert.deepEqual(await echoes(port, 12), Array.from({ length: 12 }, (_, i) => `m${i}`));
+  assert.deepEqual(
+    await echoes(port, 12),
+    Array.from({ length: 12 }, (_, i) => `m${i}`),
+  );
   assert.equal((await proxy.get('/ready')).status, 200, 'the process serves on');
 });
