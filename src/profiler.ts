@@ -6,7 +6,7 @@ export type ProfilerKind = 'cpu' | 'heap';
 /**
  * The file a profile goes to: the CPU profile at `path` (a `.cpuprofile` JSON that Chrome
  * DevTools opens), the heap profile at `<path>.heapprofile`; a data-plane worker's carries
- * `.worker-<id>` after `path`, so every process of one server writes its own file.
+ * `.worker-<id>` after `path`, so every thread of one server writes its own file.
  */
 export function profileFile(path: string, kind: ProfilerKind, workerId?: number): string {
   const base = workerId === undefined ? path : `${path}.worker-${workerId}`;

@@ -19,7 +19,7 @@ export function profilePath(ctx: ServerContext): string {
 
 /**
  * Starts the profiler in this process and, with `--concurrency` > 1, in every data-plane
- * worker, where the traffic is served. A worker forked later (after a crash) starts
+ * worker, where the traffic is served. A worker started later (after a crash) starts
  * unprofiled.
  */
 export async function startProfiler(ctx: ServerContext, kind: ProfilerKind): Promise<void> {
@@ -33,7 +33,7 @@ export async function startProfiler(ctx: ServerContext, kind: ProfilerKind): Pro
 }
 
 /**
- * Stops the profiler everywhere `startProfiler` started it and writes each process's
+ * Stops the profiler everywhere `startProfiler` started it and writes each thread's
  * profile (see `profileFile`). Resolves to the files written, the primary's first.
  */
 export async function stopProfiler(ctx: ServerContext, kind: ProfilerKind): Promise<string[]> {

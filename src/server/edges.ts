@@ -54,7 +54,7 @@ export async function startEdges(ctx: ServerContext): Promise<Edges> {
   ctx.statsRuntime.start(async (flush) => (await collectWorkerStats(ctx, 1000, flush)).stats);
   await startAdminInputs(ctx);
   // STRICT_DNS / LOGICAL_DNS resolution: `endpoints/hosts-*` events (source `dns`) that the
-  // cluster managers of every process follow.
+  // cluster managers of every thread follow.
   const dns = startDnsDiscovery(ctx);
   ctx.onShutdown(() => dns.close());
   // Active health checks and outlier detection: `health/*` events.
@@ -67,7 +67,7 @@ export async function startEdges(ctx: ServerContext): Promise<Edges> {
   if (shrinkHeap) ctx.onShutdown(shrinkHeap);
   // xDS subscriptions (CDS, EDS, LDS, RDS): cluster, endpoint, listener and route events.
   const xds = await startXds(ctx);
-  // Load reports to the server of cluster_manager.load_stats_config (LRS), from every process's counts.
+  // Load reports to the server of cluster_manager.load_stats_config (LRS), from every thread's counts.
   startLoadReporting(ctx);
   // A later edge starts here, with its own stop, and is returned only if start-up talks to it.
   return { health, xds };

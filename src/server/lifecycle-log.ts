@@ -2,7 +2,7 @@ import type { Subscription } from 'rxjs';
 import type { ServerContext } from '../context.js';
 
 /**
- * Lifecycle at info, logged once by the primary from the events every process folds (`serve`
+ * Lifecycle at info, logged once by the primary from the events every thread folds (`serve`
  * logs the start itself): the configuration loaded (now), then each listener bound or failed, server state
  * changes (LIVE, DRAINING), listener drains and stops, and the shutdown request. Workers log
  * none of these, so `--concurrency N` does not repeat them N times.

@@ -1,7 +1,7 @@
 /**
  * Graceful stop on SIGTERM and SIGINT: stop accepting at once, let the requests in flight
  * finish, then run the shutdown steps and exit 0. The drain is the `/drain_listeners` one
- * (every process, workers included, follows it from the snapshot): HTTP/1 responses carry
+ * (every thread, workers included, follows it from the snapshot): HTTP/1 responses carry
  * `Connection: close` and idle connections close, HTTP/2 sessions get GOAWAY, TCP sessions
  * close over the drain time by `--drain-strategy`. The wait ends when no downstream
  * connection is left or after `--drain-time-s`, whichever comes first; what is still open

@@ -75,7 +75,7 @@ export class HystrixStream {
   }
 
   /**
-   * Called after each flush with the stats of every process (merged over the workers): rolls
+   * Called after each flush with the stats of every thread (merged over the workers): rolls
    * the windows and writes one batch to every client.
    */
   onFlush(stats: StatsStore): void {

@@ -49,14 +49,14 @@ export class RecentLookups {
     this.total = 0;
   }
 
-  /** The list and total as plain data, for a worker's answer over IPC. */
+  /** The list and total as plain data, for a worker's answer over its message port. */
   dump(): LookupsDump {
     return { total: this.total, capacity: this.capacity, entries: [...this.counts] };
   }
 
   /**
    * Adds another process's lookups: totals add, and so do the counts of a name both saw.
-   * Recency is not comparable across processes, so the union is kept whole (each process
+   * Recency is not comparable across threads, so the union is kept whole (each thread
    * holds at most `capacity` names); the list counts as enabled when any part is.
    */
   absorb(part: LookupsDump): void {

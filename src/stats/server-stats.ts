@@ -6,7 +6,7 @@ import type { Counter, Gauge, Histogram, StatsStore } from './store.js';
 /** `ServerInfo.State` enum values, which `server.state` carries. */
 const STATE_VALUE: Record<string, number> = { LIVE: 0, DRAINING: 1, PRE_INITIALIZING: 2, INITIALIZING: 3 };
 
-/** The gauge of stat names looked up by string, in every process (`/stats/recentlookups`). */
+/** The gauge of stat names looked up by string, in every thread (`/stats/recentlookups`). */
 export const RECENT_LOOKUPS_GAUGE = 'server.stats_recent_lookups';
 
 /** No TLS context reports expiry yet: the reference's "no certificates" value (INT32_MAX). */

@@ -13,7 +13,7 @@ import { type StatsConfig, TagConfigError, TagProducer } from './tags.js';
 export const DEFAULT_FLUSH_INTERVAL_MS = 5000;
 
 /**
- * The stats of every process: the primary's own in-process, with workers the merged store
+ * The stats of every thread: the primary's own in-process, with workers the merged store
  * (`collectWorkerStats`). With `flush`, each worker closes its interval windows first.
  */
 export type StatsSource = (flush: boolean) => Promise<StatsStore>;
@@ -86,7 +86,7 @@ export class StatsRuntime {
 
   /**
    * The primary's flush closes its own interval windows, then the workers' with the one
-   * merged read the sinks share, so each hystrix record counts every process's traffic.
+   * merged read the sinks share, so each hystrix record counts every thread's traffic.
    */
   private async flush(): Promise<StatsStore> {
     this.server?.refresh();
@@ -156,7 +156,7 @@ function applySnapshot(stats: StatsStore, server: ServerStats, prev: State | nul
 }
 
 /**
- * The part of a snapshot change every process applies to its own stats, the primary and
+ * The part of a snapshot change every thread applies to its own stats, the primary and
  * each data-plane worker alike: counter resets and the recent-lookup switches. `prev` is
  * null for the first snapshot, which can only switch lookups on.
  */

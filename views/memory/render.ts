@@ -29,7 +29,7 @@ export function renderMemory(m: MemoryFigures, workers: readonly WorkerMemory[] 
 /** What `/memory` prints, as data. */
 export function memoryData(m: MemoryFigures, workers: readonly WorkerMemory[] = []): Record<string, unknown> {
   const own = fields(m);
-  // The reference's fields stay the primary's; each worker process has its own heap.
+  // The reference's fields stay the primary's; each worker thread has its own heap.
   if (workers.length === 0) return own;
   return {
     ...own,

@@ -20,7 +20,7 @@ const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 /**
  * The stats the admin interface shows. In-process (`--concurrency 1`) that is `ctx.stats`
  * itself. With workers it is a merged copy (see `MergedStats`), the same store moved by
- * each process's changes since the last request (its sort and Prometheus identities stay
+ * each thread's changes since the last request (its sort and Prometheus identities stay
  * cached as in-process), applied in steps that yield to the event loop; a worker that does
  * not answer within `timeoutMs` counts with the figures it last sent. With `flush` (the
  * primary's stats flush) each worker closes its histograms' interval windows before it answers.

@@ -94,7 +94,7 @@ export class WorkerPool {
   /** Where the workers' tap traces go: the admin's `/tap` sessions (set by the first one). */
   onTapTrace: ((configId: string, trace: JsonObject) => void) | null = null;
   private closing = false;
-  private forked = false;
+  private running = false;
   /** SIGUSR1 reaches the main thread only: the workers reopen their log files when told. */
   private readonly onReopenSignal = () => this.reopenLogs();
 
@@ -110,13 +110,13 @@ export class WorkerPool {
    * own stats are the server's.
    */
   get started(): boolean {
-    return this.forked;
+    return this.running;
   }
 
   /** Starts every worker; resolves once each has bound the listeners of the snapshot. */
   async start(edges: WorkerPoolEdges): Promise<void> {
     this.edges = edges;
-    this.forked = true;
+    this.running = true;
     this.envelopes = this.ctx.store.ingested$.subscribe((env) => this.broadcast({ kind: 'envelope', env }));
     process.on('SIGUSR1', this.onReopenSignal);
     await Promise.all(this.slots.map((slot) => this.spawn(slot)));

@@ -25,7 +25,7 @@ export interface DeltaBase {
 }
 
 /**
- * A process's stats as plain data for the IPC channel, relative to its previous answer: the
+ * A thread's stats as plain data for its message port, relative to its previous answer: the
  * stats created since (name and kind, once) and the figures that moved, stats named by their
  * position in the source's creation order (a store never removes a stat). `base` is the
  * sequence number it applies on top of; null makes it a full dump, applied from nothing.

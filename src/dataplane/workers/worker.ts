@@ -103,9 +103,9 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
   context = ctx;
   tracker = new StatsTracker(ctx.stats);
   const log = ctx.log.get('workers');
-  // `/reset_counters` and the recent-lookup switches act on every process's stats, not only
+  // `/reset_counters` and the recent-lookup switches act on every thread's stats, not only
   // the primary's. The flush has no timer here: the primary's flush asks for it (a stats
-  // query with `flush`), so every process's interval windows cover the same flush interval.
+  // query with `flush`), so every thread's interval windows cover the same flush interval.
   const controlWatch = ctx.store.state$
     .pipe(startWith(null), pairwise())
     .subscribe(([prev, next]) => next && applyStatsControl(ctx.stats, prev, next));
