@@ -241,6 +241,24 @@ test('a connection that never sends a byte is closed by idle_timeout, on every H
     assert.ok(closedAfter < 5000, `${name}: closed after ${Math.round(closedAfter)} ms`);
     assert.ok(closedAfter >= 250, `${name}: not before the idle timeout (${Math.round(closedAfter)} ms)`);
   }
+  // Silent from the first byte on, a TLS connection is held to the same deadline in its
+  // handshake. (Behind a ClientHello peek, listener_filters_timeout applies first: 15 s.)
+  {
+    const name = 'https';
+    const port = await proxy.listenerPort(name);
+    const started = performance.now();
+    const closedAfter = await new Promise<number>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      const timer = setTimeout(() => socket.destroy(), 10_000);
+      socket.on('error', () => {});
+      socket.resume();
+      socket.once('close', () => {
+        clearTimeout(timer);
+        resolve(performance.now() - started);
+      });
+    });
+    assert.ok(closedAfter < 5000, `${name}, no ClientHello: closed after ${Math.round(closedAfter)} ms`);
+  }
   const idle = await proxy.get('/stats?filter=downstream_cx_idle_timeout$');
   for (const name of ['http', 'https', 'https_inspected'])
     assert.match(idle.body, new RegExp(`^http\\.${name}\\.downstream_cx_idle_timeout: 1$`, 'm'));

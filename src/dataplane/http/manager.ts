@@ -141,6 +141,10 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     return name === null ? this.spec.routes : discoveredRoutes(this.deps.ctx.store.state, name);
   }
 
+  get connectionIdleMs(): number {
+    return this.timeouts.connectionIdleMs;
+  }
+
   handle(socket: net.Socket): void {
     const s = this.stats;
     s.cxTotal.inc();

@@ -33,4 +33,10 @@ export interface NetworkFilterHandler {
   drain(strategy: 'gradual' | 'immediate', drainTimeMs: number): void;
   /** Closes every connection this filter owns; resolves once they are gone. */
   close(): Promise<void>;
+  /**
+   * How long a connection may stay silent from its accept (the HCM's `idle_timeout`; 0: no
+   * limit). A TLS chain holds its handshake to it too, as the reference's idle timer runs
+   * through the handshake. Absent: the TLS server's own handshake timeout (120 s) alone.
+   */
+  readonly connectionIdleMs?: number;
 }

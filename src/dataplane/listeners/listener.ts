@@ -359,6 +359,7 @@ export class ActiveListener {
         // A client certificate is asked for when there is something to check it against.
         requestCert: ctx.hasValidation || ctx.requireClientCertificate,
         rejectUnauthorized: false,
+        handshakeTimeout: handshakeTimeoutMs(this.handlers[chain]?.connectionIdleMs ?? 0),
       },
       (socket) => this.secured(socket, ctx, chain, ssl),
     );
@@ -392,4 +393,12 @@ export class ActiveListener {
     });
     this.handlers[chain]?.handle(socket);
   }
+}
+
+/** Node's own bound on a TLS handshake. */
+const TLS_HANDSHAKE_TIMEOUT_MS = 120_000;
+
+/** A chain's TLS handshake deadline: its connections' idle limit when that is sooner. */
+function handshakeTimeoutMs(idleMs: number): number {
+  return idleMs > 0 ? Math.min(idleMs, TLS_HANDSHAKE_TIMEOUT_MS) : TLS_HANDSHAKE_TIMEOUT_MS;
 }
