@@ -160,9 +160,10 @@ export async function startAdmin(
     );
   }
   // A hot-restart child takes the parent's admin socket over (the parent stops accepting on
-  // it once sent), so the admin is never refused either.
+  // it once sent), so the admin is never refused either. Without the restarter's IPC channel
+  // (an epoch started directly) it binds beside the parent's instead: SO_REUSEPORT on both.
   const inherited = port === 0 ? null : await ctx.sockets.adopt(socketKey(host, port));
-  const server = inherited ? app.listen(inherited) : app.listen(port, host);
+  const server = inherited ? app.listen(inherited) : app.listen({ port, host, reusePort: true });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -176,7 +177,7 @@ export async function startAdmin(
       server.once('error', (err) =>
         log.error({ err }, 'admin: cannot listen again after a failed hot restart'),
       );
-      server.listen(bound.port, bound.address);
+      server.listen({ port: bound.port, host: bound.address, reusePort: true });
     },
   });
   return hostKey(bound.address, bound.port);

@@ -54,12 +54,6 @@ export class ParentLink implements SocketSource {
   static async connect(options: Options, version: string): Promise<ParentLink> {
     const epoch = options.restartEpoch;
     const where = domainSocket(options.socketPath, 'parent', options.baseId, epoch - 1);
-    if (!process.send) {
-      throw new Error(
-        `hot restart to epoch ${epoch}: this process has no IPC channel to receive the listening ` +
-          'sockets on; start every epoch with `proxy restarter -- ARGS` (docs/hot-restart.md)',
-      );
-    }
     const socket = await new Promise<Socket>((resolve, reject) => {
       const s = connect(where.address);
       s.once('connect', () => resolve(s));
@@ -78,7 +72,9 @@ export class ParentLink implements SocketSource {
       version,
       baseId: options.baseId,
       epoch,
-      ipc: true,
+      // Started directly (systemd, the reference's hot-restarter.py): no socket can come over
+      // IPC, so every one is bound beside the parent's with SO_REUSEPORT.
+      ipc: process.send !== undefined,
     };
     const answer = await link.request(hello, 'hello').catch((err: Error) => {
       socket.destroy();
@@ -100,8 +96,9 @@ export class ParentLink implements SocketSource {
   }
 
   async socket(address: string): Promise<object | null> {
-    // A parent that is gone holds no address any more: bind it.
-    if (this.closed) return null;
+    // A parent that is gone holds no address any more, and one without a way to send it keeps
+    // it: bind it (beside the parent's, with SO_REUSEPORT).
+    if (this.closed || !process.send) return null;
     const id = this.nextId++;
     const answer = await this.request({ type: 'socket', id, address }, `socket:${id}`);
     if (answer.type !== 'socket' || !answer.sent) return null;

@@ -96,9 +96,6 @@ function refusal(ctx: ServerContext, hello: Extract<ChildMessage, { type: 'hello
   if (hello.epoch !== options.restartEpoch + 1) {
     return `epoch ${hello.epoch} cannot follow epoch ${options.restartEpoch}; the next one is ${options.restartEpoch + 1}`;
   }
-  if (!process.send || !hello.ipc) {
-    return 'the listening sockets travel over the IPC channel of `proxy restarter`, and one of the epochs has none';
-  }
   return null;
 }
 
@@ -106,6 +103,8 @@ function serveChild(ctx: ServerContext, socket: Socket, done: () => void): void 
   const log = ctx.log.get('main');
   const epoch = ctx.options.restartEpoch;
   let childEpoch = -1;
+  /** The child can receive sockets: both have the restarter's IPC channel. */
+  let childIpc = false;
   let draining = false;
   socket.on('error', () => {});
   socket.on('close', () => {
@@ -128,6 +127,7 @@ function serveChild(ctx: ServerContext, socket: Socket, done: () => void): void 
           return;
         }
         childEpoch = msg.epoch;
+        childIpc = msg.ipc && process.send !== undefined;
         const state = ctx.store.state;
         log.info({ epoch: childEpoch }, 'hot restart: the next epoch is taking over');
         reply({
@@ -145,7 +145,10 @@ function serveChild(ctx: ServerContext, socket: Socket, done: () => void): void 
         });
         return;
       case 'socket':
-        if (childEpoch >= 0) void sendSocket(ctx, msg, childEpoch, reply);
+        if (childEpoch < 0) return;
+        // Without IPC the child binds beside this epoch's sockets (SO_REUSEPORT), which accept on.
+        if (childIpc) void sendSocket(ctx, msg, childEpoch, reply);
+        else reply({ type: 'socket', id: msg.id, address: msg.address, sent: false });
         return;
       case 'drain':
         if (childEpoch < 0 || draining) return;
