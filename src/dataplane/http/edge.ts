@@ -26,6 +26,8 @@ export interface EdgeSpec {
   preserveExternalRequestId: boolean;
   /** `via`: appended to the request's and the response's `via`; '' for none. */
   via: string;
+  /** `forward_client_cert_details: ALWAYS_FORWARD_ONLY`: keep the client's `x-forwarded-client-cert` (else removed, SANITIZE). */
+  forwardClientCert: boolean;
 }
 
 /** The HCM fields this compile step reads (the rest of the message is `hcm-config.ts`'s). */
@@ -37,7 +39,11 @@ export const EDGE_FIELDS = [
   'generate_request_id',
   'preserve_external_request_id',
   'via',
+  'forward_client_cert_details',
 ] as const;
+
+/** `forward_client_cert_details` values this build serves; the others need the client certificate's details. */
+const XFCC_MODES = ['SANITIZE', 'ALWAYS_FORWARD_ONLY'];
 
 const INTERNAL_ADDRESS_FIELDS: FieldTable = acting('unix_sockets');
 
@@ -52,6 +58,13 @@ export function compileEdge(config: JsonObject, path: string, report: Report): E
     INTERNAL_ADDRESS_FIELDS,
     'InternalAddressConfig',
   );
+  const xfcc =
+    typeof config.forward_client_cert_details === 'string' ? config.forward_client_cert_details : 'SANITIZE';
+  if (!XFCC_MODES.includes(xfcc))
+    report.unsupported(
+      `${path}.forward_client_cert_details`,
+      `forward_client_cert_details ${xfcc} (x-forwarded-client-cert from the client certificate) is not implemented; SANITIZE and ALWAYS_FORWARD_ONLY are`,
+    );
   return {
     useRemoteAddress: config.use_remote_address === true,
     xffNumTrustedHops: numberOr(config.xff_num_trusted_hops, 0),
@@ -60,6 +73,7 @@ export function compileEdge(config: JsonObject, path: string, report: Report): E
     generateRequestId: config.generate_request_id !== false,
     preserveExternalRequestId: config.preserve_external_request_id === true,
     via: typeof config.via === 'string' ? config.via : '',
+    forwardClientCert: xfcc === 'ALWAYS_FORWARD_ONLY',
   };
 }
 
@@ -75,6 +89,8 @@ const K_XFP = 16;
 const K_REQUEST_ID = 32;
 /** With K_CONTROL: the router reads it (src/dataplane/router/request-controls.ts). */
 const K_ROUTER = 64;
+/** `x-forwarded-client-cert`: removed unless `forward_client_cert_details` forwards it. */
+const K_XFCC = 128;
 
 /** Header name suffixes, in both spellings (`x-proxy-`, and the reference's `x-envoy-`). */
 const SUFFIX_KINDS: ReadonlyArray<[string, number]> = [
@@ -110,6 +126,7 @@ const HEADER_KINDS: ReadonlyMap<string, number> = new Map<string, number>([
   ['x-forwarded-for', K_XFF],
   ['x-forwarded-proto', K_XFP],
   ['x-request-id', K_REQUEST_ID],
+  ['x-forwarded-client-cert', K_XFCC],
 ]);
 
 /** The names the edge sets, spelled as this proxy spells its own headers. */
@@ -156,6 +173,7 @@ function removeKinds(h: string[], mask: number): void {
  * - internal when that address is internal and `x-forwarded-for` (after the append) holds
  *   just it: `x-proxy-internal: true`; otherwise the control headers are removed, and on an
  *   edge the caller-describing ones too, with `x-proxy-external-address` set to the client;
+ * - `x-forwarded-client-cert` is removed (SANITIZE) unless ALWAYS_FORWARD_ONLY;
  * - `x-forwarded-for` gets the peer appended on an edge, `x-forwarded-proto` is set, and
  *   `x-request-id` generated when absent, or replaced on an edge.
  *
@@ -198,7 +216,7 @@ export function applyEdge(
   const internal =
     client.single && client.address !== null && isInternalAddress(client.address, spec.unixSocketsInternal);
   const edge = !internal && spec.useRemoteAddress;
-  let remove = K_INTERNAL;
+  let remove = spec.forwardClientCert ? K_INTERNAL : K_INTERNAL | K_XFCC;
   if (!internal) remove |= K_CONTROL;
   if (edge) remove |= K_EDGE;
   if (appended !== null) remove |= K_XFF;

@@ -10,12 +10,14 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import {
   applyEdge,
+  compileEdge,
   EDGE_EXTERNAL,
   EDGE_INTERNAL,
   EDGE_ROUTER_HEADERS,
   type EdgeSpec,
 } from '../../../src/dataplane/http/edge.js';
 import type { HttpRequest } from '../../../src/dataplane/http/request.js';
+import { findingsOf } from '../../helpers/compile.js';
 import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 
 const SPEC: EdgeSpec = {
@@ -26,6 +28,7 @@ const SPEC: EdgeSpec = {
   generateRequestId: true,
   preserveExternalRequestId: false,
   via: '',
+  forwardClientCert: false,
 };
 
 function request(remoteIp: string, headers: string[]): HttpRequest {
@@ -228,6 +231,27 @@ describe('applyEdge', () => {
     const none = { downstreamRemote: '10.0.0.2:5555' };
     applyEdge(request('10.0.0.2', ['x-forwarded-for', 'unknown']), SPEC, '127.0.0.1', [], none);
     assert.equal(none.downstreamRemote, '10.0.0.2:5555');
+  });
+
+  test('x-forwarded-client-cert is removed (SANITIZE, the default) unless ALWAYS_FORWARD_ONLY', () => {
+    const sanitized = request('10.0.0.1', ['x-forwarded-client-cert', 'By=spiffe://forged']);
+    applyEdge(sanitized, { ...SPEC, useRemoteAddress: true }, '127.0.0.1');
+    assert.deepEqual(values(sanitized.headers, 'x-forwarded-client-cert'), [], 'even from an internal peer');
+    const kept = request('203.0.113.7', ['x-forwarded-client-cert', 'By=spiffe://front']);
+    applyEdge(kept, { ...SPEC, forwardClientCert: true }, '127.0.0.1');
+    assert.deepEqual(values(kept.headers, 'x-forwarded-client-cert'), ['By=spiffe://front']);
+    assert.match(
+      findingsOf((report) =>
+        compileEdge({ forward_client_cert_details: 'APPEND_FORWARD' }, 'hcm', report),
+      ).join(),
+      /hcm\.forward_client_cert_details: forward_client_cert_details APPEND_FORWARD .* is not implemented/,
+    );
+    assert.deepEqual(
+      findingsOf((report) =>
+        compileEdge({ forward_client_cert_details: 'ALWAYS_FORWARD_ONLY' }, 'hcm', report),
+      ),
+      [],
+    );
   });
 
   test('via is appended to the request', () => {
