@@ -3,7 +3,8 @@
  * (a `host` beside `:authority`, DATA longer than its content-length, floods): header blocks
  * are HPACK literals without indexing or Huffman coding, so any byte can go in a field.
  */
-import * as net from 'node:net';
+import type * as net from 'node:net';
+import { rawClient } from '../dataplane/http/hostile-clients.js';
 
 export const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
@@ -106,57 +107,32 @@ export interface RawH2 {
 
 /** Connects, sends the preface and an empty SETTINGS frame, and acknowledges the server's. */
 export async function rawH2(port: number): Promise<RawH2> {
-  const socket = net.connect(port, '127.0.0.1');
-  socket.on('error', () => {});
-  const chunks: Buffer[] = [];
-  let isClosed = false;
+  const client = await rawClient(port);
+  const { socket } = client;
+  const received = () => parseFrames(client.received());
   let acked = false;
-  const waiters = new Set<() => void>();
-  const received = () => parseFrames(Buffer.concat(chunks));
-  socket.on('data', (c: Buffer) => {
-    chunks.push(c);
+  socket.on('data', () => {
     if (!acked && received().some((f) => f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) === 0)) {
       acked = true;
       socket.write(frame(FRAME.SETTINGS, FLAG.ACK, 0));
     }
-    for (const w of waiters) w();
-  });
-  socket.on('close', () => {
-    isClosed = true;
-    for (const w of waiters) w();
-  });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', reject);
   });
   socket.write(Buffer.concat([PREFACE, frame(FRAME.SETTINGS, 0, 0)]));
-  const wait = (done: () => boolean, ms: number) =>
-    new Promise<void>((resolve) => {
-      if (done()) return resolve();
-      const check = () => {
-        if (!done()) return;
-        clearTimeout(timer);
-        waiters.delete(check);
-        resolve();
-      };
-      const timer = setTimeout(() => {
-        waiters.delete(check);
-        resolve();
-      }, ms);
-      waiters.add(check);
-    });
   return {
     socket,
     send: (bytes) => {
       if (!socket.destroyed) socket.write(bytes);
     },
     frames: received,
-    async closed(ms) {
-      await wait(() => isClosed, ms);
-      return isClosed;
-    },
+    closed: (ms) => client.closed(ms),
     async until(check, ms) {
-      await wait(() => isClosed || check(received()), ms);
+      const deadline = performance.now() + ms;
+      // Each wait ends at the next bytes (or the close): the frames are checked again then.
+      while (!check(received()) && !socket.destroyed && socket.readable) {
+        const left = deadline - performance.now();
+        if (left <= 0) break;
+        await client.waitBytes(client.received().length + 1, left);
+      }
       return received();
     },
   };

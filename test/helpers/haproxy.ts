@@ -1,9 +1,9 @@
 /** HAProxy (Debian's package) as a differential peer, run in the foreground on one config. */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, waitForPort } from './nginx.js';
+import { daemon, freePort } from './nginx.js';
 
 /** Whether haproxy is installed (scripts/install-system-deps.sh installs it). */
 export const hasHaproxy = spawnSync('haproxy', ['-v']).error === undefined;
@@ -39,16 +39,5 @@ backend origin
   server origin 127.0.0.1:${upstreamPort}
 `,
   );
-  const child: ChildProcess = spawn('haproxy', ['-db', '-f', config], { stdio: 'ignore' });
-  const stop = () => {
-    child.kill();
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await waitForPort(port, 5000);
-  } catch (err) {
-    stop();
-    throw err;
-  }
-  return { port, stop };
+  return daemon('haproxy', ['-db', '-f', config], dir, port);
 }

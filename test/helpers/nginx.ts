@@ -69,11 +69,15 @@ http {
 }
 `,
   );
-  const child: ChildProcess = spawn(
-    'nginx',
-    ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf')],
-    { stdio: 'ignore' },
-  );
+  return daemon('nginx', ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf')], dir, port);
+}
+
+/**
+ * Runs `command` until `stop()` (which also removes its directory `dir`), once it listens on
+ * `port`; a daemon that does not listen within 5 s is stopped and the wait throws.
+ */
+export async function daemon(command: string, args: string[], dir: string, port: number): Promise<Nginx> {
+  const child: ChildProcess = spawn(command, args, { stdio: 'ignore' });
   const stop = () => {
     child.kill();
     rmSync(dir, { recursive: true, force: true });
