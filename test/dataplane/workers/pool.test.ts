@@ -102,3 +102,47 @@ test('--concurrency 2: both worker threads bind a port-0 listener at one port; a
   );
   assert.equal((await proxy.get('/ready')).status, 200, 'the process serves on');
 });
+
+test('--concurrency 2, every worker thread crashed at once: the restarted ones serve a port-0 listener at its port', async () => {
+  // Issue 25 item 7: with every worker gone, nothing holds the port; the restarted workers
+  // must bind the port the snapshot (and /listeners) reports, not pick another.
+  const upstream = await tcpServer((socket) => socket.pipe(socket));
+  cleanups.push(upstream.close);
+  const dir = mkdtempSync(join(tmpdir(), 'proxy-worker-crash-all-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const crashFile = join(dir, 'crash');
+  const proxy = await startProxyProcess(
+    {
+      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      static_resources: {
+        clusters: [cluster('echo', [upstream.port])],
+        listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' })],
+      },
+    },
+    ['--concurrency', '2'],
+    60_000,
+    {
+      NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/crash-worker-thread.mjs')}`,
+      CRASH_WORKER_FILE: crashFile,
+    },
+  );
+  cleanups.push(proxy.stop);
+  const port = await proxy.listenerPort('tcp');
+  assert.equal(listeningSockets(port), 2);
+  for (let round = 1; round <= 2; round++) {
+    writeFileSync(`${crashFile}.1`, '');
+    writeFileSync(`${crashFile}.2`, '');
+    await until(
+      async () =>
+        (await proxy.get('/stats?filter=^listener_manager\\.worker_restarts$')).body.trim() ===
+        `listener_manager.worker_restarts: ${2 * round}`,
+      `both worker threads crashed (round ${round})`,
+    );
+    await until(() => listeningSockets(port) === 2, `both restarted worker threads to bind port ${port}`);
+    assert.equal(await proxy.listenerPort('tcp'), port, '/listeners reports the port that serves');
+    assert.deepEqual(
+      await echoes(port, 12),
+      Array.from({ length: 12 }, (_, i) => `m${i}`),
+    );
+  }
+});
