@@ -24,10 +24,12 @@ const H2SPEC = process.env.H2SPEC ?? resolve(REPO, '..', 'shared/tools/h2spec/h2
 
 /**
  * The counts reached; docs/reliability.md lists the cases still failing and why (HAProxy
- * passes 145, a bare node:http2 server 137, NGINX 120). With AUTO, bytes that are not the
- * HTTP/2 preface are taken for HTTP/1 and answered 400, which h2spec's 3.5/2 cannot read.
+ * passes 145, a bare node:http2 server on the same Node 136, NGINX 120). Node 26's nghttp2
+ * (1.70) no longer checks RFC 7540 priority signals nor resets a stream whose window
+ * overflows, three cases Node 20's (1.61) passed. With AUTO, bytes that are not the HTTP/2
+ * preface are taken for HTTP/1 and answered 400, which h2spec's 3.5/2 cannot read.
  */
-const MIN_PASSED: Record<string, number> = { HTTP2: 139, AUTO: 138 };
+const MIN_PASSED: Record<string, number> = { HTTP2: 136, AUTO: 135 };
 
 const cleanups: Array<() => Promise<void>> = [];
 after(async () => {
