@@ -13,8 +13,10 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
 import type { JsonObject } from '../../events/index.js';
-import { TYPE_URLS } from '../../src/xds/types.js';
+import { type DiscoveryRequest, METHODS, TYPE_URLS } from '../../src/xds/types.js';
+import { decodeRequest, encodeResponse } from '../../src/xds/wire.js';
 import { cdsBootstrap, cluster, startXdsClient, type XdsClientHarness } from '../helpers/xds-client.js';
 import { until } from '../helpers/xds-fixtures.js';
 import { wireResource, XdsServer } from '../helpers/xds-server.js';
@@ -212,5 +214,59 @@ describe('bad pushes from a file', () => {
     assert.equal(h.clusters(), before);
     replace(content('f4', [typed(cluster('web')), typed(cluster('more'))]));
     await until('the good file applied', async () => /"more"/.test(h.clusters()));
+  });
+});
+
+describe('a gRPC message that is not a DiscoveryResponse', () => {
+  it('breaks the stream (a failed fetch, redialled), never the process', async () => {
+    // A management server whose every message is bytes that do not decode, then a good one.
+    const server = new grpc.Server();
+    let streams = 0;
+    server.addService(
+      {
+        ads: {
+          path: METHODS.V3.ads,
+          requestStream: true,
+          responseStream: true,
+          requestSerialize: () => Buffer.alloc(0),
+          requestDeserialize: decodeRequest,
+          responseSerialize: (bytes: Buffer) => bytes,
+          responseDeserialize: (bytes: Buffer) => bytes,
+        },
+      },
+      {
+        ads: (call: grpc.ServerDuplexStream<DiscoveryRequest, Buffer>) => {
+          const n = ++streams;
+          call.on('error', () => {});
+          call.once('data', () =>
+            call.write(
+              n === 1
+                ? Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x12])
+                : encodeResponse({
+                    version_info: 'good',
+                    resources: [wireResource('cds', cluster('web'), 'V3')],
+                    type_url: V3,
+                    nonce: '1',
+                  }),
+            ),
+          );
+        },
+      },
+    );
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+        err ? reject(err) : resolve(p),
+      ),
+    );
+    const h = await startXdsClient(cdsBootstrap({ grpc: port }));
+    try {
+      await until('the broken stream counted', async () => stat(h, 'update_failure') >= 1);
+      assert.equal(h.clusters(), '[]', 'nothing applied from it');
+      await until('the redialled stream applied', async () => /"web"/.test(h.clusters()), 15_000);
+      assert.ok(streams >= 2);
+    } finally {
+      await h.close();
+      server.forceShutdown();
+    }
   });
 });
