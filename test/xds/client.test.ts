@@ -9,7 +9,9 @@
  * subscription stats count it as the reference does.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -267,6 +269,52 @@ describe('a gRPC message that is not a DiscoveryResponse', () => {
     } finally {
       await h.close();
       server.forceShutdown();
+    }
+  });
+});
+
+/** The real go-control-plane management server (a test tool, docs in its README), where present. */
+const GO_XDS = '/work/shared/tools/xds-server/xds-server';
+
+describe('bad pushes from a real go-control-plane server (v3, ADS)', {
+  skip: existsSync(GO_XDS) ? false : `the go-control-plane test server is not at ${GO_XDS}`,
+}, () => {
+  it('NACKs a snapshot whose clusters are all invalid, keeps every cluster, applies the next good one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'proxy-go-xds-'));
+    const snapshot = join(dir, 'snap.json');
+    const write = (version: string, clusters: JsonObject[]) => {
+      writeFileSync(join(dir, 'next.json'), JSON.stringify({ node_id: 'test-node', version, clusters }));
+      renameSync(join(dir, 'next.json'), snapshot);
+    };
+    write('1', [cluster('web')]);
+    const server = spawn(GO_XDS, ['-port', '0', '-snapshot', snapshot, '-any-node'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const log: Array<Record<string, unknown>> = [];
+    const lines = createInterface({ input: server.stdout });
+    lines.on('line', (line) => log.push(JSON.parse(line) as Record<string, unknown>));
+    let h: XdsClientHarness | null = null;
+    try {
+      await until('the server listening', async () => log.some((l) => l.event === 'listening'));
+      const port = Number(log.find((l) => l.event === 'listening')?.port);
+      h = await startXdsClient(cdsBootstrap({ grpc: port }));
+      await h.client.initialized;
+      const harness = h;
+      await until('the first snapshot applied', async () => /"web"/.test(harness.clusters()));
+      const before = harness.clusters();
+      write('2', [cluster('a', { connect_timeout: '0s' }), cluster('b', { connect_timeout: '0s' })]);
+      await until('the NACK', async () => log.some((l) => l.event === 'request' && l.error_detail === true));
+      const nack = log.find((l) => l.event === 'request' && l.error_detail === true)!;
+      assert.equal(nack.version_info, '1', 'a NACK carries the last accepted version');
+      assert.match(String(nack.error_message), /Cluster 'a': connect_timeout: must be greater than 0s/);
+      assert.equal(harness.clusters(), before, 'every cluster still there');
+      assert.ok(stat(harness, 'update_rejected') >= 1);
+      write('3', [cluster('web'), cluster('more')]);
+      await until('the good snapshot applied', async () => /"more"/.test(harness.clusters()));
+    } finally {
+      await h?.close();
+      server.kill('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
