@@ -77,3 +77,36 @@ test('start-up lends V8 its growth back; once LIVE a small heap is limited again
   assert.equal(run.status, 0, run.stderr);
   assert.deepEqual(JSON.parse(run.stdout.trim()), { grew: true, large: false, small: true, after: 0 });
 });
+
+/**
+ * The new space (MiB) of a worker thread after an allocation churn, started while start-up
+ * lends V8 its growth, with `workerResourceLimits()` (and without, for comparison).
+ */
+function workerNewSpace(nodeArgs: string[]): { capped: number; uncapped: number; limits: object } {
+  const code = `
+    import { Worker } from 'node:worker_threads';
+    const { limitServingHeap, lendHeapToStartUp, workerResourceLimits } = await import(${JSON.stringify(memoryModule)});
+    limitServingHeap();
+    lendHeapToStartUp();
+    const body = "const { getHeapSpaceStatistics } = require('node:v8'); let keep = []; for (let i = 0; i < 3e6; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 40000) keep = []; } require('node:worker_threads').parentPort.postMessage(getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 2 ** 20);";
+    const run = (resourceLimits) => new Promise((resolve) => new Worker(body, { eval: true, execArgv: [], resourceLimits }).once('message', resolve));
+    const limits = workerResourceLimits();
+    console.log(JSON.stringify({ capped: await run(limits), uncapped: await run({}), limits }));
+  `;
+  const run = spawnSync(
+    process.execPath,
+    [...nodeArgs, ...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
+    { cwd: root, encoding: 'utf8', timeout: 30_000 },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  return JSON.parse(run.stdout.trim());
+}
+
+test("a worker thread started during start-up keeps to the main thread's young generation", () => {
+  const { capped, uncapped, limits } = workerNewSpace([]);
+  assert.deepEqual(limits, { maxYoungGenerationSizeMb: 6 });
+  assert.ok(capped <= 4, `a capped worker's new space is ${capped} MiB`);
+  assert.ok(uncapped > capped, `an uncapped worker's new space (${uncapped} MiB) grows past it`);
+  // The operator sizing the young generation sizes the workers' too.
+  assert.deepEqual(workerNewSpace(['--max-semi-space-size=16']).limits, {});
+});
