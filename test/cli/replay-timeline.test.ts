@@ -93,18 +93,19 @@ describe('proxy replay --timeline', () => {
       [3, 4, 5, 6, 7, 9, 10],
     );
     // The 1 s merge window held seq 4 and 5; they were delivered before seq 7 arrived, so the
-    // snapshot changed with seq 6 by three operations, as /snapshots/diff?from=5&to=6 says live.
+    // snapshot changed with seq 6 by six operations (three verdicts and when each changed), as
+    // /snapshots/diff?from=5&to=6 says live.
     const change = new Map(
       rows.map(([seq, html]) => [seq, /JSON Patch \((\d+) operation/.exec(html)?.[1] ?? 'none']),
     );
     assert.deepEqual(Object.fromEntries(change), {
-      3: '1',
+      3: '2',
       4: 'none',
       5: 'none',
-      6: '3',
+      6: '6',
       7: 'none',
-      9: '1',
-      10: '1',
+      9: '2',
+      10: '2',
     });
     // Nothing to link to, follow or run offline.
     assert.doesNotMatch(page, /<script>|\?at=|<form/);
