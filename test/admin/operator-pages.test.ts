@@ -239,13 +239,17 @@ describe('operator pages in headless Chromium', { skip: noChromium }, () => {
     await page.close();
   });
 
-  it('has no buttons under --admin-read-only, and the mutations stay refused', async () => {
+  it('has no buttons under --admin-read-only (disabled ones on the home page), and the mutations stay refused', async () => {
     const page = await browser.newPage();
     await page.goto(`${readOnly.admin}/clusters?format=html&refresh=0`);
     assert.equal(await page.locator('#cluster-svc tr.host').count(), 2);
     assert.equal(await page.locator('#actions').count(), 0);
     assert.equal(await page.locator('form').count(), 0);
     assert.equal(await page.textContent('#server-state'), 'LIVE');
+    await page.goto(`${readOnly.admin}/`);
+    assert.equal(await page.textContent('#read-only'), 'admin read-only');
+    assert.equal(await page.locator("form[method='post']").count(), 0);
+    assert.equal(await page.locator("button:text-is('healthcheck/fail')").isDisabled(), true);
     const post = await page.request.post(`${readOnly.admin}/healthcheck/fail`);
     assert.equal(post.status(), 403);
     assert.equal((await readOnly.get('/ready')).status, 200);

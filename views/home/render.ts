@@ -24,13 +24,19 @@ export function postForm(e: EndpointSummary, attributes = ''): string {
   return `<form action='${target}' method='post'${attributes}><button>${target}</button> ${inputs}</form>`;
 }
 
-function row(e: EndpointSummary): string {
+/** A read-only admin refuses every mutation: their buttons are shown, but cannot be pressed. */
+function refusedForm(e: EndpointSummary): string {
+  const target = esc(e.path.slice(1));
+  return `<form><button disabled title='refused: --admin-read-only'>${target}</button> <span class='meta'>(read-only admin)</span></form>`;
+}
+
+function row(e: EndpointSummary, readOnly: boolean): string {
   // Relative links: the page works behind a path prefix too.
   const target = esc(e.path.slice(1));
   const inputs = e.params.map(input).join(' ');
   let cell: string;
   if (e.mutates) {
-    cell = postForm(e);
+    cell = readOnly ? refusedForm(e) : postForm(e);
   } else if (e.params.length > 0) {
     cell = `<form action='${target}' method='get'><a href='${target}'>${target}</a> ${inputs} <button>go</button></form>`;
   } else {
@@ -47,7 +53,7 @@ function parentLine(parent: NonNullable<HomeSummary['parent']>): string {
 }
 
 /** The server at a glance: what an operator checks first, above the list of endpoints. */
-function status(s: HomeSummary): string {
+function status(s: HomeSummary, readOnly: boolean): string {
   const colour = STATE_COLOURS[s.state] ?? '#555';
   const drain = s.drain
     ? ` <span class='meta'>listeners draining${s.drain.inboundOnly ? ' (inbound only)' : ''}${s.drain.graceful ? ', graceful' : ''}</span>`
@@ -60,7 +66,7 @@ function status(s: HomeSummary): string {
     .join('\n');
   const unhealthy = s.hosts - s.healthyHosts;
   return `<section id='status'>
-<p class='status-line'><span id='server-state' style='background:${colour}'>${esc(s.state)}</span>${drain}</p>
+<p class='status-line'><span id='server-state' style='background:${colour}'>${esc(s.state)}</span>${drain}${readOnly ? ` <span id='read-only' class='meta'>admin read-only</span>` : ''}</p>
 <table class='facts'>
 <tr><th>version</th><td id='version'>${esc(s.version)}</td></tr>
 <tr><th>uptime</th><td id='uptime'>${shortDuration(s.uptimeMs)}</td></tr>
@@ -74,13 +80,18 @@ ${s.listeners.length > 0 ? `<table class='home-table listeners'><thead><tr><th c
 }
 
 /**
- * The admin home page: the server's state at the top, then one row per listed endpoint, a link for reads and a POST form
- * (with inputs for its parameters) for mutations, so a browser never mutates with GET.
+ * The admin home page: the server's state at the top, then one row per listed endpoint, a
+ * link for reads and a POST form (with inputs for its parameters) for mutations, so a
+ * browser never mutates with GET; a read-only admin shows its mutations' buttons disabled.
  */
-export function renderHome(endpoints: readonly EndpointSummary[], summary: HomeSummary): ViewResult {
+export function renderHome(
+  endpoints: readonly EndpointSummary[],
+  summary: HomeSummary,
+  options: { readOnly: boolean } = { readOnly: false },
+): ViewResult {
   const rows = listed(endpoints)
     .filter((e) => e.path !== '/')
-    .map(row)
+    .map((e) => row(e, options.readOnly))
     .join('\n');
   const body = `<!DOCTYPE html>
 <html lang='en'>
@@ -105,7 +116,7 @@ h2 { font-size: 1.1em; margin: 1em 0 .3em; }
 </head>
 <body>
 <h1>Proxy admin</h1>
-${status(summary)}
+${status(summary, options.readOnly)}
 <h2>Endpoints</h2>
 <p class='home-nav'>Pictures: <a href='events?format=html'>event timeline</a> · <a href='stats?format=active-html'>active stats</a> · <a href='clusters?format=html'>clusters</a></p>
 <table class='home-table'>

@@ -11,7 +11,10 @@ export const helpHandlers: HandlerDescriptor[] = [
     help: 'Admin home page',
     mutates: false,
     params: [],
-    handle: (req, ctx) => renderHome(req.table, homeSummary(req.state, ctx.store.scheduler.now())),
+    handle: (req, ctx) =>
+      renderHome(req.table, homeSummary(req.state, ctx.store.scheduler.now()), {
+        readOnly: ctx.options.adminReadOnly,
+      }),
   },
   {
     path: '/help',

@@ -100,3 +100,12 @@ it('escapes a hostile listener name (config text) wherever it is shown', () => {
   assert.doesNotMatch(body, /<script>alert/);
   assert.match(body, /&lt;script&gt;alert\(&#39;x&#39;\)&lt;\/script&gt;&amp;&quot;/);
 });
+
+it('shows a read-only admin and its mutations as buttons that cannot be pressed', () => {
+  const body = String(renderHome(endpoints, homeSummary(live, 2000), { readOnly: true }).body);
+  assert.match(body, /<span id='read-only' class='meta'>admin read-only<\/span>/);
+  assert.doesNotMatch(body, /method='post'/);
+  assert.match(body, /<button disabled title='refused: --admin-read-only'>healthcheck\/fail<\/button>/);
+  // Reads stay links.
+  assert.match(body, /<a href='ready'>ready<\/a>/);
+});
