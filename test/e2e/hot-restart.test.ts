@@ -219,6 +219,13 @@ test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed re
   // and follows its parent until that exits (written within a second).
   const parentExits = () => readFileSync(eventLog, 'utf8').match(/"step":"exited"/g)?.length ?? 0;
   await until(() => parentExits() === RESTARTS, 'the last parent exit in the event log');
+  // The admin home page opens with the epoch and what became of its parent.
+  const home = await (await fetch(`${admin}/`)).text();
+  assert.match(home, /<span id='server-state' [^>]*>LIVE<\/span>/);
+  assert.match(
+    home,
+    new RegExp(`<td id='epoch'>${RESTARTS} <span class='meta'>\\(epoch ${RESTARTS - 1}: exited\\)</span>`),
+  );
   const lines = readFileSync(eventLog, 'utf8')
     .trim()
     .split('\n')
