@@ -12,7 +12,7 @@ import { after, test } from 'node:test';
 import { workerExecArgv } from '../../../src/dataplane/workers/pool.js';
 import { repoRoot } from '../../helpers/cli.js';
 import { cluster, exchange, tcpListener, tcpServer } from '../../helpers/dataplane.js';
-import { startProxyProcess } from '../../helpers/proxy-process.js';
+import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 after(async () => {
@@ -38,6 +38,35 @@ async function echoes(port: number, count: number): Promise<string[]> {
   return answers.map((a) => a.data.toString());
 }
 
+/**
+ * A proxy with two worker threads serving a port-0 TCP echo listener `tcp`; worker N crashes
+ * when the test writes `<crashFile>.N` (worker 1 also on `crashFile`), see crash-worker-thread.mjs.
+ */
+async function crashableEchoProxy(): Promise<{ proxy: ProxyProcess; crashFile: string }> {
+  const upstream = await tcpServer((socket) => socket.pipe(socket));
+  cleanups.push(upstream.close);
+  const dir = mkdtempSync(join(tmpdir(), 'proxy-worker-crash-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const crashFile = join(dir, 'crash');
+  const proxy = await startProxyProcess(
+    {
+      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      static_resources: {
+        clusters: [cluster('echo', [upstream.port])],
+        listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' })],
+      },
+    },
+    ['--concurrency', '2'],
+    60_000,
+    {
+      NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/crash-worker-thread.mjs')}`,
+      CRASH_WORKER_FILE: crashFile,
+    },
+  );
+  cleanups.push(proxy.stop);
+  return { proxy, crashFile };
+}
+
 test('workerExecArgv keeps loaders and profilers, drops V8 flags and what names the script', () => {
   assert.deepEqual(
     workerExecArgv([
@@ -57,27 +86,7 @@ test('workerExecArgv keeps loaders and profilers, drops V8 flags and what names 
 });
 
 test('--concurrency 2: both worker threads bind a port-0 listener at one port; a crashed one is restarted there', async () => {
-  const upstream = await tcpServer((socket) => socket.pipe(socket));
-  cleanups.push(upstream.close);
-  const dir = mkdtempSync(join(tmpdir(), 'proxy-worker-crash-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const crashFile = join(dir, 'crash');
-  const proxy = await startProxyProcess(
-    {
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      static_resources: {
-        clusters: [cluster('echo', [upstream.port])],
-        listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' })],
-      },
-    },
-    ['--concurrency', '2'],
-    20_000,
-    {
-      NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/crash-worker-thread.mjs')}`,
-      CRASH_WORKER_FILE: crashFile,
-    },
-  );
-  cleanups.push(proxy.stop);
+  const { proxy, crashFile } = await crashableEchoProxy();
   const port = await proxy.listenerPort('tcp');
   assert.notEqual(port, 0);
   assert.equal(listeningSockets(port), 2, 'each worker thread listens on the port');
@@ -106,27 +115,7 @@ test('--concurrency 2: both worker threads bind a port-0 listener at one port; a
 test('--concurrency 2, every worker thread crashed at once: the restarted ones serve a port-0 listener at its port', async () => {
   // Issue 25 item 7: with every worker gone, nothing holds the port; the restarted workers
   // must bind the port the snapshot (and /listeners) reports, not pick another.
-  const upstream = await tcpServer((socket) => socket.pipe(socket));
-  cleanups.push(upstream.close);
-  const dir = mkdtempSync(join(tmpdir(), 'proxy-worker-crash-all-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const crashFile = join(dir, 'crash');
-  const proxy = await startProxyProcess(
-    {
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      static_resources: {
-        clusters: [cluster('echo', [upstream.port])],
-        listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' })],
-      },
-    },
-    ['--concurrency', '2'],
-    60_000,
-    {
-      NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/crash-worker-thread.mjs')}`,
-      CRASH_WORKER_FILE: crashFile,
-    },
-  );
-  cleanups.push(proxy.stop);
+  const { proxy, crashFile } = await crashableEchoProxy();
   const port = await proxy.listenerPort('tcp');
   assert.equal(listeningSockets(port), 2);
   for (let round = 1; round <= 2; round++) {
