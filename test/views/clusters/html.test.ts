@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { Script } from 'node:vm';
 import {
   activeHealthChanged,
   bootstrapLoaded,
@@ -202,4 +203,18 @@ it('escapes a hostile cluster name, hostname and ejection reason', () => {
   assert.match(body, /\(&lt;script&gt;x&lt;\/script&gt;\)/);
   // The only scripts are the page's own.
   assert.equal(body.match(/<script>/g)?.length, 1);
+});
+
+it('carries its script inline, and the script parses', () => {
+  const body = String(
+    renderClustersHtml(
+      state,
+      { hostStats: () => undefined },
+      { actions: table, now: 0, refreshS: 0, at: null },
+    ).body,
+  );
+  assert.doesNotMatch(body, /<script src|<link |(src|href|url)[=(]["']?https?:/);
+  const script = /<script>([\s\S]*)<\/script>/.exec(body)?.[1] ?? '';
+  assert.match(script, /addEventListener\('submit'/);
+  assert.doesNotThrow(() => new Script(script));
 });
