@@ -17,8 +17,11 @@ import {
   type EdgeSpec,
 } from '../../../src/dataplane/http/edge.js';
 import type { HttpRequest } from '../../../src/dataplane/http/request.js';
+import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { findingsOf } from '../../helpers/compile.js';
+import { cluster } from '../../helpers/dataplane.js';
 import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { startProxyProcess } from '../../helpers/proxy-process.js';
 
 const SPEC: EdgeSpec = {
   useRemoteAddress: false,
@@ -363,4 +366,52 @@ describe('the edge over real sockets', () => {
     assert.equal(h['x-secret'], 'mesh');
     assert.equal(h['x-proxy-external-address'], undefined);
   });
+});
+
+test('two workers serve the edge the same: an external client’s forged headers stop there, an internal one’s retry acts', async () => {
+  let hits = 0;
+  const seen: http.IncomingHttpHeaders[] = [];
+  const upstream = http.createServer((req, res) => {
+    hits += 1;
+    seen.push(req.headers);
+    res.writeHead(req.url === '/flaky' && hits % 2 === 1 ? 503 : 200).end();
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  const port = (upstream.address() as AddressInfo).port;
+  const hcm = {
+    ...hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'up' } }]),
+    use_remote_address: true,
+  };
+  const proxy = await startProxyProcess(httpBootstrap([cluster('up', [port])], hcm), ['--concurrency', '2']);
+  try {
+    const listener = await proxy.listenerPort('http');
+    const send = (from: string, path: string, headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.get(
+          { host: '127.0.0.1', port: listener, path, localAddress: from, headers, agent: false },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.setTimeout(10_000, () => req.destroy(new Error('timed out')));
+        req.on('error', reject);
+      });
+    for (let i = 0; i < 4; i++) {
+      hits = 0;
+      assert.equal(
+        await send('127.0.0.2', '/flaky', { 'x-envoy-retry-on': '5xx', 'x-envoy-internal': 'true' }),
+        503,
+      );
+      assert.equal(hits, 1, 'the external retry header did not act');
+      assert.equal(seen.at(-1)?.['x-envoy-internal'], undefined);
+      assert.equal(seen.at(-1)?.['x-proxy-external-address'], '127.0.0.2');
+      hits = 0;
+      assert.equal(await send('127.0.0.1', '/flaky', { 'x-envoy-retry-on': '5xx' }), 200);
+      assert.equal(hits, 2, 'the internal one did');
+    }
+  } finally {
+    await proxy.stop();
+    upstream.close();
+  }
 });
