@@ -650,7 +650,12 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     const serviceTime = this.hcm.filters.router.suppressEnvoyHeaders
       ? null
       : String(Math.round(now - (this.requestCompleteAt || this.info.startedAt)));
-    const out = downstreamResponseHeaders(mutated, this.hcm.serverName, serviceTime);
+    const out = downstreamResponseHeaders(
+      mutated,
+      this.hcm.serverName,
+      serviceTime,
+      this.hcm.spec.serverHeader,
+    );
     if (this.hcm.spec.edge.via) appendVia(out, this.hcm.spec.edge.via);
     if (this.cors !== null) addCorsHeaders(out, this.cors);
     this.sink.writeHead(status, out, contentLength, false, this.trailersExpected);
@@ -741,8 +746,8 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     // As the reference's router: any gRPC request gets a gRPC answer (read here, not per request).
     const grpc = this.grpc !== null || isGrpcContentType(headerValue(this.req, 'content-type'));
     const sent = grpc
-      ? sendGrpcLocalReply(this.sink, this.hcm.serverName, status, body, headers)
-      : sendLocalReply(this.sink, this.req.method, this.hcm.serverName, status, body, headers);
+      ? sendGrpcLocalReply(this.sink, this.localServerName(), status, body, headers)
+      : sendLocalReply(this.sink, this.req.method, this.localServerName(), status, body, headers);
     // A gRPC local reply is a 200 (its status is in grpc-status), counted and logged so.
     const code = grpc ? 200 : status;
     this.info.responseCode = code;
@@ -751,6 +756,11 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     if (this.tap && sent.bodyBytes > 0)
       this.tap.responseBody(typeof body === 'string' ? Buffer.from(body) : body);
     this.finish(code);
+  }
+
+  /** The `server` of the proxy's own replies: none when `server_header_transformation: PASS_THROUGH`. */
+  private localServerName(): string {
+    return this.hcm.spec.serverHeader === 'PASS_THROUGH' ? '' : this.hcm.serverName;
   }
 
   private finish(status: number): void {

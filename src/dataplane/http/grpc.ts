@@ -109,7 +109,8 @@ export function sendGrpcLocalReply(
   const headers = ['content-type', 'application/grpc', 'grpc-status', String(grpcStatusForHttp(status))];
   const text = typeof body === 'string' ? body : body.toString();
   if (text !== '') headers.push('grpc-message', percentEncode(text));
-  headers.push(...extra, 'server', serverName);
+  headers.push(...extra);
+  if (serverName) headers.push('server', serverName);
   sink.writeHead(200, headers, 0, true);
   return { headers, bodyBytes: 0 };
 }

@@ -20,6 +20,7 @@ import {
   HTTP2_OPTIONS_FIELDS,
   type Http2Options,
 } from './h2-options.js';
+import type { ServerHeader } from './headers.js';
 import { compileHcmTimeouts, type HcmTimeouts } from './timeouts.js';
 
 export type Codec = 'AUTO' | 'HTTP1' | 'HTTP2';
@@ -31,6 +32,8 @@ export interface HcmSpec {
   routes: RouteTable;
   filters: FilterChain;
   serverName: string;
+  /** `server_header_transformation`: the upstream's `server` replaced (default), kept if set, or passed through. */
+  serverHeader: ServerHeader;
   /** Who the client is and what it may send (src/dataplane/http/edge.ts). */
   edge: EdgeSpec;
   /** `normalize_path`; null when unset: runtime `http_connection_manager.normalize_path` decides (default off). */
@@ -61,6 +64,7 @@ const HCM_FIELDS: FieldTable = {
     'route_config',
     'http_filters',
     'server_name',
+    'server_header_transformation',
     ...EDGE_FIELDS,
     'normalize_path',
     'merge_slashes',
@@ -140,6 +144,11 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     routes: compileRouteTable(objectOf(config.route_config), `${path}.route_config`, report),
     filters: compileHttpFilters(listOf(config.http_filters), `${path}.http_filters`, report),
     serverName: typeof config.server_name === 'string' && config.server_name ? config.server_name : 'proxy',
+    serverHeader:
+      config.server_header_transformation === 'APPEND_IF_ABSENT' ||
+      config.server_header_transformation === 'PASS_THROUGH'
+        ? config.server_header_transformation
+        : 'OVERWRITE',
     edge: compileEdge(config, path, report),
     normalizePath: typeof config.normalize_path === 'boolean' ? config.normalize_path : null,
     mergeSlashes: config.merge_slashes === true,

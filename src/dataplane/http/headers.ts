@@ -107,24 +107,35 @@ export function upstreamRequestHead(
 /** The time the upstream took, set on its responses unless the router's `suppress_envoy_headers`. */
 export const SERVICE_TIME_HEADER = 'x-proxy-upstream-service-time';
 
+/** `server_header_transformation`: what becomes of the upstream's `server`. */
+export type ServerHeader = 'OVERWRITE' | 'APPEND_IF_ABSENT' | 'PASS_THROUGH';
+
 /**
  * The response headers the client gets from an upstream's: hop-by-hop headers and the
- * length dropped (the downstream codec frames the body itself), `server` replaced by ours,
- * `x-proxy-upstream-service-time` set to `serviceTime` (ms) unless it is null.
+ * length dropped (the downstream codec frames the body itself), `server` replaced by ours
+ * (`OVERWRITE`), set only when the upstream sent none (`APPEND_IF_ABSENT`) or left as it came
+ * (`PASS_THROUGH`), `x-proxy-upstream-service-time` set to `serviceTime` (ms) unless it is null.
  */
 export function downstreamResponseHeaders(
   headers: readonly string[],
   serverName: string,
   serviceTime: string | null = null,
+  serverHeader: ServerHeader = 'OVERWRITE',
 ): string[] {
   const out: string[] = [];
+  let upstreamServer = false;
   for (let i = 0; i < headers.length; i += 2) {
     const name = headers[i] as string;
-    if (HOP_BY_HOP.has(name) || name === 'content-length' || name === 'server') continue;
+    if (HOP_BY_HOP.has(name) || name === 'content-length') continue;
+    if (name === 'server') {
+      if (serverHeader === 'OVERWRITE') continue;
+      upstreamServer = true;
+    }
     if (serviceTime !== null && name === SERVICE_TIME_HEADER) continue;
     out.push(name, headers[i + 1] as string);
   }
-  out.push('server', serverName);
+  if (serverHeader === 'OVERWRITE' || (serverHeader === 'APPEND_IF_ABSENT' && !upstreamServer))
+    out.push('server', serverName);
   if (serviceTime !== null) out.push(SERVICE_TIME_HEADER, serviceTime);
   return out;
 }

@@ -25,7 +25,8 @@ export interface LocalReplySent {
 
 /**
  * Sends a response made by the proxy itself: a text/plain body (none for HEAD), `extra`
- * headers, our `server` header. Nothing of it comes from or goes to an upstream.
+ * headers, our `server` header (none for '': `server_header_transformation: PASS_THROUGH`).
+ * Nothing of it comes from or goes to an upstream.
  */
 export function sendLocalReply(
   sink: ResponseSink,
@@ -37,7 +38,7 @@ export function sendLocalReply(
 ): LocalReplySent {
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
   const headers = bytes.length > 0 ? ['content-type', 'text/plain', ...extra] : [...extra];
-  headers.push('server', serverName);
+  if (serverName) headers.push('server', serverName);
   const noBody = method === 'HEAD' || bytes.length === 0;
   sink.writeHead(status, headers, bytes.length, noBody);
   if (noBody) return { headers, bodyBytes: 0 };

@@ -7,6 +7,7 @@ import type { HttpRequest } from '../../../src/dataplane/http/request.js';
 import type { CompiledRoute } from '../../../src/dataplane/router/table.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { cluster } from '../../helpers/dataplane.js';
+import { hcmConfig, startProxy } from '../../helpers/http-dataplane.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
 
 function request(headers: string[]): HttpRequest {
@@ -73,6 +74,61 @@ test('response headers lose hop-by-hop headers, the length and the upstream serv
     ),
     ['content-type', 'text/plain', 'x-a', '1', 'server', 'proxy'],
   );
+});
+
+test('server_header_transformation: the upstream server replaced, kept when set, or passed through', () => {
+  const up = ['server', 'nginx', 'x-a', '1'];
+  assert.deepEqual(downstreamResponseHeaders(up, 'proxy', null, 'OVERWRITE'), [
+    'x-a',
+    '1',
+    'server',
+    'proxy',
+  ]);
+  assert.deepEqual(downstreamResponseHeaders(up, 'proxy', null, 'APPEND_IF_ABSENT'), up);
+  assert.deepEqual(downstreamResponseHeaders(['x-a', '1'], 'proxy', null, 'APPEND_IF_ABSENT'), [
+    'x-a',
+    '1',
+    'server',
+    'proxy',
+  ]);
+  assert.deepEqual(downstreamResponseHeaders(['x-a', '1'], 'proxy', null, 'PASS_THROUGH'), ['x-a', '1']);
+  assert.deepEqual(downstreamResponseHeaders(up, 'proxy', '7', 'PASS_THROUGH'), [
+    ...up,
+    'x-proxy-upstream-service-time',
+    '7',
+  ]);
+});
+
+test('server_header_transformation over a real listener: PASS_THROUGH keeps the origin’s and adds none to local replies', async () => {
+  const upstream = http.createServer((_req, res) => res.writeHead(200, { server: 'origin/1' }).end());
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  const clusters = [
+    {
+      raw: { name: 'backend', connect_timeout: '1s' },
+      addresses: [`127.0.0.1:${(upstream.address() as AddressInfo).port}`],
+    },
+  ];
+  const local = [{ match: { prefix: '/local' }, direct_response: { status: 200 } }];
+  const pass = await startProxy(
+    { ...hcmConfig('backend', local), server_header_transformation: 'PASS_THROUGH' },
+    clusters,
+  );
+  const append = await startProxy(
+    { ...hcmConfig('backend', local), server_header_transformation: 'APPEND_IF_ABSENT' },
+    clusters,
+  );
+  try {
+    const server = async (port: number, path: string) =>
+      (await fetch(`http://127.0.0.1:${port}${path}`)).headers.get('server');
+    assert.equal(await server(pass.port, '/'), 'origin/1');
+    assert.equal(await server(pass.port, '/local'), null);
+    assert.equal(await server(append.port, '/'), 'origin/1');
+    assert.equal(await server(append.port, '/local'), 'proxy');
+  } finally {
+    await pass.close();
+    await append.close();
+    upstream.close();
+  }
 });
 
 test('add_user_agent: the local cluster and node go upstream; a user-agent the client sent is kept', () => {
