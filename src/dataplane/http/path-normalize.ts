@@ -79,7 +79,9 @@ export function canonicalPath(path: string): string | null {
   let simple = end > 0 && path.charCodeAt(0) === 47;
   for (let i = 0; simple && i < end; i++) {
     const c = path.charCodeAt(i);
-    if (c > 0xff || (TABLE[c] as number) & SPECIAL) simple = false;
+    // A dot inside a name (`app.min.js`) is copied as is; only one starting a segment needs a look.
+    if (c === 46) simple = path.charCodeAt(i - 1) !== 47;
+    else if (c > 0xff || (TABLE[c] as number) & SPECIAL) simple = false;
   }
   if (simple) return path;
   let ok = true;
