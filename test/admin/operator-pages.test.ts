@@ -14,10 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import type { JsonObject } from '../../events/index.js';
 import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
 import { launchChromium, noChromium } from '../helpers/chromium.js';
+import { cluster } from '../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
+import { type Trickle, trickle } from '../helpers/trickle.js';
 
 /** An upstream answering `status` to everything, health checks included. */
 async function upstream(status: number): Promise<{ server: Server; port: number }> {
@@ -27,24 +28,6 @@ async function upstream(status: number): Promise<{ server: Server; port: number 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, port: (server.address() as AddressInfo).port };
-}
-
-function staticCluster(name: string, ports: number[], extra: JsonObject = {}): JsonObject {
-  return {
-    name,
-    connect_timeout: '1s',
-    load_assignment: {
-      cluster_name: name,
-      endpoints: [
-        {
-          lb_endpoints: ports.map((port) => ({
-            endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } },
-          })),
-        },
-      ],
-    },
-    ...extra,
-  };
 }
 
 const shotsDir = process.env.ADMIN_SHOTS ?? mkdtempSync(join(tmpdir(), 'admin-shots-'));
@@ -76,8 +59,7 @@ describe('operator pages in headless Chromium', { skip: noChromium }, () => {
   let bad = 0;
   let flaky = 0;
   let port = 0;
-  let stop = false;
-  let traffic: Promise<void> = Promise.resolve();
+  let traffic: Trickle | undefined;
 
   before(async () => {
     const [g, b, f] = await Promise.all([upstream(200), upstream(503), upstream(503)]);
@@ -85,7 +67,7 @@ describe('operator pages in headless Chromium', { skip: noChromium }, () => {
     [good, bad, flaky] = [g!.port, b!.port, f!.port];
     const bootstrap = httpBootstrap(
       [
-        staticCluster('svc', [good, bad], {
+        cluster('svc', [good, bad], {
           health_checks: [
             {
               timeout: '0.5s',
@@ -97,7 +79,7 @@ describe('operator pages in headless Chromium', { skip: noChromium }, () => {
             },
           ],
         }),
-        staticCluster('flaky', [flaky], {
+        cluster('flaky', [flaky], {
           outlier_detection: {
             consecutive_5xx: 3,
             interval: '0.1s',
@@ -116,19 +98,10 @@ describe('operator pages in headless Chromium', { skip: noChromium }, () => {
     port = await proxy.listenerPort('http');
     browser = await launchChromium();
     // Steady traffic to both clusters until the tests are done, bounded to 90 s.
-    const end = Date.now() + 90_000;
-    traffic = (async () => {
-      for (let i = 0; !stop && Date.now() < end; i++) {
-        await fetch(`http://127.0.0.1:${port}/${i % 4 === 0 ? 'flaky/' : ''}${i}`)
-          .then((r) => r.text())
-          .catch(() => '');
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
+    traffic = trickle((i) => `http://127.0.0.1:${port}/${i % 4 === 0 ? 'flaky/' : ''}${i}`, 20, 90_000);
   });
   after(async () => {
-    stop = true;
-    await traffic;
+    await traffic?.stop();
     await browser?.close();
     await proxy?.stop();
     await readOnly?.stop();

@@ -13,14 +13,14 @@ import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
 import { launchChromium, noChromium } from '../helpers/chromium.js';
 import { cluster } from '../helpers/event-log.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
+import { type Trickle, trickle } from '../helpers/trickle.js';
 
 describe('stats and cluster pictures under traffic', { skip: noChromium }, () => {
   let proxy: ProxyProcess;
   let browser: Browser;
   let upstream: Server;
   let port = 0;
-  let traffic: Promise<void> = Promise.resolve();
-  let stop = false;
+  let traffic: Trickle | undefined;
 
   before(async () => {
     upstream = createServer((req, res) => {
@@ -39,19 +39,10 @@ describe('stats and cluster pictures under traffic', { skip: noChromium }, () =>
     port = await proxy.listenerPort('http');
     browser = await launchChromium();
     // Steady traffic until the tests are done: a request every 20 ms, bounded to 60 s.
-    const end = Date.now() + 60_000;
-    traffic = (async () => {
-      for (let i = 1; !stop && Date.now() < end; i++) {
-        await fetch(`http://127.0.0.1:${port}/${i}`)
-          .then((r) => r.text())
-          .catch(() => '');
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
+    traffic = trickle((i) => `http://127.0.0.1:${port}/${i}`);
   });
   after(async () => {
-    stop = true;
-    await traffic;
+    await traffic?.stop();
     await browser?.close();
     await proxy?.stop();
     await new Promise((resolve) => upstream?.close(resolve));

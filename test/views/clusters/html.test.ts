@@ -8,13 +8,24 @@ import {
   outlierChanged,
   type ProxyEvent,
 } from '../../../events/index.js';
-import { foldAll, initialState } from '../../../reducers/index.js';
-import { zeroHostCounters } from '../../../views/clusters/figures.js';
-import { renderClustersHtml } from '../../../views/clusters/html.js';
+import { foldAll, initialState, type State } from '../../../reducers/index.js';
+import { type ClustersFigures, zeroHostCounters } from '../../../views/clusters/figures.js';
+import { type ClustersHtmlOptions, renderClustersHtml } from '../../../views/clusters/html.js';
 import { bootstrapWith, cluster } from '../../helpers/event-log.js';
 
 const envs = (events: ProxyEvent[]): Envelope<ProxyEvent>[] =>
   events.map((event, i) => ({ seq: i + 1, at: 1000 + i, source: 'test', event }));
+
+/** The page's HTML for `of`, with no live figures unless given and nothing reloading. */
+function page(
+  of: State,
+  options: Partial<ClustersHtmlOptions> = {},
+  figures: ClustersFigures = { hostStats: () => undefined },
+): string {
+  return String(
+    renderClustersHtml(of, figures, { actions: [], now: 0, refreshS: 0, at: null, ...options }).body,
+  );
+}
 
 const state = foldAll(
   initialState,
@@ -37,9 +48,7 @@ it('colours each host row by its state and shows success rates and the totals th
         ? { ...zeroHostCounters(), rq_total: 50, rq_success: 9, rq_error: 1 }
         : undefined,
   };
-  const body = String(
-    renderClustersHtml(state, figures, { actions: [], now: 12_000, refreshS: 5, at: null }).body,
-  );
+  const body = page(state, { now: 12_000, refreshS: 5 }, figures);
   const row = (address: string) =>
     new RegExp(`<tr class='host ([a-z]+)' data-address='${address}'>(.*?)</tr>`).exec(body);
   assert.equal(row('10.0.0.1:80')?.[1], 'healthy');
@@ -59,10 +68,7 @@ it('colours each host row by its state and shows success rates and the totals th
 });
 
 it('names a past snapshot and can stay still', () => {
-  const body = String(
-    renderClustersHtml(state, { hostStats: () => undefined }, { actions: [], now: 0, refreshS: 0, at: 2 })
-      .body,
-  );
+  const body = page(state, { at: 2 });
   assert.match(body, /as of the snapshot after event 2/);
   assert.doesNotMatch(body, /http-equiv='refresh'/);
 });
@@ -88,9 +94,7 @@ it('shows the last check, when the verdict changed and the ejection of each host
         ? { at: 9_000, result: 'network' as const }
         : { at: 11_500, result: 'success' as const },
   };
-  const body = String(
-    renderClustersHtml(state, figures, { actions: [], now: 12_000, refreshS: 0, at: null }).body,
-  );
+  const body = page(state, { now: 12_000 }, figures);
   const cell = (address: string, cls: string) =>
     new RegExp(`data-address='${address}'>.*?<td class='${cls}'>(.*?)</td>`).exec(body)?.[1];
   // Host 2 failed its check at seq 2 (at 1001).
@@ -122,9 +126,7 @@ it('shows the last check, when the verdict changed and the ejection of each host
       }),
     },
   ]);
-  const later = String(
-    renderClustersHtml(back, figures, { actions: [], now: 12_000, refreshS: 0, at: null }).body,
-  );
+  const later = page(back, { now: 12_000 }, figures);
   assert.match(
     later,
     /<td class='ejection'>last ejected <time [^>]*>10s ago<\/time> for 3s <span class='meta'>\(consecutive 5xx\)<\/span><\/td>/,
@@ -132,13 +134,7 @@ it('shows the last check, when the verdict changed and the ejection of each host
 });
 
 it('shows the server state and POST buttons for the usual mutations of the table, and none without actions', () => {
-  const body = String(
-    renderClustersHtml(
-      state,
-      { hostStats: () => undefined },
-      { actions: table, now: 0, refreshS: 0, at: null },
-    ).body,
-  );
+  const body = page(state, { actions: table });
   assert.match(body, /server <span id='server-state' class='state-INITIALIZING'>INITIALIZING<\/span>/);
   const forms = [...body.matchAll(/<form action='([^']+)' method='post'([^>]*)>/g)].map((m) => [m[1], m[2]]);
   assert.deepEqual(forms, [
@@ -149,10 +145,7 @@ it('shows the server state and POST buttons for the usual mutations of the table
   // Its parameters come with it, and nothing is a GET link to a mutation.
   assert.match(body, /<input type='checkbox' name='graceful' value=''>/);
   assert.doesNotMatch(body, /href='(healthcheck|drain_listeners|quitquitquit)/);
-  const bare = String(
-    renderClustersHtml(state, { hostStats: () => undefined }, { actions: [], now: 0, refreshS: 0, at: null })
-      .body,
-  );
+  const bare = page(state);
   assert.doesNotMatch(bare, /<form/);
   assert.doesNotMatch(bare, /id='actions'/);
 });
@@ -190,13 +183,7 @@ it('escapes a hostile cluster name, hostname and ejection reason', () => {
       outlierChanged({ cluster: evil, address: '10.0.0.1:80', ejected: true, reason: '<script>x</script>' }),
     ]),
   );
-  const body = String(
-    renderClustersHtml(
-      hostile,
-      { hostStats: () => undefined },
-      { actions: table, now: 5000, refreshS: 0, at: null },
-    ).body,
-  );
+  const body = page(hostile, { actions: table, now: 5000 });
   assert.doesNotMatch(body, /<img|<script>x|<b>host|<script>'|<v>/);
   assert.match(body, /id='cluster-&quot;&gt;&lt;img src=x onerror=alert\(1\)&gt;&#39;&lt;script&gt;'/);
   assert.match(body, /&lt;b&gt;host&lt;\/b&gt;/);
@@ -206,13 +193,7 @@ it('escapes a hostile cluster name, hostname and ejection reason', () => {
 });
 
 it('carries its script inline, and the script parses', () => {
-  const body = String(
-    renderClustersHtml(
-      state,
-      { hostStats: () => undefined },
-      { actions: table, now: 0, refreshS: 0, at: null },
-    ).body,
-  );
+  const body = page(state, { actions: table });
   assert.doesNotMatch(body, /<script src|<link |(src|href|url)[=(]["']?https?:/);
   const script = /<script>([\s\S]*)<\/script>/.exec(body)?.[1] ?? '';
   assert.match(script, /addEventListener\('submit'/);
