@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
 import {
   applyEdge,
   compileEdge,
@@ -22,6 +23,8 @@ import { findingsOf } from '../../helpers/compile.js';
 import { cluster } from '../../helpers/dataplane.js';
 import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
 
 const SPEC: EdgeSpec = {
   useRemoteAddress: false,
@@ -270,6 +273,66 @@ describe('applyEdge', () => {
     assert.equal(req.headers, headers);
     assert.deepEqual(headers, ['accept', '*/*', 'user-agent', 'curl', 'x-forwarded-proto', 'http']);
   });
+});
+
+test('property: whatever headers a client sends, an external request keeps none of the control headers, an internal one all of them', () => {
+  const controlNames = [...CONTROL, ...EDGE_ONLY, 'internal'].flatMap((n) => [
+    `x-envoy-${n}`,
+    `x-proxy-${n}`,
+  ]);
+  const name = fc.oneof(
+    fc.constantFrom(
+      ...controlNames,
+      'x-forwarded-for',
+      'x-forwarded-proto',
+      'x-request-id',
+      'x-forwarded-client-cert',
+    ),
+    fc.string({ unit: fc.constantFrom(...'abcx-yz'), minLength: 1, maxLength: 12 }),
+  );
+  const value = fc.oneof(
+    fc.string({ maxLength: 20 }),
+    fc.ipV4(),
+    fc.ipV6(),
+    fc.constant('10.0.0.1, 203.0.113.9'),
+  );
+  const peer = fc.oneof(fc.ipV4(), fc.ipV6(), fc.constantFrom('10.0.0.1', '127.0.0.1', '::1', ''));
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(name, value), { maxLength: 12 }),
+      peer,
+      fc.record({
+        useRemoteAddress: fc.boolean(),
+        xffNumTrustedHops: fc.nat(3),
+        skipXffAppend: fc.boolean(),
+      }),
+      (pairs, ip, knobs) => {
+        const req = request(ip, pairs.flat());
+        const bits = applyEdge(req, { ...SPEC, ...knobs }, '127.0.0.1');
+        const names = req.headers.filter((_, i) => i % 2 === 0);
+        const internalMarks = names.filter((n) => n === 'x-envoy-internal' || n === 'x-proxy-internal');
+        if (bits & EDGE_INTERNAL) {
+          assert.deepEqual(internalMarks, ['x-proxy-internal']);
+          for (const [n] of pairs)
+            if (n.startsWith('x-') && CONTROL.some((c) => n.endsWith(`-${c}`)) && controlNames.includes(n))
+              assert.ok(names.includes(n), `${n} kept for an internal request`);
+        } else {
+          assert.deepEqual(internalMarks, []);
+          for (const n of names)
+            if (controlNames.includes(n))
+              assert.ok(
+                !(bits & EDGE_EXTERNAL)
+                  ? EDGE_ONLY.some((e) => n.endsWith(`-${e}`))
+                  : n === 'x-proxy-external-address',
+                `${n} survived an external request`,
+              );
+        }
+        assert.equal(names.filter((n) => n === 'x-forwarded-client-cert').length, 0);
+        assert.ok(names.filter((n) => n === 'x-request-id').length >= 1);
+      },
+    ),
+    { seed: 2504, numRuns: RUNS * 3 },
+  );
 });
 
 describe('the edge over real sockets', () => {
