@@ -324,6 +324,25 @@ describe('control headers through a real listener', () => {
     assert.equal((await get(quiet.port, EXTERNAL, '/plain', { 'x-envoy-max-retries': 'x' })).status, 200);
   });
 
+  test('a circuit breaker’s 503 says x-proxy-overloaded, unless suppress_envoy_headers', async () => {
+    const port = (upstream.address() as AddressInfo).port;
+    const breaker = { circuit_breakers: { thresholds: [{ max_requests: 1 }] } };
+    const full = await startProxy(hcmConfig('backend'), [
+      { raw: { name: 'backend', connect_timeout: '1s', ...breaker }, addresses: [`127.0.0.1:${port}`] },
+    ]);
+    try {
+      const slow = get(full.port, INTERNAL, '/slow/breaker');
+      const deadline = Date.now() + 5000;
+      while (!hits.has('/slow/breaker') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const refused = await get(full.port, INTERNAL, '/plain');
+      assert.equal(refused.status, 503);
+      assert.equal(refused.headers['x-proxy-overloaded'], 'true');
+      assert.equal((await slow).status, 200);
+    } finally {
+      await full.close();
+    }
+  });
+
   test('the access log shows the request id and the service time, by the reference’s header names', async () => {
     await get(proxy.port, INTERNAL, '/logged', { 'x-request-id': 'internal-id' });
     await get(proxy.port, EXTERNAL, '/logged', { 'x-request-id': 'spoofed-id' });
