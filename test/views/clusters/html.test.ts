@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { Script } from 'node:vm';
+import fc from 'fast-check';
 import {
   activeHealthChanged,
   bootstrapLoaded,
@@ -15,6 +16,13 @@ import { bootstrapWith, cluster } from '../../helpers/event-log.js';
 
 const envs = (events: ProxyEvent[]): Envelope<ProxyEvent>[] =>
   events.map((event, i) => ({ seq: i + 1, at: 1000 + i, source: 'test', event }));
+
+/** Every tag the page writes itself. */
+const TAGS = new Set(
+  '!DOCTYPE html head meta title style body h1 h2 p a div span form button label input section table thead tbody tr th td svg rect time br script'.split(
+    ' ',
+  ),
+);
 
 /** The page's HTML for `of`, with no live figures unless given and nothing reloading. */
 function page(
@@ -198,4 +206,37 @@ it('carries its script inline, and the script parses', () => {
   const script = /<script>([\s\S]*)<\/script>/.exec(body)?.[1] ?? '';
   assert.match(script, /addEventListener\('submit'/);
   assert.doesNotThrow(() => new Script(script));
+});
+
+it('no cluster name or ejection reason opens markup, whatever its characters (property)', () => {
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.string({ unit: 'binary', maxLength: 40 }),
+        fc.string({ unit: fc.constantFrom('<', '>', '&', '"', "'", 'q', '/', ' ', '='), maxLength: 12 }),
+      ),
+      fc.string({ maxLength: 20 }),
+      (name, reason) => {
+        const s = foldAll(
+          initialState,
+          envs([
+            bootstrapLoaded({
+              bootstrap: bootstrapWith([{ ...cluster('x', ['10.0.0.1:80']), name }]),
+              options: {},
+              version: 't',
+              sources: [],
+            }),
+            outlierChanged({ cluster: name, address: '10.0.0.1:80', ejected: true, reason: `${reason}<i>` }),
+          ]),
+        );
+        const body = page(s, { actions: table });
+        // The page's own tags only: every `<` the values brought is escaped.
+        const tags = new Set([...body.matchAll(/<\/?([a-zA-Z0-9!]+)/g)].map((m) => m[1]));
+        for (const tag of tags)
+          assert.ok(TAGS.has(tag as string), `unexpected tag <${tag}> for name ${JSON.stringify(name)}`);
+        assert.match(body, /\(.*&lt;i&gt;\)/);
+      },
+    ),
+    { seed: 31, numRuns: Number(process.env.FUZZ_RUNS ?? 200) },
+  );
 });
