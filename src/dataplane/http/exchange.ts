@@ -741,8 +741,10 @@ export class Exchange implements UpstreamHandler, TimerTarget {
 
   /** A response made by the proxy itself: text/plain body, never forwarded upstream. */
   private localReply(status: number, body: string | Buffer, extra: string[] = []): void {
-    const headers = this.cors === null ? extra : extra.slice();
+    const via = this.hcm.spec.edge.via;
+    const headers = this.cors === null && !via ? extra : extra.slice();
     if (this.cors !== null) addCorsHeaders(headers, this.cors);
+    if (via) appendVia(headers, via);
     // As the reference's router: any gRPC request gets a gRPC answer (read here, not per request).
     const grpc = this.grpc !== null || isGrpcContentType(headerValue(this.req, 'content-type'));
     const sent = grpc

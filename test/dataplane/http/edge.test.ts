@@ -260,6 +260,32 @@ describe('applyEdge', () => {
     );
   });
 
+  test('via over a real listener: on the request, the upstream response and the proxy’s own replies', async () => {
+    const seenVia: string[] = [];
+    const upstream = http.createServer((req, res) => {
+      seenVia.push(String(req.headers.via));
+      res.writeHead(200, { via: '1.1 origin' }).end();
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const clusters = [
+      {
+        raw: { name: 'backend', connect_timeout: '1s' },
+        addresses: [`127.0.0.1:${(upstream.address() as AddressInfo).port}`],
+      },
+    ];
+    const local = [{ match: { prefix: '/local' }, direct_response: { status: 204 } }];
+    const proxy = await startProxy({ ...hcmConfig('backend', local), via: 'front' }, clusters);
+    try {
+      const res = await fetch(`http://127.0.0.1:${proxy.port}/`, { headers: { via: '1.1 client' } });
+      assert.deepEqual(seenVia, ['1.1 client, front']);
+      assert.equal(res.headers.get('via'), '1.1 origin, front');
+      assert.equal((await fetch(`http://127.0.0.1:${proxy.port}/local`)).headers.get('via'), 'front');
+    } finally {
+      await proxy.close();
+      upstream.close();
+    }
+  });
+
   test('via is appended to the request', () => {
     const req = request('10.0.0.1', ['via', '1.1 other']);
     applyEdge(req, { ...SPEC, via: 'front' }, '127.0.0.1');
