@@ -19,13 +19,13 @@ describe('compile findings under a deprecated config', () => {
   it('name config, not typed_config, for the HCM and for an HTTP filter inside it', () => {
     const result = loadYaml(
       listener(
-        `{ name: envoy.http_connection_manager, config: { stat_prefix: s, via: proxy-1, ${ROUTES}, http_filters: [{ name: envoy.router, config: { start_child_span: true } }] } }`,
+        `{ name: envoy.http_connection_manager, config: { stat_prefix: s, proxy_100_continue: true, ${ROUTES}, http_filters: [{ name: envoy.router, config: { start_child_span: true } }] } }`,
       ),
     );
     const errors = errorsOf(result);
     assert.deepEqual(
       errors.map((e) => e.split(': ')[1]),
-      [`${LISTENER}.config.via`],
+      [`${LISTENER}.config.proxy_100_continue`],
       errors.join('\n'),
     );
     assert.ok(
@@ -38,13 +38,13 @@ describe('compile findings under a deprecated config', () => {
     const errors = errorsOf(
       loadYaml(
         listener(
-          `{ name: envoy.http_connection_manager, typed_config: { '@type': type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager, stat_prefix: s, via: proxy-1, ${ROUTES} } }`,
+          `{ name: envoy.http_connection_manager, typed_config: { '@type': type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager, stat_prefix: s, proxy_100_continue: true, ${ROUTES} } }`,
         ),
       ),
     );
     assert.deepEqual(
       errors.map((e) => e.split(': ')[1]),
-      [`${LISTENER}.typed_config.via`],
+      [`${LISTENER}.typed_config.proxy_100_continue`],
     );
   });
 
