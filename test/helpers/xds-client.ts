@@ -1,13 +1,13 @@
 /**
  * The xDS client in the test's own process, over a real store and real sockets: CDS from a
- * gRPC (ADS, v3), REST or file source. What the bad-push regression and fuzz tests drive, so
+ * gRPC (ADS, v3; or its own per-type stream, v2), REST or file source. What the bad-push regression and fuzz tests drive, so
  * they can read the state and the counters between two responses.
  */
 import type { JsonObject } from '../../events/index.js';
 import type { ServerContext } from '../../src/context.js';
 import { startXds, type XdsClient } from '../../src/xds/client.js';
 import { loadedContext } from './dataplane.js';
-import { adsConfig, staticCluster } from './xds-fixtures.js';
+import { adsConfig, GRPC_SOURCE, staticCluster } from './xds-fixtures.js';
 
 export interface XdsClientHarness {
   ctx: ServerContext;
@@ -20,27 +20,33 @@ export interface XdsClientHarness {
 }
 
 /** The CDS config of each source, on the management cluster `xds_cluster`. */
-export function cdsBootstrap(source: { grpc: number } | { rest: number } | { path: string }): JsonObject {
-  const cds: JsonObject =
+export function cdsBootstrap(
+  source: { grpc: number } | { grpcV2: number } | { rest: number } | { path: string },
+): JsonObject {
+  const rest = {
+    api_config_source: {
+      api_type: 'REST',
+      cluster_names: ['xds_cluster'],
+      refresh_delay: '0.02s',
+      request_timeout: '2s',
+    },
+  };
+  const [cds, port]: [JsonObject, number] =
     'grpc' in source
-      ? { ads: {}, resource_api_version: 'V3' }
-      : 'rest' in source
-        ? {
-            api_config_source: {
-              api_type: 'REST',
-              cluster_names: ['xds_cluster'],
-              refresh_delay: '0.02s',
-              request_timeout: '2s',
-            },
-          }
-        : { path: source.path };
-  const port = 'grpc' in source ? source.grpc : 'rest' in source ? source.rest : 1;
+      ? [{ ads: {}, resource_api_version: 'V3' }, source.grpc]
+      : 'grpcV2' in source
+        ? [GRPC_SOURCE, source.grpcV2]
+        : 'rest' in source
+          ? [rest, source.rest]
+          : [{ path: source.path }, 1];
   return {
     dynamic_resources: {
       cds_config: cds,
       ...('grpc' in source ? { ads_config: adsConfig('V3') } : {}),
     },
-    static_resources: { clusters: [staticCluster('xds_cluster', [port], 'grpc' in source)] },
+    static_resources: {
+      clusters: [staticCluster('xds_cluster', [port], 'grpc' in source || 'grpcV2' in source)],
+    },
   };
 }
 

@@ -117,6 +117,35 @@ describe('bad pushes over gRPC (ADS, v3)', () => {
   });
 });
 
+describe('bad pushes over a per-type CDS stream (v2)', () => {
+  it('rejects a response whose every cluster is invalid whole, and counts it', async () => {
+    const xds = await XdsServer.start();
+    xds.set('cds', [cluster('web')], 'v1');
+    const h = await startXdsClient(cdsBootstrap({ grpcV2: xds.port }));
+    try {
+      await h.client.initialized;
+      const ack = await xds.ack('cds', 'v1');
+      assert.equal(ack.method, METHODS.V2.cds);
+      const before = h.clusters();
+      const from = xds.requests.length;
+      xds.sendRaw('cds', {
+        version_info: 'v2',
+        resources: [wireResource('cds', cluster('a', { connect_timeout: '0s' }))],
+        type_url: TYPE_URLS.V2.cds,
+        nonce: 'bad',
+      });
+      const answer = await xds.waitFor((r) => r.response_nonce === 'bad', 10_000, from);
+      assert.equal(answer.version_info, 'v1');
+      assert.match(answer.error_detail?.message ?? '', /Cluster 'a': connect_timeout/);
+      assert.equal(h.clusters(), before);
+      assert.equal(stat(h, 'update_rejected'), 1);
+    } finally {
+      await h.close();
+      await xds.stop();
+    }
+  });
+});
+
 describe('bad pushes over REST', () => {
   let xds: XdsServer;
   let h: XdsClientHarness;
