@@ -196,10 +196,8 @@ describe('operator pages in headless Chromium', { skip: noChromium }, () => {
     assert.equal(get.status(), 400);
     assert.equal((await proxy.get('/ready')).status, 200);
 
-    for (const [action, state, ready] of [
-      ['healthcheck/fail', 'DRAINING', 503],
-      ['healthcheck/ok', 'LIVE', 200],
-    ] as const) {
+    /** Presses the button of `action`: it POSTs, the page reloads showing the state and the answer. */
+    const press = async (action: string, state: string, ready: number) => {
       const posted = page.waitForRequest((r) => r.url() === `${proxy.admin}/${action}`);
       const reloaded = page.waitForEvent('load');
       await page.click(`#actions form[action='${action}'] button`);
@@ -208,7 +206,11 @@ describe('operator pages in headless Chromium', { skip: noChromium }, () => {
       assert.equal(await page.textContent('#server-state'), state);
       assert.equal(await page.textContent('#action-status'), `${action}: 200 OK`);
       assert.equal((await proxy.get('/ready')).status, ready);
-    }
+    };
+    await press('healthcheck/fail', 'DRAINING', 503);
+    await page.setViewportSize({ width: 1440, height: 130 });
+    await shoot(page, 'clusters-draining.png');
+    await press('healthcheck/ok', 'LIVE', 200);
     await page.close();
   });
 
