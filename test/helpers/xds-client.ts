@@ -8,6 +8,7 @@ import type { ServerContext } from '../../src/context.js';
 import { startXds, type XdsClient } from '../../src/xds/client.js';
 import { loadedContext } from './dataplane.js';
 import { adsConfig, GRPC_SOURCE, staticCluster } from './xds-fixtures.js';
+import { type SeenRequest, XdsServer } from './xds-server.js';
 
 export interface XdsClientHarness {
   ctx: ServerContext;
@@ -70,4 +71,34 @@ export async function startXdsClient(bootstrap: JsonObject): Promise<XdsClientHa
 /** A valid discovered cluster (STATIC, so it asks for no endpoints). */
 export function cluster(name: string, extra: JsonObject = {}): JsonObject {
   return { ...staticCluster(name, [1]), ...extra };
+}
+
+/**
+ * The test management server holding the cluster `web` at `version`, and a client over
+ * `transport` that accepted it (`ack`: its ACK); `close` stops both.
+ */
+export async function servedClient(
+  transport: 'grpc' | 'grpcV2' | 'rest',
+  version: string,
+): Promise<{ xds: XdsServer; h: XdsClientHarness; ack: SeenRequest; close(): Promise<void> }> {
+  const xds = await XdsServer.start();
+  const source =
+    transport === 'rest'
+      ? { rest: await xds.startRest() }
+      : transport === 'grpc'
+        ? { grpc: xds.port }
+        : { grpcV2: xds.port };
+  xds.set('cds', [cluster('web')], version);
+  const h = await startXdsClient(cdsBootstrap(source));
+  const close = async () => {
+    await h.close();
+    await xds.stop();
+  };
+  try {
+    await h.client.initialized;
+    return { xds, h, ack: await xds.ack('cds', version), close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
 }

@@ -16,9 +16,15 @@ import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { JsonObject } from '../../events/index.js';
 import { TYPE_URLS, type WireResource } from '../../src/xds/types.js';
-import { cdsBootstrap, cluster, startXdsClient, type XdsClientHarness } from '../helpers/xds-client.js';
+import {
+  cdsBootstrap,
+  cluster,
+  servedClient,
+  startXdsClient,
+  type XdsClientHarness,
+} from '../helpers/xds-client.js';
 import { until } from '../helpers/xds-fixtures.js';
-import { wireResource, XdsServer } from '../helpers/xds-server.js';
+import { wireResource } from '../helpers/xds-server.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
 const V3 = TYPE_URLS.V3.cds;
@@ -174,12 +180,8 @@ const outcomes = (h: XdsClientHarness) =>
 
 describe('xDS client fuzz: random and mutated CDS responses from each source', () => {
   it('over gRPC (ADS, v3): every response ACKed or NACKed, state unchanged on a NACK', async () => {
-    const xds = await XdsServer.start();
-    xds.set('cds', [cluster('web')], 'start');
-    const h = await startXdsClient(cdsBootstrap({ grpc: xds.port }));
+    const { xds, h, close } = await servedClient('grpc', 'start');
     try {
-      await h.client.initialized;
-      await xds.ack('cds', 'start');
       let nonce = 1000;
       await fc.assert(
         fc.asyncProperty(
@@ -210,19 +212,13 @@ describe('xDS client fuzz: random and mutated CDS responses from each source', (
       );
       assert.ok(xds.streams > 0, 'the stream is still up');
     } finally {
-      await h.close();
-      await xds.stop();
+      await close();
     }
   });
 
   it('over REST: every body answered by the next poll, state unchanged on a NACK or a failure', async () => {
-    const xds = await XdsServer.start();
-    const rest = await xds.startRest();
-    xds.set('cds', [cluster('web')], 'start');
-    const h = await startXdsClient(cdsBootstrap({ rest }));
+    const { xds, h, close } = await servedClient('rest', 'start');
     try {
-      await h.client.initialized;
-      await xds.ack('cds', 'start');
       await fc.assert(
         fc.asyncProperty(
           jsonResponse,
@@ -257,8 +253,7 @@ describe('xDS client fuzz: random and mutated CDS responses from each source', (
         { numRuns: RUNS, seed: 25 },
       );
     } finally {
-      await h.close();
-      await xds.stop();
+      await close();
     }
   });
 

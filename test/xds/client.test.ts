@@ -19,7 +19,13 @@ import * as grpc from '@grpc/grpc-js';
 import type { JsonObject } from '../../events/index.js';
 import { type DiscoveryRequest, METHODS, TYPE_URLS } from '../../src/xds/types.js';
 import { decodeRequest, encodeResponse } from '../../src/xds/wire.js';
-import { cdsBootstrap, cluster, startXdsClient, type XdsClientHarness } from '../helpers/xds-client.js';
+import {
+  cdsBootstrap,
+  cluster,
+  servedClient,
+  startXdsClient,
+  type XdsClientHarness,
+} from '../helpers/xds-client.js';
 import { until } from '../helpers/xds-fixtures.js';
 import { wireResource, XdsServer } from '../helpers/xds-server.js';
 
@@ -33,11 +39,7 @@ describe('bad pushes over gRPC (ADS, v3)', () => {
   let nonce = 100;
 
   before(async () => {
-    xds = await XdsServer.start();
-    xds.set('cds', [cluster('web')], 'c1');
-    h = await startXdsClient(cdsBootstrap({ grpc: xds.port }));
-    await h.client.initialized;
-    await xds.ack('cds', 'c1');
+    ({ xds, h } = await servedClient('grpc', 'c1'));
   });
   after(async () => {
     await h?.close();
@@ -119,12 +121,8 @@ describe('bad pushes over gRPC (ADS, v3)', () => {
 
 describe('bad pushes over a per-type CDS stream (v2)', () => {
   it('rejects a response whose every cluster is invalid whole, and counts it', async () => {
-    const xds = await XdsServer.start();
-    xds.set('cds', [cluster('web')], 'v1');
-    const h = await startXdsClient(cdsBootstrap({ grpcV2: xds.port }));
+    const { xds, h, ack, close } = await servedClient('grpcV2', 'v1');
     try {
-      await h.client.initialized;
-      const ack = await xds.ack('cds', 'v1');
       assert.equal(ack.method, METHODS.V2.cds);
       const before = h.clusters();
       const from = xds.requests.length;
@@ -140,8 +138,7 @@ describe('bad pushes over a per-type CDS stream (v2)', () => {
       assert.equal(h.clusters(), before);
       assert.equal(stat(h, 'update_rejected'), 1);
     } finally {
-      await h.close();
-      await xds.stop();
+      await close();
     }
   });
 });
@@ -151,12 +148,7 @@ describe('bad pushes over REST', () => {
   let h: XdsClientHarness;
 
   before(async () => {
-    xds = await XdsServer.start();
-    const rest = await xds.startRest();
-    xds.set('cds', [cluster('web')], 'r1');
-    h = await startXdsClient(cdsBootstrap({ rest }));
-    await h.client.initialized;
-    await xds.ack('cds', 'r1');
+    ({ xds, h } = await servedClient('rest', 'r1'));
   });
   after(async () => {
     await h?.close();
