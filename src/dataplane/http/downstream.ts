@@ -4,6 +4,7 @@ import type { StreamInfo } from '../access-log/stream-info.js';
 import type { RouteTable } from '../router/table.js';
 import type { HttpTracer } from '../tracing/tracer.js';
 import type { FilterChain } from './filters.js';
+import type { StreamFilterMaker } from './filters/api.js';
 import type { GrpcStreamStarter } from './grpc-filters.js';
 import type { HcmSpec } from './hcm-config.js';
 import type { ForwardingOptions } from './headers.js';
@@ -30,6 +31,8 @@ export interface DownstreamOwner extends ForwardingOptions {
   /** The CORS and CSRF filters of the chain, or null without either. */
   readonly routeFilters: RouteFilters | null;
   /** Starts the gRPC filters (bridge, gRPC-Web) on a request, or null without either. */
+  /** One maker per per-request filter (src/dataplane/http/filters/api.ts); null for none. */
+  readonly streamFilters: StreamFilterMaker[] | null;
   readonly grpc: GrpcStreamStarter | null;
   /** HCM `tracing` with a tracer (its provider or the bootstrap's), or null: no spans. */
   readonly tracer: HttpTracer | null;

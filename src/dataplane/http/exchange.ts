@@ -26,6 +26,7 @@ import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '.
 import type { TracedRequest } from '../tracing/tracer.js';
 import { addCorsHeaders, type CorsResponse } from './cors.js';
 import type { DownstreamOwner } from './downstream.js';
+import { type FilterStream, STOP_ITERATION, type StreamFilter } from './filters/api.js';
 import { type GrpcStream, isGrpcContentType, sendGrpcLocalReply } from './grpc.js';
 import type { GrpcStreamStarter } from './grpc-filters.js';
 import { BAD_GRPC_WEB_BODY } from './grpc-web.js';
@@ -71,6 +72,8 @@ function originalDestination(req: HttpRequest): string | null {
 
 const NO_MUTATIONS: readonly HeaderMutation[] = [];
 
+type RouteHit = NonNullable<ReturnType<typeof findRoute>>;
+
 /** The router's own headers (unless `suppress_envoy_headers`), spelled as this proxy spells them. */
 const EXPECTED_TIMEOUT_HEADER = 'x-proxy-expected-rq-timeout-ms';
 const OVERLOADED_HEADER = 'x-proxy-overloaded';
@@ -88,8 +91,14 @@ const REASON_FLAG: Record<string, number> = {
  * upstream attempts with retries and timeouts, and the response back. One object per
  * request; the pools call it back as the `UpstreamHandler`.
  */
-export class Exchange implements UpstreamHandler, TimerTarget {
+export class Exchange implements UpstreamHandler, TimerTarget, FilterStream {
   private done = false;
+  /** The per-request filters (src/dataplane/http/filters/api.ts); null when the chain has none. */
+  private streamFilters: StreamFilter[] | null = null;
+  /** The next of them to decode the request's headers. */
+  private filterIndex = 0;
+  /** The routing decision, kept while a filter holds the request; null for no route. */
+  private hit: RouteHit | null = null;
   private route: CompiledRoute | null = null;
   private retry: RetryPolicy | null = null;
   private cluster: ClusterRuntime | null = null;
@@ -231,6 +240,63 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     if (hcm.grpc !== null) this.startGrpc(hcm.grpc);
     const hit = findRoute(routes, this.req);
     if (hcm.routeFilters !== null && this.runRouteFilters(hcm.routeFilters, hit)) return;
+    if (hcm.streamFilters === null) {
+      this.routeRequest(hit);
+      return;
+    }
+    this.hit = hit;
+    this.streamFilters = hcm.streamFilters.map((make) => make());
+    this.runStreamFilters();
+  }
+
+  /** The per-request filters from `filterIndex` on, then the router unless one holds or answers the request. */
+  private runStreamFilters(): void {
+    const filters = this.streamFilters as StreamFilter[];
+    while (this.filterIndex < filters.length) {
+      const filter = filters[this.filterIndex++] as StreamFilter;
+      if (filter.decodeHeaders(this) === STOP_ITERATION || this.done) return;
+    }
+    this.routeRequest(this.hit);
+  }
+
+  // ---- FilterStream: what the per-request filters see ----
+
+  get ended(): boolean {
+    return this.done;
+  }
+
+  get matchedRoute(): CompiledRoute | null {
+    return this.hit?.route ?? null;
+  }
+
+  get routeCluster(): string | null {
+    const action = this.hit?.route.action;
+    return action?.kind === 'cluster' ? action.cluster : null;
+  }
+
+  perRoute(configType: string): unknown {
+    const hit = this.hit;
+    if (hit === null) return undefined;
+    return hit.route.perFilter?.get(configType) ?? hit.vh.perFilter?.get(configType);
+  }
+
+  continueDecoding(): void {
+    if (this.done) return;
+    try {
+      this.runStreamFilters();
+    } catch (err) {
+      this.hcm.log.error({ err }, 'request handling failed');
+      this.failLocally(500, 'internal error\n');
+    }
+  }
+
+  sendLocalReply(status: number, body: string, headers?: string[]): void {
+    if (!this.done) this.localReply(status, body, headers);
+  }
+
+  /** The router: route, cluster and upstream request for a request the filters passed on. */
+  private routeRequest(hit: RouteHit | null): void {
+    const hcm = this.hcm;
     if (!hit) {
       this.info.flags |= FLAG.NR;
       hcm.stats.noRoute.inc();
@@ -329,13 +395,19 @@ export class Exchange implements UpstreamHandler, TimerTarget {
   }
 
   /** The CORS and CSRF filters, before the router; true when one answered the request itself. */
-  private runRouteFilters(filters: RouteFilters, hit: ReturnType<typeof findRoute>): boolean {
+  private runRouteFilters(filters: RouteFilters, hit: RouteHit | null): boolean {
     const verdict = filters.decode(this.req, hit);
     if (verdict === null) return false;
     this.cors = verdict.cors;
     if (verdict.reply === null) return false;
     this.localReply(verdict.reply.status, verdict.reply.body, verdict.reply.headers);
     return true;
+  }
+
+  /** The per-request filters' view of the response head, last filter first as the reference encodes. */
+  private encodeHeaders(status: number, headers: string[]): void {
+    const filters = this.streamFilters as StreamFilter[];
+    for (let i = filters.length - 1; i >= 0; i--) filters[i]?.encodeHeaders?.(status, headers);
   }
 
   /** `headers` with the response mutations of the route's levels applied (in place). */
@@ -658,6 +730,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
     );
     if (this.hcm.spec.edge.via) appendVia(out, this.hcm.spec.edge.via);
     if (this.cors !== null) addCorsHeaders(out, this.cors);
+    if (this.streamFilters !== null) this.encodeHeaders(status, out);
     this.sink.writeHead(status, out, contentLength, false, this.trailersExpected);
     this.responseStatus = status;
     this.info.responseCode = status;
@@ -742,9 +815,10 @@ export class Exchange implements UpstreamHandler, TimerTarget {
   /** A response made by the proxy itself: text/plain body, never forwarded upstream. */
   private localReply(status: number, body: string | Buffer, extra: string[] = []): void {
     const via = this.hcm.spec.edge.via;
-    const headers = this.cors === null && !via ? extra : extra.slice();
+    const headers = this.cors === null && !via && this.streamFilters === null ? extra : extra.slice();
     if (this.cors !== null) addCorsHeaders(headers, this.cors);
     if (via) appendVia(headers, via);
+    if (this.streamFilters !== null) this.encodeHeaders(status, headers);
     // As the reference's router: any gRPC request gets a gRPC answer (read here, not per request).
     const grpc = this.grpc !== null || isGrpcContentType(headerValue(this.req, 'content-type'));
     const sent = grpc
@@ -768,6 +842,7 @@ export class Exchange implements UpstreamHandler, TimerTarget {
   private finish(status: number): void {
     if (this.done) return;
     this.done = true;
+    if (this.streamFilters !== null) for (const f of this.streamFilters) f.onDestroy?.();
     // No array of the timers: this runs once per request.
     if (this.tryTimer) clearTimeout(this.tryTimer);
     if (this.requestTimer) clearTimeout(this.requestTimer);

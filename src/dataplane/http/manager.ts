@@ -13,6 +13,8 @@ import { compileBootstrapTracing } from '../tracing/config.js';
 import { HttpTracer } from '../tracing/tracer.js';
 import type { DownstreamOwner } from './downstream.js';
 import type { FilterChain } from './filters.js';
+import type { StreamFilterMaker } from './filters/api.js';
+import { startStreamFilters } from './filters/registry.js';
 import { type GrpcStreamStarter, grpcStreamStarter } from './grpc-filters.js';
 import { H1Downstream } from './h1-downstream.js';
 import { createH2Server } from './h2-downstream.js';
@@ -55,6 +57,8 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   readonly tap: TapPoint | null;
   readonly routeFilters: RouteFilters | null;
   readonly grpc: GrpcStreamStarter | null;
+  /** One maker per per-request filter, in chain order; null for none (no per-request cost then). */
+  readonly streamFilters: StreamFilterMaker[] | null;
   readonly tracer: HttpTracer | null;
   readonly log: bunyan;
   readonly serverName: string;
@@ -91,6 +95,10 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
           );
     this.filters = spec.filters;
     this.grpc = grpcStreamStarter(spec.filters.grpc);
+    this.streamFilters = startStreamFilters(spec.filters.stream, {
+      scope,
+      runtime: (key) => runtimeValue(deps.ctx.store.state, key),
+    });
     const tapId = spec.filters.tapConfigId;
     this.tap = tapId === null ? null : new TapPoint(tapId, deps.ctx.taps);
     if (tapId !== null) deps.ctx.taps.addFilter(tapId);

@@ -2,14 +2,16 @@ import type { Json, JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
 import { canonicalMessage } from '../../bootstrap/canonical.js';
 import { CONFIG_TYPE, configTypeOf, findExtension } from '../../bootstrap/extensions.js';
-import { checkFields } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import { messageType } from '../../bootstrap/schema.js';
-import { type CsrfPolicy, compileCsrfPolicy } from './csrf.js';
+import type { CsrfPolicy } from './csrf.js';
+import { httpFilterFactory } from './filters/registry.js';
 
 /** The HTTP filters' settings a route or virtual host overrides, by filter. */
 export interface FilterOverrides {
   csrf: CsrfPolicy | null;
+  /** The per-request filters' overrides, compiled by their factories, by config message. */
+  perFilter: ReadonlyMap<string, unknown> | null;
 }
 
 /**
@@ -41,12 +43,14 @@ function overrideBody(
 
 /**
  * Compiles the `per_filter_config` / `typed_per_filter_config` of a route or virtual host
- * (`owner`, at `where`). Keys name HTTP filters by any spelling. The CSRF filter's override is
- * a `CsrfPolicy`; the CORS filter's message has no fields (its policy is the `cors` field);
- * other filters take no per-route config here.
+ * (`owner`, at `where`). Keys name HTTP filters by any spelling; each filter's factory compiles
+ * its override, and a filter without one refuses it by name.
  */
 export function compileFilterOverrides(owner: JsonObject, where: string, report: Report): FilterOverrides {
-  const out: FilterOverrides = { csrf: null };
+  const out: { csrf: CsrfPolicy | null; perFilter: Map<string, unknown> | null } = {
+    csrf: null,
+    perFilter: null,
+  };
   if (owner.per_filter_config !== undefined && owner.typed_per_filter_config !== undefined)
     report.error(where, 'only one of typed_per_filter_config or per_filter_config can be specified');
   for (const field of ['per_filter_config', 'typed_per_filter_config'] as const) {
@@ -58,14 +62,19 @@ export function compileFilterOverrides(owner: JsonObject, where: string, report:
         continue;
       }
       const type = extension.configType;
-      if (type !== CONFIG_TYPE.csrf && type !== CONFIG_TYPE.cors) {
+      const factory = httpFilterFactory(type);
+      if (factory?.perRoute === undefined) {
         report.unsupported(at, `per-route config of ${extension.name} is not implemented`);
         continue;
       }
       const body = overrideBody(value, field === 'typed_per_filter_config', type, at, report);
       if (body === undefined) continue;
-      if (type === CONFIG_TYPE.csrf) out.csrf = compileCsrfPolicy(body, at, report);
-      else checkFields(body, at, report, {}, 'Cors');
+      const compiled = factory.perRoute(body, at, report);
+      if (type === CONFIG_TYPE.csrf) out.csrf = compiled as CsrfPolicy;
+      else if (type !== CONFIG_TYPE.cors) {
+        out.perFilter ??= new Map();
+        out.perFilter.set(type, compiled);
+      }
     }
   }
   return out;

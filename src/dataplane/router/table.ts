@@ -90,6 +90,8 @@ export interface CompiledRoute {
   cors: CorsPolicy | null;
   /** The CSRF filter's policy from the route's `per_filter_config` / `typed_per_filter_config`. */
   csrf: CsrfPolicy | null;
+  /** The per-request HTTP filters' overrides by config message (src/dataplane/http/filters/api.ts); null for none. */
+  perFilter: ReadonlyMap<string, unknown> | null;
   /** `decorator.operation`: the name of the request's tracing span; null for the default (the host). */
   operation: string | null;
 }
@@ -101,6 +103,7 @@ export interface CompiledVirtualHost {
   headers: HeaderMutation | null;
   cors: CorsPolicy | null;
   csrf: CsrfPolicy | null;
+  perFilter: ReadonlyMap<string, unknown> | null;
 }
 
 /**
@@ -297,7 +300,7 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
         ? null
         : compileUpgradeConfigs(ra.upgrade_configs, `${where}.route.upgrade_configs`, report),
     cors: ra.cors === undefined ? null : compileCorsPolicy(objectOf(ra.cors), `${where}.route.cors`, report),
-    csrf: compileFilterOverrides(raw, where, report).csrf,
+    ...compileFilterOverrides(raw, where, report),
     operation:
       raw.decorator === undefined
         ? null
@@ -443,7 +446,7 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
             ) ?? null),
       headers: attempt(report, at, () => compileHeaderMutation(vhRaw, at, report)) ?? null,
       cors: vhRaw.cors === undefined ? null : compileCorsPolicy(objectOf(vhRaw.cors), `${at}.cors`, report),
-      csrf: compileFilterOverrides(vhRaw, at, report).csrf,
+      ...compileFilterOverrides(vhRaw, at, report),
     };
     listOf(vhRaw.routes).forEach((r, i) => {
       const routeAt = `${at}.routes[${i}]`;

@@ -1,0 +1,25 @@
+import type { JsonObject } from '../../../../events/config.js';
+import { CONFIG_TYPE } from '../../../bootstrap/extensions.js';
+import { acting, checkFields, type FieldTable } from '../../../bootstrap/honoured.js';
+import { attempt, type Report } from '../../../bootstrap/report.js';
+import { compileHeaderMatcher, listOf } from '../../router/matchers.js';
+import type { HealthCheckFilter } from '../filters.js';
+import type { HttpFilterFactory } from './api.js';
+
+const HEALTH_CHECK_FIELDS: FieldTable = acting('pass_through_mode', 'headers');
+
+/** `health_check`: answered in the exchange before routing (src/dataplane/http/exchange.ts). */
+export const healthCheckFactory: HttpFilterFactory<HealthCheckFilter> = {
+  configType: CONFIG_TYPE.healthCheck,
+  fieldTables: { HealthCheck: HEALTH_CHECK_FIELDS },
+  compile(config: JsonObject, path: string, report: Report) {
+    checkFields(config, path, report, HEALTH_CHECK_FIELDS, 'HealthCheck');
+    const matches = listOf(config.headers).flatMap(
+      (h, j) => attempt(report, path, () => compileHeaderMatcher(h, `${path}.headers[${j}]`)) ?? [],
+    );
+    return { passThrough: config.pass_through_mode === true, matches };
+  },
+  install(chain, config) {
+    chain.healthCheck = config;
+  },
+};
