@@ -26,6 +26,8 @@ const ENTRY_FILES = [
   'envoy/config/filter/http/grpc_http1_bridge/v2.proto',
   'envoy/config/filter/http/grpc_web/v2.proto',
   'envoy/admin/v2alpha.proto',
+  'envoy/config/resource_monitor/fixed_heap/v2alpha.proto',
+  'envoy/config/resource_monitor/injected_resource/v2alpha.proto',
   'envoy/config/filter/listener/original_dst/v2.proto',
   'envoy/config/filter/listener/tls_inspector/v2.proto',
   'envoy/config/transport_socket/raw_buffer/v2.proto',
@@ -63,6 +65,10 @@ const V3_ALIASES: Record<string, string> = {
     'envoy.config.transport_socket.raw_buffer.v2.RawBuffer',
   'envoy.extensions.access_loggers.file.v3.FileAccessLog': 'envoy.config.accesslog.v2.FileAccessLog',
   'envoy.config.metrics.v3.HystrixSink': 'envoy.config.metrics.v2.HystrixSink',
+  'envoy.extensions.resource_monitors.fixed_heap.v3.FixedHeapConfig':
+    'envoy.config.resource_monitor.fixed_heap.v2alpha.FixedHeapConfig',
+  'envoy.extensions.resource_monitors.injected_resource.v3.InjectedResourceConfig':
+    'envoy.config.resource_monitor.injected_resource.v2alpha.InjectedResourceConfig',
   'envoy.config.route.v3.RouteConfiguration': 'envoy.api.v2.RouteConfiguration',
   'envoy.config.cluster.v3.Cluster': 'envoy.api.v2.Cluster',
   'envoy.config.listener.v3.Listener': 'envoy.api.v2.Listener',

@@ -10,6 +10,7 @@ import { Report } from '../../../src/bootstrap/report.js';
 import { compileOverloadManager } from '../../../src/server/overload/config.js';
 import { startOverloadManager } from '../../../src/server/overload/monitor.js';
 import { startShrinkHeap } from '../../../src/server/overload/shrink-heap.js';
+import { load } from '../../helpers/bootstrap.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { cluster, loadedContext, until } from '../../helpers/dataplane.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
@@ -61,6 +62,65 @@ test('compile: monitors and triggers checked as the reference checks them, unkno
       'overload_manager.actions[2].name',
       'overload_manager.actions[2].triggers',
     ],
+  );
+});
+
+test('the monitors given by their v2alpha and v3 type URLs load (regression)', () => {
+  // Root cause: the loader had no message for the monitors' typed configs, so a bootstrap
+  // naming a monitor by its `@type` (as the reference's google_com_proxy example does) was
+  // refused as an unknown type URL although the monitor is implemented.
+  for (const [heap, injected] of [
+    [
+      'envoy.config.resource_monitor.fixed_heap.v2alpha.FixedHeapConfig',
+      'envoy.config.resource_monitor.injected_resource.v2alpha.InjectedResourceConfig',
+    ],
+    [
+      'envoy.extensions.resource_monitors.fixed_heap.v3.FixedHeapConfig',
+      'envoy.extensions.resource_monitors.injected_resource.v3.InjectedResourceConfig',
+    ],
+  ]) {
+    const result = load({
+      configYaml: JSON.stringify({
+        overload_manager: {
+          refresh_interval: '0.25s',
+          resource_monitors: [
+            {
+              name: 'envoy.resource_monitors.fixed_heap',
+              typed_config: { '@type': `type.googleapis.com/${heap}`, max_heap_size_bytes: 2147483648 },
+            },
+            {
+              name: INJECTED,
+              typed_config: { '@type': `type.googleapis.com/${injected}`, filename: '/tmp/pressure' },
+            },
+          ],
+          actions: [
+            {
+              name: 'envoy.overload_actions.shrink_heap',
+              triggers: [{ name: 'envoy.resource_monitors.fixed_heap', threshold: { value: 0.95 } }],
+            },
+          ],
+        },
+      }),
+    });
+    assert.deepEqual(result.ok ? [] : result.errors, [], heap);
+  }
+  const bad = load({
+    configYaml: JSON.stringify({
+      overload_manager: {
+        resource_monitors: [
+          {
+            name: 'envoy.resource_monitors.fixed_heap',
+            typed_config: {
+              '@type': 'type.googleapis.com/envoy.config.resource_monitor.fixed_heap.v2alpha.FixedHeapConfig',
+              max_heap_size_bytes: 0,
+            },
+          },
+        ],
+      },
+    }),
+  });
+  assert.ok(
+    !bad.ok && bad.errors.some((e) => e.includes('resource_monitors[0].typed_config.max_heap_size_bytes')),
   );
 });
 
