@@ -69,7 +69,7 @@ test('the monitors given by their v2alpha and v3 type URLs load (regression)', (
   // Root cause: the loader had no message for the monitors' typed configs, so a bootstrap
   // naming a monitor by its `@type` (as the reference's google_com_proxy example does) was
   // refused as an unknown type URL although the monitor is implemented.
-  for (const [heap, injected] of [
+  const spellings: Array<[string, string]> = [
     [
       'envoy.config.resource_monitor.fixed_heap.v2alpha.FixedHeapConfig',
       'envoy.config.resource_monitor.injected_resource.v2alpha.InjectedResourceConfig',
@@ -78,7 +78,8 @@ test('the monitors given by their v2alpha and v3 type URLs load (regression)', (
       'envoy.extensions.resource_monitors.fixed_heap.v3.FixedHeapConfig',
       'envoy.extensions.resource_monitors.injected_resource.v3.InjectedResourceConfig',
     ],
-  ]) {
+  ];
+  for (const [heap, injected] of spellings) {
     const result = load({
       configYaml: JSON.stringify({
         overload_manager: {
