@@ -3,7 +3,7 @@ import type { ServerContext } from '../context.js';
 import { openAccessLogFile } from '../dataplane/access-log/file-sink.js';
 import { compileTextFormat, DEFAULT_FORMAT } from '../dataplane/access-log/format.js';
 import { joinHostPort, newStreamInfo } from '../dataplane/access-log/stream-info.js';
-import type { HttpRequest } from '../dataplane/http/request.js';
+import type { HttpRequest } from '../dataplane/codec/request.js';
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 

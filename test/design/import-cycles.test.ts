@@ -193,3 +193,14 @@ test('the stats model imports nothing but itself and the RE2 release helper', ()
   assert.deepEqual(wrong, []);
   assert.deepEqual(graph.get('src/re2.ts'), [], 'src/re2.ts imports no product module');
 });
+
+test('the codec imports nothing from the data plane above it, nor anything else of the product', () => {
+  // The router, the pools and the health probes read the wire format from below; a codec that
+  // imported them back would tie the bottom of the data plane to its top again.
+  const codec = [...graph.keys()].filter((f) => f.startsWith('src/dataplane/codec/'));
+  assert.ok(codec.includes('src/dataplane/codec/h1-parse.ts'), `codec files: ${codec.join(', ')}`);
+  const wrong = codec.flatMap((f) =>
+    (graph.get(f) ?? []).filter((t) => !t.startsWith('src/dataplane/codec/')).map((t) => `${f} -> ${t}`),
+  );
+  assert.deepEqual(wrong, []);
+});

@@ -2,7 +2,7 @@ import type { JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../bootstrap/report.js';
-import { headerValue } from '../http/request.js';
+import { headerValue } from '../codec/request.js';
 import { compileHeaderMatcher, listOf } from '../router/matchers.js';
 import { FLAG, RESPONSE_FLAGS, type ResponseFlag, type StreamInfo } from './stream-info.js';
 

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { headerValue } from '../http/request.js';
+import { headerValue } from '../codec/request.js';
 import { flagsText, type StreamInfo } from './stream-info.js';
 
 /** What one command yields: a string, a number, or null when unset (printed `-`). */

@@ -1,5 +1,5 @@
 import { hostKey } from '../../../reducers/hosts.js';
-import type { HttpRequest } from '../http/request.js';
+import type { HttpRequest } from '../codec/request.js';
 
 /**
  * The reference's response flags, in the order its logs print them. The bit of each flag is

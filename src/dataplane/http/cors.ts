@@ -4,7 +4,7 @@ import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.j
 import { attempt, type Report } from '../../bootstrap/report.js';
 import type { Counter, Scope } from '../../stats/store.js';
 import { compileRegex, compileStringMatcher, type StringTest } from '../router/matchers.js';
-import { type HttpRequest, headerValue, setHeader } from './request.js';
+import { type HttpRequest, headerValue, setHeader } from '../codec/request.js';
 import {
   compileRuntimeFraction,
   fractionEnabled,

@@ -5,7 +5,7 @@ import type { Report } from '../../bootstrap/report.js';
 import { addressFromXff, isInternalAddress, isLoopbackAddress, type XffAddress } from './client-address.js';
 import { requestId } from './headers.js';
 import { joinHostPort, type StreamInfo } from '../access-log/stream-info.js';
-import { type HttpRequest, removeHeader } from './request.js';
+import { type HttpRequest, removeHeader } from '../codec/request.js';
 
 /**
  * The connection manager's trust settings (docs/edge.md): who the client is, whether it is

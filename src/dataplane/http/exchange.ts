@@ -34,7 +34,7 @@ import { appendVia, applyEdge, EDGE_ROUTER_HEADERS } from './edge.js';
 import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
 import { normalizeRequestPath } from './path-normalize.js';
 import { RESET_REASON, sendLocalReply, upstreamResetText } from './local-reply.js';
-import { type HttpRequest, headerValue, type ResponseSink } from './request.js';
+import { type HttpRequest, headerValue, type ResponseSink } from '../codec/request.js';
 import type { RouteFilters } from './route-filters.js';
 import { StreamTimer, type TimerTarget } from './stream-timer.js';
 import type { TapRecorder } from './tap.js';

@@ -1,6 +1,6 @@
 import type { Scope } from '../../stats/store.js';
 import { flatValue, GrpcStatTracker, type GrpcStream, isGrpcContentType } from './grpc.js';
-import { type HttpRequest, headerValue, type ResponseSink, setHeader } from './request.js';
+import { type HttpRequest, headerValue, type ResponseSink, setHeader } from '../codec/request.js';
 
 /** A `grpc-status` the reference reads as OK: an integer equal to 0. */
 const DIGITS = /^\d+$/;

@@ -2,7 +2,7 @@ import type { Scope } from '../../stats/store.js';
 import type { GrpcStream } from './grpc.js';
 import { grpcBridgeStream } from './grpc-bridge.js';
 import { grpcWebStream } from './grpc-web.js';
-import type { HttpRequest, ResponseSink } from './request.js';
+import type { HttpRequest, ResponseSink } from '../codec/request.js';
 
 /** The gRPC HTTP filters, by the chain's order. */
 export type GrpcFilterKind = 'grpc_http1_bridge' | 'grpc_web';

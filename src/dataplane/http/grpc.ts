@@ -1,6 +1,6 @@
 import type { Scope } from '../../stats/store.js';
 import type { LocalReplySent } from './local-reply.js';
-import type { ResponseSink } from './request.js';
+import type { ResponseSink } from '../codec/request.js';
 
 /** The value of `name` in a flat header list (the last one), or undefined. */
 export function flatValue(headers: readonly string[], name: string): string | undefined {

@@ -10,8 +10,8 @@ import {
   type RequestHead,
   RequestHeadParser,
   reasonPhrase,
-} from './h1-parse.js';
-import type { HttpRequest, ResponseSink } from './request.js';
+} from '../codec/h1-parse.js';
+import type { HttpRequest, ResponseSink } from '../codec/request.js';
 import { StreamTimer } from './stream-timer.js';
 import { startUpgrade } from './upgrade.js';
 

@@ -6,8 +6,8 @@ import { restoredDestination } from '../listeners/original-dst.js';
 import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
 import { isGrpcContentType } from './grpc.js';
-import { withFlatHeaders } from './h2-headers.js';
-import type { HttpRequest, ResponseSink } from './request.js';
+import { withFlatHeaders } from '../codec/h2-headers.js';
+import type { HttpRequest, ResponseSink } from '../codec/request.js';
 import { StreamTimer } from './stream-timer.js';
 
 const {

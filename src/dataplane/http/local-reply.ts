@@ -1,5 +1,5 @@
 import type { UpstreamFailure } from '../pool/types.js';
-import type { ResponseSink } from './request.js';
+import type { ResponseSink } from '../codec/request.js';
 
 /** The reference's words for why an upstream attempt failed before any response. */
 export const RESET_REASON: Record<UpstreamFailure, string> = {

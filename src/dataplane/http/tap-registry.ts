@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../../events/config.js';
-import type { HttpRequest } from './request.js';
+import type { HttpRequest } from '../codec/request.js';
 
 /** A tap condition over one request: its headers, and its response's once it has one. */
 export type TapMatch = (req: HttpRequest, response: HttpRequest) => boolean;

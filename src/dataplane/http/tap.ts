@@ -4,7 +4,7 @@ import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.j
 import { attempt, fault, Report } from '../../bootstrap/report.js';
 import type { StreamInfo } from '../access-log/stream-info.js';
 import { compileHeaderMatcher, listOf, type RequestTest } from '../router/matchers.js';
-import type { HttpRequest } from './request.js';
+import type { HttpRequest } from '../codec/request.js';
 import type { TapMatch, TapRegistry, TapSession } from './tap-registry.js';
 
 /** The reference's default for `max_buffered_rx_bytes` and `max_buffered_tx_bytes`. */

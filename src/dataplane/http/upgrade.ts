@@ -3,12 +3,12 @@ import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js'
 import { type CompiledRoute, findRoute, pickWeighted } from '../router/table.js';
 import type { UpgradeTable } from '../router/upgrade-config.js';
 import type { DownstreamOwner } from './downstream.js';
-import { reasonPhrase } from './h1-parse.js';
+import { reasonPhrase } from '../codec/h1-parse.js';
 import { applyEdge } from './edge.js';
 import { upstreamRequestHead } from './headers.js';
 import { normalizeRequestPath } from './path-normalize.js';
 import { upstreamResetText } from './local-reply.js';
-import type { HttpRequest } from './request.js';
+import type { HttpRequest } from '../codec/request.js';
 
 /** Whether a request upgrading to `type` may go through: the route's setting, else the HCM's. */
 function upgradeEnabled(hcm: UpgradeTable, route: CompiledRoute, type: string): boolean {

@@ -5,7 +5,7 @@ import {
   Framing,
   type ResponseHead,
   ResponseHeadParser,
-} from '../http/h1-parse.js';
+} from '../codec/h1-parse.js';
 import type { ClusterTraffic, ConnectionCount, Count } from './cluster-traffic.js';
 import type {
   ConnectionPool,

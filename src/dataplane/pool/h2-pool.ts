@@ -1,6 +1,6 @@
 import * as http2 from 'node:http2';
 import { hostKey } from '../../../reducers/hosts.js';
-import { withFlatHeaders } from '../http/h2-headers.js';
+import { withFlatHeaders } from '../codec/h2-headers.js';
 import type { Count } from './cluster-traffic.js';
 import type {
   ConnectionPool,

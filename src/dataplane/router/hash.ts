@@ -1,7 +1,7 @@
 import xxhashWasm from 'xxhash-wasm';
 import type { JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
-import { type HttpRequest, headerValue } from '../http/request.js';
+import { type HttpRequest, headerValue } from '../codec/request.js';
 
 /** xxHash64 (seed 0), initialised once when the module loads: the WASM instance is reused. */
 const hasher = await xxhashWasm();

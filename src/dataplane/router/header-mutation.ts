@@ -6,7 +6,7 @@ import { fault, type Report } from '../../bootstrap/report.js';
 import type { UpstreamHost } from '../../upstream/types.js';
 import { compileStrftime, portOf, withoutPort } from '../access-log/format.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
-import { headerValue } from '../http/request.js';
+import { headerValue } from '../codec/request.js';
 import { listOf } from './matchers.js';
 
 /** What a header value's variables read: the stream's record and the upstream host chosen, if any. */

@@ -3,7 +3,7 @@ import type { Json, JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
 import { fault } from '../../bootstrap/report.js';
 import { fullMatchRe2 } from '../../re2.js';
-import { type HttpRequest, headerValue } from '../http/request.js';
+import { type HttpRequest, headerValue } from '../codec/request.js';
 
 /** A compiled predicate over a string. */
 export type StringTest = (value: string) => boolean;

@@ -8,7 +8,7 @@ import { compileCriteria, type MetadataCriteria } from '../../upstream/lb/criter
 import { FIELD_TABLES as CORS_FIELD_TABLES, type CorsPolicy, compileCorsPolicy } from '../http/cors.js';
 import type { CsrfPolicy } from '../http/csrf.js';
 import { compileFilterOverrides } from '../http/per-filter.js';
-import { type HttpRequest, headerValue } from '../http/request.js';
+import { type HttpRequest, headerValue } from '../codec/request.js';
 import { compileRouteIdleTimeout } from '../http/timeouts.js';
 import { compileHashPolicy } from './hash.js';
 import {

@@ -4,7 +4,7 @@
  * header (`traceid-spanid[-sampled[-parentid]]`, or a lone sampling flag), which wins when
  * present. Ids are kept as lowercase hex, 16 digits per 64 bits, as the reference prints them.
  */
-import { setHeader } from '../http/request.js';
+import { setHeader } from '../codec/request.js';
 
 /** The caller's span, as the request's headers describe it. */
 export interface SpanContext {

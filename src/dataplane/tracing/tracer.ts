@@ -10,7 +10,7 @@ import { networkInterfaces } from 'node:os';
 import type { Counter, Scope } from '../../stats/store.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
 import { requestId } from '../http/headers.js';
-import { type HttpRequest, removeHeader, setHeader } from '../http/request.js';
+import { type HttpRequest, removeHeader, setHeader } from '../codec/request.js';
 import { type RuntimeLookup, randomDraw } from '../http/runtime-fraction.js';
 import type { ClusterLookup } from '../http/types.js';
 import type { CompiledRoute } from '../router/table.js';

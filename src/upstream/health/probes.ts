@@ -9,8 +9,8 @@ import {
   Framing,
   type ResponseHead,
   ResponseHeadParser,
-} from '../../dataplane/http/h1-parse.js';
-import { withFlatHeaders } from '../../dataplane/http/h2-headers.js';
+} from '../../dataplane/codec/h1-parse.js';
+import { withFlatHeaders } from '../../dataplane/codec/h2-headers.js';
 import type { ConnectOptions } from '../../dataplane/pool/connect-options.js';
 import { applyHeaderMutations } from '../../dataplane/router/header-mutation.js';
 import type { Scope } from '../../stats/store.js';

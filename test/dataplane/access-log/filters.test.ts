@@ -8,7 +8,7 @@ import {
   type RuntimeLookup,
 } from '../../../src/dataplane/access-log/filters.js';
 import { FLAG, newStreamInfo, type StreamInfo } from '../../../src/dataplane/access-log/stream-info.js';
-import type { HttpRequest } from '../../../src/dataplane/http/request.js';
+import type { HttpRequest } from '../../../src/dataplane/codec/request.js';
 
 function compile(config: JsonObject): AccessLogFilter {
   const report = new Report('test');

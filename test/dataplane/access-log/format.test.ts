@@ -14,7 +14,7 @@ import {
   RESPONSE_FLAGS,
   type StreamInfo,
 } from '../../../src/dataplane/access-log/stream-info.js';
-import type { HttpRequest } from '../../../src/dataplane/http/request.js';
+import type { HttpRequest } from '../../../src/dataplane/codec/request.js';
 
 const START = Date.UTC(2016, 3, 15, 20, 17, 0, 310);
 

@@ -17,7 +17,7 @@ import {
   EDGE_ROUTER_HEADERS,
   type EdgeSpec,
 } from '../../../src/dataplane/http/edge.js';
-import type { HttpRequest } from '../../../src/dataplane/http/request.js';
+import type { HttpRequest } from '../../../src/dataplane/codec/request.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { findingsOf } from '../../helpers/compile.js';
 import { cluster } from '../../helpers/dataplane.js';

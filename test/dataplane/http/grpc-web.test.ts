@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { grpcStreamStarter } from '../../../src/dataplane/http/grpc-filters.js';
 import { grpcWebStream } from '../../../src/dataplane/http/grpc-web.js';
-import type { HttpRequest, ResponseSink } from '../../../src/dataplane/http/request.js';
+import type { HttpRequest, ResponseSink } from '../../../src/dataplane/codec/request.js';
 import { closedPort, echoServer, frame, frames, post } from '../../helpers/grpc-upstream.js';
 import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 

@@ -3,7 +3,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { downstreamResponseHeaders, upstreamRequestHead } from '../../../src/dataplane/http/headers.js';
-import type { HttpRequest } from '../../../src/dataplane/http/request.js';
+import type { HttpRequest } from '../../../src/dataplane/codec/request.js';
 import type { CompiledRoute } from '../../../src/dataplane/router/table.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { cluster } from '../../helpers/dataplane.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { HttpRequest } from '../../../src/dataplane/http/request.js';
+import type { HttpRequest } from '../../../src/dataplane/codec/request.js';
 import {
   compileRouteTable,
   findRoute,

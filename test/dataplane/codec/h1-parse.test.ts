@@ -14,7 +14,7 @@ import {
   RequestHeadParser,
   type ResponseHead,
   ResponseHeadParser,
-} from '../../../src/dataplane/http/h1-parse.js';
+} from '../../../src/dataplane/codec/h1-parse.js';
 
 type Outcome<H> = { head: H; used: number } | { error: HeadError } | { more: true };
 
