@@ -5,7 +5,7 @@ import type { Scope } from '../../../stats/store.js';
 import type { StreamInfo } from '../../access-log/stream-info.js';
 import type { CompiledRoute } from '../../router/table.js';
 import type { FilterChain } from '../filters.js';
-import type { HttpRequest } from '../request.js';
+import type { HttpRequest } from '../../codec/request.js';
 import type { RuntimeLookup } from '../runtime-fraction.js';
 
 /** The decoder's answer, as the reference's `FilterHeadersStatus`: go on to the next filter, or wait. */
