@@ -1,13 +1,13 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { ServerContext } from '../context.js';
-import { openAccessLogFile } from '../dataplane/access-log/file-sink.js';
+import type { JsonObject } from '../../events/index.js';
+import { Report } from '../bootstrap/report.js';
+import { type AccessLogSpec, compileAccessLogs, startAccessLogs } from '../dataplane/access-log/config.js';
 import { compileTextFormat, DEFAULT_FORMAT } from '../dataplane/access-log/format.js';
 import { joinHostPort, newStreamInfo } from '../dataplane/access-log/stream-info.js';
 import type { HttpRequest } from '../dataplane/codec/request.js';
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => void;
-
-const format = compileTextFormat(DEFAULT_FORMAT);
 
 function requestOf(req: Request): HttpRequest {
   const headers: string[] = [];
@@ -28,23 +28,22 @@ function requestOf(req: Request): HttpRequest {
 }
 
 /**
- * `admin.access_log_path`: one line per admin request in the reference's default format,
- * written through the same buffered, reopenable files as the data plane's access logs.
- * Null when the path is unset or the null device; a path that cannot be opened is logged
- * and the admin serves without it.
+ * `admin.access_log_path` (one line per admin request in the reference's default format) and
+ * v3's `admin.access_log` (any access logger with its format and filter), written through the
+ * same buffered, reopenable sinks as the data plane's access logs. Null when neither is set
+ * (or the path is the null device); a file that cannot be opened is logged and left out.
  */
 export function adminAccessLog(ctx: ServerContext): Middleware | null {
-  const admin = (ctx.store.state.bootstrap?.config.admin ?? {}) as { access_log_path?: unknown };
+  const admin = (ctx.store.state.bootstrap?.config.admin ?? {}) as JsonObject;
   const path = typeof admin.access_log_path === 'string' ? admin.access_log_path : '';
-  if (!path || path === '/dev/null') return null;
-  let file: ReturnType<typeof openAccessLogFile>;
-  try {
-    file = openAccessLogFile(path, ctx.options.fileFlushIntervalMsec);
-  } catch (err) {
-    ctx.log.get('admin').error({ path }, `cannot open admin.access_log_path: ${(err as Error).message}`);
-    return null;
-  }
-  ctx.onShutdown(() => file.release());
+  const specs: AccessLogSpec[] = [];
+  if (path && path !== '/dev/null')
+    specs.push({ path, format: compileTextFormat(DEFAULT_FORMAT), filter: null });
+  // Validated with the bootstrap: nothing is left to report here.
+  specs.push(...compileAccessLogs(admin.access_log, 'admin.access_log', new Report('admin')));
+  const logger = startAccessLogs(specs, ctx);
+  if (!logger) return null;
+  ctx.onShutdown(() => logger.release());
   return (req, res, next) => {
     const info = newStreamInfo(
       requestOf(req),
@@ -52,11 +51,10 @@ export function adminAccessLog(ctx: ServerContext): Middleware | null {
       joinHostPort(req.socket.localAddress, req.socket.localPort),
     );
     res.once('close', () => {
-      info.endedAt = performance.now();
       info.responseCode = res.headersSent ? res.statusCode : 0;
       info.bytesReceived = info.request?.contentLength ?? 0;
       info.bytesSent = Number(res.getHeader('content-length') ?? 0);
-      file.write(format(info));
+      logger.log(info);
     });
     next();
   };

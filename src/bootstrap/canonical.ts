@@ -3,7 +3,18 @@ import type { Json, JsonObject } from '../../events/index.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { type ExtensionCategory, extensionForType, findExtension } from './extensions.js';
 import { fieldPath, type Report } from './report.js';
-import { messageType, nameOf, typeForUrl, typeUrlOf } from './schema.js';
+import { lowerHttpProtocolOptions } from './v3-cluster.js';
+import {
+  isV3TypeUrl,
+  messageType,
+  nameOf,
+  TYPE_URL_PREFIX,
+  typeForUrl,
+  typeUrlOf,
+  v2FieldName,
+  v3FieldName,
+  v3MessageName,
+} from './schema.js';
 
 /** What the walk needs besides the value: where findings go and what the options allow. */
 export interface WalkContext {
@@ -20,6 +31,11 @@ export interface WalkContext {
   written?: Map<string, string>;
   /** `config` paths (as written) refused here: compile findings under them would only repeat it. */
   refused?: Set<string>;
+  /**
+   * Inside a v3 message (an `Any` or resource with a v3 type URL): findings name the v3
+   * messages, and a v2 spelling of a field v3 renamed is refused naming both.
+   */
+  v3?: boolean;
 }
 
 const INT32 = new Set(['int32', 'sint32', 'sfixed32']);
@@ -89,22 +105,60 @@ export function canonicalMessage(
     return undefined;
   }
   const out: JsonObject = {};
+  const category = extensionCategory(nameOf(type), parentTypeName);
   for (const [key, raw] of Object.entries(value)) {
-    const field = fieldOf(type, key);
+    const v2Name = fieldOf(type, key) ? undefined : v2FieldName(nameOf(type), key);
+    const field = fieldOf(type, v2Name ?? key);
     const here = fieldPath(path, field?.name ?? key);
-    if (!field) {
-      unknownField(ctx, here, key, type);
+    const v3Spelling = ctx.v3 && field && !v2Name ? v3FieldName(nameOf(type), field.name) : undefined;
+    if (!field || v3Spelling) {
+      unknownField(ctx, here, key, type, v3Spelling);
       continue;
     }
+    // A v3 spelling is read as its v2 field; findings name the field as written.
+    if (v2Name) ctx.written?.set(here, fieldPath(path, key));
     if (raw === null || raw === undefined) continue;
+    if (category && field.name === 'typed_config' && lacksType(raw)) {
+      missingType(value, category, here, ctx);
+      continue;
+    }
     if (field.options?.deprecated) deprecatedField(ctx, here, field, type);
     const converted = canonicalField(raw, field.resolve(), here, ctx, nameOf(type));
     if (converted !== undefined) out[field.name] = converted;
   }
   checkOneofs(out, type, path, ctx);
-  const category = extensionCategory(nameOf(type), parentTypeName);
+  if (nameOf(type) === '.envoy.api.v2.Cluster') lowerHttpProtocolOptions(out, path, ctx.report, ctx.written);
   if (category) resolveExtension(out, value, category, path, ctx);
   return out;
+}
+
+/** A `typed_config` with fields but no `@type` (`{}` alone means the extension's defaults). */
+function lacksType(raw: unknown): boolean {
+  return isPlainObject(raw) && !Object.hasOwn(raw, '@type') && Object.keys(raw).length > 0;
+}
+
+/**
+ * One finding for a `typed_config` written without `@type`, saying what to add for the
+ * extension its `name` picks. Its fields are not read: what they mean depends on the type,
+ * and the compile step's findings under it (a "missing" field that is there) are dropped.
+ */
+function missingType(
+  entry: Record<string, unknown>,
+  category: ExtensionCategory,
+  here: string,
+  ctx: WalkContext,
+): void {
+  const name = typeof entry.name === 'string' ? entry.name : '';
+  const extension = findExtension(category, name);
+  let add = `add "@type" naming the config message of ${name ? `'${name}'` : 'the extension'}`;
+  if (extension) {
+    const v2 = extension.configType;
+    const v3 = v3MessageName(v2);
+    const [first, other] = ctx.v3 ? [v3, v2] : [v2, v3];
+    add = `add "@type": "${TYPE_URL_PREFIX}${first}"${other !== first ? ` (or the ${ctx.v3 ? 'v2' : 'v3'} "${TYPE_URL_PREFIX}${other}")` : ''}`;
+  }
+  ctx.report.error(here, `missing "@type"; ${add}`, 'missing');
+  ctx.refused?.add(here);
 }
 
 /**
@@ -128,8 +182,18 @@ function camel(name: string): string {
   return name.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 }
 
-function unknownField(ctx: WalkContext, here: string, key: string, type: protobuf.Type): void {
-  const what = `unknown field '${key}' in ${nameOf(type).slice(1)}`;
+function unknownField(
+  ctx: WalkContext,
+  here: string,
+  key: string,
+  type: protobuf.Type,
+  v3Spelling?: string,
+): void {
+  const v2 = nameOf(type).slice(1);
+  const v3 = v3MessageName(v2);
+  const message = ctx.v3 && v3 !== v2 ? `${v3} (read as ${v2})` : v2;
+  const spelling = v3Spelling ? `: '${key}' is the v2 spelling, v3 writes '${v3Spelling}'` : '';
+  const what = `unknown field '${key}' in ${message}${spelling}`;
   if (!ctx.allowUnknown) {
     ctx.report.error(
       here,
@@ -332,9 +396,11 @@ function canonicalAny(raw: unknown, here: string, ctx: WalkContext): JsonObject 
   }
   const { '@type': _drop, ...rest } = raw;
   const wkt = nameOf(type).startsWith('.google.protobuf.');
+  // The version of a message is the one its type URL names (v3 in a v2 bootstrap, or back).
+  const inner = { ...ctx, v3: isV3TypeUrl(url) };
   const body = wkt
-    ? wellKnownOrMessage(rest.value, type, fieldPath(here, 'value'), ctx, '')
-    : canonicalMessage(rest, type, here, ctx);
+    ? wellKnownOrMessage(rest.value, type, fieldPath(here, 'value'), inner, '')
+    : canonicalMessage(rest, type, here, inner);
   if (body === undefined) return undefined;
   return wkt
     ? { '@type': typeUrlOf(type), value: body }

@@ -41,6 +41,8 @@ export const CONFIG_TYPE = {
   rawBuffer: 'envoy.config.transport_socket.raw_buffer.v2.RawBuffer',
   hystrixSink: 'envoy.config.metrics.v2.HystrixSink',
   fileAccessLog: 'envoy.config.accesslog.v2.FileAccessLog',
+  stdoutAccessLog: 'envoy.extensions.access_loggers.stream.v3.StdoutAccessLog',
+  stderrAccessLog: 'envoy.extensions.access_loggers.stream.v3.StderrAccessLog',
   zipkin: 'envoy.config.trace.v2.ZipkinConfig',
 } as const;
 
@@ -120,6 +122,8 @@ export const EXTENSIONS: readonly Extension[] = [
     ['envoy.file_access_log'],
     CONFIG_TYPE.fileAccessLog,
   ),
+  ext('envoy.access_loggers', 'envoy.access_loggers.stdout', [], CONFIG_TYPE.stdoutAccessLog),
+  ext('envoy.access_loggers', 'envoy.access_loggers.stderr', [], CONFIG_TYPE.stderrAccessLog),
   ext('envoy.tracers', 'envoy.tracers.zipkin', ['envoy.zipkin'], CONFIG_TYPE.zipkin),
 ];
 

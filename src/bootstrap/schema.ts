@@ -32,6 +32,8 @@ const ENTRY_FILES = [
   'envoy/config/filter/listener/tls_inspector/v2.proto',
   'envoy/config/transport_socket/raw_buffer/v2.proto',
   'envoy/config/accesslog/v2.proto',
+  'envoy/extensions/access_loggers/stream/v3.proto',
+  'envoy/extensions/upstreams/http/v3.proto',
   'envoy/api/v2/discovery.proto',
   'envoy/service/load_stats/v2.proto',
 ];
@@ -74,6 +76,72 @@ const V3_ALIASES: Record<string, string> = {
   'envoy.config.listener.v3.Listener': 'envoy.api.v2.Listener',
   'envoy.config.endpoint.v3.ClusterLoadAssignment': 'envoy.api.v2.ClusterLoadAssignment',
 };
+
+/**
+ * Fields v3 renamed, by the v2 message that holds them: the v3 spelling a v3 bootstrap or
+ * resource writes, and the v2 field it is read as. Fields v3 added to a message this build
+ * honours are in the v2 messages themselves, with v3's numbers (`proto/extras.md`).
+ */
+const V3_FIELD_NAMES: Record<string, Record<string, string>> = {
+  '.envoy.api.v2.route.RouteAction': {
+    host_rewrite_literal: 'host_rewrite',
+    host_rewrite_header: 'auto_host_rewrite_header',
+  },
+};
+
+/** The v2 field a v3 spelling `key` names in `type` (full name with the leading dot), if v3 renamed it. */
+export function v2FieldName(typeName: string, key: string): string | undefined {
+  const renamed = V3_FIELD_NAMES[typeName];
+  return renamed && Object.hasOwn(renamed, key) ? renamed[key] : undefined;
+}
+
+/** The v3 spelling of a v2 field v3 renamed (`host_rewrite` -> `host_rewrite_literal`), if any. */
+export function v3FieldName(typeName: string, field: string): string | undefined {
+  const renamed = V3_FIELD_NAMES[typeName];
+  return renamed ? Object.keys(renamed).find((k) => renamed[k] === field) : undefined;
+}
+
+/** v2 packages and the v3 packages their messages moved to, most specific first. */
+const V3_PACKAGES: Array<[v2: string, v3: string]> = [
+  ['envoy.api.v2.core.', 'envoy.config.core.v3.'],
+  ['envoy.api.v2.route.', 'envoy.config.route.v3.'],
+  ['envoy.api.v2.listener.', 'envoy.config.listener.v3.'],
+  ['envoy.api.v2.endpoint.', 'envoy.config.endpoint.v3.'],
+  ['envoy.api.v2.cluster.', 'envoy.config.cluster.v3.'],
+  ['envoy.api.v2.auth.', 'envoy.extensions.transport_sockets.tls.v3.'],
+  ['envoy.api.v2.Cluster', 'envoy.config.cluster.v3.Cluster'],
+  ['envoy.api.v2.Listener', 'envoy.config.listener.v3.Listener'],
+  ['envoy.api.v2.RouteConfiguration', 'envoy.config.route.v3.RouteConfiguration'],
+  ['envoy.api.v2.ClusterLoadAssignment', 'envoy.config.endpoint.v3.ClusterLoadAssignment'],
+  ['envoy.config.bootstrap.v2.', 'envoy.config.bootstrap.v3.'],
+  ['envoy.config.filter.accesslog.v2.', 'envoy.config.accesslog.v3.'],
+  ['envoy.config.accesslog.v2.', 'envoy.extensions.access_loggers.file.v3.'],
+  [
+    'envoy.config.filter.network.http_connection_manager.v2.',
+    'envoy.extensions.filters.network.http_connection_manager.v3.',
+  ],
+  ['envoy.config.filter.network.tcp_proxy.v2.', 'envoy.extensions.filters.network.tcp_proxy.v3.'],
+  ['envoy.config.metrics.v2.', 'envoy.config.metrics.v3.'],
+  ['envoy.config.trace.v2.', 'envoy.config.trace.v3.'],
+  ['envoy.type.matcher.', 'envoy.type.matcher.v3.'],
+];
+
+/**
+ * The v3 name of a v2 message (full name, leading dot or not), for findings about a v3
+ * resource; the v2 name when v3 did not move it or this table does not know where.
+ */
+export function v3MessageName(v2Name: string): string {
+  const name = v2Name.startsWith('.') ? v2Name.slice(1) : v2Name;
+  const aliased = Object.keys(V3_ALIASES).find((v3) => V3_ALIASES[v3] === name);
+  if (aliased) return aliased;
+  const moved = V3_PACKAGES.find(([v2]) => name.startsWith(v2));
+  return moved ? moved[1] + name.slice(moved[0].length) : name;
+}
+
+/** Whether a type URL names a v3 message (`envoy.extensions.*.v3.X`, `envoy.config.*.v3.X`). */
+export function isV3TypeUrl(url: string): boolean {
+  return /\.v3\.[A-Za-z0-9_]+$/.test(url.slice(url.lastIndexOf('/') + 1));
+}
 
 /** The repository's `proto/` folder, found from this module (works from `src/` and `dist/src/`). */
 function protoDir(): string {

@@ -1,6 +1,8 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { arrayOf, objectOf } from '../../reducers/settings/values.js';
+import { compileAccessLogs } from '../dataplane/access-log/config.js';
 import { compileListener } from '../dataplane/listeners/config.js';
+import { checkRouteClusters, inlineRouteConfigs } from '../dataplane/router/validate-clusters.js';
 import { compileBootstrapTracing } from '../dataplane/tracing/config.js';
 import { compileOverloadManager } from '../server/overload/config.js';
 import { checkSecret } from '../tls/context.js';
@@ -61,8 +63,15 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
     validateCluster(objectOf(c), `static_resources.clusters[${i}]`, report, secrets);
   checkUnique(clusters, 'cluster', 'static_resources.clusters', report);
   const listeners = arrayOf(resources.listeners);
-  for (const [i, l] of listeners.entries())
-    compileListener(objectOf(l), `static_resources.listeners[${i}]`, report, secrets);
+  // As the reference: an inline route table is checked against the clusters known when it
+  // loads, the static ones (CDS has delivered none yet).
+  const known = new Set(clusters.map((c) => objectOf(c).name).filter((n) => typeof n === 'string'));
+  for (const [i, l] of listeners.entries()) {
+    const path = `static_resources.listeners[${i}]`;
+    compileListener(objectOf(l), path, report, secrets);
+    for (const table of inlineRouteConfigs(objectOf(l), path))
+      checkRouteClusters(table.config, table.path, report, known, true);
+  }
   checkUnique(listeners, 'listener', 'static_resources.listeners', report);
   checkBootstrapSources(bootstrap, report, checkLoadStatsConfig(bootstrap, report));
   if (bootstrap.tracing !== undefined) {
@@ -125,7 +134,7 @@ const CLUSTER_MANAGER_FIELDS: FieldTable = {
   // Load reports to a gRPC management server (src/xds/lrs/).
   load_stats_config: 'act',
 };
-const ADMIN_FIELDS: FieldTable = acting('access_log_path', 'profile_path', 'address');
+const ADMIN_FIELDS: FieldTable = acting('access_log_path', 'access_log', 'profile_path', 'address');
 
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
 export const FIELD_TABLES = {
@@ -136,12 +145,13 @@ export const FIELD_TABLES = {
 };
 
 /**
- * Every admin field acts: `access_log_path` is where admin requests are logged
- * (src/admin/access-log.ts); `address` may be a `pipe` (src/admin/pipe.ts), whose `mode` is
+ * Every admin field acts: `access_log_path` and v3's `access_log` are where admin requests
+ * are logged (src/admin/access-log.ts); `address` may be a `pipe` (src/admin/pipe.ts), whose `mode` is
  * permission bits and means nothing for an abstract (`@`) socket.
  */
 function checkAdmin(admin: JsonObject, report: Report): void {
   checkFields(admin, 'admin', report, ADMIN_FIELDS, 'Admin');
+  compileAccessLogs(admin.access_log, 'admin.access_log', report);
   const pipe = objectOf(objectOf(admin.address).pipe);
   const path = typeof pipe.path === 'string' ? pipe.path : '';
   const mode = Number(pipe.mode ?? 0);

@@ -341,7 +341,8 @@ function createXdsClient(ctx: XdsContext): XdsClient {
    */
   function onResponse(w: Want, update: Update): string | null {
     const kind = w.kind;
-    const decoded = decodeUpdate(kind, update, walk, staticSecrets(bootstrap));
+    const clusters = new Set(Object.keys(ctx.store.state.clusters));
+    const decoded = decodeUpdate(kind, update, walk, staticSecrets(bootstrap), clusters);
     const version = decoded.version;
     // Unknown fields only reach the walk from JSON (file, REST): binary decoding drops them.
     if (!ctx.options.ignoreUnknownDynamicFields && decoded.unknownFields > 0) {

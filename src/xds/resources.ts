@@ -7,10 +7,11 @@ import type { JsonObject } from '../../events/config.js';
 import { canonicalMessage, type WalkContext } from '../bootstrap/canonical.js';
 import { messageToJson } from '../bootstrap/decode.js';
 import { Report } from '../bootstrap/report.js';
-import { nameOf, typeForUrl } from '../bootstrap/schema.js';
+import { isV3TypeUrl, nameOf, typeForUrl } from '../bootstrap/schema.js';
 import { checkLoadAssignment, validateCluster } from '../bootstrap/validate-cluster.js';
 import { compileListener } from '../dataplane/listeners/config.js';
 import { compileRouteTable } from '../dataplane/router/table.js';
+import { checkRouteClusters, inlineRouteConfigs } from '../dataplane/router/validate-clusters.js';
 import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
 import { kindOfTypeUrl, MESSAGE_OF, RESOURCE_NAME, type ResourceKind, type WireResource } from './types.js';
 
@@ -39,7 +40,13 @@ function nameOfResource(kind: ResourceKind, config: JsonObject): string {
   return typeof name === 'string' ? name : '';
 }
 
-function compile(kind: ResourceKind, config: JsonObject, report: Report, secrets: Secrets): void {
+function compile(
+  kind: ResourceKind,
+  config: JsonObject,
+  report: Report,
+  secrets: Secrets,
+  clusters: ReadonlySet<string> | undefined,
+): void {
   switch (kind) {
     case 'eds':
       checkLoadAssignment(config, '', report);
@@ -49,9 +56,13 @@ function compile(kind: ResourceKind, config: JsonObject, report: Report, secrets
       return;
     case 'lds':
       compileListener(config, '', report, secrets);
+      if (clusters)
+        for (const table of inlineRouteConfigs(config, ''))
+          checkRouteClusters(table.config, table.path, report, clusters, true);
       return;
     case 'rds':
       compileRouteTable(config, '', report);
+      if (clusters) checkRouteClusters(config, '', report, clusters, false);
       return;
   }
 }
@@ -96,11 +107,13 @@ export function decodeUpdate(
   response: unknown,
   walk: Omit<WalkContext, 'report'>,
   secrets: Secrets = NO_SECRETS,
+  /** The clusters known now, which route tables with `validate_clusters` are checked against. */
+  clusters?: ReadonlySet<string>,
 ): DecodedResponse {
   const shape = responseShapeError(response);
   if (shape !== null) return { ...emptyResponse(''), errors: [shape] };
   const { version_info: version = '', resources = [], type_url: typeUrl = '' } = response as JsonObject;
-  const out = decodeResources(kind, resources as JsonObject[], walk, secrets, typeUrl as string);
+  const out = decodeResources(kind, resources as JsonObject[], walk, secrets, typeUrl as string, clusters);
   return { ...out, version: version as string };
 }
 
@@ -125,6 +138,8 @@ export function decodeResources(
   secrets: Secrets = NO_SECRETS,
   /** The response's own `type_url` ('' when it has none, as in a file). */
   typeUrl = '',
+  /** The clusters known now, which route tables with `validate_clusters` are checked against. */
+  clusters?: ReadonlySet<string>,
 ): DecodedResponse {
   const out = emptyResponse('');
   const seen = new Set<string>();
@@ -155,7 +170,7 @@ export function decodeResources(
         ? messageToJson(type, type.decode(resource.value) as unknown as Record<string, unknown>)
         : withoutType(resource);
       if (!isObject(json)) throw new Error(`is ${shapeOf(json)}, not a message`);
-      config = canonicalMessage(json, type, '', { ...walk, report });
+      config = canonicalMessage(json, type, '', { ...walk, report, v3: isV3TypeUrl(url) });
     } catch (err) {
       report.error('', `cannot decode: ${(err as Error).message}`);
     }
@@ -168,7 +183,7 @@ export function decodeResources(
     seen.add(name);
     if (config && name) {
       try {
-        compile(kind, config, report, secrets);
+        compile(kind, config, report, secrets, clusters);
       } catch (err) {
         // A compile step that throws on input it did not foresee is a finding, never a crash.
         report.error('', `cannot compile: ${(err as Error).message}`);

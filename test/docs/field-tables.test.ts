@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { FieldTable } from '../../src/bootstrap/honoured.js';
 import { FIELD_TABLES as bootstrapTables } from '../../src/bootstrap/validate.js';
+import { FIELD_TABLES as accessLogTables } from '../../src/dataplane/access-log/config.js';
 import { FIELD_TABLES as clusterTables } from '../../src/bootstrap/validate-cluster.js';
 import { FIELD_TABLES as httpFilterTables } from '../../src/dataplane/http/filters.js';
 import { FIELD_TABLES as hcmTables } from '../../src/dataplane/http/hcm-config.js';
@@ -37,6 +38,7 @@ const TABLES: Record<string, FieldTable> = {
   ...healthTables,
   ...configSourceTables,
   ...overloadTables,
+  ...accessLogTables,
 };
 
 /** `| message | field | rule | text |` as the doc writes it, one per refused or advisory field. */

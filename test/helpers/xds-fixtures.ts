@@ -138,6 +138,9 @@ export function httpListener(name: string, cluster: string, routes: JsonObject[]
                 'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
               stat_prefix: name,
               route_config: {
+                // The cluster may arrive by CDS after this inline table loads, which the
+                // reference (and so the proxy) refuses unless validate_clusters is false.
+                validate_clusters: false,
                 virtual_hosts: [
                   {
                     name: 'all',

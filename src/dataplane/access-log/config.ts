@@ -2,66 +2,122 @@ import type { Json, JsonObject } from '../../../events/config.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { objectOf } from '../../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf, extensionForType } from '../../bootstrap/extensions.js';
-import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
+import { inlineBytes } from '../../bootstrap/data-source.js';
+import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../bootstrap/report.js';
 import type { Core } from '../../core.js';
 import { listOf } from '../router/matchers.js';
-import { type AccessLogFile, openAccessLogFile } from './file-sink.js';
+import { type AccessLogFile, openAccessLogFile, openAccessLogStream } from './file-sink.js';
 import { type AccessLogFilter, compileAccessLogFilter, type RuntimeLookup } from './filters.js';
 import { compileJsonFormat, compileTextFormat, DEFAULT_FORMAT, type Formatter } from './format.js';
 import type { StreamInfo } from './stream-info.js';
 
 /** One `AccessLog` entry compiled: where, what (the format, parsed once) and when (the filter). */
 export interface AccessLogSpec {
+  /** A file path, or the process's own stdout or stderr (the stream loggers). */
   path: string;
+  stream?: 'stdout' | 'stderr';
   format: Formatter;
   filter: AccessLogFilter | null;
 }
 
 const ACCESS_LOG_FIELDS: FieldTable = acting('name', 'filter', 'typed_config');
-const FILE_FIELDS: FieldTable = acting('path', 'format', 'json_format', 'typed_json_format');
-/** The one access logger this build has, as the registry names it. */
-const FILE_LOGGER =
-  extensionForType('envoy.access_loggers', CONFIG_TYPE.fileAccessLog)?.name ?? CONFIG_TYPE.fileAccessLog;
+const FILE_FIELDS: FieldTable = acting('path', 'format', 'json_format', 'typed_json_format', 'log_format');
+const STREAM_FIELDS: FieldTable = acting('log_format');
+const SUBSTITUTION_FIELDS: FieldTable = {
+  ...acting('text_format', 'json_format', 'text_format_source'),
+  omit_empty_values: notYet('omit_empty_values'),
+  // The reference reads it only where a local reply's body is formatted, never in an access log.
+  content_type: 'advise',
+};
+const DATA_SOURCE_FIELDS: FieldTable = acting('inline_string', 'inline_bytes');
+
+/** The field tables of this compile step with a rule other than `act` (docs/bootstrap.md lists them). */
+export const FIELD_TABLES = { SubstitutionFormatString: SUBSTITUTION_FIELDS };
+
+/** The loggers this build has, by their resolved `@type`. */
+const STREAMS: Record<string, 'stdout' | 'stderr'> = {
+  [CONFIG_TYPE.stdoutAccessLog]: 'stdout',
+  [CONFIG_TYPE.stderrAccessLog]: 'stderr',
+};
+const LOGGERS = [CONFIG_TYPE.fileAccessLog, CONFIG_TYPE.stdoutAccessLog, CONFIG_TYPE.stderrAccessLog]
+  .map((t) => extensionForType('envoy.access_loggers', t)?.name ?? t)
+  .join(', ');
 
 /**
- * Compiles an `access_log` list (HCM, TCP proxy, router `upstream_log`): each entry must be
- * the file access logger, picked by its resolved `@type`. `path` names the list in findings.
+ * Compiles an `access_log` list (HCM, TCP proxy, router `upstream_log`, admin): each entry
+ * must be the file, stdout or stderr access logger, picked by its resolved `@type`. `path`
+ * names the list in findings.
  */
 export function compileAccessLogs(list: Json | undefined, path: string, report: Report): AccessLogSpec[] {
   const out: AccessLogSpec[] = [];
   listOf(list).forEach((entry, i) => {
     const at = `${path}[${i}]`;
     checkFields(entry, at, report, ACCESS_LOG_FIELDS, 'AccessLog');
-    if (configTypeOf(entry) !== CONFIG_TYPE.fileAccessLog) {
+    const type = configTypeOf(entry);
+    const stream = Object.hasOwn(STREAMS, type) ? STREAMS[type] : undefined;
+    if (type !== CONFIG_TYPE.fileAccessLog && !stream) {
       report.unsupported(
         `${at}.name`,
-        `access logger '${String(entry.name ?? '')}' is not implemented (use ${FILE_LOGGER})`,
+        `access logger '${String(entry.name ?? '')}' is not implemented (use one of ${LOGGERS})`,
       );
       return;
     }
     const config = objectOf(entry.typed_config);
     const here = `${at}.typed_config`;
-    checkFields(config, here, report, FILE_FIELDS, 'FileAccessLog');
+    checkFields(
+      config,
+      here,
+      report,
+      stream ? STREAM_FIELDS : FILE_FIELDS,
+      stream ? 'StreamAccessLog' : 'FileAccessLog',
+    );
     const file = typeof config.path === 'string' ? config.path : '';
-    if (!file) report.error(`${here}.path`, 'required field missing', 'missing');
-    const formats = ['format', 'json_format', 'typed_json_format'].filter((k) => config[k] !== undefined);
+    if (!stream && !file) report.error(`${here}.path`, 'required field missing', 'missing');
+    const formats = ['format', 'json_format', 'typed_json_format', 'log_format'].filter(
+      (k) => config[k] !== undefined,
+    );
     if (formats.length > 1)
-      report.error(here, `set one of format, json_format, typed_json_format (${formats.join(', ')} set)`);
-    const format = attempt(report, `${here}.${formats[0] ?? 'format'}`, () => formatterOf(config));
+      report.error(
+        here,
+        `set one of format, json_format, typed_json_format, log_format (${formats.join(', ')} set)`,
+      );
+    const formatPath = `${here}.${formats[0] ?? 'format'}`;
+    if (config.log_format !== undefined) checkLogFormat(objectOf(config.log_format), formatPath, report);
+    const format = attempt(report, formatPath, () => formatterOf(config));
     const filter =
       entry.filter === undefined
         ? null
         : compileAccessLogFilter(objectOf(entry.filter), `${at}.filter`, report);
-    if (format) out.push({ path: file, format, filter });
+    if (format) out.push({ path: file, ...(stream ? { stream } : {}), format, filter });
   });
   return out;
+}
+
+/** A v3 `SubstitutionFormatString`: one format, and a text source only inline (no file is read per line). */
+function checkLogFormat(log: JsonObject, here: string, report: Report): void {
+  checkFields(log, here, report, SUBSTITUTION_FIELDS, 'SubstitutionFormatString');
+  if (log.text_format_source !== undefined) {
+    const source = objectOf(log.text_format_source);
+    checkFields(source, `${here}.text_format_source`, report, DATA_SOURCE_FIELDS, 'DataSource');
+    if (inlineBytes(source) === undefined)
+      report.error(`${here}.text_format_source`, 'required: inline_string or inline_bytes');
+  }
 }
 
 function formatterOf(config: JsonObject): Formatter {
   if (config.json_format !== undefined) return compileJsonFormat(objectOf(config.json_format), false);
   if (config.typed_json_format !== undefined)
     return compileJsonFormat(objectOf(config.typed_json_format), true);
+  if (config.log_format !== undefined) {
+    const log = objectOf(config.log_format);
+    // v3's json_format renders numbers and booleans as such, as v2's typed_json_format did.
+    if (log.json_format !== undefined) return compileJsonFormat(objectOf(log.json_format), true);
+    const source =
+      log.text_format_source === undefined ? undefined : inlineBytes(objectOf(log.text_format_source));
+    const text = source?.toString('utf8') ?? (typeof log.text_format === 'string' ? log.text_format : '');
+    return compileTextFormat(text || DEFAULT_FORMAT);
+  }
   const text = typeof config.format === 'string' && config.format !== '' ? config.format : DEFAULT_FORMAT;
   return compileTextFormat(text);
 }
@@ -86,7 +142,10 @@ export function startAccessLogs(
   const opened: Array<{ spec: AccessLogSpec; file: AccessLogFile }> = [];
   for (const spec of specs) {
     try {
-      opened.push({ spec, file: openAccessLogFile(spec.path, ctx.options.fileFlushIntervalMsec) });
+      const file = spec.stream
+        ? openAccessLogStream(spec.stream, ctx.options.fileFlushIntervalMsec)
+        : openAccessLogFile(spec.path, ctx.options.fileFlushIntervalMsec);
+      opened.push({ spec, file });
     } catch (err) {
       ctx.log.get('file').error({ path: spec.path }, `cannot open access log: ${(err as Error).message}`);
     }

@@ -15,6 +15,8 @@ const FLUSH_BYTES = 64 * 1024;
 
 interface OpenFile {
   fd: number | null;
+  /** The process's stdout or stderr (the stream loggers): written through, never opened or closed. */
+  stream?: NodeJS.WriteStream;
   chunks: string[];
   bytes: number;
   holders: number;
@@ -25,6 +27,13 @@ const files = new Map<string, OpenFile>();
 
 /** Writes everything buffered in one `write(2)`; with O_APPEND each lands whole at the end. */
 function flushFile(path: string, f: OpenFile): void {
+  if (f.stream && f.chunks.length > 0) {
+    // Node's own stream: a write(2) on a non-blocking pipe could fail with EAGAIN.
+    f.stream.write(f.chunks.join(''));
+    f.chunks = [];
+    f.bytes = 0;
+    return;
+  }
   if (f.fd === null || f.chunks.length === 0) return;
   const data = Buffer.from(f.chunks.length === 1 ? (f.chunks[0] as string) : f.chunks.join(''));
   f.chunks = [];
@@ -50,6 +59,7 @@ function flushAll(): void {
 export function reopenAccessLogs(): void {
   for (const [path, f] of files) {
     flushFile(path, f);
+    if (f.stream) continue;
     if (f.fd !== null) closeSync(f.fd);
     f.fd = null;
     try {
@@ -77,9 +87,27 @@ process.on('exit', flushAll);
  * when 64 KiB are waiting, on reopen and at exit. Throws when the file cannot be opened.
  */
 export function openAccessLogFile(path: string, flushIntervalMs: number): AccessLogFile {
+  return share(path, flushIntervalMs, () => ({ fd: openSync(path, 'a') }));
+}
+
+/**
+ * The stdout or stderr access logger's sink (the reference's StdoutAccessLog and
+ * StderrAccessLog): the process's own stream, buffered and flushed as the files are. A
+ * worker's stdout and stderr are the primary's (cluster workers inherit them).
+ */
+export function openAccessLogStream(which: 'stdout' | 'stderr', flushIntervalMs: number): AccessLogFile {
+  return share(`<${which}>`, flushIntervalMs, () => ({ fd: null, stream: process[which] }));
+}
+
+/** The shared entry of `path` (opened by `open` for its first holder), with one more holder. */
+function share(
+  path: string,
+  flushIntervalMs: number,
+  open: () => Pick<OpenFile, 'fd' | 'stream'>,
+): AccessLogFile {
   let f = files.get(path);
   if (!f) {
-    const fd = openSync(path, 'a');
+    const target = open();
     const timer = setInterval(
       () => {
         const open = files.get(path);
@@ -88,7 +116,7 @@ export function openAccessLogFile(path: string, flushIntervalMs: number): Access
       Math.max(1, flushIntervalMs),
     );
     timer.unref();
-    f = { fd, chunks: [], bytes: 0, holders: 0, timer };
+    f = { ...target, chunks: [], bytes: 0, holders: 0, timer };
     files.set(path, f);
   }
   const file = f;
@@ -109,7 +137,7 @@ export function openAccessLogFile(path: string, flushIntervalMs: number): Access
       if (file.holders > 0) return;
       flushFile(path, file);
       clearInterval(file.timer);
-      if (file.fd !== null) closeSync(file.fd);
+      if (file.fd !== null && !file.stream) closeSync(file.fd);
       files.delete(path);
     },
   };
