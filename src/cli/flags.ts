@@ -241,6 +241,13 @@ export const FLAGS: readonly FlagSpec[] = [
     help: 'Tag added to every stat; tag names alphanumeric, values without "."; repeatable',
   },
   {
+    name: 'prometheus-names',
+    kind: 'value',
+    valueName: 'proxy|envoy',
+    defaultText: 'proxy',
+    help: 'Prometheus metric and label prefix of /stats/prometheus: envoy_ serves the names existing Envoy dashboards query',
+  },
+  {
     name: 'max-obj-name-len',
     kind: 'value',
     valueName: 'uint64',

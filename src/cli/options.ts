@@ -46,6 +46,11 @@ export interface Options {
   disableExtensions: string[];
   enableCoreDump: boolean;
   statsTags: Array<{ name: string; value: string }>;
+  /**
+   * `--prometheus-names`: the prefix of `/stats/prometheus` metric and default tag label names
+   * (not an option of the reference, whose names are `envoy_`; docs/stats.md says why `proxy`).
+   */
+  prometheusNames: 'proxy' | 'envoy';
   maxObjNameLen: number;
   maxStats: number;
   /** `--event-log PATH`: record every event as ndjson (empty: off). */

@@ -59,6 +59,7 @@ export const DEFAULT_OPTIONS: Options = {
   disableExtensions: [],
   enableCoreDump: false,
   statsTags: [],
+  prometheusNames: 'proxy',
   maxObjNameLen: 60,
   maxStats: 16384,
   eventLog: '',
@@ -147,6 +148,12 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv = proces
     else errors.push(`unknown IP address version '${ipVersion}' (--local-address-ip-version takes v4 or v6)`);
   }
 
+  const prometheusNames = value('prometheus-names');
+  if (prometheusNames !== undefined) {
+    if (prometheusNames === 'proxy' || prometheusNames === 'envoy') options.prometheusNames = prometheusNames;
+    else
+      errors.push(`unknown prometheus-names '${prometheusNames}' (--prometheus-names takes proxy or envoy)`);
+  }
   const drainStrategy = value('drain-strategy');
   if (drainStrategy !== undefined) {
     if (drainStrategy === 'gradual' || drainStrategy === 'immediate') options.drainStrategy = drainStrategy;

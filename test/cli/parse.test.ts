@@ -124,6 +124,12 @@ describe('parseCommandLine values', () => {
     rejects(['--local-address-ip-version', 'v5'], /^unknown IP address version 'v5'/);
     assert.equal(options('--drain-strategy', 'immediate').drainStrategy, 'immediate');
     rejects(['--drain-strategy', 'slow'], /^unknown drain-strategy 'slow'/);
+    assert.equal(options().prometheusNames, 'proxy');
+    assert.equal(options('--prometheus-names', 'envoy').prometheusNames, 'envoy');
+    rejects(
+      ['--prometheus-names', 'statsd'],
+      /^unknown prometheus-names 'statsd' \(--prometheus-names takes proxy or envoy\)/,
+    );
   });
 
   it('accepts every log level, warn as warning, and rejects others', () => {

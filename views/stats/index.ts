@@ -4,7 +4,14 @@ import { bodyText, type StreamedResult } from '../result.js';
 import { renderActiveHtml } from './active-html.js';
 import { renderHtml } from './html.js';
 import { jsonStatsChunks, jsonStatsData } from './json.js';
-import { parseStatsParams, type Rendered, type StatsFormat, type StatsParams, TEXT } from './params.js';
+import {
+  type PrometheusNames,
+  parseStatsParams,
+  type Rendered,
+  type StatsFormat,
+  type StatsParams,
+  TEXT,
+} from './params.js';
 import { prometheusChunks } from './prometheus.js';
 import { type Selection, selectStats, selectStatsStepwise } from './select.js';
 import { textChunks } from './text.js';
@@ -33,6 +40,8 @@ export function streamStats(
   tags: TagProducer,
   query: URLSearchParams,
   preset?: StatsFormat,
+  /** `--prometheus-names`: the Prometheus names when the query has no `names`. */
+  names: PrometheusNames = 'proxy',
 ): StreamedResult {
   const parsed = parseStatsParams(query, preset);
   if (!parsed.ok) return parsed.response;
@@ -54,7 +63,9 @@ export function streamStats(
       return {
         status: 200,
         contentType: 'text/plain; version=0.0.4; charset=UTF-8',
-        body: selected(store, params, true, (sel) => prometheusChunks(sel, tags, params.textReadouts)),
+        body: selected(store, params, true, (sel) =>
+          prometheusChunks(sel, tags, params.textReadouts, params.names ?? names),
+        ),
       };
     case 'html':
       return { status: 200, contentType: HTML, body: renderHtml(selectStats(store, params), params) };

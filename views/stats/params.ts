@@ -19,7 +19,12 @@ export interface StatsParams {
   histogramBuckets: BucketMode;
   /** Prometheus: include text readouts as gauges labelled `text_value`. */
   textReadouts: boolean;
+  /** Prometheus: `names=proxy|envoy` (the prefix of metric and default tag names); null: the server's default. */
+  names: PrometheusNames | null;
 }
+
+export const PROMETHEUS_NAMES = ['proxy', 'envoy'] as const;
+export type PrometheusNames = (typeof PROMETHEUS_NAMES)[number];
 
 /** A rendered admin answer (the shape `src/admin/registry.ts` adapts). */
 export interface Rendered {
@@ -63,6 +68,10 @@ export function parseStatsParams(
       response: bad('usage: /stats?histogram_buckets=(cumulative|disjoint|summary|none)\n\n'),
     };
   }
+  const names = query.get('names');
+  if (names !== null && !oneOf(PROMETHEUS_NAMES, names)) {
+    return { ok: false, response: bad('usage: /stats/prometheus?names=(proxy|envoy)\n\n') };
+  }
   const filterSource = query.get('filter') ?? '';
   let filter: NameFilter | null = null;
   if (filterSource) {
@@ -79,6 +88,7 @@ export function parseStatsParams(
       format,
       histogramBuckets,
       textReadouts: query.has('text_readouts'),
+      names,
     },
   };
 }

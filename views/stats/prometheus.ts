@@ -3,6 +3,7 @@ import type { RenderSlot } from '../../src/stats/store.js';
 import type { Tag, TagProducer } from '../../src/stats/tags.js';
 import { CHUNK_CHARS } from '../json-chunks.js';
 import { DEFAULT_BUCKETS } from './histogram.js';
+import type { PrometheusNames } from './params.js';
 import type { Selection } from './select.js';
 
 /** Every char outside `[a-zA-Z0-9_]` becomes `_`; a leading digit gets a `_` prefix. */
@@ -16,23 +17,27 @@ function escapeLabelValue(v: string): string {
   return /[\\"\n]/.test(v) ? v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : v;
 }
 
-/** Label names sanitized, by tag name: a handful of tag names label a million stats. */
-const labelNames = new Map<string, string>();
+/**
+ * Label names sanitized, by names and tag name: a handful of tag names label a million stats.
+ * With `envoy` names the default tags (`proxy.cluster_name`) are labelled as the reference
+ * labels them (`envoy_cluster_name`); tags named by the user or `--stats-tag` keep their names.
+ */
+const labelNames: Record<PrometheusNames, Map<string, string>> = { proxy: new Map(), envoy: new Map() };
 
-function labelName(tag: string): string {
-  let name = labelNames.get(tag);
+function labelName(tag: string, names: PrometheusNames): string {
+  let name = labelNames[names].get(tag);
   if (name === undefined) {
-    name = sanitizePromName(tag);
-    labelNames.set(tag, name);
+    name = sanitizePromName(names === 'envoy' && tag.startsWith('proxy.') ? `envoy.${tag.slice(6)}` : tag);
+    labelNames[names].set(tag, name);
   }
   return name;
 }
 
-function renderLabels(tags: Tag[]): string {
+function renderLabels(tags: Tag[], names: PrometheusNames): string {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const t of tags) {
-    const name = labelName(t.name);
+    const name = labelName(t.name, names);
     // a repeated label name makes the whole exposition unparsable; the first one wins
     if (seen.has(name)) continue;
     seen.add(name);
@@ -48,28 +53,36 @@ interface LabelNode {
 }
 
 /**
- * What the identities one tag producer made share: metric names by extracted name (a hundred
- * or so for a million stats) and label strings by their tags (one per cluster, say), so the
- * strings on the stats are shared rather than a million copies, and a label string is found
- * by its tags without rendering it again.
+ * What the identities one tag producer made under one naming share: metric names by extracted
+ * name (a hundred or so for a million stats) and label strings by their tags (one per
+ * cluster, say), so the strings on the stats are shared rather than a million copies, and a
+ * label string is found by its tags without rendering it again. Its identity is what a stat's
+ * render slot records, so a stat renders once per naming in use.
  */
 interface Shared {
+  tags: TagProducer;
+  names: PrometheusNames;
   metrics: Map<string, string>;
   labels: LabelNode;
 }
 
-const sharedBy = new WeakMap<TagProducer, Shared>();
+const sharedBy = new WeakMap<TagProducer, Partial<Record<PrometheusNames, Shared>>>();
 
-function sharedOf(tags: TagProducer): Shared {
-  let shared = sharedBy.get(tags);
+function sharedOf(tags: TagProducer, names: PrometheusNames): Shared {
+  let byNames = sharedBy.get(tags);
+  if (!byNames) {
+    byNames = {};
+    sharedBy.set(tags, byNames);
+  }
+  let shared = byNames[names];
   if (!shared) {
-    shared = { metrics: new Map(), labels: { labels: undefined, next: undefined } };
-    sharedBy.set(tags, shared);
+    shared = { tags, names, metrics: new Map(), labels: { labels: undefined, next: undefined } };
+    byNames[names] = shared;
   }
   return shared;
 }
 
-function labelsFor(root: LabelNode, tags: Tag[]): string {
+function labelsFor(root: LabelNode, tags: Tag[], names: PrometheusNames): string {
   let node = root;
   for (const t of tags) {
     node.next ??= new Map();
@@ -85,22 +98,22 @@ function labelsFor(root: LabelNode, tags: Tag[]): string {
     }
     node = child;
   }
-  node.labels ??= renderLabels(tags);
+  node.labels ??= renderLabels(tags, names);
   return node.labels;
 }
 
 /** The Prometheus metric name of `stat`; its identity is kept on the stat so tag regexes run once per name. */
-function metricOf(tags: TagProducer, shared: Shared, stat: { name: string } & RenderSlot): string {
-  if (stat.renderedBy === tags) return stat.renderedName;
-  const e = tags.extract(stat.name);
+function metricOf(shared: Shared, stat: { name: string } & RenderSlot): string {
+  if (stat.renderedBy === shared) return stat.renderedName;
+  const e = shared.tags.extract(stat.name);
   let metric = shared.metrics.get(e.name);
   if (metric === undefined) {
-    metric = sanitizePromName(`proxy_${e.name}`);
+    metric = sanitizePromName(`${shared.names}_${e.name}`);
     shared.metrics.set(e.name, metric);
   }
   stat.renderedName = metric;
-  stat.renderedLabels = labelsFor(shared.labels, e.tags);
-  stat.renderedBy = tags;
+  stat.renderedLabels = labelsFor(shared.labels, e.tags, shared.names);
+  stat.renderedBy = shared;
   return metric;
 }
 
@@ -114,7 +127,7 @@ const GROUP_STEP = 2048;
  * the producer they were made with: the lists are rebuilt, never changed, when stats are
  * created, so a scrape loop groups a million stats once.
  */
-const groupsCache = new WeakMap<object, { tags: TagProducer; groups: Array<[string, unknown[]]> }>();
+const groupsCache = new WeakMap<object, { shared: Shared; groups: Array<[string, unknown[]]> }>();
 
 /**
  * Stats grouped by metric name; groups sorted by name, members keep their (name) order.
@@ -122,39 +135,41 @@ const groupsCache = new WeakMap<object, { tags: TagProducer; groups: Array<[stri
  * and the admin gives the event loop a turn at each piece.
  */
 function* groups<T extends { name: string } & RenderSlot>(
-  tags: TagProducer,
+  shared: Shared,
   stats: T[],
 ): Generator<string, Array<[string, T[]]>> {
   const hit = groupsCache.get(stats);
-  if (hit?.tags === tags) return hit.groups as Array<[string, T[]]>;
-  const shared = sharedOf(tags);
+  if (hit?.shared === shared) return hit.groups as Array<[string, T[]]>;
   const byMetric = new Map<string, T[]>();
   for (let i = 0; i < stats.length; i++) {
     const s = stats[i]!;
-    const metric = metricOf(tags, shared, s);
+    const metric = metricOf(shared, s);
     const list = byMetric.get(metric);
     if (list) list.push(s);
     else byMetric.set(metric, [s]);
     if (i % GROUP_STEP === GROUP_STEP - 1) yield '';
   }
   const out = [...byMetric].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  groupsCache.set(stats, { tags, groups: out });
+  groupsCache.set(stats, { shared, groups: out });
   return out;
 }
 
 /**
  * Text exposition format 0.0.4: counters, gauges (then text readouts when asked, as gauges
  * of value 0 labelled `text_value`), then histograms; one `# TYPE` per metric name and an
- * empty line after each group; in pieces of about `limit` characters.
+ * empty line after each group; in pieces of about `limit` characters. `names` is the prefix
+ * of metric names and of the default tags' labels: `proxy_`, or the reference's `envoy_`.
  */
 export function* prometheusChunks(
   sel: Selection,
   tags: TagProducer,
   textReadouts: boolean,
+  names: PrometheusNames = 'proxy',
   limit = CHUNK_CHARS,
 ): Generator<string> {
+  const shared = sharedOf(tags, names);
   let out = '';
-  for (const [metric, members] of yield* groups(tags, sel.counters)) {
+  for (const [metric, members] of yield* groups(shared, sel.counters)) {
     out += `# TYPE ${metric} counter\n`;
     for (const s of members) {
       out += `${metric}{${s.renderedLabels}} ${s.shown}\n`;
@@ -165,7 +180,7 @@ export function* prometheusChunks(
     }
     out += '\n';
   }
-  for (const [metric, members] of yield* groups(tags, sel.gauges)) {
+  for (const [metric, members] of yield* groups(shared, sel.gauges)) {
     out += `# TYPE ${metric} gauge\n`;
     for (const s of members) {
       out += `${metric}{${s.renderedLabels}} ${s.shown}\n`;
@@ -177,7 +192,7 @@ export function* prometheusChunks(
     out += '\n';
   }
   if (textReadouts) {
-    for (const [metric, members] of yield* groups(tags, sel.textReadouts)) {
+    for (const [metric, members] of yield* groups(shared, sel.textReadouts)) {
       out += `# TYPE ${metric} gauge\n`;
       for (const s of members) {
         out += `${metric}{${withLabel(s.renderedLabels, `text_value="${escapeLabelValue(s.value)}"`)}} 0\n`;
@@ -185,7 +200,7 @@ export function* prometheusChunks(
       out += '\n';
     }
   }
-  for (const [metric, members] of yield* groups(tags, sel.histograms)) {
+  for (const [metric, members] of yield* groups(shared, sel.histograms)) {
     out += `# TYPE ${metric} histogram\n`;
     for (const h of members) {
       const labels = h.renderedLabels;

@@ -39,6 +39,11 @@ const STATS_PARAMS: ParamDescriptor[] = [
     kind: 'flag',
     help: 'With prometheus: text readouts as gauges with a text_value label',
   },
+  {
+    name: 'names',
+    kind: 'string',
+    help: 'With prometheus: proxy or envoy, the prefix of metric and tag label names (default: --prometheus-names)',
+  },
 ];
 
 /**
@@ -66,7 +71,7 @@ export const statsHandlers: HandlerDescriptor[] = [
     params: STATS_PARAMS,
     async handle(req, ctx) {
       const runtime = ctx.statsRuntime;
-      return streamStats(await runtime.forQuery(), runtime.tags, req.query);
+      return streamStats(await runtime.forQuery(), runtime.tags, req.query, undefined, ctx.options.prometheusNames);
     },
     async data(_req, ctx) {
       return statsData(await ctx.statsRuntime.forQuery());
@@ -76,10 +81,10 @@ export const statsHandlers: HandlerDescriptor[] = [
     path: '/stats/prometheus',
     help: 'print server stats in prometheus format',
     mutates: false,
-    params: STATS_PARAMS.filter((p) => ['usedonly', 'filter', 'text_readouts'].includes(p.name)),
+    params: STATS_PARAMS.filter((p) => ['usedonly', 'filter', 'text_readouts', 'names'].includes(p.name)),
     async handle(req, ctx) {
       const runtime = ctx.statsRuntime;
-      return streamStats(await runtime.forQuery(), runtime.tags, req.query, 'prometheus');
+      return streamStats(await runtime.forQuery(), runtime.tags, req.query, 'prometheus', ctx.options.prometheusNames);
     },
   },
   {

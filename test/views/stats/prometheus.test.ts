@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { TagProducer } from '../../../src/stats/tags.js';
-import { renderStats } from '../../../views/stats/index.js';
+import { renderStats, streamStats } from '../../../views/stats/index.js';
 import { knownStore } from './fixture.js';
 
 const render = (query: string, tags = new TagProducer()) =>
@@ -106,4 +106,59 @@ test('prometheus output passes promtool check metrics', (t) => {
   // 3 = naming lint only (counters without _total, as the reference names them); 1 = unparsable
   assert.ok(run.status === 0 || run.status === 3, `promtool exit ${run.status}: ${run.stderr}${run.stdout}`);
   assert.doesNotMatch(run.stderr + run.stdout, /error while linting|parsing error/);
+});
+
+test('prometheus names=envoy: the reference names and labels, other tags unchanged, bad names 400', () => {
+  const tags = new TagProducer({ stats_tags: [{ tag_name: 'env', fixed_value: 'prod' }] }, [
+    { name: 'zone', value: 'z1' },
+  ]);
+  const store = knownStore();
+  const envoy = renderStats(
+    store,
+    tags,
+    new URLSearchParams('names=envoy&filter=^cluster\\.foo\\.upstream_rq_200$'),
+    'prometheus',
+  );
+  assert.equal(
+    envoy.body,
+    '# TYPE envoy_cluster_upstream_rq counter\nenvoy_cluster_upstream_rq{zone="z1",env="prod",envoy_response_code="200",envoy_cluster_name="foo"} 3\n\n',
+  );
+  // the same stats rendered under the other names, then again: each stat's cached name follows the names asked for
+  const proxy = renderStats(
+    store,
+    tags,
+    new URLSearchParams('filter=^cluster\\.foo\\.upstream_rq_200$'),
+    'prometheus',
+  );
+  assert.match(
+    proxy.body,
+    /^proxy_cluster_upstream_rq\{zone="z1",env="prod",proxy_response_code="200",proxy_cluster_name="foo"\} 3$/m,
+  );
+  assert.equal(
+    renderStats(
+      store,
+      tags,
+      new URLSearchParams('names=envoy&filter=^cluster\\.foo\\.upstream_rq_200$'),
+      'prometheus',
+    ).body,
+    envoy.body,
+  );
+  const bad = renderStats(store, tags, new URLSearchParams('names=statsd'), 'prometheus');
+  assert.equal(bad.status, 400);
+  assert.equal(bad.body, 'usage: /stats/prometheus?names=(proxy|envoy)\n\n');
+});
+
+test('prometheus: the server default names apply when the query has none', () => {
+  const out = streamStats(
+    knownStore(),
+    new TagProducer(),
+    new URLSearchParams('filter=upstream_cx_active'),
+    'prometheus',
+    'envoy',
+  );
+  const body = [...(out.body as Iterable<string>)].join('');
+  assert.equal(
+    body,
+    '# TYPE envoy_cluster_upstream_cx_active gauge\nenvoy_cluster_upstream_cx_active{envoy_cluster_name="foo"} 1\n\n',
+  );
 });
