@@ -19,8 +19,8 @@ export interface StatsParams {
   histogramBuckets: BucketMode;
   /** Prometheus: include text readouts as gauges labelled `text_value`. */
   textReadouts: boolean;
-  /** Prometheus: `names=proxy|envoy` (the prefix of metric and default tag names); null: the server's default. */
-  names: PrometheusNames | null;
+  /** Prometheus: `names=proxy|envoy` (the prefix of metric and default tag names); absent: the server's default. */
+  names?: PrometheusNames;
 }
 
 export const PROMETHEUS_NAMES = ['proxy', 'envoy'] as const;
@@ -88,7 +88,7 @@ export function parseStatsParams(
       format,
       histogramBuckets,
       textReadouts: query.has('text_readouts'),
-      names,
+      ...(names === null ? {} : { names }),
     },
   };
 }

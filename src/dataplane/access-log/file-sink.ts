@@ -93,7 +93,7 @@ export function openAccessLogFile(path: string, flushIntervalMs: number): Access
 /**
  * The stdout or stderr access logger's sink (the reference's StdoutAccessLog and
  * StderrAccessLog): the process's own stream, buffered and flushed as the files are. A
- * worker's stdout and stderr are the primary's (cluster workers inherit them).
+ * worker thread's stdout and stderr are forwarded to the process's by Node.
  */
 export function openAccessLogStream(which: 'stdout' | 'stderr', flushIntervalMs: number): AccessLogFile {
   return share(`<${which}>`, flushIntervalMs, () => ({ fd: null, stream: process[which] }));
