@@ -7,6 +7,7 @@
 import { startContentionSampler } from '../admin/contention-sampler.js';
 import { loadDiskRuntimeLayers } from '../admin/runtime-disk.js';
 import type { ServerContext } from '../context.js';
+import { flushAccessLogsAtExit, reopenAccessLogsOnSignal } from '../dataplane/access-log/file-sink.js';
 import { collectWorkerStats } from '../dataplane/workers/collect.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
 import { startDnsDiscovery } from '../upstream/dns/discovery.js';
@@ -51,6 +52,9 @@ export async function startEdges(ctx: ServerContext): Promise<Edges> {
     ctx.log.close();
   });
   logLifecycle(ctx);
+  // Access log files: SIGUSR1 reopens them (rotation); the process's exit flushes them.
+  ctx.onShutdown(reopenAccessLogsOnSignal());
+  ctx.onShutdown(flushAccessLogsAtExit());
   ctx.statsRuntime.start(async (flush) => (await collectWorkerStats(ctx, 1000, flush)).stats);
   await startAdminInputs(ctx);
   // STRICT_DNS / LOGICAL_DNS resolution: `endpoints/hosts-*` events (source `dns`) that the

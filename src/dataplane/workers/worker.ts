@@ -15,7 +15,7 @@ import { startShrinkHeap } from '../../server/overload/shrink-heap.js';
 import { applyStatsControl } from '../../stats/start.js';
 import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
 import { relayOutcomes } from '../../upstream/health/outcomes.js';
-import { reopenAccessLogs } from '../access-log/file-sink.js';
+import { flushAccessLogsAtExit, reopenAccessLogs } from '../access-log/file-sink.js';
 import { applyTapQuery } from '../http/tap.js';
 import { ListenerManager } from '../listeners/manager.js';
 import { ListenSockets, type PortSource } from '../listeners/sockets.js';
@@ -101,6 +101,9 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
     null,
   );
   context = ctx;
+  // The thread's access log lines reach their files however it ends; SIGUSR1 reaches the
+  // primary only, which sends `reopen-logs`.
+  ctx.onShutdown(flushAccessLogsAtExit());
   tracker = new StatsTracker(ctx.stats);
   const log = ctx.log.get('workers');
   // `/reset_counters` and the recent-lookup switches act on every thread's stats, not only
