@@ -1,8 +1,8 @@
 /**
  * The context every thread of a server is built on (`buildContext`): the main thread's
  * through `createContext` (src/context.ts), which adds what only it has (the event log, the
- * contention figures, the worker pool), and a data-plane worker thread's directly, so a
- * worker does not load those modules. docs/design.md ("The context") lists the facilities.
+ * contention figures, the worker pool and its merged stats), and a data-plane worker
+ * thread's directly, so a worker does not load those modules. docs/design.md ("The context") lists the facilities.
  */
 import type { JsonObject } from '../events/index.js';
 import type { ContentionFigures } from './admin/contention-sampler.js';
@@ -15,6 +15,7 @@ import { DataPlaneFigures } from './dataplane/figures.js';
 import { TapRegistry } from './dataplane/http/tap-registry.js';
 import { ListenSockets } from './dataplane/listeners/sockets.js';
 import type { WorkerPool } from './dataplane/workers/pool.js';
+import type { WorkerStatsMerge } from './dataplane/workers/stats-merge.js';
 import { createLoggers, type Loggers } from './logging/loggers.js';
 import { Profilers } from './profiler.js';
 import { StatsRuntime } from './stats/start.js';
@@ -41,6 +42,11 @@ export interface ServerContext extends Core {
    * `startDataPlane`), else null: the traffic is served in this thread.
    */
   readonly workers: WorkerPool | null;
+  /**
+   * With worker threads, the merged stats the admin shows (`collectWorkerStats` moves them by
+   * each thread's changes); else null: `stats` is the whole of it.
+   */
+  readonly workerStats: WorkerStatsMerge | null;
   /**
    * Listening sockets by address: adopted from the hot-restart parent epoch when binding,
    * offered to the next epoch once bound (docs/hot-restart.md).
@@ -80,6 +86,7 @@ export interface PrimaryFacilities {
   eventLog: EventLog;
   contention: ContentionFigures | null;
   workers: WorkerPool | null;
+  workerStats: WorkerStatsMerge | null;
 }
 
 /** A worker thread's event log: it records nothing (the primary does). */
@@ -119,10 +126,11 @@ export function buildContext(
     log,
     onShutdown: (step) => steps.push(step),
   };
-  const { eventLog, contention, workers } = primary?.(core) ?? {
+  const { eventLog, contention, workers, workerStats } = primary?.(core) ?? {
     eventLog: NO_EVENT_LOG,
     contention: null,
     workers: null,
+    workerStats: null,
   };
   return {
     ...core,
@@ -133,6 +141,7 @@ export function buildContext(
     contention,
     figures: new DataPlaneFigures(),
     workers,
+    workerStats,
     sockets: parts.sockets ?? new ListenSockets(),
     taps: new TapRegistry(),
     async shutdown(code) {

@@ -9,6 +9,7 @@ import { noContention } from './admin/contention-sampler.js';
 import { buildContext, type ContextParts, type ServerContext } from './context-core.js';
 import { openEventLog } from './control/event-log.js';
 import { WorkerPool } from './dataplane/workers/pool.js';
+import { WorkerStatsMerge } from './dataplane/workers/stats-merge.js';
 
 export type { ContextParts, ServerContext } from './context-core.js';
 
@@ -19,5 +20,6 @@ export function createContext(parts: ContextParts): ServerContext {
     eventLog: openEventLog(core, { bootstrap: parts.bootstrap, history: parts.history ?? {} }),
     contention: options.enableMutexTracing ? noContention() : null,
     workers: options.concurrency > 1 ? new WorkerPool(core, options.concurrency) : null,
+    workerStats: options.concurrency > 1 ? new WorkerStatsMerge(core.stats) : null,
   }));
 }

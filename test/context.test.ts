@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { runtimeModified } from '../events/index.js';
 import { DEFAULT_OPTIONS } from '../src/cli/parse.js';
 import { createContext } from '../src/context.js';
@@ -18,6 +21,10 @@ test('a primary context keeps a history from its first event and has a worker po
   assert.equal(ctx.history.stateAt(ctx.store.state.seq)?.runtime, ctx.store.state.runtime);
   assert.ok(ctx.workers);
   assert.equal(ctx.workers.started, false, 'forked by startDataPlane, not by createContext');
+  assert.ok(
+    ctx.workerStats,
+    'the merged stats of the threads are a field, not a registry keyed by the context',
+  );
   assert.equal(ctx.contention, null);
   const single = createContext({
     options: { ...DEFAULT_OPTIONS, concurrency: 1, enableMutexTracing: true },
@@ -26,6 +33,7 @@ test('a primary context keeps a history from its first event and has a worker po
     exit: () => {},
   });
   assert.equal(single.workers, null);
+  assert.equal(single.workerStats, null);
   assert.equal(single.history, null);
   assert.deepEqual(single.contention, { numContentions: 0, currentWaitNs: 0, lifetimeWaitNs: 0 });
 });
@@ -44,6 +52,7 @@ test('a worker context records nothing and forks nothing, whatever its options s
   });
   assert.equal(ctx.history, null);
   assert.equal(ctx.workers, null);
+  assert.equal(ctx.workerStats, null);
   assert.equal(ctx.contention, null);
   await ctx.eventLog.flush();
 });
@@ -72,4 +81,12 @@ test('shutdown runs the steps once, last registered first, then exits with the c
   await ctx.shutdown(3);
   assert.deepEqual(order, ['second', 'first'], 'steps run once');
   assert.deepEqual(exits, [3]);
+});
+
+test('no module keeps a registry keyed by the context: each facility is a field of it', () => {
+  const src = fileURLToPath(new URL('../src/', import.meta.url));
+  const registries = readdirSync(src, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .filter((f) => /(Weak)?Map<\s*(ServerContext|Core)\b/.test(readFileSync(join(src, f), 'utf8')));
+  assert.deepEqual(registries, []);
 });

@@ -2,24 +2,14 @@ import type { WorkerMemory } from '../../../views/memory/render.js';
 import type { ServerContext } from '../../context.js';
 import { RecentLookups } from '../../stats/recent-lookups.js';
 import type { StatsStore } from '../../stats/store.js';
-import { type HostStatsByCluster, MergedStats, mergeHostStats, StatsTracker } from './stats-merge.js';
-
-/** The merged store of a context, the primary's own tracker, and the update in flight. */
-interface Merge {
-  merged: MergedStats;
-  own: StatsTracker;
-  /** Updates run one after the other: each asks for deltas relative to what the last applied. */
-  last: Promise<unknown>;
-}
-
-const merges = new WeakMap<ServerContext, Merge>();
+import { type HostStatsByCluster, mergeHostStats } from './stats-merge.js';
 
 /** Where a large merge lets the event loop run (the admin's other requests, `/ready`). */
 const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * The stats the admin interface shows. In-process (`--concurrency 1`) that is `ctx.stats`
- * itself. With workers it is a merged copy (see `MergedStats`), the same store moved by
+ * itself. With workers it is the merged copy `ctx.workerStats` (`WorkerStatsMerge`), moved by
  * each thread's changes since the last request (its sort and Prometheus identities stay
  * cached as in-process), applied in steps that yield to the event loop; a worker that does
  * not answer within `timeoutMs` counts with the figures it last sent. With `flush` (the
@@ -31,22 +21,12 @@ export async function collectWorkerStats(
   flush = false,
 ): Promise<{ stats: StatsStore }> {
   const pool = ctx.workers?.started ? ctx.workers : null;
-  if (!pool) return { stats: ctx.stats };
-  let merge = merges.get(ctx);
-  if (!merge) {
-    merge = { merged: new MergedStats(), own: new StatsTracker(ctx.stats), last: Promise.resolve() };
-    merges.set(ctx, merge);
-  }
-  const { merged, own } = merge;
-  const update = merge.last.then(async () => {
-    const since = merged.since();
-    const answers = await pool.ask({ kind: 'stats', since, flush }, timeoutMs);
-    await merged.apply(0, await own.dump(since[0], pause), pause);
-    for (const { worker, delta } of answers) await merged.apply(worker, delta, pause);
-    return { stats: merged.store };
-  });
-  merge.last = update.catch(() => {});
-  return update;
+  if (!pool || !ctx.workerStats) return { stats: ctx.stats };
+  const stats = await ctx.workerStats.update(
+    (since) => pool.ask({ kind: 'stats', since, flush }, timeoutMs),
+    pause,
+  );
+  return { stats };
 }
 
 /** The workers' per-host figures (`/clusters`, LRS) summed, or null in-process; a silent worker is left out. */
