@@ -35,7 +35,7 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
 /** Milliseconds of an optional Duration field; reports and falls back when malformed or negative. */
-function durationField(value: unknown, fallback: number, path: string, report: Report): number {
+export function durationField(value: unknown, fallback: number, path: string, report: Report): number {
   if (value === undefined || value === null) return fallback;
   const parts = typeof value === 'string' ? parseDuration(value) : undefined;
   if (!parts) {

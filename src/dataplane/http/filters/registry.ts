@@ -1,6 +1,7 @@
 import type { FilterContext, HttpFilterFactory, StreamFilterMaker, StreamFilterSpec } from './api.js';
 import { corsFactory } from './cors.js';
 import { csrfFactory } from './csrf.js';
+import { faultFactory } from './fault/index.js';
 import { grpcHttp1BridgeFactory, grpcWebFactory } from './grpc.js';
 import { healthCheckFactory } from './health-check.js';
 import { routerFactory } from './router.js';
@@ -18,6 +19,7 @@ export const HTTP_FILTER_FACTORIES: readonly HttpFilterFactory[] = [
   registered(csrfFactory),
   registered(grpcHttp1BridgeFactory),
   registered(grpcWebFactory),
+  registered(faultFactory),
 ];
 
 /** A factory as the registry holds it: its config is only ever the one its own `compile` made. */
