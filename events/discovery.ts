@@ -1,8 +1,8 @@
 import type { JsonObject, RawCluster, RawListener } from './config.js';
 import { defineEvent } from './define.js';
 
-/** The resource kinds of xDS: clusters, endpoints, listeners, route tables. */
-export type DiscoveryKind = 'cds' | 'eds' | 'lds' | 'rds';
+/** The resource kinds of xDS: clusters, endpoints, listeners, route tables, secrets. */
+export type DiscoveryKind = 'cds' | 'eds' | 'lds' | 'rds' | 'sds';
 
 /**
  * A discovery response accepted (ACKed) at `versionInfo`; the resources it changed arrive as
@@ -58,5 +58,21 @@ export const listenerRemoved = defineEvent('listener/removed').withPayload<{
 /** A route table from route discovery; HTTP connection managers naming it use it for new requests. */
 export const routeConfigSet = defineEvent('route/config-set').withPayload<{
   routeConfig: JsonObject & { name: string };
+  versionInfo: string;
+}>();
+
+/**
+ * A secret from secret discovery (a new name, or a changed content): TLS contexts naming it
+ * by an `sds_config` use it for their next handshakes. It holds key material: every output
+ * (event log, `/events`, `/config_dump`) redacts it by field name (views/redact.ts).
+ */
+export const secretSet = defineEvent('secret/set').withPayload<{
+  secret: JsonObject & { name: string };
+  versionInfo: string;
+}>();
+
+/** A discovered secret no TLS context names any more, or one the server removed. */
+export const secretRemoved = defineEvent('secret/removed').withPayload<{
+  name: string;
   versionInfo: string;
 }>();

@@ -2,7 +2,7 @@ import type { Draft } from 'immer';
 import type { RawCluster } from '../events/index.js';
 import { entryOf, withEntry } from './names.js';
 import type { On } from './on.js';
-import type { ListenerEntry, RouteConfigEntry, State } from './state.js';
+import type { ListenerEntry, RouteConfigEntry, SecretEntry, State } from './state.js';
 
 /** The EDS service name a cluster subscribes to: `eds_cluster_config.service_name`, else its name. */
 export function edsServiceName(cluster: RawCluster): string {
@@ -90,4 +90,17 @@ export function onRouteConfigSet(draft: Draft<State>, env: On<'route/config-set'
       lastUpdated: env.at,
     },
   );
+}
+
+export function onSecretSet(draft: Draft<State>, env: On<'secret/set'>): void {
+  const { secret, versionInfo } = env.event;
+  draft.discovery.secrets = withEntry<SecretEntry>(
+    draft.discovery.secrets as Record<string, SecretEntry>,
+    secret.name,
+    { name: secret.name, config: secret, versionInfo, lastUpdated: env.at },
+  );
+}
+
+export function onSecretRemoved(draft: Draft<State>, env: On<'secret/removed'>): void {
+  if (Object.hasOwn(draft.discovery.secrets, env.event.name)) delete draft.discovery.secrets[env.event.name];
 }

@@ -86,6 +86,8 @@ export const handlers: ReducerTable<ProxyEvent> = {
   'listener/added': discovery.onListenerAdded,
   'listener/removed': discovery.onListenerRemoved,
   'route/config-set': discovery.onRouteConfigSet,
+  'secret/set': discovery.onSecretSet,
+  'secret/removed': discovery.onSecretRemoved,
 };
 
 const root = createReducer(handlers);

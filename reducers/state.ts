@@ -86,6 +86,9 @@ export interface RouteConfigEntry {
   lastUpdated: number;
 }
 
+/** A secret from secret discovery (its key material redacted in every output). */
+export type SecretEntry = RouteConfigEntry;
+
 export interface RuntimeLayer {
   name: string;
   kind: 'static' | 'disk' | 'admin';
@@ -150,6 +153,8 @@ export interface State {
     /** CDS's version is `clusterManager.versionInfo`, its one home. */
     versions: Partial<Record<Exclude<DiscoveryKind, 'cds'>, string>>;
     routes: Record<string, RouteConfigEntry>;
+    /** Secrets from SDS by name; a TLS context naming one by an `sds_config` serves it. */
+    secrets: Record<string, SecretEntry>;
     /** Initialisation targets still waited for (`/init_dump`): `cds:*`, `eds:<service>`, ... */
     waiting: string[];
   };
@@ -191,7 +196,7 @@ export const initialState: State = freeze<State>(
       drainTimeMs: 0,
     },
     rejected: [],
-    discovery: { versions: {}, routes: {}, waiting: [] },
+    discovery: { versions: {}, routes: {}, secrets: {}, waiting: [] },
   },
   true,
 );

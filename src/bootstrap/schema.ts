@@ -65,6 +65,7 @@ const V3_ALIASES: Record<string, string> = {
     'envoy.config.filter.listener.tls_inspector.v2.TlsInspector',
   'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext': 'envoy.api.v2.auth.UpstreamTlsContext',
   'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext': 'envoy.api.v2.auth.DownstreamTlsContext',
+  'envoy.extensions.transport_sockets.tls.v3.Secret': 'envoy.api.v2.auth.Secret',
   'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer':
     'envoy.config.transport_socket.raw_buffer.v2.RawBuffer',
   'envoy.extensions.access_loggers.file.v3.FileAccessLog': 'envoy.config.accesslog.v2.FileAccessLog',

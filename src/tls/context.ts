@@ -14,6 +14,7 @@ import { inlineBytes } from '../bootstrap/data-source.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { attempt, type Report } from '../bootstrap/report.js';
 import { compileStringMatcher, listOf, type StringTest } from '../dataplane/router/matchers.js';
+import { compileConfigSource } from '../xds/config-source.js';
 import type { Secrets } from './secrets.js';
 
 /** A certificate the process loaded, as `/certs` and `days_until_first_cert_expiring` need it. */
@@ -55,6 +56,13 @@ interface CommonTls {
   hasValidation: boolean;
   certChains: LoadedCertificate[];
   caCerts: LoadedCertificate[];
+  /**
+   * Secrets named by an `sds_config` that discovery has not delivered yet: until they come,
+   * no handshake is tried (`*_context_secrets_not_ready`, as the reference counts it).
+   */
+  pending: string[];
+  /** The secret messages named (static or discovered): the OpenSSL context is kept while they are the same. */
+  secretsUsed: JsonObject[];
 }
 
 export interface UpstreamTls extends CommonTls {
@@ -70,11 +78,6 @@ export interface DownstreamTls extends CommonTls {
   requireClientCertificate: boolean;
   requireSni: boolean;
 }
-
-const SDS = {
-  refuse:
-    'secrets from SDS are not implemented; name a static secret (static_resources.secrets), the files, or inline them',
-};
 
 const UPSTREAM_FIELDS: FieldTable = {
   ...acting('common_tls_context', 'sni', 'allow_renegotiation', 'max_session_keys'),
@@ -92,8 +95,8 @@ const COMMON_FIELDS: FieldTable = {
   ...acting('tls_certificate_sds_secret_configs', 'validation_context_sds_secret_config'),
   ...acting('combined_validation_context'),
 };
-/** A reference by name acts (a static secret); one naming its `sds_config` asks for SDS. */
-const SDS_SECRET_FIELDS: FieldTable = { name: 'act', sds_config: SDS };
+/** A reference by name alone is a static secret; one with an `sds_config` is discovered from it. */
+const SDS_SECRET_FIELDS: FieldTable = acting('name', 'sds_config');
 const COMBINED_VALIDATION_FIELDS: FieldTable = acting(
   'default_validation_context',
   'validation_context_sds_secret_config',
@@ -363,15 +366,24 @@ function compileParams(
   secure.ecdhCurve = (curves.length > 0 ? curves : REFERENCE_CURVES).join(':');
 }
 
-/** A message of a static secret, with the path its findings name. */
+/** A message of a secret, with the path its findings name. */
 interface Found {
   config: JsonObject;
   path: string;
+  /** The whole secret it comes from, if any. */
+  secret?: JsonObject;
+}
+
+/** A secret named by an `sds_config` and not discovered yet. */
+interface Pending {
+  pending: string;
 }
 
 /**
- * The `field` of the static secret an `sds_secret_config` at `path` names; undefined after
- * reporting why not (SDS asked for, which the field table refuses; no such secret; no `field`).
+ * The `field` of the secret an `sds_secret_config` at `path` names: a static one, or with
+ * `sds_config` one from discovery (pending until it arrives; only the reference's form is
+ * checked where there is no snapshot). Undefined after reporting why not (no such static
+ * secret, no `field`).
  */
 function secretOf(
   ref: JsonObject,
@@ -379,16 +391,29 @@ function secretOf(
   report: Report,
   secrets: Secrets,
   field: string,
-): Found | undefined {
+): Found | Pending | undefined {
   checkFields(ref, path, report, SDS_SECRET_FIELDS, 'SdsSecretConfig');
-  if (ref.sds_config !== undefined) return undefined;
   const name = typeof ref.name === 'string' ? ref.name : '';
-  const secret = secrets.get(name);
-  if (name === '') report.error(`${path}.name`, 'required field missing', 'missing');
-  else if (!secret)
+  if (name === '') {
+    report.error(`${path}.name`, 'required field missing', 'missing');
+    return undefined;
+  }
+  if (ref.sds_config !== undefined) {
+    compileConfigSource(objectOf(ref.sds_config), `${path}.sds_config`, report);
+    const secret = secrets.dynamic?.get(name);
+    if (!secret) return { pending: name };
+    if (secret[field] === undefined) {
+      report.error(`${path}.name`, `discovered secret '${name}' has no ${field}`);
+      return undefined;
+    }
+    return { config: objectOf(secret[field]), path: `secret '${name}' (SDS).${field}`, secret };
+  }
+  const secret = secrets.static.get(name);
+  if (!secret)
     report.error(`${path}.name`, `no secret named '${name}' in static_resources.secrets`, 'unknown');
   else if (secret[field] === undefined) report.error(`${path}.name`, `secret '${name}' has no ${field}`);
-  else return { config: objectOf(secret[field]), path: `static_resources.secrets['${name}'].${field}` };
+  else
+    return { config: objectOf(secret[field]), path: `static_resources.secrets['${name}'].${field}`, secret };
   return undefined;
 }
 
@@ -408,16 +433,31 @@ const VALIDATION_CHOICES = [
   'combined_validation_context',
 ];
 
-/** The validation context of a CommonTlsContext, inline or from a static secret; null: none. */
-function validationOf(raw: JsonObject, path: string, report: Report, secrets: Secrets): Found | null {
+/**
+ * The validation context of a CommonTlsContext, inline or from a secret; null: none. A
+ * secret still to be discovered is added to `pending`.
+ */
+function validationOf(
+  raw: JsonObject,
+  path: string,
+  report: Report,
+  secrets: Secrets,
+  pending: string[],
+  used: JsonObject[],
+): Found | null {
   const set = VALIDATION_CHOICES.filter((f) => raw[f] !== undefined);
   if (set.length > 1) report.error(`${path}.${set[1]}`, `only one of ${set.join(', ')} may be set`);
+  const named = (found: Found | Pending | undefined): Found | undefined => {
+    if (found && 'pending' in found) pending.push(found.pending);
+    if (found && 'secret' in found && found.secret) used.push(found.secret);
+    return found && 'config' in found ? found : undefined;
+  };
   if (raw.validation_context !== undefined)
     return { config: objectOf(raw.validation_context), path: `${path}.validation_context` };
   if (raw.validation_context_sds_secret_config !== undefined) {
     const at = `${path}.validation_context_sds_secret_config`;
     const ref = objectOf(raw.validation_context_sds_secret_config);
-    return secretOf(ref, at, report, secrets, 'validation_context') ?? null;
+    return named(secretOf(ref, at, report, secrets, 'validation_context')) ?? { config: {}, path: at };
   }
   if (raw.combined_validation_context === undefined) return null;
   const at = `${path}.combined_validation_context`;
@@ -426,15 +466,40 @@ function validationOf(raw: JsonObject, path: string, report: Report, secrets: Se
   for (const field of Object.keys(COMBINED_VALIDATION_FIELDS))
     if (combined[field] === undefined) report.error(`${at}.${field}`, 'required field missing', 'missing');
   const ref = objectOf(combined.validation_context_sds_secret_config);
-  const found = secretOf(
-    ref,
-    `${at}.validation_context_sds_secret_config`,
-    report,
-    secrets,
-    'validation_context',
+  const found = named(
+    secretOf(ref, `${at}.validation_context_sds_secret_config`, report, secrets, 'validation_context'),
   );
   const base = objectOf(combined.default_validation_context);
   return { config: found ? mergeValidation(base, found.config) : base, path: at };
+}
+
+/** A `TlsCertificate`'s chain and key as node:tls takes them; undefined after reporting why not. */
+function loadCertificate(
+  c: JsonObject,
+  at: string,
+  report: Report,
+): { cert: Buffer; key: { pem: Buffer; passphrase?: string }; first?: LoadedCertificate } | undefined {
+  checkFields(c, at, report, CERTIFICATE_FIELDS, 'TlsCertificate');
+  if (c.certificate_chain === undefined)
+    report.error(`${at}.certificate_chain`, 'required field missing', 'missing');
+  if (c.private_key === undefined) report.error(`${at}.private_key`, 'required field missing', 'missing');
+  const chain =
+    c.certificate_chain === undefined
+      ? undefined
+      : readSource(objectOf(c.certificate_chain), `${at}.certificate_chain`, report);
+  const key =
+    c.private_key === undefined
+      ? undefined
+      : readSource(objectOf(c.private_key), `${at}.private_key`, report);
+  const password =
+    c.password === undefined ? undefined : readSource(objectOf(c.password), `${at}.password`, report);
+  if (!chain || !key) return undefined;
+  const first = firstCertificate(chain.bytes, chain.path, `${at}.certificate_chain`, report);
+  return {
+    cert: chain.bytes,
+    key: password ? { pem: key.bytes, passphrase: password.bytes.toString().trim() } : { pem: key.bytes },
+    ...(first ? { first } : {}),
+  };
 }
 
 function compileCommon(
@@ -455,38 +520,27 @@ function compileCommon(
     config,
     path: `${path}.tls_certificates[${i}]`,
   }));
+  const pending: string[] = [];
+  const used: JsonObject[] = [];
   const named = listOf(raw.tls_certificate_sds_secret_configs).flatMap((ref, i) => {
     const at = `${path}.tls_certificate_sds_secret_configs[${i}]`;
-    return secretOf(ref, at, report, secrets, 'tls_certificate') ?? [];
+    const found = secretOf(ref, at, report, secrets, 'tls_certificate');
+    if (found && 'pending' in found) pending.push(found.pending);
+    if (found && 'secret' in found && found.secret) used.push(found.secret);
+    return found && 'config' in found ? [found] : [];
   });
   for (const { config: c, path: at } of [...inline, ...named]) {
-    checkFields(c, at, report, CERTIFICATE_FIELDS, 'TlsCertificate');
-    if (c.certificate_chain === undefined)
-      report.error(`${at}.certificate_chain`, 'required field missing', 'missing');
-    if (c.private_key === undefined) report.error(`${at}.private_key`, 'required field missing', 'missing');
-    const chain =
-      c.certificate_chain === undefined
-        ? undefined
-        : readSource(objectOf(c.certificate_chain), `${at}.certificate_chain`, report);
-    const key =
-      c.private_key === undefined
-        ? undefined
-        : readSource(objectOf(c.private_key), `${at}.private_key`, report);
-    const password =
-      c.password === undefined ? undefined : readSource(objectOf(c.password), `${at}.password`, report);
-    if (!chain || !key) continue;
-    const first = firstCertificate(chain.bytes, chain.path, `${at}.certificate_chain`, report);
-    if (first) certChains.push(first);
-    certs.push(chain.bytes);
-    keys.push(
-      password ? { pem: key.bytes, passphrase: password.bytes.toString().trim() } : { pem: key.bytes },
-    );
+    const loaded = loadCertificate(c, at, report);
+    if (!loaded) continue;
+    if (loaded.first) certChains.push(loaded.first);
+    certs.push(loaded.cert);
+    keys.push(loaded.key);
   }
   if (certs.length > 0) {
     secure.cert = certs;
     secure.key = keys;
   }
-  const validation = validationOf(raw, path, report, secrets);
+  const validation = validationOf(raw, path, report, secrets, pending, used);
   const peer = validation
     ? compileValidation(validation.config, validation.path, report, secure, caCerts)
     : { verifyChain: false, allowExpired: false, san: [], hashes: [], spki: [] };
@@ -497,6 +551,8 @@ function compileCommon(
     hasValidation: validation !== null,
     certChains,
     caCerts,
+    pending,
+    secretsUsed: used,
   };
 }
 
@@ -504,13 +560,16 @@ function compileCommon(
 type Built = { context: tls.SecureContext } | { refused: string };
 
 /**
- * Built contexts by the static secrets a context may name, then by its config: one config is
+ * Built contexts by config, with the secret messages they were built from: one config is
  * compiled by validation, by serve's connect options or listener bind, and by `/certs`, and
- * each would have OpenSSL build the same context again. Configs are frozen and their files
- * read once (`readSource`), so a config builds once; a new config (a reload, an xDS update)
- * builds afresh.
+ * each would have OpenSSL build the same context again. Configs and secrets are frozen and
+ * their files read once (`readSource`), so a config builds once per content of its secrets;
+ * a new config (a reload, an xDS update) or a rotated secret builds afresh.
  */
-const built = new WeakMap<Secrets, WeakMap<JsonObject, Built>>();
+const built = new WeakMap<JsonObject, { used: readonly JsonObject[]; made: Built }>();
+
+const sameList = (a: readonly object[], b: readonly object[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
 
 /**
  * The secure context of the TLS config `raw`, turning OpenSSL's complaints (a key that does
@@ -519,23 +578,22 @@ const built = new WeakMap<Secrets, WeakMap<JsonObject, Built>>();
  */
 function secureContext(
   raw: JsonObject,
-  secrets: Secrets,
+  used: readonly JsonObject[],
   secure: tls.SecureContextOptions,
   path: string,
   report: Report,
   before: number,
 ): tls.SecureContext {
   if (report.problems.length > before) return tls.createSecureContext();
-  const cache = built.get(secrets) ?? new WeakMap<JsonObject, Built>();
-  built.set(secrets, cache);
-  let made = cache.get(raw);
+  const hit = built.get(raw);
+  let made = hit && sameList(hit.used, used) ? hit.made : undefined;
   if (!made) {
     try {
       made = { context: tls.createSecureContext(secure) };
     } catch (err) {
       made = { refused: (err as Error).message };
     }
-    cache.set(raw, made);
+    built.set(raw, { used, made });
   }
   if ('context' in made) return made.context;
   report.error(path, `TLS context refused by OpenSSL: ${made.refused}`);
@@ -565,7 +623,7 @@ export function compileUpstreamTls(
   return {
     ...common,
     secure,
-    context: secureContext(raw, secrets, secure, at, report, before),
+    context: secureContext(raw, common.secretsUsed, secure, at, report, before),
     serverName,
     maxSessionKeys: numberOr(raw.max_session_keys, 1),
   };
@@ -602,10 +660,37 @@ export function compileDownstreamTls(
   return {
     ...common,
     secure,
-    context: secureContext(raw, secrets, secure, at, report, before),
+    context: secureContext(raw, common.secretsUsed, secure, at, report, before),
     requireClientCertificate: raw.require_client_certificate === true,
     requireSni: raw.require_sni === true,
   };
+}
+
+/**
+ * A secret from discovery, checked as the contexts naming it will load it (a certificate
+ * whose key does not match, a validation context that does not compile): a bad one is
+ * rejected (NACKed) and the last good one keeps serving.
+ */
+export function compileSecret(secret: JsonObject, path: string, report: Report): void {
+  const before = report.problems.length;
+  checkSecret(secret, path, report);
+  const at = (field: string) => (path ? `${path}.${field}` : field);
+  const secure: tls.SecureContextOptions = {};
+  if (secret.tls_certificate !== undefined) {
+    const loaded = loadCertificate(objectOf(secret.tls_certificate), at('tls_certificate'), report);
+    if (loaded) {
+      secure.cert = loaded.cert;
+      secure.key = [loaded.key];
+    }
+  }
+  if (secret.validation_context !== undefined)
+    compileValidation(objectOf(secret.validation_context), at('validation_context'), report, secure, []);
+  if (report.problems.length > before) return;
+  try {
+    tls.createSecureContext(secure);
+  } catch (err) {
+    report.error(path, `TLS context refused by OpenSSL: ${(err as Error).message}`);
+  }
 }
 
 /** Checks the fields of a static secret at `path`; its contents compile where a TLS context names it. */

@@ -9,7 +9,7 @@ import { Report } from '../bootstrap/report.js';
 import { compileChainTls } from '../dataplane/listeners/config.js';
 import { listOf } from '../dataplane/router/matchers.js';
 import type { LoadedCertificate } from './context.js';
-import { type Secrets, staticSecrets } from './secrets.js';
+import { type Secrets, type SecretsSource, secretsOf } from './secrets.js';
 import { compileClusterTls } from './upstream.js';
 
 export interface LoadedContext {
@@ -23,30 +23,33 @@ interface Compiled {
   errors: string[];
 }
 
-const memo = new WeakMap<object, Compiled>();
+/** By the secrets the contexts were compiled with (a rotated secret compiles afresh), then by config. */
+const memo = new WeakMap<Secrets, WeakMap<object, Compiled>>();
 
-function once(raw: object, compile: (report: Report) => LoadedContext[]): Compiled {
-  const hit = memo.get(raw);
+function once(raw: object, secrets: Secrets, compile: (report: Report) => LoadedContext[]): Compiled {
+  const bySecrets = memo.get(secrets) ?? new WeakMap<object, Compiled>();
+  memo.set(secrets, bySecrets);
+  const hit = bySecrets.get(raw);
   if (hit) return hit;
   const report = new Report('');
   const compiled = { contexts: compile(report), errors: report.errors };
-  memo.set(raw, compiled);
+  bySecrets.set(raw, compiled);
   return compiled;
 }
 
 function clusterContexts(raw: RawCluster, secrets: Secrets): Compiled {
-  return once(raw, (report) => {
+  return once(raw, secrets, (report) => {
     const tls = compileClusterTls(raw, `cluster '${raw.name}'`, report, secrets);
-    return tls ? [{ caCerts: tls.caCerts, certChains: tls.certChains }] : [];
+    return tls && tls.pending.length === 0 ? [{ caCerts: tls.caCerts, certChains: tls.certChains }] : [];
   });
 }
 
 function listenerContexts(raw: RawListener, secrets: Secrets): Compiled {
-  return once(raw, (report) =>
+  return once(raw, secrets, (report) =>
     listOf(raw.filter_chains).flatMap((chain, i) => {
       const at = `listener '${String(raw.name)}' filter_chains[${i}]`;
       const tls = compileChainTls(chain, at, report, secrets);
-      return tls ? [{ caCerts: tls.caCerts, certChains: tls.certChains }] : [];
+      return tls && tls.pending.length === 0 ? [{ caCerts: tls.caCerts, certChains: tls.certChains }] : [];
     }),
   );
 }
@@ -57,8 +60,9 @@ export function loadedContexts(state: {
   listeners: Record<string, ListenerEntry>;
   /** Whose static secrets the contexts may name; none without it. */
   bootstrap?: State['bootstrap'];
+  discovery?: SecretsSource['discovery'];
 }): Compiled {
-  const secrets = staticSecrets(state.bootstrap?.config);
+  const secrets = secretsOf(state);
   const parts = [
     ...Object.values(state.clusters).map((c) => clusterContexts(c.config, secrets)),
     ...Object.values(state.listeners).map((l) => listenerContexts(l.config, secrets)),

@@ -20,16 +20,17 @@ export function compileClusterTls(
 }
 
 /**
- * TLS sessions of each upstream context, newest first, at most `max_session_keys`: a new
- * connection offers the newest, as the reference's client does (any host of the cluster).
+ * TLS sessions of each upstream OpenSSL context, newest first, at most `max_session_keys`: a
+ * new connection offers the newest, as the reference's client does (any host of the
+ * cluster). Keyed by the OpenSSL context, so a rotated certificate starts afresh.
  */
-const sessions = new WeakMap<UpstreamTls, Buffer[]>();
+const sessions = new WeakMap<tls.SecureContext, Buffer[]>();
 
 function keepSession(ctx: UpstreamTls, session: Buffer): void {
-  const list = sessions.get(ctx) ?? [];
+  const list = sessions.get(ctx.context) ?? [];
   list.unshift(session);
   list.length = Math.min(list.length, ctx.maxSessionKeys);
-  sessions.set(ctx, list);
+  sessions.set(ctx.context, list);
 }
 
 /** Where and how to open one upstream connection. */
@@ -65,8 +66,15 @@ export function dial(target: DialTarget, onReady?: () => void): net.Socket {
   // `noDelay` options, which only the Socket constructor reads.
   raw.setNoDelay(true);
   if (target.keepAlive) raw.setKeepAlive(true, target.keepAliveInitialDelayMs);
-  raw.connect(opts);
   const ctx = target.tls;
+  if (ctx && ctx.pending.length > 0) {
+    // The reference's NotReadySslSocket: no handshake without the secrets SDS has yet to send.
+    target.scope.counter('client_ssl_socket_factory.upstream_context_secrets_not_ready').inc();
+    const why = `TLS secrets not ready (waiting for SDS: ${ctx.pending.join(', ')})`;
+    process.nextTick(() => raw.destroy(new Error(why)));
+    return raw;
+  }
+  raw.connect(opts);
   if (!ctx) {
     if (onReady) raw.once('connect', onReady);
     return raw;
@@ -79,7 +87,9 @@ export function dial(target: DialTarget, onReady?: () => void): net.Socket {
     secureContext: ctx.context,
     ...(ctx.serverName ? { servername: ctx.serverName } : {}),
     ...(offered.length > 0 ? { ALPNProtocols: offered } : {}),
-    ...(ctx.maxSessionKeys > 0 && sessions.get(ctx)?.[0] ? { session: sessions.get(ctx)?.[0] } : {}),
+    ...(ctx.maxSessionKeys > 0 && sessions.get(ctx.context)?.[0]
+      ? { session: sessions.get(ctx.context)?.[0] }
+      : {}),
     // Verification is ours (checkPeer): the chain only when trusted_ca is set, never the host name.
     rejectUnauthorized: false,
     checkServerIdentity: () => undefined,

@@ -6,7 +6,7 @@ import { hostHealth } from '../../reducers/settings/health.js';
 import { objectOf, stringOr } from '../../reducers/settings/values.js';
 import type { Core } from '../core.js';
 import { StatsStore } from '../stats/store.js';
-import { staticSecrets } from '../tls/secrets.js';
+import { secretsOf } from '../tls/secrets.js';
 import { prepareHashing } from './hash.js';
 import { newUpstreamHost } from './host.js';
 import { buildLoadBalancer, type LbMemory, NO_HOST } from './lb/index.js';
@@ -202,7 +202,7 @@ export async function createClusterManager<Traffic>(
       lb,
       scope,
       config: entry.config,
-      secrets: staticSecrets(ctx.store.state.bootstrap?.config),
+      secrets: () => secretsOf(ctx.store.state),
       outcome: reporter(name, settings),
     };
     const traffic = options.traffic?.(built, previous?.runtime.traffic);

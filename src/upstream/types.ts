@@ -72,8 +72,11 @@ export interface ClusterRuntime<Traffic = unknown> {
   readonly scope: Scope;
   /** The config it was built from, for what the data plane compiles from it (TLS). */
   readonly config?: RawCluster;
-  /** The bootstrap's static secrets, which the TLS context of `config` may name. */
-  readonly secrets?: Secrets;
+  /**
+   * The secrets the TLS context of `config` may name, as they are now (static and
+   * discovered): a rotated secret takes effect at the next connection.
+   */
+  readonly secrets?: () => Secrets;
   /**
    * Where the data plane reports the outcome of each request attempt to a member (an HTTP
    * status, 0 without a response) and of each TCP proxy connect: set only for clusters with

@@ -16,6 +16,8 @@ import {
   type RawCluster,
   type RawListener,
   routeConfigSet,
+  secretRemoved,
+  secretSet,
   updateRejected,
 } from '../../events/index.js';
 import { edsServiceName } from '../../reducers/discovery.js';
@@ -29,6 +31,7 @@ import type { Options } from '../cli/options.js';
 import type { Store } from '../control/store.js';
 import type { Loggers } from '../logging/loggers.js';
 import type { StatsStore } from '../stats/store.js';
+import { clusterSdsRefs, listenerSdsRefs } from '../tls/sds-refs.js';
 import { staticSecrets } from '../tls/secrets.js';
 import { prepareHashing } from '../upstream/hash.js';
 import { hostsChange } from '../upstream/host-diff.js';
@@ -230,7 +233,12 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     for (const listener of Object.values(state.listeners)) {
       for (const { name, configSource } of rdsNamesOf(listener.config))
         want('rds', configSourceOf(configSource), name);
+      for (const ref of listenerSdsRefs(listener.config))
+        want('sds', configSourceOf(ref.configSource), ref.name);
     }
+    for (const cluster of Object.values(state.clusters))
+      for (const ref of clusterSdsRefs(cluster.config))
+        want('sds', configSourceOf(ref.configSource), ref.name);
     return [...out.values()];
   }
 
@@ -265,7 +273,20 @@ function createXdsClient(ctx: XdsContext): XdsClient {
       }
     }
     active = next;
+    forgetSecrets(state);
     queueMicrotask(checkInit);
+  }
+
+  /** Discovered secrets no TLS context names any more are removed (their key material with them). */
+  function forgetSecrets(state: State): void {
+    const named = new Set<string>();
+    for (const w of wants(state)) if (w.kind === 'sds') for (const name of w.names ?? []) named.add(name);
+    for (const name of Object.keys(state.discovery.secrets))
+      if (!named.has(name))
+        ctx.store.dispatch(
+          secretRemoved({ name, versionInfo: state.discovery.secrets[name]?.versionInfo ?? '' }),
+          'sds',
+        );
   }
 
   /**
@@ -311,6 +332,8 @@ function createXdsClient(ctx: XdsContext): XdsClient {
             if (names?.has(name)) scopes.add(`http.${statPrefix}.rds.${name}`);
         return [...scopes];
       }
+      case 'sds':
+        return [...(names ?? [])].map((name) => `sds.${name}`);
     }
   }
 
@@ -423,6 +446,20 @@ function createXdsClient(ctx: XdsContext): XdsClient {
             'rds',
           );
         return;
+      case 'sds':
+        applySecrets(resources, version);
+        return;
+    }
+  }
+
+  /** A secret whose content changed is set (new handshakes use it); one unchanged is not an event. */
+  function applySecrets(resources: DecodedResource[], version: string): void {
+    for (const r of resources) {
+      const existing = entryOf(ctx.store.state.discovery.secrets, r.name);
+      if (existing && same(existing.config, r.config)) continue;
+      // The name and version only: the key material stays out of every log line.
+      log.info({ secret: r.name, version }, `sds: secret '${r.name}' ${existing ? 'updated' : 'added'}`);
+      ctx.store.dispatch(secretSet({ secret: { ...r.config, name: r.name }, versionInfo: version }), 'sds');
     }
   }
 

@@ -7,6 +7,7 @@ import type { Json, JsonObject } from '../../events/config.js';
 import { durationMs, objectOf } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { fieldPath, Report } from '../bootstrap/report.js';
+import { clusterSdsRefs, listenerSdsRefs } from '../tls/sds-refs.js';
 import { rdsNamesOf } from './rds-names.js';
 
 export type ApiVersion = 'V2' | 'V3';
@@ -228,6 +229,8 @@ export function checkBootstrapSources(bootstrap: JsonObject, report: Report, oth
   clusters.forEach((c, i) => {
     const cluster = objectOf(c);
     if (typeof cluster.name === 'string' && cluster.type !== 'EDS') statics.add(cluster.name);
+    for (const ref of clusterSdsRefs(cluster, `static_resources.clusters[${i}]`))
+      sources.push({ path: `${ref.path}.sds_config`, spec: configSourceOf(ref.configSource) ?? undefined });
     const eds = objectOf(cluster.eds_cluster_config).eds_config;
     // The cluster's own compile step reported this source's findings; only cross-checks here.
     if (eds !== undefined)
@@ -238,6 +241,8 @@ export function checkBootstrapSources(bootstrap: JsonObject, report: Report, oth
   });
   const listeners = (objectOf(bootstrap.static_resources).listeners ?? []) as Json[];
   listeners.forEach((l, i) => {
+    for (const ref of listenerSdsRefs(objectOf(l), `static_resources.listeners[${i}]`))
+      sources.push({ path: `${ref.path}.sds_config`, spec: configSourceOf(ref.configSource) ?? undefined });
     for (const rds of rdsNamesOf(objectOf(l)))
       sources.push({
         path: `static_resources.listeners[${i}].${rds.path}`,

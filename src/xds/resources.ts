@@ -12,6 +12,7 @@ import { checkLoadAssignment, validateCluster } from '../bootstrap/validate-clus
 import { compileListener } from '../dataplane/listeners/config.js';
 import { compileRouteTable } from '../dataplane/router/table.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../dataplane/router/validate-clusters.js';
+import { compileSecret } from '../tls/context.js';
 import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
 import { kindOfTypeUrl, MESSAGE_OF, RESOURCE_NAME, type ResourceKind, type WireResource } from './types.js';
 
@@ -63,6 +64,9 @@ function compile(
     case 'rds':
       compileRouteTable(config, '', report);
       if (clusters) checkRouteClusters(config, '', report, clusters, false);
+      return;
+    case 'sds':
+      compileSecret(config, '', report);
       return;
   }
 }

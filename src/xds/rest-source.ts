@@ -9,6 +9,7 @@ const PATHS: Record<ResourceKind, string> = {
   eds: 'endpoints',
   lds: 'listeners',
   rds: 'routes',
+  sds: 'secrets',
 };
 
 interface Poll {

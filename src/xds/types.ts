@@ -9,7 +9,7 @@ import type { ApiVersion } from './config-source.js';
 /** The kinds of resource, as the discovery events name them. */
 export type ResourceKind = DiscoveryKind;
 
-export const RESOURCE_KINDS: readonly ResourceKind[] = ['cds', 'eds', 'lds', 'rds'];
+export const RESOURCE_KINDS: readonly ResourceKind[] = ['cds', 'eds', 'lds', 'rds', 'sds'];
 
 /** The message each kind decodes to, by its v2 name in the loader's schema. */
 export const MESSAGE_OF: Record<ResourceKind, string> = {
@@ -17,6 +17,7 @@ export const MESSAGE_OF: Record<ResourceKind, string> = {
   eds: 'envoy.api.v2.ClusterLoadAssignment',
   lds: 'envoy.api.v2.Listener',
   rds: 'envoy.api.v2.RouteConfiguration',
+  sds: 'envoy.api.v2.auth.Secret',
 };
 
 /** The short message name, as findings and rejected updates name a resource. */
@@ -25,6 +26,7 @@ export const RESOURCE_NAME: Record<ResourceKind, string> = {
   eds: 'ClusterLoadAssignment',
   lds: 'Listener',
   rds: 'RouteConfiguration',
+  sds: 'Secret',
 };
 
 const PREFIX = 'type.googleapis.com/';
@@ -35,12 +37,14 @@ export const TYPE_URLS: Record<ApiVersion, Record<ResourceKind, string>> = {
     eds: `${PREFIX}envoy.api.v2.ClusterLoadAssignment`,
     lds: `${PREFIX}envoy.api.v2.Listener`,
     rds: `${PREFIX}envoy.api.v2.RouteConfiguration`,
+    sds: `${PREFIX}envoy.api.v2.auth.Secret`,
   },
   V3: {
     cds: `${PREFIX}envoy.config.cluster.v3.Cluster`,
     eds: `${PREFIX}envoy.config.endpoint.v3.ClusterLoadAssignment`,
     lds: `${PREFIX}envoy.config.listener.v3.Listener`,
     rds: `${PREFIX}envoy.config.route.v3.RouteConfiguration`,
+    sds: `${PREFIX}envoy.extensions.transport_sockets.tls.v3.Secret`,
   },
 };
 
@@ -60,6 +64,7 @@ export const METHODS: Record<ApiVersion, Record<ResourceKind | 'ads', string>> =
     eds: '/envoy.api.v2.EndpointDiscoveryService/StreamEndpoints',
     lds: '/envoy.api.v2.ListenerDiscoveryService/StreamListeners',
     rds: '/envoy.api.v2.RouteDiscoveryService/StreamRoutes',
+    sds: '/envoy.service.discovery.v2.SecretDiscoveryService/StreamSecrets',
   },
   V3: {
     ads: '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources',
@@ -67,6 +72,7 @@ export const METHODS: Record<ApiVersion, Record<ResourceKind | 'ads', string>> =
     eds: '/envoy.service.endpoint.v3.EndpointDiscoveryService/StreamEndpoints',
     lds: '/envoy.service.listener.v3.ListenerDiscoveryService/StreamListeners',
     rds: '/envoy.service.route.v3.RouteDiscoveryService/StreamRoutes',
+    sds: '/envoy.service.secret.v3.SecretDiscoveryService/StreamSecrets',
   },
 };
 

@@ -200,19 +200,19 @@ describe('static secrets at validate', () => {
     );
   });
 
-  it('refuses a secret from SDS (sds_config) by name', async () => {
+  it('a secret from SDS (sds_config) must name a static management cluster: one that is not is named', async () => {
     const out = await runCli([
       '--mode',
       'validate',
       '--config-yaml',
       clusterYaml(
-        'tls_certificate_sds_secret_configs: [{ name: s, sds_config: { api_config_source: { api_type: GRPC, grpc_services: [{ envoy_grpc: { cluster_name: t } }] } } }]',
+        'tls_certificate_sds_secret_configs: [{ name: s, sds_config: { api_config_source: { api_type: GRPC, grpc_services: [{ envoy_grpc: { cluster_name: nowhere } }] } } }]',
       ),
     ]);
     assert.equal(out.status, 1);
     assert.match(
       out.stderr,
-      /tls_certificate_sds_secret_configs\[0\]\.sds_config: .*not supported by this build/,
+      /tls_certificate_sds_secret_configs\[0\]\.sds_config: management cluster 'nowhere' is not a static/,
     );
   });
 

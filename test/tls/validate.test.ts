@@ -70,7 +70,7 @@ describe('TLS contexts at validate', () => {
     assert.match(out.stderr, /tls_context\.common_tls_context: TLS context refused by OpenSSL/);
   });
 
-  it('refuses SDS secrets by name', async () => {
+  it('an SDS secret over ADS needs ads_config, and is accepted with it', async () => {
     const out = await validate(
       clusterWith(
         `tls_context: { common_tls_context: { tls_certificate_sds_secret_configs: [{ name: s, sds_config: { ads: {} } }] } }`,
@@ -79,8 +79,14 @@ describe('TLS contexts at validate', () => {
     assert.equal(out.status, 1);
     assert.match(
       out.stderr,
-      /common_tls_context\.tls_certificate_sds_secret_configs\[0\]\.sds_config: secrets from SDS/,
+      /common_tls_context\.tls_certificate_sds_secret_configs\[0\]\.sds_config\.ads: ads needs dynamic_resources\.ads_config/,
     );
+    const ads = `dynamic_resources: { ads_config: { api_type: GRPC, grpc_services: [{ envoy_grpc: { cluster_name: t } }] } }`;
+    const cluster = clusterWith(
+      `tls_context: { common_tls_context: { tls_certificate_sds_secret_configs: [{ name: s, sds_config: { ads: {} } }] } }`,
+    );
+    const accepted = await validate(`{ ${cluster}, ${ads} }`);
+    assert.equal(accepted.status, 0, accepted.stderr);
   });
 
   it('accepts the TLS inspector and original_dst listener filters by every name, and refuses others by name', async () => {

@@ -308,6 +308,12 @@ function secretsDump(state: State): JsonObject {
       last_updated: at,
       secret: any('auth.Secret', secret),
     })),
+    dynamic_active_secrets: byName(Object.values(state.discovery.secrets)).map((s) => ({
+      name: s.name,
+      version_info: s.versionInfo,
+      last_updated: timestamp(s.lastUpdated),
+      secret: any('auth.Secret', s.config),
+    })),
   };
 }
 

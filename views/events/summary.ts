@@ -202,6 +202,8 @@ const SUMMARIZERS: Summarizers = {
     ),
   'route/config-set': (e) =>
     about(`route table ${e.routeConfig.name} set (version ${e.versionInfo || 'none'})`),
+  'secret/set': (e) => about(`secret ${e.secret.name} set (version ${e.versionInfo || 'none'})`),
+  'secret/removed': (e) => about(`secret ${e.name} removed (version ${e.versionInfo || 'none'})`),
 };
 
 /**

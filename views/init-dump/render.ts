@@ -12,6 +12,7 @@ const SUBSCRIPTION: Record<string, (name: string) => string> = {
   cds: () => 'CdsApi',
   lds: () => 'LdsApi',
   rds: (name) => `RdsRouteConfigSubscription ${name}`,
+  sds: (name) => `SdsApi ${name}`,
 };
 
 function discoveryTargets(state: State, kinds: string[]): string[] {
@@ -31,7 +32,7 @@ export function unreadyTargets(state: State): Record<InitComponent, string[]> {
         (c) => AWAITS_DISCOVERY.has(String(c.config.type ?? 'STATIC').toUpperCase()) && c.hosts.length === 0,
       )
       .map((c) => `cluster ${c.name}`)
-      .concat(discoveryTargets(state, ['cds']))
+      .concat(discoveryTargets(state, ['cds', 'sds']))
       .sort(),
     listener: Object.values(state.listeners)
       .filter((l) => l.state === 'pending')

@@ -65,6 +65,10 @@ export class ActiveListener {
   private readonly inspect: boolean;
   /** Per chain: the TLS server that handshakes its connections, or null for plain text. */
   private readonly tlsServers: Array<tls.Server | null>;
+  /** Per chain: its TLS context now (a rotated secret replaces it for new handshakes). */
+  private readonly chainTls: Array<DownstreamTls | null>;
+  /** `listener.<address>.server_ssl_socket_factory.downstream_context_secrets_not_ready`. */
+  private readonly secretsNotReady: Counter | null;
   private accepting = false;
   /** Accepted sockets still open: some may sit in a ClientHello peek or a handshake, owned by no chain yet. */
   private readonly open = new Set<net.Socket>();
@@ -98,7 +102,13 @@ export class ActiveListener {
     this.inspect = spec.tlsInspector || needsClientHello(this.matches);
     // `listener.<address>.ssl.*` exist only for a listener with a TLS chain, as in the reference.
     const ssl = spec.chains.some((c) => c.tls) ? sslStats(listenerScope(stats, spec.statAddress)) : null;
+    this.chainTls = spec.chains.map((c) => c.tls);
     this.tlsServers = spec.chains.map((c, i) => (c.tls && ssl ? this.tlsServer(c.tls, i, ssl) : null));
+    this.secretsNotReady = ssl
+      ? listenerScope(stats, spec.statAddress).counter(
+          'server_ssl_socket_factory.downstream_context_secrets_not_ready',
+        )
+      : null;
     this.server = net.createServer({ allowHalfOpen: true, highWaterMark: spec.bufferLimitBytes }, (socket) =>
       this.accept(socket),
     );
@@ -328,7 +338,11 @@ export class ActiveListener {
       return;
     }
     const server = this.tlsServers[chain];
-    if (server) {
+    if (server && this.chainTls[chain]?.pending.length) {
+      // No handshake without the secrets SDS has yet to send (the reference's NotReadySslSocket).
+      this.secretsNotReady?.inc();
+      socket.destroy();
+    } else if (server) {
       // The TLS socket takes this setting over: during the handshake a peer's FIN (a TCP
       // probe) closes it, where half-open it would wait for a ClientHello that never comes.
       // `secured` gives the chain its half-closes back.
@@ -351,6 +365,17 @@ export class ActiveListener {
    * A chain's TLS server: never listening, it handshakes the sockets handed to it and gives
    * each to the chain once the peer passed the context's checks.
    */
+  /**
+   * Chain `chain` compiled again with rotated secrets: new handshakes use its certificates
+   * and checks, established connections carry on with theirs.
+   */
+  updateTls(chain: number, ctx: DownstreamTls): void {
+    const server = this.tlsServers[chain];
+    if (!server || this.chainTls[chain] === ctx) return;
+    this.chainTls[chain] = ctx;
+    if (ctx.pending.length === 0) server.setSecureContext(ctx.secure);
+  }
+
   private tlsServer(ctx: DownstreamTls, chain: number, ssl: SslStats): tls.Server {
     const server = tls.createServer(
       {
@@ -361,7 +386,7 @@ export class ActiveListener {
         rejectUnauthorized: false,
         handshakeTimeout: handshakeTimeoutMs(this.handlers[chain]?.connectionIdleMs ?? 0),
       },
-      (socket) => this.secured(socket, ctx, chain, ssl),
+      (socket) => this.secured(socket, this.chainTls[chain] ?? ctx, chain, ssl),
     );
     server.on('tlsClientError', (err: NodeJS.ErrnoException, socket) => {
       // A peer gone before its handshake finished (a TCP probe) failed no handshake.

@@ -4,7 +4,8 @@ import type { ListenerEntry, State } from '../../../reducers/index.js';
 import { Report } from '../../bootstrap/report.js';
 import type { ServerContext } from '../../context.js';
 import { socketKey } from '../../server/hot-restart/protocol.js';
-import { staticSecrets } from '../../tls/secrets.js';
+import { listenerSdsRefs } from '../../tls/sds-refs.js';
+import { type Secrets, secretsOf } from '../../tls/secrets.js';
 import type { ClusterLookup } from '../http/types.js';
 import { compileListener } from './config.js';
 import { buildNetworkFilter } from './filters.js';
@@ -35,6 +36,7 @@ export class ListenerManager {
   private subscription: Subscription | null = null;
   private lastListeners: State['listeners'] | null = null;
   private lastDrain: Drain | null = null;
+  private lastSecrets: Secrets | null = null;
   /** The overload action stop_accepting_connections is active: listeners hold new connections. */
   private acceptPaused = false;
   /** Open connections against the runtime limits, over every listener of this process. */
@@ -72,6 +74,12 @@ export class ListenerManager {
       this.acceptPaused = paused;
       for (const l of this.listeners.values()) l.pauseAccepting(paused);
     }
+    const secrets = secretsOf(state);
+    if (secrets !== this.lastSecrets) {
+      const first = this.lastSecrets === null;
+      this.lastSecrets = secrets;
+      if (!first) this.rotateSecrets(secrets);
+    }
     if (state.listeners !== this.lastListeners) {
       this.lastListeners = state.listeners;
       for (const entry of Object.values(state.listeners)) {
@@ -108,6 +116,28 @@ export class ListenerManager {
     }
   }
 
+  /**
+   * Secrets changed: each bound listener whose chains name a discovered secret gets its TLS
+   * contexts compiled again; new handshakes use them, open connections carry on.
+   */
+  private rotateSecrets(secrets: Secrets): void {
+    for (const [name, listener] of this.listeners) {
+      const config = this.boundConfigs.get(name);
+      if (!config || listenerSdsRefs(config).length === 0) continue;
+      const report = new Report(`listener '${name}'`);
+      const spec = compileListener(config, '', report, secrets);
+      if (!spec || report.failed) {
+        this.ctx.log
+          .get('listener')
+          .error({ listener: name }, `rotated secrets not used: ${report.errors.join('; ')}`);
+        continue;
+      }
+      spec.chains.forEach((chain, i) => {
+        if (chain.tls) listener.updateTls(i, chain.tls);
+      });
+    }
+  }
+
   private track(work: Promise<unknown>): void {
     const p = work.then(
       () => undefined,
@@ -125,12 +155,7 @@ export class ListenerManager {
     };
     // The same compile step `--mode validate` ran; a discovered listener meets it here first.
     const report = new Report(`listener '${entry.name}'`);
-    const spec = compileListener(
-      entry.config,
-      '',
-      report,
-      staticSecrets(this.ctx.store.state.bootstrap?.config),
-    );
+    const spec = compileListener(entry.config, '', report, secretsOf(this.ctx.store.state));
     if (!spec) return fail(report.errors.join('; '));
     const deps = { ctx: this.ctx, clusters: this.clusters, listenerName: spec.name };
     const handlers = spec.chains.map((chain) => buildNetworkFilter(chain.filter, deps));

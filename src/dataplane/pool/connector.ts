@@ -1,6 +1,7 @@
 import type * as net from 'node:net';
 import type { Counter, Scope } from '../../stats/store.js';
 import type { UpstreamTls } from '../../tls/context.js';
+import { NO_SECRETS, type Secrets } from '../../tls/secrets.js';
 import { dial } from '../../tls/upstream.js';
 import type { ClusterBuild, UpstreamHost } from '../../upstream/types.js';
 import { type ConnectOptions, connectOptionsOf } from './connect-options.js';
@@ -39,20 +40,30 @@ const readBuffer = Buffer.allocUnsafe(64 * 1024);
  * the cluster, never per connection.
  */
 export class Connector {
-  readonly options: ConnectOptions;
   readonly connectTimeoutMs: number;
   readonly bufferLimitBytes: number;
   private readonly scope: Scope;
+  private readonly config: ClusterBuild['config'];
+  private readonly secrets: () => Secrets;
 
   constructor(
     cluster: ClusterBuild,
     /** `upstream_cx_connect_timeout` of the cluster. */
     private readonly timeouts: Counter,
   ) {
-    this.options = connectOptionsOf(cluster.config, cluster.secrets);
+    this.config = cluster.config;
+    this.secrets = cluster.secrets ?? (() => NO_SECRETS);
     this.connectTimeoutMs = cluster.settings.connectTimeoutMs;
     this.bufferLimitBytes = cluster.settings.perConnectionBufferLimitBytes;
     this.scope = cluster.scope;
+  }
+
+  /**
+   * The cluster's connect options with the secrets of now (two lookups while they are
+   * unchanged): a rotated secret is used from the next connection on.
+   */
+  get options(): ConnectOptions {
+    return connectOptionsOf(this.config, this.secrets());
   }
 
   /** The cluster's TLS context; null: plain text. */

@@ -8,7 +8,7 @@ import type { Store } from '../../control/store.js';
 import { connectOptionsOf } from '../../dataplane/pool/connect-options.js';
 import type { Loggers } from '../../logging/loggers.js';
 import type { Gauge, StatsStore } from '../../stats/store.js';
-import { staticSecrets } from '../../tls/secrets.js';
+import { secretsOf } from '../../tls/secrets.js';
 import { type CheckerSettings, clusterHealth } from './config.js';
 import { JsonLinesLog } from './event-log.js';
 import { type CheckResult, createProbe } from './probes.js';
@@ -174,7 +174,7 @@ export function startActiveHealthChecking(ctx: HealthDeps): ActiveHealthChecking
           ip: host.ip,
           port: host.port,
           cluster: name,
-          connect: connectOptionsOf(cluster.config, staticSecrets(ctx.store.state.bootstrap?.config)),
+          connect: connectOptionsOf(cluster.config, secretsOf(ctx.store.state)),
           scope,
           onVerifyCluster: () => verifyCluster.inc(),
         },
