@@ -76,3 +76,17 @@ export const secretRemoved = defineEvent('secret/removed').withPayload<{
   name: string;
   versionInfo: string;
 }>();
+
+/**
+ * Copies of the last rejected response of a kind (same version, same resources) were rejected
+ * again, `count` of them since the last report: a management server re-sending a bad response
+ * after each NACK is one of these every few seconds, not one rejection per copy. `resource`
+ * names the rejected updates it repeats (`cluster/update-rejected`).
+ */
+export const rejectedAgain = defineEvent('discovery/rejected-again').withPayload<{
+  kind: DiscoveryKind;
+  resource: string;
+  versionInfo: string;
+  count: number;
+  error: string;
+}>();

@@ -104,3 +104,10 @@ export function onSecretSet(draft: Draft<State>, env: On<'secret/set'>): void {
 export function onSecretRemoved(draft: Draft<State>, env: On<'secret/removed'>): void {
   if (Object.hasOwn(draft.discovery.secrets, env.event.name)) delete draft.discovery.secrets[env.event.name];
 }
+
+/** Copies of a rejected response: counted on the rejections of that version, no new entry. */
+export function onRejectedAgain(draft: Draft<State>, env: On<'discovery/rejected-again'>): void {
+  const { resource, versionInfo, count } = env.event;
+  for (const r of draft.rejected)
+    if (r.resource === resource && r.versionInfo === versionInfo) r.repeats = (r.repeats ?? 0) + count;
+}

@@ -86,6 +86,7 @@ export const handlers: ReducerTable<ProxyEvent> = {
   'listener/added': discovery.onListenerAdded,
   'listener/removed': discovery.onListenerRemoved,
   'route/config-set': discovery.onRouteConfigSet,
+  'discovery/rejected-again': discovery.onRejectedAgain,
   'secret/set': discovery.onSecretSet,
   'secret/removed': discovery.onSecretRemoved,
 };

@@ -102,6 +102,8 @@ export interface RejectedUpdate {
   name: string;
   versionInfo: string;
   errors: string[];
+  /** Identical copies of the same response rejected after this one (`discovery/rejected-again`). */
+  repeats?: number;
 }
 
 export interface State {

@@ -15,6 +15,7 @@ import {
   listenerRemoved,
   type RawCluster,
   type RawListener,
+  rejectedAgain,
   routeConfigSet,
   secretRemoved,
   secretSet,
@@ -45,13 +46,17 @@ import { FileSource } from './file-source.js';
 import { rdsNamesOf } from './rds-names.js';
 import { type DecodedResource, decodeUpdate } from './resources.js';
 import { RestPoller } from './rest-source.js';
-import { XdsStream } from './stream.js';
+import { RejectedCopies } from './repeats.js';
+import { unrefTimeout, XdsStream } from './stream.js';
 import type { Subscriber, Transport, Update } from './types.js';
 import { METHODS, RESOURCE_NAME, type ResourceKind, TYPE_URLS } from './types.js';
 import { versionHash } from './version-hash.js';
 import { localNode, nodeMessage } from './wire.js';
 
 /** One type on one stream: the names wanted (null: all) and the source's fetch timeout. */
+/** While a management server keeps re-sending a rejected update, how often the copies are reported. */
+const REPEAT_REPORT_MS = 10_000;
+
 interface Want {
   kind: ResourceKind;
   source: ConfigSourceSpec;
@@ -106,6 +111,13 @@ function createXdsClient(ctx: XdsContext): XdsClient {
   const connected = new Set<XdsStream>();
   const connectedState = ctx.stats.gauge('control_plane.connected_state', 'NeverImport');
   const unknownFields = ctx.stats.counter('server.dynamic_unknown_fields');
+  const streamCounters = {
+    rateLimitEnforced: ctx.stats.counter('control_plane.rate_limit_enforced'),
+    pendingRequests: ctx.stats.gauge('control_plane.pending_requests', 'NeverImport'),
+  };
+  /** Per watch (stream and type URL): copies of its last rejected update. */
+  const rejectedCopies = new Map<string, { kind: ResourceKind; copies: RejectedCopies }>();
+  let copiesTimer: NodeJS.Timeout | null = null;
   const picks = new Map<string, number>();
 
   // Initialisation: every target wanted before it is done holds it until its first
@@ -197,6 +209,8 @@ function createXdsClient(ctx: XdsContext): XdsClient {
         target: () => targetOf(grpc.cluster),
         node,
         nodeOnFirstOnly: grpc.nodeOnFirstOnly,
+        rateLimit: grpc.rateLimit,
+        counters: streamCounters,
         log,
         onConnected: (up) => {
           if (up) connected.add(created);
@@ -295,19 +309,62 @@ function createXdsClient(ctx: XdsContext): XdsClient {
    * counted in the scopes of the subscriptions it serves.
    */
   function subscriberOf(w: Want): Subscriber {
+    const key = `${transportKey(w.kind, w.source)}|${TYPE_URLS[w.source.resourceVersion][w.kind]}`;
+    let copies = rejectedCopies.get(key);
+    if (!copies) {
+      copies = { kind: w.kind, copies: new RejectedCopies() };
+      rejectedCopies.set(key, copies);
+    }
+    const seen = copies.copies;
     return {
       onUpdate: (update) => {
+        const again = seen.again(update);
+        if (again !== null) {
+          count(w.kind, w.names, 'update_rejected');
+          reportCopiesSoon();
+          return again;
+        }
+        reportCopies(w.kind, seen);
+        let error: string | null;
         try {
-          return onResponse(w, update);
+          error = onResponse(w, update);
         } catch (err) {
           log.error({ err, kind: w.kind }, `${w.kind.toUpperCase()} update failed`);
           count(w.kind, w.names, 'update_rejected');
-          return `update failed: ${(err as Error).message}`;
+          error = `update failed: ${(err as Error).message}`;
         }
+        seen.judged(update, error);
+        return error;
       },
-      onFailure: () => count(w.kind, w.names, 'update_failure'),
+      onFailure: () => {
+        reportCopies(w.kind, seen);
+        count(w.kind, w.names, 'update_failure');
+      },
       onAttempt: () => count(w.kind, w.names, null),
     };
+  }
+
+  /** The copies of a rejected update counted since the last report: one event, one warning. */
+  function reportCopies(kind: ResourceKind, seen: RejectedCopies): void {
+    const report = seen.report();
+    if (!report) return;
+    const { version, error, count: n } = report;
+    log.warn(
+      { kind, version, count: n },
+      `${kind.toUpperCase()} update rejected again ${n} time(s) (identical response): ${error}`,
+    );
+    ctx.store.dispatch(
+      rejectedAgain({ kind, resource: RESOURCE_NAME[kind], versionInfo: version, count: n, error }),
+      kind,
+    );
+  }
+
+  /** While copies keep coming, their count is reported every `REPEAT_REPORT_MS`. */
+  function reportCopiesSoon(): void {
+    copiesTimer ??= unrefTimeout(REPEAT_REPORT_MS, () => {
+      copiesTimer = null;
+      for (const { kind, copies } of rejectedCopies.values()) reportCopies(kind, copies);
+    });
   }
 
   /**
@@ -440,11 +497,13 @@ function createXdsClient(ctx: XdsContext): XdsClient {
         applyListeners(resources, version);
         return;
       case 'rds':
-        for (const r of resources)
+        for (const r of resources) {
+          log.info({ version }, `rds: loading new configuration: config_name=${r.name}`);
           ctx.store.dispatch(
             routeConfigSet({ routeConfig: { ...r.config, name: r.name }, versionInfo: version }),
             'rds',
           );
+        }
         return;
       case 'sds':
         applySecrets(resources, version);
@@ -472,6 +531,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
       const scope = ctx.stats.scope(`cluster.${clusterStatName(entry.config)}`);
       const hosts = configuredEndpoints({ name: entry.name, load_assignment: assignment });
       if (hosts.length === 0) scope.counter('update_empty').inc();
+      log.debug({ version }, `eds: cluster '${entry.name}' has ${hosts.length} host(s)`);
       const event =
         hostsChange(entry.name, entry.hosts, hosts, version) ??
         (entry.warming ? hostsSet({ cluster: entry.name, hosts, versionInfo: version }) : null);
@@ -496,6 +556,8 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     const removed = Object.values(state.clusters)
       .filter((entry) => entry.addedViaApi && !named.has(entry.name))
       .map((entry) => entry.name);
+    // The reference's line: every cluster of the response is "added" (new, changed or the same).
+    log.info({ version }, `cds: add ${resources.length} cluster(s), remove ${removed.length} cluster(s)`);
     if (added.length + updated.length + removed.length > 0)
       ctx.store.dispatch(clustersDiscovered({ versionInfo: version, added, updated, removed }), 'cds');
   }
@@ -505,12 +567,16 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     const named = new Set(resources.map((r) => r.name));
     for (const { name, config } of resources) {
       const existing = entryOf(state.listeners, name);
-      if (!existing || !same(existing.config, config))
+      if (!existing || !same(existing.config, config)) {
+        log.info({ version }, `lds: add/update listener '${name}'`);
         ctx.store.dispatch(listenerAdded({ listener: config as RawListener, versionInfo: version }), 'lds');
+      }
     }
     for (const entry of Object.values(state.listeners)) {
-      if (entry.discovered && !named.has(entry.name))
+      if (entry.discovered && !named.has(entry.name)) {
+        log.info({ version }, `lds: remove listener '${entry.name}'`);
         ctx.store.dispatch(listenerRemoved({ name: entry.name, versionInfo: version }), 'lds');
+      }
     }
   }
 
@@ -533,6 +599,7 @@ function createXdsClient(ctx: XdsContext): XdsClient {
       closed = true;
       subscription.unsubscribe();
       for (const timer of initTargets.values()) if (timer) clearTimeout(timer);
+      if (copiesTimer) clearTimeout(copiesTimer);
       for (const stream of streams.values()) stream.close();
       streams.clear();
       resolveInit();

@@ -4,7 +4,7 @@
  * run the same functions.
  */
 import type { Json, JsonObject } from '../../events/config.js';
-import { durationMs, objectOf } from '../../reducers/settings/values.js';
+import { durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { fieldPath, Report } from '../bootstrap/report.js';
 import { clusterSdsRefs, listenerSdsRefs } from '../tls/sds-refs.js';
@@ -19,6 +19,8 @@ export interface GrpcSource {
   transport: ApiVersion;
   /** `set_node_on_first_message_only`: the node goes in the first request of a stream only. */
   nodeOnFirstOnly: boolean;
+  /** `rate_limit_settings`: a token bucket on the stream's requests; null: none. */
+  rateLimit: { maxTokens: number; fillRate: number } | null;
 }
 
 /** A REST management server: a static cluster polled every `refreshDelayMs` with JSON. */
@@ -51,9 +53,14 @@ const CONFIG_SOURCE_FIELDS: FieldTable = {
 
 const API_CONFIG_SOURCE_FIELDS: FieldTable = {
   ...acting('api_type', 'transport_api_version', 'grpc_services', 'set_node_on_first_message_only'),
-  ...acting('cluster_names', 'refresh_delay', 'request_timeout'),
-  rate_limit_settings: 'advise',
+  ...acting('cluster_names', 'refresh_delay', 'request_timeout', 'rate_limit_settings'),
 };
+
+const RATE_LIMIT_FIELDS: FieldTable = acting('max_tokens', 'fill_rate');
+
+/** The reference's `rate_limit_settings` defaults: a bucket of 100 requests refilled at 10 a second. */
+const DEFAULT_MAX_TOKENS = 100;
+const DEFAULT_FILL_RATE = 10;
 
 const GRPC_SERVICE_FIELDS: FieldTable = {
   ...acting('envoy_grpc'),
@@ -66,6 +73,7 @@ const GRPC_SERVICE_FIELDS: FieldTable = {
 export const FIELD_TABLES = {
   ConfigSource: CONFIG_SOURCE_FIELDS,
   ApiConfigSource: API_CONFIG_SOURCE_FIELDS,
+  RateLimitSettings: RATE_LIMIT_FIELDS,
   GrpcService: GRPC_SERVICE_FIELDS,
 };
 
@@ -139,7 +147,29 @@ export function compileApiConfigSource(
     cluster,
     transport,
     nodeOnFirstOnly: config.set_node_on_first_message_only === true,
+    rateLimit:
+      config.rate_limit_settings === undefined
+        ? null
+        : compileRateLimit(
+            objectOf(config.rate_limit_settings),
+            fieldPath(path, 'rate_limit_settings'),
+            report,
+          ),
   };
+}
+
+/** `RateLimitSettings`: the bucket's size and its refill rate per second (above 0). */
+function compileRateLimit(
+  config: JsonObject,
+  path: string,
+  report: Report,
+): { maxTokens: number; fillRate: number } {
+  checkFields(config, path, report, RATE_LIMIT_FIELDS, 'RateLimitSettings');
+  const maxTokens = numberOr(config.max_tokens, DEFAULT_MAX_TOKENS);
+  const fillRate = numberOr(config.fill_rate, DEFAULT_FILL_RATE);
+  if (!(fillRate > 0)) report.error(`${path}.fill_rate`, 'must be greater than 0');
+  if (!Number.isInteger(maxTokens) || maxTokens < 1) report.error(`${path}.max_tokens`, 'must be at least 1');
+  return { maxTokens, fillRate };
 }
 
 /**

@@ -59,6 +59,23 @@ interface Watch {
   /** Nonce of the last response on this connection; empty after a reconnect. */
   nonce: string;
   subscriber: Subscriber;
+  /** A request of the watch waits for a token (`rate_limit_settings`), with its error if a NACK. */
+  queued: { error: string | null } | null;
+}
+
+/** `rate_limit_settings`: a token bucket on the requests of a stream. */
+export interface RateLimit {
+  maxTokens: number;
+  /** Tokens added per second. */
+  fillRate: number;
+}
+
+/** What a stream counts, as the reference's `control_plane.*` stats. */
+export interface StreamCounters {
+  /** `control_plane.rate_limit_enforced`: a request held for a token. */
+  rateLimitEnforced: { inc(): void };
+  /** `control_plane.pending_requests`: requests waiting for a token now. */
+  pendingRequests: { set(value: number): void };
 }
 
 export interface StreamOptions {
@@ -69,8 +86,13 @@ export interface StreamOptions {
   node: Record<string, unknown>;
   nodeOnFirstOnly: boolean;
   log: bunyan;
-  /** Connected (a response arrived) or not (the stream broke or was never dialled), for `control_plane.connected_state`. */
+  /**
+   * The stream is up (its channel connected, or a response arrived) or not (it broke or was
+   * never dialled), for `control_plane.connected_state`.
+   */
   onConnected: (connected: boolean) => void;
+  rateLimit?: RateLimit | null;
+  counters?: StreamCounters;
 }
 
 /**
@@ -89,6 +111,10 @@ export class XdsStream implements Transport {
   private failures = 0;
   private sentNode = false;
   private closed = false;
+  /** `rate_limit_settings`: tokens left, when they were last counted, the wait for the next. */
+  private tokens = 0;
+  private countedAt = -1;
+  private drainTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: StreamOptions) {}
 
@@ -103,7 +129,7 @@ export class XdsStream implements Transport {
       this.send(existing);
       return;
     }
-    const watch: Watch = { typeUrl, names: sorted, version: '', nonce: '', subscriber };
+    const watch: Watch = { typeUrl, names: sorted, version: '', nonce: '', subscriber, queued: null };
     this.watches.set(typeUrl, watch);
     subscriber.onAttempt();
     if (this.call) this.send(watch);
@@ -128,6 +154,10 @@ export class XdsStream implements Transport {
     endCall(this.call, this.client);
     this.call = null;
     this.client = null;
+    if (this.drainTimer) clearTimeout(this.drainTimer);
+    this.drainTimer = null;
+    for (const watch of this.watches.values()) watch.queued = null;
+    this.options.counters?.pendingRequests.set(0);
   }
 
   private connectSoon(delayMs: number): void {
@@ -151,6 +181,7 @@ export class XdsStream implements Transport {
     this.client = client;
     this.call = call;
     this.sentNode = false;
+    this.watchChannel(client, call);
     for (const watch of this.watches.values()) {
       watch.nonce = '';
       this.send(watch);
@@ -158,6 +189,28 @@ export class XdsStream implements Transport {
     call.on('data', (response: DiscoveryResponse) => this.onResponse(response));
     call.on('error', (err: Grpc.ServiceError) => this.onEnd(call, `${err.code}: ${err.details}`));
     call.on('end', () => this.onEnd(call, 'stream ended by the server'));
+  }
+
+  /**
+   * `control_plane.connected_state` follows the stream, as the reference's: up once its channel
+   * is connected (before any response: a management server may have nothing to push yet),
+   * down when the stream ends.
+   */
+  private watchChannel(
+    client: Grpc.Client,
+    call: Grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>,
+  ): void {
+    const { connectivityState } = grpc();
+    const channel = client.getChannel();
+    const follow = (seen: Grpc.connectivityState) => {
+      if (call !== this.call) return;
+      if (seen === connectivityState.READY) this.options.onConnected(true);
+      if (seen === connectivityState.SHUTDOWN) return;
+      channel.watchConnectivityState(seen, Number.POSITIVE_INFINITY, () =>
+        follow(channel.getConnectivityState(false)),
+      );
+    };
+    follow(channel.getConnectivityState(true));
   }
 
   private onEnd(call: Grpc.ClientDuplexStream<DiscoveryRequest, DiscoveryResponse>, why: string): void {
@@ -192,7 +245,63 @@ export class XdsStream implements Transport {
     this.send(watch, error);
   }
 
+  /**
+   * Takes a token of `rate_limit_settings`' bucket (full at the start, refilled at its rate);
+   * false when none is left. Without rate limiting every request goes.
+   */
+  private takeToken(): boolean {
+    const limit = this.options.rateLimit;
+    if (!limit) return true;
+    const now = performance.now();
+    this.tokens =
+      this.countedAt < 0
+        ? limit.maxTokens
+        : Math.min(limit.maxTokens, this.tokens + ((now - this.countedAt) / 1000) * limit.fillRate);
+    this.countedAt = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
+  /** Sends the requests held for a token as tokens come, each as it is by then. */
+  private drainSoon(): void {
+    const limit = this.options.rateLimit;
+    if (this.drainTimer || !limit) return;
+    const waitMs = Math.max(1, Math.ceil(((1 - this.tokens) / limit.fillRate) * 1000));
+    this.drainTimer = unrefTimeout(waitMs, () => {
+      this.drainTimer = null;
+      for (const watch of this.watches.values()) {
+        if (!watch.queued) continue;
+        if (!this.takeToken()) break;
+        const { error } = watch.queued;
+        watch.queued = null;
+        this.write(watch, error);
+      }
+      this.countPending();
+      if ([...this.watches.values()].some((w) => w.queued)) this.drainSoon();
+    });
+  }
+
+  private countPending(): void {
+    let pending = 0;
+    for (const watch of this.watches.values()) if (watch.queued) pending++;
+    this.options.counters?.pendingRequests.set(pending);
+  }
+
   private send(watch: Watch, error: string | null = null): void {
+    if (!this.call) return;
+    if (watch.queued || !this.takeToken()) {
+      // Held: a later request of the same type replaces it (it carries the newer version and nonce).
+      watch.queued = { error };
+      this.options.counters?.rateLimitEnforced.inc();
+      this.countPending();
+      this.drainSoon();
+      return;
+    }
+    this.write(watch, error);
+  }
+
+  private write(watch: Watch, error: string | null): void {
     if (!this.call) return;
     const request: DiscoveryRequest = {
       version_info: watch.version,

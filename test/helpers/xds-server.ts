@@ -139,6 +139,8 @@ export class XdsServer {
   private nextNonce = 1;
   /** Resources of the next responses are written with this version's type URLs. */
   wireVersion: 'V2' | 'V3' = 'V2';
+  /** Answer each NACK with the same response again, as go-control-plane does (a rejection storm). */
+  resendOnNack = false;
   port = 0;
 
   /** Listens on 127.0.0.1 (`port` 0 picks one; a restart passes the old one). */
@@ -351,8 +353,10 @@ export class XdsServer {
     const names = [...request.resource_names].sort();
     const changed = !sub || JSON.stringify(sub.names) !== JSON.stringify(names);
     conn.subs.set(kind, { names, nonce: sub?.nonce ?? '', typeUrl: request.type_url || TYPE_URLS.V2[kind] });
-    // First request of a type, or new names: send the state. An ACK or NACK alone gets nothing.
-    if (changed || request.response_nonce === '') this.push(conn, kind);
+    // First request of a type, or new names: send the state. An ACK or NACK alone gets nothing
+    // (unless `resendOnNack`).
+    if (changed || request.response_nonce === '' || (this.resendOnNack && request.error_detail))
+      this.push(conn, kind);
   }
 
   private push(conn: Conn, kind: ResourceKind): void {

@@ -202,6 +202,10 @@ const SUMMARIZERS: Summarizers = {
     ),
   'route/config-set': (e) =>
     about(`route table ${e.routeConfig.name} set (version ${e.versionInfo || 'none'})`),
+  'discovery/rejected-again': (e) =>
+    about(
+      `${e.kind.toUpperCase()} update rejected again ${count(e.count, 'time')} (identical response, version ${e.versionInfo || 'none'}): ${e.error}`,
+    ),
   'secret/set': (e) => about(`secret ${e.secret.name} set (version ${e.versionInfo || 'none'})`),
   'secret/removed': (e) => about(`secret ${e.name} removed (version ${e.versionInfo || 'none'})`),
 };

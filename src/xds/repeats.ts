@@ -1,0 +1,73 @@
+/**
+ * Copies of a rejected update. A management server may answer each NACK by sending the same
+ * response again (go-control-plane does); judging every copy would decode, compile, log and
+ * record it thousands of times a second. A watch's last rejected update is remembered by a
+ * digest: a copy is rejected with the same error unread and only counted, and the count is
+ * reported now and then (one event and one log line, not one per copy).
+ */
+import { createHash, type Hash } from 'node:crypto';
+import type { Update } from './types.js';
+
+/** Feeds a decoded message (bytes, lists, objects, scalars) to `hash`, with its structure. */
+function feed(hash: Hash, value: unknown): void {
+  if (value instanceof Uint8Array) hash.update('b').update(String(value.length)).update(':').update(value);
+  else if (Array.isArray(value)) {
+    hash.update('[');
+    for (const v of value) feed(hash, v);
+    hash.update(']');
+  } else if (value !== null && typeof value === 'object') {
+    hash.update('{');
+    for (const [k, v] of Object.entries(value)) {
+      hash.update(k).update('=');
+      feed(hash, v);
+    }
+    hash.update('}');
+  } else hash.update(`${typeof value}:${String(value)};`);
+}
+
+/**
+ * A digest of an update (a response off a stream, or the JSON of a file or REST source)
+ * without its nonce, which differs in every copy.
+ */
+function digestOf(update: Update): string {
+  const hash = createHash('sha1');
+  if (update !== null && typeof update === 'object' && !Array.isArray(update)) {
+    for (const [k, v] of Object.entries(update)) {
+      if (k === 'nonce') continue;
+      hash.update(k).update('=');
+      feed(hash, v);
+    }
+  } else feed(hash, update);
+  return hash.digest('base64');
+}
+
+export class RejectedCopies {
+  private last: { digest: string; error: string; version: string } | null = null;
+  /** Copies rejected since the last report. */
+  private pending = 0;
+
+  /** The error of the last rejection when `update` is a copy of it (counted), else null. */
+  again(update: Update): string | null {
+    const last = this.last;
+    if (!last || last.digest !== digestOf(update)) return null;
+    this.pending += 1;
+    return last.error;
+  }
+
+  /** How `update` was judged (null: accepted): a rejection is what later copies are known by. */
+  judged(update: Update, error: string | null): void {
+    const version = (update as { version_info?: unknown } | null)?.version_info;
+    this.last =
+      error === null
+        ? null
+        : { digest: digestOf(update), error, version: typeof version === 'string' ? version : '' };
+  }
+
+  /** The copies counted since the last call, with the rejection they repeat; null when none. */
+  report(): { version: string; error: string; count: number } | null {
+    if (this.pending === 0 || !this.last) return null;
+    const count = this.pending;
+    this.pending = 0;
+    return { version: this.last.version, error: this.last.error, count };
+  }
+}
