@@ -1,5 +1,6 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { entryOf } from '../../reducers/names.js';
+import { edsServiceName } from '../../reducers/discovery.js';
 import type { ClusterEntry, ListenerEntry, State } from '../../reducers/state.js';
 import { LazyList, lazyList } from '../lazy-list.js';
 import { omitDefaults, socketAddress, timestamp } from '../proto-json.js';
@@ -189,17 +190,51 @@ function bootstrapDump(state: State): JsonObject {
   };
 }
 
-function dynamicCluster(c: ClusterEntry): JsonObject {
+type Rejection = State['rejected'][number];
+
+/** The last rejected update of each resource of one type (`Cluster`, `Listener`, ...), by name. */
+function lastRejections(state: State, resource: string): Map<string, Rejection> {
+  const out = new Map<string, Rejection>();
+  for (const r of state.rejected) if (r.resource === resource && r.name !== '') out.set(r.name, r);
+  return out;
+}
+
+/** The reference's `UpdateFailureState`: the last rejection's details, time and version. */
+function errorState(failure: Rejection): JsonObject {
   return {
-    version_info: c.versionInfo,
-    cluster: any('Cluster', c.config),
-    last_updated: timestamp(c.lastUpdated),
+    details: failure.errors.join('; '),
+    last_update_attempt: timestamp(failure.at),
+    version_info: failure.versionInfo,
   };
+}
+
+/** `error_state` of a resource whose last rejection came after its config (none otherwise). */
+function withError(entry: JsonObject, failure: Rejection | undefined, lastUpdated: number): JsonObject {
+  return failure && failure.at >= lastUpdated ? { ...entry, error_state: errorState(failure) } : entry;
+}
+
+/** Rejected names with no accepted resource of that name: listed with their error alone. */
+function onlyRejected(failures: Map<string, Rejection>, known: (name: string) => boolean): Rejection[] {
+  return [...failures.values()].filter((f) => !known(f.name)).sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+function dynamicCluster(c: ClusterEntry, failure: Rejection | undefined): JsonObject {
+  return withError(
+    {
+      version_info: c.versionInfo,
+      cluster: any('Cluster', c.config),
+      last_updated: timestamp(c.lastUpdated),
+    },
+    failure,
+    c.lastUpdated,
+  );
 }
 
 function clustersDump(state: State): JsonObject {
   const clusters = byName(Object.values(state.clusters));
   const version = state.clusterManager.versionInfo;
+  const failures = lastRejections(state, 'Cluster');
+  const rejectedOnly = onlyRejected(failures, (name) => entryOf(state.clusters, name) !== undefined);
   return {
     version_info: version === 'static' ? '' : version,
     static_clusters: each(
@@ -207,12 +242,15 @@ function clustersDump(state: State): JsonObject {
       (c) => ({ cluster: any('Cluster', c.config), last_updated: timestamp(c.lastUpdated) }),
     ),
     dynamic_active_clusters: each(
-      clusters.filter((c) => c.addedViaApi && !c.warming),
-      dynamicCluster,
+      [...clusters.filter((c) => c.addedViaApi && !c.warming), ...rejectedOnly],
+      (c) =>
+        'config' in c
+          ? dynamicCluster(c, failures.get(c.name))
+          : { cluster: any('Cluster', { name: c.name }), error_state: errorState(c) },
     ),
     dynamic_warming_clusters: each(
       clusters.filter((c) => c.addedViaApi && c.warming),
-      dynamicCluster,
+      (c) => dynamicCluster(c, failures.get(c.name)),
     ),
   };
 }
@@ -220,6 +258,7 @@ function clustersDump(state: State): JsonObject {
 function endpointsDump(state: State): JsonObject {
   const clusters = byName(Object.values(state.clusters));
   const discovered = (c: ClusterEntry) => String(c.config.type ?? '').toUpperCase() === 'EDS';
+  const failures = lastRejections(state, 'ClusterLoadAssignment');
   return {
     static_endpoint_configs: each(
       clusters.filter((c) => !discovered(c)),
@@ -228,11 +267,17 @@ function endpointsDump(state: State): JsonObject {
         last_updated: timestamp(c.lastUpdated),
       }),
     ),
-    dynamic_endpoint_configs: each(clusters.filter(discovered), (c) => ({
-      version_info: c.versionInfo,
-      endpoint_config: any('ClusterLoadAssignment', loadAssignment(c)),
-      last_updated: timestamp(c.lastUpdated),
-    })),
+    dynamic_endpoint_configs: each(clusters.filter(discovered), (c) =>
+      withError(
+        {
+          version_info: c.versionInfo,
+          endpoint_config: any('ClusterLoadAssignment', loadAssignment(c)),
+          last_updated: timestamp(c.lastUpdated),
+        },
+        failures.get(edsServiceName(c.config)),
+        c.lastUpdated,
+      ),
+    ),
   };
 }
 
@@ -253,8 +298,7 @@ function listenersDump(state: State): JsonObject {
  * (`error_state`) when that came after its config; a listener only ever rejected has only that.
  */
 function dynamicListeners(state: State, listeners: ListenerEntry[]): JsonObject[] {
-  const failures = new Map<string, State['rejected'][number]>();
-  for (const r of state.rejected) if (r.resource === 'Listener') failures.set(r.name, r);
+  const failures = lastRejections(state, 'Listener');
   const out = new Map<string, JsonObject>();
   for (const l of listeners) {
     if (!l.discovered) continue;
@@ -273,47 +317,69 @@ function dynamicListeners(state: State, listeners: ListenerEntry[]): JsonObject[
     const listener = entryOf(state.listeners, name);
     if (listener && (!listener.discovered || listener.lastUpdated > failure.at)) continue;
     const entry = out.get(name) ?? { name };
-    entry.error_state = {
-      details: failure.errors.join('; '),
-      last_update_attempt: timestamp(failure.at),
-      version_info: failure.versionInfo,
-    };
+    entry.error_state = errorState(failure);
     out.set(name, entry);
   }
   return [...out.values()].sort((a, b) => (String(a.name) < String(b.name) ? -1 : 1));
 }
 
 function routesDump(state: State): JsonObject {
+  const failures = lastRejections(state, 'RouteConfiguration');
+  const routes = byName(Object.values(state.discovery.routes));
   return {
-    dynamic_route_configs: byName(Object.values(state.discovery.routes)).map((r) => ({
-      version_info: r.versionInfo,
-      route_config: any('RouteConfiguration', r.config),
-      last_updated: timestamp(r.lastUpdated),
-    })),
     static_route_configs: byName(Object.values(state.listeners)).flatMap((l) =>
       routeConfigs(l.config).map((rc) => ({
         route_config: any('RouteConfiguration', rc),
         last_updated: timestamp(l.lastUpdated),
       })),
     ),
+    dynamic_route_configs: [
+      ...routes.map((r) =>
+        withError(
+          {
+            version_info: r.versionInfo,
+            route_config: any('RouteConfiguration', r.config),
+            last_updated: timestamp(r.lastUpdated),
+          },
+          failures.get(r.name),
+          r.lastUpdated,
+        ),
+      ),
+      ...onlyRejected(failures, (name) => entryOf(state.discovery.routes, name) !== undefined).map((f) => ({
+        route_config: any('RouteConfiguration', { name: f.name }),
+        error_state: errorState(f),
+      })),
+    ],
   };
 }
 
 function secretsDump(state: State): JsonObject {
   const resources = (state.bootstrap?.config.static_resources ?? {}) as { secrets?: JsonObject[] };
   const at = timestamp(state.bootstrap?.lastUpdated ?? 0);
+  const secretFailures = lastRejections(state, 'Secret');
   return {
     static_secrets: (resources.secrets ?? []).map((secret) => ({
       name: String(secret.name ?? ''),
       last_updated: at,
       secret: any('auth.Secret', secret),
     })),
-    dynamic_active_secrets: byName(Object.values(state.discovery.secrets)).map((s) => ({
-      name: s.name,
-      version_info: s.versionInfo,
-      last_updated: timestamp(s.lastUpdated),
-      secret: any('auth.Secret', s.config),
-    })),
+    dynamic_active_secrets: [
+      ...byName(Object.values(state.discovery.secrets)).map((s) =>
+        withError(
+          {
+            name: s.name,
+            version_info: s.versionInfo,
+            last_updated: timestamp(s.lastUpdated),
+            secret: any('auth.Secret', s.config),
+          },
+          secretFailures.get(s.name),
+          s.lastUpdated,
+        ),
+      ),
+      ...onlyRejected(secretFailures, (name) => entryOf(state.discovery.secrets, name) !== undefined).map(
+        (f) => ({ name: f.name, error_state: errorState(f) }),
+      ),
+    ],
   };
 }
 
