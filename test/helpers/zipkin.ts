@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JsonObject } from '../../events/index.js';
-import type { ZipkinSpanJson } from '../../src/dataplane/tracing/span.js';
+import type { ZipkinSpanJson, ZipkinSpanJsonV1 } from '../../src/dataplane/tracing/span.js';
 import { httpBootstrap } from './bootstraps.js';
 import { cluster } from './dataplane.js';
 import { type ProxyProcess, startProxyProcess } from './proxy-process.js';
@@ -24,6 +24,8 @@ async function listen(handler: http.RequestListener): Promise<Recorder> {
 }
 
 export const spans: ZipkinSpanJson[] = [];
+/** Spans POSTed to `/api/v1/spans` (Zipkin's JSON v1, `HTTP_JSON_V1`). */
+export const spansV1: ZipkinSpanJsonV1[] = [];
 export const upstreamHeaders: http.IncomingHttpHeaders[] = [];
 let collector: Recorder;
 let upstream: Recorder;
@@ -36,9 +38,12 @@ export async function startRecorders(): Promise<void> {
       body += d;
     });
     req.on('end', () => {
-      assert.equal(req.url, '/api/v2/spans');
       assert.equal(req.headers['content-type'], 'application/json');
-      spans.push(...(JSON.parse(body) as ZipkinSpanJson[]));
+      if (req.url === '/api/v1/spans') spansV1.push(...(JSON.parse(body) as ZipkinSpanJsonV1[]));
+      else {
+        assert.equal(req.url, '/api/v2/spans');
+        spans.push(...(JSON.parse(body) as ZipkinSpanJson[]));
+      }
       res.writeHead(202).end();
     });
   });
@@ -54,7 +59,7 @@ export function stopRecorders(): void {
   upstream.server.close();
 }
 
-/** A bootstrap whose one HCM traces with `tracing`, spans flushed one by one. */
+/** A bootstrap whose one HCM traces with `tracing`, spans flushed one by one (a null in `zipkin` leaves that field out). */
 export function tracedBootstrap(tracing: JsonObject, zipkin: JsonObject = {}): JsonObject {
   const hcm = {
     stat_prefix: 'ingress_http',
@@ -62,13 +67,15 @@ export function tracedBootstrap(tracing: JsonObject, zipkin: JsonObject = {}): J
       ...tracing,
       provider: {
         name: 'envoy.tracers.zipkin',
-        typed_config: {
-          '@type': 'type.googleapis.com/envoy.config.trace.v2.ZipkinConfig',
-          collector_cluster: 'zipkin',
-          collector_endpoint: '/api/v2/spans',
-          collector_endpoint_version: 'HTTP_JSON',
-          ...zipkin,
-        },
+        typed_config: Object.fromEntries(
+          Object.entries({
+            '@type': 'type.googleapis.com/envoy.config.trace.v2.ZipkinConfig',
+            collector_cluster: 'zipkin',
+            collector_endpoint: '/api/v2/spans',
+            collector_endpoint_version: 'HTTP_JSON',
+            ...zipkin,
+          }).filter(([, v]) => v !== null),
+        ),
       },
     },
     route_config: {

@@ -13,6 +13,8 @@ export interface ZipkinSpec {
   traceId128: boolean;
   /** `shared_span_context` (default true): an ingress span reuses the caller's span id. */
   sharedSpanContext: boolean;
+  /** `collector_endpoint_version`: Zipkin's JSON v1 (`HTTP_JSON_V1`, the v2 default) or v2 (`HTTP_JSON`). */
+  encoding: 'json-v1' | 'json-v2';
 }
 
 /** An HCM's `tracing` compiled, the reference's defaults filled in. */
@@ -64,7 +66,7 @@ export const FIELD_TABLES = {
   'HttpConnectionManager.Tracing': HCM_TRACING_FIELDS,
 };
 
-/** `ZipkinConfig`: JSON v2 over HTTP is what this build sends; the other encodings are refused by name. */
+/** `ZipkinConfig`: JSON v1 or v2 over HTTP is what this build sends; protobuf and gRPC are refused by name. */
 function compileZipkin(config: JsonObject, path: string, report: Report): ZipkinSpec {
   checkFields(config, path, report, ZIPKIN_FIELDS, 'ZipkinConfig');
   const collectorCluster = typeof config.collector_cluster === 'string' ? config.collector_cluster : '';
@@ -74,16 +76,17 @@ function compileZipkin(config: JsonObject, path: string, report: Report): Zipkin
   // Enum value 0 (HTTP_JSON_V1) is left out of the canonical form: unset means it.
   const version =
     typeof config.collector_endpoint_version === 'string' ? config.collector_endpoint_version : '';
-  if (version !== 'HTTP_JSON')
+  if (version !== '' && version !== 'HTTP_JSON_V1' && version !== 'HTTP_JSON')
     report.unsupported(
       `${path}.collector_endpoint_version`,
-      `${version && version !== 'HTTP_JSON_V1' ? version : 'HTTP_JSON_V1 (the v2 default when unset)'} is not implemented: set HTTP_JSON (Zipkin JSON v2)`,
+      `${version} is not implemented: set HTTP_JSON (Zipkin JSON v2) or HTTP_JSON_V1`,
     );
   return {
     collectorCluster,
     collectorEndpoint,
     traceId128: config.trace_id_128bit === true,
     sharedSpanContext: config.shared_span_context !== false,
+    encoding: version === 'HTTP_JSON' ? 'json-v2' : 'json-v1',
   };
 }
 

@@ -15,7 +15,7 @@ import type { ClusterTraffic, RequestCount } from '../pool/cluster-traffic.js';
 import { poolFor } from '../pool/index.js';
 import type { PoolContext, UpstreamHandler, UpstreamRequest } from '../pool/types.js';
 import type { ZipkinSpec } from './config.js';
-import type { ZipkinSpanJson } from './span.js';
+import { type ZipkinSpanJson, zipkinV1 } from './span.js';
 
 /** The `tracing.zipkin.*` counters, shared by name by every reporter of the process. */
 class ReporterStats {
@@ -81,7 +81,8 @@ export class ZipkinReporter {
     const spans = this.pending;
     this.pending = [];
     this.stats.spansSent.add(spans.length);
-    const sent = this.post(Buffer.from(JSON.stringify(spans)));
+    const body = this.spec.encoding === 'json-v1' ? spans.map(zipkinV1) : spans;
+    const sent = this.post(Buffer.from(JSON.stringify(body)));
     this.inFlight.add(sent);
     void sent.finally(() => this.inFlight.delete(sent));
   }

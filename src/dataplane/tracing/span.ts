@@ -107,6 +107,51 @@ export function zipkinJson(
   return out;
 }
 
+/** An endpoint of Zipkin's v1 model: an IPv4 address as a dotted string, as the v2 one. */
+interface EndpointV1 {
+  serviceName: string;
+  ipv4?: string;
+  ipv6?: string;
+  port: number;
+}
+
+/** One span as Zipkin's v1 JSON API takes it (`POST /api/v1/spans`), the reference's `HTTP_JSON_V1`. */
+export interface ZipkinSpanJsonV1 {
+  traceId: string;
+  parentId?: string;
+  id: string;
+  name: string;
+  timestamp: number;
+  duration: number;
+  annotations: Array<{ timestamp: number; value: string; endpoint: EndpointV1 }>;
+  binaryAnnotations: Array<{ key: string; value: string; endpoint: EndpointV1 }>;
+}
+
+/**
+ * A finished span in the v1 model: the kind becomes its core annotations (`sr`/`ss` for a
+ * server span, `cs`/`cr` for a client one) at its start and end, the tags binary annotations,
+ * each with the local endpoint, as the reference's v1 serializer writes them.
+ */
+export function zipkinV1(span: ZipkinSpanJson): ZipkinSpanJsonV1 {
+  const endpoint: EndpointV1 = { ...span.localEndpoint };
+  const [start, end] = span.kind === 'SERVER' ? ['sr', 'ss'] : ['cs', 'cr'];
+  const out: ZipkinSpanJsonV1 = {
+    traceId: span.traceId,
+    id: span.id,
+    name: span.name ?? '',
+    timestamp: span.timestamp,
+    duration: span.duration,
+    annotations: [
+      { timestamp: span.timestamp, value: start, endpoint },
+      ...(span.annotations ?? []).map((a) => ({ ...a, endpoint })),
+      { timestamp: span.timestamp + span.duration, value: end, endpoint },
+    ],
+    binaryAnnotations: Object.entries(span.tags).map(([key, value]) => ({ key, value, endpoint })),
+  };
+  if (span.parentId) out.parentId = span.parentId;
+  return out;
+}
+
 /** `scheme://host/path` with the path cut at `maxPathLength`, as the reference's `http.url` tag. */
 export function urlTag(scheme: string, authority: string, path: string, maxPathLength: number): string {
   return `${scheme}://${authority}${path.length > maxPathLength ? path.slice(0, maxPathLength) : path}`;

@@ -30,17 +30,18 @@ describe('tracing config', () => {
     assert.deepEqual(errors(yaml(struct)), []);
   });
 
-  it('refuses by name the encodings it does not send, the v2 default JSON v1 included', () => {
+  it('refuses by name the encodings it does not send; JSON v1, the v2 default, is sent', () => {
     const proto = errors(yaml(provider(', collector_endpoint_version: HTTP_PROTO')));
     assert.match(
       proto.join('\n'),
       /provider\.typed_config\.collector_endpoint_version: HTTP_PROTO is not implemented/,
     );
-    const unset = errors(yaml(provider('')));
     assert.match(
-      unset.join('\n'),
-      /collector_endpoint_version: HTTP_JSON_V1 \(the v2 default when unset\) is not implemented/,
+      errors(yaml(provider(', collector_endpoint_version: GRPC'))).join('\n'),
+      /collector_endpoint_version: GRPC is not implemented/,
     );
+    assert.deepEqual(errors(yaml(provider(''))), [], 'unset: JSON v1');
+    assert.deepEqual(errors(yaml(provider(', collector_endpoint_version: HTTP_JSON_V1'))), []);
   });
 
   it('refuses custom_tags, another tracer, a decorator without operation, decorator propagate', () => {

@@ -5,11 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { ZipkinSpanJson } from '../../../src/dataplane/tracing/span.js';
+import type { ZipkinSpanJson, ZipkinSpanJsonV1 } from '../../../src/dataplane/tracing/span.js';
 import { until } from '../../helpers/dataplane.js';
 import {
   tracedGet as get,
   spanFor,
+  spansV1,
   startRecorders,
   stopRecorders,
   tracedBootstrap,
@@ -20,6 +21,32 @@ before(startRecorders);
 after(stopRecorders);
 
 describe('zipkin tracing', () => {
+  it('reports in Zipkin JSON v1 without collector_endpoint_version (the v2 default, HTTP_JSON_V1)', async () => {
+    const bootstrap = tracedBootstrap(
+      {},
+      { collector_endpoint: '/api/v1/spans', collector_endpoint_version: null },
+    );
+    await withProxy(bootstrap, [], async (_proxy, port) => {
+      const seen = await get(port);
+      const traceId = seen['x-b3-traceid'] as string;
+      await until(() => spansV1.some((s) => s.traceId === traceId), 5000, 'the v1 span at the collector');
+      const span = spansV1.find((s) => s.traceId === traceId) as ZipkinSpanJsonV1;
+      assert.equal(span.id, traceId);
+      assert.equal(span.name, 'checkAvailability');
+      assert.deepEqual(
+        span.annotations.map((a) => a.value),
+        ['sr', 'ss'],
+        'a server span: server receive and server send',
+      );
+      assert.equal(span.annotations[1]!.timestamp - span.annotations[0]!.timestamp, span.duration);
+      assert.ok(span.annotations.every((a) => a.endpoint.serviceName !== undefined && a.endpoint.port >= 0));
+      const tags = new Map(span.binaryAnnotations.map((b) => [b.key, b.value]));
+      assert.equal(tags.get('http.status_code'), '200');
+      assert.equal(tags.get('http.method'), 'GET');
+      assert.equal((span as unknown as { kind?: string }).kind, undefined, 'no v2 fields');
+    });
+  });
+
   it('starts a trace, hands its context upstream and reports the span with the reference tags', async () => {
     await withProxy(tracedBootstrap({}), [], async (proxy, port) => {
       const seen = await get(port, { 'x-request-id': '12345678-1234-4234-8234-123456789abc' });
