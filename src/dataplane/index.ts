@@ -34,8 +34,16 @@ export async function startDataPlane(ctx: ServerContext, health: HealthEdges): P
     // In-process the cluster manager's own host objects carry the traffic; with workers they
     // carry none and the workers' figures, summed, are the truth.
     return hosts
-      ? { ...health.figures, hostStats: (cluster, address) => hosts[cluster]?.[address] }
-      : { ...health.figures, hostStats: (cluster, address) => clusters.hostStats(cluster, address) };
+      ? {
+          ...health.figures,
+          hostStats: (cluster, address) => hosts[cluster]?.[address],
+          createdHosts: (cluster) => Object.keys(hosts[cluster] ?? {}),
+        }
+      : {
+          ...health.figures,
+          hostStats: (cluster, address) => clusters.hostStats(cluster, address),
+          createdHosts: (cluster) => clusters.createdHosts(cluster).map((h) => h.address),
+        };
   });
   const pool = ctx.workers;
   if (pool) {

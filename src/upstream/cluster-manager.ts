@@ -21,8 +21,10 @@ export const PANIC_THRESHOLD_KEY = 'upstream.healthy_panic_threshold';
 export interface ClusterManager<Traffic = undefined> {
   get(name: string): ClusterRuntime<Traffic> | undefined;
   all(): ClusterRuntime<Traffic>[];
-  /** The counters of a member (`ip:port`), for `/clusters`. */
+  /** The counters of a member (`ip:port`), configured or created by the balancer, for `/clusters`. */
   hostStats(cluster: string, address: string): HostStats | undefined;
+  /** Hosts the balancer created on demand (an ORIGINAL_DST cluster's destinations), not in the snapshot. */
+  createdHosts(cluster: string): UpstreamHost[];
   /** Stops following snapshots. */
   close(): void;
 }
@@ -275,7 +277,12 @@ export async function createClusterManager<Traffic>(
   return {
     get: (name) => managed.get(name)?.runtime,
     all: () => Array.from(managed.values(), (m) => m.runtime),
-    hostStats: (cluster, address) => managed.get(cluster)?.byAddress.get(address)?.stats,
+    hostStats: (cluster, address) => {
+      const m = managed.get(cluster);
+      return (m?.byAddress.get(address) ?? m?.memory.destinations?.get(address)?.host)?.stats;
+    },
+    createdHosts: (cluster) =>
+      Array.from(managed.get(cluster)?.memory.destinations?.values() ?? [], (d) => d.host),
     close() {
       subscription.unsubscribe();
       for (const m of managed.values()) retire(m);

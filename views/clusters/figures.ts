@@ -45,6 +45,11 @@ export interface LastHealthCheck {
 /** Live figures the views read next to the snapshot (they are not part of it). */
 export interface ClustersFigures {
   hostStats(cluster: string, address: string): HostCounters | undefined;
+  /**
+   * Hosts the data plane created that the snapshot does not hold (the destinations of an
+   * ORIGINAL_DST cluster, the reference's CLUSTER_PROVIDED hosts), by address.
+   */
+  createdHosts?(cluster: string): string[];
   outlier?(cluster: string): OutlierFigures | undefined;
   hostSuccessRate?(
     cluster: string,

@@ -1,5 +1,6 @@
 import { clusterSettings, type Thresholds } from '../../reducers/settings/cluster.js';
 import type { ClusterEntry, HostState, State } from '../../reducers/state.js';
+import { destinationState, parseDestination } from '../../src/upstream/lb/original-dst.js';
 import {
   type ClustersFigures,
   type HostCounters,
@@ -61,6 +62,16 @@ function isCanary(host: HostState): boolean {
   return false;
 }
 
+/** The hosts the data plane created for `entry` (ORIGINAL_DST), as members of weight 1 in no locality. */
+function created(entry: ClusterEntry, figures: ClustersFigures): HostState[] {
+  const known = new Set(entry.hosts.map((h) => h.address));
+  return (figures.createdHosts?.(entry.name) ?? []).flatMap((address) => {
+    if (known.has(address)) return [];
+    const parsed = parseDestination(address);
+    return parsed ? [destinationState(parsed)] : [];
+  });
+}
+
 /** Clusters sorted by name, each with its live figures (zeroes and `-1` when none are reported). */
 export function selectClusters(state: State, figures: ClustersFigures): ClusterView[] {
   return Object.values(state.clusters)
@@ -72,7 +83,7 @@ export function selectClusters(state: State, figures: ClustersFigures): ClusterV
         entry,
         outlier,
         thresholds: [settings.thresholds.DEFAULT, settings.thresholds.HIGH],
-        hosts: entry.hosts.map((host) => {
+        hosts: [...entry.hosts, ...created(entry, figures)].map((host) => {
           const rates = figures.hostSuccessRate?.(entry.name, host.address);
           return {
             host,

@@ -83,7 +83,8 @@ function hostStats(state: Store['state'], manager: ClusterManager<ClusterTraffic
   for (const name of Object.keys(state.clusters)) {
     const runtime = manager.get(name);
     if (!runtime) continue;
-    out[name] = Object.fromEntries(runtime.hosts.map((h) => [h.address, { ...h.stats }]));
+    const hosts = [...runtime.hosts, ...manager.createdHosts(name)];
+    out[name] = Object.fromEntries(hosts.map((h) => [h.address, { ...h.stats }]));
   }
   return out;
 }

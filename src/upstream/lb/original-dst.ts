@@ -24,7 +24,8 @@ export function parseDestination(value: string): { address: string; ip: string; 
   return { address: hostKey(ip, port), ip, port };
 }
 
-function destinationState(d: { address: string; ip: string; port: number }): HostState {
+/** A destination as a member: weight 1, no locality, healthy. */
+export function destinationState(d: { address: string; ip: string; port: number }): HostState {
   return {
     ...d,
     hostname: '',

@@ -133,6 +133,45 @@ describe('ORIGINAL_DST with use_http_header through the proxy', () => {
     // A swept destination comes back on demand.
     assert.equal((await get(port, { 'x-proxy-original-dst-host': `127.0.0.1:${b.port}` })).body, 'b');
   });
+
+  it('/clusters lists the destinations it created (the CLUSTER_PROVIDED hosts) with their counters', async () => {
+    await get(port, { 'x-proxy-original-dst-host': `127.0.0.1:${a.port}` });
+    const text = (await proxy.get('/clusters')).body;
+    assert.match(text, new RegExp(`^dst::127\\.0\\.0\\.1:${a.port}::rq_total::[1-9]`, 'm'));
+    assert.match(text, new RegExp(`^dst::127\\.0\\.0\\.1:${a.port}::health_flags::healthy$`, 'm'));
+    const json = JSON.parse((await proxy.get('/clusters?format=json')).body) as {
+      cluster_statuses: Array<{
+        name: string;
+        host_statuses?: Array<{ address: { socket_address: { port_value: number } } }>;
+      }>;
+    };
+    const dst = json.cluster_statuses.find((c) => c.name === 'dst');
+    assert.ok(dst?.host_statuses?.some((h) => h.address.socket_address.port_value === a.port));
+  });
+});
+
+describe('ORIGINAL_DST destinations in /clusters with --concurrency 2', () => {
+  let a: Upstream;
+  let proxy: ProxyProcess;
+
+  before(async () => {
+    a = await upstream('a');
+    proxy = await startProxyProcess(bootstrap(), ['--concurrency', '2'], 60_000);
+  });
+
+  after(async () => {
+    await proxy?.stop();
+    a.server.closeAllConnections();
+    a.server.close();
+  });
+
+  it('lists the destinations the workers created, their counters summed', async () => {
+    const port = await proxy.listenerPort('http');
+    for (let i = 0; i < 4; i++)
+      assert.equal((await get(port, { 'x-proxy-original-dst-host': `127.0.0.1:${a.port}` })).body, 'a');
+    const text = (await proxy.get('/clusters')).body;
+    assert.match(text, new RegExp(`^dst::127\\.0\\.0\\.1:${a.port}::rq_total::4$`, 'm'));
+  });
 });
 
 describe('parseDestination', () => {
