@@ -4,6 +4,7 @@ export const RECENT_LOOKUPS_CAPACITY = 100;
 /** A process's recent lookups as plain data (see `RecentLookups.dump`). */
 export interface LookupsDump {
   total: number;
+  tracked: number;
   capacity: number;
   entries: Array<[string, number]>;
 }
@@ -16,6 +17,12 @@ export interface LookupsDump {
 export class RecentLookups {
   /** Lookups since start or the last clear, whether or not the list is enabled. */
   total = 0;
+  /**
+   * Lookups since the list was enabled (or cleared): what the listed names count, those
+   * pushed out of the list by newer ones included. `/stats/recentlookups` prints it as its
+   * total while enabled, so the total is never made of names it cannot show.
+   */
+  tracked = 0;
   /** 0 = disabled. */
   capacity = 0;
   /** Insertion order is recency: a hit moves the name to the end. */
@@ -24,6 +31,7 @@ export class RecentLookups {
   lookup(name: string): void {
     this.total += 1;
     if (this.capacity === 0) return;
+    this.tracked += 1;
     const n = this.counts.get(name);
     if (n !== undefined) this.counts.delete(name);
     this.counts.set(name, (n ?? 0) + 1);
@@ -34,12 +42,14 @@ export class RecentLookups {
   }
 
   enable(): void {
+    if (this.capacity === 0) this.tracked = 0;
     this.capacity = RECENT_LOOKUPS_CAPACITY;
   }
 
   /** Stops collecting and drops the list; the total keeps counting. */
   disable(): void {
     this.capacity = 0;
+    this.tracked = 0;
     this.counts.clear();
   }
 
@@ -47,11 +57,12 @@ export class RecentLookups {
   clear(): void {
     this.counts.clear();
     this.total = 0;
+    this.tracked = 0;
   }
 
   /** The list and total as plain data, for a worker's answer over its message port. */
   dump(): LookupsDump {
-    return { total: this.total, capacity: this.capacity, entries: [...this.counts] };
+    return { total: this.total, tracked: this.tracked, capacity: this.capacity, entries: [...this.counts] };
   }
 
   /**
@@ -61,6 +72,7 @@ export class RecentLookups {
    */
   absorb(part: LookupsDump): void {
     this.total += part.total;
+    this.tracked += part.tracked ?? 0;
     this.capacity = Math.max(this.capacity, part.capacity);
     for (const [name, n] of part.entries) this.counts.set(name, (this.counts.get(name) ?? 0) + n);
   }

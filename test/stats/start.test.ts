@@ -36,7 +36,9 @@ test('recent lookups follow the states table', async () => {
   ctx.stats.counter('b');
   ctx.stats.gauge('a');
   ctx.stats.counter('b');
-  assert.equal(renderRecentLookups(lookups).body, '   Count Lookup\n       1 a\n       2 b\n\ntotal: 4\n');
+  // The total is what the listed names count (issue 30: a total of lookups made before
+  // tracking was enabled, with no name to show for them, told nothing): 3, not 4.
+  assert.equal(renderRecentLookups(lookups).body, '   Count Lookup\n       1 a\n       2 b\n\ntotal: 3\n');
   // clear: list and count cleared, collection continues
   ctx.store.dispatch(recentLookupsCleared({}), 'admin');
   assert.equal(renderRecentLookups(lookups).body, '   Count Lookup\n\ntotal: 0\n');
