@@ -53,10 +53,10 @@ import { METHODS, RESOURCE_NAME, type ResourceKind, TYPE_URLS } from './types.js
 import { versionHash } from './version-hash.js';
 import { localNode, nodeMessage } from './wire.js';
 
-/** One type on one stream: the names wanted (null: all) and the source's fetch timeout. */
 /** While a management server keeps re-sending a rejected update, how often the copies are reported. */
 const REPEAT_REPORT_MS = 10_000;
 
+/** One type on one stream: the names wanted (null: all) and the source's fetch timeout. */
 interface Want {
   kind: ResourceKind;
   source: ConfigSourceSpec;
