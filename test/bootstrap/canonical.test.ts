@@ -37,7 +37,7 @@ describe('typed_config without @type', () => {
       errors[0]?.endsWith(
         `${AT}.access_log[0].typed_config: missing "@type"; add "@type": "type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog" (or the v2 "type.googleapis.com/envoy.config.accesslog.v2.FileAccessLog")`,
       ),
-      errors[0],
+      errors.join('\n'),
     );
   });
 

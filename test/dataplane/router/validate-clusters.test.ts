@@ -28,7 +28,7 @@ describe('validate_clusters of an inline route table', () => {
     assert.equal(errors.length, 1, errors.join('\n'));
     assert.ok(
       errors[0]?.includes(`${AT}.cluster: route: cluster 'missing' is not a known cluster`),
-      errors[0],
+      errors.join('\n'),
     );
   });
 
@@ -45,7 +45,7 @@ describe('validate_clusters of an inline route table', () => {
     assert.equal(errors.length, 1, errors.join('\n'));
     assert.ok(
       errors[0]?.includes(`${AT}.weighted_clusters.clusters[1].name: route: weighted cluster 'gone'`),
-      errors[0],
+      errors.join('\n'),
     );
   });
 
