@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { HostSpec, Json, JsonObject, Locality, RawCluster } from '../events/index.js';
 import { arrayOf, objectOf } from './settings/values.js';
 import type { HostState } from './state.js';
@@ -170,4 +171,29 @@ export function withHealth(
   if (previous?.activeHcChangedAt !== undefined) host.activeHcChangedAt = previous.activeHcChangedAt;
   if (previous?.lastEjection !== undefined) host.lastEjection = previous.lastEjection;
   return host;
+}
+
+/** `ip:port` (IPv6 bracketed) as a member address, or null when it is not a literal address with a port. */
+export function parseDestination(value: string): { address: string; ip: string; port: number } | null {
+  const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(value) ?? /^([^:[\]]+):(\d{1,5})$/.exec(value);
+  if (!m) return null;
+  const ip = m[1] as string;
+  const port = Number(m[2]);
+  if (isIP(ip) === 0 || port < 1 || port > 65535) return null;
+  return { address: hostKey(ip, port), ip, port };
+}
+
+/** A destination as a member: weight 1, no locality, healthy. */
+export function destinationState(d: { address: string; ip: string; port: number }): HostState {
+  return {
+    ...d,
+    hostname: '',
+    weight: 1,
+    priority: 0,
+    locality: { region: '', zone: '', sub_zone: '' },
+    metadata: {},
+    edsHealth: 'UNKNOWN',
+    failedActiveHc: false,
+    failedOutlierCheck: false,
+  };
 }

@@ -1,6 +1,6 @@
+import { destinationState, parseDestination } from '../../reducers/hosts.js';
 import { clusterSettings, type Thresholds } from '../../reducers/settings/cluster.js';
 import type { ClusterEntry, HostState, State } from '../../reducers/state.js';
-import { destinationState, parseDestination } from '../../src/upstream/lb/original-dst.js';
 import {
   type ClustersFigures,
   type HostCounters,

@@ -1,6 +1,6 @@
 import type { Json, JsonObject } from '../../events/index.js';
-import { entryOf } from '../../reducers/names.js';
 import { edsServiceName } from '../../reducers/discovery.js';
+import { entryOf } from '../../reducers/names.js';
 import type { ClusterEntry, ListenerEntry, State } from '../../reducers/state.js';
 import { LazyList, lazyList } from '../lazy-list.js';
 import { omitDefaults, socketAddress, timestamp } from '../proto-json.js';

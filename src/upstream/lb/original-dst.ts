@@ -1,6 +1,4 @@
-import { isIP } from 'node:net';
-import { hostKey } from '../../../reducers/hosts.js';
-import type { HostState } from '../../../reducers/state.js';
+import { destinationState, parseDestination } from '../../../reducers/hosts.js';
 import { newUpstreamHost } from '../host.js';
 import type { LbContext, LoadBalancer, UpstreamHost } from '../types.js';
 import type { BalancerInput } from './input.js';
@@ -12,31 +10,6 @@ export const ORIGINAL_DST_HEADERS = ['x-proxy-original-dst-host', 'x-envoy-origi
 interface Destination {
   host: UpstreamHost;
   used: boolean;
-}
-
-/** `ip:port` (IPv6 bracketed) as a member address, or null when it is not a literal address with a port. */
-export function parseDestination(value: string): { address: string; ip: string; port: number } | null {
-  const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(value) ?? /^([^:[\]]+):(\d{1,5})$/.exec(value);
-  if (!m) return null;
-  const ip = m[1] as string;
-  const port = Number(m[2]);
-  if (isIP(ip) === 0 || port < 1 || port > 65535) return null;
-  return { address: hostKey(ip, port), ip, port };
-}
-
-/** A destination as a member: weight 1, no locality, healthy. */
-export function destinationState(d: { address: string; ip: string; port: number }): HostState {
-  return {
-    ...d,
-    hostname: '',
-    weight: 1,
-    priority: 0,
-    locality: { region: '', zone: '', sub_zone: '' },
-    metadata: {},
-    edsHealth: 'UNKNOWN',
-    failedActiveHc: false,
-    failedOutlierCheck: false,
-  };
 }
 
 /**

@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
-import { parseDestination } from '../../../src/upstream/lb/original-dst.js';
+import { parseDestination } from '../../../reducers/hosts.js';
 import { hcmWithRoutes, httpListener, LOOPBACK_ADMIN } from '../../helpers/bootstraps.js';
 import { until } from '../../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
