@@ -20,7 +20,9 @@ import {
 const dir = mkdtempSync(join(tmpdir(), 'file-sink-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const MODULE = pathToFileURL(join(import.meta.dirname, '../../../src/dataplane/access-log/file-sink.ts')).href;
+/** The module as this test runs it: the source under tsx, the build under `npm test`. */
+const EXT = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+const MODULE = pathToFileURL(join(import.meta.dirname, `../../../src/dataplane/access-log/file-sink.${EXT}`)).href;
 
 /** Runs `code` (an ES module body) in a fresh Node process with tsx; returns its stdout. */
 function child(code: string): string {
