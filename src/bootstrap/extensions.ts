@@ -35,6 +35,7 @@ export const CONFIG_TYPE = {
   grpcHttp1Bridge: 'envoy.config.filter.http.grpc_http1_bridge.v2.Config',
   grpcWeb: 'envoy.config.filter.http.grpc_web.v2.GrpcWeb',
   fault: 'envoy.config.filter.http.fault.v2.HTTPFault',
+  rbac: 'envoy.config.filter.http.rbac.v2.RBAC',
   originalDst: 'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   tlsInspector: 'envoy.config.filter.listener.tls_inspector.v2.TlsInspector',
   upstreamTls: 'envoy.api.v2.auth.UpstreamTlsContext',
@@ -86,6 +87,7 @@ export const EXTENSIONS: readonly Extension[] = [
   ),
   ext('envoy.filters.http', 'envoy.filters.http.grpc_web', ['envoy.grpc_web'], CONFIG_TYPE.grpcWeb),
   ext('envoy.filters.http', 'envoy.filters.http.fault', ['envoy.fault'], CONFIG_TYPE.fault),
+  ext('envoy.filters.http', 'envoy.filters.http.rbac', [], CONFIG_TYPE.rbac),
   ext(
     'envoy.filters.listener',
     'envoy.filters.listener.original_dst',

@@ -26,6 +26,7 @@ const ENTRY_FILES = [
   'envoy/config/filter/http/grpc_http1_bridge/v2.proto',
   'envoy/config/filter/http/grpc_web/v2.proto',
   'envoy/config/filter/http/fault/v2.proto',
+  'envoy/config/filter/http/rbac/v2.proto',
   'envoy/admin/v2alpha.proto',
   'envoy/config/resource_monitor/fixed_heap/v2alpha.proto',
   'envoy/config/resource_monitor/injected_resource/v2alpha.proto',
@@ -59,6 +60,8 @@ const V3_ALIASES: Record<string, string> = {
     'envoy.config.filter.http.grpc_http1_bridge.v2.Config',
   'envoy.extensions.filters.http.grpc_web.v3.GrpcWeb': 'envoy.config.filter.http.grpc_web.v2.GrpcWeb',
   'envoy.extensions.filters.http.fault.v3.HTTPFault': 'envoy.config.filter.http.fault.v2.HTTPFault',
+  'envoy.extensions.filters.http.rbac.v3.RBAC': 'envoy.config.filter.http.rbac.v2.RBAC',
+  'envoy.extensions.filters.http.rbac.v3.RBACPerRoute': 'envoy.config.filter.http.rbac.v2.RBACPerRoute',
   'envoy.extensions.filters.listener.original_dst.v3.OriginalDst':
     'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector':

@@ -71,7 +71,13 @@ export const statsHandlers: HandlerDescriptor[] = [
     params: STATS_PARAMS,
     async handle(req, ctx) {
       const runtime = ctx.statsRuntime;
-      return streamStats(await runtime.forQuery(), runtime.tags, req.query, undefined, ctx.options.prometheusNames);
+      return streamStats(
+        await runtime.forQuery(),
+        runtime.tags,
+        req.query,
+        undefined,
+        ctx.options.prometheusNames,
+      );
     },
     async data(_req, ctx) {
       return statsData(await ctx.statsRuntime.forQuery());
@@ -84,7 +90,13 @@ export const statsHandlers: HandlerDescriptor[] = [
     params: STATS_PARAMS.filter((p) => ['usedonly', 'filter', 'text_readouts', 'names'].includes(p.name)),
     async handle(req, ctx) {
       const runtime = ctx.statsRuntime;
-      return streamStats(await runtime.forQuery(), runtime.tags, req.query, 'prometheus', ctx.options.prometheusNames);
+      return streamStats(
+        await runtime.forQuery(),
+        runtime.tags,
+        req.query,
+        'prometheus',
+        ctx.options.prometheusNames,
+      );
     },
   },
   {

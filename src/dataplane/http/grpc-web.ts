@@ -1,6 +1,12 @@
 import type { Scope } from '../../stats/store.js';
 import { GrpcStatTracker, type GrpcStream } from './grpc.js';
-import { type HttpRequest, headerValue, type ResponseSink, removeHeader, setHeader } from '../codec/request.js';
+import {
+  type HttpRequest,
+  headerValue,
+  type ResponseSink,
+  removeHeader,
+  setHeader,
+} from '../codec/request.js';
 
 /** The request content types the reference's v2 filter translates. */
 const WEB_TYPES = new Set([

@@ -67,7 +67,13 @@ export function compileFilterOverrides(owner: JsonObject, where: string, report:
         report.unsupported(at, `per-route config of ${extension.name} is not implemented`);
         continue;
       }
-      const body = overrideBody(value, field === 'typed_per_filter_config', type, at, report);
+      const body = overrideBody(
+        value,
+        field === 'typed_per_filter_config',
+        factory.perRouteType ?? type,
+        at,
+        report,
+      );
       if (body === undefined) continue;
       const compiled = factory.perRoute(body, at, report);
       if (type === CONFIG_TYPE.csrf) out.csrf = compiled as CsrfPolicy;

@@ -68,6 +68,8 @@ export interface HttpFilterFactory<C = unknown> {
   install?(chain: FilterChain, config: C, path: string, report: Report): void;
   /** Makes the filter's per-request state, once per connection manager. */
   start?(config: C, ctx: FilterContext): StreamFilterMaker;
+  /** The override's message when it is not the filter's own (`RBACPerRoute`). */
+  perRouteType?: string;
   /** Compiles a route's or virtual host's override (`per_filter_config` / `typed_per_filter_config`). */
   perRoute?(config: JsonObject, path: string, report: Report): unknown;
 }

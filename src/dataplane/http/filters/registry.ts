@@ -4,6 +4,7 @@ import { csrfFactory } from './csrf.js';
 import { faultFactory } from './fault/index.js';
 import { grpcHttp1BridgeFactory, grpcWebFactory } from './grpc.js';
 import { healthCheckFactory } from './health-check.js';
+import { rbacFactory } from './rbac/index.js';
 import { routerFactory } from './router.js';
 import { tapFactory } from './tap.js';
 
@@ -20,6 +21,7 @@ export const HTTP_FILTER_FACTORIES: readonly HttpFilterFactory[] = [
   registered(grpcHttp1BridgeFactory),
   registered(grpcWebFactory),
   registered(faultFactory),
+  registered(rbacFactory),
 ];
 
 /** A factory as the registry holds it: its config is only ever the one its own `compile` made. */

@@ -1,0 +1,197 @@
+import { BlockList, isIPv6 } from 'node:net';
+import type { Json, JsonObject } from '../../../../../events/config.js';
+import { objectOf } from '../../../../../reducers/settings/values.js';
+import { acting, checkFields, type FieldTable } from '../../../../bootstrap/honoured.js';
+import { attempt, type Report } from '../../../../bootstrap/report.js';
+import type { StreamInfo } from '../../../access-log/stream-info.js';
+import type { HttpRequest } from '../../../codec/request.js';
+import { compileHeaderMatcher, compileStringMatcher, listOf } from '../../../router/matchers.js';
+
+/** What a permission or principal reads of a request. */
+export interface RbacSubject {
+  req: HttpRequest;
+  info: StreamInfo;
+}
+
+type Test = (s: RbacSubject) => boolean;
+
+/** A compiled `config.rbac.v2.RBAC`: whether a request is allowed, and which policy decided. */
+export interface RbacEngine {
+  action: 'ALLOW' | 'DENY' | 'LOG';
+  policies: Array<{ name: string; test: Test }>;
+}
+
+const RBAC_FIELDS: FieldTable = acting('action', 'policies');
+const POLICY_FIELDS: FieldTable = acting('permissions', 'principals');
+const PERMISSION_FIELDS: FieldTable = {
+  ...acting(
+    'and_rules',
+    'or_rules',
+    'any',
+    'header',
+    'url_path',
+    'destination_ip',
+    'destination_port',
+    'not_rule',
+  ),
+  requested_server_name: { refuse: 'RBAC requested_server_name is not implemented' },
+};
+const PRINCIPAL_FIELDS: FieldTable = {
+  ...acting(
+    'and_ids',
+    'or_ids',
+    'any',
+    'source_ip',
+    'direct_remote_ip',
+    'remote_ip',
+    'header',
+    'url_path',
+    'not_id',
+  ),
+  authenticated: {
+    refuse:
+      'RBAC authenticated principals (the peer certificate is not yet passed to HTTP filters) are not implemented',
+  },
+};
+
+/** The field tables of the RBAC messages, by message name. */
+export const RBAC_FIELD_TABLES = {
+  RBAC: RBAC_FIELDS,
+  Policy: POLICY_FIELDS,
+  Permission: PERMISSION_FIELDS,
+  Principal: PRINCIPAL_FIELDS,
+  Set: acting('rules', 'ids'),
+  PathMatcher: acting('path'),
+  CidrRange: acting('address_prefix', 'prefix_len'),
+};
+
+/** `ip:port` (v6 in brackets or not) -> [ip, port]. */
+function splitHostPort(address: string): [string, number] {
+  const colon = address.lastIndexOf(':');
+  if (colon < 0) return [address, 0];
+  const ip = address.slice(0, colon).replace(/^\[|\]$/g, '');
+  return [ip, Number(address.slice(colon + 1))];
+}
+
+/** A v4 peer on a dual-stack socket is its v4 address. */
+const plain = (ip: string) => (ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip);
+
+function cidr(raw: JsonObject, path: string, report: Report): (ip: string) => boolean {
+  checkFields(raw, path, report, RBAC_FIELD_TABLES.CidrRange, 'CidrRange');
+  const prefix = typeof raw.address_prefix === 'string' ? raw.address_prefix : '';
+  const v6 = isIPv6(prefix);
+  const len = raw.prefix_len === undefined ? (v6 ? 128 : 32) : Number(raw.prefix_len);
+  const list = new BlockList();
+  try {
+    list.addSubnet(prefix, len, v6 ? 'ipv6' : 'ipv4');
+  } catch {
+    report.error(path, `'${prefix}/${len}' is not a CIDR range`);
+    return () => false;
+  }
+  return (ip) => {
+    const p = plain(ip);
+    return list.check(p, isIPv6(p) ? 'ipv6' : 'ipv4');
+  };
+}
+
+function urlPath(raw: JsonObject, path: string): Test {
+  const test = compileStringMatcher(objectOf(raw.path), `${path}.path`);
+  return (s) => {
+    const q = s.req.path.indexOf('?');
+    return test(q < 0 ? s.req.path : s.req.path.slice(0, q));
+  };
+}
+
+const SET_KEY = { and_rules: 'rules', or_rules: 'rules', and_ids: 'ids', or_ids: 'ids' } as const;
+
+/** A `Permission` (`principal` false) or a `Principal` (true) as a test; exactly one rule is set. */
+function rule(raw: JsonObject, path: string, report: Report, principal: boolean): Test {
+  const what = principal ? 'Principal' : 'Permission';
+  checkFields(raw, path, report, principal ? PRINCIPAL_FIELDS : PERMISSION_FIELDS, what);
+  const keys = Object.keys(raw);
+  const key = keys[0];
+  if (keys.length !== 1 || key === undefined) {
+    report.error(path, `a ${what} sets exactly one rule`, 'missing');
+    return () => false;
+  }
+  const value = raw[key] as Json;
+  const at = `${path}.${key}`;
+  switch (key) {
+    case 'any':
+      return () => value === true;
+    case 'and_rules':
+    case 'or_rules':
+    case 'and_ids':
+    case 'or_ids': {
+      const set = objectOf(value as JsonObject);
+      checkFields(set, at, report, acting(SET_KEY[key]), 'Set');
+      const tests = listOf(set[SET_KEY[key]]).map((r, i) =>
+        rule(r, `${at}.${SET_KEY[key]}[${i}]`, report, principal),
+      );
+      return key.startsWith('and') ? (s) => tests.every((t) => t(s)) : (s) => tests.some((t) => t(s));
+    }
+    case 'not_rule':
+    case 'not_id': {
+      const inner = rule(objectOf(value as JsonObject), at, report, principal);
+      return (s) => !inner(s);
+    }
+    case 'header': {
+      const test = compileHeaderMatcher(objectOf(value as JsonObject), at);
+      return (s) => test(s.req);
+    }
+    case 'url_path':
+      return urlPath(objectOf(value as JsonObject), at);
+    case 'destination_ip': {
+      const test = cidr(objectOf(value as JsonObject), at, report);
+      return (s) => test(splitHostPort(s.req.localAddress ?? '')[0]);
+    }
+    case 'destination_port':
+      return (s) => splitHostPort(s.req.localAddress ?? '')[1] === Number(value);
+    case 'source_ip':
+    case 'direct_remote_ip': {
+      const test = cidr(objectOf(value as JsonObject), at, report);
+      return (s) => test(s.req.remoteIp);
+    }
+    case 'remote_ip': {
+      // The client's address as the edge step read it (x-forwarded-for when trusted).
+      const test = cidr(objectOf(value as JsonObject), at, report);
+      return (s) => test(splitHostPort(s.info.downstreamRemote)[0]);
+    }
+    default:
+      // Refused by checkFields above.
+      return () => false;
+  }
+}
+
+/** Compiles a `config.rbac.v2.RBAC`. Policies are tried in name order, as the reference's map. */
+export function compileRbacEngine(raw: JsonObject, path: string, report: Report): RbacEngine {
+  checkFields(raw, path, report, RBAC_FIELDS, 'RBAC');
+  const action = raw.action === 'DENY' || raw.action === 'LOG' ? raw.action : 'ALLOW';
+  const policies = Object.entries(objectOf(raw.policies))
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, p]) => {
+      const at = `${path}.policies.${name}`;
+      const policy = objectOf(p as JsonObject);
+      checkFields(policy, at, report, POLICY_FIELDS, 'Policy');
+      const build = (field: string, principal: boolean) =>
+        listOf(policy[field]).map(
+          (r, i): Test =>
+            attempt(report, at, () => rule(r, `${at}.${field}[${i}]`, report, principal)) ?? (() => false),
+        );
+      const permissions = build('permissions', false);
+      const principals = build('principals', true);
+      if (permissions.length === 0)
+        report.error(`${at}.permissions`, 'at least one permission is required', 'missing');
+      if (principals.length === 0)
+        report.error(`${at}.principals`, 'at least one principal is required', 'missing');
+      const test: Test = (s) => permissions.some((t) => t(s)) && principals.some((t) => t(s));
+      return { name, test };
+    });
+  return { action, policies };
+}
+
+/** Whether the engine lets the request through: ALLOW needs a matching policy, DENY none; LOG always. */
+export function rbacAllows(engine: RbacEngine, subject: RbacSubject): boolean {
+  const matched = engine.policies.some((p) => p.test(subject));
+  return engine.action === 'ALLOW' ? matched : engine.action === 'DENY' ? !matched : true;
+}

@@ -1,0 +1,75 @@
+import type { JsonObject } from '../../../../../events/config.js';
+import { objectOf } from '../../../../../reducers/settings/values.js';
+import { CONFIG_TYPE } from '../../../../bootstrap/extensions.js';
+import { acting, checkFields } from '../../../../bootstrap/honoured.js';
+import type { Report } from '../../../../bootstrap/report.js';
+import type { Counter } from '../../../../stats/store.js';
+import {
+  CONTINUE,
+  type FilterStatus,
+  type FilterStream,
+  type HttpFilterFactory,
+  STOP_ITERATION,
+} from '../api.js';
+import { compileRbacEngine, RBAC_FIELD_TABLES, type RbacEngine, rbacAllows } from './engine.js';
+
+/** A compiled HTTP RBAC filter config: the enforced rules and the shadow ones, each optional. */
+export interface RbacFilterConfig {
+  rules: RbacEngine | null;
+  shadow: RbacEngine | null;
+}
+
+function compileRbacFilter(raw: JsonObject, path: string, report: Report): RbacFilterConfig {
+  checkFields(raw, path, report, acting('rules', 'shadow_rules'), 'RBAC');
+  const engine = (field: string) =>
+    raw[field] === undefined ? null : compileRbacEngine(objectOf(raw[field]), `${path}.${field}`, report);
+  return { rules: engine('rules'), shadow: engine('shadow_rules') };
+}
+
+/** `RBACPerRoute`: the route's own rules in place of the filter's. */
+function compilePerRoute(raw: JsonObject, path: string, report: Report): RbacFilterConfig {
+  checkFields(raw, path, report, acting('rbac'), 'RBACPerRoute');
+  return compileRbacFilter(objectOf(raw.rbac), `${path}.rbac`, report);
+}
+
+interface RbacStats {
+  allowed: Counter;
+  denied: Counter;
+  shadowAllowed: Counter;
+  shadowDenied: Counter;
+}
+
+/** `envoy.filters.http.rbac`: answers 403 to requests its rules refuse (docs/http-filters.md). */
+export const rbacFactory: HttpFilterFactory<RbacFilterConfig> = {
+  configType: CONFIG_TYPE.rbac,
+  fieldTables: { ...RBAC_FIELD_TABLES, RBACPerRoute: acting('rbac') },
+  compile: compileRbacFilter,
+  perRoute: compilePerRoute,
+  perRouteType: 'envoy.config.filter.http.rbac.v2.RBACPerRoute',
+  start(base, ctx) {
+    const scope = ctx.scope.scope('rbac');
+    const stats: RbacStats = {
+      allowed: scope.counter('allowed'),
+      denied: scope.counter('denied'),
+      shadowAllowed: scope.counter('shadow_allowed'),
+      shadowDenied: scope.counter('shadow_denied'),
+    };
+    // Stateless per request: one filter object serves them all.
+    const filter = {
+      decodeHeaders(stream: FilterStream): FilterStatus {
+        const config = (stream.perRoute(CONFIG_TYPE.rbac) as RbacFilterConfig | undefined) ?? base;
+        if (config.shadow !== null)
+          (rbacAllows(config.shadow, stream) ? stats.shadowAllowed : stats.shadowDenied).inc();
+        if (config.rules === null) return CONTINUE;
+        if (rbacAllows(config.rules, stream)) {
+          stats.allowed.inc();
+          return CONTINUE;
+        }
+        stats.denied.inc();
+        stream.sendLocalReply(403, 'RBAC: access denied');
+        return STOP_ITERATION;
+      },
+    };
+    return () => filter;
+  },
+};
