@@ -35,7 +35,7 @@ const edsCluster = (name: string, extra = {}) => ({
 interface DynamicCluster {
   version_info: string;
   last_updated: string;
-  cluster: { name: string; lb_policy?: string };
+  cluster: { name: string; lb_policy?: string; '@type'?: string };
 }
 
 async function clustersDump(proxy: ProxyProcess): Promise<Record<string, DynamicCluster[] | string>> {
@@ -101,6 +101,10 @@ describe('CDS on ADS (v3)', () => {
       [['web', 'c1']],
     );
     assert.match(active[0]!.last_updated, /^\d{4}-\d\d-\d\dT/);
+    // v3 in, v3 out: the cluster came over a V3 subscription, the static one from the bootstrap
+    assert.equal(active[0]!.cluster['@type'], 'type.googleapis.com/envoy.config.cluster.v3.Cluster');
+    const statics = dump.static_clusters as unknown as Array<{ cluster: Record<string, unknown> }>;
+    assert.equal(statics[0]!.cluster['@type'], 'type.googleapis.com/envoy.api.v2.Cluster');
     assert.equal(dump.dynamic_warming_clusters, undefined);
     const stats = (await proxy.get('/stats?filter=^cluster_manager.cds')).body;
     assert.match(stats, /cluster_manager\.cds\.update_success: 1/);

@@ -5,6 +5,7 @@ import type { ClusterEntry, ListenerEntry, State } from '../../reducers/state.js
 import { LazyList, lazyList } from '../lazy-list.js';
 import { omitDefaults, socketAddress, timestamp } from '../proto-json.js';
 import { redact } from '../redact.js';
+import { apiVersions, asV3 } from './api-version.js';
 
 const ADMIN = 'type.googleapis.com/envoy.admin.v3.';
 /** Embedded resources are shown in the v2 shape they were configured in, so they carry v2 type URLs. */
@@ -113,10 +114,11 @@ export const typeUrl = (name: string) => `${ADMIN}${name}`;
 const each = <S>(source: readonly S[], make: (s: S) => JsonObject): Json =>
   lazyList(source, make) as unknown as Json;
 
-const any = (type: string, message: Json): JsonObject => ({
-  '@type': `${V2}${type}`,
-  ...(redact(message) as JsonObject),
-});
+/** A resource as an Any: in its v2 canonical form, or as v3 when it came in as v3 (`api-version.ts`). */
+const any = (type: string, message: Json, v3 = false): JsonObject => {
+  const packed: JsonObject = { '@type': `${V2}${type}`, ...(redact(message) as JsonObject) };
+  return v3 ? (asV3(packed) as JsonObject) : packed;
+};
 
 function byName<T extends { name: string }>(items: readonly T[]): T[] {
   return [...items].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -218,11 +220,11 @@ function onlyRejected(failures: Map<string, Rejection>, known: (name: string) =>
   return [...failures.values()].filter((f) => !known(f.name)).sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
-function dynamicCluster(c: ClusterEntry, failure: Rejection | undefined): JsonObject {
+function dynamicCluster(c: ClusterEntry, failure: Rejection | undefined, v3: boolean): JsonObject {
   return withError(
     {
       version_info: c.versionInfo,
-      cluster: any('Cluster', c.config),
+      cluster: any('Cluster', c.config, v3),
       last_updated: timestamp(c.lastUpdated),
     },
     failure,
@@ -235,6 +237,7 @@ function clustersDump(state: State): JsonObject {
   const version = state.clusterManager.versionInfo;
   const failures = lastRejections(state, 'Cluster');
   const rejectedOnly = onlyRejected(failures, (name) => entryOf(state.clusters, name) !== undefined);
+  const v3 = apiVersions(state).clusters;
   return {
     version_info: version === 'static' ? '' : version,
     static_clusters: each(
@@ -245,12 +248,12 @@ function clustersDump(state: State): JsonObject {
       [...clusters.filter((c) => c.addedViaApi && !c.warming), ...rejectedOnly],
       (c) =>
         'config' in c
-          ? dynamicCluster(c, failures.get(c.name))
-          : { cluster: any('Cluster', { name: c.name }), error_state: errorState(c) },
+          ? dynamicCluster(c, failures.get(c.name), v3)
+          : { cluster: any('Cluster', { name: c.name }, v3), error_state: errorState(c) },
     ),
     dynamic_warming_clusters: each(
       clusters.filter((c) => c.addedViaApi && c.warming),
-      (c) => dynamicCluster(c, failures.get(c.name)),
+      (c) => dynamicCluster(c, failures.get(c.name), v3),
     ),
   };
 }
@@ -259,6 +262,7 @@ function endpointsDump(state: State): JsonObject {
   const clusters = byName(Object.values(state.clusters));
   const discovered = (c: ClusterEntry) => String(c.config.type ?? '').toUpperCase() === 'EDS';
   const failures = lastRejections(state, 'ClusterLoadAssignment');
+  const versions = apiVersions(state);
   return {
     static_endpoint_configs: each(
       clusters.filter((c) => !discovered(c)),
@@ -271,7 +275,7 @@ function endpointsDump(state: State): JsonObject {
       withError(
         {
           version_info: c.versionInfo,
-          endpoint_config: any('ClusterLoadAssignment', loadAssignment(c)),
+          endpoint_config: any('ClusterLoadAssignment', loadAssignment(c), versions.endpoints(c)),
           last_updated: timestamp(c.lastUpdated),
         },
         failures.get(edsServiceName(c.config)),
@@ -300,6 +304,7 @@ function listenersDump(state: State): JsonObject {
 function dynamicListeners(state: State, listeners: ListenerEntry[]): JsonObject[] {
   const failures = lastRejections(state, 'Listener');
   const out = new Map<string, JsonObject>();
+  const v3 = apiVersions(state).listeners;
   for (const l of listeners) {
     if (!l.discovered) continue;
     const phase =
@@ -308,7 +313,7 @@ function dynamicListeners(state: State, listeners: ListenerEntry[]): JsonObject[
       name: l.name,
       [phase]: {
         version_info: l.discovered.versionInfo,
-        listener: any('Listener', l.config),
+        listener: any('Listener', l.config, v3),
         last_updated: timestamp(l.lastUpdated),
       },
     });
@@ -326,6 +331,7 @@ function dynamicListeners(state: State, listeners: ListenerEntry[]): JsonObject[
 function routesDump(state: State): JsonObject {
   const failures = lastRejections(state, 'RouteConfiguration');
   const routes = byName(Object.values(state.discovery.routes));
+  const versions = apiVersions(state);
   return {
     static_route_configs: byName(Object.values(state.listeners)).flatMap((l) =>
       routeConfigs(l.config).map((rc) => ({
@@ -338,7 +344,7 @@ function routesDump(state: State): JsonObject {
         withError(
           {
             version_info: r.versionInfo,
-            route_config: any('RouteConfiguration', r.config),
+            route_config: any('RouteConfiguration', r.config, versions.route(r.name)),
             last_updated: timestamp(r.lastUpdated),
           },
           failures.get(r.name),
@@ -346,7 +352,7 @@ function routesDump(state: State): JsonObject {
         ),
       ),
       ...onlyRejected(failures, (name) => entryOf(state.discovery.routes, name) !== undefined).map((f) => ({
-        route_config: any('RouteConfiguration', { name: f.name }),
+        route_config: any('RouteConfiguration', { name: f.name }, versions.route(f.name)),
         error_state: errorState(f),
       })),
     ],

@@ -1,0 +1,62 @@
+import type { Json, JsonObject } from '../../events/index.js';
+import { objectOf } from '../../reducers/settings/values.js';
+import type { ClusterEntry, State } from '../../reducers/state.js';
+import { v3MessageName } from '../../reducers/settings/api-names.js';
+
+const TYPE_URL_PREFIX = 'type.googleapis.com/';
+
+/** Fields v3 renamed (the loader reads them as v2, src/bootstrap/schema.ts), back to their v3 spelling. */
+const V3_KEYS: Record<string, string> = {
+  host_rewrite: 'host_rewrite_literal',
+  auto_host_rewrite_header: 'host_rewrite_header',
+};
+
+const isV3 = (source: Json | undefined): boolean => objectOf(source).resource_api_version === 'V3';
+
+/**
+ * Which discovered resources came in as v3: those of a subscription whose config source asks
+ * for v3 resources (`resource_api_version: V3`), so `/config_dump` shows them as v3, as the
+ * reference does. Static resources are shown as v2 (the canonical form does not keep the
+ * version a bootstrap was written in).
+ */
+export interface ApiVersions {
+  clusters: boolean;
+  listeners: boolean;
+  route(name: string): boolean;
+  endpoints(cluster: ClusterEntry): boolean;
+}
+
+export function apiVersions(state: State): ApiVersions {
+  const dynamic = objectOf(state.bootstrap?.config.dynamic_resources);
+  return {
+    clusters: isV3(dynamic.cds_config),
+    listeners: isV3(dynamic.lds_config),
+    route: (name) => Object.values(state.listeners).some((l) => rdsSourceIsV3(l.config, name)),
+    endpoints: (cluster) => isV3(objectOf(cluster.config.eds_cluster_config).eds_config),
+  };
+}
+
+/** Whether an HCM in `value` (a listener, at any depth) takes the table `name` from a V3 RDS source. */
+function rdsSourceIsV3(value: Json, name: string): boolean {
+  if (Array.isArray(value)) return value.some((v) => rdsSourceIsV3(v, name));
+  if (value === null || typeof value !== 'object') return false;
+  if (value.route_config_name === name && isV3(value.config_source)) return true;
+  return Object.values(value).some((v) => rdsSourceIsV3(v, name));
+}
+
+/**
+ * A canonical (v2) message as v3: every `@type` names the v3 message, and the fields v3
+ * renamed (only a route's action has any) are spelled as v3 spells them.
+ */
+export function asV3(value: Json, parentKey = ''): Json {
+  if (Array.isArray(value)) return value.map((v) => asV3(v, parentKey));
+  if (value === null || typeof value !== 'object') return value;
+  const out: JsonObject = {};
+  const action = parentKey === 'route';
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === '@type' && typeof inner === 'string')
+      out[key] = TYPE_URL_PREFIX + v3MessageName(inner.slice(inner.lastIndexOf('/') + 1));
+    else out[action && Object.hasOwn(V3_KEYS, key) ? V3_KEYS[key]! : key] = asV3(inner, key);
+  }
+  return out;
+}
