@@ -26,6 +26,8 @@ describe('cluster_manager.load_stats_config', () => {
       cluster: 'lrs',
       transport: 'V2',
       nodeOnFirstOnly: false,
+      // rate_limit_settings is a discovery source's; a load-reporting source has none.
+      rateLimit: null,
     });
     const v3 = bootstrapOf(
       loadYaml(
