@@ -12,8 +12,9 @@ import {
   FIELD_TABLES as TRACING_FIELD_TABLES,
   type TracingSpec,
 } from '../tracing/config.js';
-import { compileEdge, EDGE_FIELDS, FIELD_TABLES as EDGE_FIELD_TABLES, type EdgeSpec } from './edge.js';
-import { compileHttpFilters, type FilterChain } from './filters.js';
+import { compileEdge, FIELD_TABLES as EDGE_FIELD_TABLES, EDGE_FIELDS, type EdgeSpec } from './edge.js';
+import type { FilterChain } from './filters/chain.js';
+import { compileHttpFilters } from './filters.js';
 import {
   compileHttp2Options,
   DOWNSTREAM_HTTP2_OPTIONS_FIELDS,

@@ -1,9 +1,9 @@
 import type { Scope } from '../../stats/store.js';
+import type { HttpRequest } from '../codec/request.js';
 import type { CompiledRoute, CompiledVirtualHost } from '../router/table.js';
 import { CorsFilter, type CorsResponse } from './cors.js';
 import { CsrfFilter } from './csrf.js';
-import type { RouteFilterSpec } from './filters.js';
-import type { HttpRequest } from '../codec/request.js';
+import type { RouteFilterSpec } from './filters/chain.js';
 import { type RuntimeLookup, randomDraw } from './runtime-fraction.js';
 
 /** What the route filters decided for one request. */

@@ -3,10 +3,9 @@ import type { FieldTable } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
 import type { Scope } from '../../../stats/store.js';
 import type { StreamInfo } from '../../access-log/stream-info.js';
-import type { CompiledRoute } from '../../router/table.js';
-import type { FilterChain } from '../filters.js';
 import type { HttpRequest } from '../../codec/request.js';
 import type { RuntimeLookup } from '../runtime-fraction.js';
+import type { FilterChain } from './chain.js';
 
 /** The decoder's answer, as the reference's `FilterHeadersStatus`: go on to the next filter, or wait. */
 export const CONTINUE = 0;
@@ -19,8 +18,6 @@ export interface FilterStream {
   readonly req: HttpRequest;
   /** The access log's view: filters set response flags here. */
   readonly info: StreamInfo;
-  /** The route the request matched, or null. */
-  readonly matchedRoute: CompiledRoute | null;
   /** The cluster the route sends to (the first of weighted clusters), or null. */
   readonly routeCluster: string | null;
   /** This filter's per-route config, most specific level first (route, then virtual host), or undefined. */
@@ -72,10 +69,4 @@ export interface HttpFilterFactory<C = unknown> {
   perRouteType?: string;
   /** Compiles a route's or virtual host's override (`per_filter_config` / `typed_per_filter_config`). */
   perRoute?(config: JsonObject, path: string, report: Report): unknown;
-}
-
-/** A per-request filter of a chain: its factory's message and compiled config. */
-export interface StreamFilterSpec {
-  configType: string;
-  config: unknown;
 }

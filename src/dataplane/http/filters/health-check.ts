@@ -3,8 +3,8 @@ import { CONFIG_TYPE } from '../../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable } from '../../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../../bootstrap/report.js';
 import { compileHeaderMatcher, listOf } from '../../router/matchers.js';
-import type { HealthCheckFilter } from '../filters.js';
 import type { HttpFilterFactory } from './api.js';
+import type { HealthCheckFilter } from './chain.js';
 
 const HEALTH_CHECK_FIELDS: FieldTable = acting('pass_through_mode', 'headers');
 

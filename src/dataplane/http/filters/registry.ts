@@ -1,4 +1,5 @@
-import type { FilterContext, HttpFilterFactory, StreamFilterMaker, StreamFilterSpec } from './api.js';
+import type { FilterContext, HttpFilterFactory, StreamFilterMaker } from './api.js';
+import type { StreamFilterSpec } from './chain.js';
 import { corsFactory } from './cors.js';
 import { csrfFactory } from './csrf.js';
 import { faultFactory } from './fault/index.js';

@@ -4,8 +4,8 @@ import { acting, checkFields, type FieldTable } from '../../../bootstrap/honoure
 import type { Report } from '../../../bootstrap/report.js';
 import { type AccessLogSpec, compileAccessLogs } from '../../access-log/config.js';
 import { STRICT_CHECKABLE } from '../../router/request-controls.js';
-import type { RouterOptions } from '../filters.js';
 import type { HttpFilterFactory } from './api.js';
+import type { RouterOptions } from './chain.js';
 
 const ROUTER_FIELDS: FieldTable = {
   // Stats this build does not keep either way; both are hints to the reference's stats code.
