@@ -8,17 +8,12 @@
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import * as http from 'node:http';
-import * as net from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import type { JsonObject } from '../../events/index.js';
-import { HCM_TYPE } from '../helpers/bootstraps.js';
 import { spawnProxy } from '../helpers/cli.js';
-import { cluster } from '../helpers/dataplane.js';
-import { hcmConfig } from '../helpers/http-dataplane.js';
+import { migrateQueuedConnections, restartableBootstrap, until } from '../helpers/hot-restart.js';
 import { steadyLoad } from '../helpers/steady-load.js';
 
 const BODY = 'served';
@@ -29,73 +24,9 @@ after(() => {
   for (const c of cleanups.reverse()) c();
 });
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-async function until(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/**
- * The connections still queued on a socket when its epoch closes it move to another socket of
- * the address with `net.ipv4.tcp_migrate_req` (else the kernel resets them), set for the test's
- * duration as docs/hot-restart.md tells operators to.
- */
-function migrateQueuedConnections(): void {
-  const sysctl = '/proc/sys/net/ipv4/tcp_migrate_req';
-  const before = readFileSync(sysctl, 'utf8').trim();
-  if (before === '1') return;
-  writeFileSync(sysctl, '1');
-  cleanups.push(() => writeFileSync(sysctl, before));
-}
-
 test(`${RESTARTS} hot restarts started directly with --restart-epoch under load: no failed request, no refused connection`, async () => {
-  migrateQueuedConnections();
-  const upstream = http.createServer((req, res) => {
-    req.resume();
-    res.end(BODY);
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => {
-    upstream.closeAllConnections();
-    upstream.close();
-  });
-  const [port, adminPort] = [await freePort(), await freePort()];
-  const bootstrap: JsonObject = {
-    admin: { address: { socket_address: { address: '127.0.0.1', port_value: adminPort } } },
-    static_resources: {
-      clusters: [cluster('up', [(upstream.address() as net.AddressInfo).port])],
-      listeners: [
-        {
-          name: 'http',
-          address: { socket_address: { address: '127.0.0.1', port_value: port } },
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'envoy.http_connection_manager',
-                  typed_config: { '@type': HCM_TYPE, ...(hcmConfig('up') as JsonObject) },
-                },
-              ],
-            },
-          ],
-        },
-      ],
-    },
-  };
+  migrateQueuedConnections(cleanups);
+  const { bootstrap, port, adminPort } = await restartableBootstrap(BODY, cleanups);
   const config = join(dir, 'bootstrap.json');
   writeFileSync(config, JSON.stringify(bootstrap));
   const args = ['-c', config, '--drain-time-s', '2', '--parent-shutdown-time-s', '10'];

@@ -8,16 +8,13 @@
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import * as http from 'node:http';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
-import { HCM_TYPE } from '../helpers/bootstraps.js';
 import { runProxy, spawnProxy } from '../helpers/cli.js';
-import { cluster } from '../helpers/dataplane.js';
-import { hcmConfig } from '../helpers/http-dataplane.js';
+import { migrateQueuedConnections, restartableBootstrap, until } from '../helpers/hot-restart.js';
 import { steadyLoad } from '../helpers/steady-load.js';
 
 const BODY = 'served';
@@ -28,27 +25,6 @@ const cleanups: Array<() => void> = [() => rmSync(dir, { recursive: true, force:
 after(() => {
   for (const c of cleanups.reverse()) c();
 });
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-async function until(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  // Generous: a new epoch under tsx on a busy machine can take many seconds to start.
-  timeoutMs = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function exitOf(child: ChildProcess, timeoutMs: number): Promise<number | string> {
   return Promise.race([
@@ -64,39 +40,8 @@ function exitOf(child: ChildProcess, timeoutMs: number): Promise<number | string
 
 /** An upstream, and `proxy restarter` running its epoch 0 LIVE in front of it, in `sub` of the test's directory. */
 async function startRestarted(sub: string, concurrency: number) {
-  const upstream = http.createServer((req, res) => {
-    req.resume();
-    res.end(BODY);
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => {
-    upstream.closeAllConnections();
-    upstream.close();
-  });
-  const [port, adminPort] = [await freePort(), await freePort()];
+  const { bootstrap, port, adminPort } = await restartableBootstrap(BODY, cleanups);
   const admin = `http://127.0.0.1:${adminPort}`;
-  const bootstrap: JsonObject = {
-    admin: { address: { socket_address: { address: '127.0.0.1', port_value: adminPort } } },
-    static_resources: {
-      clusters: [cluster('up', [(upstream.address() as net.AddressInfo).port])],
-      listeners: [
-        {
-          name: 'http',
-          address: { socket_address: { address: '127.0.0.1', port_value: port } },
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'envoy.http_connection_manager',
-                  typed_config: { '@type': HCM_TYPE, ...(hcmConfig('up') as JsonObject) },
-                },
-              ],
-            },
-          ],
-        },
-      ],
-    },
-  };
   mkdirSync(join(dir, sub));
   const config = join(dir, sub, 'bootstrap.json');
   const eventLog = join(dir, sub, 'events.ndjson');
@@ -336,22 +281,10 @@ test(`${RESTARTS} hot restarts under steady HTTP/1 and HTTP/2 load: no failed re
   );
 });
 
-/**
- * Worker threads cannot hand their sockets over: those of the new epoch bind beside the old ones
- * (SO_REUSEPORT), and the connections queued on an old socket when it closes move to a new
- * one with `net.ipv4.tcp_migrate_req` (else the kernel resets them), set here for the test's
- * duration as docs/hot-restart.md tells operators to.
- */
-function migrateQueuedConnections(): void {
-  const sysctl = '/proc/sys/net/ipv4/tcp_migrate_req';
-  const before = readFileSync(sysctl, 'utf8').trim();
-  if (before === '1') return;
-  writeFileSync(sysctl, '1');
-  cleanups.push(() => writeFileSync(sysctl, before));
-}
-
+// Worker threads cannot hand their sockets over: those of the new epoch bind beside the old ones
+// (SO_REUSEPORT), and the queued connections move with net.ipv4.tcp_migrate_req.
 test('a hot restart with --concurrency 2: the worker threads of the new epoch bind beside the old ones and no request fails', async () => {
-  migrateQueuedConnections();
+  migrateQueuedConnections(cleanups);
   const { port, restarter, stderr, restart } = await startRestarted('two', 2);
   const load = steadyLoad(port, {
     h1Clients: 4,

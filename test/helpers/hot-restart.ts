@@ -1,0 +1,86 @@
+/** What the hot-restart tests share: free ports, polling, the sysctl and the proxied upstream. */
+import { readFileSync, writeFileSync } from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import type { JsonObject } from '../../events/index.js';
+import { HCM_TYPE } from './bootstraps.js';
+import { cluster } from './dataplane.js';
+import { hcmConfig } from './http-dataplane.js';
+
+/** A port nothing listens on now (a restarted epoch must bind the same fixed port again). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Polls `check` every 50 ms; generous by default, as a new epoch on a busy machine can take many seconds. */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * The connections still queued on a socket when its epoch closes it move to another socket of
+ * the address with `net.ipv4.tcp_migrate_req` (else the kernel resets them), set for the test's
+ * duration as docs/hot-restart.md tells operators to; `cleanups` gets the restore.
+ */
+export function migrateQueuedConnections(cleanups: Array<() => void>): void {
+  const sysctl = '/proc/sys/net/ipv4/tcp_migrate_req';
+  const before = readFileSync(sysctl, 'utf8').trim();
+  if (before === '1') return;
+  writeFileSync(sysctl, '1');
+  cleanups.push(() => writeFileSync(sysctl, before));
+}
+
+/**
+ * An upstream answering `body`, and a bootstrap with an admin and one HTTP listener on fixed
+ * free ports in front of it; `cleanups` gets the upstream's close.
+ */
+export async function restartableBootstrap(
+  body: string,
+  cleanups: Array<() => void>,
+): Promise<{ bootstrap: JsonObject; port: number; adminPort: number }> {
+  const upstream = http.createServer((req, res) => {
+    req.resume();
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => {
+    upstream.closeAllConnections();
+    upstream.close();
+  });
+  const [port, adminPort] = [await freePort(), await freePort()];
+  const bootstrap: JsonObject = {
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: adminPort } } },
+    static_resources: {
+      clusters: [cluster('up', [(upstream.address() as net.AddressInfo).port])],
+      listeners: [
+        {
+          name: 'http',
+          address: { socket_address: { address: '127.0.0.1', port_value: port } },
+          filter_chains: [
+            {
+              filters: [
+                {
+                  name: 'envoy.http_connection_manager',
+                  typed_config: { '@type': HCM_TYPE, ...(hcmConfig('up') as JsonObject) },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    },
+  };
+  return { bootstrap, port, adminPort };
+}
