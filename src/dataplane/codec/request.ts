@@ -1,3 +1,5 @@
+import type { PeerIdentitySource } from '../../tls/peer-identity.js';
+
 /**
  * A downstream request as the router sees it, whatever the protocol: the codecs (HTTP/1 on
  * raw sockets, HTTP/2 via `node:http2`) fill one of these and hand it to an exchange.
@@ -21,6 +23,8 @@ export interface HttpRequest {
   originalDst?: string;
   /** The peer's `ip:port` as the access logs print it, when the codec joined it once per connection. */
   remoteAddress?: string;
+  /** The TLS peer's certificate identity, one per connection; absent on a plain connection. */
+  peer?: PeerIdentitySource;
   /** Declared body length; -1 when unknown (chunked or HTTP/2 without content-length). */
   contentLength: number;
   /** False when the request has no body at all. */

@@ -1,8 +1,6 @@
 import type * as net from 'node:net';
+import { type PeerIdentitySource, peerIdentitySource } from '../../tls/peer-identity.js';
 import { joinHostPort } from '../access-log/stream-info.js';
-import { restoredDestination } from '../listeners/original-dst.js';
-import type { DownstreamOwner } from './downstream.js';
-import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
 import {
   BodyFramer,
   bodilessStatus,
@@ -12,6 +10,9 @@ import {
   reasonPhrase,
 } from '../codec/h1-parse.js';
 import type { HttpRequest, ResponseSink } from '../codec/request.js';
+import { restoredDestination } from '../listeners/original-dst.js';
+import type { DownstreamOwner } from './downstream.js';
+import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
 import { StreamTimer } from './stream-timer.js';
 import { startUpgrade } from './upgrade.js';
 
@@ -67,6 +68,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   private readonly remoteAddress: string;
   private readonly localAddress: string;
   private readonly originalDst: string | null;
+  private readonly peer: PeerIdentitySource | undefined;
   /** A TLS socket (a chain with a DownstreamTlsContext) carries https. */
   private readonly scheme: 'http' | 'https';
 
@@ -78,7 +80,8 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     this.remoteAddress = joinHostPort(socket.remoteAddress, socket.remotePort);
     this.localAddress = joinHostPort(socket.localAddress, socket.localPort);
     this.originalDst = restoredDestination(socket);
-    this.scheme = (socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http';
+    this.peer = peerIdentitySource(socket);
+    this.scheme = this.peer ? 'https' : 'http';
     this.parser = new RequestHeadParser({
       maxHeadBytes: hcm.maxRequestHeadersBytes,
       maxHeadersCount: hcm.spec.maxHeadersCount,
@@ -269,6 +272,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     };
     if (teTrailers) req.acceptsTrailers = true;
     if (this.originalDst) req.originalDst = this.originalDst;
+    if (this.peer) req.peer = this.peer;
     if (upgrade !== null) {
       // An upgrade the HCM and the route enable (WebSocket) becomes a tunnel; others are refused.
       if (!hasBody && startUpgrade(this.hcm, this.socket, req, upgrade, this.chunks)) this.handOver();

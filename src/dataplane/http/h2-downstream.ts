@@ -1,13 +1,14 @@
 import * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import type { Counter } from '../../stats/store.js';
+import { type PeerIdentitySource, peerIdentitySource } from '../../tls/peer-identity.js';
 import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
+import { withFlatHeaders } from '../codec/h2-headers.js';
+import type { HttpRequest, ResponseSink } from '../codec/request.js';
 import { restoredDestination } from '../listeners/original-dst.js';
 import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
 import { isGrpcContentType } from './grpc.js';
-import { withFlatHeaders } from '../codec/h2-headers.js';
-import type { HttpRequest, ResponseSink } from '../codec/request.js';
 import { StreamTimer } from './stream-timer.js';
 
 const {
@@ -65,6 +66,7 @@ interface SessionState {
   remoteAddress: string;
   localAddress: string;
   originalDst: string | null;
+  peer: PeerIdentitySource | undefined;
   open: number;
   /** Armed while no stream is open; null without an `idle_timeout`. */
   idle: NodeJS.Timeout | null;
@@ -90,6 +92,7 @@ function sessionOf(session: http2.Http2Session | undefined): SessionState {
       remoteAddress: joinHostPort(remoteIp, socket?.remotePort),
       localAddress: joinHostPort(socket?.localAddress, socket?.localPort),
       originalDst: restoredDestination(socket as net.Socket | undefined),
+      peer: peerIdentitySource(socket as net.Socket | undefined),
       open: 0,
       idle: null,
       spareTimers: [],
@@ -202,6 +205,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
       hasBody,
     };
     if (session.originalDst) req.originalDst = session.originalDst;
+    if (session.peer) req.peer = session.peer;
     const host = headers.host;
     // A `host` naming another entity than `:authority` makes the request malformed (RFC 9113 8.3.1).
     if (

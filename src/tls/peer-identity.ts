@@ -1,0 +1,50 @@
+/**
+ * What a downstream TLS peer proved about itself, read from its certificate at most once per
+ * connection and only when a filter asks (most requests never look at it).
+ */
+import type * as net from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { subjectAltNames } from './context.js';
+
+export interface PeerIdentity {
+  uriSans: string[];
+  dnsSans: string[];
+  /** The subject in RFC 2253 form (`CN=client,O=Acme`), as the reference prints it; '' without a certificate. */
+  subject: string;
+}
+
+/** A connection's peer identity, computed on first use and kept for its later requests. */
+export class PeerIdentitySource {
+  private identity: PeerIdentity | null = null;
+
+  constructor(private readonly socket: TLSSocket) {}
+
+  get(): PeerIdentity {
+    if (this.identity === null) {
+      const cert = this.socket.getPeerX509Certificate();
+      const sans = cert ? subjectAltNames(cert) : [];
+      this.identity = {
+        uriSans: sans.filter((s) => s.kind === 'URI').map((s) => s.value),
+        dnsSans: sans.filter((s) => s.kind === 'DNS').map((s) => s.value),
+        subject: cert ? rfc2253(cert.subject) : '',
+      };
+    }
+    return this.identity;
+  }
+}
+
+/** The identity source of a TLS socket; undefined for a plain one. */
+export function peerIdentitySource(socket: net.Socket | undefined): PeerIdentitySource | undefined {
+  return (socket as { encrypted?: boolean } | undefined)?.encrypted === true
+    ? new PeerIdentitySource(socket as TLSSocket)
+    : undefined;
+}
+
+/**
+ * Node prints the subject one `KEY=value` per line, most significant first, values already
+ * escaped as RFC 2253 wants (control characters too, so a line is one RDN); RFC 2253 lists
+ * them least significant first, joined by commas.
+ */
+function rfc2253(multiline: string): string {
+  return multiline.split('\n').filter(Boolean).reverse().join(',');
+}
