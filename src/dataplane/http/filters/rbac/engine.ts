@@ -47,11 +47,8 @@ const PRINCIPAL_FIELDS: FieldTable = {
     'header',
     'url_path',
     'not_id',
+    'authenticated',
   ),
-  authenticated: {
-    refuse:
-      'RBAC authenticated principals (the peer certificate is not yet passed to HTTP filters) are not implemented',
-  },
 };
 
 /** The field tables of the RBAC messages, by message name. */
@@ -62,6 +59,7 @@ export const RBAC_FIELD_TABLES = {
   Principal: PRINCIPAL_FIELDS,
   Set: acting('rules', 'ids'),
   PathMatcher: acting('path'),
+  Authenticated: acting('principal_name'),
   CidrRange: acting('address_prefix', 'prefix_len'),
 };
 
@@ -102,6 +100,21 @@ function urlPath(raw: JsonObject, path: string): Test {
   };
 }
 
+/**
+ * The peer certificate's identity: any TLS peer without `principal_name`; with it, the
+ * reference tries each URI SAN, then each DNS SAN, then the RFC 2253 subject.
+ */
+function authenticated(raw: JsonObject, path: string, report: Report): Test {
+  checkFields(raw, path, report, RBAC_FIELD_TABLES.Authenticated, 'Authenticated');
+  if (raw.principal_name === undefined) return (s) => s.req.peer !== undefined;
+  const test = compileStringMatcher(objectOf(raw.principal_name), `${path}.principal_name`);
+  return (s) => {
+    const id = s.req.peer?.get();
+    if (id === undefined) return false;
+    return id.uriSans.some(test) || id.dnsSans.some(test) || test(id.subject);
+  };
+}
+
 const SET_KEY = { and_rules: 'rules', or_rules: 'rules', and_ids: 'ids', or_ids: 'ids' } as const;
 
 /** A `Permission` (`principal` false) or a `Principal` (true) as a test; exactly one rule is set. */
@@ -139,6 +152,8 @@ function rule(raw: JsonObject, path: string, report: Report, principal: boolean)
       const test = compileHeaderMatcher(objectOf(value as JsonObject), at);
       return (s) => test(s.req);
     }
+    case 'authenticated':
+      return authenticated(objectOf(value as JsonObject), at, report);
     case 'url_path':
       return urlPath(objectOf(value as JsonObject), at);
     case 'destination_ip': {

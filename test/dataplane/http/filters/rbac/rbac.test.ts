@@ -160,7 +160,7 @@ describe('envoy.filters.http.rbac', () => {
             p: {
               permissions: [{ any: true, header: { name: 'a' } }, { requested_server_name: { exact: 'x' } }],
               principals: [
-                { authenticated: { principal_name: { exact: 'spiffe://a' } } },
+                { authenticated: { principal_name: { exact: 'spiffe://a' }, bogus: true } },
                 { remote_ip: { address_prefix: 'nope' } },
               ],
             },
@@ -176,7 +176,7 @@ describe('envoy.filters.http.rbac', () => {
       'f.bogus',
       'f.rules.policies.p.permissions[0]',
       'f.rules.policies.p.permissions[1].requested_server_name',
-      'f.rules.policies.p.principals[0].authenticated',
+      'f.rules.policies.p.principals[0].authenticated.bogus',
       'f.rules.policies.p.principals[1].remote_ip',
       'f.rules.policies.q.principals',
     ]);
