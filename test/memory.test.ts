@@ -42,9 +42,11 @@ function newSpaceGrowth(nodeArgs: string[], env: Record<string, string> = {}): n
 }
 
 test('the young generation does not grow under allocation', () => {
-  // V8 may still take one step (Node 26's V8 starts the new space at 0.5 MiB and steps to 2 MiB,
-  // as it does with --max-semi-space-size=1); its default grows to 32 MiB here.
-  assert.ok(newSpaceGrowth([]) <= 1.5, 'the new space grew by more than 1.5 MiB');
+  // Node 26's V8 starts the new space at 0.5 MiB and, limited, mostly steps to 2 MiB (+1.5);
+  // with both cores busy (the suite runs two files at once) 30 runs gave +0.75 to +4.5 MiB.
+  // Unlimited it grows by 31.5 MiB here, so 8 MiB tells the two apart without that noise.
+  const grew = newSpaceGrowth([]);
+  assert.ok(grew <= 8, `the new space grew by ${grew} MiB (more than 8)`);
 });
 
 test('an operator --max-semi-space-size (flag or NODE_OPTIONS) gives the young generation back to V8', () => {
