@@ -44,9 +44,9 @@ import {
 } from './config-source.js';
 import { FileSource } from './file-source.js';
 import { rdsNamesOf } from './rds-names.js';
+import { RejectedCopies } from './repeats.js';
 import { type DecodedResource, decodeUpdate } from './resources.js';
 import { RestPoller } from './rest-source.js';
-import { RejectedCopies } from './repeats.js';
 import { unrefTimeout, XdsStream } from './stream.js';
 import type { Subscriber, Transport, Update } from './types.js';
 import { METHODS, RESOURCE_NAME, type ResourceKind, TYPE_URLS } from './types.js';
@@ -452,7 +452,10 @@ function createXdsClient(ctx: XdsContext): XdsClient {
     }
     apply(kind, decoded.resources, version);
     const names = decoded.resources.map((r) => r.name);
-    count(kind, new Set(names), 'update_success', version);
+    // A file or REST subscription counts every fetch it accepts in its own scope, as the
+    // reference's do; a gRPC mux tells an EDS or RDS watch only of a response naming it.
+    const polled = w.source.kind === 'path' || w.source.kind === 'rest';
+    count(kind, polled ? w.names : new Set(names), 'update_success', version);
     if (kind === 'cds' || kind === 'lds') targetDone(kind, null);
     for (const name of names) targetDone(kind, name);
     // An empty response answers every name watched (none of them has resources yet).

@@ -11,20 +11,22 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import type { JsonObject } from '../../events/index.js';
 import { type DiscoveryRequest, METHODS, TYPE_URLS } from '../../src/xds/types.js';
 import { decodeRequest, encodeResponse } from '../../src/xds/wire.js';
 import {
-  cdsBootstrap,
   cluster,
   servedClient,
   startXdsClient,
+  validResource,
+  WATCHED,
   type XdsClientHarness,
+  xdsBootstrap,
 } from '../helpers/xds-client.js';
 import { until } from '../helpers/xds-fixtures.js';
 import { wireResource, XdsServer } from '../helpers/xds-server.js';
@@ -203,7 +205,7 @@ describe('bad pushes from a file', () => {
 
   before(async () => {
     writeFileSync(file, content('f1', [typed(cluster('web'))]));
-    h = await startXdsClient(cdsBootstrap({ path: file }));
+    h = await startXdsClient(xdsBootstrap({ path: file }));
     await h.client.initialized;
   });
   after(async () => {
@@ -281,7 +283,7 @@ describe('a gRPC message that is not a DiscoveryResponse', () => {
         err ? reject(err) : resolve(p),
       ),
     );
-    const h = await startXdsClient(cdsBootstrap({ grpc: port }));
+    const h = await startXdsClient(xdsBootstrap({ grpc: port }));
     try {
       await until('the broken stream counted', async () => stat(h, 'update_failure') >= 1);
       assert.equal(h.clusters(), '[]', 'nothing applied from it');
@@ -318,7 +320,7 @@ describe('bad pushes from a real go-control-plane server (v3, ADS)', {
     try {
       await until('the server listening', async () => log.some((l) => l.event === 'listening'));
       const port = Number(log.find((l) => l.event === 'listening')?.port);
-      h = await startXdsClient(cdsBootstrap({ grpc: port }));
+      h = await startXdsClient(xdsBootstrap({ grpc: port }));
       await h.client.initialized;
       const harness = h;
       await until('the first snapshot applied', async () => /"web"/.test(harness.clusters()));
@@ -338,4 +340,36 @@ describe('bad pushes from a real go-control-plane server (v3, ADS)', {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('an EDS or RDS file that names no watched resource', () => {
+  // Root cause: a success was counted only in the scopes of the names in the response, as a gRPC
+  // mux tells its watches; a file or REST subscription counts every fetch it accepts in its own
+  // scope, so an empty EDS or RDS file was read, applied and never counted.
+  for (const [kind, scope] of [
+    ['eds', 'cluster.svc'],
+    ['rds', 'http.front.rds.r'],
+  ] as const)
+    it(`counts its ${kind.toUpperCase()} fetch as an update_success in the subscription's scope`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'proxy-xds-empty-'));
+      const file = join(dir, `${kind}.json`);
+      const write = (version: string, resources: JsonObject[]) => {
+        writeFileSync(join(dir, 'next.json'), JSON.stringify({ version_info: version, resources }));
+        renameSync(join(dir, 'next.json'), file);
+      };
+      write('1', [{ '@type': TYPE_URLS.V3[kind], ...validResource(kind, WATCHED[kind]) }]);
+      const h = await startXdsClient(xdsBootstrap({ path: file }, kind));
+      try {
+        await h.client.initialized;
+        assert.equal(h.counter(`${scope}.update_success`), 1);
+        const before = h.state(kind);
+        write('2', []);
+        await until('the empty file counted', async () => h.counter(`${scope}.update_success`) === 2);
+        assert.equal(h.counter(`${scope}.update_rejected`), 0);
+        assert.equal(h.state(kind), before, 'an empty EDS or RDS response removes nothing');
+      } finally {
+        await h.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
 });
