@@ -344,6 +344,10 @@ export function checkLoadAssignment(assignment: JsonObject, p: string, report: R
           'required field missing: every endpoint needs an address',
           'missing',
         );
+      // The reference's SocketAddress rule (port_value <= 65535): a larger one names no port.
+      const port = int(socket?.port_value, 0);
+      if (port > 65535)
+        report.error(`${ep}.endpoint.address.socket_address.port_value`, `${port} is not a port (0..65535)`);
     });
   });
   return members;
