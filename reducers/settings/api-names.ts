@@ -27,6 +27,7 @@ const V3_ALIASES: Record<string, string> = {
   'envoy.extensions.filters.http.fault.v3.HTTPFault': 'envoy.config.filter.http.fault.v2.HTTPFault',
   'envoy.extensions.filters.http.rbac.v3.RBAC': 'envoy.config.filter.http.rbac.v2.RBAC',
   'envoy.extensions.filters.http.rbac.v3.RBACPerRoute': 'envoy.config.filter.http.rbac.v2.RBACPerRoute',
+  'envoy.extensions.filters.network.rbac.v3.RBAC': 'envoy.config.filter.network.rbac.v2.RBAC',
   'envoy.extensions.filters.listener.original_dst.v3.OriginalDst':
     'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector':

@@ -36,6 +36,7 @@ export const CONFIG_TYPE = {
   grpcWeb: 'envoy.config.filter.http.grpc_web.v2.GrpcWeb',
   fault: 'envoy.config.filter.http.fault.v2.HTTPFault',
   rbac: 'envoy.config.filter.http.rbac.v2.RBAC',
+  networkRbac: 'envoy.config.filter.network.rbac.v2.RBAC',
   originalDst: 'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   tlsInspector: 'envoy.config.filter.listener.tls_inspector.v2.TlsInspector',
   upstreamTls: 'envoy.api.v2.auth.UpstreamTlsContext',
@@ -69,6 +70,7 @@ export const EXTENSIONS: readonly Extension[] = [
     CONFIG_TYPE.httpConnectionManager,
   ),
   ext('envoy.filters.network', 'envoy.filters.network.tcp_proxy', ['envoy.tcp_proxy'], CONFIG_TYPE.tcpProxy),
+  ext('envoy.filters.network', 'envoy.filters.network.rbac', [], CONFIG_TYPE.networkRbac),
   ext('envoy.filters.http', 'envoy.filters.http.router', ['envoy.router'], CONFIG_TYPE.router),
   ext(
     'envoy.filters.http',

@@ -35,6 +35,7 @@ const ENTRY_FILES = [
   'envoy/config/filter/http/grpc_web/v2.proto',
   'envoy/config/filter/http/fault/v2.proto',
   'envoy/config/filter/http/rbac/v2.proto',
+  'envoy/config/filter/network/rbac/v2.proto',
   'envoy/admin/v2alpha.proto',
   'envoy/config/resource_monitor/fixed_heap/v2alpha.proto',
   'envoy/config/resource_monitor/injected_resource/v2alpha.proto',

@@ -11,6 +11,7 @@ import { compileHcm, type HcmSpec } from '../http/hcm-config.js';
 import { listOf } from '../router/matchers.js';
 import { compileTcpProxy, type TcpProxySettings } from '../tcp/config.js';
 import { socketHelper } from './native.js';
+import { compileNetworkRbac, type NetworkRbacSpec } from './rbac.js';
 
 export type TrafficDirection = 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
 
@@ -40,6 +41,8 @@ export interface Cidr {
 
 export interface FilterChainSpec {
   match: ChainMatch;
+  /** The `envoy.filters.network.rbac` filters before the terminal one, in order. */
+  rbac: NetworkRbacSpec[];
   filter: NetworkFilterSpec;
   /** The chain's `DownstreamTlsContext`; null: plain text. */
   tls: DownstreamTls | null;
@@ -278,10 +281,17 @@ function compileChain(
     return null;
   }
   let terminal: NetworkFilterSpec | null = null;
+  const rbac: NetworkRbacSpec[] = [];
   filters.forEach((f, i) => {
     const at = `${path}.filters[${i}]`;
     const config = objectOf(f.typed_config);
     const type = configTypeOf(f);
+    if (type === CONFIG_TYPE.networkRbac) {
+      if (i === filters.length - 1)
+        report.error(at, `'${String(f.name ?? type)}' must be followed by ${TERMINAL_FILTERS}`);
+      rbac.push(compileNetworkRbac(config, `${at}.typed_config`, report));
+      return;
+    }
     if (type !== CONFIG_TYPE.httpConnectionManager && type !== CONFIG_TYPE.tcpProxy) {
       // An unresolved name was reported by the loader, which resolves every extension.
       if (type === '') return;
@@ -301,7 +311,7 @@ function compileChain(
         ? { kind: 'http_connection_manager', hcm: compileHcm(config, `${at}.typed_config`, report) }
         : { kind: 'tcp_proxy', tcp: compileTcpProxy(config, `${at}.typed_config`, report) };
   });
-  return terminal ? { match: chainMatch(matchRaw), filter: terminal, tls } : null;
+  return terminal ? { match: chainMatch(matchRaw), rbac, filter: terminal, tls } : null;
 }
 
 /** A chain's TLS context (its TLS `transport_socket` or `tls_context`); null for plain text. */

@@ -11,6 +11,7 @@ import { compileListener } from './config.js';
 import { buildNetworkFilter } from './filters.js';
 import { ConnectionLimits, WHOLE, type WorkerSlice } from './limits.js';
 import { ActiveListener } from './listener.js';
+import { guardWithRbac } from './rbac.js';
 
 type Drain = State['drain'];
 
@@ -158,7 +159,9 @@ export class ListenerManager {
     const spec = compileListener(entry.config, '', report, secretsOf(this.ctx.store.state));
     if (!spec) return fail(report.errors.join('; '));
     const deps = { ctx: this.ctx, clusters: this.clusters, listenerName: spec.name };
-    const handlers = spec.chains.map((chain) => buildNetworkFilter(chain.filter, deps));
+    const handlers = spec.chains.map((chain) =>
+      guardWithRbac(buildNetworkFilter(chain.filter, deps), chain.rbac, this.ctx.stats),
+    );
     const listener = new ActiveListener(spec, handlers, this.ctx.stats, this.limits);
     listener.pauseAccepting(this.acceptPaused);
     if (spec.handOffToOriginalDst) listener.handOff = (ip, port) => this.listenerAt(ip, port);

@@ -7,10 +7,13 @@ import type { StreamInfo } from '../../../access-log/stream-info.js';
 import type { HttpRequest } from '../../../codec/request.js';
 import { compileHeaderMatcher, compileStringMatcher, listOf } from '../../../router/matchers.js';
 
-/** What a permission or principal reads of a request. */
+/**
+ * What a permission or principal reads of a request. The network filter gives a connection
+ * as a request without headers, as the reference does; its rules cannot name headers or paths.
+ */
 export interface RbacSubject {
   req: HttpRequest;
-  info: StreamInfo;
+  info: Pick<StreamInfo, 'downstreamRemote'>;
 }
 
 type Test = (s: RbacSubject) => boolean;
@@ -117,8 +120,14 @@ function authenticated(raw: JsonObject, path: string, report: Report): Test {
 
 const SET_KEY = { and_rules: 'rules', or_rules: 'rules', and_ids: 'ids', or_ids: 'ids' } as const;
 
-/** A `Permission` (`principal` false) or a `Principal` (true) as a test; exactly one rule is set. */
-function rule(raw: JsonObject, path: string, report: Report, principal: boolean): Test {
+/** Rules that read the HTTP request, which a network filter does not have. */
+const HTTP_ONLY = new Set(['header', 'url_path']);
+
+/**
+ * A `Permission` (`principal` false) or a `Principal` (true) as a test; exactly one rule is set.
+ * `network`: for the network filter, which refuses the HTTP-only rules as the reference does.
+ */
+function rule(raw: JsonObject, path: string, report: Report, principal: boolean, network: boolean): Test {
   const what = principal ? 'Principal' : 'Permission';
   checkFields(raw, path, report, principal ? PRINCIPAL_FIELDS : PERMISSION_FIELDS, what);
   const keys = Object.keys(raw);
@@ -129,6 +138,10 @@ function rule(raw: JsonObject, path: string, report: Report, principal: boolean)
   }
   const value = raw[key] as Json;
   const at = `${path}.${key}`;
+  if (network && HTTP_ONLY.has(key)) {
+    report.error(at, `${key} can not be used in the network RBAC filter (it sees no HTTP request)`);
+    return () => false;
+  }
   switch (key) {
     case 'any':
       return () => value === true;
@@ -139,13 +152,13 @@ function rule(raw: JsonObject, path: string, report: Report, principal: boolean)
       const set = objectOf(value as JsonObject);
       checkFields(set, at, report, acting(SET_KEY[key]), 'Set');
       const tests = listOf(set[SET_KEY[key]]).map((r, i) =>
-        rule(r, `${at}.${SET_KEY[key]}[${i}]`, report, principal),
+        rule(r, `${at}.${SET_KEY[key]}[${i}]`, report, principal, network),
       );
       return key.startsWith('and') ? (s) => tests.every((t) => t(s)) : (s) => tests.some((t) => t(s));
     }
     case 'not_rule':
     case 'not_id': {
-      const inner = rule(objectOf(value as JsonObject), at, report, principal);
+      const inner = rule(objectOf(value as JsonObject), at, report, principal, network);
       return (s) => !inner(s);
     }
     case 'header': {
@@ -178,8 +191,16 @@ function rule(raw: JsonObject, path: string, report: Report, principal: boolean)
   }
 }
 
-/** Compiles a `config.rbac.v2.RBAC`. Policies are tried in name order, as the reference's map. */
-export function compileRbacEngine(raw: JsonObject, path: string, report: Report): RbacEngine {
+/**
+ * Compiles a `config.rbac.v2.RBAC` (for the network filter when `network`). Policies are tried
+ * in name order, as the reference's map.
+ */
+export function compileRbacEngine(
+  raw: JsonObject,
+  path: string,
+  report: Report,
+  network = false,
+): RbacEngine {
   checkFields(raw, path, report, RBAC_FIELDS, 'RBAC');
   const action = raw.action === 'DENY' || raw.action === 'LOG' ? raw.action : 'ALLOW';
   const policies = Object.entries(objectOf(raw.policies))
@@ -191,7 +212,8 @@ export function compileRbacEngine(raw: JsonObject, path: string, report: Report)
       const build = (field: string, principal: boolean) =>
         listOf(policy[field]).map(
           (r, i): Test =>
-            attempt(report, at, () => rule(r, `${at}.${field}[${i}]`, report, principal)) ?? (() => false),
+            attempt(report, at, () => rule(r, `${at}.${field}[${i}]`, report, principal, network)) ??
+            (() => false),
         );
       const permissions = build('permissions', false);
       const principals = build('principals', true);

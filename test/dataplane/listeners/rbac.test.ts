@@ -1,0 +1,199 @@
+/**
+ * `envoy.filters.network.rbac` over real sockets, in a proxy process with two workers: before a
+ * TCP proxy it lets in one source address and closes others unanswered; before an HCM on an
+ * mTLS chain it lets in one client certificate and closes the connection of another.
+ */
+import assert from 'node:assert/strict';
+import * as net from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { JsonObject } from '../../../events/index.js';
+import { Report } from '../../../src/bootstrap/report.js';
+import { compileNetworkRbac } from '../../../src/dataplane/listeners/rbac.js';
+import { cluster, tcpServer } from '../../helpers/dataplane.js';
+import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
+import { type Issued, makePki, type TestPki } from '../../tls/certs.js';
+import { httpsGet } from '../../tls/helpers.js';
+
+const allowOnly = (principal: JsonObject): JsonObject => ({
+  action: 'ALLOW',
+  policies: { only: { permissions: [{ any: true }], principals: [principal] } },
+});
+
+/** Connects from `from`, writes `payload`, half-closes, and collects what comes back until close. */
+function exchangeFrom(port: number, from: string, payload: string): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress: from, allowHalfOpen: true });
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => {});
+    socket.setTimeout(5000, () => socket.destroy());
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString()));
+    socket.end(payload);
+  });
+}
+
+describe('envoy.filters.network.rbac', () => {
+  let pki: TestPki;
+  let proxy: ProxyProcess;
+  let upstream: Awaited<ReturnType<typeof tcpServer>>;
+  const client = new Map<string, Issued>();
+
+  before(async () => {
+    pki = makePki();
+    const server = pki.leaf('proxy.test', ['DNS:proxy.test']);
+    client.set('allowed', pki.leaf('allowed', ['URI:spiffe://test/allowed']));
+    client.set('other', pki.leaf('other', ['URI:spiffe://test/other']));
+    upstream = await tcpServer((socket) => {
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.on('end', () => socket.end(Buffer.concat([Buffer.from('echo:'), ...chunks])));
+    });
+    const listener = (name: string, filters: JsonObject[], chain: JsonObject = {}): JsonObject => ({
+      name,
+      address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+      filter_chains: [{ ...chain, filters }],
+    });
+    proxy = await startProxyProcess(
+      {
+        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        static_resources: {
+          clusters: [cluster('echo', [upstream.port])],
+          listeners: [
+            listener('tcp', [
+              {
+                name: 'envoy.filters.network.rbac',
+                typed_config: {
+                  '@type': 'type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC',
+                  stat_prefix: 'tcp.',
+                  rules: allowOnly({ source_ip: { address_prefix: '127.0.0.2', prefix_len: 32 } }),
+                  // Counted only: the destination port is the listener's, never 1.
+                  shadow_rules: {
+                    action: 'ALLOW',
+                    policies: { p: { permissions: [{ destination_port: 1 }], principals: [{ any: true }] } },
+                  },
+                },
+              },
+              {
+                name: 'envoy.tcp_proxy',
+                typed_config: {
+                  '@type': 'type.googleapis.com/envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
+                  stat_prefix: 'echo',
+                  cluster: 'echo',
+                },
+              },
+            ]),
+            listener(
+              'mtls',
+              [
+                {
+                  name: 'envoy.filters.network.rbac',
+                  config: {
+                    stat_prefix: 'mtls.',
+                    rules: allowOnly({
+                      authenticated: { principal_name: { exact: 'spiffe://test/allowed' } },
+                    }),
+                  },
+                },
+                {
+                  name: 'envoy.http_connection_manager',
+                  config: {
+                    stat_prefix: 'mtls',
+                    route_config: {
+                      virtual_hosts: [
+                        {
+                          name: 'all',
+                          domains: ['*'],
+                          routes: [
+                            {
+                              match: { prefix: '/' },
+                              direct_response: { status: 200, body: { inline_string: 'in' } },
+                            },
+                          ],
+                        },
+                      ],
+                    },
+                    http_filters: [{ name: 'envoy.router' }],
+                  },
+                },
+              ],
+              {
+                tls_context: {
+                  common_tls_context: {
+                    tls_certificates: [
+                      { certificate_chain: { filename: server.cert }, private_key: { filename: server.key } },
+                    ],
+                    validation_context: { trusted_ca: { filename: pki.ca.cert } },
+                  },
+                },
+              },
+            ),
+          ],
+        },
+      },
+      ['--concurrency', '2'],
+    );
+  });
+
+  after(async () => {
+    await proxy?.stop();
+    await upstream?.close();
+    pki?.remove();
+  });
+
+  const stat = async (name: string) => {
+    const body = (await proxy.get('/stats')).body;
+    return Number(new RegExp(`^${name.replaceAll('.', '\\.')}: (\\d+)$`, 'm').exec(body)?.[1] ?? -1);
+  };
+
+  it('relays a connection from the allowed source and closes one from another unanswered', async () => {
+    const port = await proxy.listenerPort('tcp');
+    assert.equal(await exchangeFrom(port, '127.0.0.2', 'hi'), 'echo:hi');
+    assert.equal(await exchangeFrom(port, '127.0.0.1', 'hi'), '');
+    assert.equal(await stat('tcp.rbac.allowed'), 1);
+    assert.equal(await stat('tcp.rbac.denied'), 1);
+    assert.equal(await stat('tcp.rbac.shadow_denied'), 2);
+    assert.equal(await stat('tcp.rbac.shadow_allowed'), 0);
+  });
+
+  it('lets in the client certificate the policy names and closes the connection of another', async () => {
+    const port = await proxy.listenerPort('mtls');
+    const get = (name: string) => {
+      const cert = client.get(name) as Issued;
+      return httpsGet(port, {
+        servername: 'proxy.test',
+        ca: pki.ca.certPem,
+        cert: cert.certPem,
+        key: cert.keyPem,
+      });
+    };
+    assert.deepEqual(await get('allowed'), { status: 200, body: 'in', cn: 'proxy.test' });
+    await assert.rejects(get('other'));
+    assert.equal(await stat('mtls.rbac.allowed'), 1);
+    assert.equal(await stat('mtls.rbac.denied'), 1);
+  });
+
+  it('refuses the HTTP-only rules, CONTINUOUS enforcement and a missing stat_prefix by name', () => {
+    const report = new Report('t');
+    compileNetworkRbac(
+      {
+        enforcement_type: 'CONTINUOUS',
+        rules: {
+          policies: {
+            p: {
+              permissions: [{ url_path: { path: { exact: '/' } } }],
+              principals: [{ or_ids: { ids: [{ header: { name: 'x', exact_match: 'y' } }] } }],
+            },
+          },
+        },
+      },
+      'f',
+      report,
+    );
+    assert.deepEqual(report.problems.map((p) => p.path).sort(), [
+      'f.enforcement_type',
+      'f.rules.policies.p.permissions[0].url_path',
+      'f.rules.policies.p.principals[0].or_ids.ids[0].header',
+      'f.stat_prefix',
+    ]);
+  });
+});
