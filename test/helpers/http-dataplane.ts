@@ -1,5 +1,5 @@
 import * as net from 'node:net';
-import type { RawCluster } from '../../events/config.js';
+import type { JsonObject, RawCluster } from '../../events/config.js';
 import { clusterSettings } from '../../reducers/settings/cluster.js';
 import type { HostState } from '../../reducers/state.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
@@ -124,6 +124,19 @@ export function hcmConfig(
       ],
     },
     http_filters: [{ name: 'proxy.filters.http.router' }],
+  };
+}
+
+/** A `route_config` answering every request itself with 200 and `body` (no upstream). */
+export function answeringRoutes(body: string): JsonObject {
+  return {
+    virtual_hosts: [
+      {
+        name: 'all',
+        domains: ['*'],
+        routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: body } } }],
+      },
+    ],
   };
 }
 

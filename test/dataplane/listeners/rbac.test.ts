@@ -10,6 +10,7 @@ import type { JsonObject } from '../../../events/index.js';
 import { Report } from '../../../src/bootstrap/report.js';
 import { compileNetworkRbac } from '../../../src/dataplane/listeners/rbac.js';
 import { cluster, tcpServer } from '../../helpers/dataplane.js';
+import { answeringRoutes } from '../../helpers/http-dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 import { type Issued, makePki, type TestPki } from '../../tls/certs.js';
 import { httpsGet } from '../../tls/helpers.js';
@@ -98,20 +99,7 @@ describe('envoy.filters.network.rbac', () => {
                   name: 'envoy.http_connection_manager',
                   config: {
                     stat_prefix: 'mtls',
-                    route_config: {
-                      virtual_hosts: [
-                        {
-                          name: 'all',
-                          domains: ['*'],
-                          routes: [
-                            {
-                              match: { prefix: '/' },
-                              direct_response: { status: 200, body: { inline_string: 'in' } },
-                            },
-                          ],
-                        },
-                      ],
-                    },
+                    route_config: answeringRoutes('in'),
                     http_filters: [{ name: 'envoy.router' }],
                   },
                 },

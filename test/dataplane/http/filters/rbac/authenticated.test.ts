@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../../../../events/index.js';
+import { answeringRoutes } from '../../../../helpers/http-dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../../../helpers/proxy-process.js';
 import { type Issued, makePki, type TestPki } from '../../../../tls/certs.js';
 import { httpsGet } from '../../../../tls/helpers.js';
@@ -44,20 +45,7 @@ function bootstrap(server: Issued, ca: Issued): JsonObject {
                     '@type':
                       'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
                     stat_prefix: 'mtls',
-                    route_config: {
-                      virtual_hosts: [
-                        {
-                          name: 'all',
-                          domains: ['*'],
-                          routes: [
-                            {
-                              match: { prefix: '/' },
-                              direct_response: { status: 200, body: { inline_string: 'in' } },
-                            },
-                          ],
-                        },
-                      ],
-                    },
+                    route_config: answeringRoutes('in'),
                     http_filters: [
                       {
                         name: 'envoy.filters.http.rbac',
