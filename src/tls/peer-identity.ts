@@ -4,14 +4,8 @@
  */
 import type * as net from 'node:net';
 import type { TLSSocket } from 'node:tls';
+import type { PeerIdentity } from '../dataplane/codec/request.js';
 import { subjectAltNames } from './context.js';
-
-export interface PeerIdentity {
-  uriSans: string[];
-  dnsSans: string[];
-  /** The subject in RFC 2253 form (`CN=client,O=Acme`), as the reference prints it; '' without a certificate. */
-  subject: string;
-}
 
 /** A connection's peer identity, computed on first use and kept for its later requests. */
 export class PeerIdentitySource {

@@ -5,7 +5,7 @@ import type { HostState } from '../../reducers/state.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
 import { createContext, type ServerContext } from '../../src/context.js';
 import { HttpConnectionManager } from '../../src/dataplane/http/manager.js';
-import type { NetworkFilterHandler } from '../../src/dataplane/http/types.js';
+import type { NetworkFilterHandler } from '../../src/dataplane/network-filter.js';
 import { type ClusterTraffic, clusterTraffic } from '../../src/dataplane/pool/cluster-traffic.js';
 import { destroyPools } from '../../src/dataplane/pool/index.js';
 import { createLoggers } from '../../src/logging/loggers.js';

@@ -1,4 +1,13 @@
-import type { PeerIdentitySource } from '../../tls/peer-identity.js';
+/**
+ * What a downstream TLS peer proved about itself, as filters read it (src/tls/peer-identity.ts
+ * reads it from the certificate, once per connection and only when asked).
+ */
+export interface PeerIdentity {
+  uriSans: string[];
+  dnsSans: string[];
+  /** The subject in RFC 2253 form (`CN=client,O=Acme`), as the reference prints it; '' without a certificate. */
+  subject: string;
+}
 
 /**
  * A downstream request as the router sees it, whatever the protocol: the codecs (HTTP/1 on
@@ -24,7 +33,7 @@ export interface HttpRequest {
   /** The peer's `ip:port` as the access logs print it, when the codec joined it once per connection. */
   remoteAddress?: string;
   /** The TLS peer's certificate identity, one per connection; absent on a plain connection. */
-  peer?: PeerIdentitySource;
+  peer?: { get(): PeerIdentity };
   /** Declared body length; -1 when unknown (chunked or HTTP/2 without content-length). */
   contentLength: number;
   /** False when the request has no body at all. */

@@ -3,15 +3,8 @@ import { objectOf } from '../../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf, extensionForType } from '../../bootstrap/extensions.js';
 import type { FieldTable } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
-import type {
-  FilterChain,
-  HealthCheckFilter,
-  RouteFilterSpec,
-  RouterOptions,
-  StreamFilterSpec,
-} from './filters/chain.js';
+import type { FilterChain } from './filters/chain.js';
 import { HTTP_FILTER_FACTORIES, httpFilterFactory } from './filters/registry.js';
-import type { GrpcFilterKind } from './grpc-filters.js';
 import { FIELD_TABLES as FRACTION_FIELD_TABLES } from './runtime-fraction.js';
 
 /** The router's name as the registry spells it, for the message that asks for it. */

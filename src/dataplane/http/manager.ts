@@ -7,6 +7,7 @@ import { Report } from '../../bootstrap/report.js';
 import type { Scope } from '../../stats/store.js';
 import { type AccessLogger, startAccessLogs } from '../access-log/config.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
+import type { NetworkFilterHandler } from '../network-filter.js';
 import { discoveredRoutes } from '../router/discovered.js';
 import type { RouteTable } from '../router/table.js';
 import { compileBootstrapTracing } from '../tracing/config.js';
@@ -25,7 +26,7 @@ import { fractionEnabled, randomDraw } from './runtime-fraction.js';
 import { HcmStats } from './stats.js';
 import { TapPoint } from './tap.js';
 import type { HcmTimeouts } from './timeouts.js';
-import type { HttpConnectionManagerDeps, NetworkFilterHandler } from './types.js';
+import type { HttpConnectionManagerDeps } from './types.js';
 
 /** Without `normalize_path`, this runtime key (a percentage, default 0) turns normalization on. */
 const NORMALIZE_PATH_DEFAULT = {

@@ -1,5 +1,6 @@
 import { HttpConnectionManager } from '../http/manager.js';
-import type { HttpConnectionManagerDeps, NetworkFilterHandler } from '../http/types.js';
+import type { HttpConnectionManagerDeps } from '../http/types.js';
+import type { NetworkFilterHandler } from '../network-filter.js';
 import { createTcpProxy } from '../tcp/proxy.js';
 import type { NetworkFilterSpec } from './config.js';
 

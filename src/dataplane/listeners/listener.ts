@@ -10,7 +10,7 @@ import {
 import { ClientHelloReader } from '../../tls/client-hello.js';
 import { checkPeer, type DownstreamTls } from '../../tls/context.js';
 import { countFailure, countHandshake, type SslStats, sslStats } from '../../tls/stats.js';
-import type { NetworkFilterHandler } from '../http/types.js';
+import type { NetworkFilterHandler } from '../network-filter.js';
 import {
   type CompiledMatch,
   type ConnectionFacts,

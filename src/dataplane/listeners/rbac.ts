@@ -18,7 +18,7 @@ import {
   type RbacSubject,
   rbacAllows,
 } from '../http/filters/rbac/engine.js';
-import type { NetworkFilterHandler } from '../http/types.js';
+import type { NetworkFilterHandler } from '../network-filter.js';
 
 export interface NetworkRbacSpec {
   /** Stats are `<statPrefix>rbac.allowed` and so on, at the root, as the reference names them. */

@@ -9,10 +9,10 @@ import { after, before, describe, it } from 'node:test';
 import * as tls from 'node:tls';
 import { initialState } from '../../../reducers/state.js';
 import { Report } from '../../../src/bootstrap/report.js';
-import type { NetworkFilterHandler } from '../../../src/dataplane/http/types.js';
 import { compileListener } from '../../../src/dataplane/listeners/config.js';
 import { ConnectionLimits } from '../../../src/dataplane/listeners/limits.js';
 import { ActiveListener } from '../../../src/dataplane/listeners/listener.js';
+import type { NetworkFilterHandler } from '../../../src/dataplane/network-filter.js';
 import { StatsStore } from '../../../src/stats/store.js';
 import { makePki, type TestPki } from '../../tls/certs.js';
 
