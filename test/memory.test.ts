@@ -107,7 +107,8 @@ function workerNewSpace(nodeArgs: string[]): { capped: number; uncapped: number;
 test("a worker thread started during start-up keeps to the main thread's young generation", () => {
   const { capped, uncapped, limits } = workerNewSpace([]);
   assert.deepEqual(limits, { maxYoungGenerationSizeMb: 6 });
-  assert.ok(capped <= 4, `a capped worker's new space is ${capped} MiB`);
+  // Within the cap V8 sizes the new space by load: mostly 2-4 MiB, 4.5 with both cores busy.
+  assert.ok(capped <= 6, `a capped worker's new space is ${capped} MiB, past the 6 MiB cap`);
   assert.ok(uncapped > capped, `an uncapped worker's new space (${uncapped} MiB) grows past it`);
   // The operator sizing the young generation sizes the workers' too.
   assert.deepEqual(workerNewSpace(['--max-semi-space-size=16']).limits, {});
