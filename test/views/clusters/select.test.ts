@@ -1,20 +1,11 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { destinationState } from '../../../reducers/hosts.js';
 import type { HostState } from '../../../reducers/state.js';
 import { healthFlags } from '../../../views/clusters/select.js';
 
 const host = (over: Partial<HostState>): HostState => ({
-  address: '10.0.0.1:80',
-  ip: '10.0.0.1',
-  port: 80,
-  hostname: '',
-  weight: 1,
-  priority: 0,
-  locality: { region: '', zone: '', sub_zone: '' },
-  metadata: {},
-  edsHealth: 'UNKNOWN',
-  failedActiveHc: false,
-  failedOutlierCheck: false,
+  ...destinationState({ address: '10.0.0.1:80', ip: '10.0.0.1', port: 80 }),
   ...over,
 });
 
