@@ -15,6 +15,7 @@ const parts: Record<string, () => Promise<Part>> = {
   replay: async () => (await import('./replay.js')).benchReplay,
   memory: async () => (await import('./memory.js')).benchMemory,
   dataplane: async () => (await import('./dataplane.js')).benchDataplane,
+  grpc: async () => (await import('./grpc.js')).benchGrpc,
   slow: async () => (await import('./slow.js')).benchSlow,
   xds: async () => (await import('./xds.js')).benchXds,
   health: async () => (await import('./health.js')).benchHealth,

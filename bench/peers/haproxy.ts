@@ -4,8 +4,17 @@
  * keep-alive both sides, idle upstream connections shared by every client (`http-reuse always`).
  */
 
-/** HTTP/1.1 on `port`, h2c (prior knowledge) on `h2Port`, all to the upstream. */
-export function haproxyConf(port: number, h2Port: number, upstreamPort: number, threads = 1): string {
+/**
+ * HTTP/1.1 on `port`, h2c (prior knowledge) on `h2Port`, all to the upstream, which is spoken
+ * to in HTTP/2 (h2c) when `http2Upstream` (a gRPC server).
+ */
+export function haproxyConf(
+  port: number,
+  h2Port: number,
+  upstreamPort: number,
+  threads = 1,
+  http2Upstream = false,
+): string {
   return `global
   nbthread ${threads}
   # Stays under the usual 20,000 open-file limit HAProxy would otherwise try to raise.
@@ -25,6 +34,6 @@ frontend bench
   default_backend upstream
 
 backend upstream
-  server nginx 127.0.0.1:${upstreamPort}
+  server upstream 127.0.0.1:${upstreamPort}${http2Upstream ? ' proto h2' : ''}
 `;
 }

@@ -8,8 +8,14 @@ import type { JsonObject } from '../../events/index.js';
 /** The listener's name, to find its bound port in `/listeners?format=json`. */
 export const LISTENER_NAME = 'bench_http';
 
+/** How the bootstrap differs from the plain HTTP/1.1 one. */
+export interface BootstrapOptions {
+  /** The cluster speaks HTTP/2 to its upstream (`http2_protocol_options`), as gRPC needs. */
+  http2Upstream?: boolean;
+}
+
 /** The bootstrap, in the canonical proto3 JSON form. */
-export function proxyBootstrap(upstreamPort: number): JsonObject {
+export function proxyBootstrap(upstreamPort: number, options: BootstrapOptions = {}): JsonObject {
   const loopback = (port: number) => ({ socket_address: { address: '127.0.0.1', port_value: port } });
   return {
     admin: { address: loopback(0) },
@@ -19,6 +25,7 @@ export function proxyBootstrap(upstreamPort: number): JsonObject {
           name: 'upstream',
           type: 'STATIC',
           connect_timeout: '1s',
+          ...(options.http2Upstream ? { http2_protocol_options: {} } : {}),
           load_assignment: {
             cluster_name: 'upstream',
             endpoints: [{ lb_endpoints: [{ endpoint: { address: loopback(upstreamPort) } }] }],

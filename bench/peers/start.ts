@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort, type Peer, spawnPeer, waitForPort } from '../lib/processes.js';
 import { haproxyConf } from './haproxy.js';
 import { reverseProxyConf, upstreamConf } from './nginx.js';
-import { LISTENER_NAME, proxyBootstrap } from './proxy-bootstrap.js';
+import { type BootstrapOptions, LISTENER_NAME, proxyBootstrap } from './proxy-bootstrap.js';
 
 const compiled = import.meta.url.includes('/dist/');
 /** The repository root, from `bench/peers` (tsx) or `dist/bench/peers` (compiled). */
@@ -97,11 +97,16 @@ export async function startNginxProxy(upstreamPort: number, cpus?: string): Prom
   return startNginx('nginx', conf, port, `http://127.0.0.1:${port}/`, `http://127.0.0.1:${h2Port}/`, cpus);
 }
 
-/** HAProxy (one thread, or `threads`) to the upstream. */
-export async function startHaproxy(upstreamPort: number, cpus?: string, threads = 1): Promise<Target> {
+/** HAProxy (one thread, or `threads`) to the upstream, in HTTP/2 when `http2Upstream`. */
+export async function startHaproxy(
+  upstreamPort: number,
+  cpus?: string,
+  threads = 1,
+  http2Upstream = false,
+): Promise<Target> {
   const dir = scratch('haproxy');
   const [port, h2Port] = [await freePort(), await freePort()];
-  writeFileSync(join(dir, 'haproxy.cfg'), haproxyConf(port, h2Port, upstreamPort, threads));
+  writeFileSync(join(dir, 'haproxy.cfg'), haproxyConf(port, h2Port, upstreamPort, threads, http2Upstream));
   const name = threads === 1 ? 'HAProxy' : `HAProxy nbthread ${threads}`;
   const peer = spawnPeer(name, 'haproxy', ['-f', join(dir, 'haproxy.cfg'), '-db'], cpus);
   const target = targetOf(peer, dir, `http://127.0.0.1:${port}/`, `http://127.0.0.1:${h2Port}/`);
@@ -134,14 +139,17 @@ function announced(peer: Peer, pattern: RegExp, timeoutMs = 15000): Promise<stri
   });
 }
 
+/** `node [tsx] <script> args` for a script beside this file (compiled or not). */
+export function nodeScript(name: string, args: string[]): [string, string[]] {
+  const script = fileURLToPath(new URL(`./${name}.${compiled ? 'js' : 'ts'}`, import.meta.url));
+  return [process.execPath, [...(compiled ? [] : ['--import', 'tsx']), script, ...args]];
+}
+
 /** The Node peer: `node:http` + undici `Pool`. */
 export async function startNodePeer(upstreamPort: number, cpus?: string): Promise<Target> {
-  const script = fileURLToPath(new URL(`./node-undici-proxy.${compiled ? 'js' : 'ts'}`, import.meta.url));
-  const loader = compiled ? [] : ['--import', 'tsx'];
   const peer = spawnPeer(
     'Node undici peer',
-    process.execPath,
-    [...loader, script, `http://127.0.0.1:${upstreamPort}`],
+    ...nodeScript('node-undici-proxy', [`http://127.0.0.1:${upstreamPort}`]),
     cpus,
   );
   const port = await announced(peer, /listening (\d+)/).catch(async (err) => {
@@ -149,6 +157,19 @@ export async function startNodePeer(upstreamPort: number, cpus?: string): Promis
     throw err;
   });
   return targetOf(peer, undefined, `http://127.0.0.1:${port}/`);
+}
+
+/** The gRPC server of the gRPC part (`grpc-peer.ts server`); returns its port too. */
+export async function startGrpcServer(cpus?: string): Promise<{ target: Target; port: number }> {
+  const peer = spawnPeer('direct (no proxy)', ...nodeScript('grpc-peer', ['server']), cpus);
+  const port = await announced(peer, /listening (\d+)/).catch(async (err) => {
+    await peer.stop();
+    throw err;
+  });
+  return {
+    target: targetOf(peer, undefined, `http://127.0.0.1:${port}/`, `http://127.0.0.1:${port}/`),
+    port: Number(port),
+  };
 }
 
 /** Polls the admin address file and `/listeners` until this proxy is LIVE with its listener bound. */
@@ -189,6 +210,7 @@ export async function startThisProxy(
   workers: number,
   cpus?: string,
   nodeArgs: string[] = [],
+  options: BootstrapOptions = {},
 ): Promise<Target> {
   if (!existsSync(join(repoRoot, 'dist', 'src', 'cli', 'main.js'))) {
     throw new Error('dist/ is missing: run `npm run build` (or `npm run bench`, which builds) first');
@@ -196,7 +218,7 @@ export async function startThisProxy(
   const dir = scratch('proxy');
   const config = join(dir, 'bootstrap.json');
   const adminPath = join(dir, 'admin');
-  writeFileSync(config, JSON.stringify(proxyBootstrap(upstreamPort)));
+  writeFileSync(config, JSON.stringify(proxyBootstrap(upstreamPort, options)));
   const args = [
     ...nodeArgs,
     'bin/proxy.js',
