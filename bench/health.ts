@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { bootstrapLoaded, type JsonObject } from '../events/index.js';
 import { Store } from '../src/control/store.js';
 import { StatsStore } from '../src/stats/store.js';
-import { startHealthEdges } from '../src/upstream/health/index.js';
+import { startHealthEdges } from '../src/edges/health/index.js';
 import type { BenchRow } from './types.js';
 
 const HOSTS = 1_000;

@@ -2,7 +2,7 @@
 # Records fixtures/health-incident/ from a real run of the proxy through a health incident: host
 # b fails its active check, recovers, fails again; host a answers 5xx until outlier detection
 # ejects it. Writes the bootstrap, the event log, its golden snapshot (test/control/replay.test.ts)
-# and the /clusters the live run showed last, which test/upstream/health/incident.test.ts
+# and the /clusters the live run showed last, which test/edges/health/incident.test.ts
 # compares with the replay of the log. Run it again
 # whenever the event vocabulary changes: `scripts/record-health-incident.sh`.
 set -euo pipefail

@@ -7,7 +7,7 @@
 import type { JsonObject } from '../events/index.js';
 import type { ContentionFigures } from './admin/contention-sampler.js';
 import type { Options } from './cli/options.js';
-import type { EventLog } from './control/event-log.js';
+import type { EventLog } from './edges/event-log.js';
 import type { History, HistoryOptions } from './control/history.js';
 import { Store } from './control/store.js';
 import type { Core } from './core.js';

@@ -3,11 +3,11 @@
  * `createContext` (the server, the benches and the test helpers call it; a data-plane
  * worker thread builds its own with `buildContext`, without the primary's facilities). Each
  * facility is a named field (src/context-core.ts); edges that fill or drive one are started
- * in `src/server/edges.ts`. docs/design.md ("The context") lists them.
+ * in `src/edges/start.ts`. docs/design.md ("The context") lists them.
  */
 import { noContention } from './admin/contention-sampler.js';
 import { buildContext, type ContextParts, type ServerContext } from './context-core.js';
-import { openEventLog } from './control/event-log.js';
+import { openEventLog } from './edges/event-log.js';
 import { WorkerPool } from './dataplane/workers/pool.js';
 import { WorkerStatsMerge } from './dataplane/workers/stats-merge.js';
 

@@ -93,7 +93,7 @@ function closeGracefully(server: Server): Promise<void> {
 /**
  * Starts the admin listener where the bootstrap says; resolves to the bound `ip:port`.
  * `table` is the endpoint list (tests pass their own). The admin only reads the context:
- * what its endpoints show is filled by the edges of `src/server/edges.ts`.
+ * what its endpoints show is filled by the edges of `src/edges/start.ts`.
  */
 export async function startAdmin(
   ctx: ServerContext,

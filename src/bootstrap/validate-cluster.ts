@@ -3,7 +3,7 @@ import { arrayOf } from '../../reducers/settings/values.js';
 import { compileHttp2Options } from '../dataplane/http/h2-options.js';
 import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
 import { compileClusterTls } from '../tls/upstream.js';
-import { compileHealthCheck, compileOutlierDetection } from '../upstream/health/config.js';
+import { compileHealthCheck, compileOutlierDetection } from '../edges/health/config.js';
 import { compileConfigSource } from '../xds/config-source.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import { fieldPath, type Report } from './report.js';

@@ -4,10 +4,10 @@ import { compileAccessLogs } from '../dataplane/access-log/config.js';
 import { compileListener } from '../dataplane/listeners/config.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../dataplane/router/validate-clusters.js';
 import { compileBootstrapTracing } from '../dataplane/tracing/config.js';
-import { compileOverloadManager } from '../server/overload/config.js';
+import { compileOverloadManager } from '../edges/overload/config.js';
 import { checkSecret } from '../tls/context.js';
 import { staticSecrets } from '../tls/secrets.js';
-import { compileOutlierEventLog } from '../upstream/health/config.js';
+import { compileOutlierEventLog } from '../edges/health/config.js';
 import { checkBootstrapSources } from '../xds/config-source.js';
 import { checkLoadStatsConfig } from '../xds/lrs/config.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
@@ -119,7 +119,7 @@ const BOOTSTRAP_FIELDS: FieldTable = {
   hds_config: notYet('health discovery (HDS)'),
   // The tracer of every HCM whose `tracing` names no provider (src/dataplane/tracing/).
   tracing: 'act',
-  // src/server/overload/: monitors read by an edge, actions taken by the data plane.
+  // src/edges/overload/: monitors read by an edge, actions taken by the data plane.
   overload_manager: 'act',
 };
 const STATIC_FIELDS: FieldTable = {

@@ -5,7 +5,7 @@
 
 import type { ServerContext } from '../context.js';
 import { createClusterManager } from '../upstream/cluster-manager.js';
-import type { HealthEdges } from '../upstream/health/index.js';
+import type { HealthEdges } from '../edges/health/index.js';
 import { ListenerManager } from './listeners/manager.js';
 import { clusterTraffic } from './pool/cluster-traffic.js';
 import { drainPools } from './pool/index.js';
@@ -18,7 +18,7 @@ export type { HostStatsByCluster } from './workers/stats-merge.js';
  * Starts serving traffic: resolves once the snapshot's listeners are bound (or failed), so
  * the server can go LIVE after it. `--concurrency 1` runs everything in this process (no
  * messages on the way); N > 1 starts N worker threads, each binding every listener's address. Requests' outcomes
- * go to `health` (started with the other edges, in `src/server/edges.ts`); serving waits for
+ * go to `health` (started with the other edges, in `src/edges/start.ts`); serving waits for
  * its first round of checks, as the reference warms a cluster before it serves.
  */
 export async function startDataPlane(ctx: ServerContext, health: HealthEdges): Promise<void> {

@@ -10,7 +10,7 @@ import { startDataPlane } from '../dataplane/index.js';
 import { ListenSockets } from '../dataplane/listeners/sockets.js';
 import { lendHeapToStartUp, settleServingHeap } from '../memory.js';
 import { VERSION } from '../version.js';
-import { startEdges } from './edges.js';
+import { startEdges } from '../edges/start.js';
 import { ParentLink } from './hot-restart/child.js';
 import { startHotRestartParent } from './hot-restart/parent.js';
 import { stopOnSignals } from './shutdown.js';

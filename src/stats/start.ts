@@ -107,7 +107,7 @@ export class StatsRuntime {
   }
 
   /**
-   * Starts the edge from the bootstrap in the snapshot; `src/server/edges.ts` calls it once,
+   * Starts the edge from the bootstrap in the snapshot; `src/edges/start.ts` calls it once,
    * with the merged source when there are workers.
    */
   start(source?: StatsSource): this {

@@ -90,7 +90,7 @@ function runtimePanicThreshold(state: State): number | undefined {
 /**
  * Starts the cluster manager: loads the hash functions, then follows `ctx.store.state$`.
  * It only reads snapshots: DNS discovery, which produces the host events it follows, is
- * an edge of its own (started in `src/server/edges.ts`).
+ * an edge of its own (started in `src/edges/start.ts`).
  * A cluster gets a new `ClusterRuntime` (with a freshly built balancer) only when its
  * snapshot entry is a new object, or when the runtime panic threshold changed; members
  * keep their `UpstreamHost` object (pool and counters) for as long as their address stays.

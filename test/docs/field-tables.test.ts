@@ -17,9 +17,9 @@ import { FIELD_TABLES as hcmTables } from '../../src/dataplane/http/hcm-config.j
 import { FIELD_TABLES as listenerTables } from '../../src/dataplane/listeners/config.js';
 import { FIELD_TABLES as routeTables } from '../../src/dataplane/router/table.js';
 import { FIELD_TABLES as tcpTables } from '../../src/dataplane/tcp/config.js';
-import { FIELD_TABLES as overloadTables } from '../../src/server/overload/config.js';
+import { FIELD_TABLES as overloadTables } from '../../src/edges/overload/config.js';
 import { FIELD_TABLES as tlsTables } from '../../src/tls/context.js';
-import { FIELD_TABLES as healthTables } from '../../src/upstream/health/config.js';
+import { FIELD_TABLES as healthTables } from '../../src/edges/health/config.js';
 import { FIELD_TABLES as configSourceTables } from '../../src/xds/config-source.js';
 import { root } from '../helpers/bootstrap.js';
 

@@ -13,7 +13,7 @@ import { commandLineOptionsJson } from '../../src/cli/server-info-options.js';
 import { createContext, type ServerContext } from '../../src/context.js';
 import type { HistoryOptions } from '../../src/control/history.js';
 import { createLoggers, type Loggers } from '../../src/logging/loggers.js';
-import { startAdminInputs } from '../../src/server/edges.js';
+import { startAdminInputs } from '../../src/edges/start.js';
 import { VERSION } from '../../src/version.js';
 
 /** The repository root, from `test/helpers` (tsx) or `dist/test/helpers` (compiled). */

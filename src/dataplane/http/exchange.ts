@@ -1,4 +1,4 @@
-import { failsHealthChecksAtOnce, IMMEDIATE_HEALTH_CHECK_FAIL } from '../../upstream/health/outcomes.js';
+import { failsHealthChecksAtOnce, IMMEDIATE_HEALTH_CHECK_FAIL } from '../../upstream/outcomes.js';
 import type { MetadataCriteria } from '../../upstream/lb/criteria.js';
 import { ORIGINAL_DST_HEADERS } from '../../upstream/lb/original-dst.js';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';

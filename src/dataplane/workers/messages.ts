@@ -4,7 +4,7 @@ import type { WorkerMemory } from '../../../views/memory/render.js';
 import type { Options } from '../../cli/options.js';
 import type { ProfilerKind } from '../../profiler.js';
 import type { LookupsDump } from '../../stats/recent-lookups.js';
-import type { OutcomeBatch } from '../../upstream/health/outcomes.js';
+import type { OutcomeBatch } from '../../upstream/outcomes.js';
 import type { DeltaBase, HostStatsByCluster, StatsDelta } from './stats-merge.js';
 
 /**

@@ -4,7 +4,7 @@ import type { JsonObject, ProxyEvent } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
 import type { Core } from '../../core.js';
 import { workerResourceLimits } from '../../memory.js';
-import type { OutcomeBatch } from '../../upstream/health/outcomes.js';
+import type { OutcomeBatch } from '../../upstream/outcomes.js';
 import {
   isWorkerMessage,
   type PrimaryMessage,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createNameResolver } from '../../../src/upstream/dns/resolve.js';
+import { createNameResolver } from '../../../src/edges/dns/resolve.js';
 import { TestDnsServer } from '../../helpers/dns-server.js';
 
 let server: TestDnsServer;

@@ -17,10 +17,10 @@ import { type Envelope, type JsonObject, mergeWindowOf, type ProxyEvent } from '
 import { mergeWindowMs, type State } from '../../reducers/index.js';
 import type { Core } from '../core.js';
 import { VERSION } from '../version.js';
-import { History, type HistoryOptions } from './history.js';
-import { checkpointLine, envelopeLine, headerLine, LOG_FORMAT, LOG_VERSION } from './log-format.js';
-import { readLogTail } from './log-tail.js';
-import { LogWriter } from './log-writer.js';
+import { History, type HistoryOptions } from '../control/history.js';
+import { checkpointLine, envelopeLine, headerLine, LOG_FORMAT, LOG_VERSION } from '../control/log-format.js';
+import { readLogTail } from '../control/log-tail.js';
+import { LogWriter } from '../control/log-writer.js';
 
 /** Default of `--event-log-checkpoint-every`: a full snapshot line after this many events. */
 export const DEFAULT_CHECKPOINT_EVERY = 10_000;

@@ -4,12 +4,10 @@
  */
 import type { ClustersFigures } from '../../../views/clusters/figures.js';
 import { type ActiveHealthChecking, type HealthDeps, startActiveHealthChecking } from './active.js';
-import { IMMEDIATE_HEALTH_CHECK_FAIL, type OutcomeBatch } from './outcomes.js';
+import { IMMEDIATE_HEALTH_CHECK_FAIL, type OutcomeBatch } from '../../upstream/outcomes.js';
 import { type OutlierDetection, startOutlierDetection } from './outlier.js';
 
 export type { HealthDeps } from './active.js';
-export type { OutcomeBatch } from './outcomes.js';
-export { failsHealthChecksAtOnce, IMMEDIATE_HEALTH_CHECK_FAIL, relayOutcomes } from './outcomes.js';
 
 /** The health edges of the primary process. */
 export interface HealthEdges {

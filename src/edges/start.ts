@@ -5,16 +5,16 @@
  * narrow part of the context it needs and registers its own stop with `onShutdown`.
  */
 import { startContentionSampler } from '../admin/contention-sampler.js';
-import { loadDiskRuntimeLayers } from '../admin/runtime-disk.js';
+import { loadDiskRuntimeLayers } from './runtime-disk.js';
 import type { ServerContext } from '../context.js';
 import { flushAccessLogsAtExit, reopenAccessLogsOnSignal } from '../dataplane/access-log/file-sink.js';
 import { collectWorkerStats } from '../dataplane/workers/collect.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
-import { startDnsDiscovery } from '../upstream/dns/discovery.js';
-import { type HealthEdges, startHealthEdges } from '../upstream/health/index.js';
+import { startDnsDiscovery } from './dns/discovery.js';
+import { type HealthEdges, startHealthEdges } from './health/index.js';
 import { startXds, type XdsClient } from '../xds/client.js';
 import { startLoadReporting } from '../xds/lrs/reporter.js';
-import { logLifecycle } from './lifecycle-log.js';
+import { logLifecycle } from '../server/lifecycle-log.js';
 import { startOverloadManager } from './overload/monitor.js';
 import { startShrinkHeap } from './overload/shrink-heap.js';
 

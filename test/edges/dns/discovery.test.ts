@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { JsonObject, ProxyEvent } from '../../../events/index.js';
 import { createClusterManager } from '../../../src/upstream/cluster-manager.js';
-import { startDnsDiscovery } from '../../../src/upstream/dns/discovery.js';
+import { startDnsDiscovery } from '../../../src/edges/dns/discovery.js';
 import { TestDnsServer } from '../../helpers/dns-server.js';
 import { loadClusters, upstreamContext } from '../../helpers/upstream.js';
 

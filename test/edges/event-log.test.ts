@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { runtimeModified } from '../../events/index.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
-import { MAX_FLUSH_INTERVAL_MS } from '../../src/control/event-log.js';
+import { MAX_FLUSH_INTERVAL_MS } from '../../src/edges/event-log.js';
 import { adminBootstrap, scratchDir, startTestAdmin } from '../helpers/admin.js';
 
 test('an event no admin answer waits for is in the file within 1 s with the default flush interval', async () => {

@@ -5,7 +5,7 @@ import {
   IMMEDIATE_HEALTH_CHECK_FAIL,
   type OutcomeBatch,
   relayOutcomes,
-} from '../../../src/upstream/health/index.js';
+} from '../../src/upstream/outcomes.js';
 
 const detected = { name: 'od', settings: { hasOutlierDetection: true } };
 const checked = { name: 'hc', settings: { hasOutlierDetection: false } };

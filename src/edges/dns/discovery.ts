@@ -3,7 +3,7 @@ import { configuredEndpoints, hostKey, isIpLiteral } from '../../../reducers/hos
 import { type ClusterSettings, clusterSettings } from '../../../reducers/settings/cluster.js';
 import type { Core } from '../../core.js';
 import type { Scope } from '../../stats/store.js';
-import { hostsChange } from '../host-diff.js';
+import { hostsChange } from '../../upstream/host-diff.js';
 import { createNameResolver, type LookupFamily, type NameResolver } from './resolve.js';
 
 /** The discovery types this edge serves. */

@@ -3,7 +3,7 @@ import { bootstrapLoaded, type JsonObject } from '../../../events/index.js';
 import type { HostState } from '../../../reducers/state.js';
 import { Store } from '../../../src/control/store.js';
 import { StatsStore } from '../../../src/stats/store.js';
-import { type HealthEdges, startHealthEdges } from '../../../src/upstream/health/index.js';
+import { type HealthEdges, startHealthEdges } from '../../../src/edges/health/index.js';
 
 /** A STATIC cluster of 127.0.0.1 ports with no merge window, so every verdict shows at once. */
 export function checkedCluster(name: string, ports: number[], extra: JsonObject = {}): JsonObject {
