@@ -1,9 +1,13 @@
 import { hostname } from 'node:os';
+import type { Json } from '../../../events/config.js';
 import { headerValue } from '../codec/request.js';
 import { flagsText, type StreamInfo } from './stream-info.js';
 
-/** What one command yields: a string, a number, or null when unset (printed `-`). */
-type Value = string | number | null;
+/**
+ * What one command yields: a string, a number, null when unset (printed `-`), or (dynamic
+ * metadata, filter state) any JSON value, printed as JSON in text and kept whole in typed JSON.
+ */
+type Value = Json;
 type Getter = (info: StreamInfo) => Value;
 
 /** One access log line (or JSON object) rendered from a stream's record. */
@@ -204,6 +208,10 @@ function command(name: string, arg: string | undefined, maxLength: number | unde
   if (HEADER_COMMANDS.has(name)) {
     if (arg === undefined) throw new Error(`%${name}%: needs a header name, as %${name}(X-HEADER)%`);
     get = headerGetter(name, arg);
+  } else if (name === 'DYNAMIC_METADATA') {
+    get = metadataGetter(arg);
+  } else if (name === 'FILTER_STATE') {
+    get = filterStateGetter(arg);
   } else if (name === 'START_TIME') {
     const render = arg ? compileStrftime(arg) : defaultStartTime;
     get = (i) => render(i.startTime);
@@ -216,8 +224,42 @@ function command(name: string, arg: string | undefined, maxLength: number | unde
   const inner = get;
   return (i) => {
     const v = inner(i);
-    return typeof v === 'string' ? v.slice(0, maxLength) : v;
+    if (typeof v === 'string') return v.slice(0, maxLength);
+    return v !== null && typeof v === 'object' ? JSON.stringify(v).slice(0, maxLength) : v;
   };
+}
+
+/**
+ * `%DYNAMIC_METADATA(NAMESPACE:KEY:...)%`: the namespace's object, or the value at the path of
+ * keys into it; unset is `-`.
+ */
+function metadataGetter(arg: string | undefined): Getter {
+  const [ns = '', ...keys] = (arg ?? '').split(':');
+  if (ns === '' || keys.includes(''))
+    throw new Error(`%DYNAMIC_METADATA(${arg ?? ''})%: expected (NAMESPACE) or (NAMESPACE:KEY:...)`);
+  return (info) => {
+    let v: Json | undefined = info.dynamicMetadata?.[ns];
+    for (const key of keys) {
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
+      v = v[key];
+    }
+    return v ?? null;
+  };
+}
+
+/** `%FILTER_STATE(KEY)%`, `%FILTER_STATE(KEY:PLAIN)%` or `%FILTER_STATE(KEY:TYPED)%`: the object, unset `-`. */
+function filterStateGetter(arg: string | undefined): Getter {
+  const [key = '', form = 'TYPED', extra] = (arg ?? '').split(':');
+  if (key === '' || extra !== undefined || (form !== 'PLAIN' && form !== 'TYPED'))
+    throw new Error(`%FILTER_STATE(${arg ?? ''})%: expected (KEY), (KEY:PLAIN) or (KEY:TYPED)`);
+  // PLAIN is the object's text: a string as itself, anything else as JSON.
+  if (form === 'PLAIN')
+    return (info) => {
+      const v = info.filterState?.get(key)?.value;
+      if (v === undefined || v === null) return null;
+      return typeof v === 'string' ? v : JSON.stringify(v);
+    };
+  return (info) => info.filterState?.get(key)?.value ?? null;
 }
 
 const COMMAND = /^%([A-Z][A-Z0-9_]*)(?:\(([^)]*)\))?(?::(\d+))?%/;
@@ -246,7 +288,7 @@ function parse(format: string): Array<string | Getter> {
   return out;
 }
 
-const text = (v: Value): string => (v === null ? '-' : String(v));
+const text = (v: Value): string => (v === null ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
 /** Compiles a text format (`format`, or the default); throws on a bad command. */
 export function compileTextFormat(format: string): Formatter {

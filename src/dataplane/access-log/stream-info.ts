@@ -1,3 +1,4 @@
+import type { Json } from '../../../events/config.js';
 import { hostKey } from '../../../reducers/hosts.js';
 import type { HttpRequest } from '../codec/request.js';
 
@@ -84,6 +85,33 @@ export interface StreamInfo {
   routeName: string;
   /** `x-request-id`-style marker that a request was answered by the health check filter. */
   healthCheck: boolean;
+  /**
+   * What filters recorded for later filters and the access logs (`%DYNAMIC_METADATA(NS:KEY)%`),
+   * by namespace (the filter's name, as the reference's); null until one does.
+   */
+  dynamicMetadata: Record<string, Record<string, Json>> | null;
+  /** Named objects filters share with later ones (`%FILTER_STATE(KEY)%`); null until one is set. */
+  filterState: Map<string, FilterStateEntry> | null;
+}
+
+/** One filter state object; a read-only one cannot be replaced, as the reference's. */
+export interface FilterStateEntry {
+  value: Json;
+  readOnly: boolean;
+}
+
+/** Merges `values` into the dynamic metadata namespace `ns`, as the reference's `setDynamicMetadata`. */
+export function setDynamicMetadata(info: StreamInfo, ns: string, values: Record<string, Json>): void {
+  info.dynamicMetadata ??= {};
+  info.dynamicMetadata[ns] = { ...info.dynamicMetadata[ns], ...values };
+}
+
+/** Sets the filter state object `name`; throws when a read-only one already holds the name. */
+export function setFilterState(info: StreamInfo, name: string, value: Json, readOnly = false): void {
+  info.filterState ??= new Map();
+  const state = info.filterState;
+  if (state.get(name)?.readOnly) throw new Error(`filter state '${name}' is read-only`);
+  state.set(name, { value, readOnly });
 }
 
 /** A fresh record for a stream starting now. */
@@ -106,6 +134,8 @@ export function newStreamInfo(request: HttpRequest | null, remote: string, local
     downstreamLocal: local,
     routeName: '',
     healthCheck: false,
+    dynamicMetadata: null,
+    filterState: null,
   };
 }
 

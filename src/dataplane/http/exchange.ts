@@ -3,6 +3,7 @@ import type { MetadataCriteria } from '../../upstream/lb/criteria.js';
 import { ORIGINAL_DST_HEADERS } from '../../upstream/lb/original-dst.js';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 import { FLAG, joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
+import { type HttpRequest, headerValue, type ResponseSink } from '../codec/request.js';
 import type { ClusterTraffic, Count, RequestCount } from '../pool/cluster-traffic.js';
 import { H2Pool } from '../pool/h2-pool.js';
 import { poolFor } from '../pool/index.js';
@@ -26,15 +27,14 @@ import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '.
 import type { TracedRequest } from '../tracing/tracer.js';
 import { addCorsHeaders, type CorsResponse } from './cors.js';
 import type { DownstreamOwner } from './downstream.js';
-import { type FilterStream, STOP_ITERATION, type StreamFilter } from './filters/api.js';
+import { appendVia, applyEdge, EDGE_ROUTER_HEADERS } from './edge.js';
+import { type FilterChainEnds, FilterRunner } from './filters/runner.js';
 import { type GrpcStream, isGrpcContentType, sendGrpcLocalReply } from './grpc.js';
 import type { GrpcStreamStarter } from './grpc-filters.js';
 import { BAD_GRPC_WEB_BODY } from './grpc-web.js';
-import { appendVia, applyEdge, EDGE_ROUTER_HEADERS } from './edge.js';
 import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
-import { normalizeRequestPath } from './path-normalize.js';
 import { RESET_REASON, sendLocalReply, upstreamResetText } from './local-reply.js';
-import { type HttpRequest, headerValue, type ResponseSink } from '../codec/request.js';
+import { normalizeRequestPath } from './path-normalize.js';
 import type { RouteFilters } from './route-filters.js';
 import { StreamTimer, type TimerTarget } from './stream-timer.js';
 import type { TapRecorder } from './tap.js';
@@ -71,6 +71,9 @@ function originalDestination(req: HttpRequest): string | null {
 }
 
 const NO_MUTATIONS: readonly HeaderMutation[] = [];
+const EMPTY = Buffer.alloc(0);
+/** The reference's `per_connection_buffer_limit_bytes` default, when the listener is not known. */
+const DEFAULT_BUFFER_LIMIT = 1024 * 1024;
 
 type RouteHit = NonNullable<ReturnType<typeof findRoute>>;
 
@@ -91,12 +94,10 @@ const REASON_FLAG: Record<string, number> = {
  * upstream attempts with retries and timeouts, and the response back. One object per
  * request; the pools call it back as the `UpstreamHandler`.
  */
-export class Exchange implements UpstreamHandler, TimerTarget, FilterStream {
+export class Exchange implements UpstreamHandler, TimerTarget, FilterChainEnds {
   private done = false;
   /** The per-request filters (src/dataplane/http/filters/api.ts); null when the chain has none. */
-  private streamFilters: StreamFilter[] | null = null;
-  /** The next of them to decode the request's headers. */
-  private filterIndex = 0;
+  private filters: FilterRunner | null = null;
   /** The routing decision, kept while a filter holds the request; null for no route. */
   private hit: RouteHit | null = null;
   private route: CompiledRoute | null = null;
@@ -135,6 +136,7 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterStream {
   private body: Buffer[] = [];
   private bodyBytes = 0;
   private bodySent = 0;
+  /** The router has the request's end (the downstream sent it, and the filters passed it on). */
   private bodyEnded: boolean;
   private retainBody = true;
   private upstreamPaused = false;
@@ -164,8 +166,10 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterStream {
   private perTryMs = 0;
   /** What a timeout answers: 504, or 204 when an internal caller asked for it. */
   private timeoutStatus = 504;
-  /** When the whole request had arrived, for `x-proxy-upstream-service-time`. */
+  /** When the whole request had arrived, for `x-proxy-upstream-service-time`; 0 before. */
   private requestCompleteAt = 0;
+  /** The upstream response's length, while the encoders hold its head. */
+  private responseLength = -1;
 
   constructor(
     readonly hcm: DownstreamOwner,
@@ -245,24 +249,21 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterStream {
       return;
     }
     this.hit = hit;
-    this.streamFilters = hcm.streamFilters.map((make) => make());
-    this.runStreamFilters();
+    this.filters = new FilterRunner(
+      hcm.streamFilters.map((make) => make()),
+      this,
+    );
+    this.filters.decodeHeaders();
   }
 
-  /** The per-request filters from `filterIndex` on, then the router unless one holds or answers the request. */
-  private runStreamFilters(): void {
-    const filters = this.streamFilters as StreamFilter[];
-    while (this.filterIndex < filters.length) {
-      const filter = filters[this.filterIndex++] as StreamFilter;
-      if (filter.decodeHeaders(this) === STOP_ITERATION || this.done) return;
-    }
-    this.routeRequest(this.hit);
-  }
-
-  // ---- FilterStream: what the per-request filters see ----
+  // ---- FilterChainEnds: what the per-request filters run between ----
 
   get ended(): boolean {
     return this.done;
+  }
+
+  get bufferLimit(): number {
+    return this.hcm.deps.bufferLimitBytes ?? DEFAULT_BUFFER_LIMIT;
   }
 
   get matchedRoute(): CompiledRoute | null {
@@ -280,18 +281,66 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterStream {
     return hit.route.perFilter?.get(configType) ?? hit.vh.perFilter?.get(configType);
   }
 
-  continueDecoding(): void {
-    if (this.done) return;
-    try {
-      this.runStreamFilters();
-    } catch (err) {
-      this.hcm.log.error({ err }, 'request handling failed');
-      this.failLocally(500, 'internal error\n');
-    }
+  clearRouteCache(): void {
+    this.hit = findRoute(this.hcm.routes, this.req);
   }
 
   sendLocalReply(status: number, body: string, headers?: string[]): void {
-    if (!this.done) this.localReply(status, body, headers);
+    this.replaceResponse(status, body, headers);
+  }
+
+  decodedHeaders(): void {
+    this.routeRequest(this.hit);
+  }
+
+  decodedData(chunk: Buffer, end: boolean): void {
+    if (chunk.length > 0) this.routerBody(chunk);
+    if (end) this.routerEnd(undefined);
+  }
+
+  decodedTrailers(trailers: string[]): void {
+    this.routerEnd(trailers);
+  }
+
+  encodedHeaders(status: number, headers: string[]): void {
+    this.writeHead(status, headers, this.responseLength);
+  }
+
+  encodedData(chunk: Buffer, end: boolean): void {
+    if (chunk.length > 0) this.writeBody(chunk);
+    if (end) this.endResponse(undefined);
+  }
+
+  encodedTrailers(trailers: string[]): void {
+    this.endResponse(trailers);
+  }
+
+  decodeWatermark(above: boolean): void {
+    if (above) this.owner.pauseReading();
+    else this.owner.resumeReading();
+  }
+
+  encodeWatermark(above: boolean): void {
+    this.upstreamPaused = above;
+    if (above) this.upstream?.pause();
+    else this.upstream?.resume();
+  }
+
+  decodeTooLarge(): void {
+    this.hcm.stats.rqTooLarge.inc();
+    this.replaceResponse(413, 'Payload Too Large');
+  }
+
+  encodeTooLarge(): void {
+    this.hcm.stats.rsTooLarge.inc();
+    this.replaceResponse(500, 'Internal Server Error');
+  }
+
+  /** A filter's answer at any point: the upstream attempt, if one is under way, is dropped. */
+  private replaceResponse(status: number, body: string, headers?: string[]): void {
+    if (this.done) return;
+    this.endAttempt(0);
+    this.finalLocalReply(status, body, headers);
   }
 
   /** The router: route, cluster and upstream request for a request the filters passed on. */
@@ -402,12 +451,6 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterStream {
     if (verdict.reply === null) return false;
     this.localReply(verdict.reply.status, verdict.reply.body, verdict.reply.headers);
     return true;
-  }
-
-  /** The per-request filters' view of the response head, last filter first as the reference encodes. */
-  private encodeHeaders(status: number, headers: string[]): void {
-    const filters = this.streamFilters as StreamFilter[];
-    for (let i = filters.length - 1; i >= 0; i--) filters[i]?.encodeHeaders?.(status, headers);
   }
 
   /** `headers` with the response mutations of the route's levels applied (in place). */
@@ -594,6 +637,12 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterStream {
       if (decoded.length === 0) return;
       chunk = decoded;
     }
+    if (this.filters !== null) this.filters.decodeData(chunk, false);
+    else this.routerBody(chunk);
+  }
+
+  /** Request body bytes past the filters: to the upstream, or kept until it is ready. */
+  private routerBody(chunk: Buffer): void {
     const limit = this.cluster?.settings.perConnectionBufferLimitBytes ?? 1024 * 1024;
     if (this.upstreamReady && this.upstream) {
       if (this.retainBody) this.body.push(chunk);
@@ -607,16 +656,26 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterStream {
   }
 
   onBodyEnd(): void {
-    if (this.done || this.bodyEnded) return;
+    // `requestCompleteAt` is set once the downstream sent the whole request (at once without a body).
+    if (this.done || this.requestCompleteAt !== 0) return;
     if (this.grpc !== null && !this.grpc.requestEnd()) {
       this.refuseGrpcBody();
       return;
     }
-    this.bodyEnded = true;
     this.requestCompleteAt = performance.now();
     this.clearRequestTimer();
+    const filters = this.filters;
+    if (filters === null) this.routerEnd(this.requestTrailers);
+    else if (this.requestTrailers !== undefined) filters.decodeTrailers(this.requestTrailers);
+    else filters.decodeData(EMPTY, true);
+  }
+
+  /** The request's end past the filters, with its trailers (HTTP/2) if it has them. */
+  private routerEnd(trailers: string[] | undefined): void {
+    this.bodyEnded = true;
+    this.requestTrailers = trailers;
     if (this.head) this.armTimeout();
-    if (this.upstreamReady && this.upstream) this.upstream.end(this.requestTrailers);
+    if (this.upstreamReady && this.upstream) this.upstream.end(trailers);
   }
 
   /** The request's trailers (HTTP/2), just before its end. */
@@ -730,19 +789,34 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterStream {
     );
     if (this.hcm.spec.edge.via) appendVia(out, this.hcm.spec.edge.via);
     if (this.cors !== null) addCorsHeaders(out, this.cors);
-    if (this.streamFilters !== null) this.encodeHeaders(status, out);
-    this.sink.writeHead(status, out, contentLength, false, this.trailersExpected);
     this.responseStatus = status;
-    this.info.responseCode = status;
-    this.info.responseHeaders = out;
     this.info.firstUpstreamByteAt = now;
+    if (this.filters === null) {
+      this.writeHead(status, out, contentLength);
+      return;
+    }
+    this.responseLength = contentLength;
+    this.filters.encodeHeaders(status, out);
+  }
+
+  /** The response head past the filters, to the downstream. */
+  private writeHead(status: number, headers: string[], contentLength: number): void {
+    this.sink.writeHead(status, headers, contentLength, false, this.trailersExpected);
+    this.info.responseCode = status;
+    this.info.responseHeaders = headers;
   }
 
   onUpstreamData(chunk: Buffer): void {
     if (this.done) return;
     this.idleTimer.refresh();
-    this.info.bytesSent += chunk.length;
     this.tap?.responseBody(chunk);
+    if (this.filters !== null) this.filters.encodeData(chunk, false);
+    else this.writeBody(chunk);
+  }
+
+  /** Response body bytes past the filters, to the downstream; a full one pauses the upstream. */
+  private writeBody(chunk: Buffer): void {
+    this.info.bytesSent += chunk.length;
     if (!this.sink.writeData(chunk) && !this.upstreamPaused) {
       this.upstreamPaused = true;
       this.upstream?.pause();
@@ -761,7 +835,15 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterStream {
   onUpstreamEnd(): void {
     if (this.done) return;
     if (this.host) this.endAttempt(this.responseStatus);
-    this.sink.end(this.trailers);
+    const filters = this.filters;
+    if (filters === null) this.endResponse(this.trailers);
+    else if (this.trailers !== undefined) filters.encodeTrailers(this.trailers);
+    else filters.encodeData(EMPTY, true);
+  }
+
+  /** The response's end past the filters. */
+  private endResponse(trailers: string[] | undefined): void {
+    this.sink.end(trailers);
     this.finish(this.responseStatus);
   }
 
@@ -815,10 +897,10 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterStream {
   /** A response made by the proxy itself: text/plain body, never forwarded upstream. */
   private localReply(status: number, body: string | Buffer, extra: string[] = []): void {
     const via = this.hcm.spec.edge.via;
-    const headers = this.cors === null && !via && this.streamFilters === null ? extra : extra.slice();
+    const headers = this.cors === null && !via && this.filters === null ? extra : extra.slice();
     if (this.cors !== null) addCorsHeaders(headers, this.cors);
     if (via) appendVia(headers, via);
-    if (this.streamFilters !== null) this.encodeHeaders(status, headers);
+    if (this.filters !== null) this.filters.encodeLocalHeaders(status, headers);
     // As the reference's router: any gRPC request gets a gRPC answer (read here, not per request).
     const grpc = this.grpc !== null || isGrpcContentType(headerValue(this.req, 'content-type'));
     const sent = grpc
@@ -842,7 +924,7 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterStream {
   private finish(status: number): void {
     if (this.done) return;
     this.done = true;
-    if (this.streamFilters !== null) for (const f of this.streamFilters) f.onDestroy?.();
+    this.filters?.destroy();
     // No array of the timers: this runs once per request.
     if (this.tryTimer) clearTimeout(this.tryTimer);
     if (this.requestTimer) clearTimeout(this.requestTimer);

@@ -22,6 +22,8 @@ export class HcmStats {
   readonly rqActive: Gauge;
   readonly rqCompleted: Counter;
   readonly rqTooLarge: Counter;
+  /** Responses an HTTP filter's buffer could not hold (`rs_too_large`). */
+  readonly rsTooLarge: Counter;
   readonly rqRxReset: Counter;
   readonly rqTxReset: Counter;
   readonly rqTime: Histogram;
@@ -67,6 +69,7 @@ export class HcmStats {
     this.rqActive = scope.gauge('downstream_rq_active');
     this.rqCompleted = c('downstream_rq_completed');
     this.rqTooLarge = c('downstream_rq_too_large');
+    this.rsTooLarge = c('rs_too_large');
     this.rqRxReset = c('downstream_rq_rx_reset');
     this.rqTxReset = c('downstream_rq_tx_reset');
     this.rqTime = scope.histogram('downstream_rq_time');

@@ -16,4 +16,9 @@ export interface HttpConnectionManagerDeps {
   clusters: ClusterLookup;
   /** Name of the listener owning the filter chain, for logs and stats. */
   listenerName: string;
+  /**
+   * The listener's `per_connection_buffer_limit_bytes`: what the HTTP filters of one request
+   * may hold in each direction. Absent: the reference's default, 1 MiB.
+   */
+  bufferLimitBytes?: number;
 }

@@ -158,7 +158,12 @@ export class ListenerManager {
     const report = new Report(`listener '${entry.name}'`);
     const spec = compileListener(entry.config, '', report, secretsOf(this.ctx.store.state));
     if (!spec) return fail(report.errors.join('; '));
-    const deps = { ctx: this.ctx, clusters: this.clusters, listenerName: spec.name };
+    const deps = {
+      ctx: this.ctx,
+      clusters: this.clusters,
+      listenerName: spec.name,
+      bufferLimitBytes: spec.bufferLimitBytes,
+    };
     const handlers = spec.chains.map((chain) =>
       guardWithRbac(buildNetworkFilter(chain.filter, deps), chain.rbac, this.ctx.stats),
     );

@@ -13,6 +13,8 @@ import {
   newStreamInfo,
   RESPONSE_FLAGS,
   type StreamInfo,
+  setDynamicMetadata,
+  setFilterState,
 } from '../../../src/dataplane/access-log/stream-info.js';
 import type { HttpRequest } from '../../../src/dataplane/codec/request.js';
 
@@ -146,6 +148,56 @@ describe('access log text format', () => {
     assert.throws(() => compileTextFormat('%REQ%'), /needs a header name/);
     assert.throws(() => compileTextFormat('%REQ(A?B?C)%'), /HEADER\?ALTERNATIVE/);
     assert.throws(() => compileTextFormat('%DURATION(x)%'), /takes no argument/);
+  });
+});
+
+describe('dynamic metadata and filter state', () => {
+  const recorded = () => {
+    const i = info();
+    setDynamicMetadata(i, 'envoy.filters.http.rbac', { shadow_effective_policy_id: 'p1', n: 2 });
+    setDynamicMetadata(i, 'envoy.filters.http.rbac', { nested: { a: [1, 'b'] } });
+    setFilterState(i, 'obj', { k: 'v' });
+    setFilterState(i, 'text', 'plain words', true);
+    return i;
+  };
+
+  it('%DYNAMIC_METADATA(NS:KEY:...)% reads a namespace, a key or a path; strings bare, objects as JSON', () => {
+    const i = recorded();
+    const ns = 'envoy.filters.http.rbac';
+    assert.equal(one(`%DYNAMIC_METADATA(${ns}:shadow_effective_policy_id)%`, i), 'p1');
+    assert.equal(one(`%DYNAMIC_METADATA(${ns}:n)%`, i), '2');
+    assert.equal(one(`%DYNAMIC_METADATA(${ns}:nested:a)%`, i), '[1,"b"]');
+    assert.equal(
+      one(`%DYNAMIC_METADATA(${ns})%`, i),
+      '{"shadow_effective_policy_id":"p1","n":2,"nested":{"a":[1,"b"]}}',
+    );
+    assert.equal(one(`%DYNAMIC_METADATA(${ns}:nested):6%`, i), '{"a":[');
+    assert.equal(one(`%DYNAMIC_METADATA(${ns}:n:deeper)% %DYNAMIC_METADATA(other:x)%`, i), '- -');
+    const typed = compileJsonFormat(
+      { m: `%DYNAMIC_METADATA(${ns}:nested)%`, s: '%FILTER_STATE(obj)%' },
+      true,
+    );
+    assert.deepEqual(JSON.parse(typed(i)), { m: { a: [1, 'b'] }, s: { k: 'v' } });
+  });
+
+  it('%FILTER_STATE(KEY[:PLAIN|:TYPED])% prints an object as JSON or as text; a read-only one stays', () => {
+    const i = recorded();
+    assert.equal(
+      one('%FILTER_STATE(obj)% %FILTER_STATE(obj:PLAIN)% %FILTER_STATE(text:PLAIN)%', i),
+      '{"k":"v"} {"k":"v"} plain words',
+    );
+    assert.equal(one('%FILTER_STATE(text)% %FILTER_STATE(nothing)%', i), 'plain words -');
+    assert.throws(() => setFilterState(i, 'text', 'other'), /'text' is read-only/);
+    setFilterState(i, 'obj', 'replaced');
+    assert.equal(one('%FILTER_STATE(obj)%', i), 'replaced');
+  });
+
+  it('refuses malformed arguments by command', () => {
+    assert.throws(() => compileTextFormat('%DYNAMIC_METADATA%'), /DYNAMIC_METADATA\(\)%: expected/);
+    assert.throws(() => compileTextFormat('%DYNAMIC_METADATA(ns::k)%'), /NAMESPACE:KEY/);
+    assert.throws(() => compileTextFormat('%FILTER_STATE()%'), /FILTER_STATE\(\)%: expected/);
+    assert.throws(() => compileTextFormat('%FILTER_STATE(k:RAW)%'), /KEY:PLAIN/);
+    assert.throws(() => compileTextFormat('%FILTER_STATE(k:PLAIN:x)%'), /KEY:TYPED/);
   });
 });
 

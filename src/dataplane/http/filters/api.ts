@@ -7,34 +7,79 @@ import type { HttpRequest } from '../../codec/request.js';
 import type { RuntimeLookup } from '../runtime-fraction.js';
 import type { FilterChain } from './chain.js';
 
-/** The decoder's answer, as the reference's `FilterHeadersStatus`: go on to the next filter, or wait. */
+/**
+ * A filter's answer to a callback, as the reference's `Filter*Status`: go on to the next
+ * filter, or hold what it was given (and, for headers, everything after it) until the filter
+ * calls `continueDecoding()` / `continueEncoding()` or answers the request itself.
+ */
 export const CONTINUE = 0;
-/** The filter holds the request until it calls `continueDecoding()` (or answers it itself). */
+/**
+ * Headers and trailers: hold them until the filter continues. Data: hold this piece without a
+ * size check; past the buffer limit the proxy stops reading more (the reference's
+ * `StopIterationAndWatermark`).
+ */
 export const STOP_ITERATION = 1;
-export type FilterStatus = typeof CONTINUE | typeof STOP_ITERATION;
+/**
+ * Data only: keep this piece in the filter's buffer, with the pieces before it the filter held,
+ * and give the filter the next ones too. Past the buffer limit the request is answered 413
+ * (decoding) or 500 (encoding, before the response started; reset after), as the reference.
+ */
+export const STOP_ITERATION_AND_BUFFER = 2;
+export type FilterStatus = typeof CONTINUE | typeof STOP_ITERATION | typeof STOP_ITERATION_AND_BUFFER;
 
-/** What a stream filter sees of its request and may do with it. */
+/**
+ * What a stream filter sees of its request and may do with it. Each filter of a request has
+ * its own: `continueDecoding()` resumes the chain after the filter that calls it.
+ */
 export interface FilterStream {
+  /** The request; a decoder filter may change its headers (then `clearRouteCache()`). */
   readonly req: HttpRequest;
-  /** The access log's view: filters set response flags here. */
+  /**
+   * The access log's view: response flags, and the dynamic metadata and filter state
+   * (`setDynamicMetadata`, `setFilterState` of src/dataplane/access-log/stream-info.ts) that
+   * later filters and `%DYNAMIC_METADATA(...)%` / `%FILTER_STATE(...)%` read.
+   */
   readonly info: StreamInfo;
   /** The cluster the route sends to (the first of weighted clusters), or null. */
   readonly routeCluster: string | null;
   /** This filter's per-route config, most specific level first (route, then virtual host), or undefined. */
   perRoute(configType: string): unknown;
-  /** Resumes the chain after `STOP_ITERATION`; does nothing once the request is answered. */
+  /** Routes the request again, after a filter changed what the routes match on. */
+  clearRouteCache(): void;
+  /** Resumes the request's filters after this one (headers, then held data and trailers). */
   continueDecoding(): void;
-  /** Answers the request from the proxy; later filters and the router never see it. */
+  /** Resumes the response's filters after this one. */
+  continueEncoding(): void;
+  /** The request body this filter holds (`STOP_ITERATION_AND_BUFFER`), in one piece; null when none. */
+  readonly decodingBuffer: Buffer | null;
+  /** The response body this filter holds, in one piece; null when none. */
+  readonly encodingBuffer: Buffer | null;
+  /**
+   * Answers the request from the proxy; later filters and the router never see it. Once the
+   * response has started it resets the stream instead. Nothing after it reaches any filter.
+   */
   sendLocalReply(status: number, body: string, headers?: string[]): void;
   /** True once the request was answered or reset (a held filter checks it before acting). */
   readonly ended: boolean;
 }
 
-/** One filter's state for one request. Only `decodeHeaders` is required. */
+/**
+ * One filter's state for one request. Only `decodeHeaders` is required; a missing callback
+ * continues. Decoders run in chain order, encoders in reverse, as the reference runs them.
+ * `end` marks the last piece of a body that has no trailers (it may be empty).
+ */
 export interface StreamFilter {
   decodeHeaders(stream: FilterStream): FilterStatus;
-  /** The response head on its way downstream (upstream or local), to read or add headers to. */
-  encodeHeaders?(status: number, headers: string[]): void;
+  decodeData?(stream: FilterStream, chunk: Buffer, end: boolean): FilterStatus;
+  /** The request's trailers (HTTP/2), to read or change in place. */
+  decodeTrailers?(stream: FilterStream, trailers: string[]): FilterStatus;
+  /**
+   * The response head on its way downstream, to read or change in place. The proxy's own
+   * replies pass here too, but cannot be held (a status other than `CONTINUE` is ignored).
+   */
+  encodeHeaders?(status: number, headers: string[], stream: FilterStream): FilterStatus | undefined;
+  encodeData?(stream: FilterStream, chunk: Buffer, end: boolean): FilterStatus;
+  encodeTrailers?(stream: FilterStream, trailers: string[]): FilterStatus;
   /** The request is over (answered, reset or timed out): release timers and counts. */
   onDestroy?(): void;
 }

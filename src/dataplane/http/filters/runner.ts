@@ -1,0 +1,323 @@
+import type { StreamInfo } from '../../access-log/stream-info.js';
+import type { HttpRequest } from '../../codec/request.js';
+import {
+  CONTINUE,
+  type FilterStatus,
+  type FilterStream,
+  STOP_ITERATION_AND_BUFFER,
+  type StreamFilter,
+} from './api.js';
+
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * What a request's filters run between: the request and its record, the router below the
+ * decoders and the downstream below the encoders. The exchange (src/dataplane/http/exchange.ts)
+ * is both ends; this keeps the chain's iteration out of it.
+ */
+export interface FilterChainEnds {
+  readonly req: HttpRequest;
+  readonly info: StreamInfo;
+  /** True once the request was answered or reset: nothing more runs. */
+  readonly ended: boolean;
+  readonly routeCluster: string | null;
+  perRoute(configType: string): unknown;
+  clearRouteCache(): void;
+  sendLocalReply(status: number, body: string, headers?: string[]): void;
+  /** The listener's `per_connection_buffer_limit_bytes`: what the filters of one direction may hold. */
+  readonly bufferLimit: number;
+  /** The request passed every decoder: the router takes it. */
+  decodedHeaders(): void;
+  decodedData(chunk: Buffer, end: boolean): void;
+  decodedTrailers(trailers: string[]): void;
+  /** The response passed every encoder: the downstream gets it. */
+  encodedHeaders(status: number, headers: string[]): void;
+  encodedData(chunk: Buffer, end: boolean): void;
+  encodedTrailers(trailers: string[]): void;
+  /** Flow control while filters hold more than the limit: stop (true) or resume reading the sender. */
+  decodeWatermark(above: boolean): void;
+  encodeWatermark(above: boolean): void;
+  /** A filter's buffer outgrew the limit: 413 for the request, 500 (or a reset) for the response. */
+  decodeTooLarge(): void;
+  encodeTooLarge(): void;
+}
+
+/** What one filter holds of one direction: body pieces, then the end or the trailers. */
+interface Hold {
+  chunks: Buffer[];
+  bytes: number;
+  end: boolean;
+  trailers: string[] | null;
+}
+
+/** One direction's progress through the chain, its filters counted in the order it runs them. */
+class Direction {
+  /** The first filter the headers have not passed (the one holding them); the chain's length once past all. */
+  at = 0;
+  started = false;
+  /** Bytes held by this direction's filters. */
+  held = 0;
+  readonly holds: Array<Hold | undefined>;
+  constructor(
+    readonly decode: boolean,
+    n: number,
+  ) {
+    this.holds = new Array<Hold | undefined>(n);
+  }
+}
+
+/**
+ * One request's stream filters (src/dataplane/http/filters/api.ts) and where each direction
+ * stands among them. Headers, body pieces and trailers go through in order: a piece reaches the
+ * filter holding the headers (which sees it) and waits there, or waits at a filter that holds
+ * data, until that filter continues. Built only for a chain that has stream filters.
+ */
+export class FilterRunner {
+  private readonly handles: FilterHandle[];
+  private readonly dec: Direction;
+  private readonly enc: Direction;
+  /** The response head while the encoders have it. */
+  private status = 0;
+  private headers: string[] = [];
+
+  constructor(
+    private readonly filters: StreamFilter[],
+    readonly ends: FilterChainEnds,
+  ) {
+    const n = filters.length;
+    this.handles = filters.map((_f, i) => new FilterHandle(this, i));
+    this.dec = new Direction(true, n);
+    this.enc = new Direction(false, n);
+  }
+
+  decodeHeaders(): void {
+    this.dec.started = true;
+    this.runHeaders(this.dec, 0);
+  }
+
+  decodeData(chunk: Buffer, end: boolean): void {
+    this.runData(this.dec, 0, chunk, end);
+  }
+
+  decodeTrailers(trailers: string[]): void {
+    this.runTrailers(this.dec, 0, trailers);
+  }
+
+  encodeHeaders(status: number, headers: string[]): void {
+    this.status = status;
+    this.headers = headers;
+    this.enc.started = true;
+    this.runHeaders(this.enc, 0);
+  }
+
+  encodeData(chunk: Buffer, end: boolean): void {
+    this.runData(this.enc, 0, chunk, end);
+  }
+
+  encodeTrailers(trailers: string[]): void {
+    this.runTrailers(this.enc, 0, trailers);
+  }
+
+  /** The head of one of the proxy's own replies: every encoder sees it, none can hold it. */
+  encodeLocalHeaders(status: number, headers: string[]): void {
+    const filters = this.filters;
+    for (let i = filters.length - 1; i >= 0; i--)
+      filters[i]?.encodeHeaders?.(status, headers, this.handles[i] as FilterHandle);
+  }
+
+  /** The request is over, however it ended. */
+  destroy(): void {
+    for (const f of this.filters) f.onDestroy?.();
+  }
+
+  /** Resumes `d` after its filter `k` (this direction's order). */
+  continueAt(decode: boolean, index: number): void {
+    const d = decode ? this.dec : this.enc;
+    const k = decode ? index : this.filters.length - 1 - index;
+    if (this.ends.ended || !d.started) return;
+    if (d.at === k) {
+      this.runHeaders(d, k + 1);
+      if (this.ends.ended) return;
+    } else if (d.at < k) return; // the headers have not reached it: nothing of it to continue
+    const hold = d.holds[k];
+    if (hold === undefined) return;
+    d.holds[k] = undefined;
+    this.release(d, hold.bytes);
+    if (hold.chunks.length > 0 || hold.end) this.runData(d, k + 1, joined(hold), hold.end);
+    if (!this.ends.ended && hold.trailers !== null) this.runTrailers(d, k + 1, hold.trailers);
+  }
+
+  /** What filter `index` (chain order) holds of one direction, in one piece; null when nothing. */
+  buffered(decode: boolean, index: number): Buffer | null {
+    const hold = decode ? this.dec.holds[index] : this.enc.holds[this.filters.length - 1 - index];
+    return hold === undefined || hold.chunks.length === 0 ? null : joined(hold);
+  }
+
+  private filterOf(d: Direction, i: number): StreamFilter {
+    return this.filters[d.decode ? i : this.filters.length - 1 - i] as StreamFilter;
+  }
+
+  private handleOf(d: Direction, i: number): FilterHandle {
+    return this.handles[d.decode ? i : this.filters.length - 1 - i] as FilterHandle;
+  }
+
+  private runHeaders(d: Direction, from: number): void {
+    const n = this.filters.length;
+    for (let i = from; i < n; i++) {
+      d.at = i;
+      const f = this.filterOf(d, i);
+      const h = this.handleOf(d, i);
+      const status = d.decode
+        ? f.decodeHeaders(h)
+        : (f.encodeHeaders?.(this.status, this.headers, h) ?? CONTINUE);
+      // Answered, or the filter already continued from inside its callback.
+      if (this.ends.ended || d.at !== i || status !== CONTINUE) return;
+    }
+    d.at = n;
+    if (d.decode) this.ends.decodedHeaders();
+    else this.ends.encodedHeaders(this.status, this.headers);
+  }
+
+  private runData(d: Direction, from: number, chunk: Buffer, end: boolean): void {
+    if (this.ends.ended) return;
+    const n = this.filters.length;
+    for (let i = from; i < n; i++) {
+      // Data never passes a filter holding the headers (d.at), but that filter sees it.
+      if (i > d.at) return;
+      const f = this.filterOf(d, i);
+      const h = this.handleOf(d, i);
+      const status: FilterStatus =
+        (d.decode ? f.decodeData?.(h, chunk, end) : f.encodeData?.(h, chunk, end)) ?? CONTINUE;
+      if (this.ends.ended) return;
+      const hold = d.holds[i];
+      if (status === CONTINUE && i !== d.at) {
+        if (hold !== undefined) {
+          d.holds[i] = undefined;
+          this.release(d, hold.bytes);
+          hold.chunks.push(chunk);
+          chunk = joined(hold);
+        }
+        continue;
+      }
+      this.hold(d, i, chunk, end, status === STOP_ITERATION_AND_BUFFER);
+      return;
+    }
+    if (d.decode) this.ends.decodedData(chunk, end);
+    else this.ends.encodedData(chunk, end);
+  }
+
+  private runTrailers(d: Direction, from: number, trailers: string[]): void {
+    if (this.ends.ended) return;
+    const n = this.filters.length;
+    for (let i = from; i < n; i++) {
+      if (i > d.at) return;
+      const f = this.filterOf(d, i);
+      const h = this.handleOf(d, i);
+      const status =
+        (d.decode ? f.decodeTrailers?.(h, trailers) : f.encodeTrailers?.(h, trailers)) ?? CONTINUE;
+      if (this.ends.ended) return;
+      if (status !== CONTINUE || i === d.at || d.holds[i] !== undefined) {
+        holdAt(d, i).trailers = trailers;
+        return;
+      }
+    }
+    if (d.decode) this.ends.decodedTrailers(trailers);
+    else this.ends.encodedTrailers(trailers);
+  }
+
+  private hold(d: Direction, i: number, chunk: Buffer, end: boolean, buffering: boolean): void {
+    const hold = holdAt(d, i);
+    if (chunk.length > 0) hold.chunks.push(chunk);
+    hold.bytes += chunk.length;
+    hold.end = end;
+    d.held += chunk.length;
+    const limit = this.ends.bufferLimit;
+    if (buffering && hold.bytes > limit) {
+      if (d.decode) this.ends.decodeTooLarge();
+      else this.ends.encodeTooLarge();
+    } else if (d.held > limit) {
+      // Asked again on every piece: the exchange's own flow control may have resumed the sender.
+      if (d.decode) this.ends.decodeWatermark(true);
+      else this.ends.encodeWatermark(true);
+    }
+  }
+
+  private release(d: Direction, bytes: number): void {
+    const limit = this.ends.bufferLimit;
+    const wasAbove = d.held > limit;
+    d.held -= bytes;
+    if (!wasAbove || d.held > limit) return;
+    if (d.decode) this.ends.decodeWatermark(false);
+    else this.ends.encodeWatermark(false);
+  }
+}
+
+/** What filter `i` of `d` holds, an empty hold made when it holds nothing yet. */
+function holdAt(d: Direction, i: number): Hold {
+  let hold = d.holds[i];
+  if (hold === undefined) {
+    hold = { chunks: [], bytes: 0, end: false, trailers: null };
+    d.holds[i] = hold;
+  }
+  return hold;
+}
+
+/** A hold's pieces as one buffer, kept so (a filter reading its buffer twice joins once). */
+function joined(hold: Hold): Buffer {
+  const chunks = hold.chunks;
+  if (chunks.length === 0) return EMPTY;
+  if (chunks.length > 1) hold.chunks = [Buffer.concat(chunks)];
+  return hold.chunks[0] as Buffer;
+}
+
+/** Filter `index`'s view of the request: the chain's, plus which filter continues. */
+class FilterHandle implements FilterStream {
+  constructor(
+    private readonly runner: FilterRunner,
+    private readonly index: number,
+  ) {}
+
+  get req(): HttpRequest {
+    return this.runner.ends.req;
+  }
+
+  get info(): StreamInfo {
+    return this.runner.ends.info;
+  }
+
+  get routeCluster(): string | null {
+    return this.runner.ends.routeCluster;
+  }
+
+  get ended(): boolean {
+    return this.runner.ends.ended;
+  }
+
+  get decodingBuffer(): Buffer | null {
+    return this.runner.buffered(true, this.index);
+  }
+
+  get encodingBuffer(): Buffer | null {
+    return this.runner.buffered(false, this.index);
+  }
+
+  perRoute(configType: string): unknown {
+    return this.runner.ends.perRoute(configType);
+  }
+
+  clearRouteCache(): void {
+    this.runner.ends.clearRouteCache();
+  }
+
+  continueDecoding(): void {
+    this.runner.continueAt(true, this.index);
+  }
+
+  continueEncoding(): void {
+    this.runner.continueAt(false, this.index);
+  }
+
+  sendLocalReply(status: number, body: string, headers?: string[]): void {
+    if (!this.runner.ends.ended) this.runner.ends.sendLocalReply(status, body, headers);
+  }
+}
