@@ -121,12 +121,12 @@ export async function spawnProxy(
     stderr += d;
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   while (!existsSync(addressFile) || readFileSync(addressFile, 'utf8') === '') {
     if (child.exitCode !== null) throw new Error(`proxy exited with ${child.exitCode}: ${stderr}`);
     if (Date.now() > deadline) {
       child.kill();
-      throw new Error(`proxy did not write its admin address within 20 s: ${stderr}`);
+      throw new Error(`proxy did not write its admin address within 60 s: ${stderr}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }

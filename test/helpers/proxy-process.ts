@@ -22,7 +22,8 @@ export interface ProxyProcess {
 export async function startProxyProcess(
   bootstrap: JsonObject,
   args: string[] = [],
-  timeoutMs = 20000,
+  // Generous: a loaded 2-core CI machine has taken over 20 s to start the proxy.
+  timeoutMs = 60000,
   env: NodeJS.ProcessEnv = {},
 ): Promise<ProxyProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'proxy-dp-'));
@@ -37,10 +38,17 @@ export async function startProxyProcess(
   child.stdout?.resume();
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + timeoutMs;
-  const request = async (method: string, path: string) => {
+  const send = async (method: string, path: string) => {
     const res = await fetch(`${admin}${path}`, { method });
     return { status: res.status, body: await res.text() };
   };
+  // A GET on a kept-alive connection the admin closes at that moment fails ("other side
+  // closed"), as it would for any HTTP client; like them, retry an idempotent request once.
+  const request = (method: string, path: string) =>
+    send(method, path).catch((err: unknown) => {
+      if (method !== 'GET') throw err;
+      return send(method, path);
+    });
   let admin = '';
   for (;;) {
     if (child.exitCode !== null) throw new Error(`proxy exited with ${child.exitCode}: ${err}`);
