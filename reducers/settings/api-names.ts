@@ -28,6 +28,9 @@ const V3_ALIASES: Record<string, string> = {
   'envoy.extensions.filters.http.rbac.v3.RBAC': 'envoy.config.filter.http.rbac.v2.RBAC',
   'envoy.extensions.filters.http.rbac.v3.RBACPerRoute': 'envoy.config.filter.http.rbac.v2.RBACPerRoute',
   'envoy.extensions.filters.network.rbac.v3.RBAC': 'envoy.config.filter.network.rbac.v2.RBAC',
+  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz': 'envoy.config.filter.http.ext_authz.v2.ExtAuthz',
+  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute':
+    'envoy.config.filter.http.ext_authz.v2.ExtAuthzPerRoute',
   'envoy.extensions.filters.listener.original_dst.v3.OriginalDst':
     'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector':

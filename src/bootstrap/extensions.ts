@@ -36,6 +36,7 @@ export const CONFIG_TYPE = {
   grpcWeb: 'envoy.config.filter.http.grpc_web.v2.GrpcWeb',
   fault: 'envoy.config.filter.http.fault.v2.HTTPFault',
   rbac: 'envoy.config.filter.http.rbac.v2.RBAC',
+  extAuthz: 'envoy.config.filter.http.ext_authz.v2.ExtAuthz',
   networkRbac: 'envoy.config.filter.network.rbac.v2.RBAC',
   originalDst: 'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   tlsInspector: 'envoy.config.filter.listener.tls_inspector.v2.TlsInspector',
@@ -90,6 +91,7 @@ export const EXTENSIONS: readonly Extension[] = [
   ext('envoy.filters.http', 'envoy.filters.http.grpc_web', ['envoy.grpc_web'], CONFIG_TYPE.grpcWeb),
   ext('envoy.filters.http', 'envoy.filters.http.fault', ['envoy.fault'], CONFIG_TYPE.fault),
   ext('envoy.filters.http', 'envoy.filters.http.rbac', [], CONFIG_TYPE.rbac),
+  ext('envoy.filters.http', 'envoy.filters.http.ext_authz', ['envoy.ext_authz'], CONFIG_TYPE.extAuthz),
   ext(
     'envoy.filters.listener',
     'envoy.filters.listener.original_dst',

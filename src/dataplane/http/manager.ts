@@ -99,6 +99,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     this.streamFilters = startStreamFilters(spec.filters.stream, {
       scope,
       runtime: (key) => runtimeValue(deps.ctx.store.state, key),
+      clusters: deps.clusters,
     });
     const tapId = spec.filters.tapConfigId;
     this.tap = tapId === null ? null : new TapPoint(tapId, deps.ctx.taps);

@@ -5,6 +5,7 @@ import type { Scope } from '../../../stats/store.js';
 import type { StreamInfo } from '../../access-log/stream-info.js';
 import type { HttpRequest } from '../../codec/request.js';
 import type { RuntimeLookup } from '../runtime-fraction.js';
+import type { ClusterLookup } from '../types.js';
 import type { FilterChain } from './chain.js';
 
 /**
@@ -89,6 +90,8 @@ export interface FilterContext {
   /** The connection manager's `http.<stat_prefix>.` scope. */
   scope: Scope;
   runtime: RuntimeLookup;
+  /** The clusters a filter calls its service through (ext_authz, ratelimit). */
+  clusters: ClusterLookup;
 }
 
 /** Makes each request's filter state; built once per connection manager. */

@@ -2,6 +2,7 @@ import type { FilterContext, HttpFilterFactory, StreamFilterMaker } from './api.
 import type { StreamFilterSpec } from './chain.js';
 import { corsFactory } from './cors.js';
 import { csrfFactory } from './csrf.js';
+import { extAuthzFactory } from './ext-authz/index.js';
 import { faultFactory } from './fault/index.js';
 import { grpcHttp1BridgeFactory, grpcWebFactory } from './grpc.js';
 import { healthCheckFactory } from './health-check.js';
@@ -23,6 +24,7 @@ export const HTTP_FILTER_FACTORIES: readonly HttpFilterFactory[] = [
   registered(grpcWebFactory),
   registered(faultFactory),
   registered(rbacFactory),
+  registered(extAuthzFactory),
 ];
 
 /** A factory as the registry holds it: its config is only ever the one its own `compile` made. */

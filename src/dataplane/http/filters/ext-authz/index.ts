@@ -1,0 +1,175 @@
+import { CONFIG_TYPE } from '../../../../bootstrap/extensions.js';
+import type { Counter, Scope } from '../../../../stats/store.js';
+import { FLAG } from '../../../access-log/stream-info.js';
+import { removeHeader, setHeader } from '../../../codec/request.js';
+import { fractionEnabled, randomDraw } from '../../runtime-fraction.js';
+import {
+  CONTINUE,
+  type FilterContext,
+  type FilterStatus,
+  type FilterStream,
+  type HttpFilterFactory,
+  STOP_ITERATION,
+  type StreamFilter,
+} from '../api.js';
+import { type ClusterCall, callCluster } from '../cluster-call.js';
+import { grpcUnary } from '../grpc-call.js';
+import { checkRequest, grpcVerdict, httpCheckHead, httpVerdict, type Verdict } from './check.js';
+import {
+  compileExtAuthz,
+  compileExtAuthzPerRoute,
+  EXT_AUTHZ_FIELD_TABLES,
+  type ExtAuthzConfig,
+  type ExtAuthzPerRoute,
+} from './config.js';
+
+/** The filter's counters, under `cluster.<route's cluster>.ext_authz.[<stat_prefix>.]`, as the reference. */
+class ExtAuthzStats {
+  readonly ok: Counter;
+  readonly denied: Counter;
+  readonly error: Counter;
+  readonly disabled: Counter;
+  readonly failureModeAllowed: Counter;
+  constructor(scope: Scope) {
+    this.ok = scope.counter('ok');
+    this.denied = scope.counter('denied');
+    this.error = scope.counter('error');
+    this.disabled = scope.counter('disabled');
+    this.failureModeAllowed = scope.counter('failure_mode_allowed');
+  }
+}
+
+/** Stats per route cluster, made on first use (one object per cluster and connection manager). */
+function statsFor(config: ExtAuthzConfig, ctx: FilterContext): (cluster: string | null) => ExtAuthzStats | null {
+  const byCluster = new Map<string, ExtAuthzStats>();
+  const suffix = config.statPrefix === '' ? 'ext_authz' : `ext_authz.${config.statPrefix}`;
+  return (name) => {
+    if (name === null) return null;
+    let stats = byCluster.get(name);
+    if (stats === undefined) {
+      const cluster = ctx.clusters.get(name);
+      if (cluster === undefined) return null;
+      stats = new ExtAuthzStats(cluster.scope.scope(suffix));
+      byCluster.set(name, stats);
+    }
+    return stats;
+  };
+}
+
+/** One request's ext_authz: asks the authorizer, holds the request until it answers, then acts. */
+class ExtAuthzFilter implements StreamFilter {
+  private call: ClusterCall | null = null;
+
+  constructor(
+    private readonly config: ExtAuthzConfig,
+    private readonly ctx: FilterContext,
+    private readonly stats: (cluster: string | null) => ExtAuthzStats | null,
+  ) {}
+
+  decodeHeaders(stream: FilterStream): FilterStatus {
+    const perRoute = stream.perRoute(CONFIG_TYPE.extAuthz) as ExtAuthzPerRoute | undefined;
+    if (perRoute?.disabled === true) return CONTINUE;
+    const config = this.config;
+    if (config.enabled !== null && !fractionEnabled(config.enabled, this.ctx.runtime, randomDraw())) {
+      this.stats(stream.routeCluster)?.disabled.inc();
+      if (!this.denyAtDisable()) return CONTINUE;
+      stream.info.flags |= FLAG.UAEX;
+      stream.sendLocalReply(config.statusOnError, '');
+      return STOP_ITERATION;
+    }
+    const service = config.service;
+    const answer = (verdict: Verdict) => {
+      this.call = null;
+      this.act(stream, verdict);
+    };
+    if (service.kind === 'grpc') {
+      const extensions = perRoute?.disabled === false ? perRoute.contextExtensions : {};
+      this.call = grpcUnary(
+        this.ctx.clusters,
+        {
+          cluster: service.cluster,
+          path: service.path,
+          requestType: 'envoy.service.auth.v2.CheckRequest',
+          responseType: 'envoy.service.auth.v2.CheckResponse',
+          timeoutMs: service.timeoutMs,
+          metadata: service.metadata,
+        },
+        checkRequest(stream.req, extensions),
+        (result) => answer(grpcVerdict(result)),
+      );
+    } else {
+      const head = httpCheckHead(service, stream.req);
+      this.call = callCluster(
+        this.ctx.clusters,
+        {
+          cluster: service.cluster,
+          method: stream.req.method,
+          path: head.path,
+          authority: service.authority,
+          headers: head.headers,
+          body: EMPTY,
+          timeoutMs: service.timeoutMs,
+          http2: false,
+        },
+        (result) => answer(httpVerdict(service, result)),
+      );
+    }
+    return STOP_ITERATION;
+  }
+
+  onDestroy(): void {
+    this.call?.cancel();
+    this.call = null;
+  }
+
+  private denyAtDisable(): boolean {
+    const flag = this.config.denyAtDisable;
+    if (flag === null) return false;
+    const raw = flag.key === '' ? undefined : this.ctx.runtime(flag.key)?.trim();
+    return raw === 'true' ? true : raw === 'false' ? false : flag.byDefault;
+  }
+
+  private act(stream: FilterStream, verdict: Verdict): void {
+    if (stream.ended) return;
+    const stats = this.stats(stream.routeCluster);
+    if (verdict.kind === 'ok') {
+      stats?.ok.inc();
+      const headers = stream.req.headers;
+      for (const name of verdict.remove) removeHeader(headers, name);
+      for (let i = 0; i < verdict.set.length; i += 2)
+        setHeader(headers, verdict.set[i] as string, verdict.set[i + 1] as string);
+      headers.push(...verdict.append);
+      stream.continueDecoding();
+      return;
+    }
+    if (verdict.kind === 'denied') {
+      stats?.denied.inc();
+      stream.info.flags |= FLAG.UAEX;
+      stream.sendLocalReply(verdict.status, verdict.body, verdict.headers);
+      return;
+    }
+    stats?.error.inc();
+    if (this.config.failureModeAllow) {
+      stats?.failureModeAllowed.inc();
+      stream.continueDecoding();
+      return;
+    }
+    stream.info.flags |= FLAG.UAEX;
+    stream.sendLocalReply(this.config.statusOnError, '');
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** `envoy.filters.http.ext_authz`: asks a gRPC or HTTP authorizer about each request (docs/http-filters.md). */
+export const extAuthzFactory: HttpFilterFactory<ExtAuthzConfig> = {
+  configType: CONFIG_TYPE.extAuthz,
+  fieldTables: EXT_AUTHZ_FIELD_TABLES,
+  compile: compileExtAuthz,
+  perRoute: compileExtAuthzPerRoute,
+  perRouteType: 'envoy.config.filter.http.ext_authz.v2.ExtAuthzPerRoute',
+  start(config, ctx) {
+    const stats = statsFor(config, ctx);
+    return () => new ExtAuthzFilter(config, ctx, stats);
+  },
+};

@@ -1,0 +1,142 @@
+/**
+ * Authorizers that misbehave: garbage in place of a CheckResponse, a frame whose length lies,
+ * no grpc-status, an HTTP error, a reset stream, a closed connection, an answer past the
+ * 1 MiB bound, a port that accepts and closes. None crashes the proxy; each is an error,
+ * answered 403 without `failure_mode_allow` and passed with it, and the proxy keeps serving.
+ * Then a fast-check run of random answer bytes and trailers. Fixed seed; `FUZZ_RUNS` sets
+ * the number of requests.
+ */
+import assert from 'node:assert/strict';
+import * as net from 'node:net';
+import type * as http2 from 'node:http2';
+import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
+import { helloUpstream, rawH2Server } from '../../../../helpers/authz-servers.js';
+import { startProxy, type TestProxy } from '../../../../helpers/http-dataplane.js';
+import { send } from '../../../../helpers/http-send.js';
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
+
+/** gRPC framing of `payload`, or of a length that lies. */
+function frame(payload: Buffer, length = payload.length): Buffer {
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(length, 1);
+  return Buffer.concat([head, payload]);
+}
+
+type Behaviour = (stream: http2.ServerHttp2Stream) => void;
+
+/** Answers with `body` and trailers (grpc-status 0 unless given). */
+function answer(body: Buffer, trailers: Record<string, string> = { 'grpc-status': '0' }): Behaviour {
+  return (stream) => {
+    stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+    stream.on('wantTrailers', () => stream.sendTrailers(trailers));
+    stream.end(body);
+  };
+}
+
+const BEHAVIOURS: Record<string, Behaviour> = {
+  'garbage bytes as the message': answer(frame(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x08]))),
+  'a frame whose length lies': answer(frame(Buffer.from([8, 0]), 100)),
+  'a compressed frame': answer(Buffer.concat([Buffer.from([1]), frame(Buffer.alloc(0)).subarray(1)])),
+  'no grpc-status': answer(frame(Buffer.alloc(0)), {}),
+  'an HTTP 500': (stream) => {
+    stream.respond({ ':status': 500 });
+    stream.end('oops');
+  },
+  'a reset stream': (stream) => stream.close(2),
+  'a closed connection': (stream) => stream.session?.destroy(),
+  'an answer past 1 MiB': answer(frame(Buffer.alloc(2 << 20))),
+};
+
+let upstream: Awaited<ReturnType<typeof helloUpstream>>;
+let behaviour: Behaviour = answer(frame(Buffer.alloc(0)));
+let authz: Awaited<ReturnType<typeof rawH2Server>>;
+let closer: net.Server;
+let strict: TestProxy;
+let lenient: TestProxy;
+let closing: TestProxy;
+
+function proxyTo(port: number, failureModeAllow: boolean): Promise<TestProxy> {
+  return startProxy(
+    {
+      stat_prefix: 'hostile',
+      route_config: {
+        virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'backend' } }] }],
+      },
+      http_filters: [
+        {
+          name: 'proxy.filters.http.ext_authz',
+          typed_config: {
+            '@type': 'type.googleapis.com/envoy.config.filter.http.ext_authz.v2.ExtAuthz',
+            grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: '2s' },
+            failure_mode_allow: failureModeAllow,
+          },
+        },
+        { name: 'envoy.router' },
+      ],
+    },
+    [
+      { raw: { name: 'backend', connect_timeout: '1s' }, addresses: [`127.0.0.1:${upstream.port}`] },
+      { raw: { name: 'authz', connect_timeout: '1s', http2_protocol_options: {} }, addresses: [`127.0.0.1:${port}`] },
+    ],
+  );
+}
+
+before(async () => {
+  upstream = await helloUpstream();
+  authz = await rawH2Server((stream) => behaviour(stream));
+  closer = net.createServer((socket) => socket.destroy());
+  await new Promise<void>((r) => closer.listen(0, '127.0.0.1', r));
+  strict = await proxyTo(authz.port, false);
+  lenient = await proxyTo(authz.port, true);
+  closing = await proxyTo((closer.address() as net.AddressInfo).port, false);
+});
+
+after(async () => {
+  await strict.close();
+  await lenient.close();
+  await closing.close();
+  authz.close();
+  closer.close();
+  upstream.close();
+});
+
+describe('ext_authz against a hostile authorizer', () => {
+  for (const [name, misbehave] of Object.entries(BEHAVIOURS)) {
+    it(`${name}: 403 without failure_mode_allow, through with it`, async () => {
+      behaviour = misbehave;
+      const errors = strict.counter('cluster.backend.ext_authz.error');
+      assert.equal((await send(strict.port, 'GET', '/x')).status, 403);
+      assert.equal(strict.counter('cluster.backend.ext_authz.error'), errors + 1);
+      const res = await send(lenient.port, 'GET', '/x', { 'x-current-user': 'anyone' });
+      assert.equal(res.status, 200);
+      assert.equal(res.body, 'Hello anyone from behind Envoy!');
+    });
+  }
+
+  it('a port that accepts and closes: 403, and the proxy keeps answering', async () => {
+    assert.equal((await send(closing.port, 'GET', '/x')).status, 403);
+    assert.equal((await send(closing.port, 'GET', '/y')).status, 403);
+    assert.equal(closing.counter('cluster.backend.ext_authz.error'), 2);
+  });
+
+  it('random answers (bytes, status, trailers) never crash it; each request gets an HTTP status', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 64 }),
+        fc.boolean(),
+        fc.constantFrom('0', '7', '14', 'x', ''),
+        async (bytes, framed, status) => {
+          const body = framed ? frame(Buffer.from(bytes)) : Buffer.from(bytes);
+          behaviour = answer(body, status === '' ? {} : { 'grpc-status': status });
+          const res = await send(strict.port, 'GET', '/fuzz');
+          assert.ok(res.status >= 200 && res.status < 600, String(res.status));
+        },
+      ),
+      { seed: 29, numRuns: RUNS },
+    );
+    behaviour = answer(frame(Buffer.alloc(0)));
+    assert.equal((await send(strict.port, 'GET', '/after', { 'x-current-user': 'me' })).body, 'Hello me from behind Envoy!');
+  });
+});
