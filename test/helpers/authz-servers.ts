@@ -18,7 +18,12 @@ function codec(typeName: string) {
   return {
     serialize: (value: Message) => Buffer.from(type.encode(type.fromObject(value)).finish()),
     deserialize: (bytes: Buffer) =>
-      type.toObject(type.decode(bytes), { defaults: true, arrays: true, longs: Number, enums: String }) as Message,
+      type.toObject(type.decode(bytes), {
+        defaults: true,
+        arrays: true,
+        longs: Number,
+        enums: String,
+      }) as Message,
   };
 }
 

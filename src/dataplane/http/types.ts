@@ -1,14 +1,8 @@
 import type { ServerContext } from '../../context.js';
-import type { ClusterRuntime } from '../../upstream/types.js';
-import type { ClusterTraffic } from '../pool/cluster-traffic.js';
+import type { ClusterLookup } from '../pool/cluster-traffic.js';
 
-/**
- * Finds the live runtime of a cluster by name, carrying its traffic record; provided by the
- * upstream cluster manager built with the `clusterTraffic` factory.
- */
-export interface ClusterLookup {
-  get(name: string): ClusterRuntime<ClusterTraffic> | undefined;
-}
+/** Kept here too for the data plane's existing users; filters import it from the pool (no circle through the context). */
+export type { ClusterLookup };
 
 /** What the listener side hands to every HTTP connection manager it builds. */
 export interface HttpConnectionManagerDeps {

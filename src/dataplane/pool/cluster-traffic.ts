@@ -376,3 +376,11 @@ export const clusterTraffic: TrafficFactory<ClusterTraffic> = (cluster, previous
   previous.follow(cluster);
   return previous;
 };
+
+/**
+ * Finds the live runtime of a cluster by name, carrying its traffic record; provided by the
+ * upstream cluster manager built with the `clusterTraffic` factory.
+ */
+export interface ClusterLookup {
+  get(name: string): ClusterRuntime<ClusterTraffic> | undefined;
+}

@@ -4,8 +4,8 @@ import type { Report } from '../../../bootstrap/report.js';
 import type { Scope } from '../../../stats/store.js';
 import type { StreamInfo } from '../../access-log/stream-info.js';
 import type { HttpRequest } from '../../codec/request.js';
+import type { ClusterLookup } from '../../pool/cluster-traffic.js';
 import type { RuntimeLookup } from '../runtime-fraction.js';
-import type { ClusterLookup } from '../types.js';
 import type { FilterChain } from './chain.js';
 
 /**

@@ -5,10 +5,9 @@
  * bound, and handed to one callback exactly once: a peer that hangs, closes, resets or sends
  * too much ends as a failure, never as an exception.
  */
-import type { ClusterTraffic, RequestCount } from '../../pool/cluster-traffic.js';
+import type { ClusterLookup, ClusterTraffic, RequestCount } from '../../pool/cluster-traffic.js';
 import { poolFor } from '../../pool/index.js';
 import type { PoolContext, UpstreamHandler, UpstreamRequest } from '../../pool/types.js';
-import type { ClusterLookup } from '../types.js';
 
 /** What a filter sends. */
 export interface ClusterCallRequest {
@@ -26,7 +25,14 @@ export interface ClusterCallRequest {
 }
 
 /** Why a call got no whole answer. */
-export type CallFailure = 'no-cluster' | 'no-host' | 'overflow' | 'timeout' | 'failure' | 'reset' | 'too-large';
+export type CallFailure =
+  | 'no-cluster'
+  | 'no-host'
+  | 'overflow'
+  | 'timeout'
+  | 'failure'
+  | 'reset'
+  | 'too-large';
 
 export type CallResult =
   | { ok: true; status: number; headers: string[]; body: Buffer; trailers: string[] }

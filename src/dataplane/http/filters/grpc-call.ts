@@ -9,10 +9,10 @@ import { objectOf } from '../../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
 import { messageType } from '../../../bootstrap/schema.js';
+import type { ClusterLookup } from '../../pool/cluster-traffic.js';
 import { listOf } from '../../router/matchers.js';
-import { durationField } from '../timeouts.js';
 import { flatValue as flatHeader } from '../grpc.js';
-import type { ClusterLookup } from '../types.js';
+import { durationField } from '../timeouts.js';
 import { type ClusterCall, callCluster } from './cluster-call.js';
 
 export type GrpcCallResult =
@@ -62,14 +62,23 @@ export function compileFilterGrpcService(
 ): FilterGrpcService {
   checkFields(raw, path, report, FILTER_GRPC_SERVICE_TABLES.FilterGrpcService as FieldTable, 'GrpcService');
   const envoy = objectOf(raw.envoy_grpc);
-  checkFields(envoy, `${path}.envoy_grpc`, report, FILTER_GRPC_SERVICE_TABLES.EnvoyGrpc as FieldTable, 'EnvoyGrpc');
+  checkFields(
+    envoy,
+    `${path}.envoy_grpc`,
+    report,
+    FILTER_GRPC_SERVICE_TABLES.EnvoyGrpc as FieldTable,
+    'EnvoyGrpc',
+  );
   const cluster = typeof envoy.cluster_name === 'string' ? envoy.cluster_name : '';
   if (raw.google_grpc === undefined && cluster === '')
     report.error(`${path}.envoy_grpc.cluster_name`, 'required field missing', 'missing');
   return {
     cluster,
     timeoutMs: durationField(raw.timeout, defaultTimeoutMs, `${path}.timeout`, report),
-    metadata: listOf(raw.initial_metadata).flatMap((h) => [String(h.key ?? '').toLowerCase(), String(h.value ?? '')]),
+    metadata: listOf(raw.initial_metadata).flatMap((h) => [
+      String(h.key ?? '').toLowerCase(),
+      String(h.value ?? ''),
+    ]),
   };
 }
 

@@ -48,7 +48,10 @@ function headerMap(req: HttpRequest): Record<string, string> {
 }
 
 /** The `CheckRequest` for a request (`AttributeContext`, fields as the schema spells them). */
-export function checkRequest(req: HttpRequest, contextExtensions: Record<string, string>): Record<string, unknown> {
+export function checkRequest(
+  req: HttpRequest,
+  contextExtensions: Record<string, string>,
+): Record<string, unknown> {
   const now = Date.now();
   const query = req.path.indexOf('?');
   const id = req.headers.indexOf('x-request-id');
@@ -126,7 +129,11 @@ export function grpcVerdict(result: GrpcCallResult): Verdict {
       .filter(validHeaderName);
     return { kind: 'ok', set, append, remove };
   }
-  const denied = (m.denied_response ?? {}) as { status?: { code?: unknown }; headers?: unknown; body?: string };
+  const denied = (m.denied_response ?? {}) as {
+    status?: { code?: unknown };
+    headers?: unknown;
+    body?: string;
+  };
   const { set, append } = headerOptions(denied.headers);
   return {
     kind: 'denied',
@@ -146,7 +153,10 @@ function deniedStatus(code: unknown): number {
 const ALWAYS_SENT = new Set(['authorization']);
 
 /** The head of the HTTP authorization request for a client request. */
-export function httpCheckHead(service: HttpAuthorizer, req: HttpRequest): { path: string; headers: string[] } {
+export function httpCheckHead(
+  service: HttpAuthorizer,
+  req: HttpRequest,
+): { path: string; headers: string[] } {
   const headers: string[] = [];
   const h = req.headers;
   for (let i = 0; i < h.length; i += 2) {
@@ -183,7 +193,8 @@ function picked(headers: string[], tests: HttpAuthorizer['upstreamHeaders']): st
  */
 export function httpVerdict(service: HttpAuthorizer, result: CallResult): Verdict {
   if (!result.ok) return { kind: 'error', why: result.reason };
-  if (result.status >= 500 || result.status < 200) return { kind: 'error', why: `HTTP status ${result.status}` };
+  if (result.status >= 500 || result.status < 200)
+    return { kind: 'error', why: `HTTP status ${result.status}` };
   if (result.status === 200)
     return {
       kind: 'ok',
@@ -196,10 +207,19 @@ export function httpVerdict(service: HttpAuthorizer, result: CallResult): Verdic
   for (let i = 0; i < h.length; i += 2) {
     const name = h[i] as string;
     if (NOT_PASSED.has(name) || !validHeaderName(name)) continue;
-    if (service.clientHeaders === null || service.clientHeaders.some((t) => t(name)) || DENIAL_HEADERS.has(name))
+    if (
+      service.clientHeaders === null ||
+      service.clientHeaders.some((t) => t(name)) ||
+      DENIAL_HEADERS.has(name)
+    )
       clientHeaders.push(name, h[i + 1] as string);
   }
-  return { kind: 'denied', status: result.status, headers: clientHeaders, body: result.body.toString('utf8') };
+  return {
+    kind: 'denied',
+    status: result.status,
+    headers: clientHeaders,
+    body: result.body.toString('utf8'),
+  };
 }
 
 /** Headers a denial passes whenever `allowed_client_headers` is set (as the reference). */

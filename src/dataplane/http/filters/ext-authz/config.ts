@@ -8,9 +8,13 @@ import { acting, checkFields, type FieldTable, notYet } from '../../../../bootst
 import { attempt, type Report } from '../../../../bootstrap/report.js';
 import { schemaRoot } from '../../../../bootstrap/schema.js';
 import { compileStringMatcher, listOf, type StringTest } from '../../../router/matchers.js';
-import { compileFilterGrpcService, FILTER_GRPC_SERVICE_TABLES, type FilterGrpcService } from '../grpc-call.js';
 import { compileRuntimeFraction, type RuntimeFraction } from '../../runtime-fraction.js';
 import { durationField } from '../../timeouts.js';
+import {
+  compileFilterGrpcService,
+  FILTER_GRPC_SERVICE_TABLES,
+  type FilterGrpcService,
+} from '../grpc-call.js';
 
 /** The authorizer behind `grpc_service`: `envoy.service.auth.v2` or `.v3` `Authorization/Check`. */
 export interface GrpcAuthorizer extends FilterGrpcService {
@@ -54,7 +58,9 @@ export interface ExtAuthzConfig {
 }
 
 /** A compiled `ExtAuthzPerRoute`. */
-export type ExtAuthzPerRoute = { disabled: true } | { disabled: false; contextExtensions: Record<string, string> };
+export type ExtAuthzPerRoute =
+  | { disabled: true }
+  | { disabled: false; contextExtensions: Record<string, string> };
 
 /** The reference's default for both services' `timeout`. */
 const DEFAULT_TIMEOUT_MS = 200;
@@ -155,7 +161,8 @@ function compileHttp(raw: JsonObject, path: string, report: Report): HttpAuthori
   if (cluster === '') report.error(`${path}.server_uri.cluster`, 'required field missing', 'missing');
   if (typeof uri.uri !== 'string' || uri.uri === '')
     report.error(`${path}.server_uri.uri`, 'required field missing', 'missing');
-  if (uri.timeout === undefined) report.error(`${path}.server_uri.timeout`, 'required field missing', 'missing');
+  if (uri.timeout === undefined)
+    report.error(`${path}.server_uri.timeout`, 'required field missing', 'missing');
   const request = objectOf(raw.authorization_request);
   const requestPath = `${path}.authorization_request`;
   checkFields(request, requestPath, report, T.AuthorizationRequest!, 'AuthorizationRequest');
@@ -174,13 +181,21 @@ function compileHttp(raw: JsonObject, path: string, report: Report): HttpAuthori
     timeoutMs: durationField(uri.timeout, DEFAULT_TIMEOUT_MS, `${path}.server_uri.timeout`, report),
     allowedHeaders: stringList(request.allowed_headers, `${requestPath}.allowed_headers`, report),
     headersToAdd,
-    upstreamHeaders: stringList(response.allowed_upstream_headers, `${responsePath}.allowed_upstream_headers`, report),
+    upstreamHeaders: stringList(
+      response.allowed_upstream_headers,
+      `${responsePath}.allowed_upstream_headers`,
+      report,
+    ),
     upstreamHeadersToAppend: stringList(
       response.allowed_upstream_headers_to_append,
       `${responsePath}.allowed_upstream_headers_to_append`,
       report,
     ),
-    clientHeaders: stringList(response.allowed_client_headers, `${responsePath}.allowed_client_headers`, report),
+    clientHeaders: stringList(
+      response.allowed_client_headers,
+      `${responsePath}.allowed_client_headers`,
+      report,
+    ),
   };
 }
 
@@ -199,7 +214,12 @@ export function compileExtAuthz(raw: JsonObject, path: string, report: Report): 
   } else {
     if (raw.grpc_service === undefined)
       report.error(path, 'one of grpc_service or http_service is required', 'missing');
-    service = compileGrpc(objectOf(raw.grpc_service), raw.transport_api_version, `${path}.grpc_service`, report);
+    service = compileGrpc(
+      objectOf(raw.grpc_service),
+      raw.transport_api_version,
+      `${path}.grpc_service`,
+      report,
+    );
   }
   let denyAtDisable: ExtAuthzConfig['denyAtDisable'] = null;
   if (raw.deny_at_disable !== undefined) {

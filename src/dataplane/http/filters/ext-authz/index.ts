@@ -40,7 +40,10 @@ class ExtAuthzStats {
 }
 
 /** Stats per route cluster, made on first use (one object per cluster and connection manager). */
-function statsFor(config: ExtAuthzConfig, ctx: FilterContext): (cluster: string | null) => ExtAuthzStats | null {
+function statsFor(
+  config: ExtAuthzConfig,
+  ctx: FilterContext,
+): (cluster: string | null) => ExtAuthzStats | null {
   const byCluster = new Map<string, ExtAuthzStats>();
   const suffix = config.statPrefix === '' ? 'ext_authz' : `ext_authz.${config.statPrefix}`;
   return (name) => {

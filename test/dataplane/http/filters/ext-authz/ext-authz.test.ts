@@ -95,7 +95,10 @@ function hcm(filter: Record<string, unknown>): Record<string, unknown> {
         },
       ],
     },
-    http_filters: [{ name: 'envoy.filters.http.ext_authz', typed_config: { '@type': V3, ...filter } }, { name: 'envoy.filters.http.router' }],
+    http_filters: [
+      { name: 'envoy.filters.http.ext_authz', typed_config: { '@type': V3, ...filter } },
+      { name: 'envoy.filters.http.router' },
+    ],
   };
 }
 
@@ -105,7 +108,12 @@ let authz: Awaited<ReturnType<typeof unaryServer>>;
 
 before(async () => {
   upstream = await helloUpstream();
-  authz = await unaryServer(PATHS, 'envoy.service.auth.v2.CheckRequest', 'envoy.service.auth.v2.CheckResponse', decide);
+  authz = await unaryServer(
+    PATHS,
+    'envoy.service.auth.v2.CheckRequest',
+    'envoy.service.auth.v2.CheckResponse',
+    decide,
+  );
 });
 
 after(() => {
@@ -126,13 +134,19 @@ async function grpcProxy(filter: Record<string, unknown>): Promise<TestProxy> {
 describe('ext_authz with a gRPC authorizer', () => {
   let proxy: TestProxy;
   before(async () => {
-    proxy = await grpcProxy({ grpc_service: { envoy_grpc: { cluster_name: 'authz' } }, transport_api_version: 'V3' });
+    proxy = await grpcProxy({
+      grpc_service: { envoy_grpc: { cluster_name: 'authz' } },
+      transport_api_version: 'V3',
+    });
   });
   after(() => proxy.close());
 
   it('lets an allowed request through with the headers the authorizer set (v3 path)', async () => {
     const before = authz.seen.length;
-    const res = await send(proxy.port, 'GET', '/service?x=1', { authorization: 'Bearer token1', 'x-drop-me': '1' });
+    const res = await send(proxy.port, 'GET', '/service?x=1', {
+      authorization: 'Bearer token1',
+      'x-drop-me': '1',
+    });
     assert.equal(res.status, 200);
     assert.equal(res.body, 'Hello user1 from behind Envoy!');
     const seen = authz.seen[before];
@@ -178,7 +192,10 @@ describe('ext_authz with a gRPC authorizer', () => {
 
 describe('ext_authz transport_api_version V2', () => {
   it('calls envoy.service.auth.v2.Authorization/Check', async () => {
-    const proxy = await grpcProxy({ grpc_service: { envoy_grpc: { cluster_name: 'authz' } }, transport_api_version: 'V2' });
+    const proxy = await grpcProxy({
+      grpc_service: { envoy_grpc: { cluster_name: 'authz' } },
+      transport_api_version: 'V2',
+    });
     try {
       const res = await send(proxy.port, 'GET', '/x', { authorization: 'Bearer token3' });
       assert.equal(res.body, 'Hello user3 from behind Envoy!');
@@ -204,7 +221,9 @@ describe('ext_authz with an HTTP authorizer', () => {
         res.writeHead(200, { 'x-current-user': user, 'x-not-forwarded': 'no' }).end();
         return;
       }
-      res.writeHead(401, { 'www-authenticate': 'Bearer', 'x-reason': 'no token', 'x-secret': 's' }).end('go away');
+      res
+        .writeHead(401, { 'www-authenticate': 'Bearer', 'x-reason': 'no token', 'x-secret': 's' })
+        .end('go away');
     });
     proxy = await startProxy(
       hcm({
@@ -233,11 +252,17 @@ describe('ext_authz with an HTTP authorizer', () => {
   });
 
   it('sends the allowed headers under path_prefix and passes the allowed answer headers upstream', async () => {
-    const res = await send(proxy.port, 'POST', '/service', {
-      authorization: 'Bearer token2',
-      'x-tenant-id': 't1',
-      'x-private': 'p',
-    }, 'body');
+    const res = await send(
+      proxy.port,
+      'POST',
+      '/service',
+      {
+        authorization: 'Bearer token2',
+        'x-tenant-id': 't1',
+        'x-private': 'p',
+      },
+      'body',
+    );
     assert.equal(res.status, 200);
     assert.equal(res.body, 'Hello user2 from behind Envoy!');
     const asked = server.seen.at(-1);
@@ -284,7 +309,10 @@ describe('ext_authz when the authorizer fails', () => {
       raw: { name: 'authz', connect_timeout: '1s', http2_protocol_options: {} },
       addresses: [`127.0.0.1:${port}`],
     });
-    const backend = { raw: { name: 'backend', connect_timeout: '1s' }, addresses: [`127.0.0.1:${upstream.port}`] };
+    const backend = {
+      raw: { name: 'backend', connect_timeout: '1s' },
+      addresses: [`127.0.0.1:${upstream.port}`],
+    };
     const strict = await startProxy(
       hcm({
         grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: '0.2s' },
@@ -340,6 +368,9 @@ describe('ext_authz compile', () => {
   it('refuses an ExtAuthzPerRoute that neither disables nor sets check_settings', () => {
     const report = new Report('t');
     extAuthzFactory.perRoute?.({ disabled: false } as never, 'r', report);
-    assert.deepEqual(report.problems.map((p) => p.path), ['r']);
+    assert.deepEqual(
+      report.problems.map((p) => p.path),
+      ['r'],
+    );
   });
 });

@@ -7,8 +7,8 @@
  * the number of requests.
  */
 import assert from 'node:assert/strict';
-import * as net from 'node:net';
 import type * as http2 from 'node:http2';
+import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { helloUpstream, rawH2Server } from '../../../../helpers/authz-servers.js';
@@ -62,7 +62,13 @@ function proxyTo(port: number, failureModeAllow: boolean): Promise<TestProxy> {
     {
       stat_prefix: 'hostile',
       route_config: {
-        virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'backend' } }] }],
+        virtual_hosts: [
+          {
+            name: 'all',
+            domains: ['*'],
+            routes: [{ match: { prefix: '/' }, route: { cluster: 'backend' } }],
+          },
+        ],
       },
       http_filters: [
         {
@@ -78,7 +84,10 @@ function proxyTo(port: number, failureModeAllow: boolean): Promise<TestProxy> {
     },
     [
       { raw: { name: 'backend', connect_timeout: '1s' }, addresses: [`127.0.0.1:${upstream.port}`] },
-      { raw: { name: 'authz', connect_timeout: '1s', http2_protocol_options: {} }, addresses: [`127.0.0.1:${port}`] },
+      {
+        raw: { name: 'authz', connect_timeout: '1s', http2_protocol_options: {} },
+        addresses: [`127.0.0.1:${port}`],
+      },
     ],
   );
 }
@@ -137,6 +146,9 @@ describe('ext_authz against a hostile authorizer', () => {
       { seed: 29, numRuns: RUNS },
     );
     behaviour = answer(frame(Buffer.alloc(0)));
-    assert.equal((await send(strict.port, 'GET', '/after', { 'x-current-user': 'me' })).body, 'Hello me from behind Envoy!');
+    assert.equal(
+      (await send(strict.port, 'GET', '/after', { 'x-current-user': 'me' })).body,
+      'Hello me from behind Envoy!',
+    );
   });
 });
