@@ -4,6 +4,7 @@
  * request head and answer. Pure functions of the request and the answer; the filter
  * (index.ts) sends and acts.
  */
+import { HOP_BY_HOP } from '../../../codec/h1-parse.js';
 import type { HttpRequest } from '../../../codec/request.js';
 import type { CallResult } from '../cluster-call.js';
 import type { GrpcCallResult } from '../grpc-call.js';
@@ -94,7 +95,7 @@ function headerOptions(options: unknown): { set: string[]; append: string[] } {
 
 /** A header name a request may carry: a token, no pseudo-header, nothing hop-by-hop. */
 function validHeaderName(name: string): boolean {
-  return /^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name) && !HOP_BY_HOP.has(name);
+  return /^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name) && !NOT_SETTABLE.has(name);
 }
 
 /** A value without CR, LF or NUL (an authorizer cannot split a header). */
@@ -102,16 +103,8 @@ function validHeaderValue(value: string): boolean {
   return !/[\r\n\0]/.test(value);
 }
 
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'host',
-  'content-length',
-]);
+/** Headers an authorizer may not set: hop-by-hop ones, and the framing and Host the proxy owns. */
+const NOT_SETTABLE = new Set([...HOP_BY_HOP, 'host', 'content-length']);
 
 /** gRPC status OK. */
 const GRPC_OK = 0;
@@ -174,7 +167,7 @@ export function httpCheckHead(
 }
 
 /** Answer headers a denial never passes on: the local reply writes its own. */
-const NOT_PASSED = new Set([...HOP_BY_HOP, 'content-type', 'date', 'server']);
+const NOT_PASSED = new Set([...NOT_SETTABLE, 'content-type', 'date', 'server']);
 
 /** Answer headers matching `tests`, flat (none for null). */
 function picked(headers: string[], tests: HttpAuthorizer['upstreamHeaders']): string[] {
