@@ -25,6 +25,11 @@ import { send } from '../../../../helpers/http-send.js';
 
 const V3 = 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz';
 const PER_ROUTE_V3 = 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute';
+/**
+ * The check's timeout where the test is not about timeouts: the default 200 ms passes on a loaded
+ * machine while the first check dials the authorizer, and the request gets 403 as an error.
+ */
+const SLOW_MACHINE = '10s';
 const PATHS = ['/envoy.service.auth.v2.Authorization/Check', '/envoy.service.auth.v3.Authorization/Check'];
 
 /** The example's gRPC authorizer, plus a denial with a body and headers for `Bearer teapot`. */
@@ -135,7 +140,7 @@ describe('ext_authz with a gRPC authorizer', () => {
   let proxy: TestProxy;
   before(async () => {
     proxy = await grpcProxy({
-      grpc_service: { envoy_grpc: { cluster_name: 'authz' } },
+      grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: SLOW_MACHINE },
       transport_api_version: 'V3',
     });
   });
@@ -193,7 +198,7 @@ describe('ext_authz with a gRPC authorizer', () => {
 describe('ext_authz transport_api_version V2', () => {
   it('calls envoy.service.auth.v2.Authorization/Check', async () => {
     const proxy = await grpcProxy({
-      grpc_service: { envoy_grpc: { cluster_name: 'authz' } },
+      grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: SLOW_MACHINE },
       transport_api_version: 'V2',
     });
     try {
@@ -228,7 +233,7 @@ describe('ext_authz with an HTTP authorizer', () => {
     proxy = await startProxy(
       hcm({
         http_service: {
-          server_uri: { uri: 'http://authz.local:9002', cluster: 'authz', timeout: '1s' },
+          server_uri: { uri: 'http://authz.local:9002', cluster: 'authz', timeout: SLOW_MACHINE },
           path_prefix: '/check',
           authorization_request: {
             allowed_headers: { patterns: [{ prefix: 'x-tenant' }] },
@@ -321,7 +326,10 @@ describe('ext_authz when the authorizer fails', () => {
       [backend, cluster(hanging.port)],
     );
     const lenient = await startProxy(
-      hcm({ grpc_service: { envoy_grpc: { cluster_name: 'authz' } }, failure_mode_allow: true }),
+      hcm({
+        grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: SLOW_MACHINE },
+        failure_mode_allow: true,
+      }),
       [backend, cluster(unavailable.port)],
     );
     try {

@@ -75,7 +75,7 @@ function proxyTo(port: number, failureModeAllow: boolean): Promise<TestProxy> {
           name: 'proxy.filters.http.ext_authz',
           typed_config: {
             '@type': 'type.googleapis.com/envoy.config.filter.http.ext_authz.v2.ExtAuthz',
-            grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: '2s' },
+            grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: '4s' },
             failure_mode_allow: failureModeAllow,
           },
         },
