@@ -15,12 +15,12 @@
 import { truncateSync } from 'node:fs';
 import { type Envelope, type JsonObject, mergeWindowOf, type ProxyEvent } from '../../events/index.js';
 import { mergeWindowMs, type State } from '../../reducers/index.js';
-import type { Core } from '../core.js';
-import { VERSION } from '../version.js';
 import { History, type HistoryOptions } from '../control/history.js';
 import { checkpointLine, envelopeLine, headerLine, LOG_FORMAT, LOG_VERSION } from '../control/log-format.js';
 import { readLogTail } from '../control/log-tail.js';
 import { LogWriter } from '../control/log-writer.js';
+import type { Core } from '../core.js';
+import { VERSION } from '../version.js';
 
 /** Default of `--event-log-checkpoint-every`: a full snapshot line after this many events. */
 export const DEFAULT_CHECKPOINT_EVERY = 10_000;

@@ -5,18 +5,18 @@
  * narrow part of the context it needs and registers its own stop with `onShutdown`.
  */
 import { startContentionSampler } from '../admin/contention-sampler.js';
-import { loadDiskRuntimeLayers } from './runtime-disk.js';
 import type { ServerContext } from '../context.js';
 import { flushAccessLogsAtExit, reopenAccessLogsOnSignal } from '../dataplane/access-log/file-sink.js';
 import { collectWorkerStats } from '../dataplane/workers/collect.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
-import { startDnsDiscovery } from './dns/discovery.js';
-import { type HealthEdges, startHealthEdges } from './health/index.js';
+import { logLifecycle } from '../server/lifecycle-log.js';
 import { startXds, type XdsClient } from '../xds/client.js';
 import { startLoadReporting } from '../xds/lrs/reporter.js';
-import { logLifecycle } from '../server/lifecycle-log.js';
+import { startDnsDiscovery } from './dns/discovery.js';
+import { type HealthEdges, startHealthEdges } from './health/index.js';
 import { startOverloadManager } from './overload/monitor.js';
 import { startShrinkHeap } from './overload/shrink-heap.js';
+import { loadDiskRuntimeLayers } from './runtime-disk.js';
 
 /**
  * The edges the admin shows the result of: the disk runtime layers (read once, before the

@@ -1,9 +1,9 @@
-import type { Subscription } from 'rxjs';
 import type { ClusterEntry, State } from '../../reducers/index.js';
 import { runtimeValue } from '../../reducers/runtime.js';
 import { type ClusterSettings, clusterSettings } from '../../reducers/settings/cluster.js';
 import { hostHealth } from '../../reducers/settings/health.js';
 import { objectOf, stringOr } from '../../reducers/settings/values.js';
+import { followClusters } from '../control/follow-clusters.js';
 import type { Core } from '../core.js';
 import { StatsStore } from '../stats/store.js';
 import { secretsOf } from '../tls/secrets.js';
@@ -119,7 +119,6 @@ export async function createClusterManager<Traffic>(
   const clusterAdded = managerScope.counter('cluster_added');
   const clusterModified = managerScope.counter('cluster_modified');
   const clusterRemoved = managerScope.counter('cluster_removed');
-  const managed = new Map<string, Managed<Traffic | undefined>>();
   let panicOverride: number | undefined;
   let local: LocalCluster | null = null;
   const onOutcome = options.onOutcome;
@@ -244,36 +243,31 @@ export async function createClusterManager<Traffic>(
     release([...m.byAddress.values(), ...(m.runtime.lb.sweep?.(true) ?? [])]);
   }
 
-  function onState(state: State): void {
-    const override = runtimePanicThreshold(state);
-    const thresholdChanged = override !== panicOverride;
-    panicOverride = override;
-    const nextLocal = localClusterOf(state, local);
-    // Every balancer compares its localities with the local cluster's: a change rebuilds them all.
-    const localChanged = nextLocal !== local;
-    local = nextLocal;
-    for (const [name, entry] of Object.entries(state.clusters)) {
-      const previous = managed.get(name);
-      if (!previous) {
-        managed.set(name, build(name, entry, undefined));
-        clusterAdded.inc();
-      } else if (previous.entry !== entry || thresholdChanged || localChanged) {
-        if (previous.entry.config !== entry.config) clusterModified.inc();
-        managed.set(name, build(name, entry, previous));
-      }
-    }
-    for (const name of managed.keys()) {
-      if (state.clusters[name] === undefined) {
-        const m = managed.get(name);
-        if (m) retire(m);
-        managed.delete(name);
-        clusterRemoved.inc();
-      }
-    }
-    activeClusters.set(managed.size);
-  }
-
-  const subscription: Subscription = ctx.store.state$.subscribe(onState);
+  // A change of the runtime panic threshold or of the local cluster rebuilds every balancer
+  // (each compares its localities with the local cluster's).
+  const managed = followClusters<Managed<Traffic | undefined>>(ctx.store, {
+    restart(state) {
+      const override = runtimePanicThreshold(state);
+      const nextLocal = localClusterOf(state, local);
+      const restart = override !== panicOverride || nextLocal !== local;
+      panicOverride = override;
+      local = nextLocal;
+      return restart;
+    },
+    added(name, entry) {
+      clusterAdded.inc();
+      return build(name, entry, undefined);
+    },
+    changed(name, entry, previous) {
+      if (previous.entry.config !== entry.config) clusterModified.inc();
+      return build(name, entry, previous);
+    },
+    removed(_name, m) {
+      retire(m);
+      clusterRemoved.inc();
+    },
+    settled: (count) => activeClusters.set(count),
+  });
   return {
     get: (name) => managed.get(name)?.runtime,
     all: () => Array.from(managed.values(), (m) => m.runtime),
@@ -284,7 +278,7 @@ export async function createClusterManager<Traffic>(
     createdHosts: (cluster) =>
       Array.from(managed.get(cluster)?.memory.destinations?.values() ?? [], (d) => d.host),
     close() {
-      subscription.unsubscribe();
+      managed.close();
       for (const m of managed.values()) retire(m);
     },
   };

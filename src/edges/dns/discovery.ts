@@ -1,6 +1,8 @@
 import type { HostSpec, RawCluster } from '../../../events/index.js';
 import { configuredEndpoints, hostKey, isIpLiteral } from '../../../reducers/hosts.js';
+import type { ClusterEntry } from '../../../reducers/index.js';
 import { type ClusterSettings, clusterSettings } from '../../../reducers/settings/cluster.js';
+import { followClusters } from '../../control/follow-clusters.js';
 import type { Core } from '../../core.js';
 import type { Scope } from '../../stats/store.js';
 import { hostsChange } from '../../upstream/host-diff.js';
@@ -112,31 +114,27 @@ export type DiscoveryDeps = Pick<Core, 'store' | 'stats' | 'log'>;
  * Results reach the store as `hostsSet` / `hostsUpdated` events (source `dns`).
  */
 export function startDnsDiscovery(ctx: DiscoveryDeps): { close(): void } {
-  const running = new Map<string, DnsCluster>();
-  const subscription = ctx.store.state$.subscribe((state) => {
-    for (const [name, entry] of Object.entries(state.clusters)) {
-      const current = running.get(name);
-      if (current?.config === entry.config) continue;
+  const start = (entry: ClusterEntry): DnsCluster | undefined => {
+    const settings = clusterSettings(entry.config);
+    if (!isDnsCluster(settings)) return undefined;
+    const cluster = new DnsCluster(ctx, entry.config, settings);
+    cluster.start();
+    return cluster;
+  };
+  const running = followClusters<DnsCluster | undefined>(ctx.store, {
+    added: (_name, entry) => start(entry),
+    changed(_name, entry, current) {
+      // Its own host events change the entry, not the config: the loop goes on.
+      if (current?.config === entry.config) return current;
       current?.stop();
-      running.delete(name);
-      const settings = clusterSettings(entry.config);
-      if (!isDnsCluster(settings)) continue;
-      const cluster = new DnsCluster(ctx, entry.config, settings);
-      running.set(name, cluster);
-      cluster.start();
-    }
-    for (const [name, cluster] of running) {
-      if (state.clusters[name] === undefined) {
-        cluster.stop();
-        running.delete(name);
-      }
-    }
+      return start(entry);
+    },
+    removed: (_name, cluster) => cluster?.stop(),
   });
   return {
     close() {
-      subscription.unsubscribe();
-      for (const cluster of running.values()) cluster.stop();
-      running.clear();
+      running.close();
+      for (const cluster of running.values()) cluster?.stop();
     },
   };
 }

@@ -3,11 +3,12 @@
  * see into `health/*` events. See docs/health.md.
  */
 import type { ClustersFigures } from '../../../views/clusters/figures.js';
-import { type ActiveHealthChecking, type HealthDeps, startActiveHealthChecking } from './active.js';
 import { IMMEDIATE_HEALTH_CHECK_FAIL, type OutcomeBatch } from '../../upstream/outcomes.js';
+import { type ActiveHealthChecking, startActiveHealthChecking } from './active.js';
+import type { HealthDeps } from './check-context.js';
 import { type OutlierDetection, startOutlierDetection } from './outlier.js';
 
-export type { HealthDeps } from './active.js';
+export type { HealthDeps } from './check-context.js';
 
 /** The health edges of the primary process. */
 export interface HealthEdges {

@@ -1,13 +1,13 @@
-import type { Subscription } from 'rxjs';
 import { type JsonObject, outlierChanged } from '../../../events/index.js';
-import type { ClusterEntry, HostState, State } from '../../../reducers/index.js';
+import type { ClusterEntry, HostState } from '../../../reducers/index.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { clusterStatName } from '../../../reducers/settings/cluster.js';
 import { objectOf } from '../../../reducers/settings/values.js';
 import type { OutlierFigures } from '../../../views/clusters/figures.js';
 import { Report } from '../../bootstrap/report.js';
+import { followClusters } from '../../control/follow-clusters.js';
 import type { Counter, Gauge, Scope } from '../../stats/store.js';
-import type { HealthDeps } from './active.js';
+import type { HealthDeps } from './check-context.js';
 import { clusterHealth, compileOutlierEventLog, OUTLIER_NUMBERS, type OutlierSettings } from './config.js';
 import { JsonLinesLog } from './event-log.js';
 
@@ -432,7 +432,6 @@ export interface OutlierDetection {
  * outcomes to it). Ejections and returns are `health/outlier-changed` events.
  */
 export function startOutlierDetection(deps: HealthDeps, now: () => number = Date.now): OutlierDetection {
-  const detectors = new Map<string, ClusterDetector>();
   const logPath = compileOutlierEventLog(
     objectOf(objectOf(deps.store.state.bootstrap?.config.cluster_manager).outlier_detection),
     'cluster_manager.outlier_detection',
@@ -446,36 +445,25 @@ export function startOutlierDetection(deps: HealthDeps, now: () => number = Date
       )
     : null;
 
-  function follow(state: State): void {
-    for (const [name, entry] of Object.entries(state.clusters)) {
-      let detector = detectors.get(name);
-      const settings = clusterHealth(entry.config).outlier;
-      if (detector && detector.config !== entry.config) {
-        detector.close(settings === null);
-        detectors.delete(name);
-        detector = undefined;
-      }
-      if (!settings) continue;
-      if (!detector) {
-        detector = new ClusterDetector(name, entry.config, settings, deps, now, eventLog);
-        detectors.set(name, detector);
-      }
-      detector.syncHosts(entry.hosts);
+  function follow(name: string, entry: ClusterEntry, detector: ClusterDetector | undefined) {
+    const settings = clusterHealth(entry.config).outlier;
+    if (detector && detector.config !== entry.config) {
+      detector.close(settings === null);
+      detector = undefined;
     }
-    for (const [name, detector] of detectors) {
-      if (state.clusters[name] !== undefined) continue;
-      detector.close(false);
-      detectors.delete(name);
-    }
+    if (!settings) return undefined;
+    detector ??= new ClusterDetector(name, entry.config, settings, deps, now, eventLog);
+    detector.syncHosts(entry.hosts);
+    return detector;
   }
 
-  const subscription: Subscription = deps.store.state$.subscribe((state) => {
-    try {
-      follow(state);
-    } catch (err) {
-      // One bad snapshot must not end outlier detection: the next one is followed again.
-      deps.log?.get('upstream').error({ err }, 'outlier detection: a snapshot could not be followed');
-    }
+  const detectors = followClusters<ClusterDetector | undefined>(deps.store, {
+    added: (name, entry) => follow(name, entry, undefined),
+    changed: (name, entry, detector) => follow(name, entry, detector),
+    removed: (_name, detector) => detector?.close(false),
+    // One bad snapshot must not end outlier detection: the next one is followed again.
+    failed: (err) =>
+      deps.log?.get('upstream').error({ err }, 'outlier detection: a snapshot could not be followed'),
   });
   return {
     put: (cluster, address, status) => detectors.get(cluster)?.put(address, status),
@@ -485,9 +473,8 @@ export function startOutlierDetection(deps: HealthDeps, now: () => number = Date
       return m ? { successRate: m.successRate, localOriginSuccessRate: m.localOriginSuccessRate } : undefined;
     },
     close() {
-      subscription.unsubscribe();
-      for (const detector of detectors.values()) detector.close(false);
-      detectors.clear();
+      detectors.close();
+      for (const detector of detectors.values()) detector?.close(false);
       eventLog?.close();
     },
   };
