@@ -87,6 +87,61 @@ function runtimePanicThreshold(state: State): number | undefined {
   return raw !== undefined && /^\d+$/.test(raw) ? Number(raw) : undefined;
 }
 
+/** The members of a cluster entry as upstream hosts, and the figures of its membership gauges. */
+interface Members {
+  hosts: UpstreamHost[];
+  byAddress: Map<string, UpstreamHost>;
+  /** Hosts made for members that had none. */
+  added: number;
+  healthy: number;
+  degraded: number;
+  excluded: number;
+  maxWeight: number;
+}
+
+/**
+ * Walks a cluster's members: each keeps the `UpstreamHost` it had (`before`, by address) and
+ * gets its new state; a new member gets a new host.
+ */
+function walkMembers(
+  members: ClusterEntry['hosts'],
+  before: Map<string, UpstreamHost>,
+  prior: readonly UpstreamHost[] | undefined,
+): Members {
+  const hosts = new Array<UpstreamHost>(members.length);
+  // Members listed as before, in the same order (a weight or health change): the same
+  // hosts and the same map, with no lookup or insert per member.
+  let inPlace = prior !== undefined && prior.length === hosts.length;
+  let byAddress = inPlace ? before : new Map<string, UpstreamHost>();
+  const figures = { added: 0, healthy: 0, degraded: 0, excluded: 0, maxWeight: 0 };
+  for (let i = 0; i < hosts.length; i++) {
+    const state = members[i]!;
+    let host = inPlace ? prior![i] : undefined;
+    if (host !== undefined && host.address !== state.address) {
+      inPlace = false;
+      host = undefined;
+      byAddress = new Map();
+      for (let j = 0; j < i; j++) byAddress.set(hosts[j]!.address, hosts[j]!);
+    }
+    if (!inPlace) {
+      host = before.get(state.address) ?? byAddress.get(state.address);
+      if (host === undefined) {
+        host = newUpstreamHost(state);
+        figures.added++;
+      }
+      byAddress.set(state.address, host);
+    }
+    host!.state = state;
+    hosts[i] = host!;
+    const health = hostHealth(state);
+    if (health === 'healthy') figures.healthy++;
+    else if (health === 'degraded') figures.degraded++;
+    if (state.weight > figures.maxWeight) figures.maxWeight = state.weight;
+    if (state.pendingActiveHc) figures.excluded++;
+  }
+  return { hosts, byAddress, ...figures };
+}
+
 /**
  * Starts the cluster manager: loads the hash functions, then follows `ctx.store.state$`.
  * It only reads snapshots: DNS discovery, which produces the host events it follows, is
@@ -138,42 +193,11 @@ export async function createClusterManager<Traffic>(
     const settings = clusterSettings(entry.config);
     const scope = ctx.stats.scope(`cluster.${settings.statName}`);
     const before = previous?.byAddress ?? new Map<string, UpstreamHost>();
-    const hosts = new Array<UpstreamHost>(entry.hosts.length);
-    // Members listed as before, in the same order (a weight or health change): the same
-    // hosts and the same map, with no lookup or insert per member.
-    const prior = previous?.runtime.hosts;
-    let inPlace = prior !== undefined && prior.length === hosts.length;
-    let byAddress = inPlace ? before : new Map<string, UpstreamHost>();
-    let healthy = 0;
-    let degraded = 0;
-    let excluded = 0;
-    let maxWeight = 0;
-    let added = 0;
-    for (let i = 0; i < hosts.length; i++) {
-      const state = entry.hosts[i]!;
-      let host = inPlace ? prior![i] : undefined;
-      if (host !== undefined && host.address !== state.address) {
-        inPlace = false;
-        host = undefined;
-        byAddress = new Map();
-        for (let j = 0; j < i; j++) byAddress.set(hosts[j]!.address, hosts[j]!);
-      }
-      if (!inPlace) {
-        host = before.get(state.address) ?? byAddress.get(state.address);
-        if (host === undefined) {
-          host = newUpstreamHost(state);
-          added++;
-        }
-        byAddress.set(state.address, host);
-      }
-      host!.state = state;
-      hosts[i] = host!;
-      const health = hostHealth(state);
-      if (health === 'healthy') healthy++;
-      else if (health === 'degraded') degraded++;
-      if (state.weight > maxWeight) maxWeight = state.weight;
-      if (state.pendingActiveHc) excluded++;
-    }
+    const { hosts, byAddress, added, healthy, degraded, excluded, maxWeight } = walkMembers(
+      entry.hosts,
+      before,
+      previous?.runtime.hosts,
+    );
     const removed = before.size - (byAddress.size - added);
     if (added > 0 || removed > 0) control.counter(`cluster.${settings.statName}.membership_change`).inc();
     if (removed > 0) {
