@@ -6,7 +6,8 @@ import { connectOptionsOf } from '../../dataplane/pool/connect-options.js';
 import { secretsOf } from '../../tls/secrets.js';
 import { type CheckContext, intervalBounds } from './check-context.js';
 import { clusterHealth } from './config.js';
-import { type CheckResult, createProbe } from './probes.js';
+import type { CheckResult } from './probe.js';
+import { createProbe } from './probes.js';
 import { type HealthCheckCounters, HealthSession } from './session.js';
 
 /** What a host knows of its cluster: its name and config, and how to recount its gauges. */
