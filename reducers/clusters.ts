@@ -246,6 +246,13 @@ export function onOutlierChanged(draft: Draft<State>, env: On<'health/outlier-ch
   });
 }
 
+/**
+ * How many rejections the state keeps, newest last. A management server can send a new bad
+ * version for ever; each is still in the event log and the timeline, but the state (copied into
+ * every snapshot and every worker) must not grow with them.
+ */
+export const MAX_REJECTED = 256;
+
 export function onUpdateRejected(draft: Draft<State>, env: On<'cluster/update-rejected'>): void {
   const { resource, name, versionInfo, errors } = env.event;
   draft.rejected.push({
@@ -256,6 +263,7 @@ export function onUpdateRejected(draft: Draft<State>, env: On<'cluster/update-re
     versionInfo,
     errors,
   });
+  if (draft.rejected.length > MAX_REJECTED) draft.rejected.splice(0, draft.rejected.length - MAX_REJECTED);
 }
 
 /** How long the merge window of `cluster` stays open: its `update_merge_window`, 0 if unknown. */

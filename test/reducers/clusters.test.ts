@@ -12,7 +12,9 @@ import {
   hostsSet,
   outlierChanged,
   type ProxyEvent,
+  updateRejected,
 } from '../../events/index.js';
+import { MAX_REJECTED } from '../../reducers/clusters.js';
 import { foldAll, initialState, type State } from '../../reducers/index.js';
 import { bootstrapWith, cluster } from '../helpers/event-log.js';
 
@@ -134,4 +136,15 @@ test('the times stay with a member whose record discovery rewrites', () => {
   assert.equal(host(after, '10.0.0.1:80').weight, 9);
   assert.equal(host(after, '10.0.0.1:80').activeHcChangedAt, 2000);
   assert.deepEqual(host(after, '10.0.0.1:80').lastEjection, { at: 3000, reason: 'consecutive_5xx' });
+});
+
+test('keeps the newest rejections only: a server sending new bad versions for ever cannot grow the state', () => {
+  const rejections: Array<[number, ProxyEvent]> = Array.from({ length: MAX_REJECTED + 50 }, (_, i) => [
+    2000 + i,
+    updateRejected({ resource: 'cluster', name: `bad-${i}`, versionInfo: `v${i}`, errors: ['name: required'] }),
+  ]);
+  const state = fold(rejections);
+  assert.equal(state.rejected.length, MAX_REJECTED);
+  assert.equal(state.rejected[0]?.versionInfo, 'v50');
+  assert.equal(state.rejected.at(-1)?.versionInfo, `v${MAX_REJECTED + 49}`);
 });
