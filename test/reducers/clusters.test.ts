@@ -141,7 +141,12 @@ test('the times stay with a member whose record discovery rewrites', () => {
 test('keeps the newest rejections only: a server sending new bad versions for ever cannot grow the state', () => {
   const rejections: Array<[number, ProxyEvent]> = Array.from({ length: MAX_REJECTED + 50 }, (_, i) => [
     2000 + i,
-    updateRejected({ resource: 'cluster', name: `bad-${i}`, versionInfo: `v${i}`, errors: ['name: required'] }),
+    updateRejected({
+      resource: 'cluster',
+      name: `bad-${i}`,
+      versionInfo: `v${i}`,
+      errors: ['name: required'],
+    }),
   ]);
   const state = fold(rejections);
   assert.equal(state.rejected.length, MAX_REJECTED);
