@@ -349,6 +349,5 @@ function startTracer(spec: HcmSpec, deps: HttpConnectionManagerDeps, scope: Scop
       ...identity,
       zone: deps.ctx.options.serviceZone || stringOr(objectOf(objectOf(config?.node).locality).zone, ''),
     },
-    generateRequestId: spec.edge.generateRequestId,
   });
 }

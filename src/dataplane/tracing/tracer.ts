@@ -9,7 +9,6 @@ import { randomBytes } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import type { Counter, Scope } from '../../stats/store.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
-import { requestId } from '../http/headers.js';
 import { type HttpRequest, removeHeader, setHeader } from '../codec/request.js';
 import { type RuntimeLookup, randomDraw } from '../http/runtime-fraction.js';
 import type { ClusterLookup } from '../http/types.js';
@@ -30,8 +29,6 @@ export interface TracerDeps {
   runtime: RuntimeLookup;
   /** `--service-cluster` or `node.cluster` (the span's service name), `--service-node` or `node.id`, `--service-zone` or `node.locality.zone`. */
   local: { cluster: string; node: string; zone: string };
-  /** `generate_request_id`: a request without `x-request-id` gets one here, where the reference makes it. */
-  generateRequestId: boolean;
 }
 
 /** A random 64-bit id as 16 hex digits, never all zeros. */
@@ -76,11 +73,8 @@ export class HttpTracer {
    */
   start(req: HttpRequest): TracedRequest | null {
     const h = req.headers;
+    // The edge step (`applyEdge`) ran first: it made the id if `generate_request_id` asked for one.
     let rid = firstHeader(h, 'x-request-id');
-    if (rid === undefined && this.deps.generateRequestId) {
-      rid = requestId();
-      h.push('x-request-id', rid);
-    }
     if (rid !== undefined) {
       const hints = {
         clientTraceId: firstHeader(h, 'x-client-trace-id') !== undefined,
