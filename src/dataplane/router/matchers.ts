@@ -81,10 +81,10 @@ export function compileHeaderMatcher(raw: JsonObject, where: string): RequestTes
     test = (v) => v === want;
   } else if (typeof raw.prefix_match === 'string') {
     const want = raw.prefix_match;
-    test = (v) => v !== undefined && v.startsWith(want);
+    test = (v) => v?.startsWith(want) === true;
   } else if (typeof raw.suffix_match === 'string') {
     const want = raw.suffix_match;
-    test = (v) => v !== undefined && v.endsWith(want);
+    test = (v) => v?.endsWith(want) === true;
   } else if (typeof raw.regex_match === 'string' || raw.safe_regex_match !== undefined) {
     const pattern =
       typeof raw.regex_match === 'string'
