@@ -25,13 +25,15 @@ export const discoveryTimedOut = defineEvent('discovery/fetch-timed-out').withPa
 
 /**
  * What one accepted cluster discovery response changed, as one event (one snapshot, however
- * many clusters): clusters added (`addedViaApi`), changed, and gone from the response.
+ * many clusters): clusters added (`addedViaApi`), changed, and gone from the response (or, in
+ * delta xDS, named removed). `versions`: delta's own version of each cluster added or changed.
  */
 export const clustersDiscovered = defineEvent('discovery/clusters').withPayload<{
   versionInfo: string;
   added: RawCluster[];
   updated: RawCluster[];
   removed: string[];
+  versions?: Record<string, string>;
 }>();
 
 /**

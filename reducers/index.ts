@@ -65,19 +65,22 @@ export const handlers: ReducerTable<ProxyEvent> = {
   'stats/recent-lookups-cleared': stats.onRecentLookupsCleared,
   'discovery/clusters': (draft, env) => {
     // The same slice steps as one cluster event each, in one fold.
-    const { versionInfo, added, updated, removed } = env.event;
+    const { versionInfo, added, updated, removed, versions } = env.event;
     const as = <E extends ProxyEvent>(event: E) => ({ ...env, event });
+    const versionOf = (name: string) => versions?.[name] ?? versionInfo;
     for (const cluster of added) {
-      const one = as(clusterAdded({ cluster, addedViaApi: true, versionInfo }));
+      const one = as(clusterAdded({ cluster, addedViaApi: true, versionInfo: versionOf(cluster.name) }));
       clusters.onClusterAdded(draft, one);
       discovery.warmOnAdded(draft, one);
     }
     for (const cluster of updated) {
       const warming = entryOf(draft.clusters, cluster.name)?.warming === true;
-      clusters.onClusterUpdated(draft, as(clusterUpdated({ cluster, versionInfo })));
+      clusters.onClusterUpdated(draft, as(clusterUpdated({ cluster, versionInfo: versionOf(cluster.name) })));
       discovery.stayWarm(draft, cluster.name, warming);
     }
     for (const name of removed) clusters.onClusterRemoved(draft, as(clusterRemoved({ name, versionInfo })));
+    // Delta: each cluster has its own version; the type's is the response's system version.
+    if (versions) draft.clusterManager.versionInfo = versionInfo;
   },
   'discovery/accepted': discovery.onDiscoveryAccepted,
   'discovery/init-waiting': discovery.onInitWaiting,

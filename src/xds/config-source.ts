@@ -17,6 +17,8 @@ export interface GrpcSource {
   api: 'GRPC';
   cluster: string;
   transport: ApiVersion;
+  /** `api_type: DELTA_GRPC`: incremental xDS (subscriptions by name, only changes sent). */
+  delta: boolean;
   /** `set_node_on_first_message_only`: the node goes in the first request of a stream only. */
   nodeOnFirstOnly: boolean;
   /** `rate_limit_settings`: a token bucket on the stream's requests; null: none. */
@@ -116,19 +118,19 @@ export function compileApiConfigSource(
       requestTimeoutMs: durationMs(config.request_timeout, 1000),
     };
   }
-  if (apiType !== 'GRPC') {
+  if (apiType !== 'GRPC' && apiType !== 'DELTA_GRPC') {
     report.unsupported(
       fieldPath(path, 'api_type'),
-      `api_type ${apiType} is not implemented (use GRPC or REST, or ads with dynamic_resources.ads_config)`,
+      `api_type ${apiType} is not implemented (use GRPC, DELTA_GRPC or REST, or ads with dynamic_resources.ads_config)`,
     );
     return undefined;
   }
   if (names.length > 0)
-    report.error(fieldPath(path, 'cluster_names'), 'is for api_type REST; GRPC takes grpc_services');
+    report.error(fieldPath(path, 'cluster_names'), `is for api_type REST; ${apiType} takes grpc_services`);
   if (services.length !== 1) {
     report.error(
       fieldPath(path, 'grpc_services'),
-      `api_type GRPC takes exactly one grpc_services entry (found ${services.length})`,
+      `api_type ${apiType} takes exactly one grpc_services entry (found ${services.length})`,
       services.length === 0 ? 'missing' : 'invalid',
     );
     return undefined;
@@ -146,6 +148,7 @@ export function compileApiConfigSource(
     api: 'GRPC',
     cluster,
     transport,
+    delta: apiType === 'DELTA_GRPC',
     nodeOnFirstOnly: config.set_node_on_first_message_only === true,
     rateLimit:
       config.rate_limit_settings === undefined
@@ -251,7 +254,7 @@ export function checkBootstrapSources(bootstrap: JsonObject, report: Report, oth
     const path = 'dynamic_resources.ads_config';
     const ads = compileApiConfigSource(objectOf(dynamic.ads_config), path, report);
     if (ads?.api === 'REST')
-      report.error(`${path}.api_type`, 'aggregated discovery (ADS) takes api_type GRPC');
+      report.error(`${path}.api_type`, 'aggregated discovery (ADS) takes api_type GRPC or DELTA_GRPC');
     sources.push({ path, spec: ads });
   }
   const clusters = (objectOf(bootstrap.static_resources).clusters ?? []) as Json[];

@@ -2,8 +2,8 @@ import { type FSWatcher, watch as watchDir } from 'node:fs';
 import path from 'node:path';
 import type bunyan from 'bunyan';
 import { readConfigFile } from '../bootstrap/sources.js';
+import { unrefTimeout } from './grpc-stream.js';
 import { responseShapeError } from './resources.js';
-import { unrefTimeout } from './stream.js';
 import type { Subscriber, Transport } from './types.js';
 
 /** How long after the last change event the file is read: an editor's or `mv`'s burst of events is one update. */

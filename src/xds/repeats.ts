@@ -56,7 +56,8 @@ export class RejectedCopies {
 
   /** How `update` was judged (null: accepted): a rejection is what later copies are known by. */
   judged(update: Update, error: string | null): void {
-    const version = (update as { version_info?: unknown } | null)?.version_info;
+    const body = update as { version_info?: unknown; system_version_info?: unknown } | null;
+    const version = body?.version_info ?? body?.system_version_info;
     this.last =
       error === null
         ? null

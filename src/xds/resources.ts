@@ -75,10 +75,10 @@ function isWire(resource: object): resource is WireResource {
   return (resource as { value?: unknown }).value instanceof Uint8Array;
 }
 
-const isObject = (value: unknown): value is JsonObject =>
+export const isObject = (value: unknown): value is JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const shapeOf = (value: unknown): string =>
+export const shapeOf = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'a list' : `a ${typeof value}`;
 
 /**
@@ -121,7 +121,7 @@ export function decodeUpdate(
   return { ...out, version: version as string };
 }
 
-function emptyResponse(version: string): DecodedResponse {
+export function emptyResponse(version: string): DecodedResponse {
   return { version, errors: [], resources: [], rejected: [], unknownFields: 0, warnings: [] };
 }
 
@@ -144,10 +144,13 @@ export function decodeResources(
   typeUrl = '',
   /** The clusters known now, which route tables with `validate_clusters` are checked against. */
   clusters?: ReadonlySet<string>,
+  /** The index of the first resource in its response, which findings name (`#<index>`). */
+  firstIndex = 0,
 ): DecodedResponse {
   const out = emptyResponse('');
   const seen = new Set<string>();
-  resources.forEach((resource, index) => {
+  resources.forEach((resource, at) => {
+    const index = firstIndex + at;
     const report = new Report(`${RESOURCE_NAME[kind]} #${index}`);
     const url = isWire(resource) ? resource.type_url : resource['@type'];
     const type = typeof url === 'string' ? typeForUrl(url) : undefined;

@@ -76,6 +76,26 @@ export const METHODS: Record<ApiVersion, Record<ResourceKind | 'ads', string>> =
   },
 };
 
+/** The incremental (delta) methods: ADS, and one service per kind, beside each state-of-the-world one. */
+export const DELTA_METHODS: Record<ApiVersion, Record<ResourceKind | 'ads', string>> = {
+  V2: {
+    ads: '/envoy.service.discovery.v2.AggregatedDiscoveryService/DeltaAggregatedResources',
+    cds: '/envoy.api.v2.ClusterDiscoveryService/DeltaClusters',
+    eds: '/envoy.api.v2.EndpointDiscoveryService/DeltaEndpoints',
+    lds: '/envoy.api.v2.ListenerDiscoveryService/DeltaListeners',
+    rds: '/envoy.api.v2.RouteDiscoveryService/DeltaRoutes',
+    sds: '/envoy.service.discovery.v2.SecretDiscoveryService/DeltaSecrets',
+  },
+  V3: {
+    ads: '/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources',
+    cds: '/envoy.service.cluster.v3.ClusterDiscoveryService/DeltaClusters',
+    eds: '/envoy.service.endpoint.v3.EndpointDiscoveryService/DeltaEndpoints',
+    lds: '/envoy.service.listener.v3.ListenerDiscoveryService/DeltaListeners',
+    rds: '/envoy.service.route.v3.RouteDiscoveryService/DeltaRoutes',
+    sds: '/envoy.service.secret.v3.SecretDiscoveryService/DeltaSecrets',
+  },
+};
+
 /** A resource as it travels: an `Any`. */
 export interface WireResource {
   type_url: string;
@@ -91,8 +111,35 @@ export interface DiscoveryRequest {
   error_detail?: { code: number; message: string };
 }
 
+export interface DeltaDiscoveryRequest {
+  node?: Record<string, unknown>;
+  type_url: string;
+  resource_names_subscribe: string[];
+  resource_names_unsubscribe: string[];
+  /** The versions held, on the first request of a type on a new stream: the server sends only what changed. */
+  initial_resource_versions: Record<string, string>;
+  response_nonce: string;
+  error_detail?: { code: number; message: string };
+}
+
+/** One resource of a delta response: its name and version beside the `Any`. */
+export interface DeltaResource {
+  name: string;
+  version: string;
+  resource: WireResource | null;
+  aliases: string[];
+}
+
+export interface DeltaDiscoveryResponse {
+  system_version_info: string;
+  resources: DeltaResource[];
+  type_url: string;
+  nonce: string;
+  removed_resources: string[];
+}
+
 /**
- * What a watch is handed: a DiscoveryResponse off a stream or a poll, or the content of a file
+ * What a watch is handed: a DiscoveryResponse (or DeltaDiscoveryResponse) off a stream or a poll, or the content of a file
  * source, as it arrived (a REST body that is not JSON: the error of its parse). Nothing in it
  * is trusted: `decodeUpdate` reads its shape.
  */

@@ -4,10 +4,17 @@ import { objectOf } from '../../reducers/settings/values.js';
 import { messageType } from '../bootstrap/schema.js';
 import type { Options } from '../cli/options.js';
 import { VERSION } from '../version.js';
-import type { DiscoveryRequest, DiscoveryResponse } from './types.js';
+import type {
+  DeltaDiscoveryRequest,
+  DeltaDiscoveryResponse,
+  DiscoveryRequest,
+  DiscoveryResponse,
+} from './types.js';
 
 const REQUEST = 'envoy.api.v2.DiscoveryRequest';
 const RESPONSE = 'envoy.api.v2.DiscoveryResponse';
+const DELTA_REQUEST = 'envoy.api.v2.DeltaDiscoveryRequest';
+const DELTA_RESPONSE = 'envoy.api.v2.DeltaDiscoveryResponse';
 
 /** A message of the loader's schema, from a plain object (field names as written in the .proto). */
 export function encodeMessage(typeName: string, value: object): Buffer {
@@ -25,6 +32,10 @@ export const encodeRequest = (r: DiscoveryRequest): Buffer => encodeMessage(REQU
 export const decodeRequest = (b: Buffer): DiscoveryRequest => decodeMessage(REQUEST, b);
 export const encodeResponse = (r: DiscoveryResponse): Buffer => encodeMessage(RESPONSE, r);
 export const decodeResponse = (b: Buffer): DiscoveryResponse => decodeMessage(RESPONSE, b);
+export const encodeDeltaRequest = (r: DeltaDiscoveryRequest): Buffer => encodeMessage(DELTA_REQUEST, r);
+export const decodeDeltaRequest = (b: Buffer): DeltaDiscoveryRequest => decodeMessage(DELTA_REQUEST, b);
+export const encodeDeltaResponse = (r: DeltaDiscoveryResponse): Buffer => encodeMessage(DELTA_RESPONSE, r);
+export const decodeDeltaResponse = (b: Buffer): DeltaDiscoveryResponse => decodeMessage(DELTA_RESPONSE, b);
 
 /** `google.protobuf.Value` as protobufjs's bundled (camelCase) schema spells it. */
 function jsonValue(json: unknown): Record<string, unknown> {

@@ -20,7 +20,7 @@ export function compileLoadStatsConfig(
   report: Report,
 ): GrpcSource | undefined {
   const api = compileApiConfigSource(config, path, report);
-  if (api?.api === 'REST') {
+  if (api?.api === 'REST' || api?.delta) {
     report.error(`${path}.api_type`, 'load reporting (LRS) takes api_type GRPC', 'invalid');
     return undefined;
   }

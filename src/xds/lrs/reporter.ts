@@ -18,7 +18,7 @@ import type { DataPlaneFigures } from '../../dataplane/figures.js';
 import type { Loggers } from '../../logging/loggers.js';
 import type { Counter, StatsStore } from '../../stats/store.js';
 import type { ApiVersion, GrpcSource } from '../config-source.js';
-import { backoffMs, endCall, grpc, unrefTimeout } from '../stream.js';
+import { backoffMs, endCall, grpc, unrefTimeout } from '../grpc-stream.js';
 import { decodeMessage, encodeMessage, localNode, nodeMessage } from '../wire.js';
 import { loadStatsSourceOf } from './config.js';
 import { type ClusterStats, LoadLedger } from './ledger.js';

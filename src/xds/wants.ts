@@ -1,0 +1,59 @@
+/**
+ * What the snapshot says should be discovered: CDS and LDS from `dynamic_resources`, EDS for
+ * each EDS cluster, RDS for each HCM with `rds`, SDS for each TLS context's `sds_config`.
+ */
+import type { JsonObject } from '../../events/config.js';
+import { edsServiceName } from '../../reducers/discovery.js';
+import type { State } from '../../reducers/index.js';
+import { objectOf } from '../../reducers/settings/values.js';
+import { clusterSdsRefs, listenerSdsRefs } from '../tls/sds-refs.js';
+import { type ConfigSourceSpec, configSourceOf } from './config-source.js';
+import { rdsNamesOf } from './rds-names.js';
+import { type ResourceKind, TYPE_URLS } from './types.js';
+
+/** One type on one transport: the names wanted (null: all) and their source. */
+export interface Want {
+  kind: ResourceKind;
+  source: ConfigSourceSpec;
+  names: Set<string> | null;
+  /** The transport key and the type URL: one watch. */
+  key: string;
+}
+
+/**
+ * Every watch the state needs, one per transport and type URL; `keyOf` names the transport of
+ * a source (null: it has none).
+ */
+export function wants(
+  state: State,
+  dynamic: JsonObject,
+  keyOf: (kind: ResourceKind, source: ConfigSourceSpec) => string | null,
+): Want[] {
+  const out = new Map<string, Want>();
+  const want = (kind: ResourceKind, source: ConfigSourceSpec | null, name: string | null) => {
+    if (!source) return;
+    const key = `${keyOf(kind, source)}|${TYPE_URLS[source.resourceVersion][kind]}`;
+    let w = out.get(key);
+    if (!w) {
+      w = { kind, source, names: name === null ? null : new Set(), key };
+      out.set(key, w);
+    }
+    if (name !== null) w.names?.add(name);
+  };
+  if (dynamic.cds_config !== undefined) want('cds', configSourceOf(objectOf(dynamic.cds_config)), null);
+  if (dynamic.lds_config !== undefined) want('lds', configSourceOf(objectOf(dynamic.lds_config)), null);
+  for (const cluster of Object.values(state.clusters)) {
+    if (cluster.config.type !== 'EDS') continue;
+    const eds = objectOf(objectOf(cluster.config.eds_cluster_config).eds_config);
+    want('eds', configSourceOf(eds), edsServiceName(cluster.config));
+  }
+  for (const listener of Object.values(state.listeners)) {
+    for (const { name, configSource } of rdsNamesOf(listener.config))
+      want('rds', configSourceOf(configSource), name);
+    for (const ref of listenerSdsRefs(listener.config))
+      want('sds', configSourceOf(ref.configSource), ref.name);
+  }
+  for (const cluster of Object.values(state.clusters))
+    for (const ref of clusterSdsRefs(cluster.config)) want('sds', configSourceOf(ref.configSource), ref.name);
+  return [...out.values()];
+}
