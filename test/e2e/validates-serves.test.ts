@@ -370,9 +370,9 @@ describe('the cases of issue 10', () => {
       /clusters\[0\]\.eds_cluster_config\.eds_config\.ads: ads needs dynamic_resources\.ads_config/,
     ],
     [
-      'an EDS cluster with a delta xDS source',
+      'an EDS cluster with a delta xDS source on a management cluster that is not static',
       `clusters: [{ name: e, type: EDS, eds_cluster_config: { eds_config: { api_config_source: { api_type: DELTA_GRPC, grpc_services: { envoy_grpc: { cluster_name: x } } } } } }]`,
-      /eds_config\.api_config_source\.api_type: api_type DELTA_GRPC is not implemented .*\(not supported by this build\)/,
+      /clusters\[0\]\.eds_cluster_config\.eds_config: management cluster 'x' is not a static, non-EDS cluster of static_resources/,
     ],
     [
       'a STATIC cluster with CLUSTER_PROVIDED',

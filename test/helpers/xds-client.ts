@@ -7,6 +7,7 @@ import type { JsonObject } from '../../events/index.js';
 import type { ServerContext } from '../../src/context.js';
 import { startXds, type XdsClient } from '../../src/xds/client.js';
 import { loadedContext } from './dataplane.js';
+import { DeltaXdsServer } from './delta-xds-server.js';
 import { adsConfig, assignment, GRPC_SOURCE, staticCluster } from './xds-fixtures.js';
 import { type SeenRequest, XdsServer } from './xds-server.js';
 
@@ -22,8 +23,31 @@ export interface XdsClientHarness {
   close(): Promise<void>;
 }
 
-/** Where a client reads discovery from: a gRPC server (ADS v3, or v2 per type), REST or a file. */
-export type Source = { grpc: number } | { grpcV2: number } | { rest: number } | { path: string };
+/**
+ * Where a client reads discovery from: a gRPC server (ADS v3, or v2 per type; state of the
+ * world, or delta: `delta` ADS v3, `deltaV2` v2 per type), REST or a file.
+ */
+export type Source =
+  | { grpc: number }
+  | { grpcV2: number }
+  | { delta: number }
+  | { deltaV2: number }
+  | { rest: number }
+  | { path: string };
+
+/** The delta sources as users write them (the reference's delta examples). */
+const DELTA_ADS = { ads: {}, resource_api_version: 'V3' };
+const DELTA_V2 = {
+  api_config_source: {
+    api_type: 'DELTA_GRPC',
+    grpc_services: [{ envoy_grpc: { cluster_name: 'xds_cluster' } }],
+  },
+};
+const DELTA_ADS_CONFIG = {
+  api_type: 'DELTA_GRPC',
+  transport_api_version: 'V3',
+  grpc_services: [{ envoy_grpc: { cluster_name: 'xds_cluster' } }],
+};
 
 /** The kinds the client fuzz and regression tests drive. */
 export type DrivenKind = 'cds' | 'lds' | 'eds' | 'rds';
@@ -108,10 +132,15 @@ export function xdsBootstrap(source: Source, kind: DrivenKind = 'cds'): JsonObje
       ? [{ ads: {}, resource_api_version: 'V3' }, source.grpc]
       : 'grpcV2' in source
         ? [GRPC_SOURCE, source.grpcV2]
-        : 'rest' in source
-          ? [rest, source.rest]
-          : [{ path: source.path }, 1];
-  const xdsCluster = staticCluster('xds_cluster', [port], 'grpc' in source || 'grpcV2' in source);
+        : 'delta' in source
+          ? [DELTA_ADS, source.delta]
+          : 'deltaV2' in source
+            ? [DELTA_V2, source.deltaV2]
+            : 'rest' in source
+              ? [rest, source.rest]
+              : [{ path: source.path }, 1];
+  const grpc = !('rest' in source) && !('path' in source);
+  const xdsCluster = staticCluster('xds_cluster', [port], grpc);
   const eds = {
     name: 'svc',
     connect_timeout: '0.25s',
@@ -122,6 +151,7 @@ export function xdsBootstrap(source: Source, kind: DrivenKind = 'cds'): JsonObje
     dynamic_resources: {
       ...(kind === 'cds' ? { cds_config: config } : kind === 'lds' ? { lds_config: config } : {}),
       ...('grpc' in source ? { ads_config: adsConfig('V3') } : {}),
+      ...('delta' in source ? { ads_config: DELTA_ADS_CONFIG } : {}),
     },
     static_resources: {
       clusters: kind === 'eds' ? [xdsCluster, eds] : [xdsCluster],
@@ -191,6 +221,27 @@ export async function servedClient(
   try {
     await h.client.initialized;
     return { xds, h, ack: await xds.ack(kind, version), close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** The test's delta management server holding the watched resource of `kind`, and a client over delta ADS (v3) that ACKed it. */
+export async function servedDeltaClient(
+  kind: DrivenKind = 'cds',
+): Promise<{ xds: DeltaXdsServer; h: XdsClientHarness; close(): Promise<void> }> {
+  const xds = await DeltaXdsServer.start();
+  xds.set(kind, [validResource(kind, WATCHED[kind])], 'start');
+  const h = await startXdsClient(xdsBootstrap({ delta: xds.port }, kind));
+  const close = async () => {
+    await h.close();
+    await xds.stop();
+  };
+  try {
+    await h.client.initialized;
+    await xds.answer(kind);
+    return { xds, h, close };
   } catch (err) {
     await close();
     throw err;

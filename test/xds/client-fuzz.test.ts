@@ -22,6 +22,7 @@ import {
   type DrivenKind,
   STATIC_NAME,
   servedClient,
+  servedDeltaClient,
   startXdsClient,
   validResource,
   WATCHED,
@@ -279,6 +280,67 @@ for (const k of KINDS) {
             },
           ),
           { numRuns: RUNS, seed: 25 },
+        );
+        assert.ok(xds.streams > 0, 'the stream is still up');
+      } finally {
+        await close();
+      }
+    });
+
+    it('over delta gRPC (ADS, v3): every response ACKed or NACKed, state unchanged on a NACK', async () => {
+      const { xds, h, close } = await servedDeltaClient(k.kind);
+      try {
+        let nonce = 1000;
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.tuple(wireRes, fc.constantFrom(...k.names, '')), { maxLength: 4 }),
+            fc.array(fc.constantFrom(...k.names), { maxLength: 2 }),
+            async (sent, removed) => {
+              const before = h.state(k.kind);
+              const n = String(nonce++);
+              const from = xds.requests.length;
+              // A resource whose name was read is sent under it; one that was not, under any name.
+              const resources = sent.map(([r, other]) => ({
+                name: r.name ?? other,
+                version: `r${n}`,
+                resource: r.value,
+                aliases: [],
+              }));
+              xds.sendRaw(k.kind, {
+                system_version_info: `v${n}`,
+                resources,
+                type_url: TYPE_URLS.V3[k.kind],
+                nonce: n,
+                removed_resources: removed,
+              });
+              const answer = await xds.waitFor((r) => r.response_nonce === n, 10_000, from);
+              const c = expectation(sent.map(([r]) => r));
+              const both = resources.some((r) => removed.includes(r.name));
+              const what = `delta ${KIND} response ${n}`;
+              const verdict = answer.error_detail ? 'refused' : 'accepted';
+              check(
+                k,
+                h,
+                before,
+                verdict,
+                both
+                  ? { ...c, expect: 'refuse' }
+                  : { ...c, expect: c.expect === 'accept' ? 'either' : c.expect },
+                what,
+              );
+              if (c.expect === 'accept' && !both)
+                assert.equal(verdict, 'accepted', `${what} must be accepted`);
+              if (verdict === 'refused' || c.expect !== 'accept' || both || k.owns === 'none') return;
+              // Accepted: what it sent is held, and (CDS, LDS) what it removed is gone.
+              const now = (JSON.parse(h.state(k.kind)) as Array<[string]>).map(([name]) => name);
+              for (const r of resources) assert.ok(now.includes(r.name), `${what}: '${r.name}' not applied`);
+              if (k.owns === 'exactly')
+                for (const name of removed)
+                  if (name !== STATIC_NAME[k.kind])
+                    assert.ok(!now.includes(name), `${what}: '${name}' not removed`);
+            },
+          ),
+          { numRuns: RUNS, seed: 30 },
         );
         assert.ok(xds.streams > 0, 'the stream is still up');
       } finally {

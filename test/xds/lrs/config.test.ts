@@ -25,6 +25,7 @@ describe('cluster_manager.load_stats_config', () => {
       api: 'GRPC',
       cluster: 'lrs',
       transport: 'V2',
+      delta: false,
       nodeOnFirstOnly: false,
       // rate_limit_settings is a discovery source's; a load-reporting source has none.
       rateLimit: null,
@@ -45,6 +46,14 @@ describe('cluster_manager.load_stats_config', () => {
     assert.ok(
       rest.some((e) => e.includes('cluster_manager.load_stats_config.api_type') && e.includes('GRPC')),
       rest.join('\n'),
+    );
+    // Load reports have one stream protocol: DELTA_GRPC is a discovery source's.
+    const delta = errorsOf(
+      loadYaml(withConfig('{ api_type: DELTA_GRPC, grpc_services: { envoy_grpc: { cluster_name: lrs } } }')),
+    );
+    assert.ok(
+      delta.some((e) => e.includes('cluster_manager.load_stats_config.api_type') && e.includes('GRPC')),
+      delta.join('\n'),
     );
     for (const cluster of ['eds', 'nowhere']) {
       const errors = errorsOf(
