@@ -31,6 +31,8 @@ const V3_ALIASES: Record<string, string> = {
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz': 'envoy.config.filter.http.ext_authz.v2.ExtAuthz',
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute':
     'envoy.config.filter.http.ext_authz.v2.ExtAuthzPerRoute',
+  'envoy.extensions.filters.http.lua.v3.Lua': 'envoy.config.filter.http.lua.v2.Lua',
+  'envoy.extensions.filters.http.lua.v3.LuaPerRoute': 'envoy.config.filter.http.lua.v2.LuaPerRoute',
   'envoy.extensions.filters.listener.original_dst.v3.OriginalDst':
     'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector':

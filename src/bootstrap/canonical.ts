@@ -3,7 +3,6 @@ import type { Json, JsonObject } from '../../events/index.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { type ExtensionCategory, extensionForType, findExtension } from './extensions.js';
 import { fieldPath, type Report } from './report.js';
-import { lowerHttpProtocolOptions } from './v3-cluster.js';
 import {
   isV3TypeUrl,
   messageType,
@@ -15,6 +14,7 @@ import {
   v3FieldName,
   v3MessageName,
 } from './schema.js';
+import { lowerHttpProtocolOptions } from './v3-cluster.js';
 
 /** What the walk needs besides the value: where findings go and what the options allow. */
 export interface WalkContext {
@@ -389,6 +389,7 @@ function canonicalAny(raw: unknown, here: string, ctx: WalkContext): JsonObject 
     return undefined;
   }
   if (typeof url !== 'string') return badShape(ctx, fieldPath(here, '@type'), 'a type URL string', url);
+  if (TYPED_STRUCT.has(url.slice(url.lastIndexOf('/') + 1))) return canonicalTypedStruct(raw, here, ctx);
   const type = typeForUrl(url);
   if (!type) {
     ctx.report.error(fieldPath(here, '@type'), `unknown type URL '${url}' (this build has no such message)`);
@@ -405,6 +406,37 @@ function canonicalAny(raw: unknown, here: string, ctx: WalkContext): JsonObject 
   return wkt
     ? { '@type': typeUrlOf(type), value: body }
     : { '@type': typeUrlOf(type), ...(body as JsonObject) };
+}
+
+/** The names of `TypedStruct`, the message that carries another message as a Struct. */
+const TYPED_STRUCT = new Set(['udpa.type.v1.TypedStruct', 'xds.type.v3.TypedStruct']);
+
+/**
+ * A `TypedStruct` (`{ type_url, value }`) read as the message its `type_url` names, as the
+ * reference reads one in any `typed_config`; errors name the fields under `value`.
+ */
+function canonicalTypedStruct(
+  raw: Record<string, unknown>,
+  here: string,
+  ctx: WalkContext,
+): JsonObject | undefined {
+  const url = raw.type_url;
+  if (typeof url !== 'string' || url === '') {
+    ctx.report.error(fieldPath(here, 'type_url'), 'required field missing', 'missing');
+    return undefined;
+  }
+  const type = typeForUrl(url);
+  if (!type) {
+    ctx.report.error(
+      fieldPath(here, 'type_url'),
+      `unknown type URL '${url}' (this build has no such message)`,
+    );
+    return undefined;
+  }
+  const value = raw.value ?? {};
+  if (!isPlainObject(value)) return badShape(ctx, fieldPath(here, 'value'), 'an object (Struct)', value);
+  const body = canonicalMessage(value, type, fieldPath(here, 'value'), { ...ctx, v3: isV3TypeUrl(url) });
+  return body === undefined ? undefined : { '@type': typeUrlOf(type), ...(body as JsonObject) };
 }
 
 function checkOneofs(out: JsonObject, type: protobuf.Type, path: string, ctx: WalkContext): void {

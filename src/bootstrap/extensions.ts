@@ -38,6 +38,7 @@ export const CONFIG_TYPE = {
   rbac: 'envoy.config.filter.http.rbac.v2.RBAC',
   extAuthz: 'envoy.config.filter.http.ext_authz.v2.ExtAuthz',
   networkRbac: 'envoy.config.filter.network.rbac.v2.RBAC',
+  lua: 'envoy.config.filter.http.lua.v2.Lua',
   originalDst: 'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   tlsInspector: 'envoy.config.filter.listener.tls_inspector.v2.TlsInspector',
   upstreamTls: 'envoy.api.v2.auth.UpstreamTlsContext',
@@ -92,6 +93,7 @@ export const EXTENSIONS: readonly Extension[] = [
   ext('envoy.filters.http', 'envoy.filters.http.fault', ['envoy.fault'], CONFIG_TYPE.fault),
   ext('envoy.filters.http', 'envoy.filters.http.rbac', [], CONFIG_TYPE.rbac),
   ext('envoy.filters.http', 'envoy.filters.http.ext_authz', ['envoy.ext_authz'], CONFIG_TYPE.extAuthz),
+  ext('envoy.filters.http', 'envoy.filters.http.lua', ['envoy.lua'], CONFIG_TYPE.lua),
   ext(
     'envoy.filters.listener',
     'envoy.filters.listener.original_dst',

@@ -40,6 +40,7 @@ const ENTRY_FILES = [
   'envoy/service/auth/v2.proto',
   'envoy/service/ratelimit/v2.proto',
   'envoy/config/filter/network/rbac/v2.proto',
+  'envoy/config/filter/http/lua/v2.proto',
   'envoy/admin/v2alpha.proto',
   'envoy/config/resource_monitor/fixed_heap/v2alpha.proto',
   'envoy/config/resource_monitor/injected_resource/v2alpha.proto',

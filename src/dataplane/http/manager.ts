@@ -100,6 +100,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
       scope,
       runtime: (key) => runtimeValue(deps.ctx.store.state, key),
       clusters: deps.clusters,
+      log: (component) => deps.ctx.log.get(component),
     });
     const tapId = spec.filters.tapConfigId;
     this.tap = tapId === null ? null : new TapPoint(tapId, deps.ctx.taps);

@@ -1,3 +1,4 @@
+import type bunyan from 'bunyan';
 import type { JsonObject } from '../../../../events/config.js';
 import type { FieldTable } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
@@ -92,6 +93,8 @@ export interface FilterContext {
   runtime: RuntimeLookup;
   /** The clusters a filter calls its service through (ext_authz, ratelimit). */
   clusters: ClusterLookup;
+  /** The logger of a component (`lua`, ...), as `--component-log-level` names it. */
+  log(component: string): bunyan;
 }
 
 /** Makes each request's filter state; built once per connection manager. */

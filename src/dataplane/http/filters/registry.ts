@@ -6,6 +6,7 @@ import { extAuthzFactory } from './ext-authz/index.js';
 import { faultFactory } from './fault/index.js';
 import { grpcHttp1BridgeFactory, grpcWebFactory } from './grpc.js';
 import { healthCheckFactory } from './health-check.js';
+import { luaFactory } from './lua/index.js';
 import { rbacFactory } from './rbac/index.js';
 import { routerFactory } from './router.js';
 import { tapFactory } from './tap.js';
@@ -25,6 +26,7 @@ export const HTTP_FILTER_FACTORIES: readonly HttpFilterFactory[] = [
   registered(faultFactory),
   registered(rbacFactory),
   registered(extAuthzFactory),
+  registered(luaFactory),
 ];
 
 /** A factory as the registry holds it: its config is only ever the one its own `compile` made. */

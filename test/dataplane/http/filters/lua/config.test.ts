@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Report } from '../../../../../src/bootstrap/report.js';
+import { compileLua, compileLuaPerRoute } from '../../../../../src/dataplane/http/filters/lua/config.js';
+import { errorsOf, loadYaml } from '../../../../helpers/bootstrap.js';
+
+function paths(compile: (raw: never, path: string, report: Report) => unknown, raw: unknown): string[] {
+  const report = new Report('t');
+  compile(raw as never, 'f', report);
+  return report.problems.map((p) => p.path).sort();
+}
+
+/** A bootstrap whose one HCM runs `filter` then the router. */
+function withFilter(filter: string): string {
+  return `static_resources: { listeners: [{ name: l, address: { socket_address: { address: 127.0.0.1, port_value: 0 } }, filter_chains: [{ filters: [{ name: envoy.http_connection_manager, typed_config: { '@type': type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager, stat_prefix: s, route_config: { virtual_hosts: [{ name: v, domains: ['*'], routes: [{ match: { prefix: / }, direct_response: { status: 200 } }] }] }, http_filters: [${filter}, { name: envoy.router }] } }] }] }] }`;
+}
+
+const CODE = `"function envoy_on_request(h) end"`;
+
+describe('compileLua', () => {
+  it('reads inline_code and source_codes (inline and from a file)', () => {
+    const report = new Report('t');
+    const config = compileLua(
+      {
+        inline_code: 'x = 1',
+        source_codes: { 'a.lua': { inline_string: 'a = 1' }, 'b.lua': { filename: '/dev/null' } },
+      },
+      'f',
+      report,
+    );
+    assert.deepEqual(report.problems, []);
+    assert.equal(config.inlineCode, 'x = 1');
+    assert.deepEqual(
+      [...config.sources],
+      [
+        ['a.lua', 'a = 1'],
+        ['b.lua', ''],
+      ],
+    );
+  });
+
+  it('refuses a missing inline_code, an unreadable source, an empty source and unknown fields, by name', () => {
+    assert.deepEqual(
+      paths(compileLua, {
+        source_codes: { 'gone.lua': { filename: '/nonexistent/gone.lua' }, 'empty.lua': {} },
+        surprise: 1,
+      }),
+      ['f.inline_code', 'f.source_codes.empty.lua', 'f.source_codes.gone.lua.filename', 'f.surprise'],
+    );
+  });
+
+  it('reads LuaPerRoute disabled or name; refuses disabled: false, an empty one and source_code', () => {
+    assert.deepEqual(compileLuaPerRoute({ disabled: true } as never, 'r', new Report('t')), {
+      disabled: true,
+    });
+    assert.deepEqual(compileLuaPerRoute({ name: 'a.lua' } as never, 'r', new Report('t')), { name: 'a.lua' });
+    assert.deepEqual(paths(compileLuaPerRoute, { disabled: false }), ['f.disabled']);
+    assert.deepEqual(paths(compileLuaPerRoute, {}), ['f']);
+    assert.deepEqual(paths(compileLuaPerRoute, { source_code: { inline_string: 'x' } }), [
+      'f',
+      'f.source_code',
+    ]);
+  });
+});
+
+describe('the Lua filter by every name and type URL the reference accepts', () => {
+  const spellings = [
+    `{ name: envoy.lua, config: { inline_code: ${CODE} } }`,
+    `{ name: proxy.lua, config: { inline_code: ${CODE} } }`,
+    `{ name: envoy.filters.http.lua, typed_config: { '@type': type.googleapis.com/envoy.config.filter.http.lua.v2.Lua, inline_code: ${CODE} } }`,
+    `{ name: proxy.filters.http.lua, typed_config: { '@type': type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua, inline_code: ${CODE} } }`,
+    `{ typed_config: { '@type': type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua, inline_code: ${CODE} } }`,
+    `{ name: envoy.filters.http.lua, typed_config: { '@type': type.googleapis.com/udpa.type.v1.TypedStruct, type_url: type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua, value: { inline_code: ${CODE} } } }`,
+    `{ name: envoy.filters.http.lua, typed_config: { '@type': type.googleapis.com/xds.type.v3.TypedStruct, type_url: type.googleapis.com/envoy.config.filter.http.lua.v2.Lua, value: { inline_code: ${CODE} } } }`,
+  ];
+  for (const filter of spellings) {
+    it(`validates ${filter.slice(0, 110)}`, () => {
+      const loaded = loadYaml(withFilter(filter));
+      assert.ok(loaded.ok, loaded.ok ? '' : loaded.errors.join('\n'));
+    });
+  }
+
+  it('names the field inside a TypedStruct value, and a TypedStruct without type_url', () => {
+    const bad = errorsOf(
+      loadYaml(
+        withFilter(
+          `{ name: envoy.filters.http.lua, typed_config: { '@type': type.googleapis.com/udpa.type.v1.TypedStruct, type_url: type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua, value: { inline_code: ${CODE}, bogus: 1 } } }`,
+        ),
+      ),
+    ).join('\n');
+    assert.match(bad, /http_filters\[0\]\.typed_config\.value\.bogus: unknown field 'bogus'/);
+    const missing = errorsOf(
+      loadYaml(
+        withFilter(
+          `{ name: envoy.filters.http.lua, typed_config: { '@type': type.googleapis.com/udpa.type.v1.TypedStruct, value: {} } }`,
+        ),
+      ),
+    ).join('\n');
+    assert.match(missing, /http_filters\[0\]\.typed_config\.type_url: required field missing/);
+  });
+
+  it('refuses a per-route source_code by name', () => {
+    const route = `{ match: { prefix: / }, direct_response: { status: 200 }, typed_per_filter_config: { envoy.filters.http.lua: { '@type': type.googleapis.com/envoy.extensions.filters.http.lua.v3.LuaPerRoute, source_code: { inline_string: x } } } }`;
+    const yaml = withFilter(`{ name: envoy.lua, config: { inline_code: ${CODE} } }`).replace(
+      '{ match: { prefix: / }, direct_response: { status: 200 } }',
+      route,
+    );
+    assert.match(
+      errorsOf(loadYaml(yaml)).join('\n'),
+      /typed_per_filter_config\.envoy\.filters\.http\.lua\.source_code: LuaPerRoute\.source_code/,
+    );
+  });
+});
