@@ -1,9 +1,3 @@
-import { readFileSync } from 'node:fs';
-import type bunyan from 'bunyan';
-import type { Json } from '../../../../../events/config.js';
-import type { Counter } from '../../../../stats/store.js';
-import { setDynamicMetadata } from '../../../access-log/stream-info.js';
-import { headerValue, removeHeader, setHeader } from '../../../codec/request.js';
 import {
   CONTINUE,
   type FilterStatus,
@@ -13,8 +7,18 @@ import {
   type StreamFilter,
 } from '../api.js';
 import type { LuaConfig, LuaPerRouteConfig } from './config.js';
+import {
+  type Dir,
+  Flow,
+  REQUEST,
+  RESPONSE,
+  type ScriptHost,
+  type ScriptState,
+  type StreamState,
+} from './flow.js';
 import { PRELUDE } from './prelude.js';
-import { LuaRaise, LuaVm, type VmLimits } from './vm.js';
+import { registerPrimitives } from './primitives.js';
+import { LuaVm, type VmLimits } from './vm.js';
 
 /**
  * What one script may take on a worker: a run (from a start or a resume to its next wait)
@@ -27,31 +31,18 @@ const WAITING = 1;
 const RESPONDED = 2;
 const FAILED = 3;
 
-/** Request and response: the two coroutines a stream may run. */
-type Dir = 0 | 1;
-const REQUEST: Dir = 0;
-const RESPONSE: Dir = 1;
-
-const LOG_LEVELS = ['trace', 'trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-
-/** What a script's state shares with the requests that run it on this worker. */
-export interface ScriptHost {
-  log: bunyan;
-  errors: Counter;
-}
-
 /**
  * One script on one worker: its Lua state, loaded in the background when the connection
  * manager starts (the WebAssembly module compiles asynchronously); requests that come first wait.
  */
-export class Script {
+export class Script implements ScriptState {
   vm: LuaVm | null = null;
   loadError: string | null = null;
   onRequest = false;
   onResponse = false;
   readonly ready: Promise<void>;
   /** The requests whose coroutines are alive, by id: the primitives act on them. */
-  readonly streams = new Map<number, LuaStream>();
+  readonly streams = new Map<number, StreamState>();
 
   constructor(
     code: string,
@@ -94,39 +85,8 @@ export function startScripts(config: LuaConfig, host: ScriptHost): Scripts {
 }
 
 let nextId = 1;
-
-/** One direction as its script sees it: the body so far, its end, the trailers. */
-class Flow {
-  chunks: Buffer[] = [];
-  /** The body is whole: its last piece or the trailers came (or there is none). */
-  end = false;
-  trailers: string[] | null = null;
-  /** The coroutine yielded for more of this flow. */
-  waiting = false;
-  /** The next piece `bodyChunks()` hands out, and the one it handed last. */
-  nextChunk = 0;
-  current: Buffer = EMPTY;
-  private whole: Buffer | null = null;
-  /** The filter handle of this direction (each filter of a request has its own). */
-  stream: FilterStream | null = null;
-
-  /** The body so far in one piece (the pieces stay apart for `bodyChunks()`). */
-  body(): Buffer {
-    if (this.whole === null || this.whole.length !== this.bytes()) this.whole = Buffer.concat(this.chunks);
-    return this.whole;
-  }
-
-  private bytes(): number {
-    let n = 0;
-    for (const c of this.chunks) n += c.length;
-    return n;
-  }
-}
-
-const EMPTY = Buffer.alloc(0);
-
 /** The Lua filter of one request: runs `envoy_on_request` and `envoy_on_response` as coroutines. */
-export class LuaStream implements StreamFilter {
+export class LuaStream implements StreamFilter, StreamState {
   readonly id = nextId++;
   script: Script | null = null;
   readonly flows: [Flow, Flow] = [new Flow(), new Flow()];
@@ -286,266 +246,4 @@ export class LuaStream implements StreamFilter {
     script.host.errors.inc();
     script.host.log.error(`script log: ${error}`);
   }
-}
-
-// ---- the primitives the prelude's handles call ----
-
-/** The request (0) or response (1) flow a handle names. */
-function flowOf(s: LuaStream, dir: number): Flow {
-  const flow = s.flows[dir];
-  if (flow?.stream == null) throw new LuaRaise('object used outside of proper scope');
-  return flow;
-}
-
-/** A body (0, 1) or the piece `bodyChunks()` handed last (2, 3). */
-function bufferOf(s: LuaStream, which: number): Buffer {
-  const flow = flowOf(s, which % 2);
-  return which < 2 ? flow.body() : flow.current;
-}
-
-/** The stream a primitive acts on (its first argument), or a Lua error when it is over. */
-function streamOf(vm: LuaVm, script: Script): LuaStream {
-  const stream = script.streams.get(vm.num(1));
-  if (stream === undefined || stream.flows[REQUEST].stream === null)
-    throw new LuaRaise('object used outside of proper scope');
-  return stream;
-}
-
-/** Request headers (0), response headers (1), request trailers (2), response trailers (3). */
-function headersOf(s: LuaStream, which: number): string[] {
-  if (which === 0) return s.stream.req.headers;
-  if (which === 1 && s.responseHeaders !== null) return s.responseHeaders;
-  const trailers = which >= 2 ? s.flows[which - 2]?.trailers : null;
-  if (trailers != null) return trailers;
-  throw new LuaRaise('object used outside of proper scope');
-}
-
-function pseudo(s: LuaStream, which: number, name: string): string | undefined {
-  if (which === 1) return name === ':status' ? String(s.responseStatus) : undefined;
-  return which === 0 ? headerValue(s.stream.req, name) : undefined;
-}
-
-/** Sets a request pseudo header; the others cannot change here. */
-function setPseudo(s: LuaStream, which: number, name: string, value: string): void {
-  const req = s.stream.req;
-  if (which === 0 && name === ':path') req.path = value;
-  else if (which === 0 && name === ':method') req.method = value;
-  else if (which === 0 && (name === ':authority' || name === 'host')) req.authority = value.toLowerCase();
-  else throw new LuaRaise(`${name} cannot be changed by a script in this build`);
-}
-
-function headerName(vm: LuaVm, idx: number): string {
-  return vm.checkString(idx, 'a header name').toLowerCase();
-}
-
-function registerPrimitives(vm: LuaVm, script: Script): void {
-  const p = (name: string, fn: (vm: LuaVm, s: LuaStream) => number) =>
-    vm.register(`__proxy_${name}`, (v) => fn(v, streamOf(v, script)));
-  p('hget', (v, s) => {
-    const which = v.num(2);
-    const name = headerName(v, 3);
-    const value =
-      name.startsWith(':') || name === 'host'
-        ? pseudo(s, which, name)
-        : headerValueIn(headersOf(s, which), name);
-    if (value === undefined) v.pushNil();
-    else v.pushString(value);
-    return 1;
-  });
-  p('hadd', (v, s) => {
-    const which = v.num(2);
-    const name = headerName(v, 3);
-    const value = v.checkString(4, 'a header value');
-    if (name.startsWith(':') || name === 'host') setPseudo(s, which, name, value);
-    else headersOf(s, which).push(name, value);
-    return 0;
-  });
-  p('hset', (v, s) => {
-    const which = v.num(2);
-    const name = headerName(v, 3);
-    const value = v.checkString(4, 'a header value');
-    if (name.startsWith(':') || name === 'host') setPseudo(s, which, name, value);
-    else setHeader(headersOf(s, which), name, value);
-    return 0;
-  });
-  p('hdel', (v, s) => {
-    const name = headerName(v, 3);
-    if (name.startsWith(':')) throw new LuaRaise(`${name} cannot be removed`);
-    removeHeader(headersOf(s, v.num(2)), name);
-    return 0;
-  });
-  p('hlist', (v, s) => {
-    const which = v.num(2);
-    const list = which === 0 ? requestPseudo(s) : which === 1 ? [':status', String(s.responseStatus)] : [];
-    list.push(...headersOf(s, which));
-    v.ensureStack(list.length);
-    for (const item of list) v.pushString(item);
-    return list.length;
-  });
-  p('hcount', (v, s) => {
-    const name = headerName(v, 3);
-    const h = headersOf(s, v.num(2));
-    let n = 0;
-    for (let i = 0; i < h.length; i += 2) if (h[i] === name) n++;
-    v.pushNumber(n);
-    return 1;
-  });
-  p('hat', (v, s) => {
-    const name = headerName(v, 3);
-    const h = headersOf(s, v.num(2));
-    let at = v.num(4);
-    for (let i = 0; i < h.length; i += 2)
-      if (h[i] === name && at-- === 0) {
-        v.pushString(h[i + 1] as string);
-        return 1;
-      }
-    v.pushNil();
-    return 1;
-  });
-  // The body, its pieces and the trailers: 1 there, 2 none (the flow is over), 0 wait for more.
-  const answer = (v: LuaVm, state: number, flow: Flow): number => {
-    if (state === 0) flow.waiting = true;
-    v.pushNumber(state);
-    return 1;
-  };
-  p('body', (v, s) => {
-    const flow = flowOf(s, v.num(2));
-    if (!flow.end) return answer(v, 0, flow);
-    return answer(v, flow.chunks.length === 0 ? 2 : 1, flow);
-  });
-  p('chunk', (v, s) => {
-    const flow = flowOf(s, v.num(2));
-    if (flow.nextChunk < flow.chunks.length) {
-      flow.current = flow.chunks[flow.nextChunk++] as Buffer;
-      return answer(v, 1, flow);
-    }
-    return answer(v, flow.end ? 2 : 0, flow);
-  });
-  p('trailers', (v, s) => {
-    const flow = flowOf(s, v.num(2));
-    return answer(v, flow.trailers !== null ? 1 : flow.end ? 2 : 0, flow);
-  });
-  p('blen', (v, s) => {
-    v.pushNumber(bufferOf(s, v.num(2)).length);
-    return 1;
-  });
-  p('bget', (v, s) => {
-    const buffer = bufferOf(s, v.num(2));
-    const index = v.num(3);
-    const length = v.num(4);
-    if (
-      !(
-        Number.isInteger(index) &&
-        Number.isInteger(length) &&
-        index >= 0 &&
-        length >= 0 &&
-        index + length <= buffer.length
-      )
-    )
-      throw new LuaRaise('index/length must be >= 0 and (index + length) must be <= buffer size');
-    v.pushBytes(buffer.subarray(index, index + length));
-    return 1;
-  });
-  p('bset', () => {
-    throw new LuaRaise('setBytes() is not supported by this build');
-  });
-  p('respond', (v, s) => {
-    if (v.num(2) !== REQUEST) throw new LuaRaise('respond() can only be called in the request flow');
-    const body = v.type(3) === 0 ? '' : v.checkString(3, 'the body');
-    const headers: string[] = [];
-    let status = 0;
-    for (let i = 4; i + 1 <= v.top(); i += 2) {
-      const name = headerName(v, i);
-      const value = v.checkString(i + 1, 'a header value');
-      if (name === ':status') status = Number(value);
-      else headers.push(name, value);
-    }
-    if (!(Number.isInteger(status) && status >= 200 && status < 600))
-      throw new LuaRaise('respond() needs a :status header between 200 and 599');
-    s.reply = { status, body, headers };
-    return 0;
-  });
-  vm.register('__proxy_log', (v) => {
-    const level = LOG_LEVELS[v.num(2)] ?? 'info';
-    script.host.log[level](`script log: ${v.bytes(3).toString('utf8')}`);
-    return 0;
-  });
-  p('info', (v, s) => {
-    const req = s.stream.req;
-    const what = v.checkString(2, 'the field');
-    const value =
-      what === 'protocol'
-        ? req.protocol
-        : what === 'local'
-          ? (req.localAddress ?? '')
-          : what === 'directRemote'
-            ? `${req.remoteIp}:${req.remotePort ?? 0}`
-            : what === 'remote'
-              ? s.stream.info.downstreamRemote
-              : '';
-    v.pushString(value);
-    return 1;
-  });
-  // The stream info's dynamic metadata: later filters and %DYNAMIC_METADATA()% read what a script sets.
-  p('dmget', (v, s) => {
-    v.pushJson(s.stream.info.dynamicMetadata?.[v.checkString(2, 'the filter name')]);
-    return 1;
-  });
-  p('dmset', (v, s) => {
-    const ns = v.checkString(2, 'the filter name');
-    const key = v.checkString(3, 'the key');
-    setDynamicMetadata(s.stream.info, ns, { [key]: v.readJson(4) as Json });
-    return 0;
-  });
-  p('dmlist', (v, s) => {
-    v.pushJson(s.stream.info.dynamicMetadata ?? {});
-    return 1;
-  });
-  p('metadata', (v) => {
-    // Route metadata is advisory in this build (not compiled), so a script's filter metadata is empty.
-    v.pushJson({});
-    return 1;
-  });
-  p('ssl', (v, s) => {
-    const peer = s.stream.req.peer;
-    const what = v.checkString(2, 'the field');
-    if (peer === undefined) {
-      v.pushNil();
-      return 1;
-    }
-    const identity = peer.get();
-    if (what === 'tls') v.pushBool(true);
-    else if (what === 'presented') v.pushBool(identity.subject !== '');
-    else if (what === 'subject') v.pushString(identity.subject);
-    else v.pushJson(what === 'uriSans' ? identity.uriSans : identity.dnsSans);
-    return 1;
-  });
-  vm.register('__proxy_env', (v) => {
-    const value = process.env[v.checkString(1, 'the name')];
-    if (value === undefined) v.pushNil();
-    else v.pushString(value);
-    return 1;
-  });
-  vm.register('__proxy_readfile', (v) => {
-    try {
-      v.pushString(readFileSync(v.checkString(1, 'the path')).toString('latin1'));
-    } catch {
-      v.pushNil();
-    }
-    return 1;
-  });
-}
-
-/** `:authority`, `:path`, `:method`, `:scheme` of a request, first in `pairs()` as the reference lists them. */
-function requestPseudo(s: LuaStream): string[] {
-  const req = s.stream.req;
-  return [':authority', req.authority, ':path', req.path, ':method', req.method, ':scheme', req.scheme];
-}
-
-/** Every value of `name` joined by `,` (as the reference's `get` answers), or undefined. */
-function headerValueIn(headers: string[], name: string): string | undefined {
-  let out: string | undefined;
-  for (let i = 0; i < headers.length; i += 2)
-    if (headers[i] === name) out = out === undefined ? headers[i + 1] : `${out},${headers[i + 1]}`;
-  return out;
 }

@@ -1,0 +1,60 @@
+import type bunyan from 'bunyan';
+import type { Counter } from '../../../../stats/store.js';
+import type { FilterStream } from '../api.js';
+
+/** Request and response: the two coroutines a stream may run, and the flows they read. */
+export type Dir = 0 | 1;
+export const REQUEST: Dir = 0;
+export const RESPONSE: Dir = 1;
+
+export const EMPTY = Buffer.alloc(0);
+
+/** One direction as its script sees it: the body so far, its end, the trailers. */
+export class Flow {
+  chunks: Buffer[] = [];
+  /** The body is whole: its last piece or the trailers came (or there is none). */
+  end = false;
+  trailers: string[] | null = null;
+  /** The coroutine yielded for more of this flow. */
+  waiting = false;
+  /** The next piece `bodyChunks()` hands out, and the one it handed last. */
+  nextChunk = 0;
+  current: Buffer = EMPTY;
+  private whole: Buffer | null = null;
+  /** The filter handle of this direction (each filter of a request has its own). */
+  stream: FilterStream | null = null;
+
+  /** The body so far in one piece (the pieces stay apart for `bodyChunks()`). */
+  body(): Buffer {
+    if (this.whole === null || this.whole.length !== this.bytes()) this.whole = Buffer.concat(this.chunks);
+    return this.whole;
+  }
+
+  private bytes(): number {
+    let n = 0;
+    for (const c of this.chunks) n += c.length;
+    return n;
+  }
+}
+
+/** What the primitives read and change of one request (filter.ts's `LuaStream`). */
+export interface StreamState {
+  readonly flows: [Flow, Flow];
+  /** The request's filter handle. */
+  readonly stream: FilterStream;
+  responseStatus: number;
+  responseHeaders: string[] | null;
+  reply: { status: number; body: string; headers: string[] } | null;
+}
+
+/** What a script's state shares with the requests that run it on this worker. */
+export interface ScriptHost {
+  log: bunyan;
+  errors: Counter;
+}
+
+/** What the primitives see of a script: its live requests by id, and its host. */
+export interface ScriptState {
+  readonly streams: Map<number, StreamState>;
+  readonly host: ScriptHost;
+}
