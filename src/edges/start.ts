@@ -9,7 +9,7 @@ import type { ServerContext } from '../context.js';
 import { flushAccessLogsAtExit, reopenAccessLogsOnSignal } from '../dataplane/access-log/file-sink.js';
 import { collectWorkerStats } from '../dataplane/workers/collect.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
-import { logLifecycle } from '../server/lifecycle-log.js';
+import { logLifecycle } from './lifecycle-log.js';
 import { startXds, type XdsClient } from '../xds/client.js';
 import { startLoadReporting } from '../xds/lrs/reporter.js';
 import { startDnsDiscovery } from './dns/discovery.js';

@@ -43,7 +43,7 @@ export async function drainForShutdown(ctx: ServerContext, reason: string): Prom
     );
     left = await openConnections(ctx);
   }
-  // The start is logged from its event (src/server/lifecycle-log.ts); the end has no listener side.
+  // The start is logged from its event (src/edges/lifecycle-log.ts); the end has no listener side.
   ctx.log.get('main').info({ reason, connectionsLeft: left }, 'drain ended');
   ctx.store.dispatch(drainEnded({ connectionsLeft: left }), 'server');
 }
