@@ -5,9 +5,8 @@
  * thread's directly, so a worker does not load those modules. docs/design.md ("The context") lists the facilities.
  */
 import type { JsonObject } from '../events/index.js';
-import type { ContentionFigures } from './admin/contention-sampler.js';
+import type { ContentionFigures } from './admin/contention.js';
 import type { Options } from './cli/options.js';
-import type { EventLog } from './edges/event-log.js';
 import type { History, HistoryOptions } from './control/history.js';
 import { Store } from './control/store.js';
 import type { Core } from './core.js';
@@ -81,6 +80,33 @@ export interface ContextParts {
   exit?: (code: number) => void;
 }
 
+/** The event log of a process (`ctx.eventLog`), and the history it keeps (`ctx.history`). */
+export interface EventLog {
+  /** Past snapshots and events; null when the context keeps none. */
+  readonly history: History | null;
+  /**
+   * Resolves once every event dispatched so far is written to the file (at once without one);
+   * rejects with the write's error while the file cannot take them.
+   */
+  flush(): Promise<void>;
+  /**
+   * Writes what is buffered and stops writing the file, keeping the history: a hot-restart
+   * parent does this before its child appends to the same file.
+   */
+  release(): Promise<void>;
+  /**
+   * Writes the file again after `release()` (the hot-restart child that took it failed):
+   * sequence numbers go on after the file's last line, and a header and a checkpoint of the
+   * current state open this process's part, so a replay from there needs nothing before it.
+   */
+  resume(): void;
+  /**
+   * Reopens the file (after it was moved away for rotation): the new one opens with a header
+   * and a checkpoint, so it replays on its own. `/reopen_logs` and SIGUSR1 do this.
+   */
+  reopen(): Promise<void>;
+}
+
 /** What only the primary has, made from the core: a worker thread's context has none of it. */
 export interface PrimaryFacilities {
   eventLog: EventLog;
@@ -95,6 +121,7 @@ const NO_EVENT_LOG: EventLog = {
   flush: () => Promise.resolve(),
   release: () => Promise.resolve(),
   resume: () => {},
+  reopen: () => Promise.resolve(),
 };
 
 /** The context of `parts`, with the primary's facilities when `primary` makes them. */

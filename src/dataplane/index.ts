@@ -5,7 +5,7 @@
 
 import type { ServerContext } from '../context.js';
 import { createClusterManager } from '../upstream/cluster-manager.js';
-import type { HealthEdges } from '../edges/health/index.js';
+import type { HealthEdges } from '../upstream/outcomes.js';
 import { ListenerManager } from './listeners/manager.js';
 import { clusterTraffic } from './pool/cluster-traffic.js';
 import { drainPools } from './pool/index.js';

@@ -15,6 +15,7 @@
 import { truncateSync } from 'node:fs';
 import { type Envelope, type JsonObject, mergeWindowOf, type ProxyEvent } from '../../events/index.js';
 import { mergeWindowMs, type State } from '../../reducers/index.js';
+import type { EventLog } from '../context-core.js';
 import { History, type HistoryOptions } from '../control/history.js';
 import { checkpointLine, envelopeLine, headerLine, LOG_FORMAT, LOG_VERSION } from '../control/log-format.js';
 import { readLogTail } from '../control/log-tail.js';
@@ -28,28 +29,6 @@ export const DEFAULT_CHECKPOINT_EVERY = 10_000;
 export const MAX_FLUSH_INTERVAL_MS = 1000;
 
 const recorders = new Set<Recorder>();
-
-/** The event log of a process (`ctx.eventLog`), and the history it keeps (`ctx.history`). */
-export interface EventLog {
-  /** Past snapshots and events; null when the context keeps none. */
-  readonly history: History | null;
-  /**
-   * Resolves once every event dispatched so far is written to the file (at once without one);
-   * rejects with the write's error while the file cannot take them.
-   */
-  flush(): Promise<void>;
-  /**
-   * Writes what is buffered and stops writing the file, keeping the history: a hot-restart
-   * parent does this before its child appends to the same file.
-   */
-  release(): Promise<void>;
-  /**
-   * Writes the file again after `release()` (the hot-restart child that took it failed):
-   * sequence numbers go on after the file's last line, and a header and a checkpoint of the
-   * current state open this process's part, so a replay from there needs nothing before it.
-   */
-  resume(): void;
-}
 
 /**
  * Starts recording; `createContext` calls it before any event is dispatched, so the history
@@ -85,6 +64,7 @@ export function openEventLog(
     history,
     flush: () => recorder?.flush() ?? Promise.resolve(),
     release: () => recorder?.close() ?? Promise.resolve(),
+    reopen: () => recorder?.reopen() ?? Promise.resolve(),
     resume: () => {
       if (!recorder?.isClosed) return;
       const lastSeq = continueLog(core, path)?.lastSeq ?? 0;
@@ -114,8 +94,8 @@ function continueLog(core: Core, path: string): ReturnType<typeof readLogTail> {
 
 /**
  * Reopens every event log file (after it was moved away for rotation); the new file opens
- * with a header and a checkpoint so it replays on its own. SIGUSR1 does the same;
- * `/reopen_logs` should call this.
+ * with a header and a checkpoint so it replays on its own: what SIGUSR1 does. `/reopen_logs`
+ * reopens its own context's through `ctx.eventLog.reopen()`.
  */
 export async function reopenEventLog(): Promise<void> {
   await Promise.all([...recorders].map((r) => r.reopen()));

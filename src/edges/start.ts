@@ -4,16 +4,17 @@
  * Everything else only reads snapshots and the context's facilities. Each edge gets the
  * narrow part of the context it needs and registers its own stop with `onShutdown`.
  */
-import { startContentionSampler } from '../admin/contention-sampler.js';
+
 import type { ServerContext } from '../context.js';
 import { flushAccessLogsAtExit, reopenAccessLogsOnSignal } from '../dataplane/access-log/file-sink.js';
 import { collectWorkerStats } from '../dataplane/workers/collect.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
-import { logLifecycle } from './lifecycle-log.js';
 import { startXds, type XdsClient } from '../xds/client.js';
 import { startLoadReporting } from '../xds/lrs/reporter.js';
+import { startContentionSampler } from './contention-sampler.js';
 import { startDnsDiscovery } from './dns/discovery.js';
 import { type HealthEdges, startHealthEdges } from './health/index.js';
+import { logLifecycle } from './lifecycle-log.js';
 import { startOverloadManager } from './overload/monitor.js';
 import { startShrinkHeap } from './overload/shrink-heap.js';
 import { loadDiskRuntimeLayers } from './runtime-disk.js';

@@ -1,3 +1,5 @@
+import type { ClustersFigures } from '../../views/clusters/figures.js';
+
 /**
  * The outcome of an answer carrying `x-proxy-immediate-health-check-fail` (an upstream proxy
  * whose health check filter fails): its host fails its active checks at once (`passive_failure`).
@@ -49,4 +51,24 @@ export function relayOutcomes(
     if (batch.length === 0) setImmediate(flush);
     batch.push([cluster.name, address, status]);
   };
+}
+
+/**
+ * The health edges of the primary process (`src/edges/health/`), as the data plane sees them:
+ * where request outcomes go, and the figures `/clusters` shows.
+ */
+export interface HealthEdges {
+  /** Resolves once every member present at start had its first active check. */
+  readonly firstRound: Promise<void>;
+  /**
+   * An outcome of a request from the data plane (this process's or a worker's): an HTTP
+   * status, or 0 when no response came. It feeds the outlier detector and moves the active
+   * checks of the cluster off `no_traffic_interval`.
+   */
+  onOutcome(cluster: { readonly name: string }, address: string, status: number): void;
+  /** Outcomes a data-plane worker relayed (see `relayOutcomes`). */
+  onOutcomes(batch: OutcomeBatch): void;
+  /** The outlier and last-check figures `/clusters` shows. */
+  figures: Pick<ClustersFigures, 'outlier' | 'hostSuccessRate' | 'lastHealthCheck'>;
+  close(): void;
 }

@@ -2,7 +2,6 @@ import { type LogLevel, logLevelsChanged } from '../../../events/index.js';
 import { activeLoggers, loggerLevels, loggingUsage } from '../../../views/logging/render.js';
 import { text } from '../../../views/result.js';
 import type { ServerContext } from '../../context.js';
-import { reopenEventLog } from '../../edges/event-log.js';
 import { reopenAccessLogs } from '../../dataplane/access-log/file-sink.js';
 import { isLevelName, LEVEL_NAMES } from '../../logging/levels.js';
 import type { AdminRequest, HandlerDescriptor } from '../registry.js';
@@ -75,7 +74,7 @@ export const loggingHandlers: HandlerDescriptor[] = [
       ctx.log.reopen();
       reopenAccessLogs();
       ctx.workers?.reopenLogs();
-      await reopenEventLog();
+      await ctx.eventLog.reopen();
       return text('OK\n');
     },
   },
