@@ -5,54 +5,8 @@
  * can be read, tested or moved without the other. Dynamic `import()` counts too.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-
-/** The repository root, from `test/design` (tsx) or `dist/test/design` (compiled). */
-const ROOT = fileURLToPath(
-  new URL(import.meta.url.includes('/dist/') ? '../../../' : '../../', import.meta.url),
-);
-const FOLDERS = ['src', 'events', 'reducers', 'views'];
-
-/** `import ... from '...'`, `export ... from '...'`, `import '...'` and `import('...')`. */
-const IMPORT =
-  /(?:^|[\s;])(?:import|export)\s+(?:type\s+)?(?:[^'"`;]*?\s+from\s+)?['"]([^'"]+)['"]|\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(full);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [full] : [];
-  });
-}
-
-/** Comments hold example imports (`@example`, docs); they are not edges. */
-function withoutComments(text: string): string {
-  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
-}
-
-/** The relative module specifiers a source text imports. */
-function importsOf(text: string): string[] {
-  return [...withoutComments(text).matchAll(IMPORT)]
-    .map((m) => m[1] ?? m[2] ?? '')
-    .filter((spec) => spec.startsWith('.'));
-}
-
-/** Each product file (repository-relative) and the product files it imports. */
-function importGraph(): Map<string, string[]> {
-  const graph = new Map<string, string[]>();
-  for (const folder of FOLDERS) {
-    for (const file of sourceFiles(join(ROOT, folder))) {
-      const targets = importsOf(readFileSync(file, 'utf8')).map((spec) =>
-        relative(ROOT, resolve(dirname(file), spec).replace(/\.js$/, '.ts')),
-      );
-      graph.set(relative(ROOT, file), [...new Set(targets)].sort());
-    }
-  }
-  return graph;
-}
+import { importGraph, importsOf, ROOT } from '../helpers/import-graph.js';
 
 /** Strongly connected components with more than one module, or a module importing itself (Tarjan). */
 function circles(graph: Map<string, string[]>): string[][] {

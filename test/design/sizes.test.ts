@@ -5,17 +5,12 @@
  * holds), and at most a handful of files run over 400 lines.
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
+import { FOLDERS, ROOT, sourceFiles } from '../helpers/import-graph.js';
 
-/** The repository root, from `test/design` (tsx) or `dist/test/design` (compiled). */
-const ROOT = fileURLToPath(
-  new URL(import.meta.url.includes('/dist/') ? '../../../' : '../../', import.meta.url),
-);
-const FOLDERS = ['src', 'events', 'reducers', 'views'];
 const MAX_FUNCTION_LINES = 150;
 const LONG_FILE_LINES = 400;
 
@@ -29,15 +24,7 @@ const LONG_FUNCTIONS_LEFT: Record<string, string> = {};
  * The most files over 400 lines there may be. Issue 26 asks for 5; this is the count the
  * splits of issue 26 reached, and it only goes down.
  */
-const MAX_LONG_FILES = 13;
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(full);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [full] : [];
-  });
-}
+const MAX_LONG_FILES = 12;
 
 const files = FOLDERS.flatMap((folder) => sourceFiles(join(ROOT, folder))).map((file) => ({
   path: relative(ROOT, file),
