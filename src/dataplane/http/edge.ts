@@ -2,10 +2,10 @@ import type { JsonObject } from '../../../events/config.js';
 import { numberOr, objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
-import { addressFromXff, isInternalAddress, isLoopbackAddress, type XffAddress } from './client-address.js';
-import { requestId } from './headers.js';
 import { joinHostPort, type StreamInfo } from '../access-log/stream-info.js';
 import { type HttpRequest, removeHeader } from '../codec/request.js';
+import { addressFromXff, isInternalAddress, isLoopbackAddress, type XffAddress } from './client-address.js';
+import { requestId } from './headers.js';
 
 /**
  * The connection manager's trust settings (docs/edge.md): who the client is, whether it is
@@ -28,6 +28,34 @@ export interface EdgeSpec {
   via: string;
   /** `forward_client_cert_details: ALWAYS_FORWARD_ONLY`: keep the client's `x-forwarded-client-cert` (else removed, SANITIZE). */
   forwardClientCert: boolean;
+}
+
+/** `common_http_protocol_options.headers_with_underscores_action`, as the reference names it. */
+export type UnderscoreAction = 'ALLOW' | 'REJECT_REQUEST' | 'DROP_HEADER';
+
+/**
+ * Applies `headers_with_underscores_action` to a request's headers (in place): the number of
+ * headers dropped, or -1 when the request must be rejected. Names with `_` are how a client
+ * smuggles a header past a proxy that maps `-` and `_` alike (CGI), hence the option.
+ */
+export function underscoreHeaders(headers: string[], action: UnderscoreAction): number {
+  let dropped = 0;
+  let w = 0;
+  for (let r = 0; r < headers.length; r += 2) {
+    const name = headers[r] as string;
+    if (name.includes('_')) {
+      if (action === 'REJECT_REQUEST') return -1;
+      if (action === 'DROP_HEADER') {
+        dropped++;
+        continue;
+      }
+    }
+    headers[w] = name;
+    headers[w + 1] = headers[r + 1] as string;
+    w += 2;
+  }
+  headers.length = w;
+  return dropped;
 }
 
 /** The HCM fields this compile step reads (the rest of the message is `hcm-config.ts`'s). */

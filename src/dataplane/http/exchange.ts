@@ -1,6 +1,6 @@
-import { failsHealthChecksAtOnce, IMMEDIATE_HEALTH_CHECK_FAIL } from '../../upstream/outcomes.js';
 import type { MetadataCriteria } from '../../upstream/lb/criteria.js';
 import { ORIGINAL_DST_HEADERS } from '../../upstream/lb/original-dst.js';
+import { failsHealthChecksAtOnce, IMMEDIATE_HEALTH_CHECK_FAIL } from '../../upstream/outcomes.js';
 import type { ClusterRuntime, UpstreamHost } from '../../upstream/types.js';
 import { FLAG, joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
 import { type HttpRequest, headerValue, type ResponseSink } from '../codec/request.js';
@@ -27,7 +27,7 @@ import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '.
 import type { TracedRequest } from '../tracing/tracer.js';
 import { addCorsHeaders, type CorsResponse } from './cors.js';
 import type { DownstreamOwner } from './downstream.js';
-import { appendVia, applyEdge, EDGE_ROUTER_HEADERS } from './edge.js';
+import { appendVia, applyEdge, EDGE_ROUTER_HEADERS, underscoreHeaders } from './edge.js';
 import { type FilterChainEnds, FilterRunner } from './filters/runner.js';
 import { type GrpcStream, isGrpcContentType, sendGrpcLocalReply } from './grpc.js';
 import type { GrpcStreamStarter } from './grpc-filters.js';
@@ -217,6 +217,14 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterChainEnds {
       this.localReply(400, 'invalid path');
       return;
     }
+    const dropped =
+      hcm.spec.underscores === 'ALLOW' ? 0 : underscoreHeaders(this.req.headers, hcm.spec.underscores);
+    if (dropped < 0) {
+      hcm.stats.rqRejectedUnderscores.inc();
+      this.localReply(400, 'Bad Request');
+      return;
+    }
+    if (dropped > 0) hcm.stats.droppedUnderscores.add(dropped);
     const routes = hcm.routes;
     this.edge = applyEdge(this.req, hcm.spec.edge, hcm.localAddress, routes.internalOnlyHeaders, this.info);
     // Before the upstream head is built: the span's context is written into the request's headers.

@@ -12,7 +12,13 @@ import {
   FIELD_TABLES as TRACING_FIELD_TABLES,
   type TracingSpec,
 } from '../tracing/config.js';
-import { compileEdge, FIELD_TABLES as EDGE_FIELD_TABLES, EDGE_FIELDS, type EdgeSpec } from './edge.js';
+import {
+  compileEdge,
+  FIELD_TABLES as EDGE_FIELD_TABLES,
+  EDGE_FIELDS,
+  type EdgeSpec,
+  type UnderscoreAction,
+} from './edge.js';
 import type { FilterChain } from './filters/chain.js';
 import { compileHttpFilters } from './filters.js';
 import {
@@ -45,6 +51,8 @@ export interface HcmSpec {
   addUserAgent: boolean;
   maxRequestHeadersBytes: number;
   maxHeadersCount: number;
+  /** `common_http_protocol_options.headers_with_underscores_action` (src/dataplane/http/edge.ts). */
+  underscores: UnderscoreAction;
   timeouts: HcmTimeouts;
   /** `access_log`: one line per request, written when it ends. */
   accessLogs: AccessLogSpec[];
@@ -93,7 +101,11 @@ const PROTOCOL_OPTIONS_FIELDS: FieldTable = acting(
   'idle_timeout',
   'max_connection_duration',
   'max_headers_count',
+  'headers_with_underscores_action',
 );
+
+const underscoreAction = (value: unknown): UnderscoreAction =>
+  value === 'REJECT_REQUEST' || value === 'DROP_HEADER' ? value : 'ALLOW';
 
 const RDS_FIELDS: FieldTable = acting('route_config_name', 'config_source');
 
@@ -156,6 +168,7 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     addUserAgent: config.add_user_agent === true,
     maxRequestHeadersBytes: numberOr(config.max_request_headers_kb, 60) * 1024,
     maxHeadersCount: numberOr(common.max_headers_count, 100),
+    underscores: underscoreAction(common.headers_with_underscores_action),
     timeouts: compileHcmTimeouts(config, path, report),
     accessLogs: compileAccessLogs(config.access_log, `${path}.access_log`, report),
     rdsName,

@@ -38,6 +38,9 @@ export class HcmStats {
   readonly rqIdleTimeout: Counter;
   /** Requests answered 503 while the overload action stop_accepting_requests is active. */
   readonly rqOverloadClose: Counter;
+  /** `headers_with_underscores_action`: requests answered 400, headers dropped. */
+  readonly rqRejectedUnderscores: Counter;
+  readonly droppedUnderscores: Counter;
   /** HTTP/1 connections closed after their response while disable_http_keepalive is active. */
   readonly cxOverloadDisableKeepalive: Counter;
   readonly rqHeaderTimeout: Counter;
@@ -83,6 +86,8 @@ export class HcmStats {
     this.rqTimeout = c('downstream_rq_timeout');
     this.rqIdleTimeout = c('downstream_rq_idle_timeout');
     this.rqOverloadClose = c('downstream_rq_overload_close');
+    this.rqRejectedUnderscores = c('requests_rejected_with_underscores_in_headers');
+    this.droppedUnderscores = c('dropped_headers_with_underscores');
     this.cxOverloadDisableKeepalive = c('downstream_cx_overload_disable_keepalive');
     this.rqHeaderTimeout = c('downstream_rq_header_timeout');
     this.cxUpgradesTotal = c('downstream_cx_upgrades_total');

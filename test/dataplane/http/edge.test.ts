@@ -9,6 +9,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
+import type { HttpRequest } from '../../../src/dataplane/codec/request.js';
 import {
   applyEdge,
   compileEdge,
@@ -16,8 +17,8 @@ import {
   EDGE_INTERNAL,
   EDGE_ROUTER_HEADERS,
   type EdgeSpec,
+  underscoreHeaders,
 } from '../../../src/dataplane/http/edge.js';
-import type { HttpRequest } from '../../../src/dataplane/codec/request.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { findingsOf } from '../../helpers/compile.js';
 import { cluster } from '../../helpers/dataplane.js';
@@ -502,5 +503,57 @@ test('two workers serve the edge the same: an external client’s forged headers
   } finally {
     await proxy.stop();
     upstream.close();
+  }
+});
+
+describe('headers_with_underscores_action', () => {
+  test('ALLOW keeps, DROP_HEADER drops and counts, REJECT_REQUEST rejects a name with _', () => {
+    const headers = () => ['x_forwarded_user', 'admin', 'accept', '*/*', 'x_b', '1'];
+    const allowed = headers();
+    assert.equal(underscoreHeaders(allowed, 'ALLOW'), 0);
+    assert.deepEqual(allowed, headers());
+    const dropped = headers();
+    assert.equal(underscoreHeaders(dropped, 'DROP_HEADER'), 2);
+    assert.deepEqual(dropped, ['accept', '*/*']);
+    assert.equal(underscoreHeaders(headers(), 'REJECT_REQUEST'), -1);
+    assert.equal(underscoreHeaders(['accept', '*/*'], 'REJECT_REQUEST'), 0);
+  });
+
+  for (const action of ['REJECT_REQUEST', 'DROP_HEADER'] as const) {
+    test(`${action} over real sockets, with its stat`, async () => {
+      const seen: http.IncomingHttpHeaders[] = [];
+      const upstream = http.createServer((req, res) => {
+        seen.push(req.headers);
+        res.end('ok');
+      });
+      await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+      const port = (upstream.address() as AddressInfo).port;
+      const proxy = await startProxy(
+        {
+          ...hcmConfig('backend'),
+          common_http_protocol_options: { headers_with_underscores_action: action },
+        },
+        [{ raw: { name: 'backend', connect_timeout: '1s' }, addresses: [`127.0.0.1:${port}`] }],
+      );
+      try {
+        const res = await fetch(`http://127.0.0.1:${proxy.port}/`, {
+          headers: { x_user: 'admin', 'x-ok': '1' },
+        });
+        await res.text();
+        if (action === 'REJECT_REQUEST') {
+          assert.equal(res.status, 400);
+          assert.equal(seen.length, 0);
+          assert.equal(proxy.counter('http.ingress.requests_rejected_with_underscores_in_headers'), 1);
+        } else {
+          assert.equal(res.status, 200);
+          assert.equal(seen[0]?.x_user, undefined);
+          assert.equal(seen[0]?.['x-ok'], '1');
+          assert.equal(proxy.counter('http.ingress.dropped_headers_with_underscores'), 1);
+        }
+      } finally {
+        await proxy.close();
+        upstream.close();
+      }
+    });
   }
 });
