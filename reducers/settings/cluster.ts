@@ -119,7 +119,8 @@ function resolversOf(value: Json | undefined): Array<{ address: string; port: nu
 
 /** Statistics name of a cluster: `alt_stat_name` or `name`, with each `:` as `_`. */
 export function clusterStatName(cluster: RawCluster): string {
-  return stringOr(cluster.alt_stat_name, cluster.name).replaceAll(':', '_');
+  // A config without a name is refused by its compile step, which still reads its settings.
+  return stringOr(cluster.alt_stat_name, stringOr(cluster.name, '')).replaceAll(':', '_');
 }
 
 const cache = new WeakMap<RawCluster, ClusterSettings>();

@@ -7,12 +7,12 @@ import { compileBootstrapTracing } from '../dataplane/tracing/config.js';
 import { compileOverloadManager } from '../edges/overload/config.js';
 import { checkSecret } from '../tls/context.js';
 import { staticSecrets } from '../tls/secrets.js';
-import { compileOutlierEventLog } from '../edges/health/config.js';
+import { compileOutlierEventLog } from '../config/health.js';
 import { checkBootstrapSources } from '../xds/config-source.js';
 import { checkLoadStatsConfig } from '../xds/lrs/config.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
-import { validateCluster } from './validate-cluster.js';
+import { compileCluster } from '../config/cluster.js';
 
 /**
  * Names unnamed static listeners `listener_<index>` (index in `static_resources.listeners`),
@@ -60,7 +60,7 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
   const secrets = staticSecrets(bootstrap);
   const clusters = arrayOf(resources.clusters);
   for (const [i, c] of clusters.entries())
-    validateCluster(objectOf(c), `static_resources.clusters[${i}]`, report, secrets);
+    compileCluster(objectOf(c), `static_resources.clusters[${i}]`, { report, secrets });
   checkUnique(clusters, 'cluster', 'static_resources.clusters', report);
   const listeners = arrayOf(resources.listeners);
   // As the reference: an inline route table is checked against the clusters known when it

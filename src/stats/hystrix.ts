@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { JsonObject } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
+import { clusterSettings } from '../../reducers/settings/cluster.js';
 import { numberOr, objectOf } from '../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
 import { quantiles } from './bins.js';
@@ -82,14 +83,12 @@ export class HystrixStream {
     const now = Date.now();
     const records: string[] = [];
     const seen = new Set<string>();
-    for (const [name, entry] of Object.entries(this.state().clusters)) {
-      const statName = sanitizeStatName(
-        typeof entry.config.alt_stat_name === 'string' && entry.config.alt_stat_name
-          ? entry.config.alt_stat_name
-          : name,
-      );
+    for (const entry of Object.values(this.state().clusters)) {
+      const settings = clusterSettings(entry.config);
+      const statName = sanitizeStatName(settings.statName);
       seen.add(statName);
-      records.push(...this.clusterRecords(stats, statName, entry.config, now));
+      // The breakers' own limit, as the pools apply it.
+      records.push(...this.clusterRecords(stats, statName, settings.thresholds.DEFAULT.maxRequests, now));
     }
     for (const name of this.windows.keys()) if (!seen.has(name)) this.windows.delete(name);
     if (this.clients.size === 0) return;
@@ -97,7 +96,7 @@ export class HystrixStream {
     for (const res of this.clients) res.write(body);
   }
 
-  private clusterRecords(stats: StatsStore, statName: string, config: JsonObject, now: number): string[] {
+  private clusterRecords(stats: StatsStore, statName: string, maxRequests: number, now: number): string[] {
     const prefix = `cluster.${statName}.`;
     const sample = {} as Sample;
     for (const c of COUNTERS) sample[c] = stats.counters.get(prefix + c)?.value ?? 0;
@@ -123,7 +122,6 @@ export class HystrixStream {
       latency[k] = Number.isNaN(q[i]!) ? 0 : q[i]!;
     });
     const active = stats.gauges.get(`${prefix}upstream_rq_active`)?.value ?? 0;
-    const maxRequests = this.maxRequests(config);
     const windowMs = this.buckets * this.flushIntervalMs;
     const command = {
       type: 'HystrixCommand',
@@ -188,17 +186,5 @@ export class HystrixStream {
       propertyValue_metricsRollingStatisticalWindowInMilliseconds: windowMs,
     };
     return [JSON.stringify(command), JSON.stringify(pool)];
-  }
-
-  /** `circuit_breakers.thresholds[DEFAULT].max_requests`, default 1024. */
-  private maxRequests(config: JsonObject): number {
-    const thresholds = objectOf(config.circuit_breakers).thresholds;
-    if (Array.isArray(thresholds)) {
-      for (const t of thresholds) {
-        const o = objectOf(t);
-        if (o.priority === undefined || o.priority === 'DEFAULT') return numberOr(o.max_requests, 1024);
-      }
-    }
-    return 1024;
   }
 }

@@ -10,7 +10,7 @@ import { compileChainTls } from '../dataplane/listeners/config.js';
 import { listOf } from '../dataplane/router/matchers.js';
 import type { LoadedCertificate } from './context.js';
 import { type Secrets, type SecretsSource, secretsOf } from './secrets.js';
-import { compileClusterTls } from './upstream.js';
+import { clusterTls } from './upstream.js';
 
 export interface LoadedContext {
   caCerts: LoadedCertificate[];
@@ -38,10 +38,10 @@ function once(raw: object, secrets: Secrets, compile: (report: Report) => Loaded
 }
 
 function clusterContexts(raw: RawCluster, secrets: Secrets): Compiled {
-  return once(raw, secrets, (report) => {
-    const tls = compileClusterTls(raw, `cluster '${raw.name}'`, report, secrets);
-    return tls && tls.pending.length === 0 ? [{ caCerts: tls.caCerts, certChains: tls.certChains }] : [];
-  });
+  const { tls, errors } = clusterTls(raw, secrets);
+  const contexts =
+    tls && tls.pending.length === 0 ? [{ caCerts: tls.caCerts, certChains: tls.certChains }] : [];
+  return { contexts, errors };
 }
 
 function listenerContexts(raw: RawListener, secrets: Secrets): Compiled {

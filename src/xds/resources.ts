@@ -8,7 +8,7 @@ import { canonicalMessage, type WalkContext } from '../bootstrap/canonical.js';
 import { messageToJson } from '../bootstrap/decode.js';
 import { Report } from '../bootstrap/report.js';
 import { isV3TypeUrl, nameOf, typeForUrl } from '../bootstrap/schema.js';
-import { checkLoadAssignment, validateCluster } from '../bootstrap/validate-cluster.js';
+import { checkLoadAssignment, compileCluster } from '../config/cluster.js';
 import { compileListener } from '../dataplane/listeners/config.js';
 import { compileRouteTable } from '../dataplane/router/table.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../dataplane/router/validate-clusters.js';
@@ -53,7 +53,7 @@ function compile(
       checkLoadAssignment(config, '', report);
       return;
     case 'cds':
-      validateCluster(config, '', report, secrets);
+      compileCluster(config, '', { report, secrets });
       return;
     case 'lds':
       compileListener(config, '', report, secrets);

@@ -11,7 +11,7 @@ import { describe, it } from 'node:test';
 import type { FieldTable } from '../../src/bootstrap/honoured.js';
 import { FIELD_TABLES as bootstrapTables } from '../../src/bootstrap/validate.js';
 import { FIELD_TABLES as accessLogTables } from '../../src/dataplane/access-log/config.js';
-import { FIELD_TABLES as clusterTables } from '../../src/bootstrap/validate-cluster.js';
+import { FIELD_TABLES as clusterTables } from '../../src/config/cluster.js';
 import { FIELD_TABLES as httpFilterTables } from '../../src/dataplane/http/filters.js';
 import { FIELD_TABLES as hcmTables } from '../../src/dataplane/http/hcm-config.js';
 import { FIELD_TABLES as listenerTables } from '../../src/dataplane/listeners/config.js';
@@ -19,7 +19,7 @@ import { FIELD_TABLES as routeTables } from '../../src/dataplane/router/table.js
 import { FIELD_TABLES as tcpTables } from '../../src/dataplane/tcp/config.js';
 import { FIELD_TABLES as overloadTables } from '../../src/edges/overload/config.js';
 import { FIELD_TABLES as tlsTables } from '../../src/tls/context.js';
-import { FIELD_TABLES as healthTables } from '../../src/edges/health/config.js';
+import { FIELD_TABLES as healthTables } from '../../src/config/health.js';
 import { FIELD_TABLES as configSourceTables } from '../../src/xds/config-source.js';
 import { root } from '../helpers/bootstrap.js';
 

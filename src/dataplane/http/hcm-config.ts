@@ -26,7 +26,7 @@ import {
   DOWNSTREAM_HTTP2_OPTIONS_FIELDS,
   HTTP2_OPTIONS_FIELDS,
   type Http2Options,
-} from './h2-options.js';
+} from '../../config/h2-options.js';
 import type { ServerHeader } from './headers.js';
 import { compileHcmTimeouts, type HcmTimeouts } from './timeouts.js';
 

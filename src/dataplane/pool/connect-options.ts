@@ -1,35 +1,21 @@
 import type { RawCluster } from '../../../events/config.js';
-import { durationMs, numberOr, objectOf } from '../../../reducers/settings/values.js';
-import { Report } from '../../bootstrap/report.js';
+import { compiledCluster, type UpstreamConnection } from '../../config/cluster.js';
 import type { UpstreamTls } from '../../tls/context.js';
 import { NO_SECRETS, type Secrets } from '../../tls/secrets.js';
-import { compileClusterTls } from '../../tls/upstream.js';
-import { compileHttp2Options, type Http2Options } from '../http/h2-options.js';
+import { clusterTls } from '../../tls/upstream.js';
 
-/** Socket options of upstream connections that `ClusterSettings` does not carry. */
-export interface ConnectOptions {
-  /** `upstream_bind_config.source_address`; null: no bind. */
-  localAddress: string | null;
-  localPort: number;
-  /** `upstream_connection_options.tcp_keepalive` set. */
-  keepAlive: boolean;
-  keepAliveInitialDelayMs: number;
-  /** `common_http_protocol_options.idle_timeout`: a pooled connection unused this long closes (0: never). */
-  idleTimeoutMs: number;
+/** How to open a cluster's upstream connections: its compiled socket options and TLS context. */
+export interface ConnectOptions extends UpstreamConnection {
   /** The cluster's TLS context; null: plain text. */
   tls: UpstreamTls | null;
-  /** `http2_protocol_options`: the SETTINGS and connection window of its HTTP/2 sessions. */
-  http2: Http2Options;
 }
-
-const ONE_HOUR_MS = 3_600_000;
 
 const NONE: ConnectOptions = {
   localAddress: null,
   localPort: 0,
   keepAlive: false,
   keepAliveInitialDelayMs: 0,
-  idleTimeoutMs: ONE_HOUR_MS,
+  idleTimeoutMs: 3_600_000,
   tls: null,
   http2: { settings: {}, connectionWindowSize: null, streamErrorOnInvalidMessaging: false },
 };
@@ -37,10 +23,8 @@ const NONE: ConnectOptions = {
 const caches = new WeakMap<Secrets, WeakMap<RawCluster, ConnectOptions>>();
 
 /**
- * Reads the bind, keep-alive and TLS options of a cluster's config (memoised by identity).
- * `secrets` are the bootstrap's static secrets (src/tls/secrets.ts).
- * The TLS context compiles with the function validation ran on this config, so its findings
- * were reported there.
+ * A cluster's compiled connection options with its TLS context for `secrets`, the bootstrap's
+ * static secrets and SDS's (src/tls/secrets.ts); memoised by both identities.
  */
 export function connectOptionsOf(raw: RawCluster | undefined, secrets: Secrets = NO_SECRETS): ConnectOptions {
   if (!raw) return NONE;
@@ -48,21 +32,7 @@ export function connectOptionsOf(raw: RawCluster | undefined, secrets: Secrets =
   caches.set(secrets, cache);
   const hit = cache.get(raw);
   if (hit) return hit;
-  const source = objectOf(objectOf(objectOf(raw.upstream_bind_config).source_address));
-  const keepalive = objectOf(raw.upstream_connection_options).tcp_keepalive;
-  const address = typeof source.address === 'string' && source.address !== '' ? source.address : null;
-  const opts: ConnectOptions = {
-    localAddress: address,
-    localPort: numberOr(source.port_value, 0),
-    keepAlive: keepalive !== undefined,
-    keepAliveInitialDelayMs: numberOr(objectOf(keepalive).keepalive_time, 0) * 1000,
-    idleTimeoutMs: Math.max(
-      0,
-      durationMs(objectOf(raw.common_http_protocol_options).idle_timeout, ONE_HOUR_MS),
-    ),
-    tls: compileClusterTls(raw, raw.name, new Report(raw.name), secrets),
-    http2: compileHttp2Options(objectOf(raw.http2_protocol_options), raw.name, new Report(raw.name)),
-  };
+  const opts: ConnectOptions = { ...compiledCluster(raw).connection, tls: clusterTls(raw, secrets).tls };
   cache.set(raw, opts);
   return opts;
 }

@@ -1,9 +1,9 @@
 import type { ClusterEntry } from '../../../reducers/index.js';
 import type { LastHealthCheck } from '../../../views/clusters/figures.js';
+import { compiledCluster } from '../../config/cluster.js';
 import { followClusters } from '../../control/follow-clusters.js';
 import type { CheckContext, HealthDeps } from './check-context.js';
 import { CheckedCluster } from './checked-cluster.js';
-import { clusterHealth } from './config.js';
 import { HealthCheckEventLogs } from './event-log.js';
 import { FirstRound } from './first-round.js';
 
@@ -31,7 +31,7 @@ function follow(
     cluster.stop();
     cluster = undefined;
   }
-  if (clusterHealth(entry.config).checks.length === 0) return undefined;
+  if (compiledCluster(entry.config).checks.length === 0) return undefined;
   cluster ??= new CheckedCluster(name, entry.config, shared);
   cluster.follow(entry.hosts);
   return cluster;

@@ -2,10 +2,10 @@ import { activeHealthChanged } from '../../../events/index.js';
 import type { ClusterEntry, HostState } from '../../../reducers/index.js';
 import { clusterStatName } from '../../../reducers/settings/cluster.js';
 import type { LastHealthCheck } from '../../../views/clusters/figures.js';
+import { compiledCluster } from '../../config/cluster.js';
 import { connectOptionsOf } from '../../dataplane/pool/connect-options.js';
 import { secretsOf } from '../../tls/secrets.js';
 import { type CheckContext, intervalBounds } from './check-context.js';
-import { clusterHealth } from './config.js';
 import type { CheckResult } from './probe.js';
 import { createProbe } from './probes.js';
 import { type HealthCheckCounters, HealthSession } from './session.js';
@@ -44,7 +44,7 @@ export class CheckedHost {
     private readonly shared: CheckContext,
   ) {
     const { stats, store } = shared.deps;
-    const checks = clusterHealth(cluster.config).checks;
+    const checks = compiledCluster(cluster.config).checks;
     const statName = clusterStatName(cluster.config);
     const counters = countersOf(shared, statName);
     const verifyCluster = stats.counter(`cluster.${statName}.health_check.verify_cluster`);

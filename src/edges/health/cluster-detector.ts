@@ -3,8 +3,8 @@ import type { ClusterEntry, HostState } from '../../../reducers/index.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { clusterStatName } from '../../../reducers/settings/cluster.js';
 import type { OutlierFigures } from '../../../views/clusters/figures.js';
+import type { OutlierSettings } from '../../config/health.js';
 import type { HealthDeps } from './check-context.js';
-import type { OutlierSettings } from './config.js';
 import {
   type EjectionType,
   ENFORCING,

@@ -1,5 +1,5 @@
+import { OUTLIER_NUMBERS, type OutlierSettings } from '../../config/health.js';
 import type { Counter, Gauge, Scope } from '../../stats/store.js';
-import { OUTLIER_NUMBERS, type OutlierSettings } from './config.js';
 
 /** Why a host was ejected: the reference's ejection types, as the stats and events name them. */
 export type EjectionType =

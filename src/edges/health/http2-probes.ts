@@ -1,7 +1,7 @@
 import * as http2 from 'node:http2';
 import { hostKey } from '../../../reducers/hosts.js';
+import type { GrpcCheckSettings, HttpCheckSettings } from '../../config/health.js';
 import { withFlatHeaders } from '../../dataplane/codec/h2-headers.js';
-import type { GrpcCheckSettings, HttpCheckSettings } from './config.js';
 import {
   authorityOf,
   type CheckResult,

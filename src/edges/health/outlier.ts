@@ -2,10 +2,11 @@ import type { ClusterEntry } from '../../../reducers/index.js';
 import { objectOf } from '../../../reducers/settings/values.js';
 import type { OutlierFigures } from '../../../views/clusters/figures.js';
 import { Report } from '../../bootstrap/report.js';
+import { compiledCluster } from '../../config/cluster.js';
+import { compileOutlierEventLog } from '../../config/health.js';
 import { followClusters } from '../../control/follow-clusters.js';
 import type { HealthDeps } from './check-context.js';
 import { ClusterDetector } from './cluster-detector.js';
-import { clusterHealth, compileOutlierEventLog } from './config.js';
 import { JsonLinesLog } from './event-log.js';
 
 /** The outlier detectors of every cluster with `outlier_detection`. */
@@ -39,7 +40,7 @@ export function startOutlierDetection(deps: HealthDeps, now: () => number = Date
     : null;
 
   function follow(name: string, entry: ClusterEntry, detector: ClusterDetector | undefined) {
-    const settings = clusterHealth(entry.config).outlier;
+    const settings = compiledCluster(entry.config).outlier;
     if (detector && detector.config !== entry.config) {
       detector.close(settings === null);
       detector = undefined;

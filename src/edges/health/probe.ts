@@ -1,11 +1,11 @@
 import type * as net from 'node:net';
 import type { HealthCheckResult } from '../../../views/clusters/figures.js';
+import type { HttpCheckSettings } from '../../config/health.js';
 import { newStreamInfo } from '../../dataplane/access-log/stream-info.js';
 import type { ConnectOptions } from '../../dataplane/pool/connect-options.js';
 import { applyHeaderMutations } from '../../dataplane/router/header-mutation.js';
 import type { Scope } from '../../stats/store.js';
 import { dial } from '../../tls/upstream.js';
-import type { HttpCheckSettings } from './config.js';
 
 /**
  * The verdict of one check: `success`; `degraded`, a pass whose answer said the host is

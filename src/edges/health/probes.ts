@@ -1,4 +1,5 @@
 import type * as net from 'node:net';
+import type { GrpcCheckSettings, HttpCheckSettings, TcpCheckSettings } from '../../config/health.js';
 import {
   BodyFramer,
   bodilessStatus,
@@ -6,7 +7,6 @@ import {
   type ResponseHead,
   ResponseHeadParser,
 } from '../../dataplane/codec/h1-parse.js';
-import type { GrpcCheckSettings, HttpCheckSettings, TcpCheckSettings } from './config.js';
 import { GrpcProbe, Http2Probe } from './http2-probes.js';
 import {
   authorityOf,

@@ -1,6 +1,6 @@
 import type { JsonObject } from '../../../events/index.js';
+import type { HealthCheckSettings } from '../../config/health.js';
 import type { Counter } from '../../stats/store.js';
-import type { HealthCheckSettings } from './config.js';
 import type { CheckResult, Probe } from './probe.js';
 
 /** `cluster.<name>.health_check.*` counters a session bumps. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Report } from '../../../src/bootstrap/report.js';
-import { compileHealthCheck } from '../../../src/edges/health/config.js';
+import { Report } from '../../src/bootstrap/report.js';
+import { compileHealthCheck } from '../../src/config/health.js';
 
 const check = (http: object) => ({
   timeout: '1s',

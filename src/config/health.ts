@@ -1,8 +1,8 @@
-import type { Json, JsonObject, RawCluster } from '../../../events/config.js';
-import { arrayOf, durationMs, numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
-import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
-import { attempt, Report } from '../../bootstrap/report.js';
-import { compileHeaderMutation, type HeaderMutation } from '../../dataplane/router/header-mutation.js';
+import type { Json, JsonObject } from '../../events/config.js';
+import { arrayOf, durationMs, numberOr, objectOf, stringOr } from '../../reducers/settings/values.js';
+import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
+import { attempt, type Report } from '../bootstrap/report.js';
+import { compileHeaderMutation, type HeaderMutation } from '../dataplane/router/header-mutation.js';
 
 /** `HealthCheck.http_health_check`, defaults applied. */
 export interface HttpCheckSettings {
@@ -331,32 +331,3 @@ export const FIELD_TABLES = {
   'cluster.OutlierDetection': OUTLIER_FIELDS,
   'ClusterManager.OutlierDetection': OUTLIER_LOG_FIELDS,
 };
-
-/** What a cluster's health settings compile to; `null` parts are not configured. */
-export interface ClusterHealthSettings {
-  checks: HealthCheckSettings[];
-  outlier: OutlierSettings | null;
-}
-
-const cache = new WeakMap<RawCluster, ClusterHealthSettings>();
-
-/**
- * The compiled health settings of a cluster config that validation accepted (memoised by
- * identity: snapshot configs are frozen). Findings were reported at load; none are expected here.
- */
-export function clusterHealth(cluster: RawCluster): ClusterHealthSettings {
-  const hit = cache.get(cluster);
-  if (hit) return hit;
-  const report = new Report(cluster.name);
-  const settings: ClusterHealthSettings = {
-    checks: arrayOf(cluster.health_checks).map((hc, i) =>
-      compileHealthCheck(objectOf(hc), `health_checks[${i}]`, report),
-    ),
-    outlier:
-      cluster.outlier_detection === undefined
-        ? null
-        : compileOutlierDetection(objectOf(cluster.outlier_detection), 'outlier_detection', report),
-  };
-  cache.set(cluster, settings);
-  return settings;
-}

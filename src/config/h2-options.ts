@@ -1,6 +1,6 @@
-import type { JsonObject } from '../../../events/config.js';
-import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
-import type { Report } from '../../bootstrap/report.js';
+import type { JsonObject } from '../../events/config.js';
+import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
+import type { Report } from '../bootstrap/report.js';
 
 /**
  * `http2_protocol_options` as a `node:http2` session applies it. A field left unset keeps the

@@ -1,12 +1,25 @@
-import type { Json, JsonObject } from '../../events/index.js';
-import { arrayOf } from '../../reducers/settings/values.js';
-import { compileHttp2Options } from '../dataplane/http/h2-options.js';
+/**
+ * The Cluster's one compile step: its rules, and the value every consumer reads (settings,
+ * health checks, outlier detection, connection options). `--mode validate`, the bootstrap
+ * and cluster discovery run `compileCluster`; the data plane and the edges read
+ * `compiledCluster(config)`, which is the same value, found by the config's identity.
+ */
+import type { Json, JsonObject, RawCluster } from '../../events/index.js';
+import { type ClusterSettings, clusterSettings } from '../../reducers/settings/cluster.js';
+import { arrayOf, durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
+import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
+import { fieldPath, Report } from '../bootstrap/report.js';
 import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
 import { compileClusterTls } from '../tls/upstream.js';
-import { compileHealthCheck, compileOutlierDetection } from '../edges/health/config.js';
 import { compileConfigSource } from '../xds/config-source.js';
-import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
-import { fieldPath, type Report } from './report.js';
+import type { Compiled, CompileOptions } from './compiled.js';
+import { compileHttp2Options, type Http2Options } from './h2-options.js';
+import {
+  compileHealthCheck,
+  compileOutlierDetection,
+  type HealthCheckSettings,
+  type OutlierSettings,
+} from './health.js';
 
 /** The reference's ring size limit (8M entries) for both minimum and maximum. */
 export const MAX_RING_SIZE = 8_388_608;
@@ -22,17 +35,102 @@ function int(value: Json | undefined, fallback: number): number {
   return value === undefined ? fallback : Number(value);
 }
 
+/** Socket options of a cluster's upstream connections (its TLS context is `clusterTls`, src/tls/upstream.ts). */
+export interface UpstreamConnection {
+  /** `upstream_bind_config.source_address`; null: no bind. */
+  localAddress: string | null;
+  localPort: number;
+  /** `upstream_connection_options.tcp_keepalive` set. */
+  keepAlive: boolean;
+  keepAliveInitialDelayMs: number;
+  /** `common_http_protocol_options.idle_timeout`: a pooled connection unused this long closes (0: never). */
+  idleTimeoutMs: number;
+  /** `http2_protocol_options`: the SETTINGS and connection window of its HTTP/2 sessions. */
+  http2: Http2Options;
+}
+
+/**
+ * What a Cluster compiles to. Its TLS context is not part of it: that depends on the secrets
+ * of the moment (SDS rotates them), so `clusterTls` makes it from the config and the secrets.
+ */
+export interface CompiledCluster {
+  /** The defaults of the spec applied, in the data plane's units (the pure half, which reducers and views derive too). */
+  settings: ClusterSettings;
+  /** `health_checks`, each compiled; empty when none. */
+  checks: HealthCheckSettings[];
+  /** `outlier_detection`; null when not configured. */
+  outlier: OutlierSettings | null;
+  connection: UpstreamConnection;
+}
+
+const ONE_HOUR_MS = 3_600_000;
+
+const compiled = new WeakMap<RawCluster, CompiledCluster>();
+
+/**
+ * Compiles one Cluster (canonical form); `path` names it in findings, e.g.
+ * `static_resources.clusters[2]` (empty for a discovered resource, which is its own base).
+ * The value is kept by the config's identity, for `compiledCluster`.
+ */
+export function compileCluster(
+  raw: JsonObject,
+  path: string,
+  options: CompileOptions = {},
+): Compiled<CompiledCluster> {
+  const report = options.report ?? new Report(path);
+  checkRules(raw, path, report, options.secrets ?? NO_SECRETS);
+  const value = compileValue(raw, path, report);
+  if (typeof raw.name === 'string') compiled.set(raw as RawCluster, value);
+  return { value, findings: report };
+}
+
+/**
+ * The compiled value of a cluster config that was accepted: the one its compile step made
+ * (same object), or, for a copy (a worker's snapshot, a replay), compiled once now. Its
+ * findings were reported when it was accepted.
+ */
+export function compiledCluster(raw: RawCluster): CompiledCluster {
+  const hit = compiled.get(raw);
+  if (hit) return hit;
+  // The rules (and the TLS context they load) were checked where the config was accepted.
+  const value = compileValue(raw, raw.name, new Report(raw.name));
+  compiled.set(raw, value);
+  return value;
+}
+
+function compileValue(raw: JsonObject, p: string, report: Report): CompiledCluster {
+  const outlier = obj(raw.outlier_detection);
+  return {
+    settings: clusterSettings(raw as RawCluster),
+    checks: arrayOf(raw.health_checks).map((hc, i) =>
+      compileHealthCheck(obj(hc) ?? {}, `${p}.health_checks[${i}]`, report),
+    ),
+    outlier: outlier ? compileOutlierDetection(outlier, `${p}.outlier_detection`, report) : null,
+    connection: connectionOf(raw, p, report),
+  };
+}
+
+function connectionOf(raw: JsonObject, p: string, report: Report): UpstreamConnection {
+  const source = objectOf(objectOf(raw.upstream_bind_config).source_address);
+  const keepalive = objectOf(raw.upstream_connection_options).tcp_keepalive;
+  return {
+    localAddress: typeof source.address === 'string' && source.address !== '' ? source.address : null,
+    localPort: numberOr(source.port_value, 0),
+    keepAlive: keepalive !== undefined,
+    keepAliveInitialDelayMs: numberOr(objectOf(keepalive).keepalive_time, 0) * 1000,
+    idleTimeoutMs: Math.max(
+      0,
+      durationMs(objectOf(raw.common_http_protocol_options).idle_timeout, ONE_HOUR_MS),
+    ),
+    http2: compileHttp2Options(obj(raw.http2_protocol_options) ?? {}, `${p}.http2_protocol_options`, report),
+  };
+}
+
 /**
  * Rules of the Cluster message beyond its shape (the walk already checked fields, enums,
- * oneofs, percents and negative durations). `p` is the cluster's path, e.g.
- * `static_resources.clusters[2]`.
+ * oneofs, percents and negative durations).
  */
-export function validateCluster(
-  cluster: JsonObject,
-  p: string,
-  report: Report,
-  secrets: Secrets = NO_SECRETS,
-): void {
+function checkRules(cluster: JsonObject, p: string, report: Report, secrets: Secrets): void {
   if (typeof cluster.name !== 'string' || cluster.name === '') {
     report.error(`${p}.name`, 'required field missing: every cluster needs a unique name');
   }
@@ -64,18 +162,11 @@ export function validateCluster(
   const http1 = obj(cluster.http_protocol_options);
   if (http1)
     checkFields(http1, `${p}.http_protocol_options`, report, HTTP1_OPTIONS_FIELDS, 'Http1ProtocolOptions');
-  const http2 = obj(cluster.http2_protocol_options);
-  if (http2) compileHttp2Options(http2, `${p}.http2_protocol_options`, report);
   compileClusterTls(cluster, p, report, secrets);
   refuseUnservedKinds(cluster, p, lbPolicy, report);
   if (cluster.connect_timeout === '0s') report.error(`${p}.connect_timeout`, 'must be greater than 0s');
   const custom = obj(cluster.cluster_type);
   if (custom && !custom.name) report.error(`${p}.cluster_type.name`, 'required field missing');
-  const outlier = obj(cluster.outlier_detection);
-  if (outlier) compileOutlierDetection(outlier, `${p}.outlier_detection`, report);
-  for (const [i, hc] of arrayOf(cluster.health_checks).entries()) {
-    compileHealthCheck(obj(hc) ?? {}, `${p}.health_checks[${i}]`, report);
-  }
 }
 
 const CLUSTER_FIELDS: FieldTable = {
