@@ -20,6 +20,7 @@ import {
   type HealthCheckSettings,
   type OutlierSettings,
 } from './health.js';
+import { checkLoadAssignment, LOAD_ASSIGNMENT_TABLES } from './load-assignment.js';
 
 /** The reference's ring size limit (8M entries) for both minimum and maximum. */
 export const MAX_RING_SIZE = 8_388_608;
@@ -265,50 +266,6 @@ function checkSubsetConfig(cluster: JsonObject, p: string, lbPolicy: string, rep
   });
 }
 
-const LOAD_ASSIGNMENT_FIELDS: FieldTable = {
-  // The reference ignores cluster_name in a static load_assignment; EDS names the resource by it.
-  ...acting('cluster_name', 'endpoints', 'policy'),
-  named_endpoints: notYet('named_endpoints (endpoints referred to by name)'),
-};
-const LOAD_ASSIGNMENT_POLICY_FIELDS: FieldTable = {
-  // Priority spill-over and locality weights use the reference's default 1.4, built in
-  // (OVERPROVISIONING_FACTOR in src/upstream/lb/priority.ts); another factor is not threaded through.
-  overprovisioning_factor: {
-    refuse: 'overprovisioning_factor is not implemented: this build always uses the default 1.4',
-  },
-  drop_overloads: notYet('drop_overloads (load shedding by category)'),
-  endpoint_stale_after: notYet('endpoint_stale_after'),
-  disable_overprovisioning: notYet('disable_overprovisioning'),
-};
-const LOCALITY_LB_ENDPOINTS_FIELDS: FieldTable = {
-  // load_balancing_weight: the weight of locality_weighted_lb_config (src/upstream/lb/locality.ts).
-  ...acting('locality', 'lb_endpoints', 'load_balancing_weight', 'priority'),
-  proximity: notYet('proximity'),
-};
-const LOCALITY_FIELDS: FieldTable = acting('region', 'zone', 'sub_zone');
-const LB_ENDPOINT_FIELDS: FieldTable = {
-  // health_status: the EDS health the balancers read; metadata: what subsets select on.
-  ...acting('endpoint', 'health_status', 'metadata', 'load_balancing_weight'),
-  endpoint_name: notYet('endpoint_name (endpoints referred to by name)'),
-};
-const ENDPOINT_FIELDS: FieldTable = {
-  address: 'act',
-  // The reference uses it for the health-check Host and auto_host_rewrite; neither reads it here.
-  hostname: 'advise',
-  // The active health checker probes the endpoint's own address and port.
-  health_check_config: notYet('health_check_config (a separate health-check port or hostname)'),
-};
-
-/** The tables of a `ClusterLoadAssignment`, static or discovered (docs/bootstrap.md lists them). */
-const LOAD_ASSIGNMENT_TABLES = {
-  ClusterLoadAssignment: LOAD_ASSIGNMENT_FIELDS,
-  'ClusterLoadAssignment.Policy': LOAD_ASSIGNMENT_POLICY_FIELDS,
-  LocalityLbEndpoints: LOCALITY_LB_ENDPOINTS_FIELDS,
-  Locality: LOCALITY_FIELDS,
-  LbEndpoint: LB_ENDPOINT_FIELDS,
-  Endpoint: ENDPOINT_FIELDS,
-};
-
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
 export const FIELD_TABLES = {
   Cluster: CLUSTER_FIELDS,
@@ -390,56 +347,4 @@ function checkMembers(cluster: JsonObject, p: string, type: string, report: Repo
   if (type === 'ORIGINAL_DST' && members > 0) {
     report.error(p, 'an ORIGINAL_DST cluster takes no members (its hosts come from connections)');
   }
-}
-
-/**
- * The rules of a `ClusterLoadAssignment` beyond its shape, for a cluster's `load_assignment`
- * and for one discovered by EDS alike (src/xds/resources.ts); returns how many members it lists.
- */
-export function checkLoadAssignment(assignment: JsonObject, p: string, report: Report): number {
-  let members = 0;
-  checkFields(assignment, p, report, LOAD_ASSIGNMENT_FIELDS, 'ClusterLoadAssignment');
-  const policy = obj(assignment.policy);
-  if (policy)
-    checkFields(
-      policy,
-      fieldPath(p, 'policy'),
-      report,
-      LOAD_ASSIGNMENT_POLICY_FIELDS,
-      'ClusterLoadAssignment.Policy',
-    );
-  arrayOf(assignment.endpoints).forEach((group, g) => {
-    const locality = obj(group) ?? {};
-    const gp = `${fieldPath(p, 'endpoints')}[${g}]`;
-    checkFields(locality, gp, report, LOCALITY_LB_ENDPOINTS_FIELDS, 'LocalityLbEndpoints');
-    const where = obj(locality.locality);
-    if (where) checkFields(where, `${gp}.locality`, report, LOCALITY_FIELDS, 'Locality');
-    if (int(locality.load_balancing_weight, 1) < 1) {
-      report.error(`${gp}.load_balancing_weight`, 'must be >= 1');
-    }
-    arrayOf(locality.lb_endpoints).forEach((endpoint, e) => {
-      members++;
-      const le = obj(endpoint) ?? {};
-      const ep = `${gp}.lb_endpoints[${e}]`;
-      checkFields(le, ep, report, LB_ENDPOINT_FIELDS, 'LbEndpoint');
-      const host = obj(le.endpoint);
-      if (host) checkFields(host, `${ep}.endpoint`, report, ENDPOINT_FIELDS, 'Endpoint');
-      if (int(le.load_balancing_weight, 1) < 1) {
-        report.error(`${ep}.load_balancing_weight`, 'must be >= 1');
-      }
-      const address = obj(host?.address);
-      const socket = obj(address?.socket_address);
-      if (!address?.pipe && !socket?.address)
-        report.error(
-          `${ep}.endpoint.address.socket_address.address`,
-          'required field missing: every endpoint needs an address',
-          'missing',
-        );
-      // The reference's SocketAddress rule (port_value <= 65535): a larger one names no port.
-      const port = int(socket?.port_value, 0);
-      if (port > 65535)
-        report.error(`${ep}.endpoint.address.socket_address.port_value`, `${port} is not a port (0..65535)`);
-    });
-  });
-  return members;
 }
