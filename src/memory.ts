@@ -1,4 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { isMainThread, type ResourceLimits } from 'node:worker_threads';
 import type { MemoryFigures } from '../views/memory/render.js';
 
@@ -112,4 +114,63 @@ export function workerResourceLimits(): ResourceLimits {
   return applied.includes('--semi-space-growth-factor=1')
     ? { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB }
     : {};
+}
+
+/** V8's collector: node's `gc` under --expose-gc, else the one a context made after setting that flag has. */
+export function v8Collector(): NodeJS.GCFunction {
+  if (typeof globalThis.gc === 'function') return globalThis.gc;
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc');
+}
+
+/** How often a thread looks at how busy its event loop was (`performance.eventLoopUtilization`). */
+const IDLE_WINDOW_MS = 1000;
+/** A window at least this busy (share of the time the loop ran callbacks) counts as load. */
+const BUSY_UTILIZATION = 0.05;
+/** A window at most this busy counts as idle. */
+const IDLE_UTILIZATION = 0.01;
+
+/**
+ * One step of the idle watch: whether the window just ended, `utilization` busy, ends a burst
+ * of load (a busy window, then an idle one), and whether the thread was busy since its last
+ * collection.
+ */
+export function idleStep(busy: boolean, utilization: number): { busy: boolean; collect: boolean } {
+  if (utilization >= BUSY_UTILIZATION) return { busy: true, collect: false };
+  if (busy && utilization <= IDLE_UTILIZATION) return { busy: false, collect: true };
+  return { busy, collect: false };
+}
+
+/**
+ * Once a burst of load ends, this thread gives back what the burst left: V8 keeps the pages a
+ * busy heap freed in a pool, and the garbage promoted under load, until a collection that
+ * reduces memory, which nothing asks for on a server (V8's memory reducer did not run in 20 s
+ * idle; RSS stayed where the load left it). One last-resort collection (every generation, the
+ * pool released) after a busy second followed by an idle one: a thread of a 25 MB heap pays a
+ * few milliseconds once per burst, and never while it serves. A heap in use past
+ * `LARGE_HEAP_BYTES` (10,000 clusters) is left to V8, whose full collection would take long
+ * enough to delay the first request after the pause. Start-up counts as a burst: the first
+ * idle second after the call collects what loading left. Returns the watch's stop; `onCollect` is
+ * told each collection's duration. Figures: bench/README.md, "Footprint, 2026-11-28".
+ */
+export function collectWhenIdle(onCollect?: (ms: number) => void, windowMs = IDLE_WINDOW_MS): () => void {
+  let last = performance.eventLoopUtilization();
+  // Start-up was a burst too: loading the modules and the bootstrap leaves garbage and pages.
+  let busy = true;
+  let collect: ReturnType<typeof v8Collector> | null = null;
+  const timer = setInterval(() => {
+    const now = performance.eventLoopUtilization();
+    const step = idleStep(busy, performance.eventLoopUtilization(now, last).utilization);
+    busy = step.busy;
+    last = now;
+    if (!step.collect || process.memoryUsage().heapUsed >= LARGE_HEAP_BYTES) return;
+    const started = performance.now();
+    collect ??= v8Collector();
+    collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    // The next window starts after the collection: its own time is not load.
+    last = performance.eventLoopUtilization();
+    onCollect?.(performance.now() - started);
+  }, windowMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

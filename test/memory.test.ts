@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { servingHeapFlags } from '../src/memory.js';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { idleStep, servingHeapFlags } from '../src/memory.js';
 
 const compiled = import.meta.url.includes('/dist/');
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -112,4 +112,76 @@ test("a worker thread started during start-up keeps to the main thread's young g
   assert.ok(uncapped > capped, `an uncapped worker's new space (${uncapped} MiB) grows past it`);
   // The operator sizing the young generation sizes the workers' too.
   assert.deepEqual(workerNewSpace(['--max-semi-space-size=16']).limits, {});
+});
+
+test('a burst of load is collected once, when a busy window is followed by an idle one', () => {
+  // Quiet from the start: nothing to give back.
+  assert.deepEqual(idleStep(false, 0), { busy: false, collect: false });
+  assert.deepEqual(idleStep(false, 0.3), { busy: true, collect: false });
+  // Still serving, or winding down: wait for an idle window.
+  assert.deepEqual(idleStep(true, 0.5), { busy: true, collect: false });
+  assert.deepEqual(idleStep(true, 0.03), { busy: true, collect: false });
+  assert.deepEqual(idleStep(true, 0.005), { busy: false, collect: true });
+  // A trickle after the collection (health checks, a scrape) does not start another one.
+  assert.deepEqual(idleStep(false, 0.02), { busy: false, collect: false });
+});
+
+/**
+ * In a child process: a second of allocation churn (garbage, pooled pages; the heap in use stays
+ * under `LARGE_HEAP_BYTES`), then idle windows
+ * of 200 ms under `collectWhenIdle`, in the main thread and in a worker thread; each reports
+ * its collections and the resident heap the burst left and after the collection.
+ */
+function burstThenIdle(): Record<'main' | 'worker', { collections: number; burst: number; after: number }> {
+  const run = `
+    const { getHeapStatistics } = await import('node:v8');
+    const { collectWhenIdle } = await import(${JSON.stringify(pathToFileURL(memoryModule).href)});
+    // In a callback: the event loop's utilization counts from its start, not the module's evaluation.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const result = await new Promise((resolve) => {
+      const collections = [];
+      const stop = collectWhenIdle((ms) => collections.push(ms), 200);
+      let keep = [];
+      const end = Date.now() + 1000;
+      while (Date.now() < end) { keep.push({ s: 'x'.repeat(64) + keep.length }); if (keep.length > 20000) keep = []; }
+      keep = null;
+      const burst = getHeapStatistics().total_physical_size;
+      const check = setInterval(() => {
+        if (collections.length === 0) return;
+        clearInterval(check);
+        stop();
+        resolve({ collections: collections.length, burst, after: getHeapStatistics().total_physical_size });
+      }, 50);
+    });`;
+  const code = `
+    import { Worker } from 'node:worker_threads';
+    const body = ${JSON.stringify(`(async () => { ${run} (await import('node:worker_threads')).parentPort.postMessage(result); })()`)};
+    const worker = await new Promise((resolve, reject) =>
+      new Worker(body, { eval: true, execArgv: process.execArgv }).once('message', resolve).once('error', reject));
+    ${run}
+    console.log(JSON.stringify({ main: result, worker }));
+  `;
+  const run2 = spawnSync(
+    process.execPath,
+    [...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
+    { cwd: root, encoding: 'utf8', timeout: 30_000 },
+  );
+  assert.equal(run2.status, 0, run2.stderr);
+  return JSON.parse(run2.stdout.trim());
+}
+
+test('once a burst of load ends, a thread gives back the heap it left, a worker thread too', () => {
+  const { main, worker } = burstThenIdle();
+  for (const [thread, r] of Object.entries({ main, worker })) {
+    // One, or two when what the collection left to run (finalizers, sweeping) made the next
+    // 200 ms window count as busy.
+    assert.ok(
+      r.collections >= 1 && r.collections <= 2,
+      `${thread}: ${r.collections} collections after one burst`,
+    );
+    assert.ok(
+      r.after < r.burst,
+      `${thread}: the heap holds ${r.after} bytes after the collection, ${r.burst} before`,
+    );
+  }
 });

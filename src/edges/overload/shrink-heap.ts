@@ -1,16 +1,8 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { objectOf } from '../../../reducers/settings/values.js';
 import { Report } from '../../bootstrap/report.js';
 import type { ServerContext } from '../../context.js';
+import { v8Collector } from '../../memory.js';
 import { compileOverloadManager } from './config.js';
-
-/** V8's collector: node's `gc` under --expose-gc, else the one a context made after setting that flag has. */
-function collector(): () => void {
-  if (typeof globalThis.gc === 'function') return globalThis.gc;
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-}
 
 /**
  * The overload action shrink_heap in this process: while it is active, V8 collects garbage at
@@ -29,7 +21,7 @@ export function startShrinkHeap(ctx: ServerContext): (() => void) | null {
   const watch = ctx.store.state$.subscribe((state) => {
     const on = state.server.overload?.shrink_heap === true;
     if (on && !timer) {
-      gc ??= collector();
+      gc ??= v8Collector();
       gc();
       timer = setInterval(gc, spec.refreshMs);
       timer.unref();
