@@ -4,7 +4,8 @@
  * data-plane runs as the `dataplane` part (HTTP/1.1 keep-alive with wrk, then h2c with h2load)
  * through it to one nginx upstream, so the figure is what a sidecar holds once it has served.
  * Each pair runs alone (started, driven, measured, stopped) so no figure shares the machine
- * with another peer's memory. Run alone: `npm run bench -- footprint`.
+ * with another peer's memory. The RSS is read at once and again `SETTLE_MS` later, idle: what
+ * a sidecar holds between bursts. Run alone: `npm run bench -- footprint`.
  */
 import { pathToFileURL } from 'node:url';
 import { h2loadThroughput, wrk } from './lib/load.js';
@@ -18,9 +19,13 @@ const WRK_SECONDS = 4;
 const H2_CLIENTS = 10;
 const H2_STREAMS = 10;
 const H2_SECONDS = 3;
+/** The second reading, idle after the runs: this proxy's threads collect once a burst ends (src/memory.ts). */
+const SETTLE_MS = 5000;
 
 interface Measured {
   rss: number;
+  /** RSS `SETTLE_MS` after the runs. */
+  settled: number;
   rps: number;
   h2rps: number;
 }
@@ -34,8 +39,11 @@ async function drive(target: Target): Promise<Measured> {
   const h1 = await wrk(target.url, WRK_CONNECTIONS, WRK_SECONDS);
   const h2 = target.h2Url ? await h2loadThroughput(target.h2Url, H2_CLIENTS, H2_STREAMS, H2_SECONDS) : null;
   const rss = rssBytes(target.pid);
-  log(`${target.name}: ${(rss / 2 ** 20).toFixed(1)} MB, ${h1.perSecond.toFixed(0)} req/s`);
-  return { rss, rps: h1.perSecond, h2rps: h2?.perSecond ?? 0 };
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  const settled = rssBytes(target.pid);
+  const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+  log(`${target.name}: ${mb(rss)} MB, ${mb(settled)} MB idle, ${h1.perSecond.toFixed(0)} req/s`);
+  return { rss, settled, rps: h1.perSecond, h2rps: h2?.perSecond ?? 0 };
 }
 
 async function measure(launch: () => Promise<Target>): Promise<Measured> {
@@ -47,6 +55,20 @@ async function measure(launch: () => Promise<Target>): Promise<Measured> {
   }
 }
 
+/**
+ * What width `n` adds: to `--concurrency 1` (one thread) for 2 (the main thread and two
+ * workers), per worker beyond 2 for wider ones.
+ */
+function growth(byWidth: Map<number, Measured>, n: number, key: 'rss' | 'settled'): string {
+  const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+  const base = byWidth.get(n === 2 ? 1 : 2);
+  if (n === 1 || !base) return '';
+  const now = (byWidth.get(n) as Measured)[key];
+  return n === 2
+    ? `${mb(now - base[key])} MB more than --concurrency 1`
+    : `${mb((now - base[key]) / (n - 2))} MB per worker beyond 2`;
+}
+
 /** The footprint part of `npm run bench`. */
 export async function benchFootprint(): Promise<BenchRow[]> {
   const missing = ['nginx', 'haproxy', 'wrk', 'h2load'].filter((tool) => findExecutable(tool) === undefined);
@@ -55,11 +77,11 @@ export async function benchFootprint(): Promise<BenchRow[]> {
   const upstream = await startUpstream();
   const out: BenchRow[] = [];
   try {
-    let first: Measured | null = null;
+    const byWidth = new Map<number, Measured>();
     for (const n of WIDTHS) {
       const haproxy = await measure(() => startHaproxy(upstream.port, undefined, n));
       const proxy = await measure(() => startThisProxy(upstream.port, n));
-      first ??= proxy;
+      byWidth.set(n, proxy);
       const mb = (bytes: number) => Number((bytes / 2 ** 20).toFixed(1));
       out.push(
         { name: `HAProxy nbthread ${n}: RSS after the runs`, value: mb(haproxy.rss), unit: 'MB' },
@@ -68,8 +90,19 @@ export async function benchFootprint(): Promise<BenchRow[]> {
           value: mb(proxy.rss),
           unit: 'MB',
           ratio: proxy.rss / haproxy.rss,
-          note:
-            n === 1 ? '' : `${mb((proxy.rss - first.rss) / (n - 1))} MB per worker added to --concurrency 1`,
+          note: growth(byWidth, n, 'rss'),
+        },
+        {
+          name: `HAProxy nbthread ${n}: RSS ${SETTLE_MS / 1000} s later, idle`,
+          value: mb(haproxy.settled),
+          unit: 'MB',
+        },
+        {
+          name: `this proxy --concurrency ${n}: RSS ${SETTLE_MS / 1000} s later, idle (all processes)`,
+          value: mb(proxy.settled),
+          unit: 'MB',
+          ratio: proxy.settled / haproxy.settled,
+          note: growth(byWidth, n, 'settled'),
         },
         {
           name: `this proxy --concurrency ${n}: HTTP/1.1 requests/s`,
