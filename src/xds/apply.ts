@@ -23,6 +23,7 @@ import type { Loggers } from '../logging/loggers.js';
 import type { StatsStore } from '../stats/store.js';
 import { hostsChange } from '../upstream/host-diff.js';
 import type { DecodedResource } from './resources.js';
+import type { SecretWait } from './secret-wait.js';
 import type { ResourceKind } from './types.js';
 
 /** What one accepted response changes. */
@@ -34,6 +35,8 @@ export interface Change {
   version: string;
   /** Delta: each resource's own version, which its state records. */
   versions?: ReadonlyMap<string, string>;
+  /** Resources whose wait for their secrets is over: applied as they are. */
+  released?: true;
 }
 
 /** Where applying runs: the store it dispatches to, the stats it counts in, the log it writes. */
@@ -41,6 +44,8 @@ export interface ApplyContext {
   readonly store: Store;
   readonly stats: StatsStore;
   readonly log: ReturnType<Loggers['get']>;
+  /** Where discovered clusters and listeners wait for their secrets; none: applied at once. */
+  readonly secretWait?: SecretWait;
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -127,12 +132,26 @@ function applyEndpoints(ctx: ApplyContext, change: Change): void {
   }
 }
 
+/**
+ * The resources of a response to apply now: those naming secrets SDS has yet to send wait
+ * (`SecretWait`); held ones the response removes, or (state of the world) leaves out, are
+ * forgotten.
+ */
+function readyNow(ctx: ApplyContext, kind: 'cds' | 'lds', change: Change): DecodedResource[] {
+  const wait = ctx.secretWait;
+  if (!wait || change.released) return change.resources;
+  if (change.removed) wait.drop(kind, change.removed);
+  else wait.keepOnly(kind, new Set(change.resources.map((r) => r.name)));
+  const state = ctx.store.state;
+  return change.resources.filter((r) => !wait.hold(kind, r, versionOf(change, r.name), state));
+}
+
 function applyClusters(ctx: ApplyContext, change: Change): void {
   const state = ctx.store.state;
   const named = new Set(change.resources.map((r) => r.name));
   const added: RawCluster[] = [];
   const updated: RawCluster[] = [];
-  for (const { name, config } of change.resources) {
+  for (const { name, config } of readyNow(ctx, 'cds', change)) {
     const existing = entryOf(state.clusters, name);
     const cluster = config as RawCluster;
     if (!existing) added.push(cluster);
@@ -166,7 +185,7 @@ function applyClusters(ctx: ApplyContext, change: Change): void {
 function applyListeners(ctx: ApplyContext, change: Change): void {
   const state = ctx.store.state;
   const named = new Set(change.resources.map((r) => r.name));
-  for (const { name, config } of change.resources) {
+  for (const { name, config } of readyNow(ctx, 'lds', change)) {
     const existing = entryOf(state.listeners, name);
     const versionInfo = versionOf(change, name);
     if (!existing || !same(existing.config, config)) {

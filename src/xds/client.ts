@@ -15,9 +15,11 @@ import type { Store } from '../control/store.js';
 import type { Loggers } from '../logging/loggers.js';
 import type { StatsStore } from '../stats/store.js';
 import { prepareHashing } from '../upstream/hash.js';
+import { applyChange } from './apply.js';
 import { compileApiConfigSource, type GrpcSource } from './config-source.js';
 import { InitTargets } from './init-targets.js';
 import type { JudgeContext } from './judge.js';
+import { SecretWait } from './secret-wait.js';
 import { Subscribers } from './subscribers.js';
 import { SubscriptionStats } from './subscription-stats.js';
 import { Transports } from './transports.js';
@@ -66,12 +68,18 @@ class DiscoveryClient implements XdsClient {
   private readonly transports: Transports;
   private readonly init: InitTargets;
   private readonly subscribers: Subscribers;
+  private readonly secretWait: SecretWait;
   /** The watches of the last reconcile, per transport: their type URLs. */
   private active = new Map<Transport, Set<string>>();
-  /** The clusters and listeners the last reconcile followed: the wants change only with them. */
-  private seen: { clusters: State['clusters'] | null; listeners: State['listeners'] | null } = {
+  /** What the last reconcile followed: the wants change only with these. */
+  private seen: {
+    clusters: State['clusters'] | null;
+    listeners: State['listeners'] | null;
+    waiting: number;
+  } = {
     clusters: null,
     listeners: null,
+    waiting: -1,
   };
   private due = false;
   private closed = false;
@@ -89,6 +97,18 @@ class DiscoveryClient implements XdsClient {
       localNode(bootstrap, ctx.options),
     );
     this.init = new InitTargets((event, kind) => ctx.store.dispatch(event, kind), log);
+    this.secretWait = new SecretWait((kind, resources) => {
+      const state = ctx.store.state;
+      const version =
+        kind === 'cds' ? state.clusterManager.versionInfo : (state.discovery.versions.lds ?? '');
+      applyChange(judge, kind, {
+        resources,
+        removed: [],
+        version,
+        versions: new Map(resources.map((r) => [r.name, r.version])),
+        released: true,
+      });
+    }, log);
     const judge: JudgeContext = {
       store: ctx.store,
       stats: ctx.stats,
@@ -102,6 +122,7 @@ class DiscoveryClient implements XdsClient {
       unknownFields: ctx.stats.counter('server.dynamic_unknown_fields'),
       subscriptions: new SubscriptionStats(ctx.stats, () => ctx.store.state),
       init: this.init,
+      secretWait: this.secretWait,
     };
     this.subscribers = new Subscribers(judge);
     // A response dispatches one event per resource: the subscriptions follow once, after them all.
@@ -110,7 +131,9 @@ class DiscoveryClient implements XdsClient {
       this.due = true;
       queueMicrotask(() => {
         this.due = false;
-        if (!this.closed) this.reconcile(ctx.store.state);
+        if (this.closed) return;
+        this.secretWait.check(ctx.store.state);
+        this.reconcile(ctx.store.state);
       });
     });
     queueMicrotask(() => this.init.check());
@@ -121,13 +144,19 @@ class DiscoveryClient implements XdsClient {
   }
 
   private wants(state: State): Want[] {
-    return wants(state, this.dynamic, (kind, source) => this.transports.keyOf(kind, source));
+    return wants(state, this.dynamic, (kind, source) => this.transports.keyOf(kind, source), {
+      clusters: this.secretWait.configs('cds'),
+      listeners: this.secretWait.configs('lds'),
+    });
   }
 
   /** Follows the state: every watch it needs started or changed, the others stopped. */
   private reconcile(state: State): void {
-    if (state.clusters === this.seen.clusters && state.listeners === this.seen.listeners) return;
-    this.seen = { clusters: state.clusters, listeners: state.listeners };
+    const { clusters, listeners } = state;
+    const waiting = this.secretWait.generation;
+    const seen = this.seen;
+    if (clusters === seen.clusters && listeners === seen.listeners && waiting === seen.waiting) return;
+    this.seen = { clusters, listeners, waiting };
     const next = new Map<Transport, Set<string>>();
     const wanted = this.wants(state);
     for (const w of wanted) {
@@ -167,6 +196,7 @@ class DiscoveryClient implements XdsClient {
     this.subscription.unsubscribe();
     this.init.close();
     this.subscribers.close();
+    this.secretWait.close();
     this.transports.close();
   }
 }

@@ -76,8 +76,9 @@ export class InitTargets {
       }
     }
     this.dispatch(initReady({ targets: keys }), kind);
-    // A response may add targets through the events it dispatches: check once they are in.
-    queueMicrotask(() => this.check());
+    // A response may add targets through the events it dispatches (the subscriptions follow
+    // them in a microtask): check once they are all in.
+    setImmediate(() => this.check());
   }
 
   /** Every target of a kind answered at once (an empty state-of-the-world response). */

@@ -22,12 +22,14 @@ export interface Want {
 
 /**
  * Every watch the state needs, one per transport and type URL; `keyOf` names the transport of
- * a source (null: it has none).
+ * a source (null: it has none). `waiting`: discovered clusters and listeners not applied yet,
+ * whose secrets are wanted too.
  */
 export function wants(
   state: State,
   dynamic: JsonObject,
   keyOf: (kind: ResourceKind, source: ConfigSourceSpec) => string | null,
+  waiting: { clusters: JsonObject[]; listeners: JsonObject[] } = { clusters: [], listeners: [] },
 ): Want[] {
   const out = new Map<string, Want>();
   const want = (kind: ResourceKind, source: ConfigSourceSpec | null, name: string | null) => {
@@ -47,13 +49,14 @@ export function wants(
     const eds = objectOf(objectOf(cluster.config.eds_cluster_config).eds_config);
     want('eds', configSourceOf(eds), edsServiceName(cluster.config));
   }
-  for (const listener of Object.values(state.listeners)) {
+  for (const listener of Object.values(state.listeners))
     for (const { name, configSource } of rdsNamesOf(listener.config))
       want('rds', configSourceOf(configSource), name);
-    for (const ref of listenerSdsRefs(listener.config))
-      want('sds', configSourceOf(ref.configSource), ref.name);
-  }
-  for (const cluster of Object.values(state.clusters))
-    for (const ref of clusterSdsRefs(cluster.config)) want('sds', configSourceOf(ref.configSource), ref.name);
+  const listeners = [...Object.values(state.listeners).map((l) => l.config), ...waiting.listeners];
+  for (const listener of listeners)
+    for (const ref of listenerSdsRefs(listener)) want('sds', configSourceOf(ref.configSource), ref.name);
+  const clusters = [...Object.values(state.clusters).map((c) => c.config), ...waiting.clusters];
+  for (const cluster of clusters)
+    for (const ref of clusterSdsRefs(cluster)) want('sds', configSourceOf(ref.configSource), ref.name);
   return [...out.values()];
 }
