@@ -26,6 +26,7 @@ import {
   get,
   httpListener,
   staticCluster,
+  statValue,
   type Upstream,
   until,
   upstream,
@@ -412,5 +413,99 @@ describe('delta xDS from the real go-control-plane, --concurrency 2: 1,000 clust
     );
     assert.equal(await discovered(), N - 1);
     assert.equal((await get(port)).body, 'b');
+  });
+});
+
+describe('delta LDS and RDS per type (v3) from the real go-control-plane', {
+  skip: skipGoControlPlane,
+}, () => {
+  const DELTA_V3 = {
+    api_config_source: {
+      api_type: 'DELTA_GRPC',
+      transport_api_version: 'V3',
+      grpc_services: [{ envoy_grpc: { cluster_name: 'xds_cluster' } }],
+    },
+    resource_api_version: 'V3',
+  };
+  const listener = {
+    name: 'in',
+    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+    filter_chains: [
+      {
+        filters: [
+          {
+            name: 'envoy.filters.network.http_connection_manager',
+            typed_config: {
+              '@type':
+                'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+              stat_prefix: 'in',
+              rds: { config_source: DELTA_V3, route_config_name: 'routes' },
+              http_filters: [
+                {
+                  name: 'envoy.filters.http.router',
+                  typed_config: {
+                    '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    ],
+  };
+  const routes = (body: string) => ({
+    name: 'routes',
+    virtual_hosts: [
+      {
+        name: 'all',
+        domains: ['*'],
+        routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: body } } }],
+      },
+    ],
+  });
+  const snapshot = (version: string, body: string): Snapshot => ({
+    node_id: 'delta-node',
+    version,
+    listeners: [listener],
+    routes: [routes(body)],
+  });
+
+  it('binds the discovered listener, serves its table, and a table change sends that table alone', async () => {
+    const cp = await GoControlPlane.start(snapshot('1', 'first'));
+    let proxy: ProxyProcess | undefined;
+    try {
+      proxy = await startProxyProcess(
+        {
+          admin: ADMIN,
+          node: { id: 'delta-node' },
+          dynamic_resources: { lds_config: DELTA_V3 },
+          static_resources: { clusters: [staticCluster('xds_cluster', [cp.port], true)] },
+        },
+        ['--concurrency', '1'],
+      );
+      const port = await proxy.listenerPort('in');
+      assert.equal((await get(port)).body, 'first');
+      const methods = new Set(cp.log.filter((l) => l.event === 'stream_open').map((l) => l.method));
+      assert.deepEqual([...methods].sort(), [
+        '/envoy.service.listener.v3.ListenerDiscoveryService/DeltaListeners',
+        '/envoy.service.route.v3.RouteDiscoveryService/DeltaRoutes',
+      ]);
+      const from = cp.log.length;
+      cp.set(snapshot('2', 'second'));
+      await until('the new table serves', async () => (await get(port)).body === 'second', 20_000);
+      const sent = cp.log
+        .slice(from)
+        .filter((l) => l.event === 'delta_response')
+        .map((l) => [
+          String(l.type_url).split('.').pop(),
+          (l.resources as Array<{ name: string }>).map((r) => r.name),
+        ]);
+      assert.deepEqual(sent, [['RouteConfiguration', ['routes']]], 'the listener is not sent again');
+      assert.equal(await statValue(proxy, 'http.in.rds.routes.update_success'), 2);
+    } finally {
+      await proxy?.stop();
+      await cp.stop();
+    }
   });
 });
