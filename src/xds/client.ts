@@ -96,7 +96,12 @@ class DiscoveryClient implements XdsClient {
       adsSource(this.dynamic, log),
       localNode(bootstrap, ctx.options),
     );
-    this.init = new InitTargets((event, kind) => ctx.store.dispatch(event, kind), log);
+    const subscriptions = new SubscriptionStats(ctx.stats, () => ctx.store.state);
+    this.init = new InitTargets(
+      (event, kind) => ctx.store.dispatch(event, kind),
+      log,
+      (kind, names) => subscriptions.timedOut(kind, names),
+    );
     this.secretWait = new SecretWait((kind, resources) => {
       const state = ctx.store.state;
       const version =
@@ -120,7 +125,7 @@ class DiscoveryClient implements XdsClient {
       },
       ignoreUnknown: ctx.options.ignoreUnknownDynamicFields === true,
       unknownFields: ctx.stats.counter('server.dynamic_unknown_fields'),
-      subscriptions: new SubscriptionStats(ctx.stats, () => ctx.store.state),
+      subscriptions,
       init: this.init,
       secretWait: this.secretWait,
     };

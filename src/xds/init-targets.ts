@@ -25,6 +25,8 @@ export class InitTargets {
   constructor(
     private readonly dispatch: (event: ProxyEvent, kind: ResourceKind) => void,
     private readonly log: ReturnType<Loggers['get']>,
+    /** Counts a timeout (`init_fetch_timeout`) of these targets (null: every resource of the kind). */
+    private readonly onTimeout: (kind: ResourceKind, names: ReadonlySet<string> | null) => void,
   ) {
     this.initialized = new Promise<void>((resolve) => {
       this.resolve = resolve;
@@ -56,6 +58,7 @@ export class InitTargets {
       `${kind.toUpperCase()} initial fetch timed out after ${timeoutMs} ms`,
     );
     const named = late.filter((name): name is string => name !== null);
+    this.onTimeout(kind, late.includes(null) ? null : new Set(named));
     if (named.length > 0) this.dispatch(discoveryTimedOut({ kind, names: named }), kind);
     this.done(kind, late);
   }

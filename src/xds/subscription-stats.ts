@@ -1,7 +1,9 @@
 /**
  * The stats of each subscription, named and counted as the reference does: `update_attempt`,
- * `update_success`, `update_rejected`, `update_failure`, the `version` gauge (a hash of the
- * accepted version, delta's `system_version_info` included) and RDS's `config_reload`.
+ * `update_success`, `update_rejected`, `update_failure`, `init_fetch_timeout`, the `version`
+ * gauge (a hash of the accepted version, delta's `system_version_info` included) with
+ * `version_text` (the version itself) and `update_time` (when it was accepted, ms since the
+ * epoch), and RDS's `config_reload`.
  */
 import { edsServiceName } from '../../reducers/discovery.js';
 import type { State } from '../../reducers/index.js';
@@ -58,7 +60,15 @@ export class SubscriptionStats {
       if (outcome) scope.counter(outcome).inc();
       if (outcome !== 'update_success') continue;
       scope.gauge('version', 'NeverImport').set(versionHash(version));
+      scope.textReadout('version_text').set(version);
+      scope.gauge('update_time', 'NeverImport').set(Date.now());
       if (kind === 'rds') scope.counter('config_reload').inc();
     }
+  }
+
+  /** An initial fetch timed out for `names` (null: the whole CDS or LDS subscription). */
+  timedOut(kind: ResourceKind, names: ReadonlySet<string> | null): void {
+    for (const prefix of this.scopes(kind, names))
+      this.stats.scope(prefix).counter('init_fetch_timeout').inc();
   }
 }

@@ -87,6 +87,8 @@ describe('delta xDS on ADS (v3): 1,000 clusters', () => {
     assert.equal(state.clusterManager.versionInfo, 's1', 'the type has the system version');
     assert.equal(h.counter('cluster_manager.cds.update_success'), 1);
     assert.equal(h.ctx.stats.gauge('cluster_manager.cds.version', 'NeverImport').value, versionHash('s1'));
+    assert.equal(h.ctx.stats.textReadout('cluster_manager.cds.version_text').value, 's1');
+    assert.ok(h.ctx.stats.gauge('cluster_manager.cds.update_time', 'NeverImport').value > Date.now() - 600_000);
     assert.equal(h.counter('cluster.c7.update_success'), 1);
   });
 
@@ -239,6 +241,28 @@ describe('a bad delta push is NACKed and changes nothing', () => {
     assert.equal(h.ctx.store.state.clusters.web, undefined);
     assert.equal(h.ctx.store.state.clusters.a?.versionInfo, `r${nonce - 1}`);
     assert.equal(h.ctx.store.state.clusterManager.versionInfo, `v${nonce - 1}`);
+  });
+});
+
+describe('a delta subscription the server never answers', () => {
+  it('ends the wait at initial_fetch_timeout and counts init_fetch_timeout', async () => {
+    const xds = await DeltaXdsServer.start();
+    const lost = {
+      ...edsCluster('lost'),
+      eds_cluster_config: {
+        eds_config: { ads: {}, resource_api_version: 'V3', initial_fetch_timeout: '0.3s' },
+      },
+    };
+    xds.set('cds', [lost], 'v1');
+    const h = await startXdsClient(xdsBootstrap({ delta: xds.port }, 'cds'));
+    try {
+      await h.client.initialized;
+      await until('counted', async () => h.counter('cluster.lost.init_fetch_timeout') === 1);
+      assert.equal(h.counter('cluster_manager.cds.init_fetch_timeout'), 0, 'CDS was answered');
+    } finally {
+      await h.close();
+      await xds.stop();
+    }
   });
 });
 
