@@ -6,6 +6,7 @@ import {
   STOP_ITERATION_AND_BUFFER,
   type StreamFilter,
 } from '../api.js';
+import type { CallResult } from '../cluster-call.js';
 import type { LuaConfig, LuaPerRouteConfig } from './config.js';
 import {
   type Dir,
@@ -95,6 +96,7 @@ export class LuaStream implements StreamFilter, StreamState {
   responseHeaders: string[] | null = null;
   /** `respond()`'s answer, sent once the coroutine has yielded (never from inside Lua). */
   reply: { status: number; body: string; headers: string[] } | null = null;
+  http: StreamState['http'] = null;
 
   constructor(
     private readonly scripts: Scripts,
@@ -162,7 +164,17 @@ export class LuaStream implements StreamFilter, StreamState {
     return this.trailers(RESPONSE, stream, trailers);
   }
 
+  httpDone(result: CallResult): void {
+    const http = this.http;
+    if (http === null) return;
+    http.call = null;
+    http.result = result;
+    const flow = this.flows[http.dir];
+    if (flow.waiting && flow.stream !== null && !flow.stream.ended) this.resumed(http.dir, flow.stream);
+  }
+
   onDestroy(): void {
+    this.http?.call?.cancel();
     const script = this.script;
     if (script === null) return;
     script.streams.delete(this.id);

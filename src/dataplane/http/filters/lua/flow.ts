@@ -1,6 +1,8 @@
 import type bunyan from 'bunyan';
 import type { Counter } from '../../../../stats/store.js';
+import type { ClusterLookup } from '../../../pool/cluster-traffic.js';
 import type { FilterStream } from '../api.js';
+import type { CallResult, ClusterCall } from '../cluster-call.js';
 
 /** Request and response: the two coroutines a stream may run, and the flows they read. */
 export type Dir = 0 | 1;
@@ -45,12 +47,18 @@ export interface StreamState {
   responseStatus: number;
   responseHeaders: string[] | null;
   reply: { status: number; body: string; headers: string[] } | null;
+  /** `httpCall()` in flight or answered, for the direction that made it. */
+  http: { dir: Dir; call: ClusterCall | null; result: CallResult | null } | null;
+  /** The call's answer: kept for the script, which resumes if it waits for it. */
+  httpDone(result: CallResult): void;
 }
 
 /** What a script's state shares with the requests that run it on this worker. */
 export interface ScriptHost {
   log: bunyan;
   errors: Counter;
+  /** The connection manager's clusters, for `httpCall()`. */
+  clusters: ClusterLookup;
 }
 
 /** What the primitives see of a script: its live requests by id, and its host. */

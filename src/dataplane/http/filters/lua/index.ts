@@ -15,6 +15,7 @@ export const luaFactory: HttpFilterFactory<LuaConfig> = {
     const scripts = startScripts(config, {
       log: ctx.log('lua'),
       errors: ctx.scope.scope('lua').counter('errors'),
+      clusters: ctx.clusters,
     });
     return () => new LuaStream(scripts, CONFIG_TYPE.lua);
   },

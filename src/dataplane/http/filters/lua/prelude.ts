@@ -10,7 +10,7 @@ export const PRELUDE = String.raw`
 local P = {}
 for _, name in ipairs({ 'hget', 'hadd', 'hset', 'hdel', 'hlist', 'hcount', 'hat', 'body', 'blen', 'bget',
   'bset', 'chunk', 'trailers', 'respond', 'log', 'info', 'dmget', 'dmset', 'dmlist', 'ssl',
-  'metadata', 'readfile', 'env' }) do
+  'metadata', 'readfile', 'env', 'httpcall', 'httpresult' }) do
   P[name] = _G['__proxy_' .. name]
   _G['__proxy_' .. name] = nil
 end
@@ -148,8 +148,26 @@ function Handle:respond(headers, body)
   P.respond(self.id, self.dir, body, table.unpack(flat))
   yield(DONE)
 end
-function Handle:httpCall()
-  error('httpCall() is not implemented by this build', 2)
+function Handle:httpCall(cluster, headers, body, timeout, asynchronous)
+  if asynchronous ~= nil and type(asynchronous) ~= 'boolean' then
+    error("http call asynchronous flag must be 'true', 'false', or empty", 2)
+  end
+  if type(headers) ~= 'table' then error('http call headers must be a table', 2) end
+  local flat = {}
+  for k, v in pairs(headers) do
+    if type(v) == 'table' then
+      for _, one in ipairs(v) do flat[#flat + 1] = k; flat[#flat + 1] = one end
+    else
+      flat[#flat + 1] = k; flat[#flat + 1] = v
+    end
+  end
+  P.httpcall(self.id, self.dir, cluster, body, timeout, asynchronous == true, table.unpack(flat))
+  if asynchronous then return end
+  local answer = { P.httpresult(self.id) }
+  while answer[1] == 0 do yield(WAIT); answer = { P.httpresult(self.id) } end
+  local out = {}
+  for i = 3, #answer, 2 do out[answer[i]] = answer[i + 1] end
+  return out, answer[2] or nil
 end
 for level, name in ipairs({ 'logTrace', 'logDebug', 'logInfo', 'logWarn', 'logErr', 'logCritical' }) do
   Handle[name] = function(self, message) P.log(self.id, level, message) end

@@ -45,23 +45,25 @@ export function bootstrapWith(filters: Json[], routes: Json[], upstreamPort: num
         },
       ],
       clusters: [
+        cluster('web', upstreamPort),
+        // Nothing listens on port 1: a call there fails.
+        cluster('dead', 1),
+      ],
+    },
+  };
+}
+
+function cluster(name: string, port: number): JsonObject {
+  return {
+    name,
+    connect_timeout: '1s',
+    load_assignment: {
+      cluster_name: name,
+      endpoints: [
         {
-          name: 'web',
-          connect_timeout: '1s',
-          load_assignment: {
-            cluster_name: 'web',
-            endpoints: [
-              {
-                lb_endpoints: [
-                  {
-                    endpoint: {
-                      address: { socket_address: { address: '127.0.0.1', port_value: upstreamPort } },
-                    },
-                  },
-                ],
-              },
-            ],
-          },
+          lb_endpoints: [
+            { endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } },
+          ],
         },
       ],
     },

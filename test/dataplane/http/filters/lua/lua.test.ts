@@ -93,6 +93,13 @@ function envoy_on_request(request_handle)
     request_handle:respond({ [':status'] = '200', ['x-length'] = tostring(n), ['x-pieces'] = tostring(pieces),
       ['x-meta'] = tostring(request_handle:streamInfo():dynamicMetadata():get('lua.test').length) }, head)
   end
+  if path == '/call' or path == '/call-dead' then
+    local cluster = path == '/call' and 'web' or 'dead'
+    local headers, body = request_handle:httpCall(cluster, { [':method'] = 'POST', [':path'] = '/from-lua',
+      [':authority'] = 'lua', ['x-from'] = 'script' }, 'hello', 2000)
+    request_handle:respond({ [':status'] = '200', ['x-call-status'] = headers[':status'] }, body)
+  end
+  if path == '/call-nowhere' then request_handle:httpCall('nowhere', { [':method'] = 'GET', [':path'] = '/', [':authority'] = 'x' }, nil, 0) end
   if path == '/badrange' then request_handle:body():getBytes(5, 100) end
   local seen = {}
   for k, v in pairs(h) do seen[#seen + 1] = k end
@@ -196,6 +203,22 @@ describe('the Lua filter: the handle API, per-route overrides, failures', () => 
     const upstreamAnswer = await send(port, 'POST', '/api', {}, 'abc');
     assert.equal(upstreamAnswer.headers['x-response-length'], String(Buffer.byteLength(upstreamAnswer.body)));
     assert.equal(JSON.parse(upstreamAnswer.body).method, 'POST');
+  });
+
+  it('httpCall() sends to a cluster and resumes the script with the answer; a failed call is a 503 upstream failure', async () => {
+    const res = await send(port, 'GET', '/call');
+    assert.equal(res.status, 200, res.body);
+    assert.equal(res.headers['x-call-status'], '200');
+    const seen = JSON.parse(res.body);
+    assert.equal(seen.path, '/from-lua');
+    assert.equal(seen.method, 'POST');
+    assert.equal(seen.headers['x-from'], 'script');
+    const dead = await send(port, 'GET', '/call-dead');
+    assert.equal(dead.headers['x-call-status'], '503');
+    assert.equal(dead.body, 'upstream failure');
+    const nowhere = await send(port, 'GET', '/call-nowhere');
+    assert.equal(nowhere.status, 200, 'a script error: the request goes on');
+    await until(async () => /http call cluster invalid/.test(proxy.stderr()), 'the cluster error');
   });
 
   it('a bad getBytes range is a script error naming the rule', async () => {
