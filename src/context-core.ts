@@ -6,7 +6,7 @@
  */
 import type { JsonObject } from '../events/index.js';
 import type { ContentionFigures } from './admin/contention.js';
-import type { Options } from './cli/options.js';
+import type { Options } from './options.js';
 import type { History, HistoryOptions } from './control/history.js';
 import { Store } from './control/store.js';
 import type { Core } from './core.js';

@@ -1,4 +1,4 @@
-import type { Options } from './cli/options.js';
+import type { Options } from './options.js';
 import type { Store } from './control/store.js';
 import type { Loggers } from './logging/loggers.js';
 import type { StatsStore } from './stats/store.js';

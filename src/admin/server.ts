@@ -5,7 +5,7 @@ import type { JsonObject } from '../../events/index.js';
 import { hostKey } from '../../reducers/hosts.js';
 import { type Chunks, text } from '../../views/result.js';
 import type { ServerContext } from '../context.js';
-import { socketKey } from '../server/hot-restart/protocol.js';
+import { socketKey } from '../hot-restart-protocol.js';
 import { adminAccessLog } from './access-log.js';
 import { routeAdmin } from './dispatch.js';
 import { handlers } from './handlers/index.js';

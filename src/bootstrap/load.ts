@@ -1,5 +1,5 @@
 import type { JsonObject, RawBootstrap } from '../../events/index.js';
-import type { Options } from '../cli/options.js';
+import type { Options } from '../options.js';
 import { canonicalMessage, type WalkContext } from './canonical.js';
 import { disabledExtensions } from './extensions.js';
 import { mergeCanonical } from './merge.js';

@@ -1,5 +1,5 @@
-import { HANDOVER_FORMAT_VERSION } from '../server/hot-restart/protocol.js';
-import type { Options } from './options.js';
+import { HANDOVER_FORMAT_VERSION } from '../hot-restart-protocol.js';
+import type { Options } from '../options.js';
 
 /** Size of the shared region the version describes (the reference's x86-64 value). */
 const SHARED_REGION_SIZE = 104;

@@ -3,7 +3,7 @@ import { reserveDynamicBaseId, writeBaseId } from './base-id.js';
 import { enableCoreDump } from './core-dump.js';
 import { usageText } from './help.js';
 import { hotRestartVersion } from './hot-restart-version.js';
-import type { Options } from './options.js';
+import type { Options } from '../options.js';
 import { parseCommandLine } from './parse.js';
 import { processTitle } from './process-title.js';
 

@@ -4,7 +4,7 @@ import { parseComponentLevels } from '../logging/component-levels.js';
 import { parseCliLevel } from '../logging/levels.js';
 import { scanArgv } from './argv-scan.js';
 import { FLAGS, flagKey } from './flags.js';
-import type { Options } from './options.js';
+import type { Options } from '../options.js';
 
 /**
  * `run`: serve or validate per `options.mode`; `help`, `version`, `hot-restart-version`:

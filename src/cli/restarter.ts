@@ -7,7 +7,7 @@
  * channel, not over a plain socket. docs/hot-restart.md has the design and a systemd unit.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { isSocketHandover } from '../server/hot-restart/protocol.js';
+import { isSocketHandover } from '../hot-restart-protocol.js';
 
 const USAGE = 'usage: proxy restarter -- PROXY_ARGS (SIGHUP: hot restart; SIGTERM/SIGINT: drain and stop)';
 

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../events/config.js';
-import type { Options } from './options.js';
+import type { Options } from '../options.js';
 
 const MODE_NAMES = { serve: 'Serve', validate: 'Validate', init_only: 'InitOnly' } as const;
 const DRAIN_STRATEGY_NAMES = { gradual: 'Gradual', immediate: 'Immediate' } as const;

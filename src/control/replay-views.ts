@@ -15,7 +15,7 @@ import { renderRuntime } from '../../views/runtime/render.js';
 import { renderServerInfo } from '../../views/server-info/render.js';
 import { semanticView } from '../../views/snapshot-diff.js';
 import { hotRestartVersion } from '../cli/hot-restart-version.js';
-import type { Options } from '../cli/options.js';
+import type { Options } from '../options.js';
 import { DEFAULT_OPTIONS } from '../cli/parse.js';
 import { commandLineOptionsJson } from '../cli/server-info-options.js';
 

@@ -1,6 +1,6 @@
 import bunyan from 'bunyan';
 import type { LogLevel } from '../../events/logging.js';
-import type { Options } from '../cli/options.js';
+import type { Options } from '../options.js';
 import { parseComponentLevels } from './component-levels.js';
 import { escapeLogLine } from './escape.js';
 import { compileLogFormat, type LogFormatter } from './format.js';

@@ -3,7 +3,7 @@ import { bootstrapLoaded, hotRestarted, hotRestartParent, serverStateChanged } f
 import { startAdmin } from '../admin/server.js';
 import { loadBootstrap } from '../bootstrap/load.js';
 import { hotRestartVersion } from '../cli/hot-restart-version.js';
-import type { Options } from '../cli/options.js';
+import type { Options } from '../options.js';
 import { commandLineOptionsJson } from '../cli/server-info-options.js';
 import { createContext, type ServerContext } from '../context.js';
 import { startDataPlane } from '../dataplane/index.js';

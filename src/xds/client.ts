@@ -10,7 +10,7 @@ import type { State } from '../../reducers/index.js';
 import { objectOf } from '../../reducers/settings/values.js';
 import { disabledExtensions } from '../bootstrap/extensions.js';
 import { Report } from '../bootstrap/report.js';
-import type { Options } from '../cli/options.js';
+import type { Options } from '../options.js';
 import type { Store } from '../control/store.js';
 import type { Loggers } from '../logging/loggers.js';
 import type { StatsStore } from '../stats/store.js';

@@ -2,7 +2,7 @@
 import type { JsonObject } from '../../events/config.js';
 import { objectOf } from '../../reducers/settings/values.js';
 import { messageType } from '../bootstrap/schema.js';
-import type { Options } from '../cli/options.js';
+import type { Options } from '../options.js';
 import { VERSION } from '../version.js';
 import type {
   DeltaDiscoveryRequest,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import os from 'node:os';
 import { describe, it } from 'node:test';
-import type { Options } from '../../src/cli/options.js';
+import type { Options } from '../../src/options.js';
 import { DEFAULT_OPTIONS, parseCommandLine } from '../../src/cli/parse.js';
 
 /** Parses with no RESTART_EPOCH in the environment; fails the test on errors. */

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { bootstrapLoaded, type JsonObject, serverStateChanged } from '../../events/index.js';
 import type { HandlerDescriptor } from '../../src/admin/registry.js';
 import { startAdmin } from '../../src/admin/server.js';
-import type { Options } from '../../src/cli/options.js';
+import type { Options } from '../../src/options.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
 import { commandLineOptionsJson } from '../../src/cli/server-info-options.js';
 import { createContext, type ServerContext } from '../../src/context.js';

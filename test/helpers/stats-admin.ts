@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { bootstrapLoaded, type JsonObject } from '../../events/index.js';
 import { statsHandlers } from '../../src/admin/handlers/stats.js';
-import type { Options } from '../../src/cli/options.js';
+import type { Options } from '../../src/options.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
 import { createContext, type ServerContext } from '../../src/context.js';
 import { createLoggers } from '../../src/logging/loggers.js';

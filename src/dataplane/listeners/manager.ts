@@ -3,7 +3,7 @@ import { listenerBindFailed, listenerBound, listenersStopped } from '../../../ev
 import type { ListenerEntry, State } from '../../../reducers/index.js';
 import { Report } from '../../bootstrap/report.js';
 import type { ServerContext } from '../../context.js';
-import { socketKey } from '../../server/hot-restart/protocol.js';
+import { socketKey } from '../../hot-restart-protocol.js';
 import { listenerSdsRefs } from '../../tls/sds-refs.js';
 import { type Secrets, secretsOf } from '../../tls/secrets.js';
 import type { ClusterLookup } from '../http/types.js';

@@ -1,7 +1,7 @@
 import type { Envelope, JsonObject, ProxyEvent } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
 import type { WorkerMemory } from '../../../views/memory/render.js';
-import type { Options } from '../../cli/options.js';
+import type { Options } from '../../options.js';
 import type { ProfilerKind } from '../../profiler.js';
 import type { LookupsDump } from '../../stats/recent-lookups.js';
 import type { OutcomeBatch } from '../../upstream/outcomes.js';

@@ -4,7 +4,7 @@
  * tells the parent to drain and follows it until it exits.
  */
 import { connect, type Socket } from 'node:net';
-import type { Options } from '../../cli/options.js';
+import type { Options } from '../../options.js';
 import type { SocketSource } from '../../dataplane/listeners/sockets.js';
 import {
   type ChildMessage,
@@ -13,7 +13,7 @@ import {
   type ParentMessage,
   readLines,
   writeLine,
-} from './protocol.js';
+} from '../../hot-restart-protocol.js';
 
 /** A parent that does not answer a step within this is given up on. */
 const ANSWER_MS = 5000;

@@ -16,7 +16,7 @@ import {
   readLines,
   type SocketHandover,
   writeLine,
-} from './protocol.js';
+} from '../../hot-restart-protocol.js';
 
 /** How often a draining parent tells its child how many connections it still has. */
 const REPORT_MS = 250;

@@ -12,7 +12,7 @@ import type bunyan from 'bunyan';
 import { hostKey } from '../../../reducers/hosts.js';
 import { entryOf } from '../../../reducers/names.js';
 import type { ClustersFigures } from '../../../views/clusters/figures.js';
-import type { Options } from '../../cli/options.js';
+import type { Options } from '../../options.js';
 import type { Store } from '../../control/store.js';
 import type { DataPlaneFigures } from '../../dataplane/figures.js';
 import type { Loggers } from '../../logging/loggers.js';

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { test } from 'node:test';
-import { hotRestartVersion } from '../../../src/cli/hot-restart-version.js';
-import { ListenSockets } from '../../../src/dataplane/listeners/sockets.js';
+import { hotRestartVersion } from '../src/cli/hot-restart-version.js';
+import { ListenSockets } from '../src/dataplane/listeners/sockets.js';
 import {
   domainSocket,
   HANDOVER_FORMAT_VERSION,
   readLines,
   socketKey,
   writeLine,
-} from '../../../src/server/hot-restart/protocol.js';
+} from '../src/hot-restart-protocol.js';
 
 test('domain socket names: the _{role}_{id} suffix, id = base_id * 10 + epoch % 3, @ is abstract', () => {
   assert.deepEqual(domainSocket('@proxy_domain_socket', 'parent', 0, 0), {
