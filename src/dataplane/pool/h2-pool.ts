@@ -15,13 +15,59 @@ const { NGHTTP2_CANCEL, NGHTTP2_FLAG_END_STREAM } = http2.constants;
 /** A received header block as a flat `[name, value, ...]` list, pseudo headers left out. */
 function flatHeaders(hs: http2.IncomingHttpHeaders): string[] {
   const flat: string[] = [];
-  for (const [name, value] of Object.entries(hs)) {
+  for (const name in hs) {
+    const value = hs[name];
     if (name.charCodeAt(0) === 58 || value === undefined) continue;
     if (Array.isArray(value)) for (const v of value) flat.push(name, v);
     else flat.push(name, String(value));
   }
   return flat;
 }
+
+/** The request a client stream carries, for the listeners every stream shares. */
+const REQUEST = Symbol('h2 pool request');
+type RequestStream = http2.ClientHttp2Stream & { [REQUEST]: H2Request };
+
+/*
+ * One function per event for every stream (`this` is the stream), not closures per stream:
+ * an upstream stream lives as long as its request, and with a hundred requests in flight
+ * what each one holds is copied at every scavenge.
+ */
+function onResponse(this: RequestStream, hs: http2.IncomingHttpHeaders, flags: number): void {
+  this[REQUEST].onResponse(hs, flags);
+}
+function onTrailers(this: RequestStream, hs: http2.IncomingHttpHeaders): void {
+  const req = this[REQUEST];
+  if (!req.done) req.handler.onUpstreamTrailers?.(flatHeaders(hs));
+}
+function onData(this: RequestStream, chunk: Buffer): void {
+  const req = this[REQUEST];
+  req.pool.traffic.cxRxBytes.add(chunk.length);
+  if (!req.done) req.handler.onUpstreamData(chunk);
+}
+function onEnd(this: RequestStream): void {
+  const req = this[REQUEST];
+  if (req.done) return;
+  req.done = true;
+  if (req.headed) req.handler.onUpstreamEnd();
+  else req.handler.onUpstreamFailure('reset');
+}
+function onClose(this: RequestStream): void {
+  const req = this[REQUEST];
+  req.pool.untrack(req.session);
+  if (req.done) return;
+  req.done = true;
+  if (req.headed) req.handler.onUpstreamReset();
+  else req.handler.onUpstreamFailure('reset');
+}
+function onDrain(this: RequestStream): void {
+  this[REQUEST].onWritable?.();
+}
+function onWantTrailers(this: RequestStream): void {
+  this.sendTrailers(outgoing(this[REQUEST].trailers));
+}
+/** A stream's 'error' is followed by its 'close', which is what the handler hears. */
+function ignoreError(): void {}
 
 const NO_TRAILERS: readonly string[] = [];
 
@@ -38,9 +84,12 @@ class H2Request implements UpstreamRequest {
   onWritable: (() => void) | null = null;
   /** Its place in the cluster's pending count while the session connects. */
   pending: Count | null = null;
+  /** The session its stream was opened on while that was the pool's current one. */
+  session: http2.ClientHttp2Session | null = null;
   private ended = false;
+  private drainWatched = false;
   /** The request's trailers, for `wantTrailers` (none: an empty DATA frame ends the stream). */
-  private trailers: readonly string[] = NO_TRAILERS;
+  trailers: readonly string[] = NO_TRAILERS;
   private readonly queued: Buffer[] = [];
 
   constructor(
@@ -69,41 +118,15 @@ class H2Request implements UpstreamRequest {
       return;
     }
     this.stream = stream;
-    this.pool.track(session, stream);
-    const t = pc.traffic;
-    stream.on('response', (hs, flags) => {
-      const status = Number(hs[':status']);
-      if (status < 200) return;
-      this.headed = true;
-      const cl = hs['content-length'];
-      // A head that ends the stream has no body: a gRPC trailers-only answer stays one downstream.
-      const length = cl !== undefined ? Number(cl) : flags & NGHTTP2_FLAG_END_STREAM ? 0 : -1;
-      this.handler.onUpstreamHead(status, flatHeaders(hs), length);
-    });
-    const onTrailers = this.handler.onUpstreamTrailers;
-    if (onTrailers !== undefined)
-      stream.on('trailers', (hs) => {
-        if (!this.done) onTrailers.call(this.handler, flatHeaders(hs));
-      });
-    stream.on('data', (chunk: Buffer) => {
-      t.cxRxBytes.add(chunk.length);
-      if (!this.done) this.handler.onUpstreamData(chunk);
-    });
-    stream.on('end', () => {
-      if (this.done) return;
-      this.done = true;
-      if (this.headed) this.handler.onUpstreamEnd();
-      else this.handler.onUpstreamFailure('reset');
-    });
-    stream.on('close', () => {
-      if (this.done) return;
-      this.done = true;
-      if (this.headed) this.handler.onUpstreamReset();
-      else this.handler.onUpstreamFailure('reset');
-    });
-    stream.on('error', () => {});
-    stream.on('drain', () => this.onWritable?.());
-    if (h.trailers === true) stream.once('wantTrailers', () => stream.sendTrailers(outgoing(this.trailers)));
+    (stream as RequestStream)[REQUEST] = this;
+    if (this.pool.track(session)) this.session = session;
+    stream.on('response', onResponse);
+    if (this.handler.onUpstreamTrailers !== undefined) stream.on('trailers', onTrailers);
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('close', onClose);
+    stream.on('error', ignoreError);
+    if (h.trailers === true) stream.once('wantTrailers', onWantTrailers);
     this.handler.onUpstreamReady(this);
     for (const chunk of this.queued.splice(0)) stream.write(chunk);
     if (this.ended) stream.end();
@@ -116,7 +139,23 @@ class H2Request implements UpstreamRequest {
       this.queued.push(chunk);
       return true;
     }
-    return this.stream.write(chunk);
+    if (this.stream.write(chunk)) return true;
+    if (!this.drainWatched) {
+      // Watched from the first full buffer on: most requests never fill it.
+      this.drainWatched = true;
+      this.stream.on('drain', onDrain);
+    }
+    return false;
+  }
+
+  onResponse(hs: http2.IncomingHttpHeaders, flags: number): void {
+    const status = Number(hs[':status']);
+    if (status < 200) return;
+    this.headed = true;
+    const cl = hs['content-length'];
+    // A head that ends the stream has no body: a gRPC trailers-only answer stays one downstream.
+    const length = cl !== undefined ? Number(cl) : flags & NGHTTP2_FLAG_END_STREAM ? 0 : -1;
+    this.handler.onUpstreamHead(status, flatHeaders(hs), length);
   }
 
   end(trailers?: readonly string[]): void {
@@ -230,15 +269,18 @@ export class H2Pool implements ConnectionPool {
     });
   }
 
-  /** Counts a stream opened on `session` while it is the current one. */
-  track(session: http2.ClientHttp2Session, stream: http2.ClientHttp2Stream): void {
-    if (this.session !== session) return;
+  /** Counts a stream opened on `session` while it is the current one; true when counted. */
+  track(session: http2.ClientHttp2Session): boolean {
+    if (this.session !== session) return false;
     this.openStreams += 1;
-    stream.once('close', () => {
-      if (this.session !== session) return;
-      this.openStreams -= 1;
-      if (this.openStreams === 0) this.armIdle();
-    });
+    return true;
+  }
+
+  /** A stream `track` counted closed (null: it was not counted). */
+  untrack(session: http2.ClientHttp2Session | null): void {
+    if (session === null || this.session !== session) return;
+    this.openStreams -= 1;
+    if (this.openStreams === 0) this.armIdle();
   }
 
   /** Starts (or restarts) the cluster's `common_http_protocol_options.idle_timeout`. */
