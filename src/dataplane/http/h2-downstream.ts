@@ -260,8 +260,17 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     this.headersSent = true;
     const stream = this.stream;
     if (stream.destroyed || stream.closed) return;
-    const out = withFlatHeaders({ ':status': status }, headers);
-    if (contentLength >= 0 && status !== 204 && status !== 304) out['content-length'] = String(contentLength);
+    // A flat list as node:http2 takes it (repeated names stay separate fields, checked as an
+    // object's would be): no header object, nor the copy node:http2 makes of one.
+    const out = [':status', String(status)];
+    const length = contentLength >= 0 && status !== 204 && status !== 304;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i] as string;
+      // The known length replaces one a filter or local reply may have listed.
+      if (length && name === 'content-length') continue;
+      out.push(name, headers[i + 1] as string);
+    }
+    if (length) out.push('content-length', String(contentLength));
     try {
       // A known empty body ends the stream with the HEADERS frame: no DATA frame, no write.
       // That is also how a gRPC trailers-only answer must arrive.
