@@ -21,6 +21,7 @@ const parts: Record<string, () => Promise<Part>> = {
   health: async () => (await import('./health.js')).benchHealth,
   restart: async () => (await import('./restart.js')).benchRestart,
   footprint: async () => (await import('./footprint.js')).benchFootprint,
+  lua: async () => (await import('./lua.js')).benchLua,
 };
 
 function format(value: number): string {
