@@ -8,31 +8,15 @@
 /**
  * Type names other releases and this product's own spelling use for the same messages.
  * `proxy.` in place of `envoy.` is handled generically; these are the v3 names that a
- * bootstrap written for a later reference release carries in `@type`.
+ * bootstrap written for a later reference release carries in `@type`. The HTTP filters name
+ * theirs in their factories (src/bootstrap/catalog.ts, which the loader reads first).
  */
 const V3_ALIASES: Record<string, string> = {
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager':
     'envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
   'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy':
     'envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
-  'envoy.extensions.filters.http.router.v3.Router': 'envoy.config.filter.http.router.v2.Router',
-  'envoy.extensions.filters.http.health_check.v3.HealthCheck':
-    'envoy.config.filter.http.health_check.v2.HealthCheck',
-  'envoy.extensions.filters.http.tap.v3.Tap': 'envoy.config.filter.http.tap.v2alpha.Tap',
-  'envoy.extensions.filters.http.cors.v3.Cors': 'envoy.config.filter.http.cors.v2.Cors',
-  'envoy.extensions.filters.http.csrf.v3.CsrfPolicy': 'envoy.config.filter.http.csrf.v2.CsrfPolicy',
-  'envoy.extensions.filters.http.grpc_http1_bridge.v3.Config':
-    'envoy.config.filter.http.grpc_http1_bridge.v2.Config',
-  'envoy.extensions.filters.http.grpc_web.v3.GrpcWeb': 'envoy.config.filter.http.grpc_web.v2.GrpcWeb',
-  'envoy.extensions.filters.http.fault.v3.HTTPFault': 'envoy.config.filter.http.fault.v2.HTTPFault',
-  'envoy.extensions.filters.http.rbac.v3.RBAC': 'envoy.config.filter.http.rbac.v2.RBAC',
-  'envoy.extensions.filters.http.rbac.v3.RBACPerRoute': 'envoy.config.filter.http.rbac.v2.RBACPerRoute',
   'envoy.extensions.filters.network.rbac.v3.RBAC': 'envoy.config.filter.network.rbac.v2.RBAC',
-  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz': 'envoy.config.filter.http.ext_authz.v2.ExtAuthz',
-  'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute':
-    'envoy.config.filter.http.ext_authz.v2.ExtAuthzPerRoute',
-  'envoy.extensions.filters.http.lua.v3.Lua': 'envoy.config.filter.http.lua.v2.Lua',
-  'envoy.extensions.filters.http.lua.v3.LuaPerRoute': 'envoy.config.filter.http.lua.v2.LuaPerRoute',
   'envoy.extensions.filters.listener.original_dst.v3.OriginalDst':
     'envoy.config.filter.listener.original_dst.v2.OriginalDst',
   'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector':
@@ -78,6 +62,9 @@ export function v3FieldName(typeName: string, field: string): string | undefined
   return renamed ? Object.keys(renamed).find((k) => renamed[k] === field) : undefined;
 }
 
+/** `envoy.config.filter.http.<filter>.v2[alpha].<Message>`. */
+const HTTP_FILTER_V2 = /^envoy\.config\.filter\.http\.(\w+)\.v2(?:alpha)?\.(\w+)$/;
+
 /** v2 packages and the v3 packages their messages moved to, most specific first. */
 const V3_PACKAGES: Array<[v2: string, v3: string]> = [
   ['envoy.api.v2.core.', 'envoy.config.core.v3.'],
@@ -111,6 +98,9 @@ export function v3MessageName(v2Name: string): string {
   const name = v2Name.startsWith('.') ? v2Name.slice(1) : v2Name;
   const aliased = Object.keys(V3_ALIASES).find((v3) => V3_ALIASES[v3] === name);
   if (aliased) return aliased;
+  // An HTTP filter's message, by the reference's rule for them (their factories hold the rest).
+  const filter = HTTP_FILTER_V2.exec(name);
+  if (filter) return `envoy.extensions.filters.http.${filter[1]}.v3.${filter[2]}`;
   const moved = V3_PACKAGES.find(([v2]) => name.startsWith(v2));
   return moved ? moved[1] + name.slice(moved[0].length) : name;
 }

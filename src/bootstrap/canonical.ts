@@ -1,7 +1,8 @@
 import protobuf from 'protobufjs';
 import type { Json, JsonObject } from '../../events/index.js';
 import { formatDuration, parseDuration } from './duration.js';
-import { type ExtensionCategory, extensionForType, findExtension } from './extensions.js';
+import { extensionForType, findExtension } from './catalog.js';
+import type { ExtensionCategory } from './extensions.js';
 import { fieldPath, type Report } from './report.js';
 import {
   isV3TypeUrl,

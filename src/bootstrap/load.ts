@@ -1,7 +1,7 @@
 import type { JsonObject, RawBootstrap } from '../../events/index.js';
 import type { Options } from '../options.js';
 import { canonicalMessage, type WalkContext } from './canonical.js';
-import { disabledExtensions } from './extensions.js';
+import { disabledExtensions } from './catalog.js';
 import { mergeCanonical } from './merge.js';
 import { type ConfigError, Report } from './report.js';
 import { BOOTSTRAP_TYPE, messageType } from './schema.js';

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { v2MessageName } from '../../reducers/settings/api-names.js';
+import { EXTENSION_SCHEMAS, EXTENSION_TYPE_ALIASES } from './catalog.js';
 
 export {
   isV3TypeUrl,
@@ -18,29 +19,18 @@ export const TYPE_URL_PREFIX = 'type.googleapis.com/';
 export const BOOTSTRAP_TYPE = 'envoy.config.bootstrap.v2.Bootstrap';
 
 /**
- * Files under `proto/` that, with their imports, define every message the loader knows.
- * The extension messages are listed because nothing in the bootstrap imports them (they
- * only ever arrive inside an `Any`).
+ * Files under `proto/` that, with their imports, define every message the loader knows,
+ * with the HTTP filters' own (src/bootstrap/catalog.ts). The extension messages are listed
+ * because nothing in the bootstrap imports them (they only ever arrive inside an `Any`).
  */
 const ENTRY_FILES = [
   'envoy/config/bootstrap/v2.proto',
   'envoy/config/filter/network/http_connection_manager/v2.proto',
   'envoy/config/filter/network/tcp_proxy/v2.proto',
-  'envoy/config/filter/http/router/v2.proto',
-  'envoy/config/filter/http/health_check/v2.proto',
-  'envoy/config/filter/http/tap/v2alpha.proto',
-  'envoy/config/filter/http/cors/v2.proto',
-  'envoy/config/filter/http/csrf/v2.proto',
-  'envoy/config/filter/http/grpc_http1_bridge/v2.proto',
-  'envoy/config/filter/http/grpc_web/v2.proto',
-  'envoy/config/filter/http/fault/v2.proto',
-  'envoy/config/filter/http/rbac/v2.proto',
-  'envoy/config/filter/http/ext_authz/v2.proto',
   'envoy/config/filter/http/rate_limit/v2.proto',
   'envoy/service/auth/v2.proto',
   'envoy/service/ratelimit/v2.proto',
   'envoy/config/filter/network/rbac/v2.proto',
-  'envoy/config/filter/http/lua/v2.proto',
   'envoy/admin/v2alpha.proto',
   'envoy/config/resource_monitor/fixed_heap/v2alpha.proto',
   'envoy/config/resource_monitor/injected_resource/v2alpha.proto',
@@ -76,7 +66,8 @@ export function schemaRoot(): protobuf.Root {
   // protobufjs bundles google/protobuf/*; google/rpc/status.proto is kept under proto/.
   r.resolvePath = (_origin, target) =>
     target.startsWith('google/protobuf/') ? target : path.join(base, target);
-  r.loadSync(ENTRY_FILES, { keepCase: true });
+  r.loadSync([...ENTRY_FILES, ...EXTENSION_SCHEMAS.files], { keepCase: true });
+  for (const source of EXTENSION_SCHEMAS.sources) protobuf.parse(source, r, { keepCase: true });
   r.resolveAll();
   root = r;
   return r;
@@ -91,7 +82,7 @@ export function messageType(fullName: string): protobuf.Type {
 export function canonicalTypeName(url: string): string {
   let name = url.slice(url.lastIndexOf('/') + 1);
   if (name.startsWith('proxy.')) name = 'envoy.' + name.slice('proxy.'.length);
-  return v2MessageName(name);
+  return EXTENSION_TYPE_ALIASES.get(name) ?? v2MessageName(name);
 }
 
 /** The message a type URL names, or undefined when this build has no such message. */

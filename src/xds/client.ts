@@ -8,7 +8,7 @@
 import { secretRemoved } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
 import { objectOf } from '../../reducers/settings/values.js';
-import { disabledExtensions } from '../bootstrap/extensions.js';
+import { disabledExtensions } from '../bootstrap/catalog.js';
 import { Report } from '../bootstrap/report.js';
 import type { Options } from '../options.js';
 import type { Store } from '../control/store.js';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { handlers } from '../../src/admin/handlers/index.js';
-import { EXTENSIONS } from '../../src/bootstrap/extensions.js';
+import { EXTENSIONS } from '../../src/bootstrap/catalog.js';
 import { FLAGS } from '../../src/cli/flags.js';
 import { root } from '../helpers/bootstrap.js';
 

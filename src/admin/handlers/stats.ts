@@ -1,13 +1,13 @@
 import { recentLookupsCleared, recentLookupsDisabled, recentLookupsEnabled } from '../../../events/index.js';
 import { statsData, streamStats } from '../../../views/stats/index.js';
 import { renderRecentLookups } from '../../../views/stats/recent-lookups.js';
-import { CONFIG_TYPE, extensionForType } from '../../bootstrap/extensions.js';
+import { builtInForType, CONFIG_TYPE } from '../../bootstrap/extensions.js';
 import { collectRecentLookups } from '../../dataplane/workers/collect.js';
 import { eventHandler } from '../event-handler.js';
 import type { HandlerDescriptor, ParamDescriptor } from '../registry.js';
 
 const HYSTRIX_SINK =
-  extensionForType('envoy.stats_sinks', CONFIG_TYPE.hystrixSink)?.name ?? CONFIG_TYPE.hystrixSink;
+  builtInForType('envoy.stats_sinks', CONFIG_TYPE.hystrixSink)?.name ?? CONFIG_TYPE.hystrixSink;
 const NOT_AVAILABLE = `hystrix_event_stream is not available: add the stats sink ${HYSTRIX_SINK} to the bootstrap stats_sinks to enable it\n`;
 
 // `format`, `type` and `histogram_buckets` are declared as strings so the view answers bad

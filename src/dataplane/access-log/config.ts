@@ -1,7 +1,7 @@
 import type { Json, JsonObject } from '../../../events/config.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { objectOf } from '../../../reducers/settings/values.js';
-import { CONFIG_TYPE, configTypeOf, extensionForType } from '../../bootstrap/extensions.js';
+import { builtInForType, CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
 import { inlineBytes } from '../../bootstrap/data-source.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../bootstrap/report.js';
@@ -41,7 +41,7 @@ const STREAMS: Record<string, 'stdout' | 'stderr'> = {
   [CONFIG_TYPE.stderrAccessLog]: 'stderr',
 };
 const LOGGERS = [CONFIG_TYPE.fileAccessLog, CONFIG_TYPE.stdoutAccessLog, CONFIG_TYPE.stderrAccessLog]
-  .map((t) => extensionForType('envoy.access_loggers', t)?.name ?? t)
+  .map((t) => builtInForType('envoy.access_loggers', t)?.name ?? t)
   .join(', ');
 
 /**

@@ -1,14 +1,13 @@
 import type { JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
-import { CONFIG_TYPE, configTypeOf, extensionForType } from '../../bootstrap/extensions.js';
+import { configTypeOf } from '../../bootstrap/extensions.js';
 import type { FieldTable } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import type { FilterChain } from './filters/chain.js';
 import { HTTP_FILTER_FACTORIES, httpFilterFactory } from './filters/registry.js';
+import { routerFactory } from './filters/router.js';
 import { FIELD_TABLES as FRACTION_FIELD_TABLES } from './runtime-fraction.js';
 
-/** The router's name as the registry spells it, for the message that asks for it. */
-const ROUTER_NAME = extensionForType('envoy.filters.http', CONFIG_TYPE.router)?.name ?? CONFIG_TYPE.router;
 
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
 export const FIELD_TABLES: Record<string, FieldTable> = {
@@ -51,7 +50,7 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
     else chain.stream.push({ configType: type, config });
   });
   // An empty list routes (as before the filter list existed); a non-empty one must say so.
-  if (list.length > 0 && configTypeOf(list[list.length - 1] ?? {}) !== CONFIG_TYPE.router)
-    report.error(where, `the HTTP filter chain needs the router filter (${ROUTER_NAME}) last`, 'missing');
+  if (list.length > 0 && configTypeOf(list[list.length - 1] ?? {}) !== routerFactory.configType)
+    report.error(where, `the HTTP filter chain needs the router filter (${routerFactory.name}) last`, 'missing');
   return chain;
 }

@@ -1,10 +1,13 @@
 import type { Json, JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
 import { canonicalMessage } from '../../bootstrap/canonical.js';
-import { CONFIG_TYPE, configTypeOf, findExtension } from '../../bootstrap/extensions.js';
+import { findExtension } from '../../bootstrap/catalog.js';
+import { configTypeOf } from '../../bootstrap/extensions.js';
 import type { Report } from '../../bootstrap/report.js';
 import { messageType } from '../../bootstrap/schema.js';
 import type { CsrfPolicy } from './csrf.js';
+import { corsFactory } from './filters/cors.js';
+import { csrfFactory } from './filters/csrf.js';
 import { httpFilterFactory } from './filters/registry.js';
 
 /** The HTTP filters' settings a route or virtual host overrides, by filter. */
@@ -76,8 +79,8 @@ export function compileFilterOverrides(owner: JsonObject, where: string, report:
       );
       if (body === undefined) continue;
       const compiled = factory.perRoute(body, at, report);
-      if (type === CONFIG_TYPE.csrf) out.csrf = compiled as CsrfPolicy;
-      else if (type !== CONFIG_TYPE.cors) {
+      if (type === csrfFactory.configType) out.csrf = compiled as CsrfPolicy;
+      else if (type !== corsFactory.configType) {
         out.perFilter ??= new Map();
         out.perFilter.set(type, compiled);
       }

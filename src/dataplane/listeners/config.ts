@@ -1,7 +1,7 @@
 import type { Json, JsonObject } from '../../../events/config.js';
 import { hostKey } from '../../../reducers/hosts.js';
 import { durationMs, numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
-import { CONFIG_TYPE, configTypeOf, extensionForType } from '../../bootstrap/extensions.js';
+import { builtInForType, CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import { compileDownstreamTls, type DownstreamTls } from '../../tls/context.js';
@@ -138,7 +138,7 @@ export const FIELD_TABLES = {
 
 /** The network filters that may end a chain, as the registry names them. */
 const TERMINAL_FILTERS = [CONFIG_TYPE.httpConnectionManager, CONFIG_TYPE.tcpProxy]
-  .map((type) => extensionForType('envoy.filters.network', type)?.name ?? type)
+  .map((type) => builtInForType('envoy.filters.network', type)?.name ?? type)
   .join(' or ');
 
 /**

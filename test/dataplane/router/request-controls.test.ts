@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { flushAccessLogs } from '../../../src/dataplane/access-log/file-sink.js';
-import { CONFIG_TYPE } from '../../../src/bootstrap/extensions.js';
 import { compileHttpFilters } from '../../../src/dataplane/http/filters.js';
+import { routerFactory } from '../../../src/dataplane/http/filters/router.js';
 import { readRequestControls, strictCheckFailure } from '../../../src/dataplane/router/request-controls.js';
 import {
   compileRetryPolicy,
@@ -112,7 +112,7 @@ test('strictCheckFailure: the first checked header the router would not read', (
           {
             name: 'envoy.router',
             typed_config: {
-              '@type': CONFIG_TYPE.router,
+              '@type': routerFactory.configType,
               strict_check_headers: ['x-envoy-retry-on', 'x-envoy-foo'],
             },
           },

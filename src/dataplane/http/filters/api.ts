@@ -101,14 +101,34 @@ export interface FilterContext {
 export type StreamFilterMaker = () => StreamFilter;
 
 /**
- * One HTTP filter extension, found by its config message (the loader resolved every name and
- * type URL of it into that, through src/bootstrap/extensions.ts). `compile` is the one compile
- * step shared by `--mode validate` and serving; it refuses unknown fields by name. A filter
- * either fills one of the chain's built-in slots (`install`) or runs per request (`start`).
+ * Where the loader finds an extension's config messages: a file under `proto/`
+ * (`envoy/config/filter/http/fault/v2.proto`), or proto3 source the extension carries itself
+ * (types it uses from elsewhere named in full, `.envoy.api.v2.core.HeaderValue`).
+ */
+export type ExtensionSchema = { file: string } | { source: string };
+
+/**
+ * One HTTP filter extension: its names, its config messages and their compile step, and its
+ * per-request filter. The registry (registry.ts) lists the factories once; the extension
+ * registry, the loader's type names and its schema read them from there, so a filter is its
+ * own file or folder plus one line of registry.ts (docs/http-filters.md, "Adding a filter").
+ * `compile` is the one compile step shared by `--mode validate` and serving; it refuses
+ * unknown fields by name. A filter either fills one of the chain's built-in slots (`install`)
+ * or runs per request (`start`).
  */
 export interface HttpFilterFactory<C = unknown> {
-  /** The config message, as `CONFIG_TYPE` of src/bootstrap/extensions.ts spells it. */
+  /** The long name (`envoy.filters.http.fault`); `proxy.` spellings of every name are accepted too. */
+  name: string;
+  /** The other names the reference accepts (`envoy.fault`). */
+  aliases?: readonly string[];
+  /** The config message this build reads (`typed_config`'s resolved `@type`), v2 where there is one. */
   configType: string;
+  /**
+   * Other full names of its messages, each read as the one given: the v3 (and v2alpha) names
+   * of `configType` and of `perRouteType`. A `TypedStruct` naming any of them is read too.
+   */
+  typeAliases?: Readonly<Record<string, string>>;
+  schema: ExtensionSchema;
   /** The field tables `compile` checks against, by message name (docs/bootstrap.md). */
   fieldTables: Record<string, FieldTable>;
   compile(config: JsonObject, path: string, report: Report): C;

@@ -1,5 +1,4 @@
 import type { JsonObject } from '../../../../events/config.js';
-import { CONFIG_TYPE } from '../../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
 import { type AccessLogSpec, compileAccessLogs } from '../../access-log/config.js';
@@ -31,7 +30,13 @@ function compileStrictCheckHeaders(raw: unknown, path: string, report: Report): 
 
 /** The router: the chain's last filter, sending the request upstream (src/dataplane/http/exchange.ts). */
 export const routerFactory: HttpFilterFactory<{ router: RouterOptions; upstreamLogs: AccessLogSpec[] }> = {
-  configType: CONFIG_TYPE.router,
+  name: 'envoy.filters.http.router',
+  aliases: ['envoy.router'],
+  configType: 'envoy.config.filter.http.router.v2.Router',
+  typeAliases: {
+    'envoy.extensions.filters.http.router.v3.Router': 'envoy.config.filter.http.router.v2.Router',
+  },
+  schema: { file: 'envoy/config/filter/http/router/v2.proto' },
   fieldTables: { Router: ROUTER_FIELDS },
   compile(config: JsonObject, path: string, report: Report) {
     checkFields(config, path, report, ROUTER_FIELDS, 'Router');

@@ -1,10 +1,12 @@
-import { CONFIG_TYPE } from '../../../bootstrap/extensions.js';
 import { compileTapFilter, TAP_FIELD_TABLES } from '../tap.js';
 import type { HttpFilterFactory } from './api.js';
 
 /** The tap filter: its admin config id, which `POST /tap` attaches sessions to. */
 export const tapFactory: HttpFilterFactory<string | null> = {
-  configType: CONFIG_TYPE.tap,
+  name: 'envoy.filters.http.tap',
+  configType: 'envoy.config.filter.http.tap.v2alpha.Tap',
+  typeAliases: { 'envoy.extensions.filters.http.tap.v3.Tap': 'envoy.config.filter.http.tap.v2alpha.Tap' },
+  schema: { file: 'envoy/config/filter/http/tap/v2alpha.proto' },
   fieldTables: TAP_FIELD_TABLES,
   compile: compileTapFilter,
   install(chain, configId, path, report) {

@@ -1,4 +1,3 @@
-import { CONFIG_TYPE } from '../../../../bootstrap/extensions.js';
 import type { Counter, Scope } from '../../../../stats/store.js';
 import { FLAG } from '../../../access-log/stream-info.js';
 import { removeHeader, setHeader } from '../../../codec/request.js';
@@ -22,6 +21,9 @@ import {
   type ExtAuthzConfig,
   type ExtAuthzPerRoute,
 } from './config.js';
+
+const CONFIG_TYPE = 'envoy.config.filter.http.ext_authz.v2.ExtAuthz';
+const PER_ROUTE_TYPE = 'envoy.config.filter.http.ext_authz.v2.ExtAuthzPerRoute';
 
 /** The filter's counters, under `cluster.<route's cluster>.ext_authz.[<stat_prefix>.]`, as the reference. */
 class ExtAuthzStats {
@@ -70,7 +72,7 @@ class ExtAuthzFilter implements StreamFilter {
   ) {}
 
   decodeHeaders(stream: FilterStream): FilterStatus {
-    const perRoute = stream.perRoute(CONFIG_TYPE.extAuthz) as ExtAuthzPerRoute | undefined;
+    const perRoute = stream.perRoute(CONFIG_TYPE) as ExtAuthzPerRoute | undefined;
     if (perRoute?.disabled === true) return CONTINUE;
     const config = this.config;
     if (config.enabled !== null && !fractionEnabled(config.enabled, this.ctx.runtime, randomDraw())) {
@@ -166,11 +168,18 @@ const EMPTY = Buffer.alloc(0);
 
 /** `envoy.filters.http.ext_authz`: asks a gRPC or HTTP authorizer about each request (docs/http-filters.md). */
 export const extAuthzFactory: HttpFilterFactory<ExtAuthzConfig> = {
-  configType: CONFIG_TYPE.extAuthz,
+  name: 'envoy.filters.http.ext_authz',
+  aliases: ['envoy.ext_authz'],
+  configType: CONFIG_TYPE,
+  typeAliases: {
+    'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz': CONFIG_TYPE,
+    'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute': PER_ROUTE_TYPE,
+  },
+  schema: { file: 'envoy/config/filter/http/ext_authz/v2.proto' },
   fieldTables: EXT_AUTHZ_FIELD_TABLES,
   compile: compileExtAuthz,
   perRoute: compileExtAuthzPerRoute,
-  perRouteType: 'envoy.config.filter.http.ext_authz.v2.ExtAuthzPerRoute',
+  perRouteType: PER_ROUTE_TYPE,
   start(config, ctx) {
     const stats = statsFor(config, ctx);
     return () => new ExtAuthzFilter(config, ctx, stats);

@@ -1,6 +1,5 @@
 import type { JsonObject } from '../../../../../events/config.js';
 import { objectOf } from '../../../../../reducers/settings/values.js';
-import { CONFIG_TYPE } from '../../../../bootstrap/extensions.js';
 import { acting, checkFields } from '../../../../bootstrap/honoured.js';
 import type { Report } from '../../../../bootstrap/report.js';
 import type { Counter } from '../../../../stats/store.js';
@@ -40,12 +39,21 @@ interface RbacStats {
 }
 
 /** `envoy.filters.http.rbac`: answers 403 to requests its rules refuse (docs/http-filters.md). */
+const CONFIG_TYPE = 'envoy.config.filter.http.rbac.v2.RBAC';
+const PER_ROUTE_TYPE = 'envoy.config.filter.http.rbac.v2.RBACPerRoute';
+
 export const rbacFactory: HttpFilterFactory<RbacFilterConfig> = {
-  configType: CONFIG_TYPE.rbac,
+  name: 'envoy.filters.http.rbac',
+  configType: CONFIG_TYPE,
+  typeAliases: {
+    'envoy.extensions.filters.http.rbac.v3.RBAC': CONFIG_TYPE,
+    'envoy.extensions.filters.http.rbac.v3.RBACPerRoute': PER_ROUTE_TYPE,
+  },
+  schema: { file: 'envoy/config/filter/http/rbac/v2.proto' },
   fieldTables: { ...RBAC_FIELD_TABLES, RBACPerRoute: acting('rbac') },
   compile: compileRbacFilter,
   perRoute: compilePerRoute,
-  perRouteType: 'envoy.config.filter.http.rbac.v2.RBACPerRoute',
+  perRouteType: PER_ROUTE_TYPE,
   start(base, ctx) {
     const scope = ctx.scope.scope('rbac');
     const stats: RbacStats = {
@@ -57,7 +65,7 @@ export const rbacFactory: HttpFilterFactory<RbacFilterConfig> = {
     // Stateless per request: one filter object serves them all.
     const filter = {
       decodeHeaders(stream: FilterStream): FilterStatus {
-        const config = (stream.perRoute(CONFIG_TYPE.rbac) as RbacFilterConfig | undefined) ?? base;
+        const config = (stream.perRoute(CONFIG_TYPE) as RbacFilterConfig | undefined) ?? base;
         if (config.shadow !== null)
           (rbacAllows(config.shadow, stream) ? stats.shadowAllowed : stats.shadowDenied).inc();
         if (config.rules === null) return CONTINUE;
