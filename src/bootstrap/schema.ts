@@ -1,9 +1,7 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 import { v2MessageName } from '../../reducers/settings/api-names.js';
 import { EXTENSION_SCHEMAS, EXTENSION_TYPE_ALIASES } from './catalog.js';
+import { loadProtoRoot } from './proto-root.js';
 
 export {
   isV3TypeUrl,
@@ -28,8 +26,6 @@ const ENTRY_FILES = [
   'envoy/config/filter/network/http_connection_manager/v2.proto',
   'envoy/config/filter/network/tcp_proxy/v2.proto',
   'envoy/config/filter/http/rate_limit/v2.proto',
-  'envoy/service/auth/v2.proto',
-  'envoy/service/ratelimit/v2.proto',
   'envoy/config/filter/network/rbac/v2.proto',
   'envoy/admin/v2alpha.proto',
   'envoy/config/resource_monitor/fixed_heap/v2alpha.proto',
@@ -44,33 +40,12 @@ const ENTRY_FILES = [
   'envoy/service/load_stats/v2.proto',
 ];
 
-/** The repository's `proto/` folder, found from this module (works from `src/` and `dist/src/`). */
-function protoDir(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = path.join(dir, 'proto', 'envoy');
-    if (existsSync(candidate)) return path.join(dir, 'proto');
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('proto/ folder not found above ' + fileURLToPath(import.meta.url));
-    dir = parent;
-  }
-}
-
 let root: protobuf.Root | undefined;
 
 /** The reflected schema, parsed once from `proto/` with field names kept as written. */
 export function schemaRoot(): protobuf.Root {
-  if (root) return root;
-  const base = protoDir();
-  const r = new protobuf.Root();
-  // protobufjs bundles google/protobuf/*; google/rpc/status.proto is kept under proto/.
-  r.resolvePath = (_origin, target) =>
-    target.startsWith('google/protobuf/') ? target : path.join(base, target);
-  r.loadSync([...ENTRY_FILES, ...EXTENSION_SCHEMAS.files], { keepCase: true });
-  for (const source of EXTENSION_SCHEMAS.sources) protobuf.parse(source, r, { keepCase: true });
-  r.resolveAll();
-  root = r;
-  return r;
+  root ??= loadProtoRoot([...ENTRY_FILES, ...EXTENSION_SCHEMAS.files], EXTENSION_SCHEMAS.sources);
+  return root;
 }
 
 /** A message type by full name (with or without the leading dot). */

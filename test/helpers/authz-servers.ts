@@ -8,13 +8,13 @@ import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import { messageType } from '../../src/bootstrap/schema.js';
+import { serviceMessageType } from '../../src/bootstrap/proto-root.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded protobuf messages are walked by the tests
 export type Message = Record<string, any>;
 
 function codec(typeName: string) {
-  const type = messageType(typeName);
+  const type = serviceMessageType(typeName);
   return {
     serialize: (value: Message) => Buffer.from(type.encode(type.fromObject(value)).finish()),
     deserialize: (bytes: Buffer) =>

@@ -8,7 +8,7 @@ import type { JsonObject } from '../../../../events/config.js';
 import { objectOf } from '../../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
-import { messageType } from '../../../bootstrap/schema.js';
+import { serviceMessageType } from '../../../bootstrap/proto-root.js';
 import type { ClusterLookup } from '../../pool/cluster-traffic.js';
 import { listOf } from '../../router/matchers.js';
 import { flatValue as flatHeader } from '../grpc.js';
@@ -89,7 +89,7 @@ export function grpcUnary(
   message: Record<string, unknown>,
   done: (result: GrpcCallResult) => void,
 ): ClusterCall {
-  const type = messageType(spec.requestType);
+  const type = serviceMessageType(spec.requestType);
   const payload = type.encode(type.fromObject(message)).finish();
   const body = Buffer.alloc(5 + payload.length);
   body.writeUInt32BE(payload.length, 1);
@@ -134,7 +134,7 @@ export function grpcAnswer(
   const length = body.readUInt32BE(1);
   if (length !== body.length - 5) return { ok: false, grpcStatus: -1, why: 'not one whole message' };
   try {
-    const type = messageType(responseType);
+    const type = serviceMessageType(responseType);
     const message = type.toObject(type.decode(body.subarray(5)), {
       defaults: true,
       arrays: true,

@@ -6,7 +6,7 @@ import type { JsonObject } from '../../../../../events/config.js';
 import { objectOf } from '../../../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../../../bootstrap/report.js';
-import { schemaRoot } from '../../../../bootstrap/schema.js';
+import { serviceRoot } from '../../../../bootstrap/proto-root.js';
 import { compileStringMatcher, listOf, type StringTest } from '../../../router/matchers.js';
 import { compileRuntimeFraction, type RuntimeFraction } from '../../runtime-fraction.js';
 import { durationField } from '../../timeouts.js';
@@ -116,7 +116,7 @@ const T = EXT_AUTHZ_FIELD_TABLES as Record<string, FieldTable>;
 /** A `type.StatusCode` (its enum name, or a number) as a number; 0 for none. */
 export function statusCodeNumber(code: unknown): number {
   if (typeof code === 'number') return code;
-  return schemaRoot().lookupEnum('envoy.type.StatusCode').values[String(code)] ?? 0;
+  return serviceRoot().lookupEnum('envoy.type.StatusCode').values[String(code)] ?? 0;
 }
 
 /** A `type.HttpStatus` as a number; `fallback` when absent or not an error status. */
