@@ -421,6 +421,12 @@ function canonicalTypedStruct(
   here: string,
   ctx: WalkContext,
 ): JsonObject | undefined {
+  for (const key of Object.keys(raw))
+    if (key !== '@type' && key !== 'type_url' && key !== 'value')
+      ctx.report.error(
+        fieldPath(here, key),
+        `unknown field '${key}' in TypedStruct (it has type_url and value)`,
+      );
   const url = raw.type_url;
   if (typeof url !== 'string' || url === '') {
     ctx.report.error(fieldPath(here, 'type_url'), 'required field missing', 'missing');
