@@ -14,16 +14,24 @@ interface DeltaWatch extends StreamWatch {
   ack: { nonce: string; error: string | null } | null;
 }
 
+/** The name that subscribes to every resource of a type, in the v3 protocol. */
+const WILDCARD = '*';
+
 /**
  * One incremental (delta) xDS stream, v2 or v3, ADS or one type. Each type subscribes and
- * unsubscribes by name (a wildcard type subscribes to every name by naming none, as the
- * reference's first request does); each response (the resources changed, each with its
+ * unsubscribes by name (a wildcard type, CDS or LDS, names `*` in v3, which a server serves
+ * whether or not it keeps the legacy rule; in v2, which predates `*`, it names nothing, the
+ * legacy wildcard); each response (the resources changed, each with its
  * version, and the names removed) is answered with an ACK of its nonce or a NACK with
  * `error_detail`; a redial tells the server the versions held (`initial_resource_versions`)
  * so it sends only what changed meanwhile.
  */
 export class DeltaStream extends ManagementStream<DeltaWatch, DeltaDiscoveryRequest, DeltaDiscoveryResponse> {
-  constructor(options: StreamOptions) {
+  constructor(
+    options: StreamOptions,
+    /** v3: a wildcard subscription names `*`. */
+    private readonly explicitWildcard: boolean,
+  ) {
     super(options, { encode: encodeDeltaRequest, decode: decodeDeltaResponse });
   }
 
@@ -89,7 +97,8 @@ export class DeltaStream extends ManagementStream<DeltaWatch, DeltaDiscoveryRequ
   protected requestOf(watch: DeltaWatch): DeltaDiscoveryRequest | null {
     const first = watch.told === undefined;
     const told = watch.told ?? new Set<string>();
-    const subscribe = watch.names ? [...watch.names].filter((n) => !told.has(n)).sort() : [];
+    const wildcard = first && this.explicitWildcard ? [WILDCARD] : [];
+    const subscribe = watch.names ? [...watch.names].filter((n) => !told.has(n)).sort() : wildcard;
     const unsubscribe = watch.names ? [...told].filter((n) => !watch.names?.has(n)).sort() : [];
     const ack = watch.ack;
     if (!first && !ack && subscribe.length === 0 && unsubscribe.length === 0) return null;

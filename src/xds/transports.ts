@@ -111,7 +111,9 @@ export class Transports {
         this.connectedState.set(this.connected.size > 0 ? 1 : 0);
       },
     };
-    const stream: Transport = grpc.delta ? new DeltaStream(options) : new XdsStream(options);
+    const stream: Transport = grpc.delta
+      ? new DeltaStream(options, grpc.transport === 'V3')
+      : new XdsStream(options);
     return stream;
   }
 

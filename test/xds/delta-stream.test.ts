@@ -73,7 +73,7 @@ describe('delta xDS on ADS (v3): 1,000 clusters', () => {
       '/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources',
     );
     const first = xds.requests.find((r) => r.type_url === TYPE_URLS.V3.cds)!;
-    assert.deepEqual(first.resource_names_subscribe, [], 'a wildcard subscription names nothing');
+    assert.deepEqual(first.resource_names_subscribe, ['*'], 'a v3 wildcard subscription names *');
     const eds = xds.requests.filter((r) => r.type_url === TYPE_URLS.V3.eds);
     assert.equal(new Set(eds.flatMap((r) => r.resource_names_subscribe)).size, N);
     await until('every cluster has its endpoint', async () => names.every((n) => hostsOf(h, n).length === 1));
@@ -88,7 +88,9 @@ describe('delta xDS on ADS (v3): 1,000 clusters', () => {
     assert.equal(h.counter('cluster_manager.cds.update_success'), 1);
     assert.equal(h.ctx.stats.gauge('cluster_manager.cds.version', 'NeverImport').value, versionHash('s1'));
     assert.equal(h.ctx.stats.textReadout('cluster_manager.cds.version_text').value, 's1');
-    assert.ok(h.ctx.stats.gauge('cluster_manager.cds.update_time', 'NeverImport').value > Date.now() - 600_000);
+    assert.ok(
+      h.ctx.stats.gauge('cluster_manager.cds.update_time', 'NeverImport').value > Date.now() - 600_000,
+    );
     assert.equal(h.counter('cluster.c7.update_success'), 1);
   });
 
@@ -341,7 +343,8 @@ describe('delta xDS from the real go-control-plane, --concurrency 2: 1,000 clust
   before(async () => {
     for (const name of ['a', 'b']) upstreams.push(await upstream(name));
     moved.c0 = upstreams[0]!.port;
-    cp = await GoControlPlane.start(snapshot('1'));
+    // Only an explicit `*` subscribes to every cluster: the proxy's v3 wildcard names it.
+    cp = await GoControlPlane.start(snapshot('1'), ['-legacy-wildcard=false']);
     proxy = await startProxyProcess(
       {
         admin: ADMIN,
@@ -418,7 +421,7 @@ describe('delta xDS from the real go-control-plane, --concurrency 2: 1,000 clust
     const cpPort = cp.port;
     await cp.stop();
     moved.c1 = upstreams[0]!.port;
-    cp = await GoControlPlane.start(snapshot('4'), ['-port', String(cpPort)]);
+    cp = await GoControlPlane.start(snapshot('4'), ['-legacy-wildcard=false', '-port', String(cpPort)]);
     const eds = await acked('ClusterLoadAssignment', 0);
     const firsts = cp.log.filter((l) => l.event === 'delta_request' && l.response_nonce === '');
     const held = (type: string) =>
