@@ -1,8 +1,5 @@
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import * as net from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { loadAddon } from '../../native.js';
 
 /** The native socket helper (`native/sockopt.c`, built by `npm ci`): what node:net cannot do. */
 export interface SocketHelper {
@@ -12,35 +9,14 @@ export interface SocketHelper {
   bindSocket(host: string, port: number, transparent: boolean, freebind: boolean, reusePort: boolean): number;
 }
 
-const BUILT = path.join('native', 'build', 'Release', 'sockopt.node');
-
 let loaded: SocketHelper | string | undefined;
-
-/** The addon from the repository root above this module (works from `src/` and `dist/src/`). */
-function load(): SocketHelper | string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = path.join(dir, BUILT);
-    if (existsSync(candidate)) {
-      try {
-        return createRequire(import.meta.url)(candidate) as SocketHelper;
-      } catch (err) {
-        return `${candidate} did not load: ${(err as Error).message}`;
-      }
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir)
-      return `${BUILT} was not built (npm ci builds it with node-gyp; see docs/dependencies.md)`;
-    dir = parent;
-  }
-}
 
 /**
  * The helper, loaded on first use (a proxy whose listeners need none of it never loads it), or
  * why it cannot be had: the sentence a refusal quotes.
  */
 export function socketHelper(): SocketHelper | string {
-  loaded ??= process.platform === 'linux' ? load() : `it is Linux-only (this is ${process.platform})`;
+  loaded ??= loadAddon<SocketHelper>('sockopt');
   return loaded;
 }
 
