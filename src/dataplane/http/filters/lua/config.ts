@@ -4,6 +4,7 @@ import { objectOf } from '../../../../../reducers/settings/values.js';
 import { inlineBytes } from '../../../../bootstrap/data-source.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../../../bootstrap/honoured.js';
 import type { Report } from '../../../../bootstrap/report.js';
+import { syntaxErrors } from './syntax.js';
 
 /** A compiled `Lua`: the default script and the named ones routes may pick. */
 export interface LuaConfig {
@@ -47,9 +48,36 @@ function sourceText(raw: JsonObject, path: string, report: Report): string | und
   return undefined;
 }
 
+/** Refuses a script that does not compile, naming its field and Lua's message (`inline_code:3: ...`). */
+function checkSyntax(
+  inlineCode: string,
+  sources: ReadonlyMap<string, string>,
+  path: string,
+  report: Report,
+): void {
+  const scripts = [
+    ...(inlineCode === '' ? [] : [{ name: 'inline_code', code: inlineCode, field: `${path}.inline_code` }]),
+    ...[...sources].map(([name, code]) => ({
+      name: `source_codes.${name}`,
+      code,
+      field: `${path}.source_codes.${name}`,
+    })),
+  ];
+  if (scripts.length === 0) return;
+  const errors = syntaxErrors(scripts);
+  if (typeof errors === 'string') {
+    report.warn(path, `${errors}; each worker checks the scripts when it loads them`);
+    return;
+  }
+  scripts.forEach((s, i) => {
+    const error = errors[i];
+    if (error != null) report.error(s.field, `the script does not compile: ${error}`);
+  });
+}
+
 /**
- * Compiles a `Lua` config. The script itself is compiled when each worker starts its Lua
- * state (the VM loads asynchronously; docs/lua.md says what that means for validation).
+ * Compiles a `Lua` config: its fields, and its scripts' syntax (src/dataplane/http/filters/lua/syntax.ts);
+ * a script that fails at its top level is found when a worker runs it (docs/lua.md).
  */
 export function compileLua(raw: JsonObject, path: string, report: Report): LuaConfig {
   checkFields(raw, path, report, LUA_FIELDS, 'Lua');
@@ -60,6 +88,7 @@ export function compileLua(raw: JsonObject, path: string, report: Report): LuaCo
     const text = sourceText(objectOf(source), `${path}.source_codes.${name}`, report);
     if (text !== undefined) sources.set(name, text);
   }
+  checkSyntax(inlineCode, sources, path, report);
   return { inlineCode, sources };
 }
 

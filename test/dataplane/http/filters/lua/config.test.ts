@@ -49,6 +49,28 @@ describe('compileLua', () => {
     );
   });
 
+  it("refuses a script that does not compile, naming the field and Lua's message; a good one passes", () => {
+    const report = new Report('t');
+    compileLua(
+      {
+        inline_code: 'function envoy_on_request(h)\n  h:headers():add("a", "b"\nend',
+        source_codes: { 'ok.lua': { inline_string: 'x = 1' }, 'bad.lua': { inline_string: 'if then' } },
+      },
+      'f',
+      report,
+    );
+    const found = report.problems.map((p) => `${p.path}: ${p.message}`).sort();
+    assert.equal(found.length, 2, found.join('\n'));
+    assert.match(
+      found[0] ?? '',
+      /^f\.inline_code: the script does not compile: inline_code:3: '\)' expected/,
+    );
+    assert.match(
+      found[1] ?? '',
+      /^f\.source_codes\.bad\.lua: the script does not compile: source_codes\.bad\.lua:1: unexpected symbol near 'then'/,
+    );
+  });
+
   it('reads LuaPerRoute disabled or name; refuses disabled: false, an empty one and source_code', () => {
     assert.deepEqual(compileLuaPerRoute({ disabled: true } as never, 'r', new Report('t')), {
       disabled: true,

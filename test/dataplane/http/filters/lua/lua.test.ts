@@ -275,8 +275,9 @@ describe('the Lua filter: the handle API, per-route overrides, failures', () => 
       const after = await send(port, 'GET', '/api');
       assert.equal(JSON.parse(after.body).headers['x-method'], 'GET', `the state works after ${path}`);
     }
-    assert.match(proxy.stderr(), /script ran past its time limit/);
-    assert.match(proxy.stderr(), /not enough memory/);
+    // Workers' log lines reach the stderr asynchronously.
+    await until(() => /script ran past its time limit/.test(proxy.stderr()), 'the time limit in the log');
+    await until(() => /not enough memory/.test(proxy.stderr()), 'the memory cap in the log');
   });
 
   it('has no os.exit: a script cannot end the proxy', async () => {
