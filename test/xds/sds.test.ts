@@ -431,93 +431,114 @@ describe('SDS from a file (listener certificate) and a v2 SDS service (cluster t
   });
 });
 
-describe('SDS rotation from the real go-control-plane (v3 ADS)', { skip: skipGoControlPlane }, () => {
-  let pki: TestPki;
-  let cp: GoControlPlane;
-  let proxy: ProxyProcess;
-  let backend: Awaited<ReturnType<typeof mtlsUpstream>>;
-  let first: Issued;
-  let second: Issued;
-  const snapshot = (version: string, cert: Issued): Snapshot => ({
-    node_id: 'mesh-node',
-    version,
-    clusters: [
-      {
-        ...meshCluster(backend.port),
-        transport_socket: {
-          name: 'envoy.transport_sockets.tls',
-          typed_config: {
-            '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
-            sni: 'backend.mesh',
-            common_tls_context: {
-              tls_certificate_sds_secret_configs: [{ name: 'workload-cert', sds_config: ADS_V3 }],
-              validation_context_sds_secret_config: { name: 'mesh-trust', sds_config: ADS_V3 },
+for (const apiType of ['GRPC', 'DELTA_GRPC'] as const)
+  describe(`SDS rotation from the real go-control-plane (v3 ADS, ${apiType})`, {
+    skip: skipGoControlPlane,
+  }, () => {
+    let pki: TestPki;
+    let cp: GoControlPlane;
+    let proxy: ProxyProcess;
+    let backend: Awaited<ReturnType<typeof mtlsUpstream>>;
+    let first: Issued;
+    let second: Issued;
+    const snapshot = (version: string, cert: Issued): Snapshot => ({
+      node_id: 'mesh-node',
+      version,
+      clusters: [
+        {
+          ...meshCluster(backend.port),
+          transport_socket: {
+            name: 'envoy.transport_sockets.tls',
+            typed_config: {
+              '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+              sni: 'backend.mesh',
+              common_tls_context: {
+                tls_certificate_sds_secret_configs: [{ name: 'workload-cert', sds_config: ADS_V3 }],
+                validation_context_sds_secret_config: { name: 'mesh-trust', sds_config: ADS_V3 },
+              },
             },
           },
         },
-      },
-    ],
-    secrets: [
-      clientSecret('workload-cert', cert),
-      { name: 'mesh-trust', validation_context: { trusted_ca: { inline_string: pki.ca.certPem } } },
-    ],
-  });
-
-  before(async () => {
-    pki = makePki();
-    first = pki.leaf('gcp-1', ['URI:spiffe://mesh/ns/default/sa/front']);
-    second = pki.leaf('gcp-2', ['URI:spiffe://mesh/ns/default/sa/front']);
-    backend = await mtlsUpstream(pki, pki.leaf('backend', ['DNS:backend.mesh']));
-    cp = await GoControlPlane.start(snapshot('1', first));
-    proxy = await startProxyProcess(
-      {
-        admin: ADMIN,
-        node: { id: 'mesh-node', cluster: 'mesh' },
-        dynamic_resources: { cds_config: ADS_V3, ads_config: adsConfig('V3') },
-        static_resources: {
-          listeners: [httpListener('in', 'backend')],
-          clusters: [staticCluster('xds_cluster', [cp.port], true)],
-        },
-      },
-      ['--concurrency', '2'],
-    );
-  });
-
-  after(async () => {
-    await proxy?.stop();
-    await cp?.stop();
-    await backend?.close();
-    pki?.remove();
-  });
-
-  it('serves mTLS with the secrets it pushes and rotates the certificate with no failed request', async () => {
-    await cp.ack('tls.v3.Secret', '1');
-    const port = await proxy.listenerPort('in');
-    assert.equal((await get(port)).body, 'ok');
-    assert.ok((await certSerials(proxy)).includes(serialOf(first)));
-    const load = steadyLoad(port, {
-      h1Clients: 2,
-      h2Clients: 0,
-      probeEveryMs: 100,
-      maxRequests: 10_000,
-      body: 'ok',
+      ],
+      secrets: [
+        clientSecret('workload-cert', cert),
+        { name: 'mesh-trust', validation_context: { trusted_ca: { inline_string: pki.ca.certPem } } },
+      ],
     });
-    await until('traffic', async () => load.ok > 20, 20_000);
-    const seenBefore = backend.serials.length;
-    cp.set(snapshot('2', second));
-    await cp.ack('tls.v3.Secret', '2');
-    await until(
-      '/certs to show the new serial',
-      async () => (await certSerials(proxy)).includes(serialOf(second)),
-      20_000,
-    );
-    await until(
-      'a new upstream handshake with the new certificate',
-      async () => backend.serials.slice(seenBefore).includes(serialOf(second)),
-      20_000,
-    );
-    const result = await load.stop();
-    assert.deepEqual(result.failed, []);
-    assert.equal(result.refused, 0);
+
+    /** The secrets of snapshot `version` ACKed: a state-of-the-world ACK of it, or a delta one of their response. */
+    const secretsAcked = async (version: string) => {
+      if (apiType === 'GRPC') return cp.ack('tls.v3.Secret', version);
+      const response = await cp.waitFor(
+        (l) =>
+          l.event === 'delta_response' &&
+          String(l.type_url).endsWith('Secret') &&
+          l.system_version_info === version,
+      );
+      return cp.waitFor(
+        (l) =>
+          l.event === 'delta_request' &&
+          l.stream === response.stream &&
+          l.response_nonce === response.nonce &&
+          l.error_detail !== true,
+      );
+    };
+
+    before(async () => {
+      pki = makePki();
+      first = pki.leaf('gcp-1', ['URI:spiffe://mesh/ns/default/sa/front']);
+      second = pki.leaf('gcp-2', ['URI:spiffe://mesh/ns/default/sa/front']);
+      backend = await mtlsUpstream(pki, pki.leaf('backend', ['DNS:backend.mesh']));
+      cp = await GoControlPlane.start(snapshot('1', first));
+      proxy = await startProxyProcess(
+        {
+          admin: ADMIN,
+          node: { id: 'mesh-node', cluster: 'mesh' },
+          dynamic_resources: { cds_config: ADS_V3, ads_config: { ...adsConfig('V3'), api_type: apiType } },
+          static_resources: {
+            listeners: [httpListener('in', 'backend')],
+            clusters: [staticCluster('xds_cluster', [cp.port], true)],
+          },
+        },
+        ['--concurrency', '2'],
+      );
+    });
+
+    after(async () => {
+      await proxy?.stop();
+      await cp?.stop();
+      await backend?.close();
+      pki?.remove();
+    });
+
+    it('serves mTLS with the secrets it pushes and rotates the certificate with no failed request', async () => {
+      await secretsAcked('1');
+      const port = await proxy.listenerPort('in');
+      assert.equal((await get(port)).body, 'ok');
+      assert.ok((await certSerials(proxy)).includes(serialOf(first)));
+      const load = steadyLoad(port, {
+        h1Clients: 2,
+        h2Clients: 0,
+        probeEveryMs: 100,
+        maxRequests: 10_000,
+        body: 'ok',
+      });
+      await until('traffic', async () => load.ok > 20, 20_000);
+      const seenBefore = backend.serials.length;
+      cp.set(snapshot('2', second));
+      await secretsAcked('2');
+      await until(
+        '/certs to show the new serial',
+        async () => (await certSerials(proxy)).includes(serialOf(second)),
+        20_000,
+      );
+      await until(
+        'a new upstream handshake with the new certificate',
+        async () => backend.serials.slice(seenBefore).includes(serialOf(second)),
+        20_000,
+      );
+      const result = await load.stop();
+      assert.deepEqual(result.failed, []);
+      assert.equal(result.refused, 0);
+    });
   });
-});
