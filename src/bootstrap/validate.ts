@@ -1,7 +1,7 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { arrayOf, objectOf } from '../../reducers/settings/values.js';
 import { compileAccessLogs } from '../dataplane/access-log/config.js';
-import { compileListener } from '../dataplane/listeners/config.js';
+import { compileListener } from '../config/listener.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../dataplane/router/validate-clusters.js';
 import { compileBootstrapTracing } from '../dataplane/tracing/config.js';
 import { compileOverloadManager } from '../edges/overload/config.js';
@@ -68,7 +68,7 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
   const known = new Set(clusters.map((c) => objectOf(c).name).filter((n) => typeof n === 'string'));
   for (const [i, l] of listeners.entries()) {
     const path = `static_resources.listeners[${i}]`;
-    compileListener(objectOf(l), path, report, secrets);
+    compileListener(objectOf(l), path, { report, secrets });
     for (const table of inlineRouteConfigs(objectOf(l), path))
       checkRouteClusters(table.config, table.path, report, known, true);
   }

@@ -10,7 +10,7 @@ import { Report } from '../bootstrap/report.js';
 import { isV3TypeUrl, nameOf, typeForUrl } from '../bootstrap/schema.js';
 import { compileCluster } from '../config/cluster.js';
 import { checkLoadAssignment } from '../config/load-assignment.js';
-import { compileListener } from '../dataplane/listeners/config.js';
+import { compileListener } from '../config/listener.js';
 import { compileRouteTable } from '../dataplane/router/table.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../dataplane/router/validate-clusters.js';
 import { compileSecret } from '../tls/context.js';
@@ -57,7 +57,7 @@ function compile(
       compileCluster(config, '', { report, secrets });
       return;
     case 'lds':
-      compileListener(config, '', report, secrets);
+      compileListener(config, '', { report, secrets });
       if (clusters)
         for (const table of inlineRouteConfigs(config, ''))
           checkRouteClusters(table.config, table.path, report, clusters, true);

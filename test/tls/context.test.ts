@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import type * as tls from 'node:tls';
 import type { JsonObject } from '../../events/index.js';
 import { Report } from '../../src/bootstrap/report.js';
-import { compileListener } from '../../src/dataplane/listeners/config.js';
+import { compileListener } from '../../src/config/listener.js';
 import { connectOptionsOf } from '../../src/dataplane/pool/connect-options.js';
 import { loadedContexts } from '../../src/tls/loaded.js';
 import { staticSecrets } from '../../src/tls/secrets.js';
@@ -67,7 +67,7 @@ test('a cluster and a listener context compiled at validate, serve, bind and /ce
     const connect = connectOptionsOf(state.clusters.up?.config, secrets);
     assert.ok(connect.tls);
     const report = new Report('in');
-    assert.ok(compileListener(state.listeners.in?.config as JsonObject, '', report, secrets));
+    assert.ok(compileListener(state.listeners.in?.config as JsonObject, '', { report, secrets }).value);
     assert.deepEqual(report.errors, []);
     assert.equal(loadedContexts(state).contexts.length, 2);
     assert.equal(built, 2, 'serve, bind and /certs reuse them');

@@ -1,5 +1,5 @@
 import { BlockList, isIPv6 } from 'node:net';
-import type { ChainMatch, Cidr } from './config.js';
+import type { ChainMatch, Cidr } from '../../config/listener.js';
 
 /** The facts of an accepted connection a filter chain can match on. */
 export interface ConnectionFacts {

@@ -2,7 +2,7 @@ import { HttpConnectionManager } from '../http/manager.js';
 import type { HttpConnectionManagerDeps } from '../http/types.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 import { createTcpProxy } from '../tcp/proxy.js';
-import type { NetworkFilterSpec } from './config.js';
+import type { NetworkFilterSpec } from '../../config/listener.js';
 
 /** Builds the handler of a chain's compiled terminal filter. */
 export function buildNetworkFilter(

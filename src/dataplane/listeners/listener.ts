@@ -18,7 +18,7 @@ import {
   needsClientHello,
   selectChain,
 } from './chain-match.js';
-import type { ListenerSpec } from './config.js';
+import type { ListenerSpec } from '../../config/listener.js';
 import type { ConnectionLimits, Overflow } from './limits.js';
 import { boundHandle, type SocketHelper, socketHelper } from './native.js';
 import { isRestored, restoreAs, restoreOriginalDst } from './original-dst.js';

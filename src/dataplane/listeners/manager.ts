@@ -1,13 +1,12 @@
 import type { Subscription } from 'rxjs';
 import { listenerBindFailed, listenerBound, listenersStopped } from '../../../events/index.js';
 import type { ListenerEntry, State } from '../../../reducers/index.js';
-import { Report } from '../../bootstrap/report.js';
+import { compiledListener } from '../../config/listener.js';
 import type { ServerContext } from '../../context.js';
 import { socketKey } from '../../hot-restart-protocol.js';
 import { listenerSdsRefs } from '../../tls/sds-refs.js';
 import { type Secrets, secretsOf } from '../../tls/secrets.js';
 import type { ClusterLookup } from '../http/types.js';
-import { compileListener } from './config.js';
 import { buildNetworkFilter } from './filters.js';
 import { ConnectionLimits, WHOLE, type WorkerSlice } from './limits.js';
 import { ActiveListener } from './listener.js';
@@ -125,12 +124,11 @@ export class ListenerManager {
     for (const [name, listener] of this.listeners) {
       const config = this.boundConfigs.get(name);
       if (!config || listenerSdsRefs(config).length === 0) continue;
-      const report = new Report(`listener '${name}'`);
-      const spec = compileListener(config, '', report, secrets);
-      if (!spec || report.failed) {
+      const { value: spec, findings } = compiledListener(config, secrets);
+      if (!spec) {
         this.ctx.log
           .get('listener')
-          .error({ listener: name }, `rotated secrets not used: ${report.errors.join('; ')}`);
+          .error({ listener: name }, `rotated secrets not used: ${findings.errors.join('; ')}`);
         continue;
       }
       spec.chains.forEach((chain, i) => {
@@ -154,10 +152,9 @@ export class ListenerManager {
       log.error({ listener: entry.name }, error);
       this.ctx.store.dispatch(listenerBindFailed({ name: entry.name, error }), 'listener');
     };
-    // The same compile step `--mode validate` ran; a discovered listener meets it here first.
-    const report = new Report(`listener '${entry.name}'`);
-    const spec = compileListener(entry.config, '', report, secretsOf(this.ctx.store.state));
-    if (!spec) return fail(report.errors.join('; '));
+    // The compile step `--mode validate` and discovery ran, now with the secrets SDS delivered.
+    const { value: spec, findings } = compiledListener(entry.config, secretsOf(this.ctx.store.state));
+    if (!spec) return fail(findings.errors.join('; '));
     const deps = {
       ctx: this.ctx,
       clusters: this.clusters,

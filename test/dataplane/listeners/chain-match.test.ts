@@ -7,7 +7,7 @@ import {
   needsClientHello,
   selectChain,
 } from '../../../src/dataplane/listeners/chain-match.js';
-import type { ChainMatch } from '../../../src/dataplane/listeners/config.js';
+import type { ChainMatch } from '../../../src/config/listener.js';
 
 function m(over: Partial<ChainMatch>): ChainMatch {
   return {

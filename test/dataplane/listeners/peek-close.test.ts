@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import * as tls from 'node:tls';
 import { initialState } from '../../../reducers/state.js';
 import { Report } from '../../../src/bootstrap/report.js';
-import { compileListener } from '../../../src/dataplane/listeners/config.js';
+import { compileListener } from '../../../src/config/listener.js';
 import { ConnectionLimits } from '../../../src/dataplane/listeners/limits.js';
 import { ActiveListener } from '../../../src/dataplane/listeners/listener.js';
 import type { NetworkFilterHandler } from '../../../src/dataplane/network-filter.js';
@@ -73,7 +73,7 @@ describe('listener close', () => {
   it('closes connections still in the peek or the TLS handshake', async () => {
     const leaf = pki.leaf('a.test', ['DNS:a.test']);
     const report = new Report('test');
-    const spec = compileListener(
+    const { value: spec } = compileListener(
       {
         name: 'l',
         address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
@@ -92,7 +92,7 @@ describe('listener close', () => {
         ],
       },
       'listener',
-      report,
+      { report },
     );
     assert.ok(spec, report.errors.join('\n'));
     const handled: net.Socket[] = [];

@@ -1,17 +1,18 @@
-import type { Json, JsonObject } from '../../../events/config.js';
-import { hostKey } from '../../../reducers/hosts.js';
-import { durationMs, numberOr, objectOf, stringOr } from '../../../reducers/settings/values.js';
-import { builtInForType, CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
-import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
-import type { Report } from '../../bootstrap/report.js';
-import { compileDownstreamTls, type DownstreamTls } from '../../tls/context.js';
-import { NO_SECRETS, type Secrets } from '../../tls/secrets.js';
-import { compileTransportTls } from '../../tls/transport.js';
-import { compileHcm, type HcmSpec } from '../http/hcm-config.js';
-import { listOf } from '../router/matchers.js';
-import { compileTcpProxy, type TcpProxySettings } from '../tcp/config.js';
-import { socketHelper } from './native.js';
-import { compileNetworkRbac, type NetworkRbacSpec } from './rbac.js';
+import type { Json, JsonObject } from '../../events/config.js';
+import { hostKey } from '../../reducers/hosts.js';
+import { durationMs, numberOr, objectOf, stringOr } from '../../reducers/settings/values.js';
+import { builtInForType, CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
+import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
+import { Report } from '../bootstrap/report.js';
+import { compileDownstreamTls, type DownstreamTls } from '../tls/context.js';
+import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
+import { compileTransportTls } from '../tls/transport.js';
+import { compileHcm, type HcmSpec } from '../dataplane/http/hcm-config.js';
+import { listOf } from '../dataplane/router/matchers.js';
+import { compileTcpProxy, type TcpProxySettings } from '../dataplane/tcp/config.js';
+import type { Compiled, CompileOptions } from './compiled.js';
+import { socketHelper } from '../dataplane/listeners/native.js';
+import { compileNetworkRbac, type NetworkRbacSpec } from '../dataplane/listeners/rbac.js';
 
 export type TrafficDirection = 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
 
@@ -144,14 +145,36 @@ const TERMINAL_FILTERS = [CONFIG_TYPE.httpConnectionManager, CONFIG_TYPE.tcpProx
 /**
  * Compiles a listener's canonical config (`path` is where it sits, e.g.
  * `static_resources.listeners[0]`): address, filter chains and their terminal filters, each
- * picked by its resolved `typed_config` `@type`. Returns null when the report has errors.
+ * picked by its resolved `typed_config` `@type`. The value is null when it found errors.
  */
 export function compileListener(
   raw: JsonObject,
   path: string,
-  report: Report,
-  secrets: Secrets = NO_SECRETS,
-): ListenerSpec | null {
+  options: CompileOptions = {},
+): Compiled<ListenerSpec | null> {
+  const report = options.report ?? new Report(path);
+  return { value: listenerSpec(raw, path, report, options.secrets ?? NO_SECRETS), findings: report };
+}
+
+/** By the secrets its TLS contexts were made with (a rotated secret compiles afresh), then by config. */
+const compiled = new WeakMap<Secrets, WeakMap<JsonObject, Compiled<ListenerSpec | null>>>();
+
+/**
+ * What the listener manager serves: a listener config compiled with the secrets of the
+ * moment, once per config and set of secrets (a bind, a rebind and a secret rotation that
+ * changes nothing reuse it). Findings are labelled with the listener's name.
+ */
+export function compiledListener(raw: JsonObject, secrets: Secrets): Compiled<ListenerSpec | null> {
+  const bySecrets = compiled.get(secrets) ?? new WeakMap<JsonObject, Compiled<ListenerSpec | null>>();
+  compiled.set(secrets, bySecrets);
+  const hit = bySecrets.get(raw);
+  if (hit) return hit;
+  const out = compileListener(raw, '', { secrets, report: new Report(`listener '${String(raw.name)}'`) });
+  bySecrets.set(raw, out);
+  return out;
+}
+
+function listenerSpec(raw: JsonObject, path: string, report: Report, secrets: Secrets): ListenerSpec | null {
   const before = report.problems.length;
   checkFields(raw, path, report, LISTENER_FIELDS, 'Listener');
   const name = stringOr(raw.name, '');
