@@ -7,6 +7,7 @@
 import {
   clustersDiscovered,
   hostsSet,
+  type JsonObject,
   listenerAdded,
   listenerRemoved,
   type RawCluster,
@@ -91,7 +92,10 @@ function applyRoutes(ctx: ApplyContext, change: Change): void {
   for (const r of change.resources) {
     const versionInfo = versionOf(change, r.name);
     ctx.log.info({ version: versionInfo }, `rds: loading new configuration: config_name=${r.name}`);
-    ctx.store.dispatch(routeConfigSet({ routeConfig: { ...r.config, name: r.name }, versionInfo }), 'rds');
+    // The decoded config itself (it holds its name): its table, compiled by decodeResources, is
+    // found by its identity (src/config/route-configuration.ts).
+    const routeConfig = r.config as JsonObject & { name: string };
+    ctx.store.dispatch(routeConfigSet({ routeConfig, versionInfo }), 'rds');
   }
 }
 

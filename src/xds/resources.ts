@@ -11,7 +11,7 @@ import { isV3TypeUrl, nameOf, typeForUrl } from '../bootstrap/schema.js';
 import { compileCluster } from '../config/cluster.js';
 import { checkLoadAssignment } from '../config/load-assignment.js';
 import { compileListener } from '../config/listener.js';
-import { compileRouteTable } from '../dataplane/router/table.js';
+import { compileRouteConfiguration } from '../config/route-configuration.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../dataplane/router/validate-clusters.js';
 import { compileSecret } from '../tls/context.js';
 import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
@@ -63,7 +63,7 @@ function compile(
           checkRouteClusters(table.config, table.path, report, clusters, true);
       return;
     case 'rds':
-      compileRouteTable(config, '', report);
+      compileRouteConfiguration(config, '', { report });
       if (clusters) checkRouteClusters(config, '', report, clusters, false);
       return;
     case 'sds':
