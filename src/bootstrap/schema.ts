@@ -25,7 +25,6 @@ const ENTRY_FILES = [
   'envoy/config/bootstrap/v2.proto',
   'envoy/config/filter/network/http_connection_manager/v2.proto',
   'envoy/config/filter/network/tcp_proxy/v2.proto',
-  'envoy/config/filter/http/rate_limit/v2.proto',
   'envoy/config/filter/network/rbac/v2.proto',
   'envoy/admin/v2alpha.proto',
   'envoy/config/resource_monitor/fixed_heap/v2alpha.proto',

@@ -45,6 +45,12 @@ export interface HttpRequest {
   acceptsTrailers?: boolean;
 }
 
+/**
+ * `x-proxy-internal: true`: the edge step (src/dataplane/http/edge.ts) found the request
+ * internal; filters that treat internal requests apart (ratelimit's `request_type`) read it.
+ */
+export const INTERNAL_HEADER = 'x-proxy-internal';
+
 /** The value of a header (pseudo headers `:path`, `:method`, `:authority`, `:scheme` too); repeats joined by `,`. */
 export function headerValue(req: HttpRequest, name: string): string | undefined {
   if (name.charCodeAt(0) === 58 /* : */) {

@@ -3,7 +3,7 @@ import { numberOr, objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import { joinHostPort, type StreamInfo } from '../access-log/stream-info.js';
-import { type HttpRequest, removeHeader } from '../codec/request.js';
+import { type HttpRequest, INTERNAL_HEADER, removeHeader } from '../codec/request.js';
 import { addressFromXff, isInternalAddress, isLoopbackAddress, type XffAddress } from './client-address.js';
 import { requestId } from './headers.js';
 
@@ -157,8 +157,7 @@ const HEADER_KINDS: ReadonlyMap<string, number> = new Map<string, number>([
   ['x-forwarded-client-cert', K_XFCC],
 ]);
 
-/** The names the edge sets, spelled as this proxy spells its own headers. */
-export const INTERNAL_HEADER = 'x-proxy-internal';
+/** The names the edge sets, spelled as this proxy spells its own headers (`INTERNAL_HEADER` too). */
 export const EXTERNAL_ADDRESS_HEADER = 'x-proxy-external-address';
 
 /** Bits of `applyEdge`'s answer. */

@@ -101,6 +101,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
       runtime: (key) => runtimeValue(deps.ctx.store.state, key),
       clusters: deps.clusters,
       log: (component) => deps.ctx.log.get(component),
+      localCluster: localIdentity(deps.ctx.options, deps.ctx.store.state.bootstrap?.config).cluster,
     });
     const tapId = spec.filters.tapConfigId;
     this.tap = tapId === null ? null : new TapPoint(tapId, deps.ctx.taps);

@@ -5,10 +5,15 @@ import { inlineBytes } from '../../bootstrap/data-source.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { attempt, fault, type Report } from '../../bootstrap/report.js';
 import { compileCriteria, type MetadataCriteria } from '../../upstream/lb/criteria.js';
+import { type HttpRequest, headerValue } from '../codec/request.js';
 import { FIELD_TABLES as CORS_FIELD_TABLES, type CorsPolicy, compileCorsPolicy } from '../http/cors.js';
 import type { CsrfPolicy } from '../http/csrf.js';
+import {
+  ROUTE_RATE_LIMIT_TABLES,
+  withRouteRateLimits,
+  withVirtualHostRateLimits,
+} from '../http/filters/ratelimit/route-policy.js';
 import { compileFilterOverrides } from '../http/per-filter.js';
-import { type HttpRequest, headerValue } from '../codec/request.js';
 import { compileRouteIdleTimeout } from '../http/timeouts.js';
 import { compileHashPolicy } from './hash.js';
 import {
@@ -261,6 +266,7 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
   );
   const action = compileAction(raw, where, report);
   const ra = objectOf(raw.route);
+  const overrides = compileFilterOverrides(raw, where, report);
   const test = path.test;
   return {
     name: typeof raw.name === 'string' ? raw.name : '',
@@ -300,7 +306,8 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
         ? null
         : compileUpgradeConfigs(ra.upgrade_configs, `${where}.route.upgrade_configs`, report),
     cors: ra.cors === undefined ? null : compileCorsPolicy(objectOf(ra.cors), `${where}.route.cors`, report),
-    ...compileFilterOverrides(raw, where, report),
+    ...overrides,
+    perFilter: withRouteRateLimits(overrides.perFilter, ra, `${where}.route`, report),
     operation:
       raw.decorator === undefined
         ? null
@@ -322,6 +329,7 @@ const VIRTUAL_HOST_FIELDS: FieldTable = acting(
   'cors',
   'per_filter_config',
   'typed_per_filter_config',
+  'rate_limits',
 );
 const ROUTE_FIELDS: FieldTable = {
   ...acting(
@@ -375,6 +383,8 @@ const ACTION_FIELDS: FieldTable = {
     'metadata_match',
     'upgrade_configs',
     'cors',
+    'rate_limits',
+    'include_vh_rate_limits',
   ),
   auto_host_rewrite: notYet('auto_host_rewrite (the Host of the chosen DNS host)'),
 };
@@ -396,6 +406,7 @@ export const FIELD_TABLES = {
   ...HEADER_FIELD_TABLES,
   ...UPGRADE_FIELD_TABLES,
   ...CORS_FIELD_TABLES,
+  ...ROUTE_RATE_LIMIT_TABLES,
 };
 
 /** Refuses the fields of a route this build does not honour, message by message. */
@@ -435,6 +446,7 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
   listOf(raw.virtual_hosts).forEach((vhRaw, v) => {
     const at = `${where}.virtual_hosts[${v}]`;
     checkFields(vhRaw, at, report, VIRTUAL_HOST_FIELDS, 'VirtualHost');
+    const vhOverrides = compileFilterOverrides(vhRaw, at, report);
     const vh: CompiledVirtualHost = {
       name: typeof vhRaw.name === 'string' ? vhRaw.name : '',
       routes: [],
@@ -446,7 +458,8 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
             ) ?? null),
       headers: attempt(report, at, () => compileHeaderMutation(vhRaw, at, report)) ?? null,
       cors: vhRaw.cors === undefined ? null : compileCorsPolicy(objectOf(vhRaw.cors), `${at}.cors`, report),
-      ...compileFilterOverrides(vhRaw, at, report),
+      ...vhOverrides,
+      perFilter: withVirtualHostRateLimits(vhOverrides.perFilter, vhRaw, at, report),
     };
     listOf(vhRaw.routes).forEach((r, i) => {
       const routeAt = `${at}.routes[${i}]`;

@@ -95,6 +95,8 @@ export interface FilterContext {
   clusters: ClusterLookup;
   /** The logger of a component (`lua`, ...), as `--component-log-level` names it. */
   log(component: string): bunyan;
+  /** This proxy's own cluster (`--service-cluster`, else `node.cluster`), for ratelimit's `source_cluster`. */
+  localCluster: string;
 }
 
 /** Makes each request's filter state; built once per connection manager. */

@@ -7,6 +7,7 @@ import { faultFactory } from './fault/index.js';
 import { grpcHttp1BridgeFactory, grpcWebFactory } from './grpc.js';
 import { healthCheckFactory } from './health-check.js';
 import { luaFactory } from './lua/index.js';
+import { rateLimitFactory } from './ratelimit/index.js';
 import { rbacFactory } from './rbac/index.js';
 import { routerFactory } from './router.js';
 import { tapFactory } from './tap.js';
@@ -27,6 +28,7 @@ export const HTTP_FILTER_FACTORIES: readonly HttpFilterFactory[] = [
   registered(rbacFactory),
   registered(extAuthzFactory),
   registered(luaFactory),
+  registered(rateLimitFactory),
 ];
 
 /** A factory as the registry holds it: its config is only ever the one its own `compile` made. */

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EXTENSIONS } from '../../../../src/bootstrap/catalog.js';
 import { Report } from '../../../../src/bootstrap/report.js';
-import { compileHttpFilters } from '../../../../src/dataplane/http/filters.js';
 import { HTTP_FILTER_FACTORIES, httpFilterFactory } from '../../../../src/dataplane/http/filters/registry.js';
+import { compileHttpFilters } from '../../../../src/dataplane/http/filters.js';
 
 describe('HTTP filter factory registry', () => {
   it('has one factory for every HTTP filter extension, and none for anything else', () => {

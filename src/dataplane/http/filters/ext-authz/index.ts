@@ -12,6 +12,7 @@ import {
   type StreamFilter,
 } from '../api.js';
 import { type ClusterCall, callCluster } from '../cluster-call.js';
+import { perClusterStats } from '../cluster-stats.js';
 import { grpcUnary } from '../grpc-call.js';
 import { checkRequest, grpcVerdict, httpCheckHead, httpVerdict, type Verdict } from './check.js';
 import {
@@ -39,26 +40,6 @@ class ExtAuthzStats {
     this.disabled = scope.counter('disabled');
     this.failureModeAllowed = scope.counter('failure_mode_allowed');
   }
-}
-
-/** Stats per route cluster, made on first use (one object per cluster and connection manager). */
-function statsFor(
-  config: ExtAuthzConfig,
-  ctx: FilterContext,
-): (cluster: string | null) => ExtAuthzStats | null {
-  const byCluster = new Map<string, ExtAuthzStats>();
-  const suffix = config.statPrefix === '' ? 'ext_authz' : `ext_authz.${config.statPrefix}`;
-  return (name) => {
-    if (name === null) return null;
-    let stats = byCluster.get(name);
-    if (stats === undefined) {
-      const cluster = ctx.clusters.get(name);
-      if (cluster === undefined) return null;
-      stats = new ExtAuthzStats(cluster.scope.scope(suffix));
-      byCluster.set(name, stats);
-    }
-    return stats;
-  };
 }
 
 /** One request's ext_authz: asks the authorizer, holds the request until it answers, then acts. */
@@ -181,7 +162,8 @@ export const extAuthzFactory: HttpFilterFactory<ExtAuthzConfig> = {
   perRoute: compileExtAuthzPerRoute,
   perRouteType: PER_ROUTE_TYPE,
   start(config, ctx) {
-    const stats = statsFor(config, ctx);
+    const prefix = config.statPrefix === '' ? 'ext_authz' : `ext_authz.${config.statPrefix}`;
+    const stats = perClusterStats(ctx.clusters, prefix, (scope) => new ExtAuthzStats(scope));
     return () => new ExtAuthzFilter(config, ctx, stats);
   },
 };

@@ -1,0 +1,161 @@
+import type { Counter, Scope } from '../../../../stats/store.js';
+import { FLAG } from '../../../access-log/stream-info.js';
+import { headerValue, INTERNAL_HEADER } from '../../../codec/request.js';
+import {
+  CONTINUE,
+  type FilterContext,
+  type FilterStatus,
+  type FilterStream,
+  type HttpFilterFactory,
+  STOP_ITERATION,
+  type StreamFilter,
+} from '../api.js';
+import type { ClusterCall } from '../cluster-call.js';
+import { perClusterStats } from '../cluster-stats.js';
+import { type GrpcCallResult, grpcUnary } from '../grpc-call.js';
+import { compileRateLimit, RATE_LIMIT_FIELD_TABLES, type RateLimitConfig } from './config.js';
+import {
+  type Descriptor,
+  descriptorOf,
+  type RateLimitPolicy,
+  ROUTE_RATE_LIMITS,
+  type RouteRateLimits,
+  VIRTUAL_HOST_RATE_LIMITS,
+} from './route-policy.js';
+
+const CONFIG_TYPE = 'envoy.config.filter.http.rate_limit.v2.RateLimit';
+
+/** The filter's counters, under `cluster.<route's cluster>.ratelimit.`, as the reference. */
+class RateLimitStats {
+  readonly ok: Counter;
+  readonly overLimit: Counter;
+  readonly error: Counter;
+  readonly failureModeAllowed: Counter;
+  constructor(scope: Scope) {
+    this.ok = scope.counter('ok');
+    this.overLimit = scope.counter('over_limit');
+    this.error = scope.counter('error');
+    this.failureModeAllowed = scope.counter('failure_mode_allowed');
+  }
+}
+
+/** The descriptors of a request: the route's policies of the filter's stage, then its virtual host's if the route includes them. */
+function descriptors(stream: FilterStream, config: RateLimitConfig, ctx: FilterContext): Descriptor[] {
+  const route = stream.perRoute(ROUTE_RATE_LIMITS) as RouteRateLimits | undefined;
+  const policies: RateLimitPolicy[] = [...(route?.policies ?? [])];
+  if (route?.includeVh === true)
+    policies.push(...((stream.perRoute(VIRTUAL_HOST_RATE_LIMITS) as RateLimitPolicy[] | undefined) ?? []));
+  const source = {
+    req: stream.req,
+    remoteAddress: stream.info.downstreamRemote,
+    localCluster: ctx.localCluster,
+    routeCluster: stream.routeCluster ?? '',
+  };
+  const out: Descriptor[] = [];
+  for (const policy of policies) {
+    if (policy.stage !== config.stage) continue;
+    const descriptor = descriptorOf(policy, source);
+    if (descriptor !== null) out.push(descriptor);
+  }
+  return out;
+}
+
+/** `HeaderValue`s of a decoded answer, flat, names lowercase; values with CR, LF or NUL dropped. */
+function headerValues(list: unknown): string[] {
+  const out: string[] = [];
+  for (const h of Array.isArray(list) ? list : []) {
+    const key = String((h as { key?: unknown }).key ?? '').toLowerCase();
+    const value = String((h as { value?: unknown }).value ?? '');
+    if (/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(key) && !/[\r\n\0]/.test(value)) out.push(key, value);
+  }
+  return out;
+}
+
+/** One request's rate limit check: asks the service, holds the request until it answers. */
+class RateLimitFilter implements StreamFilter {
+  private call: ClusterCall | null = null;
+
+  constructor(
+    private readonly config: RateLimitConfig,
+    private readonly ctx: FilterContext,
+    private readonly stats: (cluster: string | null) => RateLimitStats | null,
+  ) {}
+
+  decodeHeaders(stream: FilterStream): FilterStatus {
+    const config = this.config;
+    if (config.requestType !== 'both') {
+      const internal = headerValue(stream.req, INTERNAL_HEADER) === 'true';
+      if (internal !== (config.requestType === 'internal')) return CONTINUE;
+    }
+    const list = descriptors(stream, config, this.ctx);
+    if (list.length === 0) return CONTINUE;
+    this.call = grpcUnary(
+      this.ctx.clusters,
+      {
+        cluster: config.service.cluster,
+        path: config.path,
+        requestType: 'envoy.service.ratelimit.v2.RateLimitRequest',
+        responseType: 'envoy.service.ratelimit.v2.RateLimitResponse',
+        timeoutMs: config.timeoutMs,
+        metadata: config.service.metadata,
+      },
+      {
+        domain: config.domain,
+        descriptors: list.map((d) => ({ entries: d.map(([key, value]) => ({ key, value })) })),
+      },
+      (result) => {
+        this.call = null;
+        this.act(stream, result);
+      },
+    );
+    return STOP_ITERATION;
+  }
+
+  onDestroy(): void {
+    this.call?.cancel();
+    this.call = null;
+  }
+
+  private act(stream: FilterStream, result: GrpcCallResult): void {
+    if (stream.ended) return;
+    const stats = this.stats(stream.routeCluster);
+    const code = result.ok ? result.message.overall_code : 'UNKNOWN';
+    if (result.ok && code === 'OK') {
+      stats?.ok.inc();
+      stream.req.headers.push(...headerValues(result.message.request_headers_to_add));
+      stream.continueDecoding();
+      return;
+    }
+    if (result.ok && code === 'OVER_LIMIT') {
+      stats?.overLimit.inc();
+      stream.info.flags |= FLAG.RL;
+      const headers = headerValues(result.message.headers);
+      if (this.config.ratelimitedHeader) headers.push('x-proxy-ratelimited', 'true');
+      stream.sendLocalReply(429, '', headers);
+      return;
+    }
+    stats?.error.inc();
+    if (this.config.failureModeDeny) {
+      stream.info.flags |= FLAG.RLSE;
+      stream.sendLocalReply(500, '');
+      return;
+    }
+    stats?.failureModeAllowed.inc();
+    stream.continueDecoding();
+  }
+}
+
+/** `envoy.filters.http.ratelimit`: asks a rate limit service about each request's descriptors (docs/http-filters.md). */
+export const rateLimitFactory: HttpFilterFactory<RateLimitConfig> = {
+  name: 'envoy.filters.http.ratelimit',
+  aliases: ['envoy.rate_limit'],
+  configType: CONFIG_TYPE,
+  typeAliases: { 'envoy.extensions.filters.http.ratelimit.v3.RateLimit': CONFIG_TYPE },
+  schema: { file: 'envoy/config/filter/http/rate_limit/v2.proto' },
+  fieldTables: RATE_LIMIT_FIELD_TABLES,
+  compile: compileRateLimit,
+  start(config, ctx) {
+    const stats = perClusterStats(ctx.clusters, 'ratelimit', (scope) => new RateLimitStats(scope));
+    return () => new RateLimitFilter(config, ctx, stats);
+  },
+};
