@@ -99,6 +99,7 @@ export async function benchLua(): Promise<BenchRow[]> {
         runtime: () => undefined,
         log: () => bunyan.createLogger({ name: 'bench', level: 'fatal' }),
         clusters: { get: () => undefined },
+        localCluster: '',
       });
       if (make === undefined) throw new Error('the Lua factory starts no filter');
       // The state loads in the background; the first request waits for it.

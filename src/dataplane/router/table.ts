@@ -9,9 +9,9 @@ import { type HttpRequest, headerValue } from '../codec/request.js';
 import { FIELD_TABLES as CORS_FIELD_TABLES, type CorsPolicy, compileCorsPolicy } from '../http/cors.js';
 import type { CsrfPolicy } from '../http/csrf.js';
 import {
+  compileRouteRateLimits,
+  compileVirtualHostRateLimits,
   ROUTE_RATE_LIMIT_TABLES,
-  withRouteRateLimits,
-  withVirtualHostRateLimits,
 } from '../http/filters/ratelimit/route-policy.js';
 import { compileFilterOverrides } from '../http/per-filter.js';
 import { compileRouteIdleTimeout } from '../http/timeouts.js';
@@ -307,7 +307,7 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
         : compileUpgradeConfigs(ra.upgrade_configs, `${where}.route.upgrade_configs`, report),
     cors: ra.cors === undefined ? null : compileCorsPolicy(objectOf(ra.cors), `${where}.route.cors`, report),
     ...overrides,
-    perFilter: withRouteRateLimits(overrides.perFilter, ra, `${where}.route`, report),
+    perFilter: compileRouteRateLimits(overrides.perFilter, ra, `${where}.route`, report),
     operation:
       raw.decorator === undefined
         ? null
@@ -459,7 +459,7 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
       headers: attempt(report, at, () => compileHeaderMutation(vhRaw, at, report)) ?? null,
       cors: vhRaw.cors === undefined ? null : compileCorsPolicy(objectOf(vhRaw.cors), `${at}.cors`, report),
       ...vhOverrides,
-      perFilter: withVirtualHostRateLimits(vhOverrides.perFilter, vhRaw, at, report),
+      perFilter: compileVirtualHostRateLimits(vhOverrides.perFilter, vhRaw, at, report),
     };
     listOf(vhRaw.routes).forEach((r, i) => {
       const routeAt = `${at}.routes[${i}]`;

@@ -7,8 +7,8 @@
 import type { JsonObject } from '../../../../events/config.js';
 import { objectOf } from '../../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../../bootstrap/honoured.js';
-import type { Report } from '../../../bootstrap/report.js';
 import { serviceMessageType } from '../../../bootstrap/proto-root.js';
+import type { Report } from '../../../bootstrap/report.js';
 import type { ClusterLookup } from '../../pool/cluster-traffic.js';
 import { listOf } from '../../router/matchers.js';
 import { flatValue as flatHeader } from '../grpc.js';

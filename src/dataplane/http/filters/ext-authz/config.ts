@@ -5,8 +5,8 @@
 import type { JsonObject } from '../../../../../events/config.js';
 import { objectOf } from '../../../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../../../bootstrap/honoured.js';
-import { attempt, type Report } from '../../../../bootstrap/report.js';
 import { serviceRoot } from '../../../../bootstrap/proto-root.js';
+import { attempt, type Report } from '../../../../bootstrap/report.js';
 import { compileStringMatcher, listOf, type StringTest } from '../../../router/matchers.js';
 import { compileRuntimeFraction, type RuntimeFraction } from '../../runtime-fraction.js';
 import { durationField } from '../../timeouts.js';

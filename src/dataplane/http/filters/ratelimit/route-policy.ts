@@ -190,13 +190,8 @@ function addressIp(address: string): string {
 
 type PerFilter = ReadonlyMap<string, unknown> | null;
 
-/** A `BoolValue` as the canonical config holds it (the value, or `{ value }`). */
-function boolValue(raw: unknown): boolean {
-  return raw === true || objectOf(raw as JsonObject).value === true;
-}
-
 /** A route's per-filter map with its action's `rate_limits` and `include_vh_rate_limits` added. */
-export function withRouteRateLimits(
+export function compileRouteRateLimits(
   perFilter: PerFilter,
   action: JsonObject,
   where: string,
@@ -205,13 +200,15 @@ export function withRouteRateLimits(
   if (action.rate_limits === undefined && action.include_vh_rate_limits === undefined) return perFilter;
   const limits: RouteRateLimits = {
     policies: compileRateLimits(action.rate_limits, `${where}.rate_limits`, report),
-    includeVh: boolValue(action.include_vh_rate_limits),
+    // A BoolValue, as the canonical config holds it: the value, or `{ value }`.
+    includeVh:
+      action.include_vh_rate_limits === true || objectOf(action.include_vh_rate_limits).value === true,
   };
   return new Map(perFilter ?? []).set(ROUTE_RATE_LIMITS, limits);
 }
 
 /** A virtual host's per-filter map with its `rate_limits` added. */
-export function withVirtualHostRateLimits(
+export function compileVirtualHostRateLimits(
   perFilter: PerFilter,
   vh: JsonObject,
   where: string,
