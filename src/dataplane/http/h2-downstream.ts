@@ -163,10 +163,41 @@ function refuseMalformed(
   else stream.session?.destroy(MALFORMED, NGHTTP2_PROTOCOL_ERROR);
 }
 
+/** The `H2Stream` a node:http2 stream carries, for the listeners every stream shares. */
+const OWNER = Symbol('h2 downstream stream');
+type OwnedStream = http2.ServerHttp2Stream & { [OWNER]: H2Stream };
+
+/*
+ * One function per event for every stream (`this` is the stream), not closures per stream:
+ * a stream lives as long as its request, and with a hundred in flight what each one holds
+ * is copied at every scavenge.
+ */
+function onRequestData(this: OwnedStream, chunk: Buffer): void {
+  this[OWNER].body?.onBody(chunk);
+}
+function onRequestEnd(this: OwnedStream): void {
+  this[OWNER].body?.onBodyEnd();
+}
+function onRequestTrailers(this: OwnedStream, trailers: http2.IncomingHttpHeaders): void {
+  this[OWNER].body?.onRequestTrailers(flatten(trailers));
+}
+function onStreamClose(this: OwnedStream): void {
+  this[OWNER].onClose();
+}
+function onWantTrailers(this: OwnedStream): void {
+  this[OWNER].sendTrailers();
+}
+function onStreamDrain(this: OwnedStream): void {
+  this[OWNER].onDrain();
+}
+
 /** One downstream HTTP/2 stream: the exchange's sink and owner. */
 class H2Stream implements ResponseSink, ExchangeOwner {
   headersSent = false;
   private exchange: Exchange | null = null;
+  /** The exchange the request's body goes to, kept after the exchange is done (it ignores it then). */
+  body: Exchange | null = null;
+  private contentLength = -1;
   private drainWatched = false;
   /**
    * The response went out with `waitForTrailers`: the stream stays open after its last DATA
@@ -180,12 +211,13 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     readonly hcm: DownstreamOwner,
     readonly stream: http2.ServerHttp2Stream,
     headers: http2.IncomingHttpHeaders,
-    codec: CodecShared,
+    private readonly codec: CodecShared,
   ) {
     const flat = flatten(headers);
     const cl = headers['content-length'];
     const method = String(headers[':method'] ?? 'GET');
     const contentLength = cl === undefined ? -1 : Number(cl);
+    this.contentLength = contentLength;
     const hasBody = !stream.readableEnded && !stream.endAfterHeaders;
     const session = sessionOf(stream.session);
     this.session = session;
@@ -227,27 +259,35 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     // the stream as soon as it closes, before the callback of the response's last write,
     // and Node's Writable then builds an ERR_STREAM_DESTROYED (with its stack) per request.
     // Unread, the stream is destroyed once both its sides are finished.
+    (stream as OwnedStream)[OWNER] = this;
     if (hasBody) {
-      stream.on('data', (chunk: Buffer) => ex.onBody(chunk));
-      stream.on('end', () => ex.onBodyEnd());
-      if (req.acceptsTrailers === true)
-        stream.on('trailers', (trailers: http2.IncomingHttpHeaders) =>
-          ex.onRequestTrailers(flatten(trailers)),
-        );
+      this.body = ex;
+      stream.on('data', onRequestData);
+      stream.on('end', onRequestEnd);
+      if (req.acceptsTrailers === true) stream.on('trailers', onRequestTrailers);
     }
-    stream.on('close', () => {
-      session.open -= 1;
-      if (session.open === 0) session.idle?.refresh();
-      if (!this.exchange) return;
-      // nghttp2 resets a stream whose DATA fell short of its content-length (RFC 9113 8.1.1).
-      if (contentLength >= 0 && !stream.readableEnded && stream.rstCode === NGHTTP2_PROTOCOL_ERROR) {
-        codec.rxMessagingError.inc();
-        ex.info.flags |= FLAG.DPE;
-      }
-      ex.onDownstreamReset();
-    });
+    stream.on('close', onStreamClose);
     stream.on('error', ignoreError);
     ex.start();
+  }
+
+  onClose(): void {
+    const session = this.session;
+    session.open -= 1;
+    if (session.open === 0) session.idle?.refresh();
+    const ex = this.exchange;
+    if (!ex) return;
+    const stream = this.stream;
+    // nghttp2 resets a stream whose DATA fell short of its content-length (RFC 9113 8.1.1).
+    if (this.contentLength >= 0 && !stream.readableEnded && stream.rstCode === NGHTTP2_PROTOCOL_ERROR) {
+      this.codec.rxMessagingError.inc();
+      ex.info.flags |= FLAG.DPE;
+    }
+    ex.onDownstreamReset();
+  }
+
+  onDrain(): void {
+    this.exchange?.onDownstreamDrain();
   }
 
   writeHead(
@@ -278,7 +318,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
       if (trailers === true && !ends) {
         this.trailers = NO_TRAILERS;
         stream.respond(out, { waitForTrailers: true });
-        stream.once('wantTrailers', () => this.sendTrailers());
+        stream.once('wantTrailers', onWantTrailers);
       } else stream.respond(out, { endStream: ends });
     } catch {
       stream.close(NGHTTP2_INTERNAL_ERROR);
@@ -292,7 +332,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     if (!this.drainWatched) {
       // Watched from the first full buffer on: most responses never fill it.
       this.drainWatched = true;
-      stream.on('drain', () => this.exchange?.onDownstreamDrain());
+      stream.on('drain', onStreamDrain);
     }
     return false;
   }
@@ -302,7 +342,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     if (!this.stream.writableEnded) this.stream.end();
   }
 
-  private sendTrailers(): void {
+  sendTrailers(): void {
     const out = withFlatHeaders({}, this.trailers as readonly string[]);
     try {
       // Empty, Node ends the stream with an empty DATA frame instead.
