@@ -6,7 +6,7 @@
  */
 
 import type { ServerContext } from '../context.js';
-import { flushAccessLogsAtExit, reopenAccessLogsOnSignal } from '../dataplane/access-log/file-sink.js';
+import { flushAccessLogsAtExit } from '../dataplane/access-log/file-sink.js';
 import { collectWorkerStats } from '../dataplane/workers/collect.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
 import { startXds, type XdsClient } from '../xds/client.js';
@@ -18,6 +18,7 @@ import { logLifecycle } from './lifecycle-log.js';
 import { startOverloadManager } from './overload/monitor.js';
 import { startShrinkHeap } from './overload/shrink-heap.js';
 import { loadDiskRuntimeLayers } from './runtime-disk.js';
+import { reopenAccessLogsOnSignal } from './signals.js';
 
 /**
  * The edges the admin shows the result of: the disk runtime layers (read once, before the

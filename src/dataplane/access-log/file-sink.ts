@@ -76,16 +76,6 @@ export function flushAccessLogs(): void {
 }
 
 /**
- * SIGUSR1 reopens this process's access log files: started with the primary's edges. Only the
- * main thread hears signals: with --concurrency > 1 the worker pool tells the worker threads
- * to reopen theirs. Returns the unhook.
- */
-export function reopenAccessLogsOnSignal(): () => void {
-  process.on('SIGUSR1', reopenAccessLogs);
-  return () => process.off('SIGUSR1', reopenAccessLogs);
-}
-
-/**
  * Flushes this thread's access log files when it exits, however it exits (the primary's edges
  * and each worker thread start it), so no buffered line is lost. The unhook flushes: it runs
  * as a shutdown step, after the listeners that write the lines have closed.

@@ -2,27 +2,24 @@
  * Root cause: the module hooked SIGUSR1 and the process's exit when imported, so any import (a
  * test, the admin, a worker thread) changed how the process answers a signal. The hooks are
  * now started by the edges; these tests hold that importing hooks nothing and that the started
- * hooks reopen on a real SIGUSR1 and flush on exit.
+ * exit hook flushes (the SIGUSR1 hook's own test is test/edges/signals.test.ts).
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import {
-  flushAccessLogsAtExit,
-  openAccessLogFile,
-  reopenAccessLogsOnSignal,
-} from '../../../src/dataplane/access-log/file-sink.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'file-sink-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The module as this test runs it: the source under tsx, the build under `npm test`. */
 const EXT = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
-const MODULE = pathToFileURL(join(import.meta.dirname, `../../../src/dataplane/access-log/file-sink.${EXT}`)).href;
+const MODULE = pathToFileURL(
+  join(import.meta.dirname, `../../../src/dataplane/access-log/file-sink.${EXT}`),
+).href;
 
 /** Runs `code` (an ES module body) in a fresh Node process with tsx; returns its stdout. */
 function child(code: string): string {
@@ -53,30 +50,4 @@ test('a started exit hook writes the buffered lines when the process exits', () 
     process.exit(0);
   `);
   assert.equal(readFileSync(path, 'utf8'), 'buffered\n');
-});
-
-test('a started signal hook reopens on a real SIGUSR1; the unhook removes it', async () => {
-  const path = join(dir, 'rotated.log');
-  const file = openAccessLogFile(path, 3_600_000);
-  const listeners = process.listenerCount('SIGUSR1');
-  const unhook = reopenAccessLogsOnSignal();
-  const unhookExit = flushAccessLogsAtExit();
-  try {
-    assert.equal(process.listenerCount('SIGUSR1'), listeners + 1);
-    file.write('before\n');
-    renameSync(path, `${path}.1`);
-    const heard = new Promise<void>((resolve) => process.once('SIGUSR1', () => resolve()));
-    process.kill(process.pid, 'SIGUSR1');
-    await heard;
-    file.write('after\n');
-    file.flush();
-    assert.equal(readFileSync(`${path}.1`, 'utf8'), 'before\n');
-    assert.equal(readFileSync(path, 'utf8'), 'after\n');
-  } finally {
-    unhook();
-    unhookExit();
-    file.release();
-  }
-  assert.equal(process.listenerCount('SIGUSR1'), listeners);
-  assert.ok(existsSync(path));
 });
