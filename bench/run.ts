@@ -16,6 +16,7 @@ const parts: Record<string, () => Promise<Part>> = {
   memory: async () => (await import('./memory.js')).benchMemory,
   dataplane: async () => (await import('./dataplane.js')).benchDataplane,
   grpc: async () => (await import('./grpc.js')).benchGrpc,
+  filters: async () => (await import('./filters.js')).benchFilters,
   slow: async () => (await import('./slow.js')).benchSlow,
   xds: async () => (await import('./xds.js')).benchXds,
   health: async () => (await import('./health.js')).benchHealth,

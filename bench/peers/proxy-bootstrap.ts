@@ -12,6 +12,8 @@ export const LISTENER_NAME = 'bench_http';
 export interface BootstrapOptions {
   /** The cluster speaks HTTP/2 to its upstream (`http2_protocol_options`), as gRPC needs. */
   http2Upstream?: boolean;
+  /** HTTP filters before the router (the filters part); none by default. */
+  httpFilters?: JsonObject[];
 }
 
 /** The bootstrap, in the canonical proto3 JSON form. */
@@ -54,7 +56,7 @@ export function proxyBootstrap(upstreamPort: number, options: BootstrapOptions =
                         },
                       ],
                     },
-                    http_filters: [{ name: 'envoy.router' }],
+                    http_filters: [...(options.httpFilters ?? []), { name: 'envoy.router' }],
                   },
                 },
               ],
