@@ -20,7 +20,7 @@ export async function freePort(): Promise<number> {
 export async function until(
   check: () => boolean | Promise<boolean>,
   what: string,
-  timeoutMs = 30_000,
+  timeoutMs = 60_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
