@@ -20,7 +20,7 @@ import {
   type HealthCheckSettings,
   type OutlierSettings,
 } from './health.js';
-import { checkLoadAssignment, LOAD_ASSIGNMENT_TABLES } from './load-assignment.js';
+import { compileClusterLoadAssignment, LOAD_ASSIGNMENT_TABLES } from './load-assignment.js';
 
 /** The reference's ring size limit (8M entries) for both minimum and maximum. */
 export const MAX_RING_SIZE = 8_388_608;
@@ -337,7 +337,9 @@ function checkMembers(cluster: JsonObject, p: string, type: string, report: Repo
   if (hosts.length > 0 && assignment) {
     report.warn(`${p}.hosts`, 'ignored: load_assignment is also set and overrides the deprecated hosts');
   }
-  const members = assignment ? checkLoadAssignment(assignment, `${p}.load_assignment`, report) : hosts.length;
+  const members = assignment
+    ? compileClusterLoadAssignment(assignment, `${p}.load_assignment`, { report }).value.length
+    : hosts.length;
   if (MEMBERS_REQUIRED.has(type) && !assignment && hosts.length === 0) {
     report.error(p, `a ${type} cluster needs members: set load_assignment (or the deprecated hosts)`);
   }

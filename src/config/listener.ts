@@ -4,15 +4,15 @@ import { durationMs, numberOr, objectOf, stringOr } from '../../reducers/setting
 import { builtInForType, CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { Report } from '../bootstrap/report.js';
+import { compileHcm, type HcmSpec } from '../dataplane/http/hcm-config.js';
+import { socketHelper } from '../dataplane/listeners/native.js';
+import { compileNetworkRbac, type NetworkRbacSpec } from '../dataplane/listeners/rbac.js';
+import { listOf } from '../dataplane/router/matchers.js';
+import { compileTcpProxy, type TcpProxySettings } from '../dataplane/tcp/config.js';
 import { compileDownstreamTls, type DownstreamTls } from '../tls/context.js';
 import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
 import { compileTransportTls } from '../tls/transport.js';
-import { compileHcm, type HcmSpec } from '../dataplane/http/hcm-config.js';
-import { listOf } from '../dataplane/router/matchers.js';
-import { compileTcpProxy, type TcpProxySettings } from '../dataplane/tcp/config.js';
 import type { Compiled, CompileOptions } from './compiled.js';
-import { socketHelper } from '../dataplane/listeners/native.js';
-import { compileNetworkRbac, type NetworkRbacSpec } from '../dataplane/listeners/rbac.js';
 
 export type TrafficDirection = 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
 

@@ -1,11 +1,13 @@
 /**
- * The ClusterLoadAssignment's rules: a cluster's `load_assignment` and an EDS resource alike
- * (src/xds/resources.ts). Its field tables are listed in docs/bootstrap.md.
+ * The ClusterLoadAssignment's compile step: a cluster's `load_assignment` and an EDS resource
+ * alike (src/xds/resources.ts). Its field tables are listed in docs/bootstrap.md.
  */
-import type { Json, JsonObject } from '../../events/index.js';
+import type { HostSpec, Json, JsonObject } from '../../events/index.js';
+import { configuredEndpoints } from '../../reducers/hosts.js';
 import { arrayOf } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
-import { fieldPath, type Report } from '../bootstrap/report.js';
+import { fieldPath, Report } from '../bootstrap/report.js';
+import type { Compiled, CompileOptions } from './compiled.js';
 
 function obj(value: Json | undefined): JsonObject | undefined {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
@@ -59,12 +61,37 @@ export const LOAD_ASSIGNMENT_TABLES = {
   Endpoint: ENDPOINT_FIELDS,
 };
 
+const compiled = new WeakMap<JsonObject, HostSpec[]>();
+
 /**
- * The rules of a `ClusterLoadAssignment` beyond its shape, for a cluster's `load_assignment`
- * and for one discovered by EDS alike (src/xds/resources.ts); returns how many members it lists.
+ * Compiles one ClusterLoadAssignment; `path` names it in findings (empty for an EDS resource).
+ * The value, its endpoints in order, is kept by the config's identity: the EDS edge applies
+ * the members discovery compiled (`compiledClusterLoadAssignment`). The reducers derive a
+ * static cluster's members with the same pure reader (`configuredEndpoints`, reducers/hosts.ts).
  */
-export function checkLoadAssignment(assignment: JsonObject, p: string, report: Report): number {
-  let members = 0;
+export function compileClusterLoadAssignment(
+  raw: JsonObject,
+  path: string,
+  options: Pick<CompileOptions, 'report'> = {},
+): Compiled<HostSpec[]> {
+  const report = options.report ?? new Report(path);
+  checkRules(raw, path, report);
+  const value = configuredEndpoints({ name: '', load_assignment: raw });
+  compiled.set(raw, value);
+  return { value, findings: report };
+}
+
+/** The endpoints of an accepted assignment: the ones its compile step made, or read once now from a copy. */
+export function compiledClusterLoadAssignment(raw: JsonObject): HostSpec[] {
+  const hit = compiled.get(raw);
+  if (hit) return hit;
+  const value = configuredEndpoints({ name: '', load_assignment: raw });
+  compiled.set(raw, value);
+  return value;
+}
+
+/** The rules of a `ClusterLoadAssignment` beyond its shape. */
+function checkRules(assignment: JsonObject, p: string, report: Report): void {
   checkFields(assignment, p, report, LOAD_ASSIGNMENT_FIELDS, 'ClusterLoadAssignment');
   const policy = obj(assignment.policy);
   if (policy)
@@ -85,7 +112,6 @@ export function checkLoadAssignment(assignment: JsonObject, p: string, report: R
       report.error(`${gp}.load_balancing_weight`, 'must be >= 1');
     }
     arrayOf(locality.lb_endpoints).forEach((endpoint, e) => {
-      members++;
       const le = obj(endpoint) ?? {};
       const ep = `${gp}.lb_endpoints[${e}]`;
       checkFields(le, ep, report, LB_ENDPOINT_FIELDS, 'LbEndpoint');
@@ -108,5 +134,4 @@ export function checkLoadAssignment(assignment: JsonObject, p: string, report: R
         report.error(`${ep}.endpoint.address.socket_address.port_value`, `${port} is not a port (0..65535)`);
     });
   });
-  return members;
 }

@@ -16,9 +16,9 @@ import {
   secretSet,
 } from '../../events/index.js';
 import { edsServiceName } from '../../reducers/discovery.js';
-import { configuredEndpoints } from '../../reducers/hosts.js';
 import { entryOf } from '../../reducers/index.js';
 import { clusterStatName } from '../../reducers/settings/cluster.js';
+import { compiledClusterLoadAssignment } from '../config/load-assignment.js';
 import type { Store } from '../control/store.js';
 import type { Loggers } from '../logging/loggers.js';
 import type { StatsStore } from '../stats/store.js';
@@ -125,7 +125,8 @@ function applyEndpoints(ctx: ApplyContext, change: Change): void {
     if (!assignment) continue;
     const version = versionOf(change, service);
     const scope = ctx.stats.scope(`cluster.${clusterStatName(entry.config)}`);
-    const hosts = configuredEndpoints({ name: entry.name, load_assignment: assignment });
+    // The members decodeResources compiled, found by the assignment's identity.
+    const hosts = compiledClusterLoadAssignment(assignment);
     if (hosts.length === 0) scope.counter('update_empty').inc();
     ctx.log.debug({ version }, `eds: cluster '${entry.name}' has ${hosts.length} host(s)`);
     const event =

@@ -9,8 +9,8 @@ import { messageToJson } from '../bootstrap/decode.js';
 import { Report } from '../bootstrap/report.js';
 import { isV3TypeUrl, nameOf, typeForUrl } from '../bootstrap/schema.js';
 import { compileCluster } from '../config/cluster.js';
-import { checkLoadAssignment } from '../config/load-assignment.js';
 import { compileListener } from '../config/listener.js';
+import { compileClusterLoadAssignment } from '../config/load-assignment.js';
 import { compileRouteConfiguration } from '../config/route-configuration.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../dataplane/router/validate-clusters.js';
 import { compileSecret } from '../tls/context.js';
@@ -51,7 +51,7 @@ function compile(
 ): void {
   switch (kind) {
     case 'eds':
-      checkLoadAssignment(config, '', report);
+      compileClusterLoadAssignment(config, '', { report });
       return;
     case 'cds':
       compileCluster(config, '', { report, secrets });

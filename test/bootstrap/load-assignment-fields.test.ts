@@ -1,6 +1,6 @@
 /**
  * A ClusterLoadAssignment's fields act, warn or are refused by name, whether it is a static
- * cluster's `load_assignment` or a resource discovered by EDS: both run checkLoadAssignment.
+ * cluster's `load_assignment` or a resource discovered by EDS: both run compileClusterLoadAssignment.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,17 +1,24 @@
-/** Rules of a cluster's load assignment beyond its shape (static CDS/EDS and discovered EDS). */
+/** The ClusterLoadAssignment's compile step (static CDS/EDS and discovered EDS): its rules and its members. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { configuredEndpoints } from '../../reducers/hosts.js';
 import { Report } from '../../src/bootstrap/report.js';
-import { checkLoadAssignment } from '../../src/config/load-assignment.js';
+import {
+  compileClusterLoadAssignment,
+  compiledClusterLoadAssignment,
+} from '../../src/config/load-assignment.js';
+import { decodeResources } from '../../src/xds/resources.js';
 import { assignment } from '../helpers/xds-fixtures.js';
 
-describe('checkLoadAssignment', () => {
+const EDS_TYPE = 'type.googleapis.com/envoy.api.v2.ClusterLoadAssignment';
+
+describe('compileClusterLoadAssignment', () => {
   it('refuses an endpoint port above 65535, naming it', () => {
     // Root cause: the walk reads port_value as a uint32 and only listener addresses checked
     // the reference's `lte: 65535` rule, so an EDS push (or a static cluster) with port 70000
     // was accepted and its host named no port. Found by test/xds/client-fuzz.test.ts.
     const report = new Report('ClusterLoadAssignment');
-    checkLoadAssignment(assignment('svc', [1, 70_000]), '', report);
+    compileClusterLoadAssignment(assignment('svc', [1, 70_000]), '', { report });
     assert.equal(report.failed, true);
     assert.match(
       report.errors.join('\n'),
@@ -20,8 +27,30 @@ describe('checkLoadAssignment', () => {
   });
 
   it('accepts ports 0 and 65535', () => {
-    const report = new Report('ClusterLoadAssignment');
-    checkLoadAssignment(assignment('svc', [0, 65_535]), '', report);
-    assert.deepEqual(report.errors, []);
+    const { value, findings } = compileClusterLoadAssignment(assignment('svc', [0, 65_535]), '');
+    assert.deepEqual(findings.errors, []);
+    assert.deepEqual(
+      value.map((h) => h.address),
+      ['127.0.0.1:0', '127.0.0.1:65535'],
+    );
+  });
+
+  it('the members EDS applies are the ones discovery compiled, read once', () => {
+    const out = decodeResources('eds', [{ '@type': EDS_TYPE, ...assignment('svc', [8080, 8081]) }], {
+      allowUnknown: false,
+      disabled: new Set(),
+    });
+    assert.deepEqual(out.rejected, []);
+    const config = out.resources[0]!.config;
+    const members = compiledClusterLoadAssignment(config);
+    assert.equal(compiledClusterLoadAssignment(config), members, 'kept by the config, not read again');
+    assert.deepEqual(members, configuredEndpoints({ name: 'svc', load_assignment: config }));
+    assert.deepEqual(
+      members.map((h) => [h.address, h.weight, h.edsHealth]),
+      [
+        ['127.0.0.1:8080', 1, 'UNKNOWN'],
+        ['127.0.0.1:8081', 1, 'UNKNOWN'],
+      ],
+    );
   });
 });
