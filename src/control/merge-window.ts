@@ -37,7 +37,11 @@ export function mergeWindow(
         return window;
       };
 
+      // The next window opens when this one was due to close, not when its timer ran: a live
+      // timer fires late on a busy thread, a replay's virtual one never does, and both must
+      // hold and pass the same updates.
       const close = (cluster: string, window: Window) => {
+        window.timer?.unsubscribe();
         window.timer = null;
         if (window.buffered.length === 0) {
           windows.delete(cluster);
@@ -45,12 +49,21 @@ export function mergeWindow(
         }
         const batch = window.buffered;
         stats.merged += 1;
-        open(cluster, windowMs(cluster));
+        windows.set(cluster, { closesAt: window.closesAt + windowMs(cluster), buffered: [], timer: null });
         subscriber.next(batch);
+      };
+
+      /** Delivers, oldest first, every window already due whose timer has not run yet. */
+      const closeDue = () => {
+        const now = scheduler.now();
+        const due = [...windows].filter(([, w]) => w.timer !== null && w.closesAt <= now);
+        due.sort(([, a], [, b]) => a.closesAt - b.closesAt);
+        for (const [cluster, window] of due) close(cluster, window);
       };
 
       const subscription = source.subscribe({
         next(env) {
+          closeDue();
           const opens = mergeWindowOf(env.event);
           if (opens === null) {
             subscriber.next([env]);

@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { from, Subject, VirtualAction, VirtualTimeScheduler } from 'rxjs';
+import {
+  from,
+  type SchedulerAction,
+  type SchedulerLike,
+  Subject,
+  Subscription,
+  VirtualAction,
+  VirtualTimeScheduler,
+} from 'rxjs';
 import {
   activeHealthChanged,
   type Envelope,
@@ -129,4 +137,48 @@ test('completion delivers what is held, so a finite replay ends where the live r
     .pipe(mergeWindow(() => 1000, scheduler))
     .subscribe((b) => batches.push(b.map((e) => e.seq)));
   assert.deepEqual(batches, [[1], [2]]);
+});
+
+/** A live thread's clock whose timers run only when the test says, late. */
+class LateScheduler implements SchedulerLike {
+  clock = 0;
+  private readonly due: Array<() => void> = [];
+  now(): number {
+    return this.clock;
+  }
+  schedule<T>(work: (this: SchedulerAction<T>, state?: T) => void, _delay = 0, state?: T): Subscription {
+    let cancelled = false;
+    this.due.push(() => {
+      if (!cancelled) work.call({} as SchedulerAction<T>, state);
+    });
+    return new Subscription(() => {
+      cancelled = true;
+    });
+  }
+  runTimers(at: number): void {
+    this.clock = at;
+    for (const run of this.due.splice(0)) run();
+  }
+}
+
+test('a timer that runs late holds and passes what a replay on virtual time does, in the same order', () => {
+  // Root cause: a busy thread ran the window's timer after the next update arrived; the update
+  // passed at once and the held one came after it, while the replay (on time) held it.
+  const inputs: Array<[number, ProxyEvent]> = [
+    [0, flap(false)],
+    [100, flap(true)],
+    [1200, flap(false)],
+  ];
+  const scheduler = new LateScheduler();
+  const input = new Subject<Envelope<ProxyEvent>>();
+  const live: number[][] = [];
+  input.pipe(mergeWindow(() => 1000, scheduler)).subscribe((b) => live.push(b.map((e) => e.seq)));
+  inputs.forEach(([at, event], i) => {
+    scheduler.clock = at;
+    input.next({ seq: i + 1, at, source: 'test', event });
+  });
+  scheduler.runTimers(2300);
+  const replayed = run(1000, inputs).out.map((b) => b.seqs);
+  assert.deepEqual(replayed, [[1], [2], [3]]);
+  assert.deepEqual(live, replayed);
 });
