@@ -5,14 +5,15 @@
  * first answers (`InitTargets`). It runs once, in the primary; workers fold the events it
  * dispatches.
  */
+import type { JsonObject } from '../../events/config.js';
 import { secretRemoved } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
 import { objectOf } from '../../reducers/settings/values.js';
 import { disabledExtensions } from '../bootstrap/catalog.js';
 import { Report } from '../bootstrap/report.js';
-import type { Options } from '../options.js';
 import type { Store } from '../control/store.js';
 import type { Loggers } from '../logging/loggers.js';
+import type { Options } from '../options.js';
 import type { StatsStore } from '../stats/store.js';
 import { prepareHashing } from '../upstream/hash.js';
 import { applyChange } from './apply.js';
@@ -55,10 +56,10 @@ export async function startXds(ctx: XdsContext): Promise<XdsClient> {
 }
 
 /** The ADS source of the bootstrap (null without one, or with one not served, logged). */
-function adsSource(dynamic: Record<string, unknown>, log: ReturnType<Loggers['get']>): GrpcSource | null {
+function adsSource(dynamic: JsonObject, log: ReturnType<Loggers['get']>): GrpcSource | null {
   if (dynamic.ads_config === undefined) return null;
   const report = new Report('dynamic_resources.ads_config');
-  const api = compileApiConfigSource(objectOf(dynamic.ads_config as never), '', report);
+  const api = compileApiConfigSource(objectOf(dynamic.ads_config), '', report);
   if (report.failed) log.error({ errors: report.errors }, 'dynamic_resources.ads_config is not served');
   return api?.api === 'GRPC' ? api : null;
 }
