@@ -119,10 +119,23 @@ function variable(name: string, arg: string | undefined, where: string): HeaderT
       return leafText(node);
     };
   }
-  // Nothing in this build sets dynamic metadata or filter state: these are always empty.
-  if (name === 'DYNAMIC_METADATA' || name === 'PER_REQUEST_STATE') {
-    if (arg === undefined) throw fault(where, `%${name}%: needs an argument`);
-    return () => '';
+  // What the HTTP filters recorded before the router (src/dataplane/access-log/stream-info.ts).
+  if (name === 'DYNAMIC_METADATA') {
+    if (arg === undefined) throw fault(where, '%DYNAMIC_METADATA%: needs (["namespace", "key"])');
+    const [namespace, ...keys] = metadataPath(arg, where);
+    return ({ info }) => {
+      // Plain data filters set per request, not config: walked without the config readers.
+      let node: Json | undefined = info.dynamicMetadata?.[namespace as string];
+      for (const k of keys)
+        node = node !== null && typeof node === 'object' && !Array.isArray(node) ? node[k] : undefined;
+      return leafText(node);
+    };
+  }
+  if (name === 'PER_REQUEST_STATE') {
+    const key = (arg ?? '').trim();
+    if (!key)
+      throw fault(where, '%PER_REQUEST_STATE%: needs a filter state name, as %PER_REQUEST_STATE(my.key)%');
+    return ({ info }) => leafText(info.filterState?.get(key)?.value);
   }
   if (name === 'REQ') {
     const header = (arg ?? '').trim().toLowerCase();

@@ -5,6 +5,12 @@ import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
 import type { RawCluster } from '../../../events/config.js';
 import { Report } from '../../../src/bootstrap/report.js';
+import {
+  newStreamInfo,
+  setDynamicMetadata,
+  setFilterState,
+} from '../../../src/dataplane/access-log/stream-info.js';
+import { compileHeaderTemplate } from '../../../src/dataplane/router/header-mutation.js';
 import { compileRouteTable } from '../../../src/dataplane/router/table.js';
 import { until } from '../../helpers/dataplane.js';
 import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
@@ -242,5 +248,20 @@ describe('header mutation config errors', () => {
       response_headers_to_remove: ['x-b'],
     });
     assert.equal(messages(r), '');
+  });
+});
+
+describe('header variables reading what filters recorded', () => {
+  it('%DYNAMIC_METADATA(["ns", "key"])% and %PER_REQUEST_STATE(key)% read the stream record; unset is not added', () => {
+    const info = newStreamInfo(null, '', '');
+    const meta = compileHeaderTemplate('%DYNAMIC_METADATA(["envoy.filters.http.lua", "user", "id"])%', 'h');
+    const state = compileHeaderTemplate('v=%PER_REQUEST_STATE(auth.user)%', 'h');
+    assert.equal(meta({ info, host: null }), '');
+    setDynamicMetadata(info, 'envoy.filters.http.lua', { user: { id: 42 } });
+    setFilterState(info, 'auth.user', 'alice');
+    assert.equal(meta({ info, host: null }), '42');
+    assert.equal(state({ info, host: null }), 'v=alice');
+    assert.throws(() => compileHeaderTemplate('%DYNAMIC_METADATA(ns)%', 'h'), /JSON list/);
+    assert.throws(() => compileHeaderTemplate('%PER_REQUEST_STATE()%', 'h'), /needs a filter state name/);
   });
 });
