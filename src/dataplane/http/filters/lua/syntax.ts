@@ -1,10 +1,13 @@
 /**
  * The syntax check of Lua scripts for the compile step, which is synchronous while the Lua VM
  * loads asynchronously: a child process (the same Node, the same `wasmoon`) compiles each script
- * without running it and answers its error. Each distinct script text is checked once per
- * thread, so a config compiled again (serve after validate, an LDS update) costs nothing more.
+ * without running it and answers its error. Each distinct script text is checked once, so a
+ * config compiled again (serve after validate, an LDS update) costs nothing more. Only the main
+ * thread checks: it compiled (and refused) every config before a worker gets it, and a worker's
+ * Lua state reports a script that does not load anyway.
  */
 import { spawnSync } from 'node:child_process';
+import { isMainThread } from 'node:worker_threads';
 
 /** Compiles each `{ name, code }` from stdin as a chunk named `=name`; prints the errors (null when none). */
 const CHILD = `
@@ -35,6 +38,7 @@ export interface ScriptText {
  * could not run (then the scripts are checked when a worker loads them).
  */
 export function syntaxErrors(scripts: readonly ScriptText[]): Array<string | null> | string {
+  if (!isMainThread) return scripts.map(() => null);
   const fresh = scripts.filter((s) => !checked.has(s.code));
   if (fresh.length > 0) {
     const child = spawnSync(process.execPath, ['--input-type=module', '-e', CHILD], {

@@ -1,5 +1,6 @@
 /** What the Lua filter tests share: an upstream that echoes what it saw, a bootstrap around a filter list. */
 import * as http from 'node:http';
+import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import type { Json, JsonObject } from '../../../../../events/index.js';
 
@@ -18,7 +19,7 @@ export async function echoUpstream(): Promise<{ server: http.Server; port: numbe
 }
 
 /** A listener whose HCM runs `filters` then the router to the echo upstream. */
-export function bootstrapWith(filters: Json[], routes: Json[], upstreamPort: number): JsonObject {
+export function bootstrapWith(filters: Json[], routes: Json[], upstreamPort: number, h2Port = 1): JsonObject {
   return {
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
     static_resources: {
@@ -48,6 +49,7 @@ export function bootstrapWith(filters: Json[], routes: Json[], upstreamPort: num
         cluster('web', upstreamPort),
         // Nothing listens on port 1: a call there fails.
         cluster('dead', 1),
+        { ...cluster('h2', h2Port), http2_protocol_options: {} },
       ],
     },
   };
@@ -68,4 +70,16 @@ function cluster(name: string, port: number): JsonObject {
       ],
     },
   };
+}
+
+/** An HTTP/2 upstream whose answers end with a trailer (this build reads trailers from HTTP/2 peers). */
+export async function trailersUpstream(): Promise<{ server: http2.Http2Server; port: number }> {
+  const server = http2.createServer();
+  server.on('stream', (stream) => {
+    stream.respond({ ':status': 200, 'content-type': 'text/plain' }, { waitForTrailers: true });
+    stream.on('wantTrailers', () => stream.sendTrailers({ 'x-upstream-trailer': 'from-upstream' }));
+    stream.end('with trailers');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, port: (server.address() as AddressInfo).port };
 }

@@ -5,13 +5,14 @@
  * request only. Each request goes on a fresh connection, so both workers answer some.
  */
 import assert from 'node:assert/strict';
+import * as http2 from 'node:http2';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Json, JsonObject } from '../../../../../events/index.js';
 import { type Dump, load, root } from '../../../../helpers/bootstrap.js';
 import { send } from '../../../../helpers/http-send.js';
 import { type ProxyProcess, startProxyProcess } from '../../../../helpers/proxy-process.js';
-import { bootstrapWith, echoUpstream } from './helpers.js';
+import { bootstrapWith, echoUpstream, trailersUpstream } from './helpers.js';
 
 const EXAMPLE_DIR = join(root, 'fixtures/reference-examples-2020/examples/lua');
 
@@ -118,6 +119,8 @@ function envoy_on_response(response_handle)
   local h = response_handle:headers()
   local body = response_handle:body()
   h:add('x-response-length', tostring(body and body:length() or -1))
+  local t = response_handle:trailers()
+  h:add('x-trailer-seen', t and t:get('x-upstream-trailer') or 'none')
   h:add('x-status-seen', h:get(':status'))
   h:add('x-upstream-seen', h:get('x-upstream') or 'none')
   h:remove('x-upstream')
@@ -127,6 +130,7 @@ end
 describe('the Lua filter: the handle API, per-route overrides, failures', () => {
   let proxy: ProxyProcess;
   let port: number;
+  let h2: Awaited<ReturnType<typeof trailersUpstream>>;
 
   before(async () => {
     const lua = {
@@ -158,10 +162,12 @@ describe('the Lua filter: the handle API, per-route overrides, failures', () => 
         route: { cluster: 'web' },
         typed_per_filter_config: perRoute({ name: 'other.lua' }),
       },
+      { match: { prefix: '/trailers' }, route: { cluster: 'h2' } },
       { match: { prefix: '/' }, route: { cluster: 'web' } },
     ];
+    h2 = await trailersUpstream();
     proxy = await startProxyProcess(
-      bootstrapWith([lua], routes, upstream.port),
+      bootstrapWith([lua], routes, upstream.port, h2.port),
       ['--concurrency', '2'],
       30_000,
     );
@@ -170,6 +176,7 @@ describe('the Lua filter: the handle API, per-route overrides, failures', () => 
 
   after(async () => {
     await proxy.stop();
+    h2.server.close();
   });
 
   it('reads, adds, replaces and removes request headers, iterates them with pairs', async () => {
@@ -219,6 +226,28 @@ describe('the Lua filter: the handle API, per-route overrides, failures', () => 
     const nowhere = await send(port, 'GET', '/call-nowhere');
     assert.equal(nowhere.status, 200, 'a script error: the request goes on');
     await until(async () => /http call cluster invalid/.test(proxy.stderr()), 'the cluster error');
+  });
+
+  it('trailers() waits for the end of the response and reads its trailers; nil without any', async () => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    try {
+      const ask = (path: string) =>
+        new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+          const req = session.request({ ':method': 'GET', ':path': path, te: 'trailers' });
+          let head: http2.IncomingHttpHeaders = {};
+          req.on('response', (h) => {
+            head = h;
+          });
+          req.resume();
+          req.on('end', () => resolve(head));
+          req.on('error', reject);
+          req.end();
+        });
+      assert.equal((await ask('/trailers'))['x-trailer-seen'], 'from-upstream');
+      assert.equal((await ask('/api'))['x-trailer-seen'], 'none');
+    } finally {
+      session.close();
+    }
   });
 
   it('a bad getBytes range is a script error naming the rule', async () => {
