@@ -48,11 +48,24 @@ function headerMap(req: HttpRequest): Record<string, string> {
   return out;
 }
 
+/** The request body sent with a check (`with_request_body`): what was buffered, and whether it is all of it. */
+export interface CheckBody {
+  data: Buffer;
+  partial: boolean;
+}
+
+/** The header telling the authorizer whether the body it got is partial (the reference's name). */
+const PARTIAL_BODY_HEADER = 'x-envoy-auth-partial-body';
+
 /** The `CheckRequest` for a request (`AttributeContext`, fields as the schema spells them). */
 export function checkRequest(
   req: HttpRequest,
   contextExtensions: Record<string, string>,
+  body: CheckBody | null,
+  packAsBytes: boolean,
 ): Record<string, unknown> {
+  const headers = headerMap(req);
+  if (body !== null) headers[PARTIAL_BODY_HEADER] = String(body.partial);
   const now = Date.now();
   const query = req.path.indexOf('?');
   const id = req.headers.indexOf('x-request-id');
@@ -65,13 +78,18 @@ export function checkRequest(
         http: {
           id: id >= 0 && id % 2 === 0 ? req.headers[id + 1] : '',
           method: req.method,
-          headers: headerMap(req),
+          headers,
           path: req.path,
           host: req.authority,
           scheme: req.scheme,
           query: query >= 0 ? req.path.slice(query + 1) : '',
-          size: req.contentLength >= 0 ? req.contentLength : -1,
+          size: body !== null ? body.data.length : req.contentLength >= 0 ? req.contentLength : -1,
           protocol: req.protocol,
+          ...(body === null
+            ? {}
+            : packAsBytes
+              ? { raw_body: body.data }
+              : { body: body.data.toString('utf8') }),
         },
       },
       context_extensions: contextExtensions,
@@ -149,6 +167,7 @@ const ALWAYS_SENT = new Set(['authorization']);
 export function httpCheckHead(
   service: HttpAuthorizer,
   req: HttpRequest,
+  body: CheckBody | null,
 ): { path: string; headers: string[] } {
   const headers: string[] = [];
   const h = req.headers;
@@ -163,6 +182,7 @@ export function httpCheckHead(
     for (let j = headers.length - 2; j >= 0; j -= 2) if (headers[j] === name) headers.splice(j, 2);
     headers.push(name, service.headersToAdd[i + 1] as string);
   }
+  if (body !== null) headers.push(PARTIAL_BODY_HEADER, String(body.partial));
   return { path: service.pathPrefix + req.path, headers };
 }
 

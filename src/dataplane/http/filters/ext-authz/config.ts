@@ -53,6 +53,8 @@ export interface ExtAuthzConfig {
   enabled: RuntimeFraction | null;
   /** `deny_at_disable`: a request the filter skips through `filter_enabled` is denied. */
   denyAtDisable: { byDefault: boolean; key: string } | null;
+  /** `with_request_body`: the request body (up to `maxBytes`) goes with the check; null: none. */
+  withBody: { maxBytes: number; allowPartial: boolean; packAsBytes: boolean } | null;
   /** Stats under `ext_authz.<stat_prefix>.` ('' for `ext_authz.`). */
   statPrefix: string;
 }
@@ -60,7 +62,7 @@ export interface ExtAuthzConfig {
 /** A compiled `ExtAuthzPerRoute`. */
 export type ExtAuthzPerRoute =
   | { disabled: true }
-  | { disabled: false; contextExtensions: Record<string, string> };
+  | { disabled: false; contextExtensions: Record<string, string>; noBody: boolean };
 
 /** The reference's default for both services' `timeout`. */
 const DEFAULT_TIMEOUT_MS = 200;
@@ -75,8 +77,8 @@ const EXT_AUTHZ_FIELDS: FieldTable = {
     'filter_enabled',
     'deny_at_disable',
     'stat_prefix',
+    'with_request_body',
   ),
-  with_request_body: notYet('ext_authz with_request_body (the filter chain has no body callbacks yet)'),
   clear_route_cache: notYet('ext_authz clear_route_cache (routes are chosen before the filters run)'),
   metadata_context_namespaces: notYet('ext_authz metadata_context_namespaces (no dynamic metadata yet)'),
   include_peer_certificate: notYet('ext_authz include_peer_certificate'),
@@ -105,10 +107,8 @@ export const EXT_AUTHZ_FIELD_TABLES: Record<string, FieldTable> = {
   HttpStatus: acting('code'),
   RuntimeFeatureFlag: acting('default_value', 'runtime_key'),
   ExtAuthzPerRoute: acting('disabled', 'check_settings'),
-  CheckSettings: {
-    ...acting('context_extensions'),
-    disable_request_body_buffering: notYet('ext_authz disable_request_body_buffering'),
-  },
+  CheckSettings: acting('context_extensions', 'disable_request_body_buffering'),
+  BufferSettings: acting('max_request_bytes', 'allow_partial_message', 'pack_as_bytes'),
 };
 
 const T = EXT_AUTHZ_FIELD_TABLES as Record<string, FieldTable>;
@@ -240,6 +240,22 @@ export function compileExtAuthz(raw: JsonObject, path: string, report: Report): 
         : compileRuntimeFraction(objectOf(raw.filter_enabled), `${path}.filter_enabled`, report),
     denyAtDisable,
     statPrefix: typeof raw.stat_prefix === 'string' ? raw.stat_prefix : '',
+    withBody:
+      raw.with_request_body === undefined
+        ? null
+        : compileBufferSettings(objectOf(raw.with_request_body), `${path}.with_request_body`, report),
+  };
+}
+
+function compileBufferSettings(raw: JsonObject, path: string, report: Report): ExtAuthzConfig['withBody'] {
+  checkFields(raw, path, report, T.BufferSettings as FieldTable, 'BufferSettings');
+  const maxBytes = Number(raw.max_request_bytes ?? 0);
+  if (!Number.isInteger(maxBytes) || maxBytes <= 0)
+    report.error(`${path}.max_request_bytes`, 'must be greater than 0', 'missing');
+  return {
+    maxBytes,
+    allowPartial: raw.allow_partial_message === true,
+    packAsBytes: raw.pack_as_bytes === true,
   };
 }
 
@@ -249,7 +265,7 @@ export function compileExtAuthzPerRoute(raw: JsonObject, path: string, report: R
   if (raw.disabled === true) return { disabled: true };
   if (raw.check_settings === undefined) {
     report.error(path, 'one of disabled (true) or check_settings is required', 'missing');
-    return { disabled: false, contextExtensions: {} };
+    return { disabled: false, contextExtensions: {}, noBody: false };
   }
   const settings = objectOf(raw.check_settings);
   checkFields(settings, `${path}.check_settings`, report, T.CheckSettings!, 'CheckSettings');
@@ -257,5 +273,6 @@ export function compileExtAuthzPerRoute(raw: JsonObject, path: string, report: R
   return {
     disabled: false,
     contextExtensions: Object.fromEntries(Object.entries(extensions).map(([k, v]) => [k, String(v)])),
+    noBody: settings.disable_request_body_buffering === true,
   };
 }

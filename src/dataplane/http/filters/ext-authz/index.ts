@@ -9,12 +9,20 @@ import {
   type FilterStream,
   type HttpFilterFactory,
   STOP_ITERATION,
+  STOP_ITERATION_AND_BUFFER,
   type StreamFilter,
 } from '../api.js';
 import { type ClusterCall, callCluster } from '../cluster-call.js';
 import { perClusterStats } from '../cluster-stats.js';
 import { grpcUnary } from '../grpc-call.js';
-import { checkRequest, grpcVerdict, httpCheckHead, httpVerdict, type Verdict } from './check.js';
+import {
+  type CheckBody,
+  checkRequest,
+  grpcVerdict,
+  httpCheckHead,
+  httpVerdict,
+  type Verdict,
+} from './check.js';
 import {
   compileExtAuthz,
   compileExtAuthzPerRoute,
@@ -45,6 +53,11 @@ class ExtAuthzStats {
 /** One request's ext_authz: asks the authorizer, holds the request until it answers, then acts. */
 class ExtAuthzFilter implements StreamFilter {
   private call: ClusterCall | null = null;
+  /** Waiting for the request body before checking (`with_request_body`); null otherwise. */
+  private waiting: {
+    extensions: Record<string, string>;
+    limit: NonNullable<ExtAuthzConfig['withBody']>;
+  } | null = null;
 
   constructor(
     private readonly config: ExtAuthzConfig,
@@ -63,13 +76,56 @@ class ExtAuthzFilter implements StreamFilter {
       stream.sendLocalReply(config.statusOnError, '');
       return STOP_ITERATION;
     }
-    const service = config.service;
+    const extensions = perRoute?.disabled === false ? perRoute.contextExtensions : {};
+    if (
+      config.withBody !== null &&
+      stream.req.hasBody &&
+      !(perRoute?.disabled === false && perRoute.noBody)
+    ) {
+      // The check waits for the body (decodeData/decodeTrailers), as the reference's `with_request_body`.
+      this.waiting = { extensions, limit: config.withBody };
+      return STOP_ITERATION;
+    }
+    this.check(stream, extensions, null);
+    return STOP_ITERATION;
+  }
+
+  decodeData(stream: FilterStream, chunk: Buffer, end: boolean): FilterStatus {
+    const waiting = this.waiting;
+    if (waiting === null) return CONTINUE;
+    const held = stream.decodingBuffer?.length ?? 0;
+    const total = held + chunk.length;
+    const { maxBytes, allowPartial } = waiting.limit;
+    if (!allowPartial && total > maxBytes) {
+      this.waiting = null;
+      stream.sendLocalReply(413, 'Payload Too Large');
+      return STOP_ITERATION;
+    }
+    if (end || total >= maxBytes) {
+      this.waiting = null;
+      const all = held === 0 ? chunk : Buffer.concat([stream.decodingBuffer as Buffer, chunk]);
+      const body = all.length > maxBytes ? all.subarray(0, maxBytes) : all;
+      this.check(stream, waiting.extensions, { data: body, partial: !end || all.length > maxBytes });
+    }
+    return STOP_ITERATION_AND_BUFFER;
+  }
+
+  decodeTrailers(stream: FilterStream): FilterStatus {
+    const waiting = this.waiting;
+    if (waiting === null) return CONTINUE;
+    this.waiting = null;
+    this.check(stream, waiting.extensions, { data: stream.decodingBuffer ?? EMPTY, partial: false });
+    return STOP_ITERATION;
+  }
+
+  /** Asks the authorizer; the answer continues or answers the request. */
+  private check(stream: FilterStream, extensions: Record<string, string>, body: CheckBody | null): void {
+    const service = this.config.service;
     const answer = (verdict: Verdict) => {
       this.call = null;
       this.act(stream, verdict);
     };
     if (service.kind === 'grpc') {
-      const extensions = perRoute?.disabled === false ? perRoute.contextExtensions : {};
       this.call = grpcUnary(
         this.ctx.clusters,
         {
@@ -80,27 +136,26 @@ class ExtAuthzFilter implements StreamFilter {
           timeoutMs: service.timeoutMs,
           metadata: service.metadata,
         },
-        checkRequest(stream.req, extensions),
+        checkRequest(stream.req, extensions, body, this.config.withBody?.packAsBytes === true),
         (result) => answer(grpcVerdict(result)),
       );
-    } else {
-      const head = httpCheckHead(service, stream.req);
-      this.call = callCluster(
-        this.ctx.clusters,
-        {
-          cluster: service.cluster,
-          method: stream.req.method,
-          path: head.path,
-          authority: service.authority,
-          headers: head.headers,
-          body: EMPTY,
-          timeoutMs: service.timeoutMs,
-          http2: false,
-        },
-        (result) => answer(httpVerdict(service, result)),
-      );
+      return;
     }
-    return STOP_ITERATION;
+    const head = httpCheckHead(service, stream.req, body);
+    this.call = callCluster(
+      this.ctx.clusters,
+      {
+        cluster: service.cluster,
+        method: stream.req.method,
+        path: head.path,
+        authority: service.authority,
+        headers: head.headers,
+        body: body?.data ?? EMPTY,
+        timeoutMs: service.timeoutMs,
+        http2: false,
+      },
+      (result) => answer(httpVerdict(service, result)),
+    );
   }
 
   onDestroy(): void {

@@ -95,6 +95,16 @@ function hcm(filter: Record<string, unknown>): Record<string, unknown> {
                 },
               },
             },
+            {
+              match: { prefix: '/nobuffer' },
+              route: { cluster: 'backend' },
+              typed_per_filter_config: {
+                'envoy.filters.http.ext_authz': {
+                  '@type': PER_ROUTE_V3,
+                  check_settings: { disable_request_body_buffering: true },
+                },
+              },
+            },
             { match: { prefix: '/' }, route: { cluster: 'backend' } },
           ],
         },
@@ -354,7 +364,7 @@ describe('ext_authz compile', () => {
     extAuthzFactory.compile(
       {
         grpc_service: { google_grpc: { target_uri: 'x:1', stat_prefix: 's' } },
-        with_request_body: { max_request_bytes: 10 },
+        with_request_body: { max_request_bytes: 0 },
         clear_route_cache: true,
         bogus: 1,
       } as never,
@@ -366,7 +376,7 @@ describe('ext_authz compile', () => {
       'f.bogus',
       'f.clear_route_cache',
       'f.grpc_service.google_grpc',
-      'f.with_request_body',
+      'f.with_request_body.max_request_bytes',
       'g',
       'g.grpc_service.envoy_grpc.cluster_name',
       'g.status_on_error.code',
@@ -380,5 +390,110 @@ describe('ext_authz compile', () => {
       report.problems.map((p) => p.path),
       ['r'],
     );
+  });
+});
+
+describe('ext_authz with_request_body', () => {
+  let echo: Awaited<ReturnType<typeof httpServer>>;
+  let allowAll: Awaited<ReturnType<typeof unaryServer>>;
+  let httpAuthz: Awaited<ReturnType<typeof httpServer>>;
+  const httpBodies: string[] = [];
+  const proxies: TestProxy[] = [];
+  before(async () => {
+    // The upstream answers with the body it got, to show the whole body went on after the check.
+    echo = await httpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => res.end(Buffer.concat(chunks)));
+    });
+    allowAll = await unaryServer(
+      PATHS,
+      'envoy.service.auth.v2.CheckRequest',
+      'envoy.service.auth.v2.CheckResponse',
+      () => ({ status: { code: 0 } }),
+    );
+    httpAuthz = await httpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        httpBodies.push(`${req.headers['x-envoy-auth-partial-body']}:${Buffer.concat(chunks)}`);
+        res.end();
+      });
+    });
+  });
+  after(async () => {
+    for (const p of proxies) await p.close();
+    echo.close();
+    allowAll.close();
+    httpAuthz.close();
+  });
+
+  async function bodyProxy(filter: Record<string, unknown>, http2Authz = true): Promise<TestProxy> {
+    const proxy = await startProxy(hcm(filter), [
+      { raw: { name: 'backend', connect_timeout: '1s' }, addresses: [`127.0.0.1:${echo.port}`] },
+      {
+        raw: { name: 'authz', connect_timeout: '1s', ...(http2Authz ? { http2_protocol_options: {} } : {}) },
+        addresses: [`127.0.0.1:${http2Authz ? allowAll.port : httpAuthz.port}`],
+      },
+    ]);
+    proxies.push(proxy);
+    return proxy;
+  }
+
+  it('sends the whole body with the check and then upstream; a body over max_request_bytes gets 413 unchecked', async () => {
+    const proxy = await bodyProxy({
+      grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: SLOW_MACHINE },
+      with_request_body: { max_request_bytes: 10 },
+    });
+    const res = await send(proxy.port, 'POST', '/upload', {}, 'hello');
+    assert.equal(res.status, 200);
+    assert.equal(res.body, 'hello');
+    const http = allowAll.seen.at(-1)?.request.attributes.request.http;
+    assert.equal(http.body, 'hello');
+    assert.equal(http.size, 5);
+    assert.equal(http.headers['x-envoy-auth-partial-body'], 'false');
+    const calls = allowAll.seen.length;
+    const big = await send(proxy.port, 'POST', '/upload', {}, 'x'.repeat(20));
+    assert.equal(big.status, 413);
+    assert.equal(allowAll.seen.length, calls);
+    // A request without a body is checked at once, with no body.
+    assert.equal((await send(proxy.port, 'GET', '/nobody')).status, 200);
+    assert.equal(
+      allowAll.seen.at(-1)?.request.attributes.request.http.headers['x-envoy-auth-partial-body'],
+      undefined,
+    );
+  });
+
+  it('allow_partial_message: the first max_request_bytes go with the check, marked partial; the whole body goes upstream', async () => {
+    const proxy = await bodyProxy({
+      grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: SLOW_MACHINE },
+      with_request_body: { max_request_bytes: 4, allow_partial_message: true, pack_as_bytes: true },
+    });
+    const res = await send(proxy.port, 'POST', '/upload', {}, 'abcdefghij');
+    assert.equal(res.status, 200);
+    assert.equal(res.body, 'abcdefghij');
+    const http = allowAll.seen.at(-1)?.request.attributes.request.http;
+    assert.equal(Buffer.from(http.raw_body).toString(), 'abcd');
+    assert.equal(http.headers['x-envoy-auth-partial-body'], 'true');
+  });
+
+  it('sends the body to an HTTP authorizer, and a route may turn the buffering off', async () => {
+    const proxy = await bodyProxy(
+      {
+        http_service: { server_uri: { uri: 'authz', cluster: 'authz', timeout: SLOW_MACHINE } },
+        with_request_body: { max_request_bytes: 100 },
+      },
+      false,
+    );
+    assert.equal((await send(proxy.port, 'POST', '/upload', {}, 'payload')).body, 'payload');
+    assert.equal(httpBodies.at(-1), 'false:payload');
+    const perRoute = await bodyProxy({
+      grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: SLOW_MACHINE },
+      with_request_body: { max_request_bytes: 100 },
+    });
+    const calls = allowAll.seen.length;
+    assert.equal((await send(perRoute.port, 'POST', '/nobuffer', {}, 'abc')).body, 'abc');
+    assert.equal(allowAll.seen.length, calls + 1);
+    assert.equal(allowAll.seen.at(-1)?.request.attributes.request.http.body, '', 'checked without its body');
   });
 });
