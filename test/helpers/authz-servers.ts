@@ -103,6 +103,25 @@ export async function rawH2Server(
   };
 }
 
+/** gRPC framing of `payload` (uncompressed), or of a length that lies. */
+export function grpcFrame(payload: Buffer, length = payload.length): Buffer {
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(length, 1);
+  return Buffer.concat([head, payload]);
+}
+
+/** A raw HTTP/2 answer: 200 `application/grpc`, `body` as given, then `trailers` (grpc-status 0 unless given). */
+export function grpcAnswer(
+  body: Buffer,
+  trailers: Record<string, string> = { 'grpc-status': '0' },
+): (stream: http2.ServerHttp2Stream) => void {
+  return (stream) => {
+    stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+    stream.on('wantTrailers', () => stream.sendTrailers(trailers));
+    stream.end(body);
+  };
+}
+
 /** A plain HTTP server on loopback, with what it saw. */
 export async function httpServer(
   handler: http.RequestListener,

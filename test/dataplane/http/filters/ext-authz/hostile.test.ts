@@ -11,46 +11,30 @@ import type * as http2 from 'node:http2';
 import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { helloUpstream, rawH2Server } from '../../../../helpers/authz-servers.js';
+import { grpcAnswer, grpcFrame, helloUpstream, rawH2Server } from '../../../../helpers/authz-servers.js';
 import { startProxy, type TestProxy } from '../../../../helpers/http-dataplane.js';
 import { send } from '../../../../helpers/http-send.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
 
-/** gRPC framing of `payload`, or of a length that lies. */
-function frame(payload: Buffer, length = payload.length): Buffer {
-  const head = Buffer.alloc(5);
-  head.writeUInt32BE(length, 1);
-  return Buffer.concat([head, payload]);
-}
-
 type Behaviour = (stream: http2.ServerHttp2Stream) => void;
 
-/** Answers with `body` and trailers (grpc-status 0 unless given). */
-function answer(body: Buffer, trailers: Record<string, string> = { 'grpc-status': '0' }): Behaviour {
-  return (stream) => {
-    stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-    stream.on('wantTrailers', () => stream.sendTrailers(trailers));
-    stream.end(body);
-  };
-}
-
 const BEHAVIOURS: Record<string, Behaviour> = {
-  'garbage bytes as the message': answer(frame(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x08]))),
-  'a frame whose length lies': answer(frame(Buffer.from([8, 0]), 100)),
-  'a compressed frame': answer(Buffer.concat([Buffer.from([1]), frame(Buffer.alloc(0)).subarray(1)])),
-  'no grpc-status': answer(frame(Buffer.alloc(0)), {}),
+  'garbage bytes as the message': grpcAnswer(grpcFrame(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x08]))),
+  'a frame whose length lies': grpcAnswer(grpcFrame(Buffer.from([8, 0]), 100)),
+  'a compressed frame': grpcAnswer(Buffer.concat([Buffer.from([1]), grpcFrame(Buffer.alloc(0)).subarray(1)])),
+  'no grpc-status': grpcAnswer(grpcFrame(Buffer.alloc(0)), {}),
   'an HTTP 500': (stream) => {
     stream.respond({ ':status': 500 });
     stream.end('oops');
   },
   'a reset stream': (stream) => stream.close(2),
   'a closed connection': (stream) => stream.session?.destroy(),
-  'an answer past 1 MiB': answer(frame(Buffer.alloc(2 << 20))),
+  'an answer past 1 MiB': grpcAnswer(grpcFrame(Buffer.alloc(2 << 20))),
 };
 
 let upstream: Awaited<ReturnType<typeof helloUpstream>>;
-let behaviour: Behaviour = answer(frame(Buffer.alloc(0)));
+let behaviour: Behaviour = grpcAnswer(grpcFrame(Buffer.alloc(0)));
 let authz: Awaited<ReturnType<typeof rawH2Server>>;
 let closer: net.Server;
 let strict: TestProxy;
@@ -137,15 +121,15 @@ describe('ext_authz against a hostile authorizer', () => {
         fc.boolean(),
         fc.constantFrom('0', '7', '14', 'x', ''),
         async (bytes, framed, status) => {
-          const body = framed ? frame(Buffer.from(bytes)) : Buffer.from(bytes);
-          behaviour = answer(body, status === '' ? {} : { 'grpc-status': status });
+          const body = framed ? grpcFrame(Buffer.from(bytes)) : Buffer.from(bytes);
+          behaviour = grpcAnswer(body, status === '' ? {} : { 'grpc-status': status });
           const res = await send(strict.port, 'GET', '/fuzz');
           assert.ok(res.status >= 200 && res.status < 600, String(res.status));
         },
       ),
       { seed: 29, numRuns: RUNS },
     );
-    behaviour = answer(frame(Buffer.alloc(0)));
+    behaviour = grpcAnswer(grpcFrame(Buffer.alloc(0)));
     assert.equal(
       (await send(strict.port, 'GET', '/after', { 'x-current-user': 'me' })).body,
       'Hello me from behind Envoy!',

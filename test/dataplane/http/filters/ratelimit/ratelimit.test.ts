@@ -11,13 +11,24 @@ import type * as http2 from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
 import { Report } from '../../../../../src/bootstrap/report.js';
 import { flushAccessLogs } from '../../../../../src/dataplane/access-log/file-sink.js';
 import { rateLimitFactory } from '../../../../../src/dataplane/http/filters/ratelimit/index.js';
 import { compileRouteTable } from '../../../../../src/dataplane/router/table.js';
-import { helloUpstream, type Message, rawH2Server, unaryServer } from '../../../../helpers/authz-servers.js';
+import {
+  grpcAnswer,
+  grpcFrame,
+  helloUpstream,
+  type Message,
+  rawH2Server,
+  unaryServer,
+} from '../../../../helpers/authz-servers.js';
 import { startProxy, type TestProxy } from '../../../../helpers/http-dataplane.js';
 import { send } from '../../../../helpers/http-send.js';
+
+/** Fast-check runs of the answer fuzz. */
+const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
 
 const PATHS = [
   '/envoy.service.ratelimit.v2.RateLimitService/ShouldRateLimit',
@@ -247,11 +258,7 @@ describe('ratelimit when the service fails', () => {
     broken.close();
   });
 
-  const garbage = (body: Buffer) => (stream: http2.ServerHttp2Stream) => {
-    stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
-    stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
-    stream.end(body);
-  };
+  const garbage = (body: Buffer) => grpcAnswer(body);
   const cases: Record<string, (stream: http2.ServerHttp2Stream) => void> = {
     'a reset stream': (s) => s.close(2),
     'a closed connection': (s) => s.session?.destroy(),
@@ -275,6 +282,31 @@ describe('ratelimit when the service fails', () => {
       assert.ok(readFileSync(logPath, 'utf8').split('\n').includes('/limited 500 RLSE'));
     });
   }
+
+  it('random answers (bytes, framing, grpc-status) never crash it: 200, 429 or, denying, 500', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ maxLength: 48 }),
+        fc.boolean(),
+        fc.constantFrom('0', '8', 'x', ''),
+        async (bytes, framed, status) => {
+          behaviour = grpcAnswer(
+            framed ? grpcFrame(Buffer.from(bytes)) : Buffer.from(bytes),
+            status === '' ? {} : { 'grpc-status': status },
+          );
+          assert.ok([200, 429].includes((await send(allowing.port, 'GET', '/limited')).status));
+          assert.ok([200, 429, 500].includes((await send(denying.port, 'GET', '/limited')).status));
+        },
+      ),
+      { seed: 29, numRuns: RUNS },
+    );
+    behaviour = grpcAnswer(grpcFrame(Buffer.from([8, 1])));
+    assert.equal(
+      (await send(denying.port, 'GET', '/limited')).status,
+      200,
+      'overall_code OK after the storm',
+    );
+  });
 });
 
 describe('ratelimit compile', () => {
