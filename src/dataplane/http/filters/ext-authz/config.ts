@@ -53,6 +53,8 @@ export interface ExtAuthzConfig {
   enabled: RuntimeFraction | null;
   /** `deny_at_disable`: a request the filter skips through `filter_enabled` is denied. */
   denyAtDisable: { byDefault: boolean; key: string } | null;
+  /** `clear_route_cache`: an allowing answer that changed the request's headers routes it again. */
+  clearRouteCache: boolean;
   /** `with_request_body`: the request body (up to `maxBytes`) goes with the check; null: none. */
   withBody: { maxBytes: number; allowPartial: boolean; packAsBytes: boolean } | null;
   /** Stats under `ext_authz.<stat_prefix>.` ('' for `ext_authz.`). */
@@ -78,8 +80,8 @@ const EXT_AUTHZ_FIELDS: FieldTable = {
     'deny_at_disable',
     'stat_prefix',
     'with_request_body',
+    'clear_route_cache',
   ),
-  clear_route_cache: notYet('ext_authz clear_route_cache (routes are chosen before the filters run)'),
   metadata_context_namespaces: notYet('ext_authz metadata_context_namespaces (no dynamic metadata yet)'),
   include_peer_certificate: notYet('ext_authz include_peer_certificate'),
   use_alpha: notYet('ext_authz use_alpha (removed by the reference)'),
@@ -240,6 +242,7 @@ export function compileExtAuthz(raw: JsonObject, path: string, report: Report): 
         : compileRuntimeFraction(objectOf(raw.filter_enabled), `${path}.filter_enabled`, report),
     denyAtDisable,
     statPrefix: typeof raw.stat_prefix === 'string' ? raw.stat_prefix : '',
+    clearRouteCache: raw.clear_route_cache === true,
     withBody:
       raw.with_request_body === undefined
         ? null

@@ -180,6 +180,9 @@ class ExtAuthzFilter implements StreamFilter {
       for (let i = 0; i < verdict.set.length; i += 2)
         setHeader(headers, verdict.set[i] as string, verdict.set[i + 1] as string);
       headers.push(...verdict.append);
+      // As the reference: only when the answer changed the request's headers.
+      const changed = verdict.set.length + verdict.append.length + verdict.remove.length > 0;
+      if (this.config.clearRouteCache && changed) stream.clearRouteCache();
       stream.continueDecoding();
       return;
     }

@@ -105,6 +105,10 @@ function hcm(filter: Record<string, unknown>): Record<string, unknown> {
                 },
               },
             },
+            {
+              match: { prefix: '/vip', headers: [{ name: 'x-current-user', exact_match: 'user1' }] },
+              direct_response: { status: 200, body: { inline_string: 'vip lounge' } },
+            },
             { match: { prefix: '/' }, route: { cluster: 'backend' } },
           ],
         },
@@ -202,6 +206,22 @@ describe('ext_authz with a gRPC authorizer', () => {
     assert.equal(authz.seen.length, before, 'no check for a disabled route');
     assert.equal((await send(proxy.port, 'GET', '/tenant', { authorization: 'Bearer token2' })).status, 200);
     assert.deepEqual(authz.seen.at(-1)?.request.attributes.context_extensions, { tenant: 'acme' });
+  });
+});
+
+describe('ext_authz clear_route_cache', () => {
+  it('routes again on the headers an allowing answer set; without it the first route stands', async () => {
+    const grpc = { envoy_grpc: { cluster_name: 'authz' }, timeout: SLOW_MACHINE };
+    const clearing = await grpcProxy({ grpc_service: grpc, clear_route_cache: true });
+    const keeping = await grpcProxy({ grpc_service: grpc });
+    try {
+      const auth = { authorization: 'Bearer token1' };
+      assert.equal((await send(clearing.port, 'GET', '/vip', auth)).body, 'vip lounge');
+      assert.equal((await send(keeping.port, 'GET', '/vip', auth)).body, 'Hello user1 from behind Envoy!');
+    } finally {
+      await clearing.close();
+      await keeping.close();
+    }
   });
 });
 
@@ -365,7 +385,7 @@ describe('ext_authz compile', () => {
       {
         grpc_service: { google_grpc: { target_uri: 'x:1', stat_prefix: 's' } },
         with_request_body: { max_request_bytes: 0 },
-        clear_route_cache: true,
+        include_peer_certificate: true,
         bogus: 1,
       } as never,
       'f',
@@ -374,8 +394,8 @@ describe('ext_authz compile', () => {
     extAuthzFactory.compile({ status_on_error: { code: 7 } } as never, 'g', report);
     assert.deepEqual(report.problems.map((p) => p.path).sort(), [
       'f.bogus',
-      'f.clear_route_cache',
       'f.grpc_service.google_grpc',
+      'f.include_peer_certificate',
       'f.with_request_body.max_request_bytes',
       'g',
       'g.grpc_service.envoy_grpc.cluster_name',
