@@ -162,17 +162,16 @@ export function idleStep(busy: boolean, utilization: number): { busy: boolean; c
 }
 
 /**
- * Once a burst of load ends, this thread gives back what the burst left: V8 keeps the pages a
- * busy heap freed in a pool, and the garbage promoted under load, until a collection that
- * reduces memory, which nothing asks for on a server (V8's memory reducer did not run in 20 s
- * idle; RSS stayed where the load left it), and malloc keeps the free pages of its arenas. One
- * last-resort collection (every generation, the pool released), then `trimMalloc`, after a
- * busy second followed by an idle one: a thread of a 25 MB heap pays a
- * few milliseconds once per burst, and never while it serves. A heap in use past
- * `LARGE_HEAP_BYTES` (10,000 clusters) is left to V8, whose full collection would take long
- * enough to delay the first request after the pause. Start-up counts as a burst: the first
- * idle second after the call collects what loading left. Returns the watch's stop; `onCollect` is
- * told each collection's duration. Figures: bench/README.md, "Footprint, 2026-11-28".
+ * Once a burst of load ends, this thread gives back what it can without slowing the next one:
+ * malloc's free pages (`trimMalloc`) after every burst, and once, after start-up (loading the
+ * modules and the bootstrap), V8's last-resort collection (every generation, the pooled pages
+ * released), which nothing asks for on a server (V8's memory reducer did not run in 20 s idle).
+ * After later bursts a collection would give back 5-20 MB more, but each burst then started
+ * from an emptied heap: CPU per request in bursts after 3 s pauses rose by half (TLS h2 and h2c,
+ * bench/README.md), so only the trim runs then. A burst is a busy second followed by an idle one.
+ * A heap in use past `LARGE_HEAP_BYTES` (10,000 clusters) is left alone: its collection would
+ * take long enough to delay the first request after the pause. Returns the watch's stop;
+ * `onCollect` is told each step's duration. Figures: bench/README.md, "Footprint, 2026-11-28".
  */
 export function collectWhenIdle(onCollect?: (ms: number) => void, windowMs = IDLE_WINDOW_MS): () => void {
   let last = performance.eventLoopUtilization();
@@ -186,8 +185,10 @@ export function collectWhenIdle(onCollect?: (ms: number) => void, windowMs = IDL
     last = now;
     if (!step.collect || process.memoryUsage().heapUsed >= LARGE_HEAP_BYTES) return;
     const started = performance.now();
-    collect ??= v8Collector();
-    collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    if (!collect) {
+      collect = v8Collector();
+      collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    }
     trimMalloc();
     // The next window starts after the collection: its own time is not load.
     last = performance.eventLoopUtilization();
