@@ -8,7 +8,7 @@ import type { Json, JsonObject, RawCluster } from '../../events/index.js';
 import { type ClusterSettings, clusterSettings } from '../../reducers/settings/cluster.js';
 import { arrayOf, durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
-import { fieldPath, Report } from '../bootstrap/report.js';
+import { Report } from '../bootstrap/report.js';
 import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
 import { compileClusterTls } from '../tls/upstream.js';
 import { compileConfigSource } from '../xds/config-source.js';
