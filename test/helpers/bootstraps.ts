@@ -8,6 +8,14 @@ export const LOOPBACK_ADMIN: JsonObject = {
   address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
 };
 
+/** An `access_log` entry writing `format` to the file at `path`. */
+export function fileAccessLog(path: string, format: string): JsonObject {
+  return {
+    name: 'envoy.access_loggers.file',
+    typed_config: { '@type': 'type.googleapis.com/envoy.config.accesslog.v2.FileAccessLog', path, format },
+  };
+}
+
 /** An HCM config whose one `*` virtual host holds `routes`, ending in the router. */
 export function hcmWithRoutes(routes: JsonObject[], statPrefix = 'ingress_http'): JsonObject {
   return {

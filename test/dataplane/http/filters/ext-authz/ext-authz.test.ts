@@ -20,6 +20,7 @@ import {
   type Message,
   unaryServer,
 } from '../../../../helpers/authz-servers.js';
+import { fileAccessLog } from '../../../../helpers/bootstraps.js';
 import { startProxy, type TestProxy } from '../../../../helpers/http-dataplane.js';
 import { send } from '../../../../helpers/http-send.js';
 
@@ -62,16 +63,7 @@ function decide(request: Message): Message {
 function hcm(filter: Record<string, unknown>): Record<string, unknown> {
   return {
     stat_prefix: 'ingress',
-    access_log: [
-      {
-        name: 'envoy.access_loggers.file',
-        typed_config: {
-          '@type': 'type.googleapis.com/envoy.config.accesslog.v2.FileAccessLog',
-          path: logPath,
-          format: '%REQ(:PATH)% %RESPONSE_CODE% %RESPONSE_FLAGS%\n',
-        },
-      },
-    ],
+    access_log: [fileAccessLog(logPath, '%REQ(:PATH)% %RESPONSE_CODE% %RESPONSE_FLAGS%\n')],
     route_config: {
       virtual_hosts: [
         {
