@@ -7,7 +7,7 @@
  * every response is recorded, so tests can wait for an ACK or a NACK and count what was sent.
  */
 import { createHash } from 'node:crypto';
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import {
   DELTA_METHODS,
   type DeltaDiscoveryRequest,
@@ -18,7 +18,7 @@ import {
   TYPE_URLS,
 } from '../../src/xds/types.js';
 import { decodeDeltaRequest, encodeDeltaResponse } from '../../src/xds/wire.js';
-import { wireResource } from './xds-server.js';
+import { bindDiscoveryService, wireResource } from './xds-server.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -80,33 +80,15 @@ export class DeltaXdsServer {
   }
 
   async listen(port: number): Promise<void> {
-    const server = new grpc.Server();
-    const service: Record<string, grpc.MethodDefinition<DeltaDiscoveryRequest, DeltaDiscoveryResponse>> = {};
-    const handlers: grpc.UntypedServiceImplementation = {};
-    for (const version of ['V2', 'V3'] as const) {
-      for (const [kind, path] of Object.entries(DELTA_METHODS[version])) {
-        const key = `${version}_${kind}`;
-        service[key] = {
-          path,
-          requestStream: true,
-          responseStream: true,
-          requestSerialize: () => Buffer.alloc(0),
-          requestDeserialize: decodeDeltaRequest,
-          responseSerialize: encodeDeltaResponse,
-          responseDeserialize: () => ({}) as DeltaDiscoveryResponse,
-          originalName: key,
-        };
-        handlers[key] = (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>) =>
-          this.onStream(call, path);
-      }
-    }
-    server.addService(service, handlers);
-    this.port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
-        err ? reject(err) : resolve(bound),
-      ),
+    const bound = await bindDiscoveryService(
+      port,
+      DELTA_METHODS,
+      { decode: decodeDeltaRequest, encode: encodeDeltaResponse },
+      (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>, path) =>
+        this.onStream(call, path),
     );
-    this.server = server;
+    this.server = bound.server;
+    this.port = bound.port;
   }
 
   /** Replaces every resource of a kind; each stream is sent what changed for it. */

@@ -151,33 +151,14 @@ export class XdsServer {
   }
 
   async listen(port: number): Promise<void> {
-    const server = new grpc.Server();
-    const service: Record<string, grpc.MethodDefinition<DiscoveryRequest, DiscoveryResponse>> = {};
-    const handlers: grpc.UntypedServiceImplementation = {};
-    for (const version of ['V2', 'V3'] as const) {
-      for (const [kind, path] of Object.entries(METHODS[version])) {
-        const key = `${version}_${kind}`;
-        service[key] = {
-          path,
-          requestStream: true,
-          responseStream: true,
-          requestSerialize: () => Buffer.alloc(0),
-          requestDeserialize: decodeRequest,
-          responseSerialize: encodeResponse,
-          responseDeserialize: () => ({ version_info: '', resources: [], type_url: '', nonce: '' }),
-          originalName: key,
-        };
-        handlers[key] = (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>) =>
-          this.onStream(call, path);
-      }
-    }
-    server.addService(service, handlers);
-    this.port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
-        err ? reject(err) : resolve(bound),
-      ),
+    const bound = await bindDiscoveryService(
+      port,
+      METHODS,
+      { decode: decodeRequest, encode: encodeResponse },
+      (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>, path) => this.onStream(call, path),
     );
-    this.server = server;
+    this.server = bound.server;
+    this.port = bound.port;
   }
 
   /**
@@ -374,4 +355,43 @@ export class XdsServer {
       nonce: sub.nonce,
     });
   }
+}
+
+/**
+ * A gRPC server on 127.0.0.1 answering every bidirectional discovery method of `methods` (v2 and
+ * v3, by kind) with `onStream`; the state-of-the-world and the delta test servers share it.
+ */
+export async function bindDiscoveryService<Req, Res>(
+  port: number,
+  methods: Record<'V2' | 'V3', Record<string, string>>,
+  codec: { decode: (bytes: Buffer) => Req; encode: (message: Res) => Buffer },
+  onStream: (call: grpc.ServerDuplexStream<Req, Res>, path: string) => void,
+): Promise<{ server: grpc.Server; port: number }> {
+  const server = new grpc.Server();
+  const service: Record<string, grpc.MethodDefinition<Req, Res>> = {};
+  const handlers: grpc.UntypedServiceImplementation = {};
+  for (const version of ['V2', 'V3'] as const) {
+    for (const [kind, path] of Object.entries(methods[version])) {
+      const key = `${version}_${kind}`;
+      service[key] = {
+        path,
+        requestStream: true,
+        responseStream: true,
+        // The server never sends requests nor reads responses.
+        requestSerialize: () => Buffer.alloc(0),
+        requestDeserialize: codec.decode,
+        responseSerialize: codec.encode,
+        responseDeserialize: () => ({}) as Res,
+        originalName: key,
+      };
+      handlers[key] = (call: grpc.ServerDuplexStream<Req, Res>) => onStream(call, path);
+    }
+  }
+  server.addService(service, handlers);
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  return { server, port: bound };
 }
