@@ -15,19 +15,8 @@
  * the wire, so the figures are gRPC framing, HTTP/2 and whatever is in between.
  */
 import * as grpc from '@grpc/grpc-js';
+import { rawMethod as method } from '../../test/helpers/grpc-upstream.js';
 
-const identity = (b: Buffer) => b;
-function method(path: string, requestStream: boolean, responseStream: boolean) {
-  return {
-    path,
-    requestStream,
-    responseStream,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  };
-}
 const ECHO = {
   Unary: method('/bench.Echo/Unary', false, false),
   Chat: method('/bench.Echo/Chat', true, true),

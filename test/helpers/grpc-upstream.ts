@@ -4,6 +4,21 @@ import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 
+const identity = (b: Buffer) => b;
+
+/** A gRPC method whose messages are raw bytes: no codec between the test and the wire. */
+export function rawMethod(path: string, requestStream: boolean, responseStream: boolean) {
+  return {
+    path,
+    requestStream,
+    responseStream,
+    requestSerialize: identity,
+    requestDeserialize: identity,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  };
+}
+
 /** A gRPC message frame: flag 0, big-endian length, payload. */
 export function frame(payload: Buffer | string, flag = 0): Buffer {
   const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
@@ -27,18 +42,7 @@ export function frames(body: Buffer): Array<{ flag: number; payload: Buffer }> {
   return out;
 }
 
-const identity = (b: Buffer) => b;
-const ECHO = {
-  Echo: {
-    path: '/test.Echo/Echo',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  },
-};
+const ECHO = { Echo: rawMethod('/test.Echo/Echo', false, false) };
 
 /**
  * `/test.Echo/Echo` on a real grpc-js server: answers `echo:<request>`, or NOT_FOUND (5)

@@ -13,22 +13,9 @@ import * as grpc from '@grpc/grpc-js';
 import type { JsonObject } from '../../../events/index.js';
 import { percentEncode } from '../../../src/dataplane/http/grpc.js';
 import { httpBootstrap } from '../../helpers/bootstraps.js';
-import { closedPort } from '../../helpers/grpc-upstream.js';
+import { closedPort, rawMethod as method } from '../../helpers/grpc-upstream.js';
 import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
-
-const identity = (b: Buffer) => b;
-function method(path: string, requestStream: boolean, responseStream: boolean) {
-  return {
-    path,
-    requestStream,
-    responseStream,
-    requestSerialize: identity,
-    requestDeserialize: identity,
-    responseSerialize: identity,
-    responseDeserialize: identity,
-  };
-}
 
 /** The test service: raw bytes in and out, so no codec stands between the test and the wire. */
 const SVC = {
