@@ -1,6 +1,7 @@
 import { current, type Draft, freeze, isDraft, original } from 'immer';
 import type { HostSpec, Json, Locality, RawCluster } from '../events/index.js';
-import { isActivelyChecked, NO_METADATA, staticHosts, waitsForFirstCheck, withHealth } from './hosts.js';
+import { isActivelyChecked, staticHosts, waitsForFirstCheck, withHealth } from './hosts.js';
+import { NO_METADATA } from './settings/endpoints.js';
 import { entryOf, withEntry } from './names.js';
 import type { On } from './on.js';
 import { clusterSettings } from './settings/cluster.js';

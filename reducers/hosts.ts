@@ -1,116 +1,15 @@
 import { isIP } from 'node:net';
-import type { HostSpec, Json, JsonObject, Locality, RawCluster } from '../events/index.js';
-import { arrayOf, objectOf } from './settings/values.js';
+import type { HostSpec, RawCluster } from '../events/index.js';
+import { configuredEndpoints, hostKey, isIpLiteral } from './settings/endpoints.js';
+import { stringOr } from './settings/values.js';
 import type { HostState } from './state.js';
-
-const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
-
-/** True when `address` is a literal IP (v4 or v6) rather than a name to resolve. */
-export function isIpLiteral(address: string): boolean {
-  return IPV4.test(address) || address.includes(':');
-}
-
-/**
- * `ip:port`, with brackets around IPv6 as the reference prints it. Joined rather than
- * templated: V8 builds a template of 13 characters or more as a rope (two strings and a
- * node over them) and `join` as one flat string, half the bytes for each member's key.
- */
-export function hostKey(ip: string, port: number): string {
-  return ip.includes(':') ? `[${ip}]:${port}` : [ip, port].join(':');
-}
-
-function str(value: Json | undefined): string {
-  return typeof value === 'string' ? value : '';
-}
-
-function num(value: Json | undefined, fallback: number): number {
-  if (typeof value === 'number') return value;
-  if (typeof value === 'string' && value !== '') return Number(value);
-  return fallback;
-}
-
-/**
- * The metadata of a member without any, and the locality of members of no locality: one frozen
- * object for all of them, where an object per member cost tens of bytes each in a big cluster.
- */
-export const NO_METADATA: JsonObject = Object.freeze({});
-const NO_LOCALITY: Locality = Object.freeze({ region: '', zone: '', sub_zone: '' });
-
-function metadataOf(value: Json | undefined): JsonObject {
-  const metadata = objectOf(value);
-  for (const _ in metadata) return metadata;
-  return NO_METADATA;
-}
-
-/**
- * Every endpoint a cluster's config names, in order: `load_assignment` when present
- * (it supersedes the deprecated `hosts`), else `hosts`. Addresses may be names that
- * DNS clusters resolve later; `ip` holds the name then.
- */
-export function configuredEndpoints(cluster: RawCluster): HostSpec[] {
-  const out: HostSpec[] = [];
-  const assignment = objectOf(cluster.load_assignment);
-  if (cluster.load_assignment !== undefined) {
-    for (const [localityIndex, group] of arrayOf(assignment.endpoints).entries()) {
-      const g = objectOf(group);
-      const where = objectOf(g.locality);
-      const priority = num(g.priority, 0);
-      const localityWeight = num(g.load_balancing_weight, 0);
-      void localityIndex;
-      // One object for the group's members, rather than one each: a big cluster holds few localities.
-      const locality: Locality = {
-        region: str(where.region),
-        zone: str(where.zone),
-        sub_zone: str(where.sub_zone),
-      };
-      for (const lbEndpoint of arrayOf(g.lb_endpoints)) {
-        const le = objectOf(lbEndpoint);
-        const endpoint = objectOf(le.endpoint);
-        const socket = objectOf(objectOf(endpoint.address).socket_address);
-        const ip = str(socket.address);
-        const port = num(socket.port_value, 0);
-        out.push({
-          address: hostKey(ip, port),
-          ip,
-          port,
-          hostname: str(endpoint.hostname),
-          weight: num(le.load_balancing_weight, 1),
-          priority,
-          locality,
-          metadata: metadataOf(objectOf(le.metadata).filter_metadata),
-          edsHealth: (str(le.health_status) || 'UNKNOWN') as HostSpec['edsHealth'],
-          // Only where a group sets one, so the records of every other cluster keep their shape.
-          ...(localityWeight > 0 ? { localityWeight } : {}),
-        });
-      }
-    }
-    return out;
-  }
-  for (const address of arrayOf(cluster.hosts)) {
-    const socket = objectOf(objectOf(address).socket_address);
-    const ip = str(socket.address);
-    const port = num(socket.port_value, 0);
-    out.push({
-      address: hostKey(ip, port),
-      ip,
-      port,
-      hostname: '',
-      weight: 1,
-      priority: 0,
-      locality: NO_LOCALITY,
-      metadata: NO_METADATA,
-      edsHealth: 'UNKNOWN',
-    });
-  }
-  return out;
-}
 
 /**
  * Members known from config alone: every endpoint of a STATIC cluster (or of any cluster
  * whose endpoints are all IP literals). Clusters of names wait for DNS.
  */
 export function staticHosts(cluster: RawCluster): HostState[] {
-  const type = str(cluster.type) || 'STATIC';
+  const type = stringOr(cluster.type, 'STATIC');
   if (type === 'EDS' || type === 'ORIGINAL_DST' || cluster.cluster_type !== undefined) return [];
   const endpoints = configuredEndpoints(cluster);
   if (type !== 'STATIC' && !endpoints.every((e) => isIpLiteral(e.ip))) return [];

@@ -1,6 +1,6 @@
 import type { Draft } from 'immer';
 import type { Json, RawListener } from '../events/index.js';
-import { hostKey } from './hosts.js';
+import { hostKey } from './settings/endpoints.js';
 import { entryOf, withEntry } from './names.js';
 import type { On } from './on.js';
 import type { ListenerEntry, State } from './state.js';

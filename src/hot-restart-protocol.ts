@@ -63,7 +63,7 @@ export function domainSocket(
 }
 
 /** `ip:port`, bracketed for IPv6 (the hosts' own key): how listening sockets are asked for. */
-export { hostKey as socketKey } from '../reducers/hosts.js';
+export { hostKey as socketKey } from '../reducers/settings/endpoints.js';
 
 /** Calls `onMessage` with each JSON line read from `socket`; a line that is not JSON closes it. */
 export function readLines<T>(socket: Socket, onMessage: (msg: T) => void): void {

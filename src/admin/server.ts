@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { JsonObject } from '../../events/index.js';
-import { hostKey } from '../../reducers/hosts.js';
+import { hostKey } from '../../reducers/settings/endpoints.js';
 import { type Chunks, text } from '../../views/result.js';
 import type { ServerContext } from '../context.js';
 import { socketKey } from '../hot-restart-protocol.js';

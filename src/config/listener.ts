@@ -1,5 +1,5 @@
 import type { Json, JsonObject } from '../../events/config.js';
-import { hostKey } from '../../reducers/hosts.js';
+import { hostKey } from '../../reducers/settings/endpoints.js';
 import { durationMs, numberOr, objectOf, stringOr } from '../../reducers/settings/values.js';
 import { builtInForType, CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';

@@ -3,7 +3,7 @@
  * alike (src/xds/resources.ts). Its field tables are listed in docs/bootstrap.md.
  */
 import type { HostSpec, Json, JsonObject } from '../../events/index.js';
-import { configuredEndpoints } from '../../reducers/hosts.js';
+import { configuredEndpoints } from '../../reducers/settings/endpoints.js';
 import { arrayOf } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { fieldPath, Report } from '../bootstrap/report.js';
@@ -61,13 +61,12 @@ export const LOAD_ASSIGNMENT_TABLES = {
   Endpoint: ENDPOINT_FIELDS,
 };
 
-const compiled = new WeakMap<JsonObject, HostSpec[]>();
-
 /**
  * Compiles one ClusterLoadAssignment; `path` names it in findings (empty for an EDS resource).
  * The value, its endpoints in order, is kept by the config's identity: the EDS edge applies
  * the members discovery compiled (`compiledClusterLoadAssignment`). The reducers derive a
- * static cluster's members with the same pure reader (`configuredEndpoints`, reducers/hosts.ts).
+ * static cluster's members with the same pure reader (`configuredEndpoints`,
+ * reducers/settings/endpoints.ts), which keeps them by the assignment's identity.
  */
 export function compileClusterLoadAssignment(
   raw: JsonObject,
@@ -76,18 +75,12 @@ export function compileClusterLoadAssignment(
 ): Compiled<HostSpec[]> {
   const report = options.report ?? new Report(path);
   checkRules(raw, path, report);
-  const value = configuredEndpoints({ name: '', load_assignment: raw });
-  compiled.set(raw, value);
-  return { value, findings: report };
+  return { value: configuredEndpoints({ name: '', load_assignment: raw }), findings: report };
 }
 
 /** The endpoints of an accepted assignment: the ones its compile step made, or read once now from a copy. */
 export function compiledClusterLoadAssignment(raw: JsonObject): HostSpec[] {
-  const hit = compiled.get(raw);
-  if (hit) return hit;
-  const value = configuredEndpoints({ name: '', load_assignment: raw });
-  compiled.set(raw, value);
-  return value;
+  return configuredEndpoints({ name: '', load_assignment: raw });
 }
 
 /** The rules of a `ClusterLoadAssignment` beyond its shape. */

@@ -5,7 +5,7 @@
  */
 
 import type { JsonObject } from '../../events/config.js';
-import { hostKey } from '../../reducers/hosts.js';
+import { hostKey } from '../../reducers/settings/endpoints.js';
 import { entryOf } from '../../reducers/index.js';
 import type { Store } from '../control/store.js';
 import type { Loggers } from '../logging/loggers.js';

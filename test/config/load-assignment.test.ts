@@ -1,7 +1,7 @@
 /** The ClusterLoadAssignment's compile step (static CDS/EDS and discovered EDS): its rules and its members. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { configuredEndpoints } from '../../reducers/hosts.js';
+import { configuredEndpoints } from '../../reducers/settings/endpoints.js';
 import { Report } from '../../src/bootstrap/report.js';
 import {
   compileClusterLoadAssignment,

@@ -31,10 +31,11 @@ const COMPILE_STEP = /^(compile|check|validate)/;
 
 /**
  * The most raw reads allowed outside the compile steps: 110 once the Cluster compiled in
- * src/config/ (152 before, when compile modules beside their consumers were counted too);
+ * src/config/ (152 before, when compile modules beside their consumers were counted too), 96
+ * once a cluster's members were read once by identity (reducers/settings/endpoints.ts);
  * the goal is 10, each with a comment saying why.
  */
-const CEILING = 110;
+const CEILING = 96;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -1,4 +1,4 @@
-import { hostKey } from '../../reducers/hosts.js';
+import { hostKey } from '../../reducers/settings/endpoints.js';
 import type { ListenerEntry, State } from '../../reducers/state.js';
 import { socketAddress } from '../proto-json.js';
 import { json, text, type ViewResult } from '../result.js';

@@ -1,5 +1,5 @@
 import type { Json } from '../../../events/config.js';
-import { hostKey } from '../../../reducers/hosts.js';
+import { hostKey } from '../../../reducers/settings/endpoints.js';
 import type { HttpRequest } from '../codec/request.js';
 
 /**

@@ -1,5 +1,5 @@
 import type * as net from 'node:net';
-import { hostKey } from '../../../reducers/hosts.js';
+import { hostKey } from '../../../reducers/settings/endpoints.js';
 import { type SocketHelper, socketHelper } from './native.js';
 
 /**

@@ -1,5 +1,5 @@
 import * as http2 from 'node:http2';
-import { hostKey } from '../../../reducers/hosts.js';
+import { hostKey } from '../../../reducers/settings/endpoints.js';
 import { withFlatHeaders } from '../codec/h2-headers.js';
 import type { Count } from './cluster-traffic.js';
 import type {

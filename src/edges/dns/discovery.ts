@@ -1,5 +1,5 @@
 import type { HostSpec, RawCluster } from '../../../events/index.js';
-import { configuredEndpoints, hostKey, isIpLiteral } from '../../../reducers/hosts.js';
+import { configuredEndpoints, hostKey, isIpLiteral } from '../../../reducers/settings/endpoints.js';
 import type { ClusterEntry } from '../../../reducers/index.js';
 import { type ClusterSettings, clusterSettings } from '../../../reducers/settings/cluster.js';
 import { followClusters } from '../../control/follow-clusters.js';

@@ -1,6 +1,6 @@
 import { lookup, Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { hostKey } from '../../../reducers/hosts.js';
+import { hostKey } from '../../../reducers/settings/endpoints.js';
 
 /** Addresses of one name, with the smallest record TTL when the resolver reports TTLs. */
 export interface Resolution {

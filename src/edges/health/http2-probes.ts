@@ -1,5 +1,5 @@
 import * as http2 from 'node:http2';
-import { hostKey } from '../../../reducers/hosts.js';
+import { hostKey } from '../../../reducers/settings/endpoints.js';
 import type { GrpcCheckSettings, HttpCheckSettings } from '../../config/health.js';
 import { withFlatHeaders } from '../../dataplane/codec/h2-headers.js';
 import {

@@ -9,7 +9,7 @@
  */
 import type * as Grpc from '@grpc/grpc-js';
 import type bunyan from 'bunyan';
-import { hostKey } from '../../../reducers/hosts.js';
+import { hostKey } from '../../../reducers/settings/endpoints.js';
 import { entryOf } from '../../../reducers/names.js';
 import type { ClustersFigures } from '../../../views/clusters/figures.js';
 import type { Options } from '../../options.js';
