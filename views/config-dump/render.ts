@@ -4,7 +4,8 @@ import { LazyList, madeWhole } from '../lazy-list.js';
 import { omitDefaults } from '../proto-json.js';
 import { type StreamedResult, streamedProtoJson, text } from '../result.js';
 import { applyMask } from './mask.js';
-import { type Dump, selectDumps, typeUrl } from './select.js';
+import { type Dump, typeUrl } from './schema.js';
+import { selectDumps } from './select.js';
 
 /** `/config_dump` parameters once parsed. */
 export interface ConfigDumpParams {
