@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MergedStats, StatsTracker } from '../../src/dataplane/workers/stats-merge.js';
+import { MergedStats } from '../../src/dataplane/workers/merged-stats.js';
+import { StatsTracker } from '../../src/dataplane/workers/stats-delta.js';
 import { StatsStore } from '../../src/stats/store.js';
 import { TagProducer } from '../../src/stats/tags.js';
 import { renderStats } from '../../views/stats/index.js';

@@ -5,7 +5,8 @@ import type { Options } from '../../options.js';
 import type { ProfilerKind } from '../../profiler.js';
 import type { LookupsDump } from '../../stats/recent-lookups.js';
 import type { OutcomeBatch } from '../../upstream/outcomes.js';
-import type { DeltaBase, HostStatsByCluster, StatsDelta } from './stats-merge.js';
+import type { DeltaBase, StatsDelta } from './stats-delta.js';
+import type { HostStatsByCluster } from './stats-merge.js';
 
 /**
  * What the primary asks every worker, for the admin interface: whether it caught up, its

@@ -29,7 +29,8 @@ import {
   type WorkerMessage,
   type WorkerQuery,
 } from './messages.js';
-import { type HostStatsByCluster, StatsTracker } from './stats-merge.js';
+import { StatsTracker } from './stats-delta.js';
+import type { HostStatsByCluster } from './stats-merge.js';
 
 if (!parentPort) throw new Error('the data-plane worker runs as a worker thread of the proxy');
 const port = parentPort;

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import {
-  MergedStats,
-  mergeHostStats,
-  type StatsDelta,
-  StatsTracker,
-} from '../../../src/dataplane/workers/stats-merge.js';
+import { MergedStats } from '../../../src/dataplane/workers/merged-stats.js';
+import { type StatsDelta, StatsTracker } from '../../../src/dataplane/workers/stats-delta.js';
+import { mergeHostStats } from '../../../src/dataplane/workers/stats-merge.js';
 import { RecentLookups } from '../../../src/stats/recent-lookups.js';
 import { StatsStore } from '../../../src/stats/store.js';
 
