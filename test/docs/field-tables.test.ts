@@ -15,7 +15,7 @@ import { FIELD_TABLES as clusterTables } from '../../src/config/cluster.js';
 import { FIELD_TABLES as httpFilterTables } from '../../src/dataplane/http/filters.js';
 import { FIELD_TABLES as hcmTables } from '../../src/dataplane/http/hcm-config.js';
 import { FIELD_TABLES as listenerTables } from '../../src/config/listener.js';
-import { FIELD_TABLES as routeTables } from '../../src/dataplane/router/table.js';
+import { FIELD_TABLES as routeTables } from '../../src/dataplane/router/route-fields.js';
 import { FIELD_TABLES as tcpTables } from '../../src/dataplane/tcp/config.js';
 import { FIELD_TABLES as overloadTables } from '../../src/edges/overload/config.js';
 import { FIELD_TABLES as tlsTables } from '../../src/tls/context.js';

@@ -23,7 +23,8 @@ import {
   retriableGrpc,
   retriableStatus,
 } from '../router/retry.js';
-import { type CompiledRoute, findRoute, pickWeighted, redirectLocation } from '../router/table.js';
+import { findRoute, pickWeighted, redirectLocation } from '../router/lookup.js';
+import type { CompiledRoute } from '../router/table.js';
 import type { TracedRequest } from '../tracing/tracer.js';
 import { addCorsHeaders, type CorsResponse } from './cors.js';
 import type { DownstreamOwner } from './downstream.js';

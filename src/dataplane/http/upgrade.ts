@@ -1,6 +1,7 @@
 import type * as net from 'node:net';
 import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
-import { type CompiledRoute, findRoute, pickWeighted } from '../router/table.js';
+import { findRoute, pickWeighted } from '../router/lookup.js';
+import type { CompiledRoute } from '../router/table.js';
 import type { UpgradeTable } from '../router/upgrade-config.js';
 import type { DownstreamOwner } from './downstream.js';
 import { reasonPhrase } from '../codec/h1-parse.js';

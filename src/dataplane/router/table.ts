@@ -1,27 +1,26 @@
+/**
+ * A `RouteConfiguration` compiled once for matching: its virtual hosts by domain and its
+ * routes with their forwarding settings in data-plane units. Requests read it through
+ * `lookup.ts`; what each message honours is in `route-fields.ts`.
+ */
 import type { Json, JsonObject } from '../../../events/config.js';
 import type { Priority } from '../../../reducers/settings/cluster.js';
 import { durationMs, numberOr, objectOf } from '../../../reducers/settings/values.js';
 import { inlineBytes } from '../../bootstrap/data-source.js';
-import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
+import { checkFields } from '../../bootstrap/honoured.js';
 import { attempt, fault, type Report } from '../../bootstrap/report.js';
 import { compileCriteria, type MetadataCriteria } from '../../upstream/lb/criteria.js';
 import { type HttpRequest, headerValue } from '../codec/request.js';
-import { FIELD_TABLES as CORS_FIELD_TABLES, type CorsPolicy, compileCorsPolicy } from '../http/cors.js';
+import { type CorsPolicy, compileCorsPolicy } from '../http/cors.js';
 import type { CsrfPolicy } from '../http/csrf.js';
 import {
   compileRouteRateLimits,
   compileVirtualHostRateLimits,
-  ROUTE_RATE_LIMIT_TABLES,
 } from '../http/filters/ratelimit/route-policy.js';
 import { compileFilterOverrides } from '../http/per-filter.js';
 import { compileRouteIdleTimeout } from '../http/timeouts.js';
 import { compileHashPolicy } from './hash.js';
-import {
-  compileHeaderMutation,
-  FIELD_TABLES as HEADER_FIELD_TABLES,
-  HEADER_MUTATION_FIELDS,
-  type HeaderMutation,
-} from './header-mutation.js';
+import { compileHeaderMutation, type HeaderMutation } from './header-mutation.js';
 import {
   compileHeaderMatcher,
   compileQueryMatcher,
@@ -32,10 +31,12 @@ import {
 } from './matchers.js';
 import { compileRetryPolicy, type RetryPolicy } from './retry.js';
 import {
-  compileUpgradeConfigs,
-  FIELD_TABLES as UPGRADE_FIELD_TABLES,
-  type UpgradeTable,
-} from './upgrade-config.js';
+  checkRouteFields,
+  DECORATOR_FIELDS,
+  ROUTE_CONFIG_FIELDS,
+  VIRTUAL_HOST_FIELDS,
+} from './route-fields.js';
+import { compileUpgradeConfigs, type UpgradeTable } from './upgrade-config.js';
 
 export interface WeightedTarget {
   name: string;
@@ -315,114 +316,12 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
   };
 }
 
-const ROUTE_CONFIG_FIELDS: FieldTable = {
-  ...acting('name', 'virtual_hosts', ...HEADER_MUTATION_FIELDS, 'internal_only_headers'),
-  // Checked against the known clusters where the table loads (validate-clusters.ts).
-  validate_clusters: 'act',
-};
-const VIRTUAL_HOST_FIELDS: FieldTable = acting(
-  'name',
-  'domains',
-  'routes',
-  'retry_policy',
-  ...HEADER_MUTATION_FIELDS,
-  'cors',
-  'per_filter_config',
-  'typed_per_filter_config',
-  'rate_limits',
-);
-const ROUTE_FIELDS: FieldTable = {
-  ...acting(
-    'name',
-    'match',
-    'route',
-    'redirect',
-    'direct_response',
-    ...HEADER_MUTATION_FIELDS,
-    'per_filter_config',
-    'typed_per_filter_config',
-    'decorator',
-  ),
-  metadata: 'advise',
-};
-const DECORATOR_FIELDS: FieldTable = {
-  operation: 'act',
-  propagate: notYet('decorator propagate (the operation sent upstream in x-proxy-decorator-operation)'),
-};
-
 /** `decorator`: the operation that names the span (src/dataplane/tracing/tracer.ts). */
 function compileDecorator(raw: JsonObject, where: string, report: Report): string | null {
   checkFields(raw, where, report, DECORATOR_FIELDS, 'Decorator');
   if (typeof raw.operation === 'string' && raw.operation) return raw.operation;
   report.error(`${where}.operation`, 'required field missing', 'missing');
   return null;
-}
-const MATCH_FIELDS: FieldTable = acting(
-  'prefix',
-  'path',
-  'regex',
-  'safe_regex',
-  'case_sensitive',
-  'headers',
-  'query_parameters',
-  'grpc',
-);
-const ACTION_FIELDS: FieldTable = {
-  ...acting(
-    'cluster',
-    'weighted_clusters',
-    'cluster_header',
-    'prefix_rewrite',
-    'host_rewrite',
-    'timeout',
-    'idle_timeout',
-    'retry_policy',
-    'hash_policy',
-    'cluster_not_found_response_code',
-    'priority',
-    'metadata_match',
-    'upgrade_configs',
-    'cors',
-    'rate_limits',
-    'include_vh_rate_limits',
-  ),
-  auto_host_rewrite: notYet('auto_host_rewrite (the Host of the chosen DNS host)'),
-};
-const WEIGHTED_FIELDS: FieldTable = acting('clusters', 'total_weight');
-const CLUSTER_WEIGHT_FIELDS: FieldTable = {
-  ...acting('name', 'weight', 'metadata_match', ...HEADER_MUTATION_FIELDS),
-};
-
-/** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
-export const FIELD_TABLES = {
-  RouteConfiguration: ROUTE_CONFIG_FIELDS,
-  VirtualHost: VIRTUAL_HOST_FIELDS,
-  Route: ROUTE_FIELDS,
-  RouteMatch: MATCH_FIELDS,
-  RouteAction: ACTION_FIELDS,
-  WeightedCluster: WEIGHTED_FIELDS,
-  ClusterWeight: CLUSTER_WEIGHT_FIELDS,
-  Decorator: DECORATOR_FIELDS,
-  ...HEADER_FIELD_TABLES,
-  ...UPGRADE_FIELD_TABLES,
-  ...CORS_FIELD_TABLES,
-  ...ROUTE_RATE_LIMIT_TABLES,
-};
-
-/** Refuses the fields of a route this build does not honour, message by message. */
-function checkRouteFields(raw: JsonObject, where: string, report: Report): void {
-  checkFields(raw, where, report, ROUTE_FIELDS, 'Route');
-  checkFields(objectOf(raw.match), `${where}.match`, report, MATCH_FIELDS, 'RouteMatch');
-  if (raw.route === undefined) return;
-  const action = objectOf(raw.route);
-  checkFields(action, `${where}.route`, report, ACTION_FIELDS, 'RouteAction');
-  if (action.weighted_clusters === undefined) return;
-  const wc = objectOf(action.weighted_clusters);
-  checkFields(wc, `${where}.route.weighted_clusters`, report, WEIGHTED_FIELDS, 'WeightedCluster');
-  listOf(wc.clusters).forEach((c, i) => {
-    const at = `${where}.route.weighted_clusters.clusters[${i}]`;
-    checkFields(c, at, report, CLUSTER_WEIGHT_FIELDS, 'ClusterWeight');
-  });
 }
 
 /**
@@ -493,74 +392,4 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
 
 function present(levels: Array<HeaderMutation | null>): HeaderMutation[] {
   return levels.filter((level): level is HeaderMutation => level !== null);
-}
-
-function findVirtualHostFor(table: RouteTable, host: string): CompiledVirtualHost | null {
-  const exact = table.exact.get(host);
-  if (exact) return exact;
-  for (const [suffix, vh] of table.suffixes)
-    if (host.length > suffix.length && host.endsWith(suffix)) return vh;
-  for (const [prefix, vh] of table.prefixes)
-    if (host.length > prefix.length && host.startsWith(prefix)) return vh;
-  return null;
-}
-
-/**
- * The virtual host for an authority: the full `host:port` first, then the host without
- * its port, then `*`. Matching is case-insensitive (the codecs lowercase the authority).
- */
-export function findVirtualHost(table: RouteTable, authority: string): CompiledVirtualHost | null {
-  const hit = findVirtualHostFor(table, authority);
-  if (hit) return hit;
-  const colon = authority.lastIndexOf(':');
-  if (colon > 0 && authority.indexOf(']', colon) < 0) {
-    const bare = findVirtualHostFor(table, authority.slice(0, colon));
-    if (bare) return bare;
-  }
-  return table.any;
-}
-
-/** The first route of the matching virtual host that matches the request, or null. */
-export function findRoute(
-  table: RouteTable,
-  req: HttpRequest,
-): { vh: CompiledVirtualHost; route: CompiledRoute } | null {
-  const vh = findVirtualHost(table, req.authority);
-  if (!vh) return null;
-  const q = req.path.indexOf('?');
-  const pathNoQuery = q < 0 ? req.path : req.path.slice(0, q);
-  for (const route of vh.routes) if (route.matches(req, pathNoQuery)) return { vh, route };
-  return null;
-}
-
-/** Picks a weighted cluster with `random` in [0, 1). */
-export function pickWeighted<T extends { weight: number }>(
-  action: { clusters: T[]; totalWeight: number },
-  random: number,
-): T {
-  let point = Math.floor(random * action.totalWeight);
-  for (const c of action.clusters) {
-    if (point < c.weight) return c;
-    point -= c.weight;
-  }
-  return action.clusters[action.clusters.length - 1] as T;
-}
-
-/** The `Location` of a redirect route for this request. */
-export function redirectLocation(
-  action: Extract<RouteAction, { kind: 'redirect' }>,
-  route: CompiledRoute,
-  req: HttpRequest,
-): string {
-  const scheme = action.scheme ?? req.scheme;
-  let host = action.host ?? req.authority;
-  if (action.port) host = `${host.replace(/:\d+$/, '')}:${action.port}`;
-  else if (action.scheme && action.scheme !== req.scheme) host = host.replace(/:\d+$/, '');
-  const q = req.path.indexOf('?');
-  let path = q < 0 ? req.path : req.path.slice(0, q);
-  const query = q < 0 || action.stripQuery ? '' : req.path.slice(q);
-  if (action.path !== null) path = action.path;
-  else if (action.prefixRewrite !== null && route.prefix !== null)
-    path = action.prefixRewrite + path.slice(route.prefix.length);
-  return `${scheme}://${host}${path}${query}`;
 }

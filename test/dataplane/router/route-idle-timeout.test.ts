@@ -3,7 +3,8 @@ import * as http from 'node:http';
 import type * as net from 'node:net';
 import { after, before, test } from 'node:test';
 import { Report } from '../../../src/bootstrap/report.js';
-import { compileRouteTable, findRoute } from '../../../src/dataplane/router/table.js';
+import { findRoute } from '../../../src/dataplane/router/lookup.js';
+import { compileRouteTable } from '../../../src/dataplane/router/table.js';
 import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 
 // RouteAction.idle_timeout was refused: the edge best-practice bootstrap sets it (15 s) to

@@ -1,12 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { HttpRequest } from '../../../src/dataplane/codec/request.js';
-import {
-  compileRouteTable,
-  findRoute,
-  pickWeighted,
-  redirectLocation,
-} from '../../../src/dataplane/router/table.js';
+import { findRoute, pickWeighted, redirectLocation } from '../../../src/dataplane/router/lookup.js';
+import { compileRouteTable } from '../../../src/dataplane/router/table.js';
 import { compileTestRoutes, findingsOf } from '../../helpers/compile.js';
 
 function req(authority: string, path: string, headers: string[] = []): HttpRequest {
