@@ -206,6 +206,11 @@ const HTTP1_OPTIONS_FIELDS: FieldTable = {
   allow_absolute_url: 'advise',
   accept_http_10: 'advise',
   default_host_for_http_10: 'advise',
+  // An invalid upstream response always ends its connection: framing is lost.
+  override_stream_error_on_invalid_http_message: 'advise',
+  allow_chunked_length: notYet(
+    'allow_chunked_length (a response with both Content-Length and Transfer-Encoding is refused)',
+  ),
   header_key_format: notYet('header_key_format (upstream header case)'),
   enable_trailers: notYet('enable_trailers (HTTP/1.1 trailers)'),
 };

@@ -44,13 +44,16 @@ export const HTTP2_OPTIONS_FIELDS: FieldTable = {
   stream_error_on_invalid_http_messaging: notYet(
     'resetting only the stream on invalid HTTP messaging from an upstream (stream_error_on_invalid_http_messaging)',
   ),
+  override_stream_error_on_invalid_http_message: notYet(
+    'resetting only the stream on invalid HTTP messaging from an upstream (override_stream_error_on_invalid_http_message)',
+  ),
   custom_settings_parameters: notYet('custom SETTINGS parameters (custom_settings_parameters)'),
 };
 
 /** The connection manager's `http2_protocol_options`: the downstream codec also acts on invalid messaging. */
 export const DOWNSTREAM_HTTP2_OPTIONS_FIELDS: FieldTable = {
   ...HTTP2_OPTIONS_FIELDS,
-  ...acting('stream_error_on_invalid_http_messaging'),
+  ...acting('stream_error_on_invalid_http_messaging', 'override_stream_error_on_invalid_http_message'),
 };
 
 /** The largest HTTP/2 window (RFC 7540 6.9.1) and the reference's upper bound of max_concurrent_streams. */

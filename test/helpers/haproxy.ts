@@ -16,7 +16,15 @@ export interface Haproxy {
 }
 
 /** Starts HAProxy with an h2c (prior knowledge) frontend on a free port, proxying to `upstreamPort` over HTTP/1.1. */
-export async function startH2cHaproxy(upstreamPort: number): Promise<Haproxy> {
+export function startH2cHaproxy(upstreamPort: number): Promise<Haproxy> {
+  return startHaproxy(upstreamPort, 'proto h2');
+}
+
+/**
+ * Starts HAProxy in HTTP mode on a free port (`bindFlags` on its `bind` line; none: HTTP/1),
+ * proxying to `upstreamPort` over HTTP/1.1.
+ */
+export async function startHaproxy(upstreamPort: number, bindFlags = ''): Promise<Haproxy> {
   const dir = mkdtempSync(join(tmpdir(), 'haproxy-'));
   const port = await freePort();
   const config = join(dir, 'haproxy.cfg');
@@ -31,8 +39,8 @@ defaults
   timeout client 10s
   timeout server 10s
 
-frontend h2c
-  bind 127.0.0.1:${port} proto h2
+frontend front
+  bind 127.0.0.1:${port}${bindFlags ? ` ${bindFlags}` : ''}
   default_backend origin
 
 backend origin

@@ -50,6 +50,8 @@ export interface ExchangeOwner {
    * of them in turn (HTTP/1: one pair per connection); absent: each exchange makes its own.
    */
   readonly timers?: ExchangeTimers;
+  /** The exchange answers 400 (an invalid request): the owner decides whether its connection goes on. */
+  onInvalidMessage?(): void;
 }
 
 /** A route timer and a stream idle timer, reused by the exchanges of one connection. */
@@ -213,6 +215,25 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterChainEnds {
 
   private decodeHeaders(): void {
     const hcm = this.hcm;
+    const req = this.req;
+    // The reference's connection manager, in its order: version, Host, then the path.
+    if (req.protocol === 'HTTP/1.0') {
+      const http1 = hcm.spec.http1;
+      if (!http1.acceptHttp10) {
+        this.localReply(426, '');
+        return;
+      }
+      if (!req.authority) req.authority = http1.defaultHostForHttp10;
+      if (!req.authority) {
+        this.localReply(400, 'missing host');
+        return;
+      }
+    }
+    if (req.path.charCodeAt(0) !== 47 /* / */) {
+      hcm.stats.rqNonRelativePath.inc();
+      this.localReply(404, '');
+      return;
+    }
     // Before anything reads the path, as the reference: a route denying /admin sees /public/../admin as /admin.
     if (!normalizeRequestPath(this.req, hcm.normalizePath, hcm.spec.mergeSlashes)) {
       this.localReply(400, 'invalid path');
@@ -905,6 +926,9 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterChainEnds {
 
   /** A response made by the proxy itself: text/plain body, never forwarded upstream. */
   private localReply(status: number, body: string | Buffer, extra: string[] = []): void {
+    // As the reference: a 400 is an invalid message, and ends an HTTP/1 connection unless
+    // `stream_error_on_invalid_http_message` (or its HTTP/1 override) says otherwise.
+    if (status === 400) this.owner.onInvalidMessage?.();
     const via = this.hcm.spec.edge.via;
     const headers = this.cors === null && !via && this.filters === null ? extra : extra.slice();
     if (this.cors !== null) addCorsHeaders(headers, this.cors);

@@ -239,15 +239,19 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     if (protocol === 'HTTP/1.0') this.keepAlive = connection.includes('keep-alive');
     else if (connection.includes('close')) this.keepAlive = false;
     let path = head.target;
-    if (!path.startsWith('/')) {
-      // Absolute form (`GET http://host/path`): take the authority from it.
+    const http1 = this.hcm.spec.http1;
+    if (path.charCodeAt(0) !== 47 /* / */ && method !== 'CONNECT' && path !== '*') {
+      // Absolute form (`GET http://host/path`): the authority comes from it (RFC 9112 3.2.2).
       const m = /^https?:\/\/([^/?#]+)([^#]*)$/i.exec(path);
       if (!m) {
-        this.protocolError(method === 'CONNECT' ? 403 : 400, '');
+        this.protocolError(400, '');
         return;
       }
-      authority = (m[1] as string).toLowerCase();
-      path = m[2] || '/';
+      // Without allow_absolute_url the target stays the path, which the exchange answers 404.
+      if (http1.allowAbsoluteUrl) {
+        authority = (m[1] as string).toLowerCase();
+        path = m[2] || '/';
+      }
     }
     if (method === 'CONNECT') {
       // CONNECT is not proxied: refuse it plainly.
@@ -273,7 +277,8 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     if (teTrailers) req.acceptsTrailers = true;
     if (this.originalDst) req.originalDst = this.originalDst;
     if (this.peer) req.peer = this.peer;
-    if (upgrade !== null) {
+    // An HTTP/1.0 request refused with 426 is refused before it could become a tunnel.
+    if (upgrade !== null && (protocol === 'HTTP/1.1' || http1.acceptHttp10)) {
       // An upgrade the HCM and the route enable (WebSocket) becomes a tunnel; others are refused.
       if (!hasBody && startUpgrade(this.hcm, this.socket, req, upgrade, this.chunks)) this.handOver();
       else {
@@ -432,7 +437,9 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       this.hcm.stats.cxOverloadDisableKeepalive.inc();
       this.keepAlive = false;
     }
-    let head = `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\n`;
+    const http10 = this.exchange?.req.protocol === 'HTTP/1.0' && this.hcm.spec.http1.acceptHttp10;
+    // As the reference: an accepted HTTP/1.0 request gets an HTTP/1.0 answer.
+    let head = `${http10 ? 'HTTP/1.0' : 'HTTP/1.1'} ${status} ${reasonPhrase(status)}\r\n`;
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
     this.headOnly = this.isHead || bodilessStatus(status);
     this.chunkedOut = false;
@@ -448,6 +455,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       }
     }
     if (!this.keepAlive) head += 'connection: close\r\n';
+    else if (http10) head += 'connection: keep-alive\r\n';
     head += '\r\n';
     this.hcm.stats.cxTxBytes.add(head.length);
     if (endStream) {
@@ -503,6 +511,10 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   }
 
   // ---- ExchangeOwner ----
+
+  onInvalidMessage(): void {
+    if (!this.hcm.spec.http1.streamErrorOnInvalidMessage) this.keepAlive = false;
+  }
 
   onExchangeDone(exchange: Exchange): void {
     if (this.exchange !== exchange) return;

@@ -28,6 +28,12 @@ import {
   type Http2Options,
 } from '../../config/h2-options.js';
 import type { ServerHeader } from './headers.js';
+import {
+  compileHttp1Settings,
+  HTTP1_SETTINGS_FIELDS,
+  type Http1Settings,
+  http2StreamError,
+} from './http1-options.js';
 import { compileHcmTimeouts, type HcmTimeouts } from './timeouts.js';
 
 export type Codec = 'AUTO' | 'HTTP1' | 'HTTP2';
@@ -64,6 +70,8 @@ export interface HcmSpec {
   tracing: TracingSpec | null;
   /** `http2_protocol_options`: what the HTTP/2 codec tells its clients. */
   http2: Http2Options;
+  /** `http_protocol_options` and `stream_error_on_invalid_http_message`: the HTTP/1 codec's rules. */
+  http1: Http1Settings;
 }
 
 const HCM_FIELDS: FieldTable = {
@@ -86,6 +94,8 @@ const HCM_FIELDS: FieldTable = {
     // The deprecated v2 spelling of common_http_protocol_options.idle_timeout (compileHcmTimeouts).
     'idle_timeout',
     'http2_protocol_options',
+    'http_protocol_options',
+    'stream_error_on_invalid_http_message',
   ),
   // The wait between the reference's two-step HTTP/2 GOAWAY; this build drains with one.
   drain_timeout: 'advise',
@@ -127,6 +137,8 @@ export const FIELD_TABLES = {
   ...EDGE_FIELD_TABLES,
   ...TRACING_FIELD_TABLES,
   Http2ProtocolOptions: HTTP2_OPTIONS_FIELDS,
+  // The cluster's table has the message's name; this one is the downstream codec's.
+  'Http1ProtocolOptions (connection manager)': HTTP1_SETTINGS_FIELDS,
 };
 
 /**
@@ -149,6 +161,7 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     report.error(path, 'needs routes: set route_config (inline) or rds', 'missing');
   const rdsName = config.rds !== undefined ? compileRds(objectOf(config.rds), `${path}.rds`, report) : null;
   const codec = typeof config.codec_type === 'string' ? config.codec_type : 'AUTO';
+  const h2Options = objectOf(config.http2_protocol_options);
   if (codec !== 'AUTO' && codec !== 'HTTP1' && codec !== 'HTTP2')
     report.unsupported(`${path}.codec_type`, `codec ${codec} is not implemented (use AUTO, HTTP1 or HTTP2)`);
   return {
@@ -177,11 +190,20 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
       config.tracing === undefined
         ? null
         : compileHcmTracing(objectOf(config.tracing), `${path}.tracing`, report),
-    http2: compileHttp2Options(
-      objectOf(config.http2_protocol_options),
-      `${path}.http2_protocol_options`,
+    http2: {
+      ...compileHttp2Options(
+        h2Options,
+        `${path}.http2_protocol_options`,
+        report,
+        DOWNSTREAM_HTTP2_OPTIONS_FIELDS,
+      ),
+      streamErrorOnInvalidMessaging: http2StreamError(h2Options, config.stream_error_on_invalid_http_message),
+    },
+    http1: compileHttp1Settings(
+      objectOf(config.http_protocol_options),
+      config.stream_error_on_invalid_http_message,
+      `${path}.http_protocol_options`,
       report,
-      DOWNSTREAM_HTTP2_OPTIONS_FIELDS,
     ),
   };
 }

@@ -41,6 +41,8 @@ export class HcmStats {
   /** `headers_with_underscores_action`: requests answered 400, headers dropped. */
   readonly rqRejectedUnderscores: Counter;
   readonly droppedUnderscores: Counter;
+  /** Requests whose path is not `/`-led (`*`, or an absolute URL with `allow_absolute_url: false`): 404. */
+  readonly rqNonRelativePath: Counter;
   /** HTTP/1 connections closed after their response while disable_http_keepalive is active. */
   readonly cxOverloadDisableKeepalive: Counter;
   readonly rqHeaderTimeout: Counter;
@@ -88,6 +90,7 @@ export class HcmStats {
     this.rqOverloadClose = c('downstream_rq_overload_close');
     this.rqRejectedUnderscores = c('requests_rejected_with_underscores_in_headers');
     this.droppedUnderscores = c('dropped_headers_with_underscores');
+    this.rqNonRelativePath = c('downstream_rq_non_relative_path');
     this.cxOverloadDisableKeepalive = c('downstream_cx_overload_disable_keepalive');
     this.rqHeaderTimeout = c('downstream_rq_header_timeout');
     this.cxUpgradesTotal = c('downstream_cx_upgrades_total');

@@ -34,7 +34,10 @@ before(async () => {
   });
   await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
   const port = (upstream.address() as net.AddressInfo).port;
-  proxy = await startProxy(hcmConfig('b'), [{ raw: { name: 'b' }, addresses: [`127.0.0.1:${port}`] }]);
+  // HTTP/1.0 is answered only with accept_http_10 (the reference's default refuses it with 426).
+  proxy = await startProxy({ ...hcmConfig('b'), http_protocol_options: { accept_http_10: true } }, [
+    { raw: { name: 'b' }, addresses: [`127.0.0.1:${port}`] },
+  ]);
 });
 
 after(async () => {
