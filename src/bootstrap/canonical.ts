@@ -1,9 +1,25 @@
+/**
+ * The bootstrap's canonical walk: parsed JSON or YAML read against the reflected proto type
+ * into the canonical form (`events/config.ts`), message by message, with `Any`, `TypedStruct`
+ * and the extension a `name` picks resolved; its leaves are in `canonical-scalars.ts` and
+ * `field-lookup.ts`.
+ */
 import protobuf from 'protobufjs';
 import type { Json, JsonObject } from '../../events/index.js';
-import { formatDuration, parseDuration } from './duration.js';
+import {
+  badShape,
+  canonicalDuration,
+  canonicalScalar,
+  describe,
+  enumName,
+  isDefaultScalar,
+  isPlainObject,
+  WRAPPERS,
+} from './canonical-scalars.js';
 import { extensionForType, findExtension } from './catalog.js';
 import type { ExtensionCategory } from './extensions.js';
-import { fieldPath, type Report } from './report.js';
+import { deprecatedField, fieldOf, unknownField } from './field-lookup.js';
+import { fieldPath } from './report.js';
 import {
   isV3TypeUrl,
   messageType,
@@ -16,43 +32,7 @@ import {
   v3MessageName,
 } from './schema.js';
 import { lowerHttpProtocolOptions } from './v3-cluster.js';
-
-/** What the walk needs besides the value: where findings go and what the options allow. */
-export interface WalkContext {
-  report: Report;
-  /** `--allow-unknown-static-fields`: unknown fields warn and count instead of failing. */
-  allowUnknown: boolean;
-  /** `category/name` identities disabled by `--disable-extensions`. */
-  disabled: ReadonlySet<string>;
-  /**
-   * Where the walk moved a config: the `typed_config` path built from each deprecated
-   * `config` Struct, mapped to the `config` path the input wrote (both below ancestors as
-   * written), so the compile steps' findings can name the field the user wrote.
-   */
-  written?: Map<string, string>;
-  /** `config` paths (as written) refused here: compile findings under them would only repeat it. */
-  refused?: Set<string>;
-  /**
-   * Inside a v3 message (an `Any` or resource with a v3 type URL): findings name the v3
-   * messages, and a v2 spelling of a field v3 renamed is refused naming both.
-   */
-  v3?: boolean;
-}
-
-const INT32 = new Set(['int32', 'sint32', 'sfixed32']);
-const UINT32 = new Set(['uint32', 'fixed32']);
-const UINT64 = new Set(['uint64', 'fixed64']);
-const WRAPPERS: Record<string, string> = {
-  '.google.protobuf.DoubleValue': 'double',
-  '.google.protobuf.FloatValue': 'float',
-  '.google.protobuf.Int64Value': 'int64',
-  '.google.protobuf.UInt64Value': 'uint64',
-  '.google.protobuf.Int32Value': 'int32',
-  '.google.protobuf.UInt32Value': 'uint32',
-  '.google.protobuf.BoolValue': 'bool',
-  '.google.protobuf.StringValue': 'string',
-  '.google.protobuf.BytesValue': 'bytes',
-};
+import type { WalkContext } from './walk-context.js';
 
 /** Messages carrying an extension by `name` plus `config`/`typed_config`, and their category. */
 function extensionCategory(typeName: string, parentTypeName: string): ExtensionCategory | undefined {
@@ -76,17 +56,6 @@ function extensionCategory(typeName: string, parentTypeName: string): ExtensionC
     default:
       return undefined;
   }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'an object';
-  return `${typeof value} ${JSON.stringify(value)}`;
 }
 
 /**
@@ -163,53 +132,11 @@ function missingType(
 }
 
 /**
- * The field a key names: its proto name, its `json_name` or its lowerCamelCase form. Own
- * properties only, so `toString` or `__proto__` is an unknown field, not `Object.prototype`.
- */
-export function fieldOf(type: protobuf.Type, key: string): protobuf.Field | undefined {
-  if (Object.hasOwn(type.fields, key)) return type.fields[key];
-  return type.fieldsArray.find((f) => f.options?.json_name === key || camel(f.name) === key);
-}
-
-/**
  * Sets `key` as an own data property: a plain assignment of `__proto__` would replace the
  * object's prototype and lose the entry (map keys and Struct fields are user-chosen).
  */
 export function setEntry(target: JsonObject, key: string, value: Json): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-}
-
-function camel(name: string): string {
-  return name.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
-}
-
-function unknownField(
-  ctx: WalkContext,
-  here: string,
-  key: string,
-  type: protobuf.Type,
-  v3Spelling?: string,
-): void {
-  const v2 = nameOf(type).slice(1);
-  const v3 = v3MessageName(v2);
-  const message = ctx.v3 && v3 !== v2 ? `${v3} (read as ${v2})` : v2;
-  const spelling = v3Spelling ? `: '${key}' is the v2 spelling, v3 writes '${v3Spelling}'` : '';
-  const what = `unknown field '${key}' in ${message}${spelling}`;
-  if (!ctx.allowUnknown) {
-    ctx.report.error(
-      here,
-      `${what} (check the spelling, or pass --allow-unknown-static-fields to ignore it)`,
-      'unknown',
-    );
-    return;
-  }
-  ctx.report.unknownFields++;
-  ctx.report.warn(here, `${what}, ignored (--allow-unknown-static-fields)`, `${nameOf(type)}.${key}`);
-}
-
-function deprecatedField(ctx: WalkContext, here: string, field: protobuf.Field, type: protobuf.Type): void {
-  const hint = field.name === 'hosts' ? ' (use load_assignment; when both are set load_assignment wins)' : '';
-  ctx.report.warn(here, `using deprecated option '${nameOf(type).slice(1)}.${field.name}'${hint}`, undefined);
 }
 
 function canonicalField(
@@ -267,60 +194,6 @@ function canonicalValue(
   return scalar === undefined || (!present && isDefaultScalar(scalar)) ? undefined : scalar;
 }
 
-function isDefaultScalar(value: Json): boolean {
-  return value === 0 || value === '' || value === false || value === '0';
-}
-
-function enumName(raw: unknown, type: protobuf.Enum, here: string, ctx: WalkContext): string | undefined {
-  if (typeof raw === 'string') {
-    const upper = raw.toUpperCase();
-    const name = Object.keys(type.values).find((n) => n.toUpperCase() === upper);
-    if (name !== undefined) return name;
-  } else if (typeof raw === 'number' && type.valuesById[raw] !== undefined) {
-    return type.valuesById[raw];
-  }
-  const names = Object.keys(type.values).join(', ');
-  ctx.report.error(
-    here,
-    `invalid value ${describe(raw)} for ${nameOf(type).slice(1)} (expected one of ${names})`,
-  );
-  return undefined;
-}
-
-const INTEGER_TEXT = /^-?\d+$/;
-
-/** A scalar of proto type `kind` in canonical JSON; 64-bit integers become strings. */
-function canonicalScalar(raw: unknown, kind: string, here: string, ctx: WalkContext): Json | undefined {
-  const bad = (expected: string): undefined => {
-    ctx.report.error(here, `expected ${expected}, got ${describe(raw)}`);
-    return undefined;
-  };
-  if (kind === 'string') {
-    if (typeof raw === 'string') return raw;
-    return typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : bad('a string');
-  }
-  if (kind === 'bool') return typeof raw === 'boolean' ? raw : bad('true or false');
-  if (kind === 'bytes') {
-    return typeof raw === 'string' && /^[A-Za-z0-9+/_-]*=*$/.test(raw) ? raw : bad('base64 bytes');
-  }
-  if (kind === 'double' || kind === 'float') {
-    if (typeof raw === 'number') return raw;
-    if (raw === 'NaN' || raw === 'Infinity' || raw === '-Infinity') return raw;
-    if (typeof raw === 'string' && raw.trim() !== '' && Number.isFinite(Number(raw))) return Number(raw);
-    return bad('a number');
-  }
-  const text =
-    typeof raw === 'number' ? (Number.isInteger(raw) ? String(raw) : '') : typeof raw === 'string' ? raw : '';
-  if (!INTEGER_TEXT.test(text)) return bad(`an integer (${kind})`);
-  const big = BigInt(text);
-  const unsigned = UINT32.has(kind) || UINT64.has(kind);
-  const bits = INT32.has(kind) || UINT32.has(kind) ? 32n : 64n;
-  const min = unsigned ? 0n : -(1n << (bits - 1n));
-  const max = unsigned ? (1n << bits) - 1n : (1n << (bits - 1n)) - 1n;
-  if (big < min || big > max) return bad(`an integer in ${min}..${max} (${kind})`);
-  return bits === 64n ? big.toString() : Number(big);
-}
-
 function wellKnownOrMessage(
   raw: unknown,
   type: protobuf.Type,
@@ -359,22 +232,6 @@ function wellKnownOrMessage(
     default:
       return canonicalMessage(raw, type, here, ctx, parentTypeName);
   }
-}
-
-function badShape(ctx: WalkContext, here: string, expected: string, raw: unknown): undefined {
-  ctx.report.error(here, `expected ${expected}, got ${describe(raw)}`);
-  return undefined;
-}
-
-function canonicalDuration(raw: unknown, here: string, ctx: WalkContext): string | undefined {
-  const parts = typeof raw === 'string' ? parseDuration(raw) : undefined;
-  if (!parts) return badShape(ctx, here, "a duration like '0.25s' or '5s'", raw);
-  const text = formatDuration(parts);
-  if (text.startsWith('-')) {
-    ctx.report.error(here, `duration ${text} is negative; durations must be >= 0s`);
-    return undefined;
-  }
-  return text;
 }
 
 /**

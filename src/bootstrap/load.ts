@@ -1,12 +1,13 @@
 import type { JsonObject, RawBootstrap } from '../../events/index.js';
 import type { Options } from '../options.js';
-import { canonicalMessage, type WalkContext } from './canonical.js';
+import { canonicalMessage } from './canonical.js';
 import { disabledExtensions } from './catalog.js';
 import { mergeCanonical } from './merge.js';
 import { type ConfigError, Report } from './report.js';
 import { BOOTSTRAP_TYPE, messageType } from './schema.js';
 import { type Parsed, parseYamlText, readConfigFile } from './sources.js';
 import { nameListeners, validateBootstrap } from './validate.js';
+import type { WalkContext } from './walk-context.js';
 
 /**
  * The loaded bootstrap in canonical form (`events/config.ts`) with what loading found, or

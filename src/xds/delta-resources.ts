@@ -5,7 +5,7 @@
  * is trusted: a finding anywhere rejects the response whole, as in state of the world.
  */
 import type { JsonObject } from '../../events/config.js';
-import type { WalkContext } from '../bootstrap/canonical.js';
+import type { WalkContext } from '../bootstrap/walk-context.js';
 import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
 import { type DecodedResponse, decodeResources, emptyResponse, isObject, shapeOf } from './resources.js';
 import { RESOURCE_NAME, type ResourceKind, type WireResource } from './types.js';

@@ -4,10 +4,11 @@
  * through its kind's compile function. Findings name the resource and the field.
  */
 import type { JsonObject } from '../../events/config.js';
-import { canonicalMessage, type WalkContext } from '../bootstrap/canonical.js';
+import { canonicalMessage } from '../bootstrap/canonical.js';
 import { messageToJson } from '../bootstrap/decode.js';
 import { Report } from '../bootstrap/report.js';
 import { isV3TypeUrl, nameOf, typeForUrl } from '../bootstrap/schema.js';
+import type { WalkContext } from '../bootstrap/walk-context.js';
 import { compileCluster } from '../config/cluster.js';
 import { compileListener } from '../config/listener.js';
 import { compileClusterLoadAssignment } from '../config/load-assignment.js';

@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { fieldOf } from '../../src/bootstrap/canonical.js';
+import { fieldOf } from '../../src/bootstrap/field-lookup.js';
 import { messageType, typeForUrl } from '../../src/bootstrap/schema.js';
 import {
   type DiscoveryRequest,
