@@ -250,7 +250,7 @@ function canonicalAny(raw: unknown, here: string, ctx: WalkContext): JsonObject 
   if (TYPED_STRUCT.has(url.slice(url.lastIndexOf('/') + 1))) return canonicalTypedStruct(raw, here, ctx);
   const type = typeForUrl(url);
   if (!type) {
-    ctx.report.error(fieldPath(here, '@type'), `unknown type URL '${url}' (this build has no such message)`);
+    ctx.report.error(fieldPath(here, '@type'), `unknown type URL '${url}' (this build implements no message of that name)`);
     return undefined;
   }
   const { '@type': _drop, ...rest } = raw;
@@ -293,7 +293,7 @@ function canonicalTypedStruct(
   if (!type) {
     ctx.report.error(
       fieldPath(here, 'type_url'),
-      `unknown type URL '${url}' (this build has no such message)`,
+      `unknown type URL '${url}' (this build implements no message of that name)`,
     );
     return undefined;
   }
@@ -328,13 +328,16 @@ function resolveExtension(
   const typed = out.typed_config as JsonObject | undefined;
   const typedName =
     typeof typed?.['@type'] === 'string' ? typed['@type'].slice(typed['@type'].lastIndexOf('/') + 1) : '';
+  // The reference picks the extension by the `@type` of its config and reads `name` only
+  // when no extension has that type: `name: envoy.access_loggers.stdout` with a
+  // `StderrAccessLog` config (its single-page-app example) logs to stderr.
   const extension =
-    findExtension(category, name) ?? (typedName ? extensionForType(category, typedName) : undefined);
+    (typedName ? extensionForType(category, typedName) : undefined) ?? findExtension(category, name);
   if (!extension) {
     if (typed !== undefined || 'config' in raw || name !== '') {
       ctx.report.error(
         fieldPath(path, 'name'),
-        `unknown extension '${name}' in category ${category}: this build does not have it`,
+        `unknown extension '${name}' in category ${category}: not implemented by this build`,
       );
     }
     return;

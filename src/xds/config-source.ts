@@ -42,16 +42,20 @@ export type ConfigSourceSpec = {
   | { kind: 'ads' }
   | { kind: 'grpc'; grpc: GrpcSource }
   | { kind: 'rest'; rest: RestSource }
-  | { kind: 'path'; path: string }
+  | { kind: 'path'; path: string; watchedDirectory?: string }
 );
 
 /** `initial_fetch_timeout` when unset, as in the reference. */
 const DEFAULT_INITIAL_FETCH_TIMEOUT_MS = 15_000;
 
 const CONFIG_SOURCE_FIELDS: FieldTable = {
-  ...acting('api_config_source', 'ads', 'path', 'initial_fetch_timeout', 'resource_api_version'),
+  ...acting('api_config_source', 'ads', 'path', 'path_config_source', 'initial_fetch_timeout'),
+  ...acting('resource_api_version'),
   self: notYet('self config sources'),
 };
+
+const PATH_CONFIG_SOURCE_FIELDS: FieldTable = acting('path', 'watched_directory');
+const WATCHED_DIRECTORY_FIELDS: FieldTable = acting('path');
 
 const API_CONFIG_SOURCE_FIELDS: FieldTable = {
   ...acting('api_type', 'transport_api_version', 'grpc_services', 'set_node_on_first_message_only'),
@@ -194,6 +198,14 @@ export function compileConfigSource(
     if (!config.path) report.error(fieldPath(path, 'path'), 'must name a file', 'invalid');
     return config.path ? { ...common, kind: 'path', path: config.path } : undefined;
   }
+  if (config.path_config_source !== undefined) {
+    const source = compilePathConfigSource(
+      objectOf(config.path_config_source),
+      fieldPath(path, 'path_config_source'),
+      report,
+    );
+    return source && { ...common, ...source };
+  }
   if (config.api_config_source !== undefined) {
     const api = compileApiConfigSource(
       objectOf(config.api_config_source),
@@ -206,8 +218,30 @@ export function compileConfigSource(
       : { ...common, kind: 'rest', rest: api };
   }
   if (config.path === undefined && config.self === undefined)
-    report.error(path, 'needs a source: api_config_source, ads or path', 'missing');
+    report.error(path, 'needs a source: api_config_source, ads, path or path_config_source', 'missing');
   return undefined;
+}
+
+/**
+ * v3's `PathConfigSource`: the file, and a directory whose changes say the file changed (a
+ * Kubernetes ConfigMap volume swaps a `..data` symlink in it, which no event on the file's own
+ * name shows).
+ */
+function compilePathConfigSource(
+  config: JsonObject,
+  path: string,
+  report: Report,
+): { kind: 'path'; path: string; watchedDirectory?: string } | undefined {
+  checkFields(config, path, report, PATH_CONFIG_SOURCE_FIELDS, 'PathConfigSource');
+  const file = typeof config.path === 'string' ? config.path : '';
+  if (!file) report.error(fieldPath(path, 'path'), 'must name a file', 'missing');
+  if (config.watched_directory === undefined) return file ? { kind: 'path', path: file } : undefined;
+  const where = fieldPath(path, 'watched_directory');
+  const watched = objectOf(config.watched_directory);
+  checkFields(watched, where, report, WATCHED_DIRECTORY_FIELDS, 'WatchedDirectory');
+  const directory = typeof watched.path === 'string' ? watched.path : '';
+  if (!directory) report.error(fieldPath(where, 'path'), 'must name a directory', 'missing');
+  return file && directory ? { kind: 'path', path: file, watchedDirectory: directory } : undefined;
 }
 
 const memo = new WeakMap<JsonObject, ConfigSourceSpec | null>();

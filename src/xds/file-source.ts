@@ -26,6 +26,8 @@ export class FileSource implements Transport {
   constructor(
     private readonly file: string,
     private readonly log: bunyan,
+    /** `watched_directory`: any change in it re-reads the file (read again only if it differs). */
+    private readonly watchedDirectory?: string,
   ) {}
 
   watch(_typeUrl: string, _names: string[] | null, subscriber: Subscriber): void {
@@ -33,12 +35,13 @@ export class FileSource implements Transport {
     this.subscriber = subscriber;
     if (!first) return;
     try {
-      this.watcher = watchDir(path.dirname(this.file), (_event, name) => {
-        if (name === path.basename(this.file)) this.readSoon();
+      const directory = this.watchedDirectory ?? path.dirname(this.file);
+      this.watcher = watchDir(directory, (_event, name) => {
+        if (this.watchedDirectory !== undefined || name === path.basename(this.file)) this.readSoon();
       });
       this.watcher.unref();
     } catch (err) {
-      this.log.error({ err, file: this.file }, 'xDS file source: cannot watch its directory');
+      this.log.error({ err, file: this.file, directory: this.watchedDirectory }, 'xDS file source: cannot watch its directory');
     }
     this.read();
   }

@@ -89,7 +89,7 @@ export class Transports {
   }
 
   private create(kind: ResourceKind, source: ConfigSourceSpec): Transport | undefined {
-    if (source.kind === 'path') return new FileSource(source.path, this.log);
+    if (source.kind === 'path') return new FileSource(source.path, this.log, source.watchedDirectory);
     if (source.kind === 'rest') {
       const cluster = source.rest.cluster;
       return new RestPoller(source.rest, () => this.targetOf(cluster), this.nodeJson, this.log);

@@ -310,8 +310,40 @@ describe('extensions and type URLs', () => {
       loadYaml(listener('{ name: envoy.filters.network.redis_proxy, config: { stat_prefix: r } }')),
     );
     assert.deepEqual(errors, [
-      "--config-yaml: static_resources.listeners[0].filter_chains[0].filters[0].name: unknown extension 'envoy.filters.network.redis_proxy' in category envoy.filters.network: this build does not have it",
+      "--config-yaml: static_resources.listeners[0].filter_chains[0].filters[0].name: unknown extension 'envoy.filters.network.redis_proxy' in category envoy.filters.network: not implemented by this build",
     ]);
+  });
+
+  it('picks the extension by the @type of its config, as the reference does, not by a name that disagrees', () => {
+    // Root cause: the name was looked up first, so the reference's single-page-app example
+    // (`name: envoy.access_loggers.stdout` with a StderrAccessLog config) was refused.
+    const b = bootstrapOf(
+      loadYaml(`
+admin:
+  address: { socket_address: { address: 127.0.0.1, port_value: 0 } }
+  access_log:
+  - name: envoy.access_loggers.stdout
+    typed_config: { "@type": type.googleapis.com/envoy.extensions.access_loggers.stream.v3.StderrAccessLog }
+`),
+    ) as Obj;
+    const log = b.admin.access_log[0];
+    assert.equal(log.typed_config['@type'], 'type.googleapis.com/envoy.extensions.access_loggers.stream.v3.StderrAccessLog');
+  });
+
+  it('reads the v3 ZipkinConfig as the Zipkin tracer', () => {
+    const b = bootstrapOf(
+      loadYaml(`
+tracing:
+  http:
+    name: envoy.tracers.zipkin
+    typed_config: { "@type": type.googleapis.com/envoy.config.trace.v3.ZipkinConfig, collector_cluster: z, collector_endpoint: /api/v2/spans, collector_endpoint_version: HTTP_JSON }
+static_resources:
+  clusters:
+  - { name: z, connect_timeout: 1s, load_assignment: { cluster_name: z } }
+`),
+    ) as Obj;
+    assert.equal(b.tracing.http.typed_config['@type'], 'type.googleapis.com/envoy.config.trace.v2.ZipkinConfig');
+    assert.equal(b.tracing.http.typed_config.collector_endpoint_version, 'HTTP_JSON');
   });
 
   it('rejects an unknown type URL, naming it', () => {

@@ -5,13 +5,11 @@
  * feature that lands raises the floor and a regression shows as a refusal nobody expected.
  */
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { scratchDir } from '../helpers/admin.js';
-import { load, root, runCli } from '../helpers/bootstrap.js';
-import { assertRefusedNamingFields } from '../helpers/serves.js';
-import { makePki } from '../tls/certs.js';
+import { root, runCli } from '../helpers/bootstrap.js';
+import { assertCorpusVerdicts, certificates, corpusFiles } from '../helpers/reference-corpus.js';
 
 const corpusDir = join(root, 'fixtures/reference-examples-2020');
 
@@ -42,47 +40,13 @@ const REFUSALS: Record<string, RegExp> = {
  * test certificates in certs/. They are validated there (certificates made here), the file unchanged.
  */
 const LAID_OUT: Record<string, (dir: string) => void> = {
-  'configs/google-vrp/envoy-edge.yaml': (dir) => {
-    const pki = makePki();
-    try {
-      const leaf = pki.leaf('example.com', ['DNS:example.com']);
-      mkdirSync(join(dir, 'certs'));
-      copyFileSync(leaf.cert, join(dir, 'certs/servercert.pem'));
-      copyFileSync(leaf.key, join(dir, 'certs/serverkey.pem'));
-    } finally {
-      pki.remove();
-    }
-  },
+  'configs/google-vrp/envoy-edge.yaml': certificates('example.com', {
+    pairs: [{ cert: 'certs/servercert.pem', key: 'certs/serverkey.pem' }],
+  }),
 };
 
-/** `load` run in `dir` (laid out first), as `--mode validate` run there would. */
-function loadIn(file: string, layOut: (dir: string) => void): ReturnType<typeof load> {
-  const scratch = scratchDir();
-  const cwd = process.cwd();
-  try {
-    layOut(scratch.dir);
-    // load is synchronous: nothing else runs while the process is in the scratch directory.
-    process.chdir(scratch.dir);
-    return load({ configPath: join(corpusDir, file) });
-  } finally {
-    process.chdir(cwd);
-    scratch.remove();
-  }
-}
-
-/** Every bootstrap of the corpus, as paths relative to its folder. */
-function corpus(dir = corpusDir, prefix = ''): string[] {
-  return readdirSync(dir)
-    .sort()
-    .flatMap((name) => {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) return corpus(path, `${prefix}${name}/`);
-      return /\.(yaml|json)$/.test(name) ? [`${prefix}${name}`] : [];
-    });
-}
-
 describe("the reference's 2020 example bootstraps under --mode validate", () => {
-  const files = corpus();
+  const files = corpusFiles(corpusDir);
 
   it('holds the 40 bootstraps of examples/ and configs/, each listed in its README', () => {
     assert.equal(files.length, 40, files.join('\n'));
@@ -91,27 +55,13 @@ describe("the reference's 2020 example bootstraps under --mode validate", () => 
   });
 
   it(`validates at least ${VALIDATING_AT_LEAST}; every refusal names its field and is an expected one`, () => {
-    const validated: string[] = [];
-    const refused: string[] = [];
-    for (const file of files) {
-      // In-process, the function `--mode validate` runs; its errors are the lines it prints.
-      const layOut = LAID_OUT[file];
-      const loaded =
-        layOut === undefined ? load({ configPath: join(corpusDir, file) }) : loadIn(file, layOut);
-      if (loaded.ok) {
-        validated.push(file);
-        continue;
-      }
-      refused.push(file);
-      assertRefusedNamingFields(loaded.errors, file);
-      const expected = REFUSALS[file];
-      assert.ok(expected, `${file} is refused, which nobody expected:\n${loaded.errors.join('\n')}`);
-      assert.match(loaded.errors.join('\n'), expected, file);
-    }
-    assert.ok(
-      validated.length >= VALIDATING_AT_LEAST,
-      `${validated.length} of ${files.length} validate; refused:\n${refused.join('\n')}`,
-    );
+    assertCorpusVerdicts({
+      dir: corpusDir,
+      files,
+      atLeast: VALIDATING_AT_LEAST,
+      refusals: REFUSALS,
+      laidOut: LAID_OUT,
+    });
   });
 
   it('validates a bootstrap whose hosts are docker service names without resolving them', async () => {

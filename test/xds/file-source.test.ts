@@ -3,7 +3,7 @@
  * an atomic rename; a bad file is rejected and the last good members keep serving.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -50,6 +50,37 @@ describe('EDS from a file (path)', () => {
       for (let i = 0; i < 5; i++) assert.equal((await get(port)).body, 'b');
       const events = (await proxy.get('/events?format=json')).body;
       assert.match(events, /load_balancing_weight: must be >= 1/);
+    } finally {
+      await proxy.stop();
+      await a.close();
+      await b.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('EDS from a file (v3 path_config_source with watched_directory)', () => {
+  it('re-reads the file when a Kubernetes-style ..data symlink swap happens in the watched directory', async () => {
+    // A ConfigMap volume: eds.json -> ..data/eds.json, ..data -> a versioned directory. An
+    // update renames a new ..data over the old one, so no event names eds.json itself.
+    const dir = mkdtempSync(join(tmpdir(), 'proxy-xds-watched-'));
+    const version = (name: string, text: string) => {
+      mkdirSync(join(dir, name));
+      writeFileSync(join(dir, name, 'eds.json'), text);
+      symlinkSync(name, join(dir, '..data_tmp'));
+      renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+    };
+    const a = await upstream('a');
+    const b = await upstream('b');
+    version('..v1', response('1', [assignment('some_service', [a.port])]));
+    symlinkSync('..data/eds.json', join(dir, 'eds.json'));
+    const source = { path_config_source: { path: join(dir, 'eds.json'), watched_directory: { path: dir } } };
+    const proxy = await startProxyProcess(edsBootstrap(1, source), ['--concurrency', '1']);
+    try {
+      const port = await proxy.listenerPort('listener_0');
+      assert.equal((await get(port)).body, 'a');
+      version('..v2', response('2', [assignment('some_service', [b.port])]));
+      await until('the swapped version serves', async () => (await get(port)).body === 'b');
     } finally {
       await proxy.stop();
       await a.close();
