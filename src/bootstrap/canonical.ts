@@ -250,7 +250,10 @@ function canonicalAny(raw: unknown, here: string, ctx: WalkContext): JsonObject 
   if (TYPED_STRUCT.has(url.slice(url.lastIndexOf('/') + 1))) return canonicalTypedStruct(raw, here, ctx);
   const type = typeForUrl(url);
   if (!type) {
-    ctx.report.error(fieldPath(here, '@type'), `unknown type URL '${url}' (this build implements no message of that name)`);
+    ctx.report.error(
+      fieldPath(here, '@type'),
+      `unknown type URL '${url}' (this build implements no message of that name)`,
+    );
     return undefined;
   }
   const { '@type': _drop, ...rest } = raw;

@@ -41,7 +41,10 @@ export class FileSource implements Transport {
       });
       this.watcher.unref();
     } catch (err) {
-      this.log.error({ err, file: this.file, directory: this.watchedDirectory }, 'xDS file source: cannot watch its directory');
+      this.log.error(
+        { err, file: this.file, directory: this.watchedDirectory },
+        'xDS file source: cannot watch its directory',
+      );
     }
     this.read();
   }

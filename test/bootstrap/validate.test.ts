@@ -327,7 +327,10 @@ admin:
 `),
     ) as Obj;
     const log = b.admin.access_log[0];
-    assert.equal(log.typed_config['@type'], 'type.googleapis.com/envoy.extensions.access_loggers.stream.v3.StderrAccessLog');
+    assert.equal(
+      log.typed_config['@type'],
+      'type.googleapis.com/envoy.extensions.access_loggers.stream.v3.StderrAccessLog',
+    );
   });
 
   it('reads the v3 ZipkinConfig as the Zipkin tracer', () => {
@@ -342,7 +345,10 @@ static_resources:
   - { name: z, connect_timeout: 1s, load_assignment: { cluster_name: z } }
 `),
     ) as Obj;
-    assert.equal(b.tracing.http.typed_config['@type'], 'type.googleapis.com/envoy.config.trace.v2.ZipkinConfig');
+    assert.equal(
+      b.tracing.http.typed_config['@type'],
+      'type.googleapis.com/envoy.config.trace.v2.ZipkinConfig',
+    );
     assert.equal(b.tracing.http.typed_config.collector_endpoint_version, 'HTTP_JSON');
   });
 

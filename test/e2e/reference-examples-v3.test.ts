@@ -17,7 +17,8 @@ const corpusDir = join(root, 'fixtures/reference-examples-v3');
 /** The number that validate; raise it when a feature lands (never lower it). */
 const VALIDATING_AT_LEAST = 35;
 
-const EXTENSION = (name: string) => new RegExp(`unknown extension '${name.replaceAll('.', '\\.')}'.*not implemented`);
+const EXTENSION = (name: string) =>
+  new RegExp(`unknown extension '${name.replaceAll('.', '\\.')}'.*not implemented`);
 const FIELD = (name: string) => new RegExp(`unknown field '${name}'`);
 
 /**
