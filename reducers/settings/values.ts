@@ -29,6 +29,11 @@ export function arrayOf(value: Json | undefined): Json[] {
   return Array.isArray(value) ? value : [];
 }
 
+/** Arrays of JSON objects from a repeated field, tolerating absence. */
+export function listOf(value: Json | undefined): JsonObject[] {
+  return Array.isArray(value) ? value.map((v) => objectOf(v)) : [];
+}
+
 export function objectOf(value: Json | undefined): JsonObject {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
 }

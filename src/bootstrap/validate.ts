@@ -1,18 +1,18 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { arrayOf, objectOf } from '../../reducers/settings/values.js';
-import { compileAccessLogs } from '../dataplane/access-log/config.js';
+import { compileCluster } from '../config/cluster.js';
+import { checkBootstrapSources } from '../config/config-source.js';
+import { compileOutlierEventLog } from '../config/health.js';
 import { compileListener } from '../config/listener.js';
+import { compileAccessLogs } from '../dataplane/access-log/config.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../dataplane/router/validate-clusters.js';
 import { compileBootstrapTracing } from '../dataplane/tracing/config.js';
 import { compileOverloadManager } from '../edges/overload/config.js';
 import { checkSecret } from '../tls/context.js';
 import { staticSecrets } from '../tls/secrets.js';
-import { compileOutlierEventLog } from '../config/health.js';
-import { checkBootstrapSources } from '../xds/config-source.js';
 import { checkLoadStatsConfig } from '../xds/lrs/config.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
-import { compileCluster } from '../config/cluster.js';
 
 /**
  * Names unnamed static listeners `listener_<index>` (index in `static_resources.listeners`),

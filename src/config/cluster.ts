@@ -11,8 +11,8 @@ import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honou
 import { Report } from '../bootstrap/report.js';
 import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
 import { compileClusterTls } from '../tls/upstream.js';
-import { compileConfigSource } from '../xds/config-source.js';
 import type { Compiled, CompileOptions } from './compiled.js';
+import { compileConfigSource } from './config-source.js';
 import { compileHttp2Options, type Http2Options } from './h2-options.js';
 import {
   compileHealthCheck,

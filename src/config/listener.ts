@@ -1,13 +1,12 @@
 import type { Json, JsonObject } from '../../events/config.js';
 import { hostKey } from '../../reducers/settings/endpoints.js';
-import { durationMs, numberOr, objectOf, stringOr } from '../../reducers/settings/values.js';
+import { durationMs, listOf, numberOr, objectOf, stringOr } from '../../reducers/settings/values.js';
 import { builtInForType, CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { Report } from '../bootstrap/report.js';
 import { compileHcm, type HcmSpec } from '../dataplane/http/hcm-config.js';
 import { socketHelper } from '../dataplane/listeners/native.js';
 import { compileNetworkRbac, type NetworkRbacSpec } from '../dataplane/listeners/rbac.js';
-import { listOf } from '../dataplane/router/matchers.js';
 import { compileTcpProxy, type TcpProxySettings } from '../dataplane/tcp/config.js';
 import { compileDownstreamTls, type DownstreamTls } from '../tls/context.js';
 import { NO_SECRETS, type Secrets } from '../tls/secrets.js';

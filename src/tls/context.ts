@@ -9,12 +9,12 @@ import { createHash, constants as cryptoConstants, X509Certificate } from 'node:
 import { readFileSync } from 'node:fs';
 import * as tls from 'node:tls';
 import type { Json, JsonObject } from '../../events/index.js';
-import { durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
+import { durationMs, listOf, numberOr, objectOf } from '../../reducers/settings/values.js';
 import { inlineBytes } from '../bootstrap/data-source.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { attempt, type Report } from '../bootstrap/report.js';
-import { compileStringMatcher, listOf, type StringTest } from '../dataplane/router/matchers.js';
-import { compileConfigSource } from '../xds/config-source.js';
+import { compileConfigSource } from '../config/config-source.js';
+import { compileStringMatcher, type StringTest } from '../config/matchers.js';
 import type { Secrets } from './secrets.js';
 
 /** A certificate the process loaded, as `/certs` and `days_until_first_cert_expiring` need it. */

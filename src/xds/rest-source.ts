@@ -1,6 +1,6 @@
 import type bunyan from 'bunyan';
 import type { JsonObject } from '../../events/config.js';
-import type { RestSource } from './config-source.js';
+import type { RestSource } from '../config/config-source.js';
 import { kindOfTypeUrl, type ResourceKind, type Subscriber, type Transport } from './types.js';
 
 /** The REST path of each kind: `POST /v2/discovery:clusters` and so on. */

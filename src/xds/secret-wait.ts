@@ -8,9 +8,9 @@
  */
 import type { JsonObject } from '../../events/config.js';
 import type { State } from '../../reducers/index.js';
+import { configSourceOf } from '../config/config-source.js';
+import { clusterSdsRefs, listenerSdsRefs, type SdsRef } from '../config/sds-refs.js';
 import type { Loggers } from '../logging/loggers.js';
-import { clusterSdsRefs, listenerSdsRefs, type SdsRef } from '../tls/sds-refs.js';
-import { configSourceOf } from './config-source.js';
 import type { DecodedResource } from './resources.js';
 
 export type WaitingKind = 'cds' | 'lds';

@@ -8,8 +8,8 @@
 import { edsServiceName } from '../../reducers/discovery.js';
 import type { State } from '../../reducers/index.js';
 import { clusterStatName } from '../../reducers/settings/cluster.js';
+import { rdsNamesOf } from '../config/rds-names.js';
 import type { StatsStore } from '../stats/store.js';
-import { rdsNamesOf } from './rds-names.js';
 import type { ResourceKind } from './types.js';
 import { versionHash } from './version-hash.js';
 

@@ -5,12 +5,12 @@
  */
 
 import type { JsonObject } from '../../events/config.js';
-import { hostKey } from '../../reducers/settings/endpoints.js';
 import { entryOf } from '../../reducers/index.js';
+import { hostKey } from '../../reducers/settings/endpoints.js';
+import type { ConfigSourceSpec, GrpcSource } from '../config/config-source.js';
 import type { Store } from '../control/store.js';
 import type { Loggers } from '../logging/loggers.js';
 import type { StatsStore } from '../stats/store.js';
-import type { ConfigSourceSpec, GrpcSource } from './config-source.js';
 import { DeltaStream } from './delta-stream.js';
 import { FileSource } from './file-source.js';
 import type { StreamOptions } from './grpc-stream.js';

@@ -4,7 +4,7 @@
  * message types (the loader's schema) decodes both.
  */
 import type { DiscoveryKind } from '../../events/discovery.js';
-import type { ApiVersion } from './config-source.js';
+import type { ApiVersion } from '../config/config-source.js';
 
 /** The kinds of resource, as the discovery events name them. */
 export type ResourceKind = DiscoveryKind;

@@ -6,9 +6,9 @@ import type { JsonObject } from '../../events/config.js';
 import { edsServiceName } from '../../reducers/discovery.js';
 import type { State } from '../../reducers/index.js';
 import { objectOf } from '../../reducers/settings/values.js';
-import { clusterSdsRefs, listenerSdsRefs } from '../tls/sds-refs.js';
-import { type ConfigSourceSpec, configSourceOf } from './config-source.js';
-import { rdsNamesOf } from './rds-names.js';
+import { type ConfigSourceSpec, configSourceOf } from '../config/config-source.js';
+import { rdsNamesOf } from '../config/rds-names.js';
+import { clusterSdsRefs, listenerSdsRefs } from '../config/sds-refs.js';
 import { type ResourceKind, TYPE_URLS } from './types.js';
 
 /** One type on one transport: the names wanted (null: all) and their source. */

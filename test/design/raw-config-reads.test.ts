@@ -32,10 +32,12 @@ const COMPILE_STEP = /^(compile|check|validate)/;
 /**
  * The most raw reads allowed outside the compile steps: 110 once the Cluster compiled in
  * src/config/ (152 before, when compile modules beside their consumers were counted too), 96
- * once a cluster's members were read once by identity (reducers/settings/endpoints.ts);
+ * once a cluster's members were read once by identity (reducers/settings/endpoints.ts), 80
+ * once the SDS and RDS names a config asks discovery for were read once by identity, in
+ * src/config/ with the string matchers and the config source;
  * the goal is 10, each with a comment saying why.
  */
-const CEILING = 96;
+const CEILING = 80;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

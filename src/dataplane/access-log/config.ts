@@ -1,12 +1,11 @@
 import type { Json, JsonObject } from '../../../events/config.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
-import { objectOf } from '../../../reducers/settings/values.js';
-import { builtInForType, CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
+import { listOf, objectOf } from '../../../reducers/settings/values.js';
 import { inlineBytes } from '../../bootstrap/data-source.js';
+import { builtInForType, CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../bootstrap/report.js';
 import type { Core } from '../../core.js';
-import { listOf } from '../router/matchers.js';
 import { type AccessLogFile, openAccessLogFile, openAccessLogStream } from './file-sink.js';
 import { type AccessLogFilter, compileAccessLogFilter, type RuntimeLookup } from './filters.js';
 import { compileJsonFormat, compileTextFormat, DEFAULT_FORMAT, type Formatter } from './format.js';

@@ -1,9 +1,9 @@
 import type { JsonObject } from '../../../events/config.js';
-import { objectOf } from '../../../reducers/settings/values.js';
+import { listOf, objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../bootstrap/report.js';
 import { headerValue } from '../codec/request.js';
-import { compileHeaderMatcher, listOf } from '../router/matchers.js';
+import { compileHeaderMatcher } from '../router/matchers.js';
 import { FLAG, RESPONSE_FLAGS, type ResponseFlag, type StreamInfo } from './stream-info.js';
 
 /** Runtime values by key, read when a filter needs one (`runtime_filter`, comparisons). */

@@ -1,6 +1,7 @@
 /**
- * What a downstream TLS peer proved about itself, as filters read it (src/tls/peer-identity.ts
- * reads it from the certificate, once per connection and only when asked).
+ * What a downstream TLS peer proved about itself, as filters read it
+ * (src/dataplane/listeners/peer-identity.ts reads it from the certificate, once per connection
+ * and only when asked).
  */
 export interface PeerIdentity {
   uriSans: string[];

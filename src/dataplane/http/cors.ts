@@ -2,8 +2,8 @@ import type { JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../bootstrap/report.js';
+import { compileRegex, compileStringMatcher, type StringTest } from '../../config/matchers.js';
 import type { Counter, Scope } from '../../stats/store.js';
-import { compileRegex, compileStringMatcher, type StringTest } from '../router/matchers.js';
 import { type HttpRequest, headerValue, setHeader } from '../codec/request.js';
 import {
   compileRuntimeFraction,

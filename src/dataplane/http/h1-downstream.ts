@@ -1,5 +1,4 @@
 import type * as net from 'node:net';
-import { type PeerIdentitySource, peerIdentitySource } from '../../tls/peer-identity.js';
 import { joinHostPort } from '../access-log/stream-info.js';
 import {
   BodyFramer,
@@ -11,6 +10,7 @@ import {
 } from '../codec/h1-parse.js';
 import type { HttpRequest, ResponseSink } from '../codec/request.js';
 import { restoredDestination } from '../listeners/original-dst.js';
+import { type PeerIdentitySource, peerIdentitySource } from '../listeners/peer-identity.js';
 import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
 import { StreamTimer } from './stream-timer.js';

@@ -1,11 +1,11 @@
 import * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import type { Counter } from '../../stats/store.js';
-import { type PeerIdentitySource, peerIdentitySource } from '../../tls/peer-identity.js';
 import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
 import { withFlatHeaders } from '../codec/h2-headers.js';
 import type { HttpRequest, ResponseSink } from '../codec/request.js';
 import { restoredDestination } from '../listeners/original-dst.js';
+import { type PeerIdentitySource, peerIdentitySource } from '../listeners/peer-identity.js';
 import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
 import { isGrpcContentType } from './grpc.js';

@@ -1,10 +1,15 @@
 import type { JsonObject } from '../../../events/config.js';
-import { numberOr, objectOf } from '../../../reducers/settings/values.js';
+import { listOf, numberOr, objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
-import { compileConfigSource } from '../../xds/config-source.js';
+import { compileConfigSource } from '../../config/config-source.js';
+import {
+  compileHttp2Options,
+  DOWNSTREAM_HTTP2_OPTIONS_FIELDS,
+  HTTP2_OPTIONS_FIELDS,
+  type Http2Options,
+} from '../../config/h2-options.js';
 import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
-import { listOf } from '../router/matchers.js';
 import { compileRouteTable, type RouteTable } from '../router/table.js';
 import { compileUpgradeConfigs, type UpgradeTable } from '../router/upgrade-config.js';
 import {
@@ -21,12 +26,6 @@ import {
 } from './edge.js';
 import type { FilterChain } from './filters/chain.js';
 import { compileHttpFilters } from './filters.js';
-import {
-  compileHttp2Options,
-  DOWNSTREAM_HTTP2_OPTIONS_FIELDS,
-  HTTP2_OPTIONS_FIELDS,
-  type Http2Options,
-} from '../../config/h2-options.js';
 import type { ServerHeader } from './headers.js';
 import {
   compileHttp1Settings,

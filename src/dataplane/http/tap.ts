@@ -1,10 +1,10 @@
 import type { Json, JsonObject } from '../../../events/config.js';
-import { objectOf } from '../../../reducers/settings/values.js';
+import { listOf, objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import { attempt, fault, Report } from '../../bootstrap/report.js';
 import type { StreamInfo } from '../access-log/stream-info.js';
-import { compileHeaderMatcher, listOf, type RequestTest } from '../router/matchers.js';
 import type { HttpRequest } from '../codec/request.js';
+import { compileHeaderMatcher, type RequestTest } from '../router/matchers.js';
 import type { TapMatch, TapRegistry, TapSession } from './tap-registry.js';
 
 /** The reference's default for `max_buffered_rx_bytes` and `max_buffered_tx_bytes`. */

@@ -9,7 +9,6 @@ import { objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import type { Counter, StatsStore } from '../../stats/store.js';
-import { peerIdentitySource } from '../../tls/peer-identity.js';
 import { joinHostPort } from '../access-log/stream-info.js';
 import type { HttpRequest } from '../codec/request.js';
 import {
@@ -19,6 +18,7 @@ import {
   rbacAllows,
 } from '../http/filters/rbac/engine.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
+import { peerIdentitySource } from './peer-identity.js';
 
 export interface NetworkRbacSpec {
   /** Stats are `<statPrefix>rbac.allowed` and so on, at the root, as the reference names them. */

@@ -1,13 +1,12 @@
 import { hostname } from 'node:os';
 import type { Json, JsonObject } from '../../../events/config.js';
-import { objectOf } from '../../../reducers/settings/values.js';
+import { listOf, objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
 import { fault, type Report } from '../../bootstrap/report.js';
 import type { UpstreamHost } from '../../upstream/types.js';
 import { compileStrftime, portOf, withoutPort } from '../access-log/format.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
 import { headerValue } from '../codec/request.js';
-import { listOf } from './matchers.js';
 
 /** What a header value's variables read: the stream's record and the upstream host chosen, if any. */
 export interface HeaderContext {

@@ -3,13 +3,12 @@
  * or is refused by name (docs/bootstrap.md lists these tables).
  */
 import type { JsonObject } from '../../../events/config.js';
-import { objectOf } from '../../../reducers/settings/values.js';
+import { listOf, objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import { FIELD_TABLES as CORS_FIELD_TABLES } from '../http/cors.js';
 import { ROUTE_RATE_LIMIT_TABLES } from '../http/filters/ratelimit/route-policy.js';
 import { FIELD_TABLES as HEADER_FIELD_TABLES, HEADER_MUTATION_FIELDS } from './header-mutation.js';
-import { listOf } from './matchers.js';
 import { FIELD_TABLES as UPGRADE_FIELD_TABLES } from './upgrade-config.js';
 
 export const ROUTE_CONFIG_FIELDS: FieldTable = {

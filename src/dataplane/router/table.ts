@@ -5,10 +5,11 @@
  */
 import type { Json, JsonObject } from '../../../events/config.js';
 import type { Priority } from '../../../reducers/settings/cluster.js';
-import { durationMs, numberOr, objectOf } from '../../../reducers/settings/values.js';
+import { durationMs, listOf, numberOr, objectOf } from '../../../reducers/settings/values.js';
 import { inlineBytes } from '../../bootstrap/data-source.js';
 import { checkFields } from '../../bootstrap/honoured.js';
 import { attempt, fault, type Report } from '../../bootstrap/report.js';
+import { compileRegex, type StringTest } from '../../config/matchers.js';
 import { compileCriteria, type MetadataCriteria } from '../../upstream/lb/criteria.js';
 import { type HttpRequest, headerValue } from '../codec/request.js';
 import { type CorsPolicy, compileCorsPolicy } from '../http/cors.js';
@@ -21,14 +22,7 @@ import { compileFilterOverrides } from '../http/per-filter.js';
 import { compileRouteIdleTimeout } from '../http/timeouts.js';
 import { compileHashPolicy } from './hash.js';
 import { compileHeaderMutation, type HeaderMutation } from './header-mutation.js';
-import {
-  compileHeaderMatcher,
-  compileQueryMatcher,
-  compileRegex,
-  listOf,
-  type RequestTest,
-  type StringTest,
-} from './matchers.js';
+import { compileHeaderMatcher, compileQueryMatcher, type RequestTest } from './matchers.js';
 import { compileRetryPolicy, type RetryPolicy } from './retry.js';
 import {
   checkRouteFields,

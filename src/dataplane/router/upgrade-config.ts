@@ -1,8 +1,7 @@
 import type { Json } from '../../../events/config.js';
-import { objectOf } from '../../../reducers/settings/values.js';
+import { listOf, objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
-import { listOf } from './matchers.js';
 
 /** `upgrade_configs` compiled: upgrade type (lowercase) to whether it is enabled. */
 export type UpgradeTable = ReadonlyMap<string, boolean>;

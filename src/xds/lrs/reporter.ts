@@ -9,15 +9,15 @@
  */
 import type * as Grpc from '@grpc/grpc-js';
 import type bunyan from 'bunyan';
-import { hostKey } from '../../../reducers/settings/endpoints.js';
 import { entryOf } from '../../../reducers/names.js';
+import { hostKey } from '../../../reducers/settings/endpoints.js';
 import type { ClustersFigures } from '../../../views/clusters/figures.js';
-import type { Options } from '../../options.js';
+import type { ApiVersion, GrpcSource } from '../../config/config-source.js';
 import type { Store } from '../../control/store.js';
 import type { DataPlaneFigures } from '../../dataplane/figures.js';
 import type { Loggers } from '../../logging/loggers.js';
+import type { Options } from '../../options.js';
 import type { Counter, StatsStore } from '../../stats/store.js';
-import type { ApiVersion, GrpcSource } from '../config-source.js';
 import { backoffMs, endCall, grpc, unrefTimeout } from '../grpc-stream.js';
 import { decodeMessage, encodeMessage, localNode, nodeMessage } from '../wire.js';
 import { loadStatsSourceOf } from './config.js';

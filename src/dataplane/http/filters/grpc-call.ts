@@ -5,12 +5,11 @@
  * one well-formed message is a failure naming why.
  */
 import type { JsonObject } from '../../../../events/config.js';
-import { objectOf } from '../../../../reducers/settings/values.js';
+import { listOf, objectOf } from '../../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../../bootstrap/honoured.js';
 import { serviceMessageType } from '../../../bootstrap/proto-root.js';
 import type { Report } from '../../../bootstrap/report.js';
 import type { ClusterLookup } from '../../pool/cluster-traffic.js';
-import { listOf } from '../../router/matchers.js';
 import { flatValue as flatHeader } from '../grpc.js';
 import { durationField } from '../timeouts.js';
 import { type ClusterCall, callCluster } from './cluster-call.js';
@@ -43,7 +42,7 @@ export interface FilterGrpcService {
 
 /**
  * The `GrpcService` fields a filter's service call honours, keyed apart from the xDS
- * `GrpcService` (src/xds/config-source.ts), which honours fewer.
+ * `GrpcService` (src/config/config-source.ts), which honours fewer.
  */
 export const FILTER_GRPC_SERVICE_TABLES: Record<string, FieldTable> = {
   FilterGrpcService: {

@@ -1,7 +1,8 @@
 import type { JsonObject } from '../../../../events/config.js';
+import { listOf } from '../../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../../bootstrap/report.js';
-import { compileHeaderMatcher, listOf } from '../../router/matchers.js';
+import { compileHeaderMatcher } from '../../router/matchers.js';
 import type { HttpFilterFactory } from './api.js';
 import type { HealthCheckFilter } from './chain.js';
 

@@ -3,11 +3,11 @@
  * `ExtAuthzPerRoute`. Every field acts or is refused by name.
  */
 import type { JsonObject } from '../../../../../events/config.js';
-import { objectOf } from '../../../../../reducers/settings/values.js';
+import { listOf, objectOf } from '../../../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../../../bootstrap/honoured.js';
 import { serviceRoot } from '../../../../bootstrap/proto-root.js';
 import { attempt, type Report } from '../../../../bootstrap/report.js';
-import { compileStringMatcher, listOf, type StringTest } from '../../../router/matchers.js';
+import { compileStringMatcher, type StringTest } from '../../../../config/matchers.js';
 import { compileRuntimeFraction, type RuntimeFraction } from '../../runtime-fraction.js';
 import { durationField } from '../../timeouts.js';
 import {

@@ -1,8 +1,8 @@
 import type { JsonObject } from '../../../../../events/config.js';
-import { objectOf } from '../../../../../reducers/settings/values.js';
+import { listOf, objectOf } from '../../../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../../../bootstrap/report.js';
-import { compileHeaderMatcher, listOf, type RequestTest } from '../../../router/matchers.js';
+import { compileHeaderMatcher, type RequestTest } from '../../../router/matchers.js';
 import { durationField } from '../../timeouts.js';
 
 /** A `FractionalPercent` as numerator over denominator. */

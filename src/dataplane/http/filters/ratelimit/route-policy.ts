@@ -5,11 +5,11 @@
  * filter reads the route's and the virtual host's apart.
  */
 import type { JsonObject } from '../../../../../events/config.js';
-import { objectOf } from '../../../../../reducers/settings/values.js';
+import { listOf, objectOf } from '../../../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../../../bootstrap/report.js';
 import { type HttpRequest, headerValue } from '../../../codec/request.js';
-import { compileHeaderMatcher, listOf, type RequestTest } from '../../../router/matchers.js';
+import { compileHeaderMatcher, type RequestTest } from '../../../router/matchers.js';
 
 /** One descriptor entry's source, as the reference's `RateLimit.Action`. */
 export type RateLimitAction =

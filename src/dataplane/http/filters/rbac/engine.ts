@@ -1,11 +1,12 @@
 import { BlockList, isIPv6 } from 'node:net';
 import type { Json, JsonObject } from '../../../../../events/config.js';
-import { objectOf } from '../../../../../reducers/settings/values.js';
+import { listOf, objectOf } from '../../../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../../../bootstrap/report.js';
+import { compileStringMatcher } from '../../../../config/matchers.js';
 import type { StreamInfo } from '../../../access-log/stream-info.js';
 import type { HttpRequest } from '../../../codec/request.js';
-import { compileHeaderMatcher, compileStringMatcher, listOf } from '../../../router/matchers.js';
+import { compileHeaderMatcher } from '../../../router/matchers.js';
 
 /**
  * What a permission or principal reads of a request. The network filter gives a connection

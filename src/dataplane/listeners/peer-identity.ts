@@ -4,8 +4,8 @@
  */
 import type * as net from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { PeerIdentity } from '../dataplane/codec/request.js';
-import { subjectAltNames } from './context.js';
+import { subjectAltNames } from '../../tls/context.js';
+import type { PeerIdentity } from '../codec/request.js';
 
 /** A connection's peer identity, computed on first use and kept for its later requests. */
 export class PeerIdentitySource {

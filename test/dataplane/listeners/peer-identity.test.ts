@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { TLSSocket } from 'node:tls';
-import { PeerIdentitySource, peerIdentitySource } from '../../src/tls/peer-identity.js';
+import { PeerIdentitySource, peerIdentitySource } from '../../../src/dataplane/listeners/peer-identity.js';
 
 function certificate(subject: string, san: string): X509Certificate {
   const dir = mkdtempSync(join(tmpdir(), 'proxy-peer-'));

@@ -4,9 +4,8 @@
  * xDS client subscribes to them and initialisation waits for them.
  */
 import type { JsonObject } from '../../events/index.js';
-import { objectOf } from '../../reducers/settings/values.js';
+import { listOf, objectOf } from '../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
-import { listOf } from '../dataplane/router/matchers.js';
 
 /** One secret to discover: its name, its config source, and the field path naming it. */
 export interface SdsRef {
@@ -57,14 +56,36 @@ function refsOfContext(found: { raw: JsonObject; path: string } | null): SdsRef[
   );
 }
 
+/**
+ * Refs of a whole resource (no path prefix), kept by the config's identity: the xDS edge asks
+ * for them at every reconcile, and reads what was derived the first time.
+ */
+const byConfig = {
+  cluster: new WeakMap<JsonObject, SdsRef[]>(),
+  listener: new WeakMap<JsonObject, SdsRef[]>(),
+};
+
+function once(kind: keyof typeof byConfig, config: JsonObject, path: string, read: () => SdsRef[]): SdsRef[] {
+  if (path !== '') return read();
+  const hit = byConfig[kind].get(config);
+  if (hit) return hit;
+  const refs = read();
+  byConfig[kind].set(config, refs);
+  return refs;
+}
+
 /** The SDS references of a cluster's TLS context. */
 export function clusterSdsRefs(cluster: JsonObject, path = ''): SdsRef[] {
-  return refsOfContext(tlsContextOf(cluster, CONFIG_TYPE.upstreamTls, path));
+  return once('cluster', cluster, path, () =>
+    refsOfContext(tlsContextOf(cluster, CONFIG_TYPE.upstreamTls, path)),
+  );
 }
 
 /** The SDS references of a listener's filter chains' TLS contexts. */
 export function listenerSdsRefs(listener: JsonObject, path = ''): SdsRef[] {
-  return listOf(listener.filter_chains).flatMap((chain, i) =>
-    refsOfContext(tlsContextOf(chain, CONFIG_TYPE.downstreamTls, `${path}.filter_chains[${i}]`)),
+  return once('listener', listener, path, () =>
+    listOf(listener.filter_chains).flatMap((chain, i) =>
+      refsOfContext(tlsContextOf(chain, CONFIG_TYPE.downstreamTls, `${path}.filter_chains[${i}]`)),
+    ),
   );
 }

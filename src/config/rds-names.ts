@@ -2,11 +2,25 @@ import type { JsonObject } from '../../events/config.js';
 import { objectOf } from '../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
 
-/** The route tables a listener's HTTP connection managers take from route discovery. */
-export function rdsNamesOf(
-  listener: JsonObject,
-): Array<{ name: string; configSource: JsonObject; path: string; statPrefix: string }> {
-  const out: Array<{ name: string; configSource: JsonObject; path: string; statPrefix: string }> = [];
+/** One route table a listener's HTTP connection manager takes from route discovery. */
+export interface RdsName {
+  name: string;
+  configSource: JsonObject;
+  /** The field path of its config source within the listener. */
+  path: string;
+  statPrefix: string;
+}
+
+const read = new WeakMap<JsonObject, RdsName[]>();
+
+/**
+ * The route tables a listener's HTTP connection managers take from route discovery, read once
+ * per config (kept by its identity): the xDS edge asks at every reconcile and stats refresh.
+ */
+export function rdsNamesOf(listener: JsonObject): RdsName[] {
+  const hit = read.get(listener);
+  if (hit) return hit;
+  const out: RdsName[] = [];
   const chains = Array.isArray(listener.filter_chains) ? listener.filter_chains : [];
   for (const [c, chain] of chains.entries()) {
     const filters = objectOf(chain).filters;
@@ -24,5 +38,6 @@ export function rdsNamesOf(
         });
     }
   }
+  read.set(listener, out);
   return out;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compileRegex } from '../../../src/dataplane/router/matchers.js';
+import { compileRegex } from '../../src/config/matchers.js';
 
 test('safe_regex is a full match, and a pattern cannot break out of the anchors', () => {
   const either = compileRegex('a|b', 'route.match.safe_regex');

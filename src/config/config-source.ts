@@ -7,8 +7,8 @@ import type { Json, JsonObject } from '../../events/config.js';
 import { durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { fieldPath, Report } from '../bootstrap/report.js';
-import { clusterSdsRefs, listenerSdsRefs } from '../tls/sds-refs.js';
 import { rdsNamesOf } from './rds-names.js';
+import { clusterSdsRefs, listenerSdsRefs } from './sds-refs.js';
 
 export type ApiVersion = 'V2' | 'V3';
 
