@@ -361,6 +361,12 @@ abstract class HeadScanner<H> {
   }
 }
 
+/** Whether `host` has only RFC 3986 host and port characters (no userinfo `@`, no `/`, no space). */
+export function validAuthority(host: string): boolean {
+  for (let i = 0; i < host.length; i++) if (!((CLASS[host.charCodeAt(i)] as number) & HOST)) return false;
+  return true;
+}
+
 /** `HTTP/1.x` other than 1.0 and 1.1 is HTTP/1.1; another major `HTTP/2`; null if malformed. */
 function otherVersion(v: string): 'HTTP/1.1' | 'HTTP/2' | null {
   if (!/^HTTP\/\d\.\d$/.test(v)) return null;
@@ -386,9 +392,7 @@ export class RequestHeadParser extends HeadScanner<RequestHead> {
     if (!f) return null;
     if (f.hosts > 1) return this.fail(400, 'duplicate host');
     if (f.hosts === 0 && version === 'HTTP/1.1') return this.fail(400, 'missing host');
-    for (let i = 0; i < f.host.length; i++) {
-      if (!((CLASS[f.host.charCodeAt(i)] as number) & HOST)) return this.fail(400, 'bad host');
-    }
+    if (!validAuthority(f.host)) return this.fail(400, 'bad host');
     if (f.chunked && version === 'HTTP/1.0') return this.fail(400, 'transfer-encoding in HTTP/1.0');
     return {
       method: text.slice(start[0], start[1]),

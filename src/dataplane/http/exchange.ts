@@ -234,6 +234,12 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterChainEnds {
       this.localReply(404, '');
       return;
     }
+    // A fragment is never part of a request target (RFC 9112 3.2): `/admin#x` would pass a
+    // route denying `/admin` and reach an origin that drops it (the reference's CVE-2021-32779).
+    if (req.path.includes('#')) {
+      this.localReply(400, 'invalid path');
+      return;
+    }
     // Before anything reads the path, as the reference: a route denying /admin sees /public/../admin as /admin.
     if (!normalizeRequestPath(this.req, hcm.normalizePath, hcm.spec.mergeSlashes)) {
       this.localReply(400, 'invalid path');
@@ -724,6 +730,24 @@ export class Exchange implements UpstreamHandler, TimerTarget, FilterChainEnds {
     }
     this.endAttempt(0);
     this.finish(0);
+  }
+
+  /**
+   * The codec found the request's body malformed (a bad chunk): the upstream attempt is
+   * dropped and, when no response has started, the client is answered `status` (`DPE`), as
+   * the reference's codec answers before closing; otherwise the response is cut.
+   */
+  onDownstreamProtocolError(status: number): void {
+    if (this.done) return;
+    this.info.flags |= FLAG.DPE;
+    if (this.upstream) {
+      this.traffic?.rqTxReset.inc();
+      this.upstream.abort();
+      this.upstream = null;
+    }
+    this.endAttempt(0);
+    this.bodyEnded = true;
+    this.finalLocalReply(status, '');
   }
 
   /** The downstream can take more response bytes. */

@@ -7,6 +7,7 @@ import {
   type RequestHead,
   RequestHeadParser,
   reasonPhrase,
+  validAuthority,
 } from '../codec/h1-parse.js';
 import type { HttpRequest, ResponseSink } from '../codec/request.js';
 import { restoredDestination } from '../listeners/original-dst.js';
@@ -161,7 +162,8 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       if (this.framer !== framer) return true; // the exchange ended while taking the body
       if (framer.error) {
         this.protocolError(400, 'bad chunked encoding');
-        return false;
+        // On with the loop, which closes the connection after the 400.
+        return !this.socket.destroyed;
       }
       this.consume(used);
       if (framer.done) {
@@ -217,7 +219,8 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
         case 'transfer-encoding':
           continue;
         case 'connection':
-          connection = value.toLowerCase();
+          // Several fields are one list (RFC 9110 5.3): `Connection: upgrade` then `Connection: close`.
+          connection = connection ? `${connection}, ${value.toLowerCase()}` : value.toLowerCase();
           continue;
         case 'upgrade':
           upgrade = value;
@@ -238,19 +241,24 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     }
     if (protocol === 'HTTP/1.0') this.keepAlive = connection.includes('keep-alive');
     else if (connection.includes('close')) this.keepAlive = false;
+    // An upgrade needs both fields (RFC 9110 7.8); h2c is not offered, so such a request is
+    // served as HTTP/1.1, as the reference and nginx do (`curl --http2` sends it on http://).
+    if (upgrade !== null && (!connection.includes('upgrade') || upgrade.toLowerCase() === 'h2c')) upgrade = null;
     let path = head.target;
     const http1 = this.hcm.spec.http1;
     if (path.charCodeAt(0) !== 47 /* / */ && method !== 'CONNECT' && path !== '*') {
       // Absolute form (`GET http://host/path`): the authority comes from it (RFC 9112 3.2.2).
-      const m = /^https?:\/\/([^/?#]+)([^#]*)$/i.exec(path);
-      if (!m) {
+      const m = /^https?:\/\/([^/?#]+)(.*)$/i.exec(path);
+      // The authority becomes the Host: checked as a Host is (userinfo refused, RFC 9110 4.2.4).
+      if (!m || !validAuthority(m[1] as string)) {
         this.protocolError(400, '');
         return;
       }
       // Without allow_absolute_url the target stays the path, which the exchange answers 404.
       if (http1.allowAbsoluteUrl) {
         authority = (m[1] as string).toLowerCase();
-        path = m[2] || '/';
+        const rest = m[2] as string;
+        path = rest.charCodeAt(0) === 47 /* / */ ? rest : `/${rest}`;
       }
     }
     if (method === 'CONNECT') {
@@ -318,20 +326,27 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
 
   /** A response of the codec itself (no exchange can carry it), then the connection closes. */
   private replyAndClose(status: number, text: string): void {
-    const s = this.hcm.stats;
-    if (status < 500) s.rqClasses[3]?.inc();
-    else s.rqClasses[4]?.inc();
-    s.rqCompleted.inc();
     this.keepAlive = false;
     this.framer = null;
     this.discard();
     this.clearHeadTimer();
-    if (this.exchange) {
-      this.exchange.onDownstreamReset();
+    const ex = this.exchange;
+    if (ex) {
+      // A bad body after the head: the answer, if none started, goes through the exchange
+      // (which counts and logs it).
+      if (!this.headersSent) {
+        ex.onDownstreamProtocolError(status);
+        return;
+      }
+      ex.onDownstreamReset();
       this.exchange = null;
       this.socket.destroy();
       return;
     }
+    const s = this.hcm.stats;
+    if (status < 500) s.rqClasses[3]?.inc();
+    else s.rqClasses[4]?.inc();
+    s.rqCompleted.inc();
     const body = text ? `${text}\n` : '';
     this.endSocket(
       `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\ncontent-length: ${body.length}\r\n${body ? 'content-type: text/plain\r\n' : ''}connection: close\r\n\r\n${body}`,
