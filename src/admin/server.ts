@@ -7,13 +7,11 @@ import { type Chunks, text } from '../../views/result.js';
 import type { ServerContext } from '../context.js';
 import { socketKey } from '../hot-restart-protocol.js';
 import { adminAccessLog } from './access-log.js';
+import { readAdminBody } from './body.js';
 import { routeAdmin } from './dispatch.js';
 import { handlers } from './handlers/index.js';
 import { adminPipeOf, listenOnPipe } from './pipe.js';
 import type { AdminResponse, HandlerDescriptor } from './registry.js';
-
-/** Largest request body the admin reads (runtime_modify forms, tap configs). */
-const BODY_LIMIT = '1mb';
 
 /** Headers every admin answer carries, streaming ones included. */
 function commonHeaders(res: Response, contentType: string): void {
@@ -106,7 +104,7 @@ export async function startAdmin(
   app.disable('etag');
   const accessLog = adminAccessLog(ctx);
   if (accessLog) app.use(accessLog);
-  app.use(express.text({ type: () => true, limit: BODY_LIMIT }));
+  app.use(readAdminBody((res) => void write(res, text('bad request body: larger than 1mb\n', 413))));
   app.use(async (req: Request, res: Response) => {
     const path = req.originalUrl.split('?')[0] ?? '';
     try {
@@ -130,13 +128,10 @@ export async function startAdmin(
         await write(res, text(`internal error while handling ${path}; the proxy log has the details\n`, 500));
     }
   });
-  // Body parser errors (too large, bad charset): answer plainly, never with a stack trace.
-  app.use((err: { status?: number; message?: string }, _req: Request, res: Response, _next: NextFunction) => {
-    const status = err.status && err.status >= 400 && err.status < 500 ? err.status : 400;
-    void write(
-      res,
-      text(`bad request body: ${status === 413 ? `larger than ${BODY_LIMIT}` : 'unreadable'}\n`, status),
-    );
+
+  // Whatever else fails before a handler runs: answered plainly, never with a stack trace.
+  app.use((_err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    void write(res, text('bad request\n', 400));
   });
 
   // A unix socket: reachable only through the file system, with the socket file's mode.

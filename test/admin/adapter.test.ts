@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import bunyan from 'bunyan';
 import { runtimeModified } from '../../events/index.js';
@@ -139,6 +140,32 @@ describe('admin adapter', () => {
       assert.match(await future.text(), /has not happened yet/);
     } finally {
       await kept.close();
+    }
+  });
+
+  // Root cause (issue 25): the body parser read a body past the limit off to its end before
+  // answering 413, so a client that declared 2 MB and sent a few bytes (or streamed without
+  // end) held the admin connection with no answer at all.
+  it('answers a declared oversized body with 413 at once, without waiting for it', async () => {
+    const { port } = new URL(admin.base);
+    for (const head of [
+      'POST /runtime_modify HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\na=1',
+      'POST /runtime_modify HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n',
+    ]) {
+      const socket = net.connect(Number(port), '127.0.0.1');
+      socket.on('error', () => {});
+      let out = '';
+      socket.on('data', (d: Buffer) => (out += d.toString('latin1')));
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.write(head);
+      // The chunked one streams more than the limit and keeps going.
+      const chunk = `100000\r\n${'a'.repeat(0x100000)}\r\n`;
+      if (head.includes('chunked')) for (let i = 0; i < 3 && !socket.destroyed; i++) socket.write(chunk);
+      const timer = setTimeout(() => socket.destroy(), 5000);
+      await closed;
+      clearTimeout(timer);
+      assert.match(out, /^HTTP\/1\.1 413 /, String(head.split('\r\n')[2]));
+      assert.match(out, /bad request body: larger than 1mb/);
     }
   });
 

@@ -1,3 +1,4 @@
+import { entryOf } from '../../reducers/names.js';
 import type { State } from '../../reducers/state.js';
 import { json, type ViewResult } from '../result.js';
 
@@ -16,9 +17,11 @@ export function runtimeData(state: State): {
 } {
   const layers = state.runtime.layers;
   const keys = [...new Set(layers.flatMap((l) => Object.keys(l.values)))].sort();
-  const entries: Record<string, { final_value: string; layer_values: string[] }> = {};
+  // No prototype: a key named `__proto__` is an entry like any other, not the object's prototype.
+  const entries: Record<string, { final_value: string; layer_values: string[] }> = Object.create(null);
   for (const key of keys) {
-    const layerValues = layers.map((l) => l.values[key] ?? '');
+    // Own values only: a layer without `toString` has none, not Object.prototype's.
+    const layerValues = layers.map((l) => entryOf(l.values, key) ?? '');
     entries[key] = { final_value: layerValues.findLast((v) => v !== '') ?? '', layer_values: layerValues };
   }
   return { layers: layers.map((l) => l.name), entries };
