@@ -129,6 +129,25 @@ function compileRds(rds: JsonObject, path: string, report: Report): string {
   return name;
 }
 
+/**
+ * A limit within the reference's validation bounds (`max_request_headers_kb` 1-8192,
+ * `max_headers_count` at least 1): 0 would refuse every request, and a huge head limit is memory
+ * a client may fill. Out of bounds is an error naming the field; unset is `fallback`.
+ */
+function bounded(
+  message: JsonObject,
+  field: string,
+  fallback: number,
+  [min, max]: [number, number],
+  path: string,
+  report: Report,
+): number {
+  const value = numberOr(message[field], fallback);
+  if (value >= min && value <= max) return value;
+  report.error(`${path}.${field}`, `must be from ${min} to ${max}, got ${value}`);
+  return fallback;
+}
+
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
 export const FIELD_TABLES = {
   HttpConnectionManager: HCM_FIELDS,
@@ -178,8 +197,15 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     normalizePath: typeof config.normalize_path === 'boolean' ? config.normalize_path : null,
     mergeSlashes: config.merge_slashes === true,
     addUserAgent: config.add_user_agent === true,
-    maxRequestHeadersBytes: numberOr(config.max_request_headers_kb, 60) * 1024,
-    maxHeadersCount: numberOr(common.max_headers_count, 100),
+    maxRequestHeadersBytes: bounded(config, 'max_request_headers_kb', 60, [1, 8192], path, report) * 1024,
+    maxHeadersCount: bounded(
+      common,
+      'max_headers_count',
+      100,
+      [1, 2 ** 32 - 1],
+      `${path}.common_http_protocol_options`,
+      report,
+    ),
     underscores: underscoreAction(common.headers_with_underscores_action),
     timeouts: compileHcmTimeouts(config, path, report),
     accessLogs: compileAccessLogs(config.access_log, `${path}.access_log`, report),
