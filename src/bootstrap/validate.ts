@@ -4,13 +4,13 @@ import { compileCluster } from '../config/cluster.js';
 import { checkBootstrapSources } from '../config/config-source.js';
 import { compileOutlierEventLog } from '../config/health.js';
 import { compileListener } from '../config/listener.js';
+import { checkLoadStatsConfig } from '../config/load-reporting.js';
+import { compileOverloadManager } from '../config/overload.js';
+import { checkRouteClusters, inlineRouteConfigs } from '../config/route-clusters.js';
 import { compileAccessLogs } from '../dataplane/access-log/config.js';
-import { checkRouteClusters, inlineRouteConfigs } from '../dataplane/router/validate-clusters.js';
 import { compileBootstrapTracing } from '../dataplane/tracing/config.js';
-import { compileOverloadManager } from '../edges/overload/config.js';
 import { checkSecret } from '../tls/context.js';
 import { staticSecrets } from '../tls/secrets.js';
-import { checkLoadStatsConfig } from '../xds/lrs/config.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
 

@@ -34,10 +34,11 @@ const COMPILE_STEP = /^(compile|check|validate)/;
  * src/config/ (152 before, when compile modules beside their consumers were counted too), 96
  * once a cluster's members were read once by identity (reducers/settings/endpoints.ts), 80
  * once the SDS and RDS names a config asks discovery for were read once by identity, in
- * src/config/ with the string matchers and the config source;
+ * src/config/ with the string matchers and the config source, 74 once the routes' cluster check
+ * joined them;
  * the goal is 10, each with a comment saying why.
  */
-const CEILING = 80;
+const CEILING = 74;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -14,12 +14,12 @@ import { FIELD_TABLES as clusterTables } from '../../src/config/cluster.js';
 import { FIELD_TABLES as configSourceTables } from '../../src/config/config-source.js';
 import { FIELD_TABLES as healthTables } from '../../src/config/health.js';
 import { FIELD_TABLES as listenerTables } from '../../src/config/listener.js';
+import { FIELD_TABLES as overloadTables } from '../../src/config/overload.js';
 import { FIELD_TABLES as accessLogTables } from '../../src/dataplane/access-log/config.js';
 import { FIELD_TABLES as httpFilterTables } from '../../src/dataplane/http/filters.js';
 import { FIELD_TABLES as hcmTables } from '../../src/dataplane/http/hcm-config.js';
 import { FIELD_TABLES as routeTables } from '../../src/dataplane/router/route-fields.js';
 import { FIELD_TABLES as tcpTables } from '../../src/dataplane/tcp/config.js';
-import { FIELD_TABLES as overloadTables } from '../../src/edges/overload/config.js';
 import { FIELD_TABLES as tlsTables } from '../../src/tls/context.js';
 import { root } from '../helpers/bootstrap.js';
 

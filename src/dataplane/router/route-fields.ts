@@ -13,7 +13,7 @@ import { FIELD_TABLES as UPGRADE_FIELD_TABLES } from './upgrade-config.js';
 
 export const ROUTE_CONFIG_FIELDS: FieldTable = {
   ...acting('name', 'virtual_hosts', ...HEADER_MUTATION_FIELDS, 'internal_only_headers'),
-  // Checked against the known clusters where the table loads (validate-clusters.ts).
+  // Checked against the known clusters where the table loads (src/config/route-clusters.ts).
   validate_clusters: 'act',
 };
 export const VIRTUAL_HOST_FIELDS: FieldTable = acting(

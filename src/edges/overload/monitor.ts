@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { type OverloadActionKind, overloadActionChanged } from '../../../events/index.js';
 import { objectOf } from '../../../reducers/settings/values.js';
 import { Report } from '../../bootstrap/report.js';
+import { compileOverloadManager, type MonitorSpec } from '../../config/overload.js';
 import type { ServerContext } from '../../context.js';
 import { memoryFigures } from '../../memory.js';
-import { compileOverloadManager, type MonitorSpec } from './config.js';
 
 /**
  * The injected resource's pressure: the file holds one number from 0 to 1, re-read at every

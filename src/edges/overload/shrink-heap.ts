@@ -1,8 +1,8 @@
 import { objectOf } from '../../../reducers/settings/values.js';
 import { Report } from '../../bootstrap/report.js';
+import { compileOverloadManager } from '../../config/overload.js';
 import type { ServerContext } from '../../context.js';
 import { v8Collector } from '../../memory.js';
-import { compileOverloadManager } from './config.js';
 
 /**
  * The overload action shrink_heap in this process: while it is active, V8 collects garbage at

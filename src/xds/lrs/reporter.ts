@@ -13,6 +13,7 @@ import { entryOf } from '../../../reducers/names.js';
 import { hostKey } from '../../../reducers/settings/endpoints.js';
 import type { ClustersFigures } from '../../../views/clusters/figures.js';
 import type { ApiVersion, GrpcSource } from '../../config/config-source.js';
+import { loadStatsSourceOf } from '../../config/load-reporting.js';
 import type { Store } from '../../control/store.js';
 import type { DataPlaneFigures } from '../../dataplane/figures.js';
 import type { Loggers } from '../../logging/loggers.js';
@@ -20,7 +21,6 @@ import type { Options } from '../../options.js';
 import type { Counter, StatsStore } from '../../stats/store.js';
 import { backoffMs, endCall, grpc, unrefTimeout } from '../grpc-stream.js';
 import { decodeMessage, encodeMessage, localNode, nodeMessage } from '../wire.js';
-import { loadStatsSourceOf } from './config.js';
 import { type ClusterStats, LoadLedger } from './ledger.js';
 
 const METHOD: Record<ApiVersion, string> = {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { after, test } from 'node:test';
 import { Report } from '../../../src/bootstrap/report.js';
-import { compileOverloadManager } from '../../../src/edges/overload/config.js';
+import { compileOverloadManager } from '../../../src/config/overload.js';
 import { startOverloadManager } from '../../../src/edges/overload/monitor.js';
 import { startShrinkHeap } from '../../../src/edges/overload/shrink-heap.js';
 import { load } from '../../helpers/bootstrap.js';

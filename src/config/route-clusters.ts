@@ -1,7 +1,7 @@
-import type { JsonObject } from '../../../events/config.js';
-import { arrayOf, objectOf } from '../../../reducers/settings/values.js';
-import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
-import type { Report } from '../../bootstrap/report.js';
+import type { JsonObject } from '../../events/config.js';
+import { arrayOf, objectOf } from '../../reducers/settings/values.js';
+import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
+import type { Report } from '../bootstrap/report.js';
 
 /** The route tables written inline in a listener's HTTP connection managers, with their paths. */
 export function inlineRouteConfigs(

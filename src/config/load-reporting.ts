@@ -2,10 +2,10 @@
  * The compile step of `cluster_manager.load_stats_config`: where load reports go. The same
  * function runs at `--mode validate` and when the reporter starts.
  */
-import type { JsonObject } from '../../../events/config.js';
-import { objectOf } from '../../../reducers/settings/values.js';
-import { Report } from '../../bootstrap/report.js';
-import { compileApiConfigSource, type GrpcSource, type SourceAt } from '../../config/config-source.js';
+import type { JsonObject } from '../../events/config.js';
+import { objectOf } from '../../reducers/settings/values.js';
+import { Report } from '../bootstrap/report.js';
+import { compileApiConfigSource, type GrpcSource, type SourceAt } from './config-source.js';
 
 export const LOAD_STATS_CONFIG_PATH = 'cluster_manager.load_stats_config';
 

@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Report } from '../../../src/bootstrap/report.js';
-import { checkRouteClusters } from '../../../src/dataplane/router/validate-clusters.js';
-import { bootstrapOf, errorsOf, loadYaml } from '../../helpers/bootstrap.js';
-import { runProxy } from '../../helpers/cli.js';
+import { Report } from '../../src/bootstrap/report.js';
+import { checkRouteClusters } from '../../src/config/route-clusters.js';
+import { bootstrapOf, errorsOf, loadYaml } from '../helpers/bootstrap.js';
+import { runProxy } from '../helpers/cli.js';
 
 const ENDPOINTS = `load_assignment: { cluster_name: web, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: 1 } } } }] }] }`;
 

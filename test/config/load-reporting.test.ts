@@ -5,8 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { loadStatsSourceOf } from '../../../src/xds/lrs/config.js';
-import { bootstrapOf, errorsOf, loadYaml } from '../../helpers/bootstrap.js';
+import { loadStatsSourceOf } from '../../src/config/load-reporting.js';
+import { bootstrapOf, errorsOf, loadYaml } from '../helpers/bootstrap.js';
 
 const CLUSTERS = `static_resources: { clusters: [
   { name: lrs, type: STATIC, http2_protocol_options: {},

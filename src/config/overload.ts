@@ -1,8 +1,8 @@
-import type { JsonObject, OverloadActionKind } from '../../../events/index.js';
-import { listOf, objectOf } from '../../../reducers/settings/values.js';
-import { parseDuration } from '../../bootstrap/duration.js';
-import { acting, checkFields, type FieldTable } from '../../bootstrap/honoured.js';
-import type { Report } from '../../bootstrap/report.js';
+import type { JsonObject, OverloadActionKind } from '../../events/index.js';
+import { listOf, objectOf } from '../../reducers/settings/values.js';
+import { parseDuration } from '../bootstrap/duration.js';
+import { acting, checkFields, type FieldTable } from '../bootstrap/honoured.js';
+import type { Report } from '../bootstrap/report.js';
 
 /** A resource monitor: what it measures, under the name the config gives it (its stats use that name). */
 export type MonitorSpec =
