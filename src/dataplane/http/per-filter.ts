@@ -5,6 +5,7 @@ import { findExtension } from '../../bootstrap/catalog.js';
 import { configTypeOf } from '../../bootstrap/extensions.js';
 import type { Report } from '../../bootstrap/report.js';
 import { messageType } from '../../bootstrap/schema.js';
+import type { CorsPolicy } from './cors.js';
 import type { CsrfPolicy } from './csrf.js';
 import { corsFactory } from './filters/cors.js';
 import { csrfFactory } from './filters/csrf.js';
@@ -12,6 +13,8 @@ import { httpFilterFactory } from './filters/registry.js';
 
 /** The HTTP filters' settings a route or virtual host overrides, by filter. */
 export interface FilterOverrides {
+  /** The CORS filter's own `CorsPolicy` (v3), which wins over the owner's `cors`. */
+  cors: CorsPolicy | null;
   csrf: CsrfPolicy | null;
   /** The per-request filters' overrides, compiled by their factories, by config message. */
   perFilter: ReadonlyMap<string, unknown> | null;
@@ -50,7 +53,8 @@ function overrideBody(
  * its override, and a filter without one refuses it by name.
  */
 export function compileFilterOverrides(owner: JsonObject, where: string, report: Report): FilterOverrides {
-  const out: { csrf: CsrfPolicy | null; perFilter: Map<string, unknown> | null } = {
+  const out: { cors: CorsPolicy | null; csrf: CsrfPolicy | null; perFilter: Map<string, unknown> | null } = {
+    cors: null,
     csrf: null,
     perFilter: null,
   };
@@ -80,7 +84,8 @@ export function compileFilterOverrides(owner: JsonObject, where: string, report:
       if (body === undefined) continue;
       const compiled = factory.perRoute(body, at, report);
       if (type === csrfFactory.configType) out.csrf = compiled as CsrfPolicy;
-      else if (type !== corsFactory.configType) {
+      else if (type === corsFactory.configType) out.cors = compiled as CorsPolicy;
+      else {
         out.perFilter ??= new Map();
         out.perFilter.set(type, compiled);
       }

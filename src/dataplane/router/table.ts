@@ -300,8 +300,10 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
       ra.upgrade_configs === undefined
         ? null
         : compileUpgradeConfigs(ra.upgrade_configs, `${where}.route.upgrade_configs`, report),
-    cors: ra.cors === undefined ? null : compileCorsPolicy(objectOf(ra.cors), `${where}.route.cors`, report),
     ...overrides,
+    cors:
+      overrides.cors ??
+      (ra.cors === undefined ? null : compileCorsPolicy(objectOf(ra.cors), `${where}.route.cors`, report)),
     perFilter: compileRouteRateLimits(overrides.perFilter, ra, `${where}.route`, report),
     operation:
       raw.decorator === undefined
@@ -350,8 +352,10 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
               compileRetryPolicy(objectOf(vhRaw.retry_policy), `${at}.retry_policy`),
             ) ?? null),
       headers: attempt(report, at, () => compileHeaderMutation(vhRaw, at, report)) ?? null,
-      cors: vhRaw.cors === undefined ? null : compileCorsPolicy(objectOf(vhRaw.cors), `${at}.cors`, report),
       ...vhOverrides,
+      cors:
+        vhOverrides.cors ??
+        (vhRaw.cors === undefined ? null : compileCorsPolicy(objectOf(vhRaw.cors), `${at}.cors`, report)),
       perFilter: compileVirtualHostRateLimits(vhOverrides.perFilter, vhRaw, at, report),
     };
     listOf(vhRaw.routes).forEach((r, i) => {

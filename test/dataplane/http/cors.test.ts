@@ -14,6 +14,12 @@ const accessControl = (a: Answer) => Object.keys(a.headers).filter((h) => ACCESS
 
 const percent = (numerator: number) => ({ default_value: { numerator, denominator: 'HUNDRED' } });
 
+/** The v3 filter's own per-route policy, as the reference's cors sandbox writes it. */
+const v3Policy = (fields: Record<string, unknown>) => ({
+  '@type': 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.CorsPolicy',
+  ...fields,
+});
+
 let upstream: Awaited<ReturnType<typeof countingUpstream>>;
 let proxy: TestProxy;
 
@@ -52,6 +58,19 @@ before(async () => {
                 cors: { allow_origin_string_match: [{ safe_regex: { google_re2: {}, regex: '\\*' } }] },
               }),
               route('/nocreds', { cors: { allow_credentials: false } }),
+              {
+                ...route('/v3-policy', { cors: { allow_origin: ['http://route-field.example'] } }),
+                typed_per_filter_config: {
+                  'envoy.filters.http.cors': v3Policy({
+                    allow_origin_string_match: [{ exact: 'http://v3.example' }],
+                    allow_methods: 'PATCH',
+                  }),
+                },
+              },
+              {
+                ...route('/v3-off'),
+                typed_per_filter_config: { 'envoy.filters.http.cors': v3Policy({ filter_enabled: percent(0) }) },
+              },
               { match: { prefix: '/direct' }, direct_response: { status: 204 } },
               route('/missing', { cluster: 'nowhere' }),
               route('/'),
@@ -155,6 +174,21 @@ describe('CORS filter', () => {
     const noCreds = await send(proxy.port, 'GET', '/nocreds', { origin: 'http://allowed.example' });
     assert.equal(noCreds.headers['access-control-allow-origin'], 'http://allowed.example');
     assert.equal(noCreds.headers['access-control-allow-credentials'], undefined);
+  });
+
+  it("takes v3's CorsPolicy from typed_per_filter_config over the route's cors field", async () => {
+    // Root cause: the v3 per-route CorsPolicy (the reference's cors and csrf sandboxes) was an
+    // unknown type URL, so those bootstraps were refused.
+    const own = await send(proxy.port, 'OPTIONS', '/v3-policy', preflight('http://v3.example'));
+    assert.equal(own.status, 200);
+    assert.equal(own.headers['access-control-allow-origin'], 'http://v3.example');
+    assert.equal(own.headers['access-control-allow-methods'], 'PATCH');
+    assert.equal(own.headers['access-control-allow-headers'], 'x-custom', 'from the virtual host');
+    const field = await send(proxy.port, 'GET', '/v3-policy', { origin: 'http://route-field.example' });
+    assert.deepEqual(accessControl(field), [], "the route's cors field is not read");
+    const off = await send(proxy.port, 'GET', '/v3-off', { origin: 'http://allowed.example' });
+    assert.equal(off.status, 200);
+    assert.deepEqual(accessControl(off), [], 'filter_enabled 0 turns it off for the route');
   });
 
   it("a matcher matching '*' allows every origin, as the reference's", async () => {

@@ -1,4 +1,5 @@
 import { checkFields } from '../../../bootstrap/honoured.js';
+import { type CorsPolicy, compileCorsPolicy, FIELD_TABLES } from '../cors.js';
 import type { HttpFilterFactory } from './api.js';
 
 /**
@@ -9,16 +10,38 @@ const CORS_PROTO = `
 syntax = "proto3";
 package envoy.config.filter.http.cors.v2;
 message Cors {}
+// v3's per-route policy of the filter (typed_per_filter_config), at v3's numbers.
+message CorsPolicy {
+  repeated .envoy.type.matcher.StringMatcher allow_origin_string_match = 1;
+  string allow_methods = 2;
+  string allow_headers = 3;
+  string expose_headers = 4;
+  string max_age = 5;
+  .google.protobuf.BoolValue allow_credentials = 6;
+  .envoy.api.v2.core.RuntimeFractionalPercent filter_enabled = 7;
+  .envoy.api.v2.core.RuntimeFractionalPercent shadow_enabled = 8;
+  .google.protobuf.BoolValue allow_private_network_access = 9;
+  .google.protobuf.BoolValue forward_not_matching_preflights = 10;
+}
 `;
 
-/** CORS: its policy is on routes and virtual hosts, so its own message (and per-route override) has no fields. */
+const POLICY_TYPE = 'envoy.config.filter.http.cors.v2.CorsPolicy';
+
+/**
+ * CORS: its policy is on routes and virtual hosts (`cors`), or, as v3 writes it, the filter's
+ * own `CorsPolicy` in their `typed_per_filter_config`, which wins over `cors` at its level.
+ * The filter's own message has no fields.
+ */
 export const corsFactory: HttpFilterFactory<null> = {
   name: 'envoy.filters.http.cors',
   aliases: ['envoy.cors'],
   configType: 'envoy.config.filter.http.cors.v2.Cors',
-  typeAliases: { 'envoy.extensions.filters.http.cors.v3.Cors': 'envoy.config.filter.http.cors.v2.Cors' },
+  typeAliases: {
+    'envoy.extensions.filters.http.cors.v3.Cors': 'envoy.config.filter.http.cors.v2.Cors',
+    'envoy.extensions.filters.http.cors.v3.CorsPolicy': POLICY_TYPE,
+  },
   schema: { source: CORS_PROTO },
-  fieldTables: { Cors: {} },
+  fieldTables: { Cors: {}, ...FIELD_TABLES },
   compile(config, path, report) {
     checkFields(config, path, report, {}, 'Cors');
     return null;
@@ -26,8 +49,8 @@ export const corsFactory: HttpFilterFactory<null> = {
   install(chain) {
     chain.routeFilters.push({ kind: 'cors' });
   },
-  perRoute(config, path, report) {
-    checkFields(config, path, report, {}, 'Cors');
-    return null;
+  perRouteType: POLICY_TYPE,
+  perRoute(config, path, report): CorsPolicy {
+    return compileCorsPolicy(config, path, report);
   },
 };
