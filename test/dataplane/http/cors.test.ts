@@ -69,7 +69,9 @@ before(async () => {
               },
               {
                 ...route('/v3-off'),
-                typed_per_filter_config: { 'envoy.filters.http.cors': v3Policy({ filter_enabled: percent(0) }) },
+                typed_per_filter_config: {
+                  'envoy.filters.http.cors': v3Policy({ filter_enabled: percent(0) }),
+                },
               },
               { match: { prefix: '/direct' }, direct_response: { status: 204 } },
               route('/missing', { cluster: 'nowhere' }),
