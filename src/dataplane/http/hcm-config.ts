@@ -88,6 +88,7 @@ const HCM_FIELDS: FieldTable = {
     'max_request_headers_kb',
     'common_http_protocol_options',
     'request_timeout',
+    'request_headers_timeout',
     'stream_idle_timeout',
     'delayed_close_timeout',
     // The deprecated v2 spelling of common_http_protocol_options.idle_timeout (compileHcmTimeouts).

@@ -18,9 +18,9 @@ export interface HcmTimeouts {
   /** `delayed_close_timeout`: how long a closing connection waits for the peer (default 1 s). */
   delayedCloseMs: number;
   /**
-   * `request_headers_timeout`: the request head must arrive within it (default 0, disabled).
-   * The reference added the field after v2, so a v2 bootstrap cannot set it yet; the head
-   * deadline below still applies through `stream_idle_timeout`.
+   * `request_headers_timeout` (a v3 field, read in v2 configs too): the request head must
+   * arrive within it (default 0, disabled); without it the head deadline below still applies
+   * through `stream_idle_timeout`.
    */
   requestHeadersMs: number;
   /**
