@@ -28,6 +28,7 @@ const FIELD = (name: string) => new RegExp(`unknown field '${name}'`);
 const REFUSALS: Record<string, RegExp> = {
   'envoy/docs/root/configuration/http/http_filters/_include/local-rate-limit-global-configuration.yaml':
     EXTENSION('envoy.filters.http.local_ratelimit'),
+  'envoy/docs/root/configuration/http/http_filters/_include/lua-filter.yaml': FIELD('default_source_code'),
   'examples/brotli/envoy.yaml': EXTENSION('envoy.filters.http.compressor'),
   'examples/cache/envoy.yaml': EXTENSION('envoy.filters.http.cache'),
   'examples/datadog-tracing/envoy.yaml': EXTENSION('envoy.tracers.datadog'),
