@@ -8,19 +8,10 @@
 /**
  * Type names other releases and this product's own spelling use for the same messages.
  * `proxy.` in place of `envoy.` is handled generically; these are the v3 names that a
- * bootstrap written for a later reference release carries in `@type`. The HTTP filters name
- * theirs in their factories (src/bootstrap/catalog.ts, which the loader reads first).
+ * bootstrap written for a later reference release carries in `@type`. The filters (HTTP,
+ * network, listener) name theirs themselves (src/bootstrap/catalog.ts, which the loader reads first).
  */
 const V3_ALIASES: Record<string, string> = {
-  'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager':
-    'envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
-  'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy':
-    'envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
-  'envoy.extensions.filters.network.rbac.v3.RBAC': 'envoy.config.filter.network.rbac.v2.RBAC',
-  'envoy.extensions.filters.listener.original_dst.v3.OriginalDst':
-    'envoy.config.filter.listener.original_dst.v2.OriginalDst',
-  'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector':
-    'envoy.config.filter.listener.tls_inspector.v2.TlsInspector',
   'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext': 'envoy.api.v2.auth.UpstreamTlsContext',
   'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext': 'envoy.api.v2.auth.DownstreamTlsContext',
   'envoy.extensions.transport_sockets.tls.v3.Secret': 'envoy.api.v2.auth.Secret',
@@ -63,8 +54,8 @@ export function v3FieldName(typeName: string, field: string): string | undefined
   return renamed ? Object.keys(renamed).find((k) => renamed[k] === field) : undefined;
 }
 
-/** `envoy.config.filter.http.<filter>.v2[alpha].<Message>`. */
-const HTTP_FILTER_V2 = /^envoy\.config\.filter\.http\.(\w+)\.v2(?:alpha)?\.(\w+)$/;
+/** `envoy.config.filter.<http|network|listener>.<filter>.v2[alpha].<Message>`. */
+const FILTER_V2 = /^envoy\.config\.filter\.(http|network|listener)\.(\w+)\.v2(?:alpha)?\.(\w+)$/;
 
 /** v2 packages and the v3 packages their messages moved to, most specific first. */
 const V3_PACKAGES: Array<[v2: string, v3: string]> = [
@@ -99,9 +90,9 @@ export function v3MessageName(v2Name: string): string {
   const name = v2Name.startsWith('.') ? v2Name.slice(1) : v2Name;
   const aliased = Object.keys(V3_ALIASES).find((v3) => V3_ALIASES[v3] === name);
   if (aliased) return aliased;
-  // An HTTP filter's message, by the reference's rule for them (their factories hold the rest).
-  const filter = HTTP_FILTER_V2.exec(name);
-  if (filter) return `envoy.extensions.filters.http.${filter[1]}.v3.${filter[2]}`;
+  // A filter's message, by the reference's rule for them (the filters name the rest themselves).
+  const filter = FILTER_V2.exec(name);
+  if (filter) return `envoy.extensions.filters.${filter[1]}.${filter[2]}.v3.${filter[3]}`;
   const moved = V3_PACKAGES.find(([v2]) => name.startsWith(v2));
   return moved ? moved[1] + name.slice(moved[0].length) : name;
 }

@@ -1,31 +1,52 @@
 /**
  * The registry of every extension of this build: the built-in ones (extensions.ts) and the
- * HTTP filters, each named by its own factory (src/dataplane/http/filters/registry.ts). The
- * loader resolves names, type URLs and schemas through this, so adding an HTTP filter adds it
- * here with no edit to this file.
+ * filters, each named by itself: the HTTP filters by their factories
+ * (src/dataplane/http/filters/registry.ts), the network filters by their identities
+ * (src/dataplane/network-filters/extensions.ts), the listener filters by their factories
+ * (src/dataplane/listeners/filters/registry.ts). The loader resolves names, type URLs and
+ * schemas through this, so adding a filter adds it here with no edit to this file.
  */
 import { HTTP_FILTER_FACTORIES } from '../dataplane/http/filters/registry.js';
-import { BUILT_IN_EXTENSIONS, type Extension, type ExtensionCategory, envoyName } from './extensions.js';
+import { LISTENER_FILTER_FACTORIES } from '../dataplane/listeners/filters/registry.js';
+import { NETWORK_FILTER_EXTENSIONS } from '../dataplane/network-filters/extensions.js';
+import {
+  BUILT_IN_EXTENSIONS,
+  type Extension,
+  type ExtensionCategory,
+  type ExtensionIdentity,
+  envoyName,
+} from './extensions.js';
 
-const HTTP_FILTERS: readonly Extension[] = HTTP_FILTER_FACTORIES.map((f) => ({
-  category: 'envoy.filters.http',
-  name: f.name,
-  aliases: [f.name, ...(f.aliases ?? [])],
-  configType: f.configType,
-}));
+/** Every filter of this build by its category. */
+const FILTERS: ReadonlyArray<[ExtensionCategory, readonly ExtensionIdentity[]]> = [
+  ['envoy.filters.network', NETWORK_FILTER_EXTENSIONS],
+  ['envoy.filters.http', HTTP_FILTER_FACTORIES],
+  ['envoy.filters.listener', LISTENER_FILTER_FACTORIES],
+];
+const IDENTITIES = FILTERS.flatMap(([, list]) => list);
 
 /** Every extension of this build. */
-export const EXTENSIONS: readonly Extension[] = [...BUILT_IN_EXTENSIONS, ...HTTP_FILTERS];
+export const EXTENSIONS: readonly Extension[] = [
+  ...FILTERS.flatMap(([category, list]) =>
+    list.map((f) => ({
+      category,
+      name: f.name,
+      aliases: [f.name, ...(f.aliases ?? [])],
+      configType: f.configType,
+    })),
+  ),
+  ...BUILT_IN_EXTENSIONS,
+];
 
 /** The other full names (v3, v2alpha) the extensions give their messages, each to the message this build reads. */
 export const EXTENSION_TYPE_ALIASES: ReadonlyMap<string, string> = new Map(
-  HTTP_FILTER_FACTORIES.flatMap((f) => Object.entries(f.typeAliases ?? {})),
+  IDENTITIES.flatMap((f) => Object.entries(f.typeAliases ?? {})),
 );
 
 /** The extensions' own schemas: files under `proto/`, and proto3 sources they carry. */
 export const EXTENSION_SCHEMAS = {
-  files: HTTP_FILTER_FACTORIES.flatMap((f) => ('file' in f.schema ? [f.schema.file] : [])),
-  sources: HTTP_FILTER_FACTORIES.flatMap((f) => ('source' in f.schema ? [f.schema.source] : [])),
+  files: IDENTITIES.flatMap((f) => ('file' in f.schema ? [f.schema.file] : [])),
+  sources: IDENTITIES.flatMap((f) => ('source' in f.schema ? [f.schema.source] : [])),
 };
 
 /** The extension a config names within a category, by any of its spellings. */

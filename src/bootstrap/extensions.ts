@@ -1,7 +1,9 @@
 /**
  * The extensions built into this module, by category, with every spelling a bootstrap may use.
- * The HTTP filters are not here: each names itself in its factory (src/dataplane/http/filters/),
- * and src/bootstrap/catalog.ts joins both into the registry the loader reads.
+ * The filters are not here: each names itself where it is built (HTTP filters in their
+ * factories, src/dataplane/http/filters/; network filters in src/dataplane/network-filters/
+ * extensions.ts; listener filters in their factories, src/dataplane/listeners/filters/), and
+ * src/bootstrap/catalog.ts joins them all into the registry the loader reads.
  */
 export interface Extension {
   category: ExtensionCategory;
@@ -11,6 +13,32 @@ export interface Extension {
   aliases: string[];
   /** Full name of the config message its `typed_config` holds. */
   configType: string;
+}
+
+/**
+ * Where the loader finds an extension's config messages: a file under `proto/`
+ * (`envoy/config/filter/http/fault/v2.proto`), or proto3 source the extension carries itself
+ * (types it uses from elsewhere named in full, `.envoy.api.v2.core.HeaderValue`).
+ */
+export type ExtensionSchema = { file: string } | { source: string };
+
+/**
+ * What a filter extension says of itself so the loader can read its configs: its names, its
+ * config messages by every full name the reference gives them, and where their schema is.
+ */
+export interface ExtensionIdentity {
+  /** The long name (`envoy.filters.network.tcp_proxy`); `proxy.` spellings of every name are accepted too. */
+  name: string;
+  /** The other names the reference accepts (`envoy.tcp_proxy`). */
+  aliases?: readonly string[];
+  /** The config message this build reads (`typed_config`'s resolved `@type`), v2 where there is one. */
+  configType: string;
+  /**
+   * Other full names of its messages, each read as the one given: the v3 (and v2alpha) names.
+   * A `TypedStruct` (`udpa.type.v1`, `xds.type.v3`) naming any of them is read too.
+   */
+  typeAliases?: Readonly<Record<string, string>>;
+  schema: ExtensionSchema;
 }
 
 export type ExtensionCategory =
@@ -27,9 +55,6 @@ export type ExtensionCategory =
 export const CONFIG_TYPE = {
   httpConnectionManager: 'envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
   tcpProxy: 'envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
-  networkRbac: 'envoy.config.filter.network.rbac.v2.RBAC',
-  originalDst: 'envoy.config.filter.listener.original_dst.v2.OriginalDst',
-  tlsInspector: 'envoy.config.filter.listener.tls_inspector.v2.TlsInspector',
   upstreamTls: 'envoy.api.v2.auth.UpstreamTlsContext',
   downstreamTls: 'envoy.api.v2.auth.DownstreamTlsContext',
   rawBuffer: 'envoy.config.transport_socket.raw_buffer.v2.RawBuffer',
@@ -52,28 +77,8 @@ const ext = (
   configType,
 });
 
-/** Every extension of this module (all but the HTTP filters). */
+/** Every extension of this module but the filters. */
 export const BUILT_IN_EXTENSIONS: readonly Extension[] = [
-  ext(
-    'envoy.filters.network',
-    'envoy.filters.network.http_connection_manager',
-    ['envoy.http_connection_manager'],
-    CONFIG_TYPE.httpConnectionManager,
-  ),
-  ext('envoy.filters.network', 'envoy.filters.network.tcp_proxy', ['envoy.tcp_proxy'], CONFIG_TYPE.tcpProxy),
-  ext('envoy.filters.network', 'envoy.filters.network.rbac', [], CONFIG_TYPE.networkRbac),
-  ext(
-    'envoy.filters.listener',
-    'envoy.filters.listener.original_dst',
-    ['envoy.listener.original_dst'],
-    CONFIG_TYPE.originalDst,
-  ),
-  ext(
-    'envoy.filters.listener',
-    'envoy.filters.listener.tls_inspector',
-    ['envoy.listener.tls_inspector'],
-    CONFIG_TYPE.tlsInspector,
-  ),
   ext('envoy.transport_sockets.upstream', 'envoy.transport_sockets.tls', ['tls'], CONFIG_TYPE.upstreamTls),
   ext(
     'envoy.transport_sockets.upstream',

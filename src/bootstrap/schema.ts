@@ -18,19 +18,14 @@ export const BOOTSTRAP_TYPE = 'envoy.config.bootstrap.v2.Bootstrap';
 
 /**
  * Files under `proto/` that, with their imports, define every message the loader knows,
- * with the HTTP filters' own (src/bootstrap/catalog.ts). The extension messages are listed
+ * with the filters' own (src/bootstrap/catalog.ts). The extension messages are listed
  * because nothing in the bootstrap imports them (they only ever arrive inside an `Any`).
  */
 const ENTRY_FILES = [
   'envoy/config/bootstrap/v2.proto',
-  'envoy/config/filter/network/http_connection_manager/v2.proto',
-  'envoy/config/filter/network/tcp_proxy/v2.proto',
-  'envoy/config/filter/network/rbac/v2.proto',
   'envoy/admin/v2alpha.proto',
   'envoy/config/resource_monitor/fixed_heap/v2alpha.proto',
   'envoy/config/resource_monitor/injected_resource/v2alpha.proto',
-  'envoy/config/filter/listener/original_dst/v2.proto',
-  'envoy/config/filter/listener/tls_inspector/v2.proto',
   'envoy/config/transport_socket/raw_buffer/v2.proto',
   'envoy/config/accesslog/v2.proto',
   'envoy/extensions/access_loggers/stream/v3.proto',

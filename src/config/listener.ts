@@ -1,24 +1,17 @@
 import type { Json, JsonObject } from '../../events/config.js';
 import { hostKey } from '../../reducers/settings/endpoints.js';
-import { durationMs, listOf, numberOr, objectOf, stringOr } from '../../reducers/settings/values.js';
-import { builtInForType, CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
+import { durationMs, numberOr, objectOf, stringOr } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { Report } from '../bootstrap/report.js';
-import { compileHcm, type HcmSpec } from '../dataplane/http/hcm-config.js';
+import { compileListenerFilters, LISTENER_FILTER_FIELDS } from '../dataplane/listeners/filters/registry.js';
 import { socketHelper } from '../dataplane/listeners/native.js';
-import { compileNetworkRbac, type NetworkRbacSpec } from '../dataplane/listeners/rbac.js';
-import { compileTcpProxy, type TcpProxySettings } from '../dataplane/tcp/config.js';
-import { compileDownstreamTls, type DownstreamTls } from '../tls/context.js';
+import { type ChainFilters, compileChainFilters } from '../dataplane/network-filters/registry.js';
+import type { DownstreamTls } from '../tls/context.js';
 import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
-import { compileTransportTls } from '../tls/transport.js';
+import { compileChainTls } from './chain-tls.js';
 import type { Compiled, CompileOptions } from './compiled.js';
 
 export type TrafficDirection = 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
-
-/** The terminal network filter of a chain, compiled. */
-export type NetworkFilterSpec =
-  | { kind: 'http_connection_manager'; hcm: HcmSpec }
-  | { kind: 'tcp_proxy'; tcp: TcpProxySettings };
 
 /** `filter_chain_match`; empty lists and strings match anything. */
 export interface ChainMatch {
@@ -41,9 +34,8 @@ export interface Cidr {
 
 export interface FilterChainSpec {
   match: ChainMatch;
-  /** The `envoy.filters.network.rbac` filters before the terminal one, in order. */
-  rbac: NetworkRbacSpec[];
-  filter: NetworkFilterSpec;
+  /** Its network filters, each compiled by its factory (src/dataplane/network-filters/). */
+  filters: ChainFilters;
   /** The chain's `DownstreamTlsContext`; null: plain text. */
   tls: DownstreamTls | null;
 }
@@ -93,7 +85,7 @@ const LISTENER_FIELDS: FieldTable = {
   ...acting('listener_filters_timeout', 'continue_on_listener_filters_timeout'),
   // Node's cluster module shares one listening socket among workers either way.
   reuse_port: 'advise',
-  // Only the TLS inspector, which acts (compileListenerFilters); the others are refused there.
+  // Each by its factory (src/dataplane/listeners/filters/).
   listener_filters: 'act',
   // Through the native socket helper (./native.ts); refused by name where it does not load.
   ...acting('use_original_dst', 'transparent', 'freebind'),
@@ -118,10 +110,6 @@ const CHAIN_MATCH_FIELDS: FieldTable = {
     'application_protocols',
   ),
 };
-const LISTENER_FILTER_FIELDS: FieldTable = {
-  ...acting('name', 'typed_config', 'config'),
-  filter_disabled: notYet('filter_disabled (listener filter match predicates)'),
-};
 const SOCKET_FIELDS: FieldTable = {
   ...acting('address', 'port_value', 'protocol'),
   ipv4_compat: 'advise',
@@ -135,11 +123,6 @@ export const FIELD_TABLES = {
   ListenerFilter: LISTENER_FILTER_FIELDS,
   SocketAddress: SOCKET_FIELDS,
 };
-
-/** The network filters that may end a chain, as the registry names them. */
-const TERMINAL_FILTERS = [CONFIG_TYPE.httpConnectionManager, CONFIG_TYPE.tcpProxy]
-  .map((type) => builtInForType('envoy.filters.network', type)?.name ?? type)
-  .join(' or ');
 
 /**
  * Compiles a listener's canonical config (`path` is where it sits, e.g.
@@ -191,7 +174,7 @@ function listenerSpec(raw: JsonObject, path: string, report: Report, secrets: Se
   }
   const port = numberOr(socket.port_value, 0);
   if (port > 65535) report.error(`${ap}.socket_address.port_value`, `${port} is not a port (0..65535)`);
-  const filters = compileListenerFilters(raw, path, report);
+  const filters = compileListenerFilters(raw.listener_filters, path, report);
   const restoreOriginalDst = filters.originalDst || raw.use_original_dst === true;
   const transparent = raw.transparent === true;
   const freebind = raw.freebind === true;
@@ -246,41 +229,6 @@ function requireHelper(path: string, report: Report, uses: Array<[string, boolea
     );
 }
 
-interface ListenerFilters {
-  /** The TLS inspector: every connection is peeked. */
-  tlsInspector: boolean;
-  /** The original destination filter, and the field path that names it. */
-  originalDst: boolean;
-  originalDstAt: string;
-}
-
-/**
- * `listener_filters`: the TLS inspector acts (the listener reads the ClientHello itself, and
- * with the filter configured it does so for every connection), and so does the original
- * destination filter (the listener reads SO_ORIGINAL_DST before choosing a chain); the others
- * are refused by name.
- */
-function compileListenerFilters(raw: JsonObject, path: string, report: Report): ListenerFilters {
-  const found: ListenerFilters = { tlsInspector: false, originalDst: false, originalDstAt: '' };
-  listOf(raw.listener_filters).forEach((f, i) => {
-    const at = `listener_filters[${i}]`;
-    checkFields(f, `${path}.${at}`, report, LISTENER_FILTER_FIELDS, 'ListenerFilter');
-    const type = configTypeOf(f);
-    if (type === CONFIG_TYPE.tlsInspector) found.tlsInspector = true;
-    else if (type === CONFIG_TYPE.originalDst) {
-      found.originalDst = true;
-      found.originalDstAt ||= `${at}.name`;
-    }
-    // An unresolved name was reported by the loader.
-    else if (type !== '')
-      report.unsupported(
-        `${path}.${at}.name`,
-        `listener filter '${String(f.name ?? type)}' is not implemented (only the TLS inspector and original_dst are)`,
-      );
-  });
-  return found;
-}
-
 function compileChain(
   chain: JsonObject,
   path: string,
@@ -297,53 +245,8 @@ function compileChain(
       `${path}.filter_chain_match.transport_protocol`,
       `'${transport}' is never detected by this build (only tls and raw_buffer are)`,
     );
-  const filters = listOf(chain.filters);
-  if (filters.length === 0) {
-    report.error(`${path}.filters`, `is empty; end the chain with ${TERMINAL_FILTERS}`, 'missing');
-    return null;
-  }
-  let terminal: NetworkFilterSpec | null = null;
-  const rbac: NetworkRbacSpec[] = [];
-  filters.forEach((f, i) => {
-    const at = `${path}.filters[${i}]`;
-    const config = objectOf(f.typed_config);
-    const type = configTypeOf(f);
-    if (type === CONFIG_TYPE.networkRbac) {
-      if (i === filters.length - 1)
-        report.error(at, `'${String(f.name ?? type)}' must be followed by ${TERMINAL_FILTERS}`);
-      rbac.push(compileNetworkRbac(config, `${at}.typed_config`, report));
-      return;
-    }
-    if (type !== CONFIG_TYPE.httpConnectionManager && type !== CONFIG_TYPE.tcpProxy) {
-      // An unresolved name was reported by the loader, which resolves every extension.
-      if (type === '') return;
-      report.error(
-        `${at}.name`,
-        `'${String(f.name ?? type)}' is not a network filter of this build`,
-        'unknown',
-      );
-      return;
-    }
-    if (i < filters.length - 1) {
-      report.error(at, `'${String(f.name ?? type)}' is a terminal filter and must be the last of its chain`);
-      return;
-    }
-    terminal =
-      type === CONFIG_TYPE.httpConnectionManager
-        ? { kind: 'http_connection_manager', hcm: compileHcm(config, `${at}.typed_config`, report) }
-        : { kind: 'tcp_proxy', tcp: compileTcpProxy(config, `${at}.typed_config`, report) };
-  });
-  return terminal ? { match: chainMatch(matchRaw), rbac, filter: terminal, tls } : null;
-}
-
-/** A chain's TLS context (its TLS `transport_socket` or `tls_context`); null for plain text. */
-export function compileChainTls(
-  chain: JsonObject,
-  path: string,
-  report: Report,
-  secrets: Secrets = NO_SECRETS,
-): DownstreamTls | null {
-  return compileTransportTls(chain, path, report, secrets, CONFIG_TYPE.downstreamTls, compileDownstreamTls);
+  const filters = compileChainFilters(chain.filters, `${path}.filters`, report);
+  return filters ? { match: chainMatch(matchRaw), filters, tls } : null;
 }
 
 function strings(value: Json | undefined): string[] {

@@ -7,7 +7,7 @@ import type { RawCluster, RawListener } from '../../events/index.js';
 import type { ClusterEntry, ListenerEntry, State } from '../../reducers/index.js';
 import { listOf } from '../../reducers/settings/values.js';
 import { Report } from '../bootstrap/report.js';
-import { compileChainTls } from '../config/listener.js';
+import { compileChainTls } from '../config/chain-tls.js';
 import type { LoadedCertificate } from './context.js';
 import { type Secrets, type SecretsSource, secretsOf } from './secrets.js';
 import { clusterTls } from './upstream.js';

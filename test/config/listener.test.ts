@@ -26,7 +26,10 @@ describe('compileListener', () => {
     assert.equal(findings, report);
     assert.deepEqual(report.errors, []);
     assert.equal(value?.port, 10000);
-    assert.equal(value?.chains[0]?.filter.kind, 'tcp_proxy');
+    assert.equal(
+      value?.chains[0]?.filters.terminal.configType,
+      'envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
+    );
   });
 
   it('refuses a field by its path, with a null value', () => {

@@ -7,10 +7,9 @@ import type { ServerContext } from '../../context.js';
 import { socketKey } from '../../hot-restart-protocol.js';
 import { type Secrets, secretsOf } from '../../tls/secrets.js';
 import type { ClusterLookup } from '../http/types.js';
-import { buildNetworkFilter } from './filters.js';
+import { buildChain } from '../network-filters/registry.js';
 import { ConnectionLimits, WHOLE, type WorkerSlice } from './limits.js';
 import { ActiveListener } from './listener.js';
-import { guardWithRbac } from './rbac.js';
 
 type Drain = State['drain'];
 
@@ -161,9 +160,7 @@ export class ListenerManager {
       listenerName: spec.name,
       bufferLimitBytes: spec.bufferLimitBytes,
     };
-    const handlers = spec.chains.map((chain) =>
-      guardWithRbac(buildNetworkFilter(chain.filter, deps), chain.rbac, this.ctx.stats),
-    );
+    const handlers = spec.chains.map((chain) => buildChain(chain.filters, deps));
     const listener = new ActiveListener(spec, handlers, this.ctx.stats, this.limits);
     listener.pauseAccepting(this.acceptPaused);
     if (spec.handOffToOriginalDst) listener.handOff = (ip, port) => this.listenerAt(ip, port);

@@ -1,5 +1,6 @@
 import type bunyan from 'bunyan';
 import type { JsonObject } from '../../../../events/config.js';
+import type { ExtensionIdentity } from '../../../bootstrap/extensions.js';
 import type { FieldTable } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
 import type { Scope } from '../../../stats/store.js';
@@ -103,34 +104,15 @@ export interface FilterContext {
 export type StreamFilterMaker = () => StreamFilter;
 
 /**
- * Where the loader finds an extension's config messages: a file under `proto/`
- * (`envoy/config/filter/http/fault/v2.proto`), or proto3 source the extension carries itself
- * (types it uses from elsewhere named in full, `.envoy.api.v2.core.HeaderValue`).
- */
-export type ExtensionSchema = { file: string } | { source: string };
-
-/**
  * One HTTP filter extension: its names, its config messages and their compile step, and its
  * per-request filter. The registry (registry.ts) lists the factories once; the extension
  * registry, the loader's type names and its schema read them from there, so a filter is its
  * own file or folder plus one line of registry.ts (docs/http-filters.md, "Adding a filter").
  * `compile` is the one compile step shared by `--mode validate` and serving; it refuses
  * unknown fields by name. A filter either fills one of the chain's built-in slots (`install`)
- * or runs per request (`start`).
+ * or runs per request (`start`). Its `typeAliases` name `perRouteType`'s other names too.
  */
-export interface HttpFilterFactory<C = unknown> {
-  /** The long name (`envoy.filters.http.fault`); `proxy.` spellings of every name are accepted too. */
-  name: string;
-  /** The other names the reference accepts (`envoy.fault`). */
-  aliases?: readonly string[];
-  /** The config message this build reads (`typed_config`'s resolved `@type`), v2 where there is one. */
-  configType: string;
-  /**
-   * Other full names of its messages, each read as the one given: the v3 (and v2alpha) names
-   * of `configType` and of `perRouteType`. A `TypedStruct` naming any of them is read too.
-   */
-  typeAliases?: Readonly<Record<string, string>>;
-  schema: ExtensionSchema;
+export interface HttpFilterFactory<C = unknown> extends ExtensionIdentity {
   /** The field tables `compile` checks against, by message name (docs/bootstrap.md). */
   fieldTables: Record<string, FieldTable>;
   compile(config: JsonObject, path: string, report: Report): C;

@@ -8,7 +8,7 @@ import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
 import { Report } from '../../../src/bootstrap/report.js';
-import { compileNetworkRbac } from '../../../src/dataplane/listeners/rbac.js';
+import { compileNetworkRbac } from '../../../src/dataplane/network-filters/rbac.js';
 import { cluster, tcpServer } from '../../helpers/dataplane.js';
 import { answeringRoutes } from '../../helpers/http-dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';

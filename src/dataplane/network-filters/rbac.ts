@@ -8,7 +8,6 @@ import type { JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
-import type { Counter, StatsStore } from '../../stats/store.js';
 import { joinHostPort } from '../access-log/stream-info.js';
 import type { HttpRequest } from '../codec/request.js';
 import {
@@ -17,8 +16,9 @@ import {
   type RbacSubject,
   rbacAllows,
 } from '../http/filters/rbac/engine.js';
-import type { NetworkFilterHandler } from '../network-filter.js';
-import { peerIdentitySource } from './peer-identity.js';
+import { peerIdentitySource } from '../listeners/peer-identity.js';
+import type { ReadFilterFactory } from './api.js';
+import { NETWORK_RBAC } from './extensions.js';
 
 export interface NetworkRbacSpec {
   /** Stats are `<statPrefix>rbac.allowed` and so on, at the root, as the reference names them. */
@@ -27,9 +27,11 @@ export interface NetworkRbacSpec {
   shadow: RbacEngine | null;
 }
 
+const RBAC_FIELDS = acting('rules', 'shadow_rules', 'stat_prefix', 'enforcement_type');
+
 /** Compiles an `envoy.config.filter.network.rbac.v2.RBAC`. */
 export function compileNetworkRbac(raw: JsonObject, path: string, report: Report): NetworkRbacSpec {
-  checkFields(raw, path, report, acting('rules', 'shadow_rules', 'stat_prefix', 'enforcement_type'), 'RBAC');
+  checkFields(raw, path, report, RBAC_FIELDS, 'RBAC');
   const statPrefix = typeof raw.stat_prefix === 'string' ? raw.stat_prefix : '';
   if (statPrefix === '') report.error(`${path}.stat_prefix`, 'required field missing', 'missing');
   // The default, ONE_TIME_ON_FIRST_BYTE, is what this filter does (once, when the connection opens).
@@ -62,52 +64,30 @@ function connectionSubject(socket: net.Socket): RbacSubject {
   return { req, info: { downstreamRemote: joinHostPort(socket.remoteAddress, socket.remotePort) } };
 }
 
-interface Check {
-  spec: NetworkRbacSpec;
-  allowed: Counter;
-  denied: Counter;
-  shadowAllowed: Counter;
-  shadowDenied: Counter;
-}
-
-/** `handler` behind the chain's RBAC filters, in their order: the first that denies closes the connection. */
-export function guardWithRbac(
-  handler: NetworkFilterHandler,
-  specs: NetworkRbacSpec[],
-  stats: StatsStore,
-): NetworkFilterHandler {
-  if (specs.length === 0) return handler;
-  const checks: Check[] = specs.map((spec) => {
-    const name = (stat: string) => stats.counter(`${spec.statPrefix}rbac.${stat}`);
+/** The filter: the rules read each new connection once, when it opens; a denied one is closed. */
+export const networkRbacFactory: ReadFilterFactory<NetworkRbacSpec> = {
+  ...NETWORK_RBAC,
+  terminal: false,
+  fieldTables: { RBAC: RBAC_FIELDS },
+  compile: compileNetworkRbac,
+  start(spec, { ctx }) {
+    const counter = (stat: string) => ctx.stats.counter(`${spec.statPrefix}rbac.${stat}`);
+    const allowed = counter('allowed');
+    const denied = counter('denied');
+    const shadowAllowed = counter('shadow_allowed');
+    const shadowDenied = counter('shadow_denied');
     return {
-      spec,
-      allowed: name('allowed'),
-      denied: name('denied'),
-      shadowAllowed: name('shadow_allowed'),
-      shadowDenied: name('shadow_denied'),
+      onNewConnection(socket, proceed) {
+        const subject = connectionSubject(socket);
+        if (spec.shadow !== null) (rbacAllows(spec.shadow, subject) ? shadowAllowed : shadowDenied).inc();
+        if (spec.rules !== null && !rbacAllows(spec.rules, subject)) {
+          denied.inc();
+          socket.destroy();
+          return;
+        }
+        if (spec.rules !== null) allowed.inc();
+        proceed();
+      },
     };
-  });
-  const admits = (socket: net.Socket): boolean => {
-    const subject = connectionSubject(socket);
-    for (const c of checks) {
-      if (c.spec.shadow !== null)
-        (rbacAllows(c.spec.shadow, subject) ? c.shadowAllowed : c.shadowDenied).inc();
-      if (c.spec.rules === null) continue;
-      if (!rbacAllows(c.spec.rules, subject)) {
-        c.denied.inc();
-        return false;
-      }
-      c.allowed.inc();
-    }
-    return true;
-  };
-  return {
-    handle(socket) {
-      if (admits(socket)) handler.handle(socket);
-      else socket.destroy();
-    },
-    drain: (strategy, drainTimeMs) => handler.drain(strategy, drainTimeMs),
-    close: () => handler.close(),
-    connectionIdleMs: handler.connectionIdleMs,
-  };
-}
+  },
+};
