@@ -45,7 +45,7 @@ export class ListenerManager {
   constructor(
     private readonly ctx: ServerContext,
     private readonly clusters: ClusterLookup,
-    slice: WorkerSlice = WHOLE,
+    private readonly slice: WorkerSlice = WHOLE,
   ) {
     this.limits = new ConnectionLimits(() => ctx.store.state, slice);
   }
@@ -159,6 +159,7 @@ export class ListenerManager {
       clusters: this.clusters,
       listenerName: spec.name,
       bufferLimitBytes: spec.bufferLimitBytes,
+      slice: this.slice,
     };
     const handlers = spec.chains.map((chain) => buildChain(chain.filters, deps));
     const listener = new ActiveListener(spec, handlers, this.ctx.stats, this.limits);

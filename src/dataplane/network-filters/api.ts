@@ -4,10 +4,14 @@ import type { ExtensionIdentity } from '../../bootstrap/extensions.js';
 import type { FieldTable } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import type { HttpConnectionManagerDeps } from '../http/types.js';
+import type { WorkerSlice } from '../listeners/limits.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 
 /** What the listener manager gives each network filter of a chain it builds. */
-export type NetworkFilterDeps = HttpConnectionManagerDeps;
+export interface NetworkFilterDeps extends HttpConnectionManagerDeps {
+  /** Which data-plane worker thread this is, for a filter that holds its share of a process-wide budget. */
+  slice: WorkerSlice;
+}
 
 /**
  * A network filter before the terminal one, for one chain: it sees each new connection first

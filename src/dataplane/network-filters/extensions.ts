@@ -7,6 +7,7 @@
  * lists to the same filters in the same order.
  */
 import { CONFIG_TYPE, type ExtensionIdentity } from '../../bootstrap/extensions.js';
+import { LOCAL_RATELIMIT } from './local-ratelimit/extension.js';
 
 const HCM_V3 = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 
@@ -40,4 +41,5 @@ export const NETWORK_FILTER_EXTENSIONS: readonly ExtensionIdentity[] = [
   HTTP_CONNECTION_MANAGER,
   TCP_PROXY,
   NETWORK_RBAC,
+  LOCAL_RATELIMIT,
 ];

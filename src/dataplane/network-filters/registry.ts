@@ -6,6 +6,7 @@ import type { Report } from '../../bootstrap/report.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 import type { ConnectionFilter, NetworkFilterDeps, NetworkFilterFactory } from './api.js';
 import { httpConnectionManagerFactory } from './http-connection-manager.js';
+import { localRateLimitFactory } from './local-ratelimit/index.js';
 import { networkRbacFactory } from './rbac.js';
 import { tcpProxyFactory } from './tcp-proxy.js';
 
@@ -17,6 +18,7 @@ export const NETWORK_FILTER_FACTORIES: readonly NetworkFilterFactory[] = [
   registered(httpConnectionManagerFactory),
   registered(tcpProxyFactory),
   registered(networkRbacFactory),
+  registered(localRateLimitFactory),
 ];
 
 /** A factory as the registry holds it: its config is only ever the one its own `compile` made. */
