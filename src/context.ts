@@ -19,7 +19,8 @@ export function createContext(parts: ContextParts): ServerContext {
   return buildContext(parts, (core) => ({
     eventLog: openEventLog(core, { bootstrap: parts.bootstrap, history: parts.history ?? {} }),
     contention: options.enableMutexTracing ? noContention() : null,
-    workers: options.concurrency > 1 ? new WorkerPool(core, options.concurrency) : null,
+    // The main thread is one of the N data-plane threads.
+    workers: options.concurrency > 1 ? new WorkerPool(core, options.concurrency - 1) : null,
     workerStats: options.concurrency > 1 ? new WorkerStatsMerge(core.stats) : null,
   }));
 }

@@ -1,6 +1,6 @@
 /**
  * The data plane: listeners, their filter chains (HTTP connection manager, TCP proxy) and
- * the processes that run them.
+ * the threads that run them.
  */
 
 import type { ServerContext } from '../context.js';
@@ -10,14 +10,15 @@ import { ListenerManager } from './listeners/manager.js';
 import { clusterTraffic } from './pool/cluster-traffic.js';
 import { drainPools } from './pool/index.js';
 import { collectWorkerHosts } from './workers/collect.js';
+import { PRIMARY_THREAD } from './workers/pool.js';
 
 export { collectWorkerStats } from './workers/collect.js';
 export type { HostStatsByCluster } from './workers/stats-merge.js';
 
 /**
  * Starts serving traffic: resolves once the snapshot's listeners are bound (or failed), so
- * the server can go LIVE after it. `--concurrency 1` runs everything in this process (no
- * messages on the way); N > 1 starts N worker threads, each binding every listener's address. Requests' outcomes
+ * the server can go LIVE after it. The main thread serves (at `--concurrency 1` alone, with no
+ * messages on the way); N > 1 starts N - 1 worker threads beside it, each binding every listener's address. Requests' outcomes
  * go to `health` (started with the other edges, in `src/edges/start.ts`); serving waits for
  * its first round of checks, as the reference warms a cluster before it serves.
  */
@@ -30,9 +31,9 @@ export async function startDataPlane(ctx: ServerContext, health: HealthEdges): P
   });
   ctx.onShutdown(() => clusters.close());
   ctx.figures.provide(async () => {
-    const hosts = await collectWorkerHosts(ctx);
-    // In-process the cluster manager's own host objects carry the traffic; with workers they
-    // carry none and the workers' figures, summed, are the truth.
+    const hosts = await collectWorkerHosts(ctx, clusters);
+    // In-process the cluster manager's own host objects carry the traffic; with workers the
+    // main thread's figures and the workers', summed, are the truth.
     return hosts
       ? {
           ...health.figures,
@@ -45,13 +46,16 @@ export async function startDataPlane(ctx: ServerContext, health: HealthEdges): P
           createdHosts: (cluster) => clusters.createdHosts(cluster).map((h) => h.address),
         };
   });
+  // The main thread serves as data-plane thread 0 in every case; with workers its listener
+  // reports are folded with theirs and its port-0 listeners share their port.
   const pool = ctx.workers;
-  if (pool) {
-    ctx.onShutdown(() => pool.close());
-    await pool.start({ onOutcomes: health.onOutcomes });
-  } else {
-    const listeners = new ListenerManager(ctx, clusters);
-    ctx.onShutdown(() => listeners.close());
-    await listeners.start();
-  }
+  if (pool) ctx.sockets.sharePorts(pool.ports);
+  const listeners = pool
+    ? new ListenerManager(ctx, clusters, { index: PRIMARY_THREAD, of: ctx.options.concurrency }, (event, source) =>
+        pool.report(event, source),
+      )
+    : new ListenerManager(ctx, clusters);
+  ctx.onShutdown(() => listeners.close());
+  if (pool) ctx.onShutdown(() => pool.close());
+  await Promise.all([listeners.start(), pool?.start({ onOutcomes: health.onOutcomes })]);
 }

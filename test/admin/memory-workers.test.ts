@@ -48,7 +48,8 @@ function assertFigures(figures: JsonObject, who: string): void {
 }
 
 test('/memory with workers: the primary at the top level, each worker in `workers`', async () => {
-  const proxy = await start('2');
+  // --concurrency 3: the main thread serves too, beside workers 1 and 2.
+  const proxy = await start('3');
   const { status, body } = await proxy.get('/memory');
   assert.equal(status, 200);
   const memory = JSON.parse(body) as JsonObject & { workers: JsonObject[] };

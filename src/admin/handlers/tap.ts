@@ -20,7 +20,7 @@ type Prepared = NonNullable<ReturnType<typeof compileTapRequest>> & { body: Json
 const unknownId = (id: string): AdminResponse =>
   text(`Unknown config id '${id}'. No extension has registered with this id.\n`, 400);
 
-/** The workers that run the data plane, or null when it runs here (or has not started). */
+/** The workers that run the data plane beside this thread, or null when it runs here alone (or has not started). */
 function workersOf(ctx: ServerContext): WorkerPool | null {
   return ctx.workers?.started ? ctx.workers : null;
 }
@@ -58,8 +58,9 @@ function answer(res: Response, out: AdminResponse): void {
 /**
  * `POST /tap` attaches a session to the tap filters with the body's `config_id`: the answer
  * stays open and carries one JSON trace (`http_buffered_trace`) per line for each matched
- * request, until the client disconnects, which detaches the session. With workers, each
- * worker records and sends its traces to this process, which writes them to the client.
+ * request, until the client disconnects, which detaches the session. With workers, this
+ * thread's own filters record as without, and each worker sends its traces here, which
+ * writes them to the client.
  */
 export const tapHandlers: HandlerDescriptor[] = [
   {
@@ -108,7 +109,7 @@ export const tapHandlers: HandlerDescriptor[] = [
       pool.onTapTrace ??= (id, trace) => taps.sessions.get(id)?.emit(trace);
       void pool.ask({ kind: 'tap', configId, request: prepared.body }, WORKER_WAIT_MS).then((answers) => {
         if (res.destroyed) return;
-        if (answers.some((a) => a.hasFilter)) return open();
+        if (taps.hasFilter(configId) || answers.some((a) => a.hasFilter)) return open();
         taps.sessions.delete(configId);
         answer(res, unknownId(configId));
       });

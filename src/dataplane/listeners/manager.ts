@@ -1,5 +1,5 @@
 import type { Subscription } from 'rxjs';
-import { listenerBindFailed, listenerBound, listenersStopped } from '../../../events/index.js';
+import { listenerBindFailed, listenerBound, listenersStopped, type ProxyEvent } from '../../../events/index.js';
 import type { ListenerEntry, State } from '../../../reducers/index.js';
 import { compiledListener } from '../../config/listener.js';
 import { listenerSdsRefs } from '../../config/sds-refs.js';
@@ -41,11 +41,17 @@ export class ListenerManager {
   /** Open connections against the runtime limits, over every listener of this process. */
   private readonly limits: ConnectionLimits;
 
-  /** `slice`: which data-plane worker this process is, for its share of the limits. */
+  /**
+   * `slice`: which data-plane thread this is, for its share of the limits. `report`: where its
+   * listener events go, the store's dispatch unless the main thread serves beside workers
+   * (`WorkerPool.report` folds every thread's reports into one event).
+   */
   constructor(
     private readonly ctx: ServerContext,
     private readonly clusters: ClusterLookup,
     private readonly slice: WorkerSlice = WHOLE,
+    private readonly report: (event: ProxyEvent, source: string) => void = (event, source) =>
+      ctx.store.dispatch(event, source),
   ) {
     this.limits = new ConnectionLimits(() => ctx.store.state, slice);
   }
@@ -149,7 +155,7 @@ export class ListenerManager {
     const log = this.ctx.log.get('listener');
     const fail = (error: string) => {
       log.error({ listener: entry.name }, error);
-      this.ctx.store.dispatch(listenerBindFailed({ name: entry.name, error }), 'listener');
+      this.report(listenerBindFailed({ name: entry.name, error }), 'listener');
     };
     // The compile step `--mode validate` and discovery ran, now with the secrets SDS delivered.
     const { value: spec, findings } = compiledListener(entry.config, secretsOf(this.ctx.store.state));
@@ -196,10 +202,7 @@ export class ListenerManager {
         { listener: spec.name, address: bound.address, port: bound.port, inherited: inherited !== null },
         inherited ? "listener took over the parent epoch's socket" : 'listener bound',
       );
-      this.ctx.store.dispatch(
-        listenerBound({ name: spec.name, address: bound.address, port: bound.port }),
-        'listener',
-      );
+      this.report(listenerBound({ name: spec.name, address: bound.address, port: bound.port }), 'listener');
     } catch (err) {
       await listener.close();
       const e = err as NodeJS.ErrnoException;
@@ -258,7 +261,7 @@ export class ListenerManager {
     for (const l of targets) l.drain(drain.strategy, left);
     const stop = () => {
       for (const l of targets) l.stopAccepting();
-      this.ctx.store.dispatch(listenersStopped({ names: targets.map((l) => l.spec.name) }), 'listener');
+      this.report(listenersStopped({ names: targets.map((l) => l.spec.name) }), 'listener');
     };
     if (!drain.graceful) {
       stop();

@@ -40,8 +40,16 @@ export class ListenSockets {
 
   constructor(
     private readonly parent: SocketSource | null = null,
-    private readonly ports: PortSource | null = null,
+    private ports: PortSource | null = null,
   ) {}
+
+  /**
+   * From now on port-0 listeners take their port from `ports`: the main thread's, once its
+   * workers start (its sockets are made before the pool, with the context).
+   */
+  sharePorts(ports: PortSource): void {
+    this.ports = ports;
+  }
 
   /** The port to bind `listener` at: `port` as configured, or for 0 the one its other threads share. */
   port(listener: string, port: number): Promise<number> {

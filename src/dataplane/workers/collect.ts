@@ -2,6 +2,8 @@ import type { WorkerMemory } from '../../../views/memory/render.js';
 import type { ServerContext } from '../../context.js';
 import { RecentLookups } from '../../stats/recent-lookups.js';
 import type { StatsStore } from '../../stats/store.js';
+import type { ClusterManager } from '../../upstream/cluster-manager.js';
+import { threadHostStats } from './host-stats.js';
 import { type HostStatsByCluster, mergeHostStats } from './stats-merge.js';
 
 /** Where a large merge lets the event loop run (the admin's other requests, `/ready`). */
@@ -29,13 +31,19 @@ export async function collectWorkerStats(
   return { stats };
 }
 
-/** The workers' per-host figures (`/clusters`, LRS) summed, or null in-process; a silent worker is left out. */
+/**
+ * The per-host figures (`/clusters`, LRS) of the main thread's `own` cluster manager and of
+ * every worker, summed, or null in-process; a silent worker is left out.
+ */
 export async function collectWorkerHosts(
   ctx: ServerContext,
+  own: ClusterManager<unknown>,
   timeoutMs = 1000,
 ): Promise<HostStatsByCluster | null> {
   const pool = ctx.workers?.started ? ctx.workers : null;
-  return pool ? mergeHostStats(await pool.ask({ kind: 'hosts' }, timeoutMs)) : null;
+  if (!pool) return null;
+  const answers = await pool.ask({ kind: 'hosts' }, timeoutMs);
+  return mergeHostStats([threadHostStats(ctx.store.state, own), ...answers]);
 }
 
 /**

@@ -5,6 +5,7 @@ import type { State } from '../../../reducers/index.js';
 import type { Core } from '../../core.js';
 import { workerResourceLimits } from '../../memory.js';
 import type { OutcomeBatch } from '../../upstream/outcomes.js';
+import type { PortSource } from '../listeners/sockets.js';
 import {
   isWorkerMessage,
   type PrimaryMessage,
@@ -60,23 +61,30 @@ export interface WorkerPoolEdges {
   onOutcomes: (batch: OutcomeBatch) => void;
 }
 
+/** The main thread's id among the data-plane threads: it serves too, beside the workers 1..N-1. */
+export const PRIMARY_THREAD = 0;
+
 /**
- * A port-0 listener's port while its first bind is under way: the worker binding it, and the
+ * A port-0 listener's port while its first bind is under way: the thread binding it, and the
  * others' requests waiting for the port it gets.
  */
 interface PortClaim {
   owner: number;
-  waiting: Array<{ slot: Slot; id: number }>;
+  waiting: Array<{ thread: number; answer: (port: number) => void }>;
 }
 
 /**
- * `--concurrency N` (N > 1): N data-plane threads (`worker_threads`) of this process. The
+ * `--concurrency N` (N > 1): the main thread and N - 1 worker threads (`worker_threads`) of
+ * this process serve the data plane, the main thread as thread 0 (each isolate costs 25-35 MB
+ * of RSS, so none is spent on a thread that would only run the admin and the control plane:
+ * bench/README.md, "Footprint: the main thread serves"). The
  * primary (the main thread) keeps the only store that stamps events; each worker starts from
  * the primary's snapshot and folds every envelope the primary ingests after it, so all hold
- * the same snapshots. Events a worker produces travel to the primary to be dispatched there.
- * Every worker binds each listener's address itself with `SO_REUSEPORT` (`reusePort`): the
- * kernel spreads the connections over their sockets. A port-0 listener is bound by one worker
- * first; the others bind the port it got.
+ * the same snapshots. Events a worker produces travel to the primary to be dispatched there;
+ * the listener reports of every thread, the main one's included (`report`), are folded here.
+ * Every thread binds each listener's address itself with `SO_REUSEPORT` (`reusePort`): the
+ * kernel spreads the connections over their sockets. A port-0 listener is bound by one thread
+ * first; the others bind the port it got (`ports`).
  */
 export class WorkerPool {
   private readonly slots: Slot[];
@@ -242,7 +250,7 @@ export class WorkerPool {
         return;
       }
       case 'dispatch':
-        this.dispatchFromWorker(slot, m.event, m.source);
+        this.report(m.event, m.source, slot.id);
         return;
       case 'outcomes':
         this.edges?.onOutcomes(m.batch);
@@ -251,23 +259,28 @@ export class WorkerPool {
         this.onTapTrace?.(m.configId, m.trace);
         return;
       case 'port-request':
-        this.answerPort(slot, m.id, m.listener);
+        this.claimPort(slot.id, m.listener, (port) => this.send(slot, { kind: 'port-answer', id: m.id, port }));
         return;
     }
   }
 
+  /** The main thread's port-0 listeners bind the port the threads share, as a worker's do. */
+  readonly ports: PortSource = {
+    port: (listener) => new Promise((resolve) => this.claimPort(PRIMARY_THREAD, listener, resolve)),
+  };
+
   /**
-   * The port a worker binds for the port-0 listener `name`: the one it is bound at already
+   * The port `thread` binds for the port-0 listener `name`: the one it is bound at already
    * (a worker restarted, or a later one), else 0 for the first asker, whose bind the others
    * wait for.
    */
-  private answerPort(slot: Slot, id: number, name: string): void {
+  private claimPort(thread: number, name: string, answer: (port: number) => void): void {
     const bound = boundPort(this.ctx.store.state.listeners[name]);
     const claim = this.portClaims.get(name);
-    if (!bound && claim) claim.waiting.push({ slot, id });
+    if (!bound && claim) claim.waiting.push({ thread, answer });
     else {
-      if (!bound) this.portClaims.set(name, { owner: slot.id, waiting: [] });
-      this.send(slot, { kind: 'port-answer', id, port: bound });
+      if (!bound) this.portClaims.set(name, { owner: thread, waiting: [] });
+      answer(bound);
     }
   }
 
@@ -276,29 +289,30 @@ export class WorkerPool {
     const claim = this.portClaims.get(name);
     if (!claim) return;
     this.portClaims.delete(name);
-    for (const { slot, id } of claim.waiting) this.send(slot, { kind: 'port-answer', id, port });
+    for (const { answer } of claim.waiting) answer(port);
   }
 
-  /** A worker that ended while binding first: the next waiting worker binds first instead. */
+  /** A worker that ended while binding first: the next waiting thread binds first instead. */
   private releaseClaims(slot: Slot): void {
     for (const [name, claim] of this.portClaims) {
-      claim.waiting = claim.waiting.filter((w) => w.slot !== slot);
+      claim.waiting = claim.waiting.filter((w) => w.thread !== slot.id);
       if (claim.owner !== slot.id) continue;
       const next = claim.waiting.shift();
       if (!next) this.portClaims.delete(name);
       else {
-        claim.owner = next.slot.id;
-        this.send(next.slot, { kind: 'port-answer', id: next.id, port: 0 });
+        claim.owner = next.thread;
+        next.answer(0);
       }
     }
   }
 
   /**
-   * Every worker binds and stops the same listeners, so listener reports are folded into
-   * one event: the first bind (or bind failure) of a listener, and its stop once every
-   * live worker has stopped it. Other events pass through as they are.
+   * An event of data-plane thread `thread` (the main one's by default). Every thread binds
+   * and stops the same listeners, so listener reports are folded into one event: the first
+   * bind (or bind failure) of a listener, and its stop once every live thread has stopped it.
+   * Other events pass through as they are.
    */
-  private dispatchFromWorker(slot: Slot, event: ProxyEvent, source: string): void {
+  report(event: ProxyEvent, source: string, thread = PRIMARY_THREAD): void {
     const state = this.ctx.store.state;
     switch (event.type) {
       case 'listener/bound':
@@ -309,11 +323,11 @@ export class WorkerPool {
         return;
       }
       case 'listener/stopped': {
-        const live = this.slots.filter((s) => s.worker).map((s) => s.id);
+        const live = [PRIMARY_THREAD, ...this.slots.filter((s) => s.worker).map((s) => s.id)];
         const done: string[] = [];
         for (const name of event.names) {
           const by = this.stoppedBy.get(name) ?? new Set<number>();
-          by.add(slot.id);
+          by.add(thread);
           this.stoppedBy.set(name, by);
           if (live.every((id) => by.has(id)) && state.listeners[name]?.state !== 'stopped') done.push(name);
         }

@@ -29,8 +29,8 @@ import {
   type WorkerMessage,
   type WorkerQuery,
 } from './messages.js';
+import { threadHostStats } from './host-stats.js';
 import { StatsTracker } from './stats-delta.js';
-import type { HostStatsByCluster } from './stats-merge.js';
 
 if (!parentPort) throw new Error('the data-plane worker runs as a worker thread of the proxy');
 const port = parentPort;
@@ -79,17 +79,6 @@ async function shutdown(code: number): Promise<void> {
   else process.exit(code);
 }
 
-function hostStats(state: Store['state'], manager: ClusterManager<ClusterTraffic>): HostStatsByCluster {
-  const out: HostStatsByCluster = {};
-  for (const name of Object.keys(state.clusters)) {
-    const runtime = manager.get(name);
-    if (!runtime) continue;
-    const hosts = [...runtime.hosts, ...manager.createdHosts(name)];
-    out[name] = Object.fromEntries(hosts.map((h) => [h.address, { ...h.stats }]));
-  }
-  return out;
-}
-
 async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise<void> {
   const { options, state } = message;
   workerId = message.workerId;
@@ -125,7 +114,8 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
   });
   clusters = manager;
   ctx.onShutdown(() => manager.close());
-  const listeners = new ListenerManager(ctx, manager, { index: workerId - 1, of: options.concurrency });
+  // The main thread is slice 0 (it serves too), worker k slice k.
+  const listeners = new ListenerManager(ctx, manager, { index: workerId, of: options.concurrency });
   ctx.onShutdown(() => listeners.close());
   // Each worker has its own heap: it collects while shrink_heap is active, as the primary does.
   const shrinkHeap = startShrinkHeap(ctx);
@@ -159,7 +149,7 @@ async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAns
       if (query.flush) context?.stats.flush();
       return { worker: workerId, delta: await tracker.dump(query.since[workerId], pause) };
     case 'hosts':
-      return context && clusters ? hostStats(context.store.state, clusters) : null;
+      return context && clusters ? threadHostStats(context.store.state, clusters) : null;
     case 'recent-lookups':
       return context ? context.stats.recentLookups.dump() : null;
     case 'memory':

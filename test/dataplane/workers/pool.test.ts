@@ -1,7 +1,7 @@
 /**
- * Workers as threads of one process: every worker thread binds the listener's address
- * (SO_REUSEPORT), a port-0 listener at the port the first one got, and a worker thread that
- * dies of an uncaught error is started again at the same address.
+ * Workers as threads of one process: every data-plane thread (the main one and the workers)
+ * binds the listener's address (SO_REUSEPORT), a port-0 listener at the port the first one
+ * got, and a worker thread that dies of an uncaught error is started again at the same address.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -19,7 +19,7 @@ after(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-/** Listening TCP sockets on 127.0.0.1:`port` (one per worker thread that bound it). */
+/** Listening TCP sockets on 127.0.0.1:`port` (one per data-plane thread that bound it). */
 function listeningSockets(port: number): number {
   const out = execFileSync('ss', ['-Hltn', `sport = :${port}`], { encoding: 'utf8' });
   return out.split('\n').filter((line) => line.includes(`127.0.0.1:${port}`)).length;
@@ -39,10 +39,11 @@ async function echoes(port: number, count: number): Promise<string[]> {
 }
 
 /**
- * A proxy with two worker threads serving a port-0 TCP echo listener `tcp`; worker N crashes
- * when the test writes `<crashFile>.N` (worker 1 also on `crashFile`), see crash-worker-thread.mjs.
+ * A proxy at `--concurrency concurrency` (the main thread and concurrency - 1 worker threads)
+ * serving a port-0 TCP echo listener `tcp`; worker N crashes when the test writes
+ * `<crashFile>.N` (worker 1 also on `crashFile`), see crash-worker-thread.mjs.
  */
-async function crashableEchoProxy(): Promise<{ proxy: ProxyProcess; crashFile: string }> {
+async function crashableEchoProxy(concurrency: number): Promise<{ proxy: ProxyProcess; crashFile: string }> {
   const upstream = await tcpServer((socket) => socket.pipe(socket));
   cleanups.push(upstream.close);
   const dir = mkdtempSync(join(tmpdir(), 'proxy-worker-crash-'));
@@ -56,7 +57,7 @@ async function crashableEchoProxy(): Promise<{ proxy: ProxyProcess; crashFile: s
         listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' })],
       },
     },
-    ['--concurrency', '2'],
+    ['--concurrency', String(concurrency)],
     60_000,
     {
       NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/crash-worker-thread.mjs')}`,
@@ -85,11 +86,11 @@ test('workerExecArgv keeps loaders and profilers, drops V8 flags and what names 
   );
 });
 
-test('--concurrency 2: both worker threads bind a port-0 listener at one port; a crashed one is restarted there', async () => {
-  const { proxy, crashFile } = await crashableEchoProxy();
+test('--concurrency 2: the main thread and the worker thread bind a port-0 listener at one port; a crashed worker is restarted there', async () => {
+  const { proxy, crashFile } = await crashableEchoProxy(2);
   const port = await proxy.listenerPort('tcp');
   assert.notEqual(port, 0);
-  assert.equal(listeningSockets(port), 2, 'each worker thread listens on the port');
+  assert.equal(listeningSockets(port), 2, 'each data-plane thread listens on the port');
   assert.deepEqual(
     await echoes(port, 12),
     Array.from({ length: 12 }, (_, i) => `m${i}`),
@@ -112,12 +113,12 @@ test('--concurrency 2: both worker threads bind a port-0 listener at one port; a
   assert.equal((await proxy.get('/ready')).status, 200, 'the process serves on');
 });
 
-test('--concurrency 2, every worker thread crashed at once: the restarted ones serve a port-0 listener at its port', async () => {
-  // Issue 25 item 7: with every worker gone, nothing holds the port; the restarted workers
-  // must bind the port the snapshot (and /listeners) reports, not pick another.
-  const { proxy, crashFile } = await crashableEchoProxy();
+test('--concurrency 3, every worker thread crashed at once: the restarted ones serve a port-0 listener at its port', async () => {
+  // Issue 25 item 7: the restarted workers must bind the port the snapshot (and /listeners)
+  // reports, not pick another (the main thread holds it meanwhile).
+  const { proxy, crashFile } = await crashableEchoProxy(3);
   const port = await proxy.listenerPort('tcp');
-  assert.equal(listeningSockets(port), 2);
+  assert.equal(listeningSockets(port), 3);
   for (let round = 1; round <= 2; round++) {
     writeFileSync(`${crashFile}.1`, '');
     writeFileSync(`${crashFile}.2`, '');
@@ -127,7 +128,7 @@ test('--concurrency 2, every worker thread crashed at once: the restarted ones s
         `listener_manager.worker_restarts: ${2 * round}`,
       `both worker threads crashed (round ${round})`,
     );
-    await until(() => listeningSockets(port) === 2, `both restarted worker threads to bind port ${port}`);
+    await until(() => listeningSockets(port) === 3, `both restarted worker threads to bind port ${port}`);
     assert.equal(await proxy.listenerPort('tcp'), port, '/listeners reports the port that serves');
     assert.deepEqual(
       await echoes(port, 12),
