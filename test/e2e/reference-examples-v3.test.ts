@@ -28,7 +28,7 @@ const FIELD = (name: string) => new RegExp(`unknown field '${name}'`);
 const REFUSALS: Record<string, RegExp> = {
   'envoy/docs/root/configuration/http/http_filters/_include/local-rate-limit-global-configuration.yaml':
     EXTENSION('envoy.filters.http.local_ratelimit'),
-  'envoy/docs/root/configuration/http/http_filters/_include/lua-filter.yaml': FIELD('default_source_code'),
+  'envoy/docs/root/configuration/http/http_filters/_include/lua-filter.yaml': FIELD('metadata'),
   'examples/brotli/envoy.yaml': EXTENSION('envoy.filters.http.compressor'),
   'examples/cache/envoy.yaml': EXTENSION('envoy.filters.http.cache'),
   'examples/datadog-tracing/envoy.yaml': EXTENSION('envoy.tracers.datadog'),
@@ -41,7 +41,7 @@ const REFUSALS: Record<string, RegExp> = {
   'examples/kafka-mesh/envoy.yaml': EXTENSION('envoy.filters.network.kafka_mesh'),
   'examples/local_ratelimit/envoy.yaml': EXTENSION('envoy.filters.http.local_ratelimit'),
   'examples/locality-load-balancing/envoy.yaml': /health_check_config.*not implemented/,
-  'examples/lua/envoy.yaml': FIELD('default_source_code'),
+  'examples/lua/envoy.yaml': /'lua_filter_with_custom_name_1' is not an HTTP filter.*not implemented/,
   'examples/lua-cluster-specifier/envoy.yaml': FIELD('inline_cluster_specifier_plugin'),
   'examples/mysql/envoy.yaml': EXTENSION('envoy.filters.network.mysql_proxy'),
   'examples/opentelemetry/envoy-1.yaml': EXTENSION('envoy.tracers.opentelemetry'),

@@ -65,7 +65,14 @@ export function compileFilterOverrides(owner: JsonObject, where: string, report:
       const at = `${where}.${field}.${name}`;
       const extension = findExtension('envoy.filters.http', name);
       if (!extension) {
-        report.error(at, `'${name}' is not an HTTP filter of this build`, 'unknown');
+        // The reference also finds a filter by the name its `http_filters` entry gives it
+        // (`lua_filter_with_custom_name_1`); routes here are compiled apart from any chain.
+        report.error(
+          at,
+          `'${name}' is not an HTTP filter of this build; a key naming a filter by its http_filters ` +
+            `name is not implemented (key it by the extension's name, e.g. envoy.filters.http.lua)`,
+          'unknown',
+        );
         continue;
       }
       const type = extension.configType;

@@ -8,7 +8,11 @@ import { syntaxErrors } from './syntax.js';
 
 /** A compiled `Lua`: the default script and the named ones routes may pick. */
 export interface LuaConfig {
-  inlineCode: string;
+  /**
+   * The script of routes that name none, and the field it came from (also its chunk name in
+   * Lua's messages); null when the filter has none, so such routes run no script.
+   */
+  main: { code: string; field: 'inline_code' | 'default_source_code' } | null;
   /** `source_codes`, by name, as text. */
   sources: ReadonlyMap<string, string>;
 }
@@ -16,7 +20,7 @@ export interface LuaConfig {
 /** A compiled `LuaPerRoute`: no script on this route, or the named one of `source_codes`. */
 export type LuaPerRouteConfig = { disabled: true } | { name: string };
 
-const LUA_FIELDS: FieldTable = acting('inline_code', 'source_codes');
+const LUA_FIELDS: FieldTable = acting('inline_code', 'default_source_code', 'source_codes');
 const PER_ROUTE_FIELDS: FieldTable = {
   ...acting('disabled', 'name'),
   source_code: notYet('LuaPerRoute.source_code (a script given on the route itself)'),
@@ -30,7 +34,7 @@ export const LUA_FIELD_TABLES = {
   DataSource: DATA_SOURCE_FIELDS,
 };
 
-/** A `source_codes` entry's text: inline, or read once from its file at compile. */
+/** A `DataSource` script's text (`default_source_code`, `source_codes`): inline, or read once from its file at compile. */
 function sourceText(raw: JsonObject, path: string, report: Report): string | undefined {
   checkFields(raw, path, report, DATA_SOURCE_FIELDS, 'DataSource');
   const inline = inlineBytes(raw);
@@ -50,13 +54,13 @@ function sourceText(raw: JsonObject, path: string, report: Report): string | und
 
 /** Refuses a script that does not compile, naming its field and Lua's message (`inline_code:3: ...`). */
 function checkSyntax(
-  inlineCode: string,
+  main: LuaConfig['main'],
   sources: ReadonlyMap<string, string>,
   path: string,
   report: Report,
 ): void {
   const scripts = [
-    ...(inlineCode === '' ? [] : [{ name: 'inline_code', code: inlineCode, field: `${path}.inline_code` }]),
+    ...(main === null ? [] : [{ name: main.field, code: main.code, field: `${path}.${main.field}` }]),
     ...[...sources].map(([name, code]) => ({
       name: `source_codes.${name}`,
       code,
@@ -81,15 +85,30 @@ function checkSyntax(
  */
 export function compileLua(raw: JsonObject, path: string, report: Report): LuaConfig {
   checkFields(raw, path, report, LUA_FIELDS, 'Lua');
-  const inlineCode = typeof raw.inline_code === 'string' ? raw.inline_code : '';
-  if (inlineCode === '') report.error(`${path}.inline_code`, 'required field missing', 'missing');
+  const main = mainScript(raw, path, report);
   const sources = new Map<string, string>();
   for (const [name, source] of Object.entries(objectOf(raw.source_codes))) {
     const text = sourceText(objectOf(source), `${path}.source_codes.${name}`, report);
     if (text !== undefined) sources.set(name, text);
   }
-  checkSyntax(inlineCode, sources, path, report);
-  return { inlineCode, sources };
+  checkSyntax(main, sources, path, report);
+  return { main, sources };
+}
+
+/**
+ * The default script: v2's `inline_code`, or v3's `default_source_code` (a `DataSource`); the
+ * reference refuses both at once. With neither, only routes naming a `source_codes` entry run one.
+ */
+function mainScript(raw: JsonObject, path: string, report: Report): LuaConfig['main'] {
+  const inline = typeof raw.inline_code === 'string' ? raw.inline_code : '';
+  if (raw.default_source_code === undefined)
+    return inline === '' ? null : { code: inline, field: 'inline_code' };
+  if (inline !== '') {
+    report.error(path, 'only one of inline_code and default_source_code may be set');
+    return null;
+  }
+  const code = sourceText(objectOf(raw.default_source_code), `${path}.default_source_code`, report);
+  return code === undefined ? null : { code, field: 'default_source_code' };
 }
 
 /** Compiles a route's or virtual host's `LuaPerRoute`. */

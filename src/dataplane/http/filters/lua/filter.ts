@@ -73,16 +73,17 @@ export class Script implements ScriptState {
   }
 }
 
-/** A worker's scripts for one filter config: the default one and each of `source_codes`. */
+/** A worker's scripts for one filter config: the default one (if any) and each of `source_codes`. */
 export interface Scripts {
-  main: Script;
+  main: Script | null;
   named: ReadonlyMap<string, Script>;
 }
 
 export function startScripts(config: LuaConfig, host: ScriptHost): Scripts {
   const named = new Map<string, Script>();
   for (const [name, code] of config.sources) named.set(name, new Script(code, `source_codes.${name}`, host));
-  return { main: new Script(config.inlineCode, 'inline_code', host), named };
+  const main = config.main === null ? null : new Script(config.main.code, config.main.field, host);
+  return { main, named };
 }
 
 let nextId = 1;
@@ -116,7 +117,7 @@ export class LuaStream implements StreamFilter, StreamState {
     if (perRoute !== undefined && 'disabled' in perRoute) return CONTINUE;
     // A route naming a script this filter does not have runs none, as the reference.
     const script = perRoute === undefined ? this.scripts.main : this.scripts.named.get(perRoute.name);
-    if (script === undefined) return CONTINUE;
+    if (script == null) return CONTINUE;
     this.script = script;
     if (script.vm === null && script.loadError === null) {
       flow.waiting = true;

@@ -29,7 +29,7 @@ describe('compileLua', () => {
       report,
     );
     assert.deepEqual(report.problems, []);
-    assert.equal(config.inlineCode, 'x = 1');
+    assert.deepEqual(config.main, { code: 'x = 1', field: 'inline_code' });
     assert.deepEqual(
       [...config.sources],
       [
@@ -39,14 +39,31 @@ describe('compileLua', () => {
     );
   });
 
-  it('refuses a missing inline_code, an unreadable source, an empty source and unknown fields, by name', () => {
+  it('refuses an unreadable source, an empty source and unknown fields, by name', () => {
     assert.deepEqual(
       paths(compileLua, {
         source_codes: { 'gone.lua': { filename: '/nonexistent/gone.lua' }, 'empty.lua': {} },
         surprise: 1,
       }),
-      ['f.inline_code', 'f.source_codes.empty.lua', 'f.source_codes.gone.lua.filename', 'f.surprise'],
+      ['f.source_codes.empty.lua', 'f.source_codes.gone.lua.filename', 'f.surprise'],
     );
+  });
+
+  it("reads v3's default_source_code as the default script; refuses it beside inline_code; allows neither", () => {
+    const report = new Report('t');
+    const config = compileLua({ default_source_code: { filename: '/dev/null' } }, 'f', report);
+    assert.deepEqual(report.problems, []);
+    assert.deepEqual(config.main, { code: '', field: 'default_source_code' });
+    assert.deepEqual(
+      paths(compileLua, { inline_code: 'x = 1', default_source_code: { inline_string: 'y = 1' } }),
+      ['f'],
+    );
+    assert.deepEqual(paths(compileLua, { default_source_code: { filename: '/nonexistent/main.lua' } }), [
+      'f.default_source_code.filename',
+    ]);
+    const none = new Report('t');
+    assert.equal(compileLua({}, 'f', none).main, null);
+    assert.deepEqual(none.problems, []);
   });
 
   it("refuses a script that does not compile, naming the field and Lua's message; a good one passes", () => {

@@ -145,6 +145,28 @@ describe('the Lua filter: the handle API, per-route overrides, failures', () => 
         },
       },
     };
+    // v3's default_source_code; and a filter with no default script, which runs only the
+    // `source_codes` entry a route names.
+    const fromDefaultSource = {
+      name: 'envoy.filters.http.lua',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua',
+        default_source_code: {
+          inline_string: `function envoy_on_request(h) h:headers():add('x-default-source', 'yes') end`,
+        },
+      },
+    };
+    const withoutDefault = {
+      name: 'envoy.filters.http.lua',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua',
+        source_codes: {
+          'other.lua': {
+            inline_string: `function envoy_on_request(h) h:headers():add('x-third', 'yes') end`,
+          },
+        },
+      },
+    };
     const perRoute = (config: Json) => ({
       'envoy.filters.http.lua': {
         '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.LuaPerRoute',
@@ -167,7 +189,7 @@ describe('the Lua filter: the handle API, per-route overrides, failures', () => 
     ];
     h2 = await trailersUpstream();
     proxy = await startProxyProcess(
-      bootstrapWith([lua], routes, upstream.port, h2.port),
+      bootstrapWith([lua, fromDefaultSource, withoutDefault], routes, upstream.port, h2.port),
       ['--concurrency', '2'],
       30_000,
     );
@@ -284,6 +306,14 @@ describe('the Lua filter: the handle API, per-route overrides, failures', () => 
     const other = JSON.parse((await send(port, 'GET', '/other')).body).headers;
     assert.equal(other['x-other'], 'yes');
     assert.equal(other['x-method'], undefined);
+  });
+
+  it("runs default_source_code as the default script; a filter without one runs only a route's named script", async () => {
+    const plain = JSON.parse((await send(port, 'GET', '/plain')).body).headers;
+    assert.equal(plain['x-default-source'], 'yes');
+    assert.equal(plain['x-third'], undefined, 'no default script: nothing runs');
+    const named = JSON.parse((await send(port, 'GET', '/other')).body).headers;
+    assert.equal(named['x-third'], 'yes');
   });
 
   it('a script error is logged and counted; the request goes on without the script, as the reference', async () => {
