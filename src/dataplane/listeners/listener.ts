@@ -22,6 +22,7 @@ import type { ListenerSpec } from '../../config/listener.js';
 import type { ConnectionLimits, Overflow } from './limits.js';
 import { boundHandle, type SocketHelper, socketHelper } from './native.js';
 import { isRestored, restoreAs, restoreOriginalDst } from './original-dst.js';
+import { recordServerName } from './server-name.js';
 import type { ListenSockets } from './sockets.js';
 
 type ListenerStats = {
@@ -330,6 +331,7 @@ export class ActiveListener {
       serverName,
       applicationProtocols: alpn,
     };
+    if (serverName !== '') recordServerName(socket, serverName);
     const chain = selectChain(this.matches, facts);
     const handler = this.handlers[chain];
     if (!handler) {

@@ -8,6 +8,7 @@
  */
 import { CONFIG_TYPE, type ExtensionIdentity } from '../../bootstrap/extensions.js';
 import { LOCAL_RATELIMIT } from './local-ratelimit/extension.js';
+import { SNI_CLUSTER } from './sni-cluster/extension.js';
 
 const HCM_V3 = 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 
@@ -42,4 +43,5 @@ export const NETWORK_FILTER_EXTENSIONS: readonly ExtensionIdentity[] = [
   TCP_PROXY,
   NETWORK_RBAC,
   LOCAL_RATELIMIT,
+  SNI_CLUSTER,
 ];

@@ -8,6 +8,7 @@ import type { ConnectionFilter, NetworkFilterDeps, NetworkFilterFactory } from '
 import { httpConnectionManagerFactory } from './http-connection-manager.js';
 import { localRateLimitFactory } from './local-ratelimit/index.js';
 import { networkRbacFactory } from './rbac.js';
+import { sniClusterFactory } from './sni-cluster/index.js';
 import { tcpProxyFactory } from './tcp-proxy.js';
 
 /**
@@ -19,6 +20,7 @@ export const NETWORK_FILTER_FACTORIES: readonly NetworkFilterFactory[] = [
   registered(tcpProxyFactory),
   registered(networkRbacFactory),
   registered(localRateLimitFactory),
+  registered(sniClusterFactory),
 ];
 
 /** A factory as the registry holds it: its config is only ever the one its own `compile` made. */

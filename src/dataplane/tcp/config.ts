@@ -18,6 +18,8 @@ export interface TcpProxySettings {
   statPrefix: string;
   /** One entry for `cluster`, several for `weighted_clusters`. */
   clusters: WeightedCluster[];
+  /** The proxy's own `metadata_match`, for a cluster a filter named (cluster-override.ts). */
+  criteria: MetadataCriteria | null;
   totalWeight: number;
   /** 0 disables; the reference's default is one hour. */
   idleTimeoutMs: number;
@@ -60,6 +62,7 @@ export function compileTcpProxy(config: JsonObject, path: string, report: Report
   return {
     statPrefix,
     clusters,
+    criteria: compileCriteria(config.metadata_match === undefined ? null : objectOf(config.metadata_match)),
     totalWeight,
     idleTimeoutMs: Math.max(0, durationMs(config.idle_timeout, ONE_HOUR_MS)),
     maxConnectAttempts: Math.max(1, numberOr(config.max_connect_attempts, 1)),

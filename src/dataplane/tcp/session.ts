@@ -7,6 +7,7 @@ import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js'
 import type { ClusterLookup } from '../http/types.js';
 import { restoredDestination } from '../listeners/original-dst.js';
 import type { ClusterTraffic, ConnectionCount } from '../pool/cluster-traffic.js';
+import { tcpProxyCluster } from './cluster-override.js';
 import { pickCluster, type TcpProxySettings } from './config.js';
 import type { TcpProxyStats } from './stats.js';
 
@@ -62,9 +63,10 @@ export class TcpSession {
     this.info.downstreamRemote = joinHostPort(downstream.remoteAddress, downstream.remotePort);
     this.info.downstreamDirectRemote = this.info.downstreamRemote;
     this.info.downstreamLocal = joinHostPort(downstream.localAddress, downstream.localPort);
-    const target = pickCluster(settings, Math.random());
-    this.clusterName = target.name;
-    this.criteria = target.criteria;
+    const named = tcpProxyCluster(downstream);
+    const target = named === null ? pickCluster(settings, Math.random()) : null;
+    this.clusterName = target?.name ?? (named as string);
+    this.criteria = target ? target.criteria : settings.criteria;
     const cluster = clusters.get(this.clusterName);
     if (!cluster) {
       this.info.flags |= FLAG.NR;
