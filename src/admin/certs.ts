@@ -1,7 +1,7 @@
 import type { CertificateDetails, TlsContextCertificates } from '../../views/certs/render.js';
-import type { LoadedCertificate } from '../tls/context.js';
-import { subjectAltNames } from '../tls/context.js';
+import type { LoadedCertificate } from '../config/tls-context.js';
 import { loadedContexts } from '../tls/loaded.js';
+import { subjectAltNames } from '../tls/peer-check.js';
 
 function details(loaded: LoadedCertificate): CertificateDetails {
   const cert = loaded.cert;

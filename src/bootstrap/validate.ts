@@ -7,10 +7,10 @@ import { compileListener } from '../config/listener.js';
 import { checkLoadStatsConfig } from '../config/load-reporting.js';
 import { compileOverloadManager } from '../config/overload.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../config/route-clusters.js';
+import { staticSecrets } from '../config/secrets.js';
+import { checkSecret } from '../config/tls-context.js';
 import { compileAccessLogs } from '../dataplane/access-log/config.js';
 import { compileBootstrapTracing } from '../dataplane/tracing/config.js';
-import { checkSecret } from '../tls/context.js';
-import { staticSecrets } from '../tls/secrets.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
 

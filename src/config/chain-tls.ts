@@ -6,9 +6,9 @@
 import type { JsonObject } from '../../events/config.js';
 import { CONFIG_TYPE } from '../bootstrap/extensions.js';
 import type { Report } from '../bootstrap/report.js';
-import { compileDownstreamTls, type DownstreamTls } from '../tls/context.js';
-import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
-import { compileTransportTls } from '../tls/transport.js';
+import { NO_SECRETS, type Secrets } from './secrets.js';
+import { compileDownstreamTls, type DownstreamTls } from './tls-context.js';
+import { compileTransportTls } from './transport-tls.js';
 
 /** A chain's TLS context (its TLS `transport_socket` or `tls_context`); null for plain text. */
 export function compileChainTls(

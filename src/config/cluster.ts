@@ -9,8 +9,7 @@ import { type ClusterSettings, clusterSettings } from '../../reducers/settings/c
 import { arrayOf, durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { Report } from '../bootstrap/report.js';
-import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
-import { compileClusterTls } from '../tls/upstream.js';
+import { compileClusterTls } from './cluster-tls.js';
 import type { Compiled, CompileOptions } from './compiled.js';
 import { compileConfigSource } from './config-source.js';
 import { compileHttp2Options, type Http2Options } from './h2-options.js';
@@ -21,6 +20,7 @@ import {
   type OutlierSettings,
 } from './health.js';
 import { compileClusterLoadAssignment, LOAD_ASSIGNMENT_TABLES } from './load-assignment.js';
+import { NO_SECRETS, type Secrets } from './secrets.js';
 
 /** The reference's ring size limit (8M entries) for both minimum and maximum. */
 export const MAX_RING_SIZE = 8_388_608;
@@ -36,7 +36,7 @@ function int(value: Json | undefined, fallback: number): number {
   return value === undefined ? fallback : Number(value);
 }
 
-/** Socket options of a cluster's upstream connections (its TLS context is `clusterTls`, src/tls/upstream.ts). */
+/** Socket options of a cluster's upstream connections (its TLS context is `clusterTls`, cluster-tls.ts). */
 export interface UpstreamConnection {
   /** `upstream_bind_config.source_address`; null: no bind. */
   localAddress: string | null;

@@ -1,5 +1,5 @@
 import type { Report } from '../bootstrap/report.js';
-import type { Secrets } from '../tls/secrets.js';
+import type { Secrets } from './secrets.js';
 
 /** What one compile step returns: its value (best effort when it failed) and what it found. */
 export interface Compiled<T> {

@@ -6,10 +6,10 @@ import { Report } from '../bootstrap/report.js';
 import { compileListenerFilters, LISTENER_FILTER_FIELDS } from '../dataplane/listeners/filters/registry.js';
 import { socketHelper } from '../dataplane/listeners/native.js';
 import { type ChainFilters, compileChainFilters } from '../dataplane/network-filters/registry.js';
-import type { DownstreamTls } from '../tls/context.js';
-import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
 import { compileChainTls } from './chain-tls.js';
 import type { Compiled, CompileOptions } from './compiled.js';
+import { NO_SECRETS, type Secrets } from './secrets.js';
+import type { DownstreamTls } from './tls-context.js';
 
 export type TrafficDirection = 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
 

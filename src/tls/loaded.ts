@@ -8,9 +8,9 @@ import type { ClusterEntry, ListenerEntry, State } from '../../reducers/index.js
 import { listOf } from '../../reducers/settings/values.js';
 import { Report } from '../bootstrap/report.js';
 import { compileChainTls } from '../config/chain-tls.js';
-import type { LoadedCertificate } from './context.js';
-import { type Secrets, type SecretsSource, secretsOf } from './secrets.js';
-import { clusterTls } from './upstream.js';
+import { clusterTls } from '../config/cluster-tls.js';
+import { type Secrets, type SecretsSource, secretsOf } from '../config/secrets.js';
+import type { LoadedCertificate } from '../config/tls-context.js';
 
 export interface LoadedContext {
   caCerts: LoadedCertificate[];

@@ -1,5 +1,5 @@
+import type { PeerFailure } from '../config/tls-context.js';
 import type { Counter, Scope } from '../stats/store.js';
-import type { PeerFailure } from './context.js';
 
 /** The reference's `ssl.` counters of one cluster or listener. */
 export interface SslStats {

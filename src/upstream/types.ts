@@ -2,8 +2,8 @@ import type { RawCluster } from '../../events/index.js';
 import type { ClusterSettings } from '../../reducers/settings/cluster.js';
 import type { HostState } from '../../reducers/state.js';
 import type { HostCounters as HostStats } from '../../views/clusters/figures.js';
+import type { Secrets } from '../config/secrets.js';
 import type { Scope } from '../stats/store.js';
-import type { Secrets } from '../tls/secrets.js';
 import type { MetadataCriteria } from './lb/criteria.js';
 
 /** Per-host figures `/clusters` shows; plain numbers the data plane bumps in place. */

@@ -6,7 +6,7 @@
  */
 import type { JsonObject } from '../../events/config.js';
 import type { WalkContext } from '../bootstrap/walk-context.js';
-import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
+import { NO_SECRETS, type Secrets } from '../config/secrets.js';
 import { type DecodedResponse, decodeResources, emptyResponse, isObject, shapeOf } from './resources.js';
 import { RESOURCE_NAME, type ResourceKind, type WireResource } from './types.js';
 

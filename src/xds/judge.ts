@@ -9,7 +9,7 @@ import type { JsonObject } from '../../events/config.js';
 import { discoveryAccepted, updateRejected } from '../../events/index.js';
 import { entryOf } from '../../reducers/index.js';
 import type { WalkContext } from '../bootstrap/walk-context.js';
-import { staticSecrets } from '../tls/secrets.js';
+import { staticSecrets } from '../config/secrets.js';
 import { type ApplyContext, applyChange, type Change } from './apply.js';
 import { decodeDeltaUpdate } from './delta-resources.js';
 import type { InitTargets } from './init-targets.js';

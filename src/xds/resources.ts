@@ -14,8 +14,8 @@ import { compileListener } from '../config/listener.js';
 import { compileClusterLoadAssignment } from '../config/load-assignment.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../config/route-clusters.js';
 import { compileRouteConfiguration } from '../config/route-configuration.js';
-import { compileSecret } from '../tls/context.js';
-import { NO_SECRETS, type Secrets } from '../tls/secrets.js';
+import { NO_SECRETS, type Secrets } from '../config/secrets.js';
+import { compileSecret } from '../config/tls-context.js';
 import { kindOfTypeUrl, MESSAGE_OF, RESOURCE_NAME, type ResourceKind, type WireResource } from './types.js';
 
 export interface DecodedResource {

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
 import { Report } from '../../src/bootstrap/report.js';
 import { compiledListener, compileListener } from '../../src/config/listener.js';
-import { NO_SECRETS, staticSecrets } from '../../src/tls/secrets.js';
+import { NO_SECRETS, staticSecrets } from '../../src/config/secrets.js';
 
 const TCP = {
   '@type': 'type.googleapis.com/envoy.config.filter.network.tcp_proxy.v2.TcpProxy',

@@ -35,10 +35,10 @@ const COMPILE_STEP = /^(compile|check|validate)/;
  * once a cluster's members were read once by identity (reducers/settings/endpoints.ts), 80
  * once the SDS and RDS names a config asks discovery for were read once by identity, in
  * src/config/ with the string matchers and the config source, 74 once the routes' cluster check
- * joined them;
- * the goal is 10, each with a comment saying why.
+ * joined them, 61 once the TLS contexts' compile steps did; the goal is 10, each with a comment
+ * saying why.
  */
-const CEILING = 74;
+const CEILING = 61;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

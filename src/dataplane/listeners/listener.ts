@@ -1,5 +1,7 @@
 import * as net from 'node:net';
 import * as tls from 'node:tls';
+import type { ListenerSpec } from '../../config/listener.js';
+import type { DownstreamTls } from '../../config/tls-context.js';
 import {
   type Counter,
   type Gauge,
@@ -8,7 +10,7 @@ import {
   type StatsStore,
 } from '../../stats/store.js';
 import { ClientHelloReader } from '../../tls/client-hello.js';
-import { checkPeer, type DownstreamTls } from '../../tls/context.js';
+import { checkPeer } from '../../tls/peer-check.js';
 import { countFailure, countHandshake, type SslStats, sslStats } from '../../tls/stats.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 import {
@@ -18,7 +20,6 @@ import {
   needsClientHello,
   selectChain,
 } from './chain-match.js';
-import type { ListenerSpec } from '../../config/listener.js';
 import type { ConnectionLimits, Overflow } from './limits.js';
 import { boundHandle, type SocketHelper, socketHelper } from './native.js';
 import { isRestored, restoreAs, restoreOriginalDst } from './original-dst.js';

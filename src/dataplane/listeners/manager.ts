@@ -3,9 +3,9 @@ import { listenerBindFailed, listenerBound, listenersStopped, type ProxyEvent } 
 import type { ListenerEntry, State } from '../../../reducers/index.js';
 import { compiledListener } from '../../config/listener.js';
 import { listenerSdsRefs } from '../../config/sds-refs.js';
+import { type Secrets, secretsOf } from '../../config/secrets.js';
 import type { ServerContext } from '../../context.js';
 import { socketKey } from '../../hot-restart-protocol.js';
-import { type Secrets, secretsOf } from '../../tls/secrets.js';
 import type { ClusterLookup } from '../http/types.js';
 import { buildChain } from '../network-filters/registry.js';
 import { ConnectionLimits, WHOLE, type WorkerSlice } from './limits.js';

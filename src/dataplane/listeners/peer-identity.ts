@@ -4,7 +4,7 @@
  */
 import type * as net from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { subjectAltNames } from '../../tls/context.js';
+import { subjectAltNames } from '../../tls/peer-check.js';
 import type { PeerIdentity } from '../codec/request.js';
 
 /** A connection's peer identity, computed on first use and kept for its later requests. */

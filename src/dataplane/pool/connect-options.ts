@@ -1,8 +1,8 @@
 import type { RawCluster } from '../../../events/config.js';
 import { compiledCluster, type UpstreamConnection } from '../../config/cluster.js';
-import type { UpstreamTls } from '../../tls/context.js';
-import { NO_SECRETS, type Secrets } from '../../tls/secrets.js';
-import { clusterTls } from '../../tls/upstream.js';
+import { clusterTls } from '../../config/cluster-tls.js';
+import { NO_SECRETS, type Secrets } from '../../config/secrets.js';
+import type { UpstreamTls } from '../../config/tls-context.js';
 
 /** How to open a cluster's upstream connections: its compiled socket options and TLS context. */
 export interface ConnectOptions extends UpstreamConnection {
@@ -24,7 +24,7 @@ const caches = new WeakMap<Secrets, WeakMap<RawCluster, ConnectOptions>>();
 
 /**
  * A cluster's compiled connection options with its TLS context for `secrets`, the bootstrap's
- * static secrets and SDS's (src/tls/secrets.ts); memoised by both identities.
+ * static secrets and SDS's (src/config/secrets.ts); memoised by both identities.
  */
 export function connectOptionsOf(raw: RawCluster | undefined, secrets: Secrets = NO_SECRETS): ConnectOptions {
   if (!raw) return NONE;

@@ -1,7 +1,7 @@
 import type * as net from 'node:net';
+import { NO_SECRETS, type Secrets } from '../../config/secrets.js';
+import type { UpstreamTls } from '../../config/tls-context.js';
 import type { Counter, Scope } from '../../stats/store.js';
-import type { UpstreamTls } from '../../tls/context.js';
-import { NO_SECRETS, type Secrets } from '../../tls/secrets.js';
 import { dial } from '../../tls/upstream.js';
 import type { ClusterBuild, UpstreamHost } from '../../upstream/types.js';
 import { type ConnectOptions, connectOptionsOf } from './connect-options.js';

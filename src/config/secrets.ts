@@ -6,8 +6,8 @@
  * at serve alike.
  */
 import type { Json, JsonObject } from '../../events/index.js';
-import type { SecretEntry } from '../../reducers/state.js';
 import { objectOf } from '../../reducers/settings/values.js';
+import type { SecretEntry } from '../../reducers/state.js';
 
 export interface Secrets {
   /** The bootstrap's static secrets by name. */

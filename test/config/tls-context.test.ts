@@ -8,15 +8,15 @@ import { after, before, test } from 'node:test';
 import type * as tls from 'node:tls';
 import type { JsonObject } from '../../events/index.js';
 import { Report } from '../../src/bootstrap/report.js';
+import { compileClusterTls } from '../../src/config/cluster-tls.js';
 import { compileListener } from '../../src/config/listener.js';
+import { staticSecrets } from '../../src/config/secrets.js';
 import { connectOptionsOf } from '../../src/dataplane/pool/connect-options.js';
 import { loadedContexts } from '../../src/tls/loaded.js';
-import { staticSecrets } from '../../src/tls/secrets.js';
-import { compileClusterTls } from '../../src/tls/upstream.js';
 import { bootstrapOf, loadYaml } from '../helpers/bootstrap.js';
 import { cluster, testContext } from '../helpers/dataplane.js';
-import { makePki, type TestPki } from './certs.js';
-import { hcmListener } from './helpers.js';
+import { makePki, type TestPki } from '../tls/certs.js';
+import { hcmListener } from '../tls/helpers.js';
 
 // The compile step reaches node:tls through its ESM namespace, which follows the CommonJS
 // exports only after syncBuiltinESMExports().

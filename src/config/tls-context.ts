@@ -5,7 +5,7 @@
  * matchers, pins). Certificate files are read once, here: a changed file takes effect with
  * the next config that compiles it (see docs/tls.md).
  */
-import { createHash, constants as cryptoConstants, X509Certificate } from 'node:crypto';
+import { constants as cryptoConstants, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import * as tls from 'node:tls';
 import type { Json, JsonObject } from '../../events/index.js';
@@ -13,8 +13,8 @@ import { durationMs, listOf, numberOr, objectOf } from '../../reducers/settings/
 import { inlineBytes } from '../bootstrap/data-source.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { attempt, type Report } from '../bootstrap/report.js';
-import { compileConfigSource } from '../config/config-source.js';
-import { compileStringMatcher, type StringTest } from '../config/matchers.js';
+import { compileConfigSource } from './config-source.js';
+import { compileStringMatcher, type StringTest } from './matchers.js';
 import type { Secrets } from './secrets.js';
 
 /** A certificate the process loaded, as `/certs` and `days_until_first_cert_expiring` need it. */
@@ -704,47 +704,4 @@ export function checkSecret(secret: JsonObject, path: string, report: Report): v
 export interface SubjectAltName {
   kind: 'DNS' | 'URI' | 'IP';
   value: string;
-}
-
-export function subjectAltNames(cert: X509Certificate): SubjectAltName[] {
-  return (cert.subjectAltName ?? '')
-    .split(', ')
-    .filter(Boolean)
-    .flatMap((entry): SubjectAltName[] => {
-      const colon = entry.indexOf(':');
-      const kind = entry.slice(0, colon);
-      const value = entry.slice(colon + 1);
-      if (kind === 'DNS') return [{ kind: 'DNS', value }];
-      if (kind === 'URI') return [{ kind: 'URI', value }];
-      if (kind === 'IP Address') return [{ kind: 'IP', value }];
-      return [];
-    });
-}
-
-/**
- * Checks the peer of a finished handshake against a context's validation rules, as the
- * reference orders them: chain, then SAN, then pins. Null when the peer passes.
- */
-export function checkPeer(socket: tls.TLSSocket, check: PeerCheck, required: boolean): PeerFailure | null {
-  const cert = socket.getPeerX509Certificate();
-  if (!cert) return required ? 'fail_verify_no_cert' : null;
-  if (check.verifyChain && !socket.authorized) {
-    const expiredOnly = String(socket.authorizationError) === 'CERT_HAS_EXPIRED';
-    if (!(expiredOnly && check.allowExpired)) return 'fail_verify_error';
-  }
-  if (check.san.length > 0) {
-    const names = subjectAltNames(cert);
-    if (!check.san.some((test) => names.some(test))) return 'fail_verify_san';
-  }
-  if (check.hashes.length > 0 || check.spki.length > 0) {
-    const hash = cert.fingerprint256.replaceAll(':', '').toLowerCase();
-    const spki = spkiDigest(cert);
-    if (!check.hashes.includes(hash) && !check.spki.includes(spki)) return 'fail_verify_cert_hash';
-  }
-  return null;
-}
-
-function spkiDigest(cert: X509Certificate): string {
-  const der = cert.publicKey.export({ type: 'spki', format: 'der' });
-  return createHash('sha256').update(der).digest('base64');
 }

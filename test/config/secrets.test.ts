@@ -15,8 +15,8 @@ import type { JsonObject } from '../../events/index.js';
 import { runCli } from '../helpers/bootstrap.js';
 import { cluster as staticCluster } from '../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
-import { makePki, type TestPki } from './certs.js';
-import { type Answer, hcmListener, httpsGet } from './helpers.js';
+import { makePki, type TestPki } from '../tls/certs.js';
+import { type Answer, hcmListener, httpsGet } from '../tls/helpers.js';
 
 const UPSTREAM_TLS = 'type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext';
 const DOWNSTREAM_TLS = 'type.googleapis.com/envoy.api.v2.auth.DownstreamTlsContext';
