@@ -5,7 +5,7 @@ import type { FieldTable } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import type { FilterChain } from './filters/chain.js';
 import { HTTP_FILTER_FACTORIES, httpFilterFactory } from './filters/registry.js';
-import { routerFactory } from './filters/router.js';
+import { routerFactory } from './filters/router/index.js';
 import { FIELD_TABLES as FRACTION_FIELD_TABLES } from './runtime-fraction.js';
 
 

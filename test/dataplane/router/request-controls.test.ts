@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { flushAccessLogs } from '../../../src/dataplane/access-log/file-sink.js';
 import { compileHttpFilters } from '../../../src/dataplane/http/filters.js';
-import { routerFactory } from '../../../src/dataplane/http/filters/router.js';
+import { routerFactory } from '../../../src/dataplane/http/filters/router/index.js';
 import { readRequestControls, strictCheckFailure } from '../../../src/dataplane/router/request-controls.js';
 import {
   compileRetryPolicy,

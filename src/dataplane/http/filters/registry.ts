@@ -9,7 +9,7 @@ import { healthCheckFactory } from './health-check.js';
 import { luaFactory } from './lua/index.js';
 import { rateLimitFactory } from './ratelimit/index.js';
 import { rbacFactory } from './rbac/index.js';
-import { routerFactory } from './router.js';
+import { routerFactory } from './router/index.js';
 import { tapFactory } from './tap.js';
 
 /**

@@ -1,10 +1,10 @@
-import type { JsonObject } from '../../../../events/config.js';
-import { acting, checkFields, type FieldTable } from '../../../bootstrap/honoured.js';
-import type { Report } from '../../../bootstrap/report.js';
-import { type AccessLogSpec, compileAccessLogs } from '../../access-log/config.js';
-import { STRICT_CHECKABLE } from '../../router/request-controls.js';
-import type { HttpFilterFactory } from './api.js';
-import type { RouterOptions } from './chain.js';
+import type { JsonObject } from '../../../../../events/config.js';
+import { acting, checkFields, type FieldTable } from '../../../../bootstrap/honoured.js';
+import type { Report } from '../../../../bootstrap/report.js';
+import { type AccessLogSpec, compileAccessLogs } from '../../../access-log/config.js';
+import { STRICT_CHECKABLE } from '../../../router/request-controls.js';
+import type { HttpFilterFactory } from '../api.js';
+import type { RouterOptions } from '../chain.js';
 
 const ROUTER_FIELDS: FieldTable = {
   // Stats this build does not keep either way; both are hints to the reference's stats code.
