@@ -16,7 +16,8 @@ import { downstreamResponseHeaders } from './headers.js';
 import { sendLocalReply } from './local-reply.js';
 import { normalizeRequestPath } from './path-normalize.js';
 import type { RouteFilters } from './route-filters.js';
-import { StreamTimer, type TimerTarget } from './stream-timer.js';
+import type { TimerTarget } from './stream-timer.js';
+import { REQUEST_TIMEOUT, type StreamTimers } from './stream-timers.js';
 import type { TapRecorder } from './tap.js';
 
 /** What an exchange tells the codec that owns its downstream stream. */
@@ -24,19 +25,10 @@ export interface ExchangeOwner {
   onExchangeDone(exchange: Exchange): void;
   pauseReading(): void;
   resumeReading(): void;
-  /**
-   * The route and stream idle timers an owner running one exchange at a time lends to each
-   * of them in turn (HTTP/1: one pair per connection); absent: each exchange makes its own.
-   */
-  readonly timers?: ExchangeTimers;
+  /** The stream's timers, lent to one exchange at a time (disarmed when it ends). */
+  readonly timers: StreamTimers;
   /** The exchange answers 400 (an invalid request): the owner decides whether its connection goes on. */
   onInvalidMessage?(): void;
-}
-
-/** A route timer and a stream idle timer, reused by the exchanges of one connection. */
-export interface ExchangeTimers {
-  route: StreamTimer;
-  idle: StreamTimer;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -60,14 +52,8 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream {
   private route: CompiledRoute | null = null;
   /** The router's way to the upstream; null before the router has a cluster, or without one. */
   private attempt: UpstreamAttempt | null = null;
-  /** The route's `timeout`, armed once the whole request has arrived. */
-  readonly routeTimer: StreamTimer;
-  /** HCM `request_timeout`: armed until the whole request has arrived or the response starts. */
-  private requestTimer: NodeJS.Timeout | null = null;
-  /** HCM `stream_idle_timeout`: restarted by every request or response byte. */
-  private readonly idleTimer: StreamTimer;
-  /** The timers are this exchange's own (not lent by its owner): closed when it ends. */
-  private readonly ownTimers: boolean;
+  /** The stream's idle and request timeouts, and the route's (src/dataplane/http/stream-timers.ts). */
+  readonly timers: StreamTimers;
   private bodyBytes = 0;
   /** Status of the response being forwarded; 0 before one. */
   responseStatus = 0;
@@ -110,14 +96,8 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream {
     s.rqTotal.inc();
     s.rqActive.inc();
     (req.protocol === 'HTTP/2' ? s.rqHttp2Total : s.rqHttp1Total).inc();
-    const t = hcm.timeouts;
-    if (t.requestMs > 0 && req.hasBody)
-      this.requestTimer = setTimeout(() => this.onStreamTimeout(true), t.requestMs);
-    const lent = owner.timers;
-    this.ownTimers = lent === undefined;
-    this.routeTimer = lent === undefined ? new StreamTimer() : lent.route;
-    this.idleTimer = lent === undefined ? new StreamTimer() : lent.idle;
-    if (t.streamIdleMs > 0) this.idleTimer.arm(t.streamIdleMs, this, 0);
+    this.timers = owner.timers;
+    this.timers.begin(this, hcm.timeouts, req.hasBody);
   }
 
   /** Runs the filter chain; errors answer 500 rather than escaping to the socket. */
@@ -307,7 +287,7 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream {
   routed(route: CompiledRoute): void {
     this.route = route;
     this.info.routeName = route.name;
-    if (route.idleTimeoutMs !== null) this.replaceIdleTimeout(route.idleTimeoutMs);
+    if (route.idleTimeoutMs !== null) this.timers.replaceIdle(route.idleTimeoutMs, this);
   }
 
   get responseStarted(): boolean {
@@ -345,8 +325,8 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream {
     return true;
   }
 
-  onTimer(): void {
-    this.onStreamTimeout(false);
+  onTimer(kind: number): void {
+    this.onStreamTimeout(kind === REQUEST_TIMEOUT);
   }
 
   /**
@@ -357,7 +337,6 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream {
     if (this.done) return;
     const s = this.hcm.stats;
     if (requestTimeout) {
-      this.requestTimer = null;
       s.rqTimeout.inc();
     } else {
       s.rqIdleTimeout.inc();
@@ -371,24 +350,12 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream {
     this.localReply(408, requestTimeout ? 'request timeout' : 'stream timeout');
   }
 
-  /** The route's `idle_timeout` takes the place of the HCM's `stream_idle_timeout`, counted from now. */
-  private replaceIdleTimeout(ms: number): void {
-    if (ms > 0) this.idleTimer.arm(ms, this, 0);
-    else this.idleTimer.disarm();
-  }
-
-  private clearRequestTimer(): void {
-    if (!this.requestTimer) return;
-    clearTimeout(this.requestTimer);
-    this.requestTimer = null;
-  }
-
   // ---- downstream body ----
 
   /** Request body bytes from the codec. */
   onBody(chunk: Buffer): void {
     if (this.done) return;
-    this.idleTimer.refresh();
+    this.timers.active();
     this.bodyBytes += chunk.length;
     this.tap?.requestBody(chunk);
     if (this.grpc !== null) {
@@ -412,7 +379,7 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream {
       return;
     }
     this.requestCompleteAt = performance.now();
-    this.clearRequestTimer();
+    this.timers.requestDone();
     const filters = this.filters;
     if (filters === null) this.attempt?.end(this.requestTrailers);
     else if (this.requestTrailers !== undefined) filters.decodeTrailers(this.requestTrailers);
@@ -453,8 +420,8 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream {
   // ---- the upstream response, from the attempt ----
 
   upstreamHead(status: number, headers: string[], contentLength: number): void {
-    this.clearRequestTimer();
-    this.idleTimer.refresh();
+    this.timers.requestDone();
+    this.timers.active();
     const now = performance.now();
     const serviceTime = this.hcm.filters.router.suppressEnvoyHeaders
       ? null
@@ -485,7 +452,7 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream {
   }
 
   upstreamData(chunk: Buffer): void {
-    this.idleTimer.refresh();
+    this.timers.active();
     this.tap?.responseBody(chunk);
     if (this.filters !== null) this.filters.encodeData(chunk, false);
     else this.writeBody(chunk);
@@ -572,15 +539,7 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream {
     this.done = true;
     this.filters?.destroy();
     this.attempt?.finish();
-    if (this.requestTimer) clearTimeout(this.requestTimer);
-    this.requestTimer = null;
-    if (this.ownTimers) {
-      this.routeTimer.close();
-      this.idleTimer.close();
-    } else {
-      this.routeTimer.disarm();
-      this.idleTimer.disarm();
-    }
+    this.timers.end();
     const s = this.hcm.stats;
     s.rqActive.dec();
     if (status > 0) {

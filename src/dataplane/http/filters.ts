@@ -8,7 +8,6 @@ import { HTTP_FILTER_FACTORIES, httpFilterFactory } from './filters/registry.js'
 import { routerFactory } from './filters/router/index.js';
 import { FIELD_TABLES as FRACTION_FIELD_TABLES } from './runtime-fraction.js';
 
-
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
 export const FIELD_TABLES: Record<string, FieldTable> = {
   ...Object.assign({}, ...HTTP_FILTER_FACTORIES.map((f) => f.fieldTables)),
@@ -51,6 +50,10 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
   });
   // An empty list routes (as before the filter list existed); a non-empty one must say so.
   if (list.length > 0 && configTypeOf(list[list.length - 1] ?? {}) !== routerFactory.configType)
-    report.error(where, `the HTTP filter chain needs the router filter (${routerFactory.name}) last`, 'missing');
+    report.error(
+      where,
+      `the HTTP filter chain needs the router filter (${routerFactory.name}) last`,
+      'missing',
+    );
   return chain;
 }

@@ -13,8 +13,8 @@ import type { HttpRequest, ResponseSink } from '../codec/request.js';
 import { restoredDestination } from '../listeners/original-dst.js';
 import { type PeerIdentitySource, peerIdentitySource } from '../listeners/peer-identity.js';
 import type { DownstreamOwner } from './downstream.js';
-import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
-import { StreamTimer } from './stream-timer.js';
+import { Exchange, type ExchangeOwner } from './exchange.js';
+import { StreamTimers } from './stream-timers.js';
 import { startUpgrade } from './upgrade.js';
 
 const CHUNK_END = Buffer.from('0\r\n\r\n');
@@ -36,7 +36,7 @@ const HEAD_JOIN_MAX = 16 * 1024;
 export class H1Downstream implements ResponseSink, ExchangeOwner {
   headersSent = false;
   /** One route and one stream idle timer for the connection, lent to each exchange in turn. */
-  readonly timers: ExchangeTimers = { route: new StreamTimer(), idle: new StreamTimer() };
+  readonly timers = new StreamTimers();
   /** Received bytes not consumed yet, in order. */
   private chunks: Buffer[] = [];
   private buffered = 0;
@@ -591,8 +591,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
       this.drainTimer,
     ])
       if (timer) clearTimeout(timer);
-    this.timers.route.close();
-    this.timers.idle.close();
+    this.timers.close();
     this.discard();
     const ex = this.exchange;
     this.exchange = null;

@@ -7,9 +7,9 @@ import type { HttpRequest, ResponseSink } from '../codec/request.js';
 import { restoredDestination } from '../listeners/original-dst.js';
 import { type PeerIdentitySource, peerIdentitySource } from '../listeners/peer-identity.js';
 import type { DownstreamOwner } from './downstream.js';
-import { Exchange, type ExchangeOwner, type ExchangeTimers } from './exchange.js';
+import { Exchange, type ExchangeOwner } from './exchange.js';
 import { isGrpcContentType } from './grpc.js';
-import { StreamTimer } from './stream-timer.js';
+import { StreamTimers } from './stream-timers.js';
 
 const {
   NGHTTP2_INTERNAL_ERROR,
@@ -75,7 +75,7 @@ interface SessionState {
    * ends, so a request refreshes two `Timeout`s instead of making and clearing them. At most
    * as many as the session ever had exchanges at once.
    */
-  spareTimers: ExchangeTimers[];
+  spareTimers: StreamTimers[];
   closed: boolean;
 }
 
@@ -130,7 +130,7 @@ const MALFORMED = new Error('malformed HTTP/2 request');
 const NO_TRAILERS: readonly string[] = [];
 
 /** The timers of a stream refused before its exchange: never armed, never lent. */
-const NO_TIMERS: ExchangeTimers = { route: new StreamTimer(), idle: new StreamTimer() };
+const NO_TIMERS = new StreamTimers();
 
 /** A stream's 'error' is followed by its 'close', which is what the exchange hears. */
 function ignoreError(): void {}
@@ -204,7 +204,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
    * frame until `wantTrailers` sends these (none: an empty DATA frame ends it).
    */
   private trailers: readonly string[] | null = null;
-  readonly timers: ExchangeTimers;
+  readonly timers: StreamTimers;
   private readonly session: SessionState;
 
   constructor(
@@ -249,7 +249,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
       refuseMalformed(hcm, codec, stream, req);
       return;
     }
-    this.timers = session.spareTimers.pop() ?? { route: new StreamTimer(), idle: new StreamTimer() };
+    this.timers = session.spareTimers.pop() ?? new StreamTimers();
     if (headers.te === 'trailers' || isGrpcContentType(headers['content-type'] as string | undefined))
       req.acceptsTrailers = true;
     const ex = new Exchange(hcm, req, this, this);
@@ -362,7 +362,7 @@ class H2Stream implements ResponseSink, ExchangeOwner {
   onExchangeDone(): void {
     this.exchange = null;
     // The exchange disarmed them; a session that closed takes no more streams.
-    if (this.session.closed) closeTimers(this.timers);
+    if (this.session.closed) this.timers.close();
     else this.session.spareTimers.push(this.timers);
   }
 
@@ -373,11 +373,6 @@ class H2Stream implements ResponseSink, ExchangeOwner {
   resumeReading(): void {
     this.stream.resume();
   }
-}
-
-function closeTimers(timers: ExchangeTimers): void {
-  timers.route.close();
-  timers.idle.close();
 }
 
 /**
@@ -410,7 +405,7 @@ function watchSession(hcm: DownstreamOwner, session: http2.ServerHttp2Session): 
     const state = SESSIONS.get(session);
     if (!state) return;
     state.closed = true;
-    for (const spare of state.spareTimers) closeTimers(spare);
+    for (const spare of state.spareTimers) spare.close();
     state.spareTimers.length = 0;
   });
 }

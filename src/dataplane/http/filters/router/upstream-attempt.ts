@@ -24,7 +24,8 @@ import {
 import type { CompiledRoute } from '../../../router/table.js';
 import type { RouterOptions } from '../chain.js';
 import { RESET_REASON, upstreamResetText } from '../../local-reply.js';
-import type { StreamTimer, TimerTarget } from '../../stream-timer.js';
+import type { TimerTarget } from '../../stream-timer.js';
+import type { StreamTimers } from '../../stream-timers.js';
 import { RequestBody } from './request-body.js';
 
 /** What an upstream attempt needs of its downstream stream (the exchange, src/dataplane/http/exchange.ts). */
@@ -37,8 +38,8 @@ export interface AttemptStream {
   readonly responseStarted: boolean;
   /** The status the downstream response ends with (a gRPC filter may change it at the trailers). */
   readonly responseStatus: number;
-  /** The route's `timeout`, lent by the stream's timers (src/dataplane/http/stream-timer.ts). */
-  readonly routeTimer: StreamTimer;
+  /** The stream's timers (src/dataplane/http/stream-timers.ts), the route's `timeout` among them. */
+  readonly timers: StreamTimers;
   /** Flow control of the downstream's request body. */
   pauseReading(): void;
   resumeReading(): void;
@@ -295,9 +296,7 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
   }
 
   private armTimeout(): void {
-    const ms = this.timeoutMs;
-    const timer = this.stream.routeTimer;
-    if (ms > 0 && !timer.armed) timer.arm(ms, this, 0);
+    this.stream.timers.armRoute(this.timeoutMs, this);
   }
 
   /** The route timer fired. */
