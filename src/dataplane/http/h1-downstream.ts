@@ -35,7 +35,7 @@ const HEAD_JOIN_MAX = 16 * 1024;
  */
 export class H1Downstream implements ResponseSink, ExchangeOwner {
   headersSent = false;
-  /** One route and one stream idle timer for the connection, lent to each exchange in turn. */
+  /** The stream timers of the connection, lent to each exchange in turn. */
   readonly timers = new StreamTimers();
   /** Received bytes not consumed yet, in order. */
   private chunks: Buffer[] = [];

@@ -1,5 +1,6 @@
-import type { UpstreamFailure } from '../pool/types.js';
+import { FLAG } from '../access-log/stream-info.js';
 import type { ResponseSink } from '../codec/request.js';
+import type { UpstreamFailure } from '../pool/types.js';
 
 /** The reference's words for why an upstream attempt failed before any response. */
 export const RESET_REASON: Record<UpstreamFailure, string> = {
@@ -9,6 +10,14 @@ export const RESET_REASON: Record<UpstreamFailure, string> = {
   reset: 'connection termination',
   'reused-reset': 'connection termination',
   'protocol-error': 'protocol error',
+};
+
+/** The response flag of each of `RESET_REASON`'s words. */
+export const RESET_FLAG: Record<string, number> = {
+  overflow: FLAG.UO,
+  'connection failure': FLAG.UF,
+  'connection termination': FLAG.UC,
+  'protocol error': FLAG.UPE,
 };
 
 /** The body of a 503 (or 502) about the upstream, in the reference's words. */

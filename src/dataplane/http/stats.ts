@@ -98,4 +98,21 @@ export class HcmStats {
     this.cxIdleTimeout = c('downstream_cx_idle_timeout');
     this.cxMaxDurationReached = c('downstream_cx_max_duration_reached');
   }
+
+  /** A request began on a stream. */
+  requestStarted(http2: boolean): void {
+    this.rqTotal.inc();
+    this.rqActive.inc();
+    (http2 ? this.rqHttp2Total : this.rqHttp1Total).inc();
+  }
+
+  /** A request ended after `ms`; `status` 0 when it got no response (reset). */
+  requestEnded(status: number, ms: number): void {
+    this.rqActive.dec();
+    if (status > 0) {
+      this.rqClasses[Math.floor(status / 100) - 1]?.inc();
+      this.rqCompleted.inc();
+    }
+    this.rqTime.record(Math.round(ms));
+  }
 }

@@ -11,25 +11,33 @@ import {
 const EMPTY = Buffer.alloc(0);
 
 /**
+ * The chain's last decoder, the router filter (src/dataplane/http/filters/router/route.ts): it
+ * holds the route the filters before it read, and takes the request once every one passed it.
+ */
+export interface ChainRouter {
+  /** The cluster the route sends to (the first of weighted clusters), or null. */
+  readonly routeCluster: string | null;
+  perRoute(configType: string): unknown;
+  clearRouteCache(): void;
+  decodeHeaders(): void;
+  decodeData(chunk: Buffer, end: boolean): void;
+  decodeTrailers(trailers: string[]): void;
+}
+
+/**
  * What a request's filters run between: the request and its record, the router below the
  * decoders and the downstream below the encoders. The exchange (src/dataplane/http/exchange.ts)
- * is both ends; this keeps the chain's iteration out of it.
+ * is the downstream end and holds the router; this keeps the chain's iteration out of both.
  */
 export interface FilterChainEnds {
   readonly req: HttpRequest;
   readonly info: StreamInfo;
   /** True once the request was answered or reset: nothing more runs. */
   readonly ended: boolean;
-  readonly routeCluster: string | null;
-  perRoute(configType: string): unknown;
-  clearRouteCache(): void;
+  readonly router: ChainRouter;
   sendLocalReply(status: number, body: string, headers?: string[]): void;
   /** The listener's `per_connection_buffer_limit_bytes`: what the filters of one direction may hold. */
   readonly bufferLimit: number;
-  /** The request passed every decoder: the router takes it. */
-  decodedHeaders(): void;
-  decodedData(chunk: Buffer, end: boolean): void;
-  decodedTrailers(trailers: string[]): void;
   /** The response passed every encoder: the downstream gets it. */
   encodedHeaders(status: number, headers: string[]): void;
   encodedData(chunk: Buffer, end: boolean): void;
@@ -174,7 +182,7 @@ export class FilterRunner {
       if (this.ends.ended || d.at !== i || status !== CONTINUE) return;
     }
     d.at = n;
-    if (d.decode) this.ends.decodedHeaders();
+    if (d.decode) this.ends.router.decodeHeaders();
     else this.ends.encodedHeaders(this.status, this.headers);
   }
 
@@ -202,7 +210,7 @@ export class FilterRunner {
       this.hold(d, i, chunk, end, status === STOP_ITERATION_AND_BUFFER);
       return;
     }
-    if (d.decode) this.ends.decodedData(chunk, end);
+    if (d.decode) this.ends.router.decodeData(chunk, end);
     else this.ends.encodedData(chunk, end);
   }
 
@@ -221,7 +229,7 @@ export class FilterRunner {
         return;
       }
     }
-    if (d.decode) this.ends.decodedTrailers(trailers);
+    if (d.decode) this.ends.router.decodeTrailers(trailers);
     else this.ends.encodedTrailers(trailers);
   }
 
@@ -286,7 +294,7 @@ class FilterHandle implements FilterStream {
   }
 
   get routeCluster(): string | null {
-    return this.runner.ends.routeCluster;
+    return this.runner.ends.router.routeCluster;
   }
 
   get ended(): boolean {
@@ -302,11 +310,11 @@ class FilterHandle implements FilterStream {
   }
 
   perRoute(configType: string): unknown {
-    return this.runner.ends.perRoute(configType);
+    return this.runner.ends.router.perRoute(configType);
   }
 
   clearRouteCache(): void {
-    this.runner.ends.clearRouteCache();
+    this.runner.ends.router.clearRouteCache();
   }
 
   continueDecoding(): void {

@@ -26,17 +26,19 @@ function ends(limit = 1024): FilterChainEnds & { log: string[] } {
     req: { headers: [] } as unknown as HttpRequest,
     info: newStreamInfo(null, '', ''),
     ended: false,
-    routeCluster: null,
+    router: {
+      routeCluster: null,
+      perRoute: () => undefined,
+      clearRouteCache: () => log.push('reroute'),
+      decodeHeaders: () => log.push('router headers'),
+      decodeData: (c: Buffer, end: boolean) => log.push(`router data ${c}${end ? ' end' : ''}`),
+      decodeTrailers: (t: string[]) => log.push(`router trailers ${t.join('=')}`),
+    },
     bufferLimit: limit,
-    perRoute: () => undefined,
-    clearRouteCache: () => log.push('reroute'),
     sendLocalReply(status: number, body: string) {
       log.push(`reply ${status} ${body}`);
       out.ended = true;
     },
-    decodedHeaders: () => log.push('router headers'),
-    decodedData: (c: Buffer, end: boolean) => log.push(`router data ${c}${end ? ' end' : ''}`),
-    decodedTrailers: (t: string[]) => log.push(`router trailers ${t.join('=')}`),
     encodedHeaders: (s: number, h: string[]) => log.push(`downstream ${s} ${h.join('=')}`),
     encodedData: (c: Buffer, end: boolean) => log.push(`downstream data ${c}${end ? ' end' : ''}`),
     encodedTrailers: (t: string[]) => log.push(`downstream trailers ${t.join('=')}`),

@@ -1,13 +1,15 @@
 import { ORIGINAL_DST_HEADERS } from '../../../../upstream/lb/original-dst.js';
-import { FLAG } from '../../../access-log/stream-info.js';
+import { FLAG, type StreamInfo } from '../../../access-log/stream-info.js';
 import { type HttpRequest, headerValue } from '../../../codec/request.js';
+import { applyHeaderMutations } from '../../../router/header-mutation.js';
 import { readRequestControls, strictCheckFailure } from '../../../router/request-controls.js';
-import { pickWeighted, redirectLocation } from '../../../router/lookup.js';
+import { findRoute, pickWeighted, redirectLocation } from '../../../router/lookup.js';
 import type { CompiledRoute, CompiledVirtualHost, WeightedTarget } from '../../../router/table.js';
 import type { DownstreamOwner } from '../../downstream.js';
 import { EDGE_ROUTER_HEADERS } from '../../edge.js';
 import { upstreamRequestHead } from '../../headers.js';
-import { type AttemptStream, UpstreamAttempt, withResponseMutations } from './upstream-attempt.js';
+import type { ChainRouter } from '../runner.js';
+import { type AttemptStream, UpstreamAttempt } from './upstream-attempt.js';
 
 /** A route the table matched, with its virtual host. */
 export interface RouteHit {
@@ -37,12 +39,62 @@ function originalDestination(req: HttpRequest): string | null {
 }
 
 /**
- * The router filter, last in the chain, on a request every filter before it passed: the route's
+ * The router filter of one request, last in the chain: it holds the route the table matched
+ * (which the filters before it read, and may make it look up again), decides once every filter
+ * passed the request, and owns the upstream attempt that follows.
+ */
+export class RouterFilter implements ChainRouter {
+  /** The route the table matched for the request as it is now; null for none. */
+  hit: RouteHit | null = null;
+  /** The route the router took (for the span); null before it ran, or without one. */
+  route: CompiledRoute | null = null;
+  /** The way upstream; null before the router has a cluster, or without one. */
+  attempt: UpstreamAttempt | null = null;
+
+  constructor(private readonly stream: RouterStream) {}
+
+  get routeCluster(): string | null {
+    const action = this.hit?.route.action;
+    return action?.kind === 'cluster' ? action.cluster : null;
+  }
+
+  perRoute(configType: string): unknown {
+    const hit = this.hit;
+    if (hit === null) return undefined;
+    return hit.route.perFilter?.get(configType) ?? hit.vh.perFilter?.get(configType);
+  }
+
+  clearRouteCache(): void {
+    this.hit = findRoute(this.stream.hcm.routes, this.stream.req);
+  }
+
+  decodeHeaders(): void {
+    this.route = this.hit?.route ?? null;
+    const attempt = routeRequest(this.stream, this.hit);
+    if (attempt === null) return;
+    this.attempt = attempt;
+    attempt.begin();
+  }
+
+  decodeData(chunk: Buffer, end: boolean): void {
+    const attempt = this.attempt;
+    if (attempt === null) return;
+    if (chunk.length > 0) attempt.data(chunk);
+    if (end) attempt.end(undefined);
+  }
+
+  decodeTrailers(trailers: string[]): void {
+    this.attempt?.end(trailers);
+  }
+}
+
+/**
+ * The router's decision on a request every filter before it passed: the route's
  * direct response or redirect, else its cluster, the retry policy and timeouts (the route's,
  * or an internal caller's control headers) and the upstream request head. Answers the request
  * itself and returns null, or returns the attempt for the stream to begin.
  */
-export function routeRequest(stream: RouterStream, hit: RouteHit | null): UpstreamAttempt | null {
+function routeRequest(stream: RouterStream, hit: RouteHit | null): UpstreamAttempt | null {
   const hcm = stream.hcm;
   const info = stream.info;
   if (!hit) {
@@ -56,13 +108,13 @@ export function routeRequest(stream: RouterStream, hit: RouteHit | null): Upstre
   const action = route.action;
   if (action.kind === 'direct') {
     hcm.stats.rqDirectResponse.inc();
-    stream.reply(action.status, action.body ?? '', withResponseMutations([], route.mutations, info, null));
+    stream.reply(action.status, action.body ?? '', responseHeaders([], route, info));
     return null;
   }
   if (action.kind === 'redirect') {
     hcm.stats.rqRedirect.inc();
     const location = ['location', redirectLocation(action, route, stream.req)];
-    stream.reply(action.status, '', withResponseMutations(location, route.mutations, info, null));
+    stream.reply(action.status, '', responseHeaders(location, route, info));
     return null;
   }
   let target: WeightedTarget | null = null;
@@ -91,6 +143,12 @@ export function routeRequest(stream: RouterStream, hit: RouteHit | null): Upstre
     attempt.criteria = route.criteria;
   }
   return planned(stream, hit, attempt) ? attempt : null;
+}
+
+/** A direct response's or redirect's headers, with the route's response mutations (in place). */
+function responseHeaders(headers: string[], route: CompiledRoute, info: StreamInfo): string[] {
+  if (route.mutations.length > 0) applyHeaderMutations(headers, route.mutations, true, { info, host: null });
+  return headers;
 }
 
 /**

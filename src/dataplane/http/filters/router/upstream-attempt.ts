@@ -2,7 +2,7 @@ import type { MetadataCriteria } from '../../../../upstream/lb/criteria.js';
 import { failsHealthChecksAtOnce, IMMEDIATE_HEALTH_CHECK_FAIL } from '../../../../upstream/outcomes.js';
 import type { ClusterRuntime, UpstreamHost } from '../../../../upstream/types.js';
 import { FLAG, type StreamInfo } from '../../../access-log/stream-info.js';
-import type { HttpRequest } from '../../../codec/request.js';
+import type { HttpRequest, ResponseSink } from '../../../codec/request.js';
 import type { ClusterTraffic, Count, RequestCount } from '../../../pool/cluster-traffic.js';
 import { H2Pool } from '../../../pool/h2-pool.js';
 import { poolFor } from '../../../pool/index.js';
@@ -22,10 +22,10 @@ import {
   retriableStatus,
 } from '../../../router/retry.js';
 import type { CompiledRoute } from '../../../router/table.js';
-import type { RouterOptions } from '../chain.js';
-import { RESET_REASON, upstreamResetText } from '../../local-reply.js';
+import { RESET_FLAG, RESET_REASON, upstreamResetText } from '../../local-reply.js';
 import type { TimerTarget } from '../../stream-timer.js';
 import type { StreamTimers } from '../../stream-timers.js';
+import type { RouterOptions } from '../chain.js';
 import { RequestBody } from './request-body.js';
 
 /** What an upstream attempt needs of its downstream stream (the exchange, src/dataplane/http/exchange.ts). */
@@ -34,15 +34,14 @@ export interface AttemptStream {
   readonly info: StreamInfo;
   /** True once the request was answered or reset: every callback after it is ignored. */
   readonly ended: boolean;
-  /** The response head went downstream: too late to retry or to answer from the proxy. */
-  readonly responseStarted: boolean;
+  /** The downstream's response: once its head went, it is too late to retry or to answer locally. */
+  readonly sink: ResponseSink;
   /** The status the downstream response ends with (a gRPC filter may change it at the trailers). */
   readonly responseStatus: number;
   /** The stream's timers (src/dataplane/http/stream-timers.ts), the route's `timeout` among them. */
   readonly timers: StreamTimers;
   /** Flow control of the downstream's request body. */
-  pauseReading(): void;
-  resumeReading(): void;
+  readonly owner: { pauseReading(): void; resumeReading(): void };
   /** The upstream response, chosen (no retry follows it), on its way downstream. */
   upstreamHead(status: number, headers: string[], contentLength: number): void;
   upstreamData(chunk: Buffer): void;
@@ -53,26 +52,7 @@ export interface AttemptStream {
   resetDownstream(): void;
 }
 
-/** The response flag of each reason `upstreamLocalReply` gives. */
-const REASON_FLAG: Record<string, number> = {
-  overflow: FLAG.UO,
-  'connection failure': FLAG.UF,
-  'connection termination': FLAG.UC,
-  'protocol error': FLAG.UPE,
-};
-
-const OVERLOADED_HEADER = 'x-proxy-overloaded';
-
-/** `headers` with the response mutations of the route's levels applied (in place). */
-export function withResponseMutations(
-  headers: string[],
-  mutations: readonly HeaderMutation[],
-  info: StreamInfo,
-  host: UpstreamHost | null,
-): string[] {
-  if (mutations.length > 0) applyHeaderMutations(headers, mutations, true, { info, host });
-  return headers;
-}
+const OVERLOADED = ['x-proxy-overloaded', 'true'];
 
 /**
  * A routed request's way to its cluster: each try on a host the balancer chooses, the
@@ -142,19 +122,14 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
     this.startTry(false);
   }
 
-  /** `headers` with the route's response mutations, evaluated for the latest host. */
-  responseHeaders(headers: string[]): string[] {
-    return withResponseMutations(headers, this.mutations, this.stream.info, this.lastHost);
-  }
-
   // ---- the request body, past the filters ----
 
   /** Request body bytes: to the upstream, or kept until it is ready. */
   data(chunk: Buffer): void {
     const body = this.body as RequestBody;
     const up = this.upstreamReady ? this.upstream : null;
-    if (body.add(chunk, up !== null)) this.stream.pauseReading();
-    if (up !== null && !up.write(chunk)) this.stream.pauseReading();
+    if (body.add(chunk, up !== null)) this.stream.owner.pauseReading();
+    if (up !== null && !up.write(chunk)) this.stream.owner.pauseReading();
   }
 
   /** The request's end, with its trailers (HTTP/2) if it has them. */
@@ -243,7 +218,7 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
     const up = pool.request(this.headFor(host), this, pc, fresh);
     if (!this.stream.ended && this.host === host) {
       this.upstream = up;
-      up.onWritable = () => this.stream.resumeReading();
+      up.onWritable = () => this.stream.owner.resumeReading();
     }
   }
 
@@ -271,7 +246,7 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
   private retryIfAllowed(eligible: boolean): boolean {
     const policy = this.retry;
     const t = this.traffic;
-    if (!policy || !eligible || !this.bodyKept() || this.stream.responseStarted) return false;
+    if (!policy || !eligible || !this.bodyKept() || this.stream.sink.headersSent) return false;
     if (this.retries >= policy.numRetries) {
       t.rqRetryLimitExceeded.inc();
       this.stream.info.flags |= FLAG.URX;
@@ -324,13 +299,9 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
 
   /** 503 about the upstream, in the reference's words; a breaker's refusal says `x-proxy-overloaded`. */
   private upstreamLocalReply(status: number, reason: string): void {
-    this.stream.info.flags |= REASON_FLAG[reason] ?? 0;
+    this.stream.info.flags |= RESET_FLAG[reason] ?? 0;
     const overloaded = reason === 'overflow' && !this.router.suppressEnvoyHeaders;
-    this.stream.reply(
-      status,
-      upstreamResetText(reason),
-      overloaded ? [OVERLOADED_HEADER, 'true'] : undefined,
-    );
+    this.stream.reply(status, upstreamResetText(reason), overloaded ? OVERLOADED : undefined);
   }
 
   // ---- UpstreamHandler ----
@@ -345,7 +316,7 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
       up.end();
       return;
     }
-    if (body.flush(up)) this.stream.resumeReading();
+    if (body.flush(up)) this.stream.owner.resumeReading();
     if (this.bodyEnded) up.end(this.requestTrailers);
   }
 
@@ -390,11 +361,10 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
       this.upstream = up;
     }
     if (this.retries > 0 && status < 500) this.traffic.rqRetrySuccess.inc();
-    this.stream.upstreamHead(
-      status,
-      this.mutations.length === 0 ? headers : this.responseHeaders(headers.slice()),
-      contentLength,
-    );
+    const out = this.mutations.length === 0 ? headers : headers.slice();
+    if (out !== headers)
+      applyHeaderMutations(out, this.mutations, true, { info: this.stream.info, host: this.lastHost });
+    this.stream.upstreamHead(status, out, contentLength);
   }
 
   onUpstreamData(chunk: Buffer): void {

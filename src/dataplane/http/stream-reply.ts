@@ -1,0 +1,57 @@
+import type { StreamInfo } from '../access-log/stream-info.js';
+import { type HttpRequest, headerValue, type ResponseSink } from '../codec/request.js';
+import { addCorsHeaders, type CorsResponse } from './cors.js';
+import type { DownstreamOwner } from './downstream.js';
+import { appendVia } from './edge.js';
+import type { FilterRunner } from './filters/runner.js';
+import { type GrpcStream, isGrpcContentType, sendGrpcLocalReply } from './grpc.js';
+import { sendLocalReply } from './local-reply.js';
+import type { TapRecorder } from './tap.js';
+
+/** What the proxy's own reply reads of its stream (the exchange, src/dataplane/http/exchange.ts). */
+export interface ReplyingStream {
+  readonly hcm: DownstreamOwner;
+  readonly req: HttpRequest;
+  readonly sink: ResponseSink;
+  readonly info: StreamInfo;
+  /** What the CORS filter adds to any response of the request; null for nothing. */
+  readonly cors: CorsResponse | null;
+  /** The gRPC filters' side of the request, when they took it. */
+  readonly grpc: GrpcStream | null;
+  readonly filters: FilterRunner | null;
+  readonly tap: TapRecorder | null;
+}
+
+/**
+ * Sends a response made by the proxy itself, never forwarded upstream, with the CORS headers
+ * and `via` any response of the request gets. Its head passes every encoder filter's
+ * `encodeHeaders` (which cannot hold it). Any gRPC request gets a gRPC answer, as from the
+ * reference's router. Returns the status to count and log: a gRPC reply is a 200 (its status
+ * is in `grpc-status`).
+ */
+export function sendStreamReply(
+  stream: ReplyingStream,
+  status: number,
+  body: string | Buffer,
+  extra: string[] = [],
+): number {
+  const { hcm, req, info, filters } = stream;
+  const via = hcm.spec.edge.via;
+  const headers = stream.cors === null && !via && filters === null ? extra : extra.slice();
+  if (stream.cors !== null) addCorsHeaders(headers, stream.cors);
+  if (via) appendVia(headers, via);
+  // Read here, not per request: the content type of every request would cost every request.
+  const grpc = stream.grpc !== null || isGrpcContentType(headerValue(req, 'content-type'));
+  if (filters !== null) filters.encodeLocalHeaders(status, headers);
+  const serverName = hcm.spec.serverHeader === 'PASS_THROUGH' ? '' : hcm.serverName;
+  const sent = grpc
+    ? sendGrpcLocalReply(stream.sink, serverName, status, body, headers)
+    : sendLocalReply(stream.sink, req.method, serverName, status, body, headers);
+  const code = grpc ? 200 : status;
+  info.responseCode = code;
+  info.responseHeaders = sent.headers;
+  info.bytesSent += sent.bodyBytes;
+  if (stream.tap !== null && sent.bodyBytes > 0)
+    stream.tap.responseBody(typeof body === 'string' ? Buffer.from(body) : body);
+  return code;
+}
