@@ -25,7 +25,8 @@ export interface ReplyingStream {
 /**
  * Sends a response made by the proxy itself, never forwarded upstream, with the CORS headers
  * and `via` any response of the request gets. Its head passes every encoder filter's
- * `encodeHeaders` (which cannot hold it). Any gRPC request gets a gRPC answer, as from the
+ * `encodeHeaders` and its body their `encodeData`, as the reference's local replies pass the
+ * encoder chain (neither can be held). Any gRPC request gets a gRPC answer, as from the
  * reference's router. Returns the status to count and log: a gRPC reply is a 200 (its status
  * is in `grpc-status`).
  */
@@ -42,7 +43,12 @@ export function sendStreamReply(
   if (via) appendVia(headers, via);
   // Read here, not per request: the content type of every request would cost every request.
   const grpc = stream.grpc !== null || isGrpcContentType(headerValue(req, 'content-type'));
-  if (filters !== null) filters.encodeLocalHeaders(status, headers);
+  if (filters !== null) {
+    filters.encodeLocalHeaders(status, headers);
+    // A HEAD reply and a gRPC one (trailers only) carry no body for the encoders to see.
+    if (!grpc && req.method !== 'HEAD' && body.length > 0)
+      filters.encodeLocalData(typeof body === 'string' ? Buffer.from(body) : body);
+  }
   const serverName = hcm.spec.serverHeader === 'PASS_THROUGH' ? '' : hcm.serverName;
   const sent = grpc
     ? sendGrpcLocalReply(stream.sink, serverName, status, body, headers)

@@ -81,6 +81,10 @@ export interface StreamFilter {
    * replies pass here too, but cannot be held (a status other than `CONTINUE` is ignored).
    */
   encodeHeaders?(status: number, headers: string[], stream: FilterStream): FilterStatus | undefined;
+  /**
+   * The response body on its way downstream. The body of the proxy's own reply passes here too,
+   * in one piece with `end`, but cannot be held (its status is ignored).
+   */
   encodeData?(stream: FilterStream, chunk: Buffer, end: boolean): FilterStatus;
   encodeTrailers?(stream: FilterStream, trailers: string[]): FilterStatus;
   /** The request is over (answered, reset or timed out): release timers and counts. */

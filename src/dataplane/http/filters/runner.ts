@@ -72,6 +72,14 @@ class Direction {
   ) {
     this.holds = new Array<Hold | undefined>(n);
   }
+
+  /** Drops what this direction's filters hold: nothing of it goes on. */
+  reset(): void {
+    this.at = 0;
+    this.started = false;
+    this.held = 0;
+    this.holds.fill(undefined);
+  }
 }
 
 /**
@@ -126,11 +134,23 @@ export class FilterRunner {
     this.runTrailers(this.enc, 0, trailers);
   }
 
-  /** The head of one of the proxy's own replies: every encoder sees it, none can hold it. */
+  /**
+   * The head of one of the proxy's own replies: every encoder sees it, none can hold it. It
+   * replaces any response the encoders had: what they held of it is dropped, and a filter
+   * continuing it afterwards continues nothing.
+   */
   encodeLocalHeaders(status: number, headers: string[]): void {
+    this.enc.reset();
     const filters = this.filters;
     for (let i = filters.length - 1; i >= 0; i--)
       filters[i]?.encodeHeaders?.(status, headers, this.handles[i] as FilterHandle);
+  }
+
+  /** The body of one of the proxy's own replies, in one piece: every encoder sees it, none can hold it. */
+  encodeLocalData(body: Buffer): void {
+    const filters = this.filters;
+    for (let i = filters.length - 1; i >= 0; i--)
+      filters[i]?.encodeData?.(this.handles[i] as FilterHandle, body, true);
   }
 
   /** The request is over, however it ended. */

@@ -3,11 +3,14 @@
  * connection manager): a decoder that buffers the whole request body and records its size as
  * dynamic metadata and filter state, which a later filter and the access log read; an encoder
  * that holds the response until it has all of it; and the buffer limit (the listener's
- * `per_connection_buffer_limit_bytes`) answering 413 on the request side, 500 on the response.
+ * `per_connection_buffer_limit_bytes`) answering 413 on the request side, 500 on the response;
+ * the proxy's own replies through the encoders' data callbacks, and HTTP/2 request trailers
+ * through the decoders' trailers callback.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import * as http from 'node:http';
+import * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -159,5 +162,83 @@ describe('stream filters with bodies, over real sockets', () => {
     assert.equal(res.body, 'Internal Server Error');
     assert.equal(proxy.counter('http.ingress.rs_too_large'), 1);
     assert.equal(proxy.gauge('cluster.b.upstream_rq_active'), 0);
+  });
+});
+
+/** Records what reaches its encoder callbacks; answers nothing. */
+function encoderRecorder(seen: string[]): StreamFilterMaker {
+  return () => ({
+    decodeHeaders: () => CONTINUE,
+    encodeHeaders(status) {
+      seen.push(`headers ${status}`);
+      return CONTINUE;
+    },
+    encodeData(_s, chunk, end) {
+      seen.push(`data ${chunk.toString()}${end ? ' end' : ''}`);
+      return CONTINUE;
+    },
+  });
+}
+
+/** Answers every request itself, from its decodeHeaders. */
+const denier: StreamFilterMaker = () => ({
+  decodeHeaders(s) {
+    s.sendLocalReply(403, 'denied by the test');
+    return STOP_ITERATION;
+  },
+});
+
+describe("the proxy's own replies and HTTP/2 trailers through the filters", () => {
+  it("a local reply's body passes every encoder's encodeData, whole and with its end, as the reference's", async () => {
+    const seen: string[] = [];
+    const { proxy } = await proxyWith([encoderRecorder(seen), denier], 1024);
+    const res = await send(proxy.port, 'GET', '/');
+    assert.equal(res.status, 403);
+    assert.equal(res.body, 'denied by the test');
+    assert.deepEqual(seen, ['headers 403', 'data denied by the test end']);
+    // A HEAD reply has no body for the encoders to see.
+    seen.length = 0;
+    assert.equal((await send(proxy.port, 'HEAD', '/')).status, 403);
+    assert.deepEqual(seen, ['headers 403']);
+  });
+
+  it("an HTTP/2 request's trailers reach the decoders' decodeTrailers after its body", async () => {
+    const seen: string[] = [];
+    const recorder: StreamFilterMaker = () => ({
+      decodeHeaders: () => CONTINUE,
+      decodeData(_s, chunk, end) {
+        seen.push(`data ${chunk.length}${end ? ' end' : ''}`);
+        return CONTINUE;
+      },
+      decodeTrailers(_s, trailers) {
+        seen.push(`trailers ${trailers.join('=')}`);
+        return CONTINUE;
+      },
+    });
+    const { proxy } = await proxyWith([recorder], 1024);
+    const client = http2.connect(`http://127.0.0.1:${proxy.port}`);
+    try {
+      const status = await new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no answer')), 5000);
+        const req = client.request(
+          { ':method': 'POST', ':path': '/', te: 'trailers' },
+          { waitForTrailers: true },
+        );
+        req.on('wantTrailers', () => req.sendTrailers({ 'x-checksum': 'abc' }));
+        req.on('response', (h) => {
+          req.resume();
+          req.on('end', () => {
+            clearTimeout(timer);
+            resolve(Number(h[':status']));
+          });
+        });
+        req.on('error', reject);
+        req.end('hello');
+      });
+      assert.equal(status, 200);
+      assert.deepEqual(seen, ['data 5', 'trailers x-checksum=abc']);
+    } finally {
+      client.close();
+    }
   });
 });
