@@ -7,6 +7,7 @@
  * lists to the same filters in the same order.
  */
 import { CONFIG_TYPE, type ExtensionIdentity } from '../../bootstrap/extensions.js';
+import { NETWORK_EXT_AUTHZ } from './ext-authz/extension.js';
 import { LOCAL_RATELIMIT } from './local-ratelimit/extension.js';
 import { SNI_CLUSTER } from './sni-cluster/extension.js';
 
@@ -44,4 +45,5 @@ export const NETWORK_FILTER_EXTENSIONS: readonly ExtensionIdentity[] = [
   NETWORK_RBAC,
   LOCAL_RATELIMIT,
   SNI_CLUSTER,
+  NETWORK_EXT_AUTHZ,
 ];

@@ -5,6 +5,7 @@ import { configTypeOf } from '../../bootstrap/extensions.js';
 import type { Report } from '../../bootstrap/report.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 import type { ConnectionFilter, NetworkFilterDeps, NetworkFilterFactory } from './api.js';
+import { networkExtAuthzFactory } from './ext-authz/index.js';
 import { httpConnectionManagerFactory } from './http-connection-manager.js';
 import { localRateLimitFactory } from './local-ratelimit/index.js';
 import { networkRbacFactory } from './rbac.js';
@@ -21,6 +22,7 @@ export const NETWORK_FILTER_FACTORIES: readonly NetworkFilterFactory[] = [
   registered(networkRbacFactory),
   registered(localRateLimitFactory),
   registered(sniClusterFactory),
+  registered(networkExtAuthzFactory),
 ];
 
 /** A factory as the registry holds it: its config is only ever the one its own `compile` made. */
@@ -103,17 +105,23 @@ export function buildChain(filters: ChainFilters, deps: NetworkFilterDeps): Netw
     return factory.start(f.config, deps);
   });
   if (started.length === 0) return handler;
+  // The connection holds its bytes while the read filters decide (one may ask a service), and
+  // flows again as the terminal filter takes it, as the listener hands it over.
   const pass = (socket: net.Socket, from: number): void => {
     const filter = started[from];
-    if (filter === undefined) handler.handle(socket);
-    // A filter that answers later may find the connection gone meanwhile.
-    else
+    if (filter === undefined) {
+      socket.resume();
+      handler.handle(socket);
+    } else
       filter.onNewConnection(socket, () => {
         if (!socket.destroyed) pass(socket, from + 1);
       });
   };
   return {
-    handle: (socket) => pass(socket, 0),
+    handle: (socket) => {
+      socket.pause();
+      pass(socket, 0);
+    },
     drain: (strategy, drainTimeMs) => handler.drain(strategy, drainTimeMs),
     close: () => handler.close(),
     connectionIdleMs: handler.connectionIdleMs,

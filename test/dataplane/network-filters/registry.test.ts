@@ -30,6 +30,10 @@ const MINIMAL: Record<string, JsonObject> = {
   'envoy.filters.network.tcp_proxy': { stat_prefix: 't', cluster: 'c' },
   'envoy.filters.network.rbac': { stat_prefix: 'r.', rules: { action: 'ALLOW', policies: {} } },
   'envoy.filters.network.sni_cluster': {},
+  'envoy.filters.network.ext_authz': {
+    stat_prefix: 'a',
+    grpc_service: { envoy_grpc: { cluster_name: 'c' } },
+  },
   'envoy.filters.network.local_ratelimit': {
     stat_prefix: 'l',
     token_bucket: { max_tokens: 1, fill_interval: '1s' },

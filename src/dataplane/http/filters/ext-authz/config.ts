@@ -145,7 +145,8 @@ function stringList(raw: unknown, path: string, report: Report): StringTest[] | 
   );
 }
 
-function compileGrpc(raw: JsonObject, version: unknown, path: string, report: Report): GrpcAuthorizer {
+/** A gRPC authorizer (`grpc_service`, `transport_api_version`), shared with the network filter (src/dataplane/network-filters/ext-authz/). */
+export function compileGrpc(raw: JsonObject, version: unknown, path: string, report: Report): GrpcAuthorizer {
   // As the reference of its era: AUTO (and no field) is v2.
   const api = version === 'V3' ? 'v3' : 'v2';
   return {

@@ -1,0 +1,134 @@
+/**
+ * `envoy.filters.network.ext_authz`: each new connection of its chain is checked with a gRPC
+ * authorizer (`envoy.service.auth.v2` or `.v3` `Authorization/Check`, the HTTP filter's client
+ * and verdict, ../../http/filters/ext-authz/) before the next filter sees it; a denied one is
+ * closed. Stats under `ext_authz.<stat_prefix>.`. See docs/data-plane.md.
+ */
+import type * as net from 'node:net';
+import type { JsonObject } from '../../../../events/config.js';
+import { objectOf } from '../../../../reducers/settings/values.js';
+import { acting, checkFields, notYet } from '../../../bootstrap/honoured.js';
+import type { Report } from '../../../bootstrap/report.js';
+import type { Counter, Gauge } from '../../../stats/store.js';
+import { grpcVerdict } from '../../http/filters/ext-authz/check.js';
+import { compileGrpc, type GrpcAuthorizer } from '../../http/filters/ext-authz/config.js';
+import { FILTER_GRPC_SERVICE_TABLES, grpcUnary } from '../../http/filters/grpc-call.js';
+import { peerIdentitySource } from '../../listeners/peer-identity.js';
+import type { ReadFilterFactory } from '../api.js';
+import { NETWORK_EXT_AUTHZ } from './extension.js';
+
+export interface NetworkExtAuthzSpec {
+  statPrefix: string;
+  service: GrpcAuthorizer;
+  failureModeAllow: boolean;
+}
+
+const EXT_AUTHZ_FIELDS = {
+  ...acting('stat_prefix', 'grpc_service', 'failure_mode_allow', 'transport_api_version'),
+  include_peer_certificate: notYet('ext_authz include_peer_certificate'),
+};
+
+function compile(raw: JsonObject, path: string, report: Report): NetworkExtAuthzSpec {
+  checkFields(raw, path, report, EXT_AUTHZ_FIELDS, 'ExtAuthz');
+  const statPrefix = typeof raw.stat_prefix === 'string' ? raw.stat_prefix : '';
+  if (statPrefix === '') report.error(`${path}.stat_prefix`, 'required field missing', 'missing');
+  if (raw.grpc_service === undefined)
+    report.error(`${path}.grpc_service`, 'required field missing', 'missing');
+  return {
+    statPrefix,
+    service: compileGrpc(
+      objectOf(raw.grpc_service),
+      raw.transport_api_version,
+      `${path}.grpc_service`,
+      report,
+    ),
+    failureModeAllow: raw.failure_mode_allow === true,
+  };
+}
+
+/** `ip:port` of one end of a connection as a `core.Address`. */
+function address(ip: string | undefined, port: number | undefined): JsonObject {
+  return { socket_address: { address: (ip ?? '').replace(/^::ffff:/, ''), port_value: port ?? 0 } };
+}
+
+/**
+ * The `CheckRequest` of a connection (the reference's `createTcpCheck`): its two addresses, and
+ * the peer's principal (its first URI SAN, else its subject) when it showed a certificate.
+ */
+export function connectionCheck(socket: net.Socket): JsonObject {
+  const peer = peerIdentitySource(socket)?.get();
+  const principal = peer ? (peer.uriSans[0] ?? peer.subject) : '';
+  return {
+    attributes: {
+      source: { address: address(socket.remoteAddress, socket.remotePort), principal },
+      destination: { address: address(socket.localAddress, socket.localPort) },
+    },
+  };
+}
+
+interface Stats {
+  total: Counter;
+  ok: Counter;
+  denied: Counter;
+  error: Counter;
+  failureModeAllowed: Counter;
+  cxClosed: Counter;
+  active: Gauge;
+}
+
+export const networkExtAuthzFactory: ReadFilterFactory<NetworkExtAuthzSpec> = {
+  ...NETWORK_EXT_AUTHZ,
+  terminal: false,
+  fieldTables: { ExtAuthz: EXT_AUTHZ_FIELDS, ...FILTER_GRPC_SERVICE_TABLES },
+  compile,
+  start(spec, { ctx, clusters }) {
+    const scope = ctx.stats.scope(`ext_authz.${spec.statPrefix}`);
+    const stats: Stats = {
+      total: scope.counter('total'),
+      ok: scope.counter('ok'),
+      denied: scope.counter('denied'),
+      error: scope.counter('error'),
+      failureModeAllowed: scope.counter('failure_mode_allowed'),
+      cxClosed: scope.counter('cx_closed'),
+      active: scope.gauge('active'),
+    };
+    const service = spec.service;
+    return {
+      onNewConnection(socket, proceed) {
+        stats.active.inc();
+        // A client gone before the answer: the check is dropped, and its answer never acts.
+        const cancel = () => {
+          call.cancel();
+          stats.active.dec();
+        };
+        socket.once('close', cancel);
+        const call = grpcUnary(
+          clusters,
+          {
+            cluster: service.cluster,
+            path: service.path,
+            requestType: 'envoy.service.auth.v2.CheckRequest',
+            responseType: 'envoy.service.auth.v2.CheckResponse',
+            timeoutMs: service.timeoutMs,
+            metadata: service.metadata,
+          },
+          connectionCheck(socket),
+          (result) => {
+            socket.off('close', cancel);
+            stats.active.dec();
+            stats.total.inc();
+            const verdict = grpcVerdict(result);
+            const allowed = verdict.kind === 'ok' || (verdict.kind === 'error' && spec.failureModeAllow);
+            if (verdict.kind === 'ok') stats.ok.inc();
+            else if (verdict.kind === 'denied') stats.denied.inc();
+            else stats.error.inc();
+            if (verdict.kind === 'error' && allowed) stats.failureModeAllowed.inc();
+            if (allowed) return proceed();
+            stats.cxClosed.inc();
+            socket.destroy();
+          },
+        );
+      },
+    };
+  },
+};

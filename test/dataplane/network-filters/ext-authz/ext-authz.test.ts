@@ -1,0 +1,185 @@
+/**
+ * `envoy.filters.network.ext_authz` in the real process (`--concurrency 2`), over real sockets:
+ * a real gRPC authorizer (`@grpc/grpc-js`, v2 and v3 `Authorization/Check`) decides each new
+ * connection of a TCP proxy chain by its source address; a denied one is closed unanswered; an
+ * authorizer that cannot be reached closes it, or lets it through with `failure_mode_allow`.
+ * Stats under `ext_authz.<stat_prefix>.`.
+ */
+import assert from 'node:assert/strict';
+import * as net from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { JsonObject } from '../../../../events/index.js';
+import { Report } from '../../../../src/bootstrap/report.js';
+import { networkExtAuthzFactory } from '../../../../src/dataplane/network-filters/ext-authz/index.js';
+import { type Message, unaryServer } from '../../../helpers/authz-servers.js';
+import { closedPort, cluster, tcpServer } from '../../../helpers/dataplane.js';
+import { type ProxyProcess, startProxyProcess } from '../../../helpers/proxy-process.js';
+
+const PATHS = ['/envoy.service.auth.v2.Authorization/Check', '/envoy.service.auth.v3.Authorization/Check'];
+/** Generous for a loaded machine: the check must not time out by accident. */
+const TIMEOUT = '10s';
+
+/** Allows connections from 127.0.0.2 only (code 7, PERMISSION_DENIED, otherwise). */
+function decide(request: Message): Message {
+  const from = request.attributes?.source?.address?.socket_address?.address;
+  return { status: { code: from === '127.0.0.2' ? 0 : 7 } };
+}
+
+/** Connects from `from`, writes, half-closes: what came back before the close. */
+function exchangeFrom(port: number, from: string): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress: from, allowHalfOpen: true });
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => {});
+    socket.setTimeout(15_000, () => socket.destroy());
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString()));
+    socket.end('hi');
+  });
+}
+
+function listener(name: string, authz: JsonObject): JsonObject {
+  return {
+    name,
+    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+    filter_chains: [
+      {
+        filters: [
+          {
+            name: 'envoy.filters.network.ext_authz',
+            typed_config: {
+              '@type': 'type.googleapis.com/envoy.extensions.filters.network.ext_authz.v3.ExtAuthz',
+              ...authz,
+            },
+          },
+          {
+            name: 'envoy.tcp_proxy',
+            typed_config: {
+              '@type': 'type.googleapis.com/envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
+              stat_prefix: 'echo',
+              cluster: 'echo',
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+describe('envoy.filters.network.ext_authz', () => {
+  let upstream: Awaited<ReturnType<typeof tcpServer>>;
+  let authz: Awaited<ReturnType<typeof unaryServer>>;
+  let proxy: ProxyProcess;
+
+  before(async () => {
+    upstream = await tcpServer((socket) => {
+      const chunks: Buffer[] = [];
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.on('end', () => socket.end(Buffer.concat([Buffer.from('echo:'), ...chunks])));
+    });
+    authz = await unaryServer(
+      PATHS,
+      'envoy.service.auth.v2.CheckRequest',
+      'envoy.service.auth.v2.CheckResponse',
+      decide,
+    );
+    const h2 = { http2_protocol_options: {} };
+    proxy = await startProxyProcess(
+      {
+        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        static_resources: {
+          clusters: [
+            cluster('echo', [upstream.port]),
+            cluster('authz', [authz.port], h2),
+            cluster('gone', [await closedPort()], h2),
+          ],
+          listeners: [
+            listener('v3', {
+              stat_prefix: 'v3',
+              grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: TIMEOUT },
+              transport_api_version: 'V3',
+            }),
+            listener('v2', {
+              stat_prefix: 'v2',
+              grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: TIMEOUT },
+            }),
+            listener('closed', {
+              stat_prefix: 'closed',
+              grpc_service: { envoy_grpc: { cluster_name: 'gone' } },
+            }),
+            listener('open', {
+              stat_prefix: 'open',
+              grpc_service: { envoy_grpc: { cluster_name: 'gone' } },
+              failure_mode_allow: true,
+            }),
+          ],
+        },
+      },
+      ['--concurrency', '2'],
+    );
+  });
+
+  after(async () => {
+    await proxy?.stop();
+    await upstream?.close();
+    authz?.close();
+  });
+
+  const stat = async (name: string) => {
+    const body = (await proxy.get('/stats')).body;
+    return Number(new RegExp(`^${name.replaceAll('.', '\\.')}: (\\d+)$`, 'm').exec(body)?.[1] ?? -1);
+  };
+
+  it('relays what the authorizer allows and closes what it denies (v3 path), asking with both addresses', async () => {
+    const port = await proxy.listenerPort('v3');
+    const seen = authz.seen.length;
+    assert.equal(await exchangeFrom(port, '127.0.0.2'), 'echo:hi');
+    assert.equal(await exchangeFrom(port, '127.0.0.1'), '');
+    const asked = authz.seen.slice(seen);
+    assert.deepEqual(
+      asked.map((s) => s.path),
+      [PATHS[1], PATHS[1]],
+    );
+    const first = asked[0]?.request.attributes;
+    assert.equal(first?.source?.address?.socket_address?.address, '127.0.0.2');
+    assert.equal(first?.destination?.address?.socket_address?.port_value, port);
+    for (const [name, value] of [
+      ['total', 2],
+      ['ok', 1],
+      ['denied', 1],
+      ['cx_closed', 1],
+      ['error', 0],
+      ['active', 0],
+    ] as const)
+      assert.equal(await stat(`ext_authz.v3.${name}`), value, name);
+    assert.equal(
+      await stat('tcp.echo.downstream_cx_total'),
+      1,
+      'the TCP proxy saw the allowed connection only',
+    );
+  });
+
+  it('asks on the v2 path without transport_api_version', async () => {
+    const port = await proxy.listenerPort('v2');
+    const seen = authz.seen.length;
+    assert.equal(await exchangeFrom(port, '127.0.0.2'), 'echo:hi');
+    assert.equal(authz.seen[seen]?.path, PATHS[0]);
+  });
+
+  it('closes a connection the authorizer cannot be asked about, unless failure_mode_allow', async () => {
+    assert.equal(await exchangeFrom(await proxy.listenerPort('closed'), '127.0.0.2'), '');
+    assert.equal(await stat('ext_authz.closed.error'), 1);
+    assert.equal(await stat('ext_authz.closed.cx_closed'), 1);
+    assert.equal(await exchangeFrom(await proxy.listenerPort('open'), '127.0.0.2'), 'echo:hi');
+    assert.equal(await stat('ext_authz.open.error'), 1);
+    assert.equal(await stat('ext_authz.open.failure_mode_allowed'), 1);
+  });
+
+  it('refuses a missing stat_prefix or grpc_service and include_peer_certificate, by path', () => {
+    const report = new Report('t');
+    networkExtAuthzFactory.compile({ include_peer_certificate: true }, 'f', report);
+    const paths = report.problems.map((p) => p.path);
+    for (const path of ['f.grpc_service', 'f.include_peer_certificate', 'f.stat_prefix'])
+      assert.ok(paths.includes(path), path);
+  });
+});
