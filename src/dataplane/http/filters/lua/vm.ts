@@ -3,7 +3,7 @@
  * package exports: the request path pushes and reads strings itself instead of going through
  * wasmoon's object proxies, which cost ~15 µs a call against ~1 µs this way.
  */
-import { LuaGlobal, LuaWasm } from 'wasmoon';
+import type { LuaGlobal, LuaWasm } from 'wasmoon';
 
 /** `lua_type` answers. */
 export const LUA_TNIL = 0;
@@ -57,11 +57,16 @@ export class LuaRaise extends Error {}
 
 /**
  * The module is compiled once per thread (~70 ms) and shared by every state of that thread;
- * each state is its own heap inside it.
+ * each state is its own heap inside it. wasmoon itself is imported then, by the first Lua
+ * filter's first state: a thread whose config has no Lua filter never loads it (0.5 MB of
+ * heap and its 148 KB source a thread; bench/README.md, "Footprint: the main thread serves").
  */
-let modulePromise: Promise<LuaWasm> | null = null;
-function luaModule(): Promise<LuaWasm> {
-  modulePromise ??= LuaWasm.initialize();
+let modulePromise: Promise<{ wasm: LuaWasm; Global: typeof LuaGlobal }> | null = null;
+function luaModule(): Promise<{ wasm: LuaWasm; Global: typeof LuaGlobal }> {
+  modulePromise ??= import('wasmoon').then(async ({ LuaGlobal: Global, LuaWasm: Wasm }) => ({
+    wasm: await Wasm.initialize(),
+    Global,
+  }));
   return modulePromise;
 }
 
@@ -105,10 +110,10 @@ export class LuaVm {
 
   /** A fresh state with the standard libraries, the limits armed. */
   static async create(limits: VmLimits): Promise<LuaVm> {
-    const wasm = await luaModule();
+    const { wasm, Global } = await luaModule();
     // The traced allocator is what enforces the memory cap (a refused allocation is a Lua
     // "not enough memory" error in the script, never a crash).
-    const global = new LuaGlobal(wasm, true);
+    const global = new Global(wasm, true);
     global.setMemoryMax(limits.memoryBytes);
     const vm = new LuaVm(global, wasm.module as unknown as LuaModule, limits);
     vm.m._luaL_openlibs(global.address);
