@@ -6,6 +6,7 @@
  * that reads every header with `pairs`. Also the heap one Lua state holds. Run alone:
  * `npm run bench -- lua`.
  */
+
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,7 @@ import type { HttpRequest } from '../src/dataplane/codec/request.js';
 import type { FilterStream, StreamFilter } from '../src/dataplane/http/filters/api.js';
 import { Script } from '../src/dataplane/http/filters/lua/filter.js';
 import { luaFactory } from '../src/dataplane/http/filters/lua/index.js';
+import { WHOLE } from '../src/dataplane/listeners/limits.js';
 import { StatsStore } from '../src/stats/store.js';
 import type { BenchRow } from './types.js';
 
@@ -100,6 +102,7 @@ export async function benchLua(): Promise<BenchRow[]> {
         log: () => bunyan.createLogger({ name: 'bench', level: 'fatal' }),
         clusters: { get: () => undefined },
         localCluster: '',
+        slice: WHOLE,
       });
       if (make === undefined) throw new Error('the Lua factory starts no filter');
       // The state loads in the background; the first request waits for it.

@@ -7,6 +7,7 @@ import { Report } from '../../bootstrap/report.js';
 import type { Scope } from '../../stats/store.js';
 import { type AccessLogger, startAccessLogs } from '../access-log/config.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
+import { WHOLE } from '../listeners/limits.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 import { discoveredRoutes } from '../router/discovered.js';
 import type { RouteTable } from '../router/table.js';
@@ -102,6 +103,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
       clusters: deps.clusters,
       log: (component) => deps.ctx.log.get(component),
       localCluster: localIdentity(deps.ctx.options, deps.ctx.store.state.bootstrap?.config).cluster,
+      slice: deps.slice ?? WHOLE,
     });
     const tapId = spec.filters.tapConfigId;
     this.tap = tapId === null ? null : new TapPoint(tapId, deps.ctx.taps);

@@ -1,4 +1,5 @@
 import type { ServerContext } from '../../context.js';
+import type { WorkerSlice } from '../listeners/limits.js';
 import type { ClusterLookup } from '../pool/cluster-traffic.js';
 
 /** Kept here too for the data plane's existing users; filters import it from the pool (no circle through the context). */
@@ -15,4 +16,6 @@ export interface HttpConnectionManagerDeps {
    * may hold in each direction. Absent: the reference's default, 1 MiB.
    */
   bufferLimitBytes?: number;
+  /** Which data-plane thread builds it, for the filters' shares of process-wide budgets; absent: the only one. */
+  slice?: WorkerSlice;
 }

@@ -40,7 +40,7 @@ export const HEADER_MUTATION_FIELDS = [
   'response_headers_to_remove',
 ] as const;
 
-const HEADER_VALUE_OPTION_FIELDS: FieldTable = acting('header', 'append');
+const HEADER_VALUE_OPTION_FIELDS: FieldTable = acting('header', 'append', 'append_action');
 const HEADER_VALUE_FIELDS: FieldTable = acting('key', 'value');
 
 /** The field tables of this compile step, by the message name its findings use. */
@@ -228,8 +228,23 @@ function compileAdds(raw: Json | undefined, where: string, report: Report): Head
       typeof header.value === 'string' ? header.value : '',
       `${at}.header.value`,
     );
-    return { name, value, append: option.append !== false };
+    return { name, value, append: appends(option, at, report) };
   });
+}
+
+/**
+ * Whether a header is added beside existing values: v2's `append` (default true), or v3's
+ * `append_action` (APPEND_IF_EXISTS_OR_ADD, or OVERWRITE_IF_EXISTS_OR_ADD to replace them);
+ * the reference refuses both at once.
+ */
+export function appends(option: JsonObject, at: string, report: Report): boolean {
+  const action = option.append_action;
+  if (action === undefined) return option.append !== false;
+  if (option.append !== undefined) report.error(at, 'only one of append and append_action may be set');
+  if (action === 'OVERWRITE_IF_EXISTS_OR_ADD') return false;
+  if (action !== 'APPEND_IF_EXISTS_OR_ADD')
+    report.unsupported(`${at}.append_action`, `append_action ${String(action)} is not implemented`);
+  return true;
 }
 
 function compileRemoves(raw: Json | undefined, where: string): string[] {

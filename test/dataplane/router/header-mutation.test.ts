@@ -3,7 +3,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { after, before, describe, it } from 'node:test';
-import type { RawCluster } from '../../../events/config.js';
+import type { JsonObject, RawCluster } from '../../../events/config.js';
 import { Report } from '../../../src/bootstrap/report.js';
 import {
   newStreamInfo,
@@ -239,6 +239,39 @@ describe('header mutation config errors', () => {
     assert.match(
       messages(compile({ request_headers_to_add: [add('Host', 'x')] })),
       /cannot be added or removed/,
+    );
+  });
+
+  it("reads v3's append_action: append or overwrite; refuses the other two and both fields at once", () => {
+    const routeOf = (option: JsonObject) => {
+      const report = new Report('test');
+      const table = compileRouteTable(
+        {
+          virtual_hosts: [
+            {
+              name: 'v',
+              domains: ['*'],
+              routes: [{ match: { prefix: '/' }, route: { cluster: 'c' }, request_headers_to_add: [option] }],
+            },
+          ],
+        },
+        'rc',
+        report,
+      );
+      return { report, add: table.any?.routes[0]?.headers?.requestAdd[0] };
+    };
+    const header = { key: 'x-a', value: 'v' };
+    const overwrite = routeOf({ header, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' });
+    assert.equal(messages(overwrite.report), '');
+    assert.equal(overwrite.add?.append, false);
+    assert.equal(routeOf({ header, append_action: 'APPEND_IF_EXISTS_OR_ADD' }).add?.append, true);
+    assert.match(
+      messages(routeOf({ header, append_action: 'ADD_IF_ABSENT' }).report),
+      /request_headers_to_add\[0\]\.append_action: append_action ADD_IF_ABSENT is not implemented/,
+    );
+    assert.match(
+      messages(routeOf({ header, append: false, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' }).report),
+      /request_headers_to_add\[0\]: only one of append and append_action/,
     );
   });
 

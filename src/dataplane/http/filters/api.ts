@@ -6,6 +6,7 @@ import type { Report } from '../../../bootstrap/report.js';
 import type { Scope } from '../../../stats/store.js';
 import type { StreamInfo } from '../../access-log/stream-info.js';
 import type { HttpRequest } from '../../codec/request.js';
+import type { WorkerSlice } from '../../listeners/limits.js';
 import type { ClusterLookup } from '../../pool/cluster-traffic.js';
 import type { RuntimeLookup } from '../runtime-fraction.js';
 import type { FilterChain } from './chain.js';
@@ -102,6 +103,8 @@ export interface FilterContext {
   log(component: string): bunyan;
   /** This proxy's own cluster (`--service-cluster`, else `node.cluster`), for ratelimit's `source_cluster`. */
   localCluster: string;
+  /** Which data-plane thread this is, for a filter holding its share of a process-wide budget. */
+  slice: WorkerSlice;
 }
 
 /** Makes each request's filter state; built once per connection manager. */

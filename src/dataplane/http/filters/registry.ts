@@ -6,6 +6,7 @@ import { extAuthzFactory } from './ext-authz/index.js';
 import { faultFactory } from './fault/index.js';
 import { grpcHttp1BridgeFactory, grpcWebFactory } from './grpc.js';
 import { healthCheckFactory } from './health-check.js';
+import { localRateLimitFactory } from './local-ratelimit.js';
 import { luaFactory } from './lua/index.js';
 import { rateLimitFactory } from './ratelimit/index.js';
 import { rbacFactory } from './rbac/index.js';
@@ -29,6 +30,7 @@ export const HTTP_FILTER_FACTORIES: readonly HttpFilterFactory[] = [
   registered(extAuthzFactory),
   registered(luaFactory),
   registered(rateLimitFactory),
+  registered(localRateLimitFactory),
 ];
 
 /** A factory as the registry holds it: its config is only ever the one its own `compile` made. */

@@ -1,0 +1,145 @@
+/**
+ * The HTTP local rate limit filter: its compile step (names, type URLs, refusals by name) and
+ * the reference's local_ratelimit sandbox (fixtures/reference-examples-v3/examples/
+ * local_ratelimit/envoy.yaml) served against a real upstream on 127.0.0.1, with one data-plane
+ * thread and with two.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { bootstrapOf, type Dump, errorsOf, loadYaml, root } from '../../../helpers/bootstrap.js';
+import { type ProxyProcess, startProxyProcess } from '../../../helpers/proxy-process.js';
+
+const SANDBOX = join(root, 'fixtures/reference-examples-v3/examples/local_ratelimit/envoy.yaml');
+
+/** A bootstrap whose one connection manager runs `filter` then the router. */
+function withFilter(filter: string): string {
+  return `static_resources: { listeners: [{ name: l, address: { socket_address: { address: 127.0.0.1, port_value: 0 } }, filter_chains: [{ filters: [{ name: envoy.filters.network.http_connection_manager, typed_config: { '@type': type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager, stat_prefix: s, route_config: { virtual_hosts: [{ name: v, domains: ['*'], routes: [{ match: { prefix: / }, direct_response: { status: 200 } }] }] }, http_filters: [${filter}, { name: envoy.filters.http.router }] } }] }] }] }`;
+}
+
+const V3 = `'@type': type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit`;
+const BUCKET = 'token_bucket: { max_tokens: 2, fill_interval: 1s }';
+
+describe('the local rate limit compile step', () => {
+  it('is found by every name and by its v3 type URL alone', () => {
+    for (const filter of [
+      `{ name: envoy.filters.http.local_ratelimit, typed_config: { ${V3}, stat_prefix: p, ${BUCKET} } }`,
+      `{ name: proxy.filters.http.local_ratelimit, typed_config: { ${V3}, stat_prefix: p } }`,
+      `{ name: my-limiter, typed_config: { ${V3}, stat_prefix: p, ${BUCKET} } }`,
+      `{ name: x, typed_config: { '@type': type.googleapis.com/xds.type.v3.TypedStruct, type_url: type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit, value: { stat_prefix: p } } }`,
+    ])
+      assert.equal(
+        (bootstrapOf(loadYaml(withFilter(filter))) as Dump).static_resources.listeners[0].filter_chains[0]
+          .filters[0].typed_config.http_filters[0].typed_config['@type'],
+        'type.googleapis.com/envoy.config.filter.http.local_ratelimit.v2.LocalRateLimit',
+        filter,
+      );
+  });
+
+  it('refuses by name what it does not implement, and a bad bucket', () => {
+    const errors = errorsOf(
+      loadYaml(
+        withFilter(
+          `{ name: envoy.filters.http.local_ratelimit, typed_config: { ${V3}, stat_prefix: p, token_bucket: { max_tokens: 0, fill_interval: 0.01s }, local_rate_limit_per_downstream_connection: true, stage: 1, response_headers_to_add: [{ header: { key: x, value: '%START_TIME%' } }], descriptors: [] } }`,
+        ),
+      ),
+    ).join('\n');
+    for (const field of [
+      'token_bucket.max_tokens: must be greater than 0',
+      'token_bucket.fill_interval: must be at least 50ms',
+      'local_rate_limit_per_downstream_connection: a bucket per downstream connection is not implemented',
+      'stage: LocalRateLimit.stage (descriptors) is not implemented',
+      'response_headers_to_add[0].header.value: header formatter variables',
+      "descriptors: unknown field 'descriptors'",
+    ])
+      assert.ok(errors.includes(field), `${field} in\n${errors}`);
+  });
+});
+
+/** GET `path` on a fresh connection: status, the limit's header and the body. */
+function get(
+  port: number,
+  path = '/',
+): Promise<{ status: number; limited: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        body += d;
+      });
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, limited: res.headers['x-local-rate-limit'] as string, body }),
+      );
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`GET ${path} timed out`)));
+    req.on('error', reject);
+  });
+}
+
+describe("the reference's local_ratelimit sandbox, served", () => {
+  let upstream: http.Server;
+
+  before(async () => {
+    upstream = http.createServer((_req, res) => res.end('service'));
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  });
+  after(() => upstream.close());
+
+  /**
+   * The sandbox as pasted but for where things are (listeners on free ports, its `service`
+   * cluster on the local upstream) and its fill interval: an hour instead of 5 s, so no token
+   * comes back while a loaded machine runs the test.
+   */
+  async function serve(concurrency: string): Promise<{ proxy: ProxyProcess; port: number }> {
+    const bootstrap = parse(readFileSync(SANDBOX, 'utf8')) as Dump;
+    const listeners: Dump[] = bootstrap.static_resources.listeners;
+    listeners.forEach((l, i) => {
+      l.name = `listener_${i}`;
+      l.address.socket_address = { address: '127.0.0.1', port_value: 0 };
+      l.filter_chains[0].filters[0].typed_config.http_filters[0].typed_config.token_bucket.fill_interval =
+        '3600s';
+    });
+    const service = bootstrap.static_resources.clusters.find((c: Dump) => c.name === 'service');
+    service.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address = {
+      address: '127.0.0.1',
+      port_value: (upstream.address() as AddressInfo).port,
+    };
+    bootstrap.admin = { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } };
+    const proxy = await startProxyProcess(bootstrap, ['--concurrency', concurrency]);
+    return { proxy, port: await proxy.listenerPort('listener_1') };
+  }
+
+  it('allows the bucket (2 requests), then answers 429 local_rate_limited with its header; counts each', async () => {
+    const { proxy, port } = await serve('1');
+    try {
+      assert.deepEqual(await get(port), { status: 200, limited: undefined, body: 'service' });
+      assert.deepEqual(await get(port), { status: 200, limited: undefined, body: 'service' });
+      assert.deepEqual(await get(port), { status: 429, limited: 'true', body: 'local_rate_limited' });
+      const stats = (await proxy.get('/stats?filter=http_local_rate_limit')).body;
+      assert.match(stats, /^http_local_rate_limiter\.http_local_rate_limit\.enabled: 3$/m);
+      assert.match(stats, /^http_local_rate_limiter\.http_local_rate_limit\.ok: 2$/m);
+      assert.match(stats, /^http_local_rate_limiter\.http_local_rate_limit\.rate_limited: 1$/m);
+      assert.match(stats, /^http_local_rate_limiter\.http_local_rate_limit\.enforced: 1$/m);
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('with two data-plane threads, allows no more than the bucket between them', async () => {
+    const { proxy, port } = await serve('2');
+    try {
+      const answers = [];
+      for (let i = 0; i < 8; i++) answers.push((await get(port)).status);
+      const allowed = answers.filter((s) => s === 200).length;
+      assert.ok(allowed >= 1 && allowed <= 2, `allowed ${allowed}: ${answers.join(' ')}`);
+      assert.equal(answers.filter((s) => s === 429).length, 8 - allowed, answers.join(' '));
+    } finally {
+      await proxy.stop();
+    }
+  });
+});
