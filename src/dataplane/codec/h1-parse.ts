@@ -1,51 +1,22 @@
 /**
- * HTTP/1.1 message heads (RFC 9110, RFC 9112) and body framing, shared by the downstream
- * codec and the upstream pool. One incremental scanner checks request and response heads
- * byte by byte as they arrive and keeps its state between chunks: a head dripped one byte at
- * a time costs linear time, and the size and count limits hold before a head is complete.
- * The rules and why they were chosen: docs/reliability.md, "HTTP/1 parsing rules".
+ * HTTP/1.1 message heads (RFC 9110, RFC 9112), parsed for the downstream codec, the upstream
+ * pool and the health probes (what a parsed head holds: `h1-head.ts`; its fields and the
+ * framing they ask for: `h1-fields.ts`; body framing: `h1-body.ts`). One incremental scanner
+ * checks request and response heads byte by byte as they arrive and keeps its state between
+ * chunks: a head dripped one byte at a time costs linear time, and the size and count limits
+ * hold before a head is complete. The rules and why they were chosen: docs/reliability.md,
+ * "HTTP/1 parsing rules".
  */
 
-/** Limits on one head, checked as bytes arrive. */
-export interface H1Limits {
-  /** Bytes of the whole head: start line, header lines, line ends and the blank line. */
-  maxHeadBytes: number;
-  /** Header lines in one head. */
-  maxHeadersCount: number;
-}
-
-/** The reference's request limits: `max_request_headers_kb` 60 and `max_headers_count` 100. */
-export const REQUEST_LIMITS: H1Limits = { maxHeadBytes: 60 * 1024, maxHeadersCount: 100 };
-
-/** The reference's response limits: its HTTP/1 client codec allows 80 KiB and 100 headers. */
-export const RESPONSE_LIMITS: H1Limits = { maxHeadBytes: 80 * 1024, maxHeadersCount: 100 };
-
-/** Why a head was refused: the status to answer (always 502 for responses) and a detail. */
-export interface HeadError {
-  readonly status: number;
-  readonly reason: string;
-}
-
-/** A request head. `headers` are flat `[name, value, ...]`, lowercase names, every field kept. */
-export interface RequestHead {
-  method: string;
-  target: string;
-  /** HTTP/1.x with x > 1 is answered as HTTP/1.1 (RFC 9110 2.5). */
-  version: 'HTTP/1.0' | 'HTTP/1.1';
-  headers: string[];
-  /** -1 without a Content-Length. */
-  contentLength: number;
-  chunked: boolean;
-}
-
-/** A response head; `headers` as for requests. */
-export interface ResponseHead {
-  version: 'HTTP/1.0' | 'HTTP/1.1';
-  status: number;
-  headers: string[];
-  contentLength: number;
-  chunked: boolean;
-}
+import { readFields } from './h1-fields.js';
+import {
+  type H1Limits,
+  type HeadError,
+  REQUEST_LIMITS,
+  RESPONSE_LIMITS,
+  type RequestHead,
+  type ResponseHead,
+} from './h1-head.js';
 
 // Byte classes: tchar (RFC 9110 5.6.2), VCHAR, obs-text, OWS, DIGIT, and Host characters.
 const TCHAR = 1;
@@ -71,7 +42,6 @@ const CR = 13;
 const LF = 10;
 const SP = 32;
 const COLON = 58;
-const isOws = (c: number): boolean => c === SP || c === 9;
 
 // Scanner states.
 const LEAD = 0; // empty lines before the start line (RFC 9112 2.2)
@@ -84,15 +54,6 @@ const LINE_START = 6; // a header line or the blank line
 const NAME = 7;
 const VALUE = 8; // from the colon to the line end
 const END_CR = 9; // a CR on the blank line
-
-/** Framing fields of a head, checked alike in both directions. */
-interface Fields {
-  headers: string[];
-  contentLength: number;
-  chunked: boolean;
-  hosts: number;
-  host: string;
-}
 
 /**
  * The scanner both directions share: it checks every byte against the grammar, records where
@@ -165,54 +126,6 @@ abstract class HeadScanner<H> {
   protected fail(status: number, reason: string): null {
     this.error = { status: this.request ? status : 502, reason };
     return null;
-  }
-
-  /** Reads the fields and the framing they ask for (RFC 9112 6.1-6.3), or null after `fail`. */
-  protected fields(text: string, pos: Int32Array, count: number): Fields | null {
-    const headers: string[] = new Array(2 * count);
-    let contentLength = -1;
-    let te: string | null = null;
-    let hosts = 0;
-    let host = '';
-    for (let k = 0; k < count; k++) {
-      const name = text.slice(pos[4 * k], pos[4 * k + 1]).toLowerCase();
-      let vs = pos[4 * k + 2] as number;
-      let ve = pos[4 * k + 3] as number;
-      while (vs < ve && isOws(text.charCodeAt(vs))) vs++;
-      while (ve > vs && isOws(text.charCodeAt(ve - 1))) ve--;
-      const value = text.slice(vs, ve);
-      headers[2 * k] = name;
-      headers[2 * k + 1] = value;
-      switch (name) {
-        case 'content-length':
-          // Duplicates are refused even when equal, as the reference and nginx do.
-          if (contentLength >= 0) return this.fail(400, 'duplicate content-length');
-          if (!/^\d{1,15}$/.test(value)) return this.fail(400, 'bad content-length');
-          contentLength = Number(value);
-          break;
-        case 'transfer-encoding':
-          if (te !== null) return this.fail(400, 'duplicate transfer-encoding');
-          te = value.toLowerCase();
-          break;
-        case 'host':
-          hosts += 1;
-          host = value;
-          break;
-      }
-    }
-    let chunked = false;
-    if (te !== null) {
-      if (te !== 'chunked') {
-        const codings = te.split(',').map((c) => c.trim());
-        if (codings.at(-1) !== 'chunked' || codings.includes('')) {
-          return this.fail(400, 'transfer-encoding without a final chunked');
-        }
-        return this.fail(501, 'unsupported transfer coding');
-      }
-      if (contentLength >= 0) return this.fail(400, 'content-length with transfer-encoding');
-      chunked = true;
-    }
-    return { headers, contentLength, chunked, hosts, host };
   }
 
   private keep(buf: Buffer, from: number, to: number): void {
@@ -388,8 +301,8 @@ export class RequestHeadParser extends HeadScanner<RequestHead> {
     const version = v === 'HTTP/1.1' ? 'HTTP/1.1' : v === 'HTTP/1.0' ? 'HTTP/1.0' : otherVersion(v);
     if (version === null) return this.fail(400, 'bad version');
     if (version === 'HTTP/2') return this.fail(505, 'unsupported version');
-    const f = this.fields(text, pos, count);
-    if (!f) return null;
+    const f = readFields(text, pos, count);
+    if ('reason' in f) return this.fail(f.status, f.reason);
     if (f.hosts > 1) return this.fail(400, 'duplicate host');
     if (f.hosts === 0 && version === 'HTTP/1.1') return this.fail(400, 'missing host');
     if (!validAuthority(f.host)) return this.fail(400, 'bad host');
@@ -425,8 +338,8 @@ export class ResponseHeadParser extends HeadScanner<ResponseHead> {
           48
         : 0;
     if (status < 100 || status > 599) return this.fail(502, 'bad status');
-    const f = this.fields(text, pos, count);
-    if (!f) return null;
+    const f = readFields(text, pos, count);
+    if ('reason' in f) return this.fail(f.status, f.reason);
     return {
       version: v === 'HTTP/1.0' ? 'HTTP/1.0' : 'HTTP/1.1',
       status,
@@ -435,157 +348,4 @@ export class ResponseHeadParser extends HeadScanner<ResponseHead> {
       chunked: f.chunked,
     };
   }
-}
-
-/** Framing of a message body. */
-export const Framing = { None: 0, Length: 1, Chunked: 2, UntilClose: 3 } as const;
-export type Framing = (typeof Framing)[keyof typeof Framing];
-
-/**
- * An incremental body framer. `feed` returns how many bytes of `buf` from `off` belong to
- * the body, calling `onData` with decoded slices; `done` turns true at the end of the body.
- * `error` is set on a malformed chunked encoding.
- */
-export class BodyFramer {
-  done = false;
-  error = false;
-  private remaining = 0;
-  /** Chunked states: 0 size line, 1 data, 2 CRLF after data, 3 trailers. */
-  private state = 0;
-  private line = '';
-
-  constructor(
-    readonly framing: Framing,
-    length: number,
-  ) {
-    this.remaining = length;
-    if (framing === Framing.None || (framing === Framing.Length && length === 0)) this.done = true;
-  }
-
-  feed(buf: Buffer, off: number, onData: (chunk: Buffer) => void): number {
-    if (this.done) return 0;
-    if (this.framing === Framing.UntilClose) {
-      if (off < buf.length) onData(off === 0 ? buf : buf.subarray(off));
-      return buf.length - off;
-    }
-    if (this.framing === Framing.Length) {
-      const take = Math.min(this.remaining, buf.length - off);
-      if (take > 0) onData(off === 0 && take === buf.length ? buf : buf.subarray(off, off + take));
-      this.remaining -= take;
-      if (this.remaining === 0) this.done = true;
-      return take;
-    }
-    return this.feedChunked(buf, off, onData);
-  }
-
-  private feedChunked(buf: Buffer, start: number, onData: (chunk: Buffer) => void): number {
-    let off = start;
-    while (off < buf.length && !this.done) {
-      if (this.state === 1) {
-        const take = Math.min(this.remaining, buf.length - off);
-        onData(buf.subarray(off, off + take));
-        off += take;
-        this.remaining -= take;
-        if (this.remaining === 0) this.state = 2;
-        continue;
-      }
-      const nl = buf.indexOf(10, off);
-      const end = nl < 0 ? buf.length : nl + 1;
-      this.line += buf.toString('latin1', off, end);
-      off = end;
-      if (nl < 0) {
-        if (this.line.length > 4096) this.error = this.done = true;
-        break;
-      }
-      const line = this.line.trimEnd();
-      this.line = '';
-      if (this.state === 0) {
-        const semi = line.indexOf(';');
-        const hex = (semi < 0 ? line : line.slice(0, semi)).trim();
-        if (!/^[0-9a-fA-F]{1,15}$/.test(hex)) {
-          this.error = this.done = true;
-          break;
-        }
-        this.remaining = Number.parseInt(hex, 16);
-        this.state = this.remaining === 0 ? 3 : 1;
-      } else if (this.state === 2) {
-        if (line !== '') {
-          this.error = this.done = true;
-          break;
-        }
-        this.state = 0;
-      } else if (line === '') {
-        this.done = true;
-      }
-    }
-    return off - start;
-  }
-}
-
-/** Hop-by-hop headers a proxy never forwards. */
-export const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'trailer',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'http2-settings',
-]);
-
-const REASONS: Record<number, string> = {
-  100: 'Continue',
-  101: 'Switching Protocols',
-  200: 'OK',
-  201: 'Created',
-  202: 'Accepted',
-  204: 'No Content',
-  206: 'Partial Content',
-  301: 'Moved Permanently',
-  302: 'Found',
-  303: 'See Other',
-  304: 'Not Modified',
-  307: 'Temporary Redirect',
-  308: 'Permanent Redirect',
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  405: 'Method Not Allowed',
-  406: 'Not Acceptable',
-  408: 'Request Timeout',
-  409: 'Conflict',
-  410: 'Gone',
-  411: 'Length Required',
-  412: 'Precondition Failed',
-  413: 'Payload Too Large',
-  414: 'URI Too Long',
-  415: 'Unsupported Media Type',
-  416: 'Range Not Satisfiable',
-  417: 'Expectation Failed',
-  421: 'Misdirected Request',
-  422: 'Unprocessable Entity',
-  426: 'Upgrade Required',
-  428: 'Precondition Required',
-  429: 'Too Many Requests',
-  431: 'Request Header Fields Too Large',
-  500: 'Internal Server Error',
-  501: 'Not Implemented',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-  504: 'Gateway Timeout',
-  505: 'HTTP Version Not Supported',
-};
-
-/** The reason phrase of a status (`Unknown` for codes without one). */
-export function reasonPhrase(status: number): string {
-  return REASONS[status] ?? 'Unknown';
-}
-
-/** True for responses that never carry a body. */
-export function bodilessStatus(status: number): boolean {
-  return status < 200 || status === 204 || status === 304;
 }

@@ -1,14 +1,9 @@
 import type * as net from 'node:net';
 import { joinHostPort } from '../access-log/stream-info.js';
-import {
-  BodyFramer,
-  bodilessStatus,
-  Framing,
-  type RequestHead,
-  RequestHeadParser,
-  reasonPhrase,
-  validAuthority,
-} from '../codec/h1-parse.js';
+import { BodyFramer, Framing } from '../codec/h1-body.js';
+import type { RequestHead } from '../codec/h1-head.js';
+import { RequestHeadParser, validAuthority } from '../codec/h1-parse.js';
+import { bodilessStatus, reasonPhrase } from '../codec/h1-status.js';
 import type { HttpRequest, ResponseSink } from '../codec/request.js';
 import { restoredDestination } from '../listeners/original-dst.js';
 import { type PeerIdentitySource, peerIdentitySource } from '../listeners/peer-identity.js';

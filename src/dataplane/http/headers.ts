@@ -3,7 +3,7 @@ import type { JsonObject } from '../../../events/config.js';
 import { objectOf, stringOr } from '../../../reducers/settings/values.js';
 import type { UpstreamRequestHead } from '../pool/types.js';
 import type { CompiledRoute } from '../router/table.js';
-import { HOP_BY_HOP } from '../codec/h1-parse.js';
+import { HOP_BY_HOP } from '../codec/hop-by-hop.js';
 import { type HttpRequest, setHeader } from '../codec/request.js';
 
 /** The local cluster and node names (`--service-cluster`/`node.cluster`, `--service-node`/`node.id`). */

@@ -4,7 +4,7 @@ import { findRoute, pickWeighted } from '../router/lookup.js';
 import type { CompiledRoute } from '../router/table.js';
 import type { UpgradeTable } from '../router/upgrade-config.js';
 import type { DownstreamOwner } from './downstream.js';
-import { reasonPhrase } from '../codec/h1-parse.js';
+import { reasonPhrase } from '../codec/h1-status.js';
 import { applyEdge } from './edge.js';
 import { upstreamRequestHead } from './headers.js';
 import { normalizeRequestPath } from './path-normalize.js';

@@ -1,11 +1,8 @@
 import type * as net from 'node:net';
-import {
-  BodyFramer,
-  bodilessStatus,
-  Framing,
-  type ResponseHead,
-  ResponseHeadParser,
-} from '../codec/h1-parse.js';
+import { BodyFramer, Framing } from '../codec/h1-body.js';
+import type { ResponseHead } from '../codec/h1-head.js';
+import { ResponseHeadParser } from '../codec/h1-parse.js';
+import { bodilessStatus } from '../codec/h1-status.js';
 import type { ClusterTraffic, ConnectionCount, Count } from './cluster-traffic.js';
 import type {
   ConnectionPool,

@@ -1,12 +1,9 @@
 import type * as net from 'node:net';
 import type { GrpcCheckSettings, HttpCheckSettings, TcpCheckSettings } from '../../config/health.js';
-import {
-  BodyFramer,
-  bodilessStatus,
-  Framing,
-  type ResponseHead,
-  ResponseHeadParser,
-} from '../../dataplane/codec/h1-parse.js';
+import { BodyFramer, Framing } from '../../dataplane/codec/h1-body.js';
+import type { ResponseHead } from '../../dataplane/codec/h1-head.js';
+import { ResponseHeadParser } from '../../dataplane/codec/h1-parse.js';
+import { bodilessStatus } from '../../dataplane/codec/h1-status.js';
 import { GrpcProbe, Http2Probe } from './http2-probes.js';
 import {
   authorityOf,

@@ -11,10 +11,9 @@ import {
   type HeadError,
   REQUEST_LIMITS,
   type RequestHead,
-  RequestHeadParser,
   type ResponseHead,
-  ResponseHeadParser,
-} from '../../../src/dataplane/codec/h1-parse.js';
+} from '../../../src/dataplane/codec/h1-head.js';
+import { RequestHeadParser, ResponseHeadParser } from '../../../src/dataplane/codec/h1-parse.js';
 
 type Outcome<H> = { head: H; used: number } | { error: HeadError } | { more: true };
 

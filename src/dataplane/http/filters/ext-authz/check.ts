@@ -4,7 +4,7 @@
  * request head and answer. Pure functions of the request and the answer; the filter
  * (index.ts) sends and acts.
  */
-import { HOP_BY_HOP } from '../../../codec/h1-parse.js';
+import { HOP_BY_HOP } from '../../../codec/hop-by-hop.js';
 import type { HttpRequest } from '../../../codec/request.js';
 import type { CallResult } from '../cluster-call.js';
 import type { GrpcCallResult } from '../grpc-call.js';

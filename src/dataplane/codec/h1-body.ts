@@ -1,0 +1,90 @@
+/**
+ * HTTP/1 body framing (RFC 9112 6): a body delimited by Content-Length, chunked, or read until
+ * the connection closes, decoded as bytes arrive; shared by the downstream codec, the
+ * upstream pool and the health probes.
+ */
+
+/** Framing of a message body. */
+export const Framing = { None: 0, Length: 1, Chunked: 2, UntilClose: 3 } as const;
+export type Framing = (typeof Framing)[keyof typeof Framing];
+
+/**
+ * An incremental body framer. `feed` returns how many bytes of `buf` from `off` belong to
+ * the body, calling `onData` with decoded slices; `done` turns true at the end of the body.
+ * `error` is set on a malformed chunked encoding.
+ */
+export class BodyFramer {
+  done = false;
+  error = false;
+  private remaining = 0;
+  /** Chunked states: 0 size line, 1 data, 2 CRLF after data, 3 trailers. */
+  private state = 0;
+  private line = '';
+
+  constructor(
+    readonly framing: Framing,
+    length: number,
+  ) {
+    this.remaining = length;
+    if (framing === Framing.None || (framing === Framing.Length && length === 0)) this.done = true;
+  }
+
+  feed(buf: Buffer, off: number, onData: (chunk: Buffer) => void): number {
+    if (this.done) return 0;
+    if (this.framing === Framing.UntilClose) {
+      if (off < buf.length) onData(off === 0 ? buf : buf.subarray(off));
+      return buf.length - off;
+    }
+    if (this.framing === Framing.Length) {
+      const take = Math.min(this.remaining, buf.length - off);
+      if (take > 0) onData(off === 0 && take === buf.length ? buf : buf.subarray(off, off + take));
+      this.remaining -= take;
+      if (this.remaining === 0) this.done = true;
+      return take;
+    }
+    return this.feedChunked(buf, off, onData);
+  }
+
+  private feedChunked(buf: Buffer, start: number, onData: (chunk: Buffer) => void): number {
+    let off = start;
+    while (off < buf.length && !this.done) {
+      if (this.state === 1) {
+        const take = Math.min(this.remaining, buf.length - off);
+        onData(buf.subarray(off, off + take));
+        off += take;
+        this.remaining -= take;
+        if (this.remaining === 0) this.state = 2;
+        continue;
+      }
+      const nl = buf.indexOf(10, off);
+      const end = nl < 0 ? buf.length : nl + 1;
+      this.line += buf.toString('latin1', off, end);
+      off = end;
+      if (nl < 0) {
+        if (this.line.length > 4096) this.error = this.done = true;
+        break;
+      }
+      const line = this.line.trimEnd();
+      this.line = '';
+      if (this.state === 0) {
+        const semi = line.indexOf(';');
+        const hex = (semi < 0 ? line : line.slice(0, semi)).trim();
+        if (!/^[0-9a-fA-F]{1,15}$/.test(hex)) {
+          this.error = this.done = true;
+          break;
+        }
+        this.remaining = Number.parseInt(hex, 16);
+        this.state = this.remaining === 0 ? 3 : 1;
+      } else if (this.state === 2) {
+        if (line !== '') {
+          this.error = this.done = true;
+          break;
+        }
+        this.state = 0;
+      } else if (line === '') {
+        this.done = true;
+      }
+    }
+    return off - start;
+  }
+}
