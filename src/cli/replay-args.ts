@@ -1,6 +1,6 @@
 /** `proxy replay`'s command line: its usage text, and its arguments read and checked. */
 import { parseArgs } from 'node:util';
-import { listOf } from '../../views/events/filter.js';
+import { splitList } from '../../views/events/filter.js';
 import { parseTimePoint, TIME_FORMS } from '../../views/events/time.js';
 import { REPLAY_VIEWS, type ReplayView } from '../control/replay-views.js';
 
@@ -148,11 +148,11 @@ export function parseReplayArgs(argv: string[]): ReplayArgs | { help: true } | {
     timeline: values.timeline,
     since: values.since ?? null,
     until: values.until ?? null,
-    types: listOf(values.type),
-    sources: listOf(values.source),
-    clusters: listOf(values.cluster),
-    listeners: listOf(values.listener),
-    hosts: listOf(values.host),
+    types: splitList(values.type),
+    sources: splitList(values.source),
+    clusters: splitList(values.cluster),
+    listeners: splitList(values.listener),
+    hosts: splitList(values.host),
     view,
     format: values.format,
     skipBadLines: values['skip-bad-lines'],

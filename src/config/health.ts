@@ -1,7 +1,7 @@
 import type { Json, JsonObject } from '../../events/config.js';
 import { arrayOf, durationMs, numberOr, objectOf, stringOr } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
-import { attempt, type Report } from '../bootstrap/report.js';
+import { attempt, Report } from '../bootstrap/report.js';
 import { compileHeaderMutation, type HeaderMutation } from '../dataplane/router/header-mutation.js';
 
 /** `HealthCheck.http_health_check`, defaults applied. */
@@ -319,6 +319,15 @@ const OUTLIER_LOG_FIELDS: FieldTable = {
 export function compileOutlierEventLog(od: JsonObject, p: string, report: Report): string {
   checkFields(od, p, report, OUTLIER_LOG_FIELDS, 'ClusterManager.OutlierDetection');
   return stringOr(od.event_log_path, '');
+}
+
+/**
+ * The outlier event log path of a bootstrap (empty: none), for the outlier detector; its
+ * findings were given when the bootstrap was validated.
+ */
+export function compiledOutlierEventLog(bootstrap: JsonObject | undefined): string {
+  const od = objectOf(objectOf(bootstrap?.cluster_manager).outlier_detection);
+  return compileOutlierEventLog(od, 'cluster_manager.outlier_detection', new Report('bootstrap'));
 }
 
 /** The field tables of the health messages, by the message name their findings use. */

@@ -2,7 +2,7 @@ import type { JsonObject, OverloadActionKind } from '../../events/index.js';
 import { listOf, objectOf } from '../../reducers/settings/values.js';
 import { parseDuration } from '../bootstrap/duration.js';
 import { acting, checkFields, type FieldTable } from '../bootstrap/honoured.js';
-import type { Report } from '../bootstrap/report.js';
+import { Report } from '../bootstrap/report.js';
 
 /** A resource monitor: what it measures, under the name the config gives it (its stats use that name). */
 export type MonitorSpec =
@@ -167,4 +167,24 @@ export function compileOverloadManager(raw: JsonObject, path: string, report: Re
     else actions.push(action);
   });
   return { refreshMs, monitors, actions };
+}
+
+const compiled = new WeakMap<JsonObject, OverloadSpec | null>();
+
+/**
+ * The bootstrap's `overload_manager` as the edges run it (null: none), compiled once per
+ * bootstrap: the monitor and each thread's heap shrinker read the same value. Its findings
+ * were given when the bootstrap was validated.
+ */
+export function compiledOverloadManager(bootstrap: JsonObject | undefined): OverloadSpec | null {
+  if (!bootstrap) return null;
+  const hit = compiled.get(bootstrap);
+  if (hit !== undefined) return hit;
+  const raw = bootstrap.overload_manager;
+  const spec =
+    raw === undefined
+      ? null
+      : compileOverloadManager(objectOf(raw), 'overload_manager', new Report('overload'));
+  compiled.set(bootstrap, spec);
+  return spec;
 }

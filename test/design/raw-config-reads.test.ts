@@ -35,10 +35,11 @@ const COMPILE_STEP = /^(compile|check|validate)/;
  * once a cluster's members were read once by identity (reducers/settings/endpoints.ts), 80
  * once the SDS and RDS names a config asks discovery for were read once by identity, in
  * src/config/ with the string matchers and the config source, 74 once the routes' cluster check
- * joined them, 61 once the TLS contexts' compile steps did; the goal is 10, each with a comment
- * saying why.
+ * joined them, 61 once the TLS contexts' compile steps did, 51 once the overload manager and
+ * the outlier event log were read compiled and the event filters' list splitter stopped
+ * sharing the config helper's name; the goal is 10, each with a comment saying why.
  */
-const CEILING = 61;
+const CEILING = 51;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

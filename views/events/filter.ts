@@ -33,7 +33,7 @@ export const NO_FILTER: EventFilter = {
 };
 
 /** `a,b` and repeated values alike, blanks dropped. */
-export function listOf(values: readonly string[]): string[] {
+export function splitList(values: readonly string[]): string[] {
   return values
     .flatMap((v) => v.split(','))
     .map((v) => v.trim())

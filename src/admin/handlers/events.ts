@@ -8,7 +8,7 @@ import type { Envelope, ProxyEvent } from '../../../events/index.js';
 import { eventTypes, type State } from '../../../reducers/index.js';
 import { renderBlame } from '../../../views/events/blame.js';
 import { renderDiff } from '../../../views/events/diff.js';
-import { type EventFilter, listOf, matchesFilter, NO_FILTER } from '../../../views/events/filter.js';
+import { type EventFilter, matchesFilter, NO_FILTER, splitList } from '../../../views/events/filter.js';
 import { renderEvents, sseFrame } from '../../../views/events/list.js';
 import { parseTimePoint, TIME_FORMS, type TimePoint } from '../../../views/events/time.js';
 import {
@@ -175,7 +175,7 @@ function eventsQuery(
     if (typeof point === 'string') return { problem: `'${name}': ${point}`, status: 400 };
     points[name] = point;
   }
-  const list = (name: string) => listOf(req.query.getAll(name));
+  const list = (name: string) => splitList(req.query.getAll(name));
   return {
     since,
     limit,

@@ -1,9 +1,7 @@
 import type { ClusterEntry } from '../../../reducers/index.js';
-import { objectOf } from '../../../reducers/settings/values.js';
 import type { OutlierFigures } from '../../../views/clusters/figures.js';
-import { Report } from '../../bootstrap/report.js';
 import { compiledCluster } from '../../config/cluster.js';
-import { compileOutlierEventLog } from '../../config/health.js';
+import { compiledOutlierEventLog } from '../../config/health.js';
 import { followClusters } from '../../control/follow-clusters.js';
 import type { HealthDeps } from './check-context.js';
 import { ClusterDetector } from './cluster-detector.js';
@@ -26,11 +24,7 @@ export interface OutlierDetection {
  * outcomes to it). Ejections and returns are `health/outlier-changed` events.
  */
 export function startOutlierDetection(deps: HealthDeps, now: () => number = Date.now): OutlierDetection {
-  const logPath = compileOutlierEventLog(
-    objectOf(objectOf(deps.store.state.bootstrap?.config.cluster_manager).outlier_detection),
-    'cluster_manager.outlier_detection',
-    new Report('bootstrap'),
-  );
+  const logPath = compiledOutlierEventLog(deps.store.state.bootstrap?.config);
   const eventLog = logPath
     ? new JsonLinesLog(logPath, (err) =>
         deps.log

@@ -1,8 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { type OverloadActionKind, overloadActionChanged } from '../../../events/index.js';
-import { objectOf } from '../../../reducers/settings/values.js';
-import { Report } from '../../bootstrap/report.js';
-import { compileOverloadManager, type MonitorSpec } from '../../config/overload.js';
+import { compiledOverloadManager, type MonitorSpec } from '../../config/overload.js';
 import type { ServerContext } from '../../context.js';
 import { memoryFigures } from '../../memory.js';
 
@@ -46,10 +44,8 @@ function readPressure(ctx: ServerContext, monitor: MonitorSpec, waitMs: number):
  * event, so every data-plane worker folds it as the primary does. Returns its stop.
  */
 export function startOverloadManager(ctx: ServerContext): (() => void) | null {
-  const raw = ctx.store.state.bootstrap?.config.overload_manager;
-  if (raw === undefined) return null;
-  // Validated at load; compiled again here into the values the loop reads.
-  const spec = compileOverloadManager(objectOf(raw), 'overload_manager', new Report('overload'));
+  const spec = compiledOverloadManager(ctx.store.state.bootstrap?.config);
+  if (!spec) return null;
   const log = ctx.log.get('main');
   const scope = ctx.stats.scope('overload');
   const monitors = spec.monitors.map((m) => ({

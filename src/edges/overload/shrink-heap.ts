@@ -1,6 +1,4 @@
-import { objectOf } from '../../../reducers/settings/values.js';
-import { Report } from '../../bootstrap/report.js';
-import { compileOverloadManager } from '../../config/overload.js';
+import { compiledOverloadManager } from '../../config/overload.js';
 import type { ServerContext } from '../../context.js';
 import { v8Collector } from '../../memory.js';
 
@@ -12,9 +10,8 @@ import { v8Collector } from '../../memory.js';
  * null when the bootstrap has no shrink_heap action.
  */
 export function startShrinkHeap(ctx: ServerContext): (() => void) | null {
-  const raw = ctx.store.state.bootstrap?.config.overload_manager;
-  if (raw === undefined) return null;
-  const spec = compileOverloadManager(objectOf(raw), 'overload_manager', new Report('overload'));
+  const spec = compiledOverloadManager(ctx.store.state.bootstrap?.config);
+  if (!spec) return null;
   if (!spec.actions.some((a) => a.kind === 'shrink_heap')) return null;
   let gc: (() => void) | null = null;
   let timer: NodeJS.Timeout | null = null;
