@@ -1,6 +1,7 @@
 import type { JsonObject } from '../../events/config.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import type { Report } from '../bootstrap/report.js';
+import { DEFAULT_FLOOD_LIMITS, type FloodLimits } from '../dataplane/codec/h2/limits.js';
 
 /**
  * `http2_protocol_options` as a `node:http2` session applies it. A field left unset keeps the
@@ -18,6 +19,8 @@ export interface Http2Options {
    * malformed resets its stream; false (the reference's default) ends the whole connection.
    */
   streamErrorOnInvalidMessaging: boolean;
+  /** The flood limits (downstream only), the reference's defaults where unset. */
+  limits: FloodLimits;
 }
 
 /** `Http2ProtocolOptions` fields, on the connection manager and on a cluster alike. */
@@ -30,16 +33,18 @@ export const HTTP2_OPTIONS_FIELDS: FieldTable = {
   ),
   allow_connect: notYet('CONNECT over HTTP/2 (allow_connect)'),
   allow_metadata: notYet('METADATA frames (allow_metadata)'),
-  max_outbound_frames: notYet('the outbound frame flood limit (max_outbound_frames)'),
-  max_outbound_control_frames: notYet('the outbound control frame flood limit (max_outbound_control_frames)'),
+  max_outbound_frames: notYet('the outbound frame flood limit on upstream connections (max_outbound_frames)'),
+  max_outbound_control_frames: notYet(
+    'the outbound control frame flood limit on upstream connections (max_outbound_control_frames)',
+  ),
   max_consecutive_inbound_frames_with_empty_payload: notYet(
-    'the empty frame flood limit (max_consecutive_inbound_frames_with_empty_payload)',
+    'the empty frame flood limit on upstream connections (max_consecutive_inbound_frames_with_empty_payload)',
   ),
   max_inbound_priority_frames_per_stream: notYet(
-    'the PRIORITY frame flood limit (max_inbound_priority_frames_per_stream)',
+    'the PRIORITY frame flood limit on upstream connections (max_inbound_priority_frames_per_stream)',
   ),
   max_inbound_window_update_frames_per_data_frame_sent: notYet(
-    'the WINDOW_UPDATE flood limit (max_inbound_window_update_frames_per_data_frame_sent)',
+    'the WINDOW_UPDATE flood limit on upstream connections (max_inbound_window_update_frames_per_data_frame_sent)',
   ),
   stream_error_on_invalid_http_messaging: notYet(
     'resetting only the stream on invalid HTTP messaging from an upstream (stream_error_on_invalid_http_messaging)',
@@ -50,10 +55,26 @@ export const HTTP2_OPTIONS_FIELDS: FieldTable = {
   custom_settings_parameters: notYet('custom SETTINGS parameters (custom_settings_parameters)'),
 };
 
-/** The connection manager's `http2_protocol_options`: the downstream codec also acts on invalid messaging. */
+/** The flood limits, as `http2_protocol_options` names them, and where each goes. */
+const FLOOD_FIELDS: Array<[string, keyof FloodLimits, number]> = [
+  ['max_outbound_frames', 'maxOutboundFrames', 1],
+  ['max_outbound_control_frames', 'maxOutboundControlFrames', 1],
+  ['max_consecutive_inbound_frames_with_empty_payload', 'maxConsecutiveInboundFramesWithEmptyPayload', 0],
+  ['max_inbound_priority_frames_per_stream', 'maxInboundPriorityFramesPerStream', 0],
+  ['max_inbound_window_update_frames_per_data_frame_sent', 'maxInboundWindowUpdateFramesPerDataFrameSent', 1],
+];
+
+/**
+ * The connection manager's `http2_protocol_options`: the downstream codec (our own) also acts
+ * on invalid messaging and counts the flood limits.
+ */
 export const DOWNSTREAM_HTTP2_OPTIONS_FIELDS: FieldTable = {
   ...HTTP2_OPTIONS_FIELDS,
-  ...acting('stream_error_on_invalid_http_messaging', 'override_stream_error_on_invalid_http_message'),
+  ...acting(
+    'stream_error_on_invalid_http_messaging',
+    'override_stream_error_on_invalid_http_message',
+    ...FLOOD_FIELDS.map(([field]) => field),
+  ),
 };
 
 /** The largest HTTP/2 window (RFC 7540 6.9.1) and the reference's upper bound of max_concurrent_streams. */
@@ -105,9 +126,17 @@ export function compileHttp2Options(
     path,
     report,
   );
+  const limits: FloodLimits = { ...DEFAULT_FLOOD_LIMITS };
+  for (const [field, key, min] of FLOOD_FIELDS) {
+    // Checked only where the field acts (the connection manager): a cluster refuses it by name.
+    if (fields[field] !== 'act') continue;
+    const value = boundedField(options, field, [min, 2 ** 32 - 1], path, report);
+    if (value !== undefined) limits[key] = value;
+  }
   return {
     settings,
     connectionWindowSize: connectionWindow ?? null,
     streamErrorOnInvalidMessaging: options.stream_error_on_invalid_http_messaging === true,
+    limits,
   };
 }

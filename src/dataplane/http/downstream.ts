@@ -1,6 +1,6 @@
-import type * as http2 from 'node:http2';
 import type bunyan from 'bunyan';
 import type { StreamInfo } from '../access-log/stream-info.js';
+import type { ServerSession } from '../codec/h2/session.js';
 import type { RouteTable } from '../router/table.js';
 import type { HttpTracer } from '../tracing/tracer.js';
 import type { StreamFilterMaker } from './filters/api.js';
@@ -52,5 +52,5 @@ export interface DownstreamOwner extends ForwardingOptions {
   /** Called once by each exchange when it is over. */
   onStreamEnd(info: StreamInfo): void;
   /** Called by the HTTP/2 codec for each new session, so drains can send it GOAWAY. */
-  trackSession(session: http2.Http2Session): void;
+  trackSession(session: ServerSession): void;
 }

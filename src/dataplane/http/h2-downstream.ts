@@ -1,8 +1,12 @@
-import * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import type { Counter } from '../../stats/store.js';
 import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
-import { withFlatHeaders } from '../codec/h2-headers.js';
+import type { SessionEvents, SessionOptions } from '../codec/h2/connection.js';
+import type { RequestFields } from '../codec/h2/fields.js';
+import { ERROR } from '../codec/h2/frames.js';
+import type { FloodKind } from '../codec/h2/limits.js';
+import { ServerSession } from '../codec/h2/session.js';
+import type { ServerStream, StreamHandler } from '../codec/h2/stream.js';
 import type { HttpRequest, ResponseSink } from '../codec/request.js';
 import { restoredDestination } from '../listeners/original-dst.js';
 import { type PeerIdentitySource, peerIdentitySource } from '../listeners/peer-identity.js';
@@ -11,279 +15,282 @@ import { Exchange, type ExchangeOwner } from './exchange.js';
 import { isGrpcContentType } from './grpc.js';
 import { StreamTimers } from './stream-timers.js';
 
-const {
-  NGHTTP2_INTERNAL_ERROR,
-  NGHTTP2_PROTOCOL_ERROR,
-  NGHTTP2_FLOW_CONTROL_ERROR,
-  NGHTTP2_STREAM_CLOSED,
-  NGHTTP2_FRAME_SIZE_ERROR,
-  NGHTTP2_COMPRESSION_ERROR,
-  NGHTTP2_ENHANCE_YOUR_CALM,
-} = http2.constants;
+const FLOODS: readonly FloodKind[] = [
+  'outbound_flood',
+  'outbound_control_flood',
+  'inbound_empty_frames_flood',
+  'inbound_priority_frames_flood',
+  'inbound_window_update_frames_flood',
+];
 
-/**
- * The GOAWAY code for a session the binding tears down itself. On a fatal nghttp2 error Node
- * destroys the session with an error whose `errno` is nghttp2's library code and, given no
- * code, says INTERNAL_ERROR; RFC 9113 wants the code of the peer's fault (as nghttp2's own
- * mapping gives it). Keys are nghttp2's `NGHTTP2_ERR_*` values, which Node does not export.
- */
-const GOAWAY_CODE_OF_LIB_ERROR = new Map<number, number>([
-  [-505, NGHTTP2_PROTOCOL_ERROR], // ERR_PROTO (also Node's verdict on an unsolicited PING ACK)
-  [-510, NGHTTP2_STREAM_CLOSED], // ERR_STREAM_CLOSED
-  [-522, NGHTTP2_FRAME_SIZE_ERROR], // ERR_FRAME_SIZE_ERROR
-  [-523, NGHTTP2_COMPRESSION_ERROR], // ERR_HEADER_COMP
-  [-524, NGHTTP2_FLOW_CONTROL_ERROR], // ERR_FLOW_CONTROL
-  [-531, NGHTTP2_PROTOCOL_ERROR], // ERR_HTTP_HEADER
-  [-532, NGHTTP2_PROTOCOL_ERROR], // ERR_HTTP_MESSAGING
-  [-536, NGHTTP2_PROTOCOL_ERROR], // ERR_SETTINGS_EXPECTED
-  [-903, NGHTTP2_PROTOCOL_ERROR], // ERR_BAD_CLIENT_MAGIC
-  [-904, NGHTTP2_ENHANCE_YOUR_CALM], // ERR_FLOODED
-  [-905, NGHTTP2_ENHANCE_YOUR_CALM], // ERR_TOO_MANY_CONTINUATIONS
-]);
+/** What the connections of one connection manager share: session options and the `http2.*` stats. */
+export class H2Codec {
+  readonly options: SessionOptions;
+  /** `http2.rx_messaging_error`, as the reference counts a malformed request. */
+  readonly rxMessagingError: Counter;
+  readonly headerOverflow: Counter;
+  readonly floods: Map<FloodKind, Counter>;
 
-const ERR_HTTP_HEADER = -531;
-const ERR_HTTP_MESSAGING = -532;
+  constructor(readonly hcm: DownstreamOwner) {
+    const h2 = hcm.spec.http2;
+    const stats = hcm.deps.ctx.stats;
+    this.options = {
+      headerTableSize: h2.settings.headerTableSize ?? 4096,
+      maxConcurrentStreams: h2.settings.maxConcurrentStreams ?? null,
+      initialWindowSize: h2.settings.initialWindowSize ?? 65535,
+      connectionWindowSize: h2.connectionWindowSize ?? 65535,
+      maxHeaderListSize: hcm.maxRequestHeadersBytes,
+      maxHeadersCount: hcm.spec.maxHeadersCount,
+      streamErrorOnInvalidMessaging: h2.streamErrorOnInvalidMessaging,
+      limits: h2.limits,
+    };
+    this.rxMessagingError = stats.counter('http2.rx_messaging_error');
+    this.headerOverflow = stats.counter('http2.header_overflow');
+    this.floods = new Map(FLOODS.map((kind) => [kind, stats.counter(`http2.${kind}`)]));
+  }
 
-/** Makes the binding's own teardowns of `session` say why in their GOAWAY. */
-function goAwayWithCause(session: http2.ServerHttp2Session): void {
-  const destroy = session.destroy.bind(session);
-  session.destroy = (error?: Error, code?: number) =>
-    destroy(
-      error,
-      code ?? GOAWAY_CODE_OF_LIB_ERROR.get((error as { errno?: number } | undefined)?.errno ?? 0),
-    );
+  /** Serves HTTP/2 on `socket`; `first`: bytes already read from it (the preface the manager sniffed). */
+  accept(socket: net.Socket, first: Buffer | null): ServerSession {
+    const conn = new H2Connection(this, socket);
+    if (first) conn.session.onData(first);
+    return conn.session;
+  }
+}
+
+/** A request as far as a malformed head tells it, for its access log line. */
+function partialRequest(fields: readonly string[], conn: H2Connection): HttpRequest {
+  const pseudo = (name: string) => {
+    for (let i = 0; i < fields.length; i += 2) if (fields[i] === name) return fields[i + 1] as string;
+    return '';
+  };
+  return {
+    method: pseudo(':method'),
+    path: pseudo(':path'),
+    authority: pseudo(':authority').toLowerCase(),
+    scheme: pseudo(':scheme'),
+    headers: [],
+    protocol: 'HTTP/2',
+    remoteIp: conn.remoteIp,
+    remotePort: conn.remotePort,
+    remoteAddress: conn.remoteAddress,
+    localAddress: conn.localAddress,
+    contentLength: -1,
+    hasBody: false,
+  };
 }
 
 /**
- * What the streams of one session share: its peer and local address, read from its socket
- * once rather than per stream, its count of open streams for `idle_timeout`, and the route
- * and stream idle timers of its finished exchanges, lent to the next ones.
+ * One downstream HTTP/2 connection: its session's events, its peer and local address (read
+ * once, not per stream), its count of open streams for `idle_timeout`, and the route and
+ * stream idle timers of finished exchanges, lent to the next ones.
  */
-interface SessionState {
-  remoteIp: string;
-  remotePort: number | undefined;
+class H2Connection implements SessionEvents {
+  readonly session: ServerSession;
+  readonly hcm: DownstreamOwner;
+  readonly remoteIp: string;
+  readonly remotePort: number | undefined;
   /** `remoteIp:remotePort` as the access logs print it. */
-  remoteAddress: string;
-  localAddress: string;
-  originalDst: string | null;
-  peer: PeerIdentitySource | undefined;
-  open: number;
+  readonly remoteAddress: string;
+  readonly localAddress: string;
+  readonly originalDst: string | null;
+  readonly peer: PeerIdentitySource | undefined;
+  /** A TLS socket (ALPN h2) carries https. */
+  readonly scheme: 'http' | 'https';
+  open = 0;
   /** Armed while no stream is open; null without an `idle_timeout`. */
-  idle: NodeJS.Timeout | null;
+  private idle: NodeJS.Timeout | null = null;
+  private maxDuration: NodeJS.Timeout | null = null;
   /**
    * Timer pairs no exchange holds: a stream takes one and gives it back when its exchange
-   * ends, so a request refreshes two `Timeout`s instead of making and clearing them. At most
-   * as many as the session ever had exchanges at once.
+   * ends, so a request refreshes two `Timeout`s instead of making and clearing them.
    */
-  spareTimers: StreamTimers[];
-  closed: boolean;
-}
+  readonly spareTimers: StreamTimers[] = [];
+  closed = false;
 
-const SESSIONS = new WeakMap<http2.Http2Session, SessionState>();
-
-function sessionOf(session: http2.Http2Session | undefined): SessionState {
-  let state = session && SESSIONS.get(session);
-  if (!state) {
-    const socket = session?.socket;
-    const remoteIp = (socket?.remoteAddress ?? '').replace(/^::ffff:/, '');
-    state = {
-      remoteIp,
-      remotePort: socket?.remotePort,
-      remoteAddress: joinHostPort(remoteIp, socket?.remotePort),
-      localAddress: joinHostPort(socket?.localAddress, socket?.localPort),
-      originalDst: restoredDestination(socket as net.Socket | undefined),
-      peer: peerIdentitySource(socket as net.Socket | undefined),
-      open: 0,
-      idle: null,
-      spareTimers: [],
-      closed: false,
-    };
-    if (session) SESSIONS.set(session, state);
+  constructor(
+    readonly codec: H2Codec,
+    socket: net.Socket,
+  ) {
+    this.hcm = codec.hcm;
+    this.remoteIp = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+    this.remotePort = socket.remotePort;
+    this.remoteAddress = joinHostPort(this.remoteIp, socket.remotePort);
+    this.localAddress = joinHostPort(socket.localAddress, socket.localPort);
+    this.originalDst = restoredDestination(socket);
+    this.peer = peerIdentitySource(socket);
+    this.scheme = 'encrypted' in socket ? 'https' : 'http';
+    this.session = new ServerSession(socket, codec.options, this);
+    this.watch();
+    this.hcm.trackSession(this.session);
   }
-  return state;
-}
 
-/**
- * A received header (or trailer) block as a flat list, without pseudo and connection headers,
- * nor `host` and `content-length`: the request carries its authority and length itself, and
- * an HTTP/1 upstream gets each once (RFC 9113 8.3.1: `:authority` wins).
- */
-function flatten(headers: http2.IncomingHttpHeaders): string[] {
-  const flat: string[] = [];
-  for (const name in headers) {
-    const value = headers[name];
-    if (name.charCodeAt(0) === 58 || value === undefined || name === 'connection') continue;
-    if (name === 'host' || name === 'content-length') continue;
-    // `te: trailers` (the only value HTTP/2 allows) goes upstream: gRPC servers want it.
-    if (name === 'te' && value !== 'trailers') continue;
-    if (Array.isArray(value)) for (const v of value) flat.push(name, v);
-    else flat.push(name, value);
+  /**
+   * The connection manager's timeouts: `idle_timeout` while no stream is open, and
+   * `max_connection_duration`. Either sends GOAWAY: streams in flight finish, then it closes.
+   */
+  private watch(): void {
+    const t = this.hcm.timeouts;
+    if (t.maxConnectionDurationMs > 0) {
+      this.maxDuration = setTimeout(() => {
+        this.hcm.stats.cxMaxDurationReached.inc();
+        this.session.close();
+      }, t.maxConnectionDurationMs).unref();
+    }
+    if (t.connectionIdleMs > 0) {
+      this.idle = setTimeout(() => {
+        if (this.open > 0 || this.session.closed) return;
+        this.hcm.stats.cxIdleTimeout.inc();
+        this.session.close();
+      }, t.connectionIdleMs).unref();
+    }
   }
-  return flat;
+
+  onRequest(stream: ServerStream, request: RequestFields, endStream: boolean): void {
+    try {
+      new H2Stream(this, stream, request, endStream);
+    } catch (err) {
+      this.hcm.log.error({ err }, 'HTTP/2 stream setup failed');
+      stream.reset(ERROR.INTERNAL_ERROR);
+    }
+  }
+
+  onMalformed(fields: readonly string[], _reason: string): void {
+    this.logMalformed(partialRequest(fields, this));
+  }
+
+  /** Counts and logs (with `DPE`) a request refused as malformed. */
+  logMalformed(req: HttpRequest): void {
+    this.codec.rxMessagingError.inc();
+    const info = newStreamInfo(req, this.remoteAddress, this.localAddress);
+    info.flags |= FLAG.DPE;
+    this.hcm.onStreamEnd(info);
+  }
+
+  onMessagingError(stream: ServerStream): void {
+    this.codec.rxMessagingError.inc();
+    (stream.handler as H2Stream | null)?.messagingError();
+  }
+
+  onHeaderOverflow(stream: ServerStream): void {
+    this.codec.headerOverflow.inc();
+    stream.respond(431, [], true);
+  }
+
+  onConnectionError(_code: number, flood: FloodKind | null): void {
+    this.hcm.stats.cxProtocolError.inc();
+    if (flood !== null) this.codec.floods.get(flood)?.inc();
+  }
+
+  onClose(): void {
+    this.closed = true;
+    if (this.idle) clearTimeout(this.idle);
+    if (this.maxDuration) clearTimeout(this.maxDuration);
+    for (const spare of this.spareTimers) spare.close();
+    this.spareTimers.length = 0;
+  }
+
+  streamClosed(): void {
+    this.open -= 1;
+    if (this.open === 0) this.idle?.refresh();
+  }
 }
-
-/** One error for every reset this codec makes: only its presence matters to Node. */
-const RESET = new Error('stream reset by the proxy');
-
-const MALFORMED = new Error('malformed HTTP/2 request');
-
-const NO_TRAILERS: readonly string[] = [];
 
 /** The timers of a stream refused before its exchange: never armed, never lent. */
 const NO_TIMERS = new StreamTimers();
 
-/** A stream's 'error' is followed by its 'close', which is what the exchange hears. */
-function ignoreError(): void {}
-
-/** What the streams of one HTTP/2 codec share: how it treats a malformed request. */
-interface CodecShared {
-  /** `http2.rx_messaging_error`, as the reference counts a malformed request. */
-  rxMessagingError: Counter;
-  /** `stream_error_on_invalid_http_messaging`: reset the stream only, else end the connection. */
-  streamError: boolean;
+/** Whether the request's fields ask for response trailers: `te: trailers`, or gRPC. */
+function acceptsTrailers(headers: readonly string[]): boolean {
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i];
+    if (name === 'te' && headers[i + 1] === 'trailers') return true;
+    if (name === 'content-type' && isGrpcContentType(headers[i + 1])) return true;
+  }
+  return false;
 }
 
-/**
- * Refuses a malformed request (RFC 9113 8.1.1): counted and logged with `DPE`, then its stream
- * reset, or with the reference's default the whole connection ended with GOAWAY PROTOCOL_ERROR.
- */
-function refuseMalformed(
-  hcm: DownstreamOwner,
-  codec: CodecShared,
-  stream: http2.ServerHttp2Stream,
-  req: HttpRequest,
-): void {
-  codec.rxMessagingError.inc();
-  const info = newStreamInfo(req, req.remoteAddress ?? '', req.localAddress ?? '');
-  info.flags |= FLAG.DPE;
-  hcm.onStreamEnd(info);
-  stream.on('error', ignoreError);
-  if (codec.streamError) stream.close(NGHTTP2_PROTOCOL_ERROR);
-  // The session's 'error' counts downstream_cx_protocol_error.
-  else stream.session?.destroy(MALFORMED, NGHTTP2_PROTOCOL_ERROR);
-}
-
-/** The `H2Stream` a node:http2 stream carries, for the listeners every stream shares. */
-const OWNER = Symbol('h2 downstream stream');
-type OwnedStream = http2.ServerHttp2Stream & { [OWNER]: H2Stream };
-
-/*
- * One function per event for every stream (`this` is the stream), not closures per stream:
- * a stream lives as long as its request, and with a hundred in flight what each one holds
- * is copied at every scavenge.
- */
-function onRequestData(this: OwnedStream, chunk: Buffer): void {
-  this[OWNER].body?.onBody(chunk);
-}
-function onRequestEnd(this: OwnedStream): void {
-  this[OWNER].body?.onBodyEnd();
-}
-function onRequestTrailers(this: OwnedStream, trailers: http2.IncomingHttpHeaders): void {
-  this[OWNER].body?.onRequestTrailers(flatten(trailers));
-}
-function onStreamClose(this: OwnedStream): void {
-  this[OWNER].onClose();
-}
-function onWantTrailers(this: OwnedStream): void {
-  this[OWNER].sendTrailers();
-}
-function onStreamDrain(this: OwnedStream): void {
-  this[OWNER].onDrain();
-}
-
-/** One downstream HTTP/2 stream: the exchange's sink and owner. */
-class H2Stream implements ResponseSink, ExchangeOwner {
+/** One downstream HTTP/2 stream: the exchange's sink and owner, and the codec stream's handler. */
+class H2Stream implements ResponseSink, ExchangeOwner, StreamHandler {
   headersSent = false;
   private exchange: Exchange | null = null;
   /** The exchange the request's body goes to, kept after the exchange is done (it ignores it then). */
-  body: Exchange | null = null;
-  private contentLength = -1;
-  private drainWatched = false;
-  /**
-   * The response went out with `waitForTrailers`: the stream stays open after its last DATA
-   * frame until `wantTrailers` sends these (none: an empty DATA frame ends it).
-   */
-  private trailers: readonly string[] | null = null;
+  private body: Exchange | null = null;
+  /** The response may end with trailers (writeHead said so). */
+  private trailers = false;
   readonly timers: StreamTimers;
-  private readonly session: SessionState;
 
   constructor(
-    readonly hcm: DownstreamOwner,
-    readonly stream: http2.ServerHttp2Stream,
-    headers: http2.IncomingHttpHeaders,
-    private readonly codec: CodecShared,
+    private readonly conn: H2Connection,
+    private readonly stream: ServerStream,
+    fields: RequestFields,
+    endStream: boolean,
   ) {
-    const flat = flatten(headers);
-    const cl = headers['content-length'];
-    const method = String(headers[':method'] ?? 'GET');
-    const contentLength = cl === undefined ? -1 : Number(cl);
-    this.contentLength = contentLength;
-    const hasBody = !stream.readableEnded && !stream.endAfterHeaders;
-    const session = sessionOf(stream.session);
-    this.session = session;
-    const authority = String(headers[':authority'] ?? headers.host ?? '').toLowerCase();
+    // First: a stream reset while this is built still tells it.
+    stream.handler = this;
+    const hcm = conn.hcm;
+    const hasBody = !endStream;
+    const authority = (fields.authority || fields.host || '').toLowerCase();
     const req: HttpRequest = {
-      method,
-      path: String(headers[':path'] ?? '/'),
+      method: fields.method,
+      path: fields.path,
       authority,
-      scheme: String(headers[':scheme'] ?? 'http'),
-      headers: flat,
+      scheme: fields.scheme || conn.scheme,
+      headers: fields.headers,
       protocol: 'HTTP/2',
-      remoteIp: session.remoteIp,
-      remotePort: session.remotePort,
-      remoteAddress: session.remoteAddress,
-      localAddress: session.localAddress,
-      contentLength: hasBody ? contentLength : 0,
+      remoteIp: conn.remoteIp,
+      remotePort: conn.remotePort,
+      remoteAddress: conn.remoteAddress,
+      localAddress: conn.localAddress,
+      contentLength: hasBody ? fields.contentLength : 0,
       hasBody,
     };
-    if (session.originalDst) req.originalDst = session.originalDst;
-    if (session.peer) req.peer = session.peer;
-    const host = headers.host;
+    if (conn.originalDst) req.originalDst = conn.originalDst;
+    if (conn.peer) req.peer = conn.peer;
+    conn.open += 1;
     // A `host` naming another entity than `:authority` makes the request malformed (RFC 9113 8.3.1).
-    if (
-      host !== undefined &&
-      headers[':authority'] !== undefined &&
-      String(host).toLowerCase() !== authority
-    ) {
+    if (fields.host !== undefined && fields.authority !== '' && fields.host.toLowerCase() !== authority) {
       this.timers = NO_TIMERS;
-      refuseMalformed(hcm, codec, stream, req);
+      this.refuseMalformed(req);
       return;
     }
-    this.timers = session.spareTimers.pop() ?? new StreamTimers();
-    if (headers.te === 'trailers' || isGrpcContentType(headers['content-type'] as string | undefined))
-      req.acceptsTrailers = true;
+    this.timers = conn.spareTimers.pop() ?? new StreamTimers();
+    if (acceptsTrailers(fields.headers)) req.acceptsTrailers = true;
     const ex = new Exchange(hcm, req, this, this);
     this.exchange = ex;
-    session.open += 1;
-    // A request without a body is never read: reading its end would let node:http2 destroy
-    // the stream as soon as it closes, before the callback of the response's last write,
-    // and Node's Writable then builds an ERR_STREAM_DESTROYED (with its stack) per request.
-    // Unread, the stream is destroyed once both its sides are finished.
-    (stream as OwnedStream)[OWNER] = this;
-    if (hasBody) {
-      this.body = ex;
-      stream.on('data', onRequestData);
-      stream.on('end', onRequestEnd);
-      if (req.acceptsTrailers === true) stream.on('trailers', onRequestTrailers);
-    }
-    stream.on('close', onStreamClose);
-    stream.on('error', ignoreError);
+    if (hasBody) this.body = ex;
     ex.start();
   }
 
-  onClose(): void {
-    const session = this.session;
-    session.open -= 1;
-    if (session.open === 0) session.idle?.refresh();
-    const ex = this.exchange;
-    if (!ex) return;
-    const stream = this.stream;
-    // nghttp2 resets a stream whose DATA fell short of its content-length (RFC 9113 8.1.1).
-    if (this.contentLength >= 0 && !stream.readableEnded && stream.rstCode === NGHTTP2_PROTOCOL_ERROR) {
-      this.codec.rxMessagingError.inc();
-      ex.info.flags |= FLAG.DPE;
-    }
-    ex.onDownstreamReset();
+  /**
+   * Refuses a malformed request (RFC 9113 8.1.1): counted and logged with `DPE`, then its
+   * stream reset, or with the reference's default the whole connection ended with GOAWAY
+   * PROTOCOL_ERROR.
+   */
+  private refuseMalformed(req: HttpRequest): void {
+    this.conn.logMalformed(req);
+    if (this.conn.codec.options.streamErrorOnInvalidMessaging) this.stream.reset(ERROR.PROTOCOL_ERROR);
+    else this.conn.session.connectionError(ERROR.PROTOCOL_ERROR);
+  }
+
+  /** The request's DATA disagreed with its content-length: its log line says so. */
+  messagingError(): void {
+    if (this.exchange) this.exchange.info.flags |= FLAG.DPE;
+  }
+
+  onData(chunk: Buffer): void {
+    this.body?.onBody(chunk);
+  }
+
+  onEnd(trailers: string[] | null): void {
+    const body = this.body;
+    if (body === null) return;
+    if (trailers !== null) body.onRequestTrailers(trailers);
+    body.onBodyEnd();
+  }
+
+  onClose(code: number): void {
+    this.conn.streamClosed();
+    // -1: both sides ended as they should; anything else is the stream's reset.
+    if (code !== -1) this.exchange?.onDownstreamReset();
   }
 
   onDrain(): void {
@@ -298,72 +305,39 @@ class H2Stream implements ResponseSink, ExchangeOwner {
     trailers?: boolean,
   ): void {
     this.headersSent = true;
-    const stream = this.stream;
-    if (stream.destroyed || stream.closed) return;
-    // A flat list as node:http2 takes it (repeated names stay separate fields, checked as an
-    // object's would be): no header object, nor the copy node:http2 makes of one.
-    const out = [':status', String(status)];
     const length = contentLength >= 0 && status !== 204 && status !== 304;
-    for (let i = 0; i < headers.length; i += 2) {
-      const name = headers[i] as string;
+    let out = headers;
+    if (length) {
       // The known length replaces one a filter or local reply may have listed.
-      if (length && name === 'content-length') continue;
-      out.push(name, headers[i + 1] as string);
+      out = [];
+      for (let i = 0; i < headers.length; i += 2) {
+        const name = headers[i] as string;
+        if (name !== 'content-length') out.push(name, headers[i + 1] as string);
+      }
+      out.push('content-length', String(contentLength));
     }
-    if (length) out.push('content-length', String(contentLength));
-    try {
-      // A known empty body ends the stream with the HEADERS frame: no DATA frame, no write.
-      // That is also how a gRPC trailers-only answer must arrive.
-      const ends = endStream || contentLength === 0;
-      if (trailers === true && !ends) {
-        this.trailers = NO_TRAILERS;
-        stream.respond(out, { waitForTrailers: true });
-        stream.once('wantTrailers', onWantTrailers);
-      } else stream.respond(out, { endStream: ends });
-    } catch {
-      stream.close(NGHTTP2_INTERNAL_ERROR);
-    }
+    this.trailers = trailers === true;
+    // A known empty body ends the stream with the HEADERS frame; so must a gRPC trailers-only answer.
+    this.stream.respond(status, out, endStream || contentLength === 0);
   }
 
   writeData(chunk: Buffer): boolean {
-    const stream = this.stream;
-    if (stream.destroyed) return true;
-    if (stream.write(chunk)) return true;
-    if (!this.drainWatched) {
-      // Watched from the first full buffer on: most responses never fill it.
-      this.drainWatched = true;
-      stream.on('drain', onStreamDrain);
-    }
-    return false;
+    return this.stream.write(chunk);
   }
 
   end(trailers?: readonly string[]): void {
-    if (trailers !== undefined && this.trailers !== null) this.trailers = trailers;
-    if (!this.stream.writableEnded) this.stream.end();
-  }
-
-  sendTrailers(): void {
-    const out = withFlatHeaders({}, this.trailers as readonly string[]);
-    try {
-      // Empty, Node ends the stream with an empty DATA frame instead.
-      this.stream.sendTrailers(out);
-    } catch {
-      this.stream.close(NGHTTP2_INTERNAL_ERROR);
-    }
+    this.stream.end(this.trailers ? trailers : null);
   }
 
   reset(): void {
-    // Not `close(code)`: it ends the writable side first, and a response whose request
-    // already ended would then look complete (END_STREAM), the RST_STREAM after it dropped.
-    // Destroyed with an error, the stream sends RST_STREAM(INTERNAL_ERROR) at once.
-    this.stream.destroy(RESET);
+    this.stream.reset(ERROR.INTERNAL_ERROR);
   }
 
   onExchangeDone(): void {
     this.exchange = null;
-    // The exchange disarmed them; a session that closed takes no more streams.
-    if (this.session.closed) this.timers.close();
-    else this.session.spareTimers.push(this.timers);
+    // The exchange disarmed them; a connection that closed takes no more streams.
+    if (this.conn.closed) this.timers.close();
+    else this.conn.spareTimers.push(this.timers);
   }
 
   pauseReading(): void {
@@ -373,77 +347,4 @@ class H2Stream implements ResponseSink, ExchangeOwner {
   resumeReading(): void {
     this.stream.resume();
   }
-}
-
-/**
- * The HCM's connection timeouts on a session: `idle_timeout` while no stream is open, and
- * `max_connection_duration`. Either sends GOAWAY (`close`): streams in flight finish, then
- * the session ends.
- */
-function watchSession(hcm: DownstreamOwner, session: http2.ServerHttp2Session): void {
-  const t = hcm.timeouts;
-  const timers: NodeJS.Timeout[] = [];
-  if (t.maxConnectionDurationMs > 0) {
-    const onMax = () => {
-      hcm.stats.cxMaxDurationReached.inc();
-      session.close();
-    };
-    timers.push(setTimeout(onMax, t.maxConnectionDurationMs).unref());
-  }
-  if (t.connectionIdleMs > 0) {
-    const state = sessionOf(session);
-    const idle = setTimeout(() => {
-      if (state.open > 0 || session.closed) return;
-      hcm.stats.cxIdleTimeout.inc();
-      session.close();
-    }, t.connectionIdleMs).unref();
-    state.idle = idle;
-    timers.push(idle);
-  }
-  session.once('close', () => {
-    for (const timer of timers) clearTimeout(timer);
-    const state = SESSIONS.get(session);
-    if (!state) return;
-    state.closed = true;
-    for (const spare of state.spareTimers) spare.close();
-    state.spareTimers.length = 0;
-  });
-}
-
-/**
- * The HTTP/2 codec: a `node:http2` server that never listens; the connection manager hands
- * it sockets whose first bytes are the HTTP/2 connection preface (prior knowledge, h2c).
- */
-export function createH2Server(hcm: DownstreamOwner): http2.Http2Server {
-  const codec: CodecShared = {
-    rxMessagingError: hcm.deps.ctx.stats.counter('http2.rx_messaging_error'),
-    streamError: hcm.spec.http2.streamErrorOnInvalidMessaging,
-  };
-  const server = http2.createServer({
-    maxHeaderListPairs: 256,
-    maxSessionMemory: 64,
-    settings: { maxHeaderListSize: hcm.maxRequestHeadersBytes, ...hcm.spec.http2.settings },
-  });
-  server.on('stream', (stream, headers) => {
-    try {
-      new H2Stream(hcm, stream, headers, codec);
-    } catch (err) {
-      hcm.log.error({ err }, 'HTTP/2 stream setup failed');
-      stream.close(NGHTTP2_INTERNAL_ERROR);
-    }
-  });
-  const connectionWindow = hcm.spec.http2.connectionWindowSize;
-  server.on('session', (session) => {
-    if (connectionWindow !== null) session.setLocalWindowSize(connectionWindow);
-    goAwayWithCause(session);
-    watchSession(hcm, session);
-    hcm.trackSession(session);
-    session.on('error', (err: { errno?: number }) => {
-      hcm.stats.cxProtocolError.inc();
-      // DATA beyond the content-length: nghttp2 ends the connection itself.
-      if (err.errno === ERR_HTTP_MESSAGING || err.errno === ERR_HTTP_HEADER) codec.rxMessagingError.inc();
-    });
-  });
-  server.on('sessionError', () => {});
-  return server;
 }

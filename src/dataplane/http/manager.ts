@@ -1,4 +1,3 @@
-import type * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import type bunyan from 'bunyan';
 import { runtimeValue } from '../../../reducers/runtime.js';
@@ -7,6 +6,8 @@ import { Report } from '../../bootstrap/report.js';
 import type { Scope } from '../../stats/store.js';
 import { type AccessLogger, startAccessLogs } from '../access-log/config.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
+import { ERROR } from '../codec/h2/frames.js';
+import type { ServerSession } from '../codec/h2/session.js';
 import { WHOLE } from '../listeners/limits.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 import { discoveredRoutes } from '../router/discovered.js';
@@ -19,7 +20,7 @@ import type { FilterChain } from './filters/chain.js';
 import { startStreamFilters } from './filters/registry.js';
 import { type GrpcStreamStarter, grpcStreamStarter } from './grpc-filters.js';
 import { H1Downstream } from './h1-downstream.js';
-import { createH2Server } from './h2-downstream.js';
+import { H2Codec } from './h2-downstream.js';
 import type { HcmSpec } from './hcm-config.js';
 import { type LocalIdentity, localIdentity } from './headers.js';
 import { RouteFilters } from './route-filters.js';
@@ -36,8 +37,6 @@ const NORMALIZE_PATH_DEFAULT = {
   denominator: 100,
 };
 
-/** `http2.constants.NGHTTP2_NO_ERROR`, without importing the module at run time here. */
-const NGHTTP2_NO_ERROR = 0;
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 /**
  * How long (at most the drain time) a drained HTTP/1 connection may stay idle before it is
@@ -78,10 +77,10 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   private drainStartedAt = 0;
   private drainTimeMs = 0;
   private drainTimer: NodeJS.Timeout | null = null;
-  private h2: http2.Http2Server | null = null;
+  private h2: H2Codec | null = null;
   private readonly h1 = new Set<H1Downstream>();
   private readonly h2Sockets = new Set<net.Socket>();
-  private readonly h2Sessions = new Set<http2.Http2Session>();
+  private readonly h2Sessions = new Set<ServerSession>();
 
   constructor(
     readonly spec: HcmSpec,
@@ -225,7 +224,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   private startH2(socket: net.Socket, first: Buffer | null): void {
     this.stats.cxHttp2Total.inc();
     this.stats.cxHttp2Active.inc();
-    this.h2 ??= createH2Server(this);
+    this.h2 ??= new H2Codec(this);
     this.h2Sockets.add(socket);
     const openedAt = performance.now();
     socket.on('close', () => {
@@ -233,20 +232,15 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
       this.stats.cxHttp2Active.dec();
       this.onConnectionClosed(null, openedAt, true);
     });
-    // The preface already read is put back: the HTTP/2 session consumes buffered bytes
-    // before it takes over the socket's handle. Resuming the JS stream would race it.
-    socket.pause();
-    if (first) socket.unshift(first);
-    // HTTP/2 has no half-close: a peer's FIN ends the session, as in the reference. Half-open,
-    // the session would never hear of it (the socket stays in CLOSE-WAIT).
+    // HTTP/2 has no half-close: a peer's FIN ends the session, as in the reference.
     socket.allowHalfOpen = false;
-    this.h2.emit('connection', socket);
+    this.h2.accept(socket, first);
   }
 
   /** Called by the HTTP/2 codec for each new session, so drains can send it GOAWAY. */
-  trackSession(session: http2.Http2Session): void {
+  trackSession(session: ServerSession): void {
     this.h2Sessions.add(session);
-    session.once('close', () => this.h2Sessions.delete(session));
+    session.socket.once('close', () => this.h2Sessions.delete(session));
     if (this.draining) this.goAway(session);
   }
 
@@ -296,18 +290,16 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
    * follows the grace later, as RFC 9113 (6.8) advises. A single GOAWAY would refuse a stream
    * the client opened as it was sent.
    */
-  private goAway(session: http2.Http2Session): void {
-    if (session.closed || session.destroyed) return;
+  private goAway(session: ServerSession): void {
+    if (session.closed) return;
     this.stats.cxDrainClose.inc();
     const graceMs = Math.min(DRAIN_GRACE_MS, this.drainTimeMs);
     if (graceMs <= 0) {
       session.close();
       return;
     }
-    session.goaway(NGHTTP2_NO_ERROR, MAX_STREAM_ID);
-    setTimeout(() => {
-      if (!session.closed && !session.destroyed) session.close();
-    }, graceMs).unref();
+    session.goaway(ERROR.NO_ERROR, MAX_STREAM_ID);
+    setTimeout(() => session.close(), graceMs).unref();
   }
 
   async close(): Promise<void> {

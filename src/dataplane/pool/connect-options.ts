@@ -3,6 +3,7 @@ import { compiledCluster, type UpstreamConnection } from '../../config/cluster.j
 import { clusterTls } from '../../config/cluster-tls.js';
 import { NO_SECRETS, type Secrets } from '../../config/secrets.js';
 import type { UpstreamTls } from '../../config/tls-context.js';
+import { DEFAULT_FLOOD_LIMITS } from '../codec/h2/limits.js';
 
 /** How to open a cluster's upstream connections: its compiled socket options and TLS context. */
 export interface ConnectOptions extends UpstreamConnection {
@@ -17,7 +18,12 @@ const NONE: ConnectOptions = {
   keepAliveInitialDelayMs: 0,
   idleTimeoutMs: 3_600_000,
   tls: null,
-  http2: { settings: {}, connectionWindowSize: null, streamErrorOnInvalidMessaging: false },
+  http2: {
+    settings: {},
+    connectionWindowSize: null,
+    streamErrorOnInvalidMessaging: false,
+    limits: DEFAULT_FLOOD_LIMITS,
+  },
 };
 /** By the static secrets the TLS context may name, then by the cluster config. */
 const caches = new WeakMap<Secrets, WeakMap<RawCluster, ConnectOptions>>();

@@ -7,6 +7,7 @@ import { canonicalMessage } from '../../../src/bootstrap/canonical.js';
 import { CONFIG_TYPE } from '../../../src/bootstrap/extensions.js';
 import { Report } from '../../../src/bootstrap/report.js';
 import { messageType } from '../../../src/bootstrap/schema.js';
+import { DEFAULT_FLOOD_LIMITS } from '../../../src/dataplane/codec/h2/limits.js';
 import { compileHcm, type HcmSpec } from '../../../src/dataplane/http/hcm-config.js';
 import { frame, PREFACE } from '../../helpers/h2-frames.js';
 import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
@@ -66,6 +67,7 @@ function compileWith(h2: Record<string, unknown> | null): { report: Report; spec
 const findings = (h2: Record<string, unknown>) => compileWith(h2).report;
 
 test('compile: the four settings in their bounds, unset ones left to the codec, the rest refused by name', () => {
+  const defaults = DEFAULT_FLOOD_LIMITS;
   const ok = compileWith({
     hpack_table_size: 0,
     max_concurrent_streams: 100,
@@ -78,11 +80,13 @@ test('compile: the four settings in their bounds, unset ones left to the codec, 
     settings: { headerTableSize: 0, maxConcurrentStreams: 100, initialWindowSize: 65536 },
     connectionWindowSize: 1048576,
     streamErrorOnInvalidMessaging: false,
+    limits: defaults,
   });
   assert.deepEqual(compileWith(null).spec.http2, {
     settings: {},
     connectionWindowSize: null,
     streamErrorOnInvalidMessaging: false,
+    limits: defaults,
   });
   const bounds = findings({ max_concurrent_streams: 0, initial_stream_window_size: 1000 });
   assert.deepEqual(
@@ -97,16 +101,33 @@ test('compile: the four settings in their bounds, unset ones left to the codec, 
     big.problems.map((p) => p.path),
     ['hcm.http2_protocol_options.initial_connection_window_size'],
   );
-  const refused = findings({ allow_connect: true, max_outbound_frames: 5 });
+  const refused = findings({ allow_connect: true });
   assert.deepEqual(
     refused.problems.map((p) => [p.path, p.message.replace(/ \(not supported by this build\)$/, '')]),
-    [
-      ['hcm.http2_protocol_options.allow_connect', 'CONNECT over HTTP/2 (allow_connect) is not implemented'],
-      [
-        'hcm.http2_protocol_options.max_outbound_frames',
-        'the outbound frame flood limit (max_outbound_frames) is not implemented',
-      ],
-    ],
+    [['hcm.http2_protocol_options.allow_connect', 'CONNECT over HTTP/2 (allow_connect) is not implemented']],
+  );
+});
+
+test('compile: the five flood limits act on the connection manager, the reference defaults where unset', () => {
+  const floods = compileWith({
+    max_outbound_frames: 5,
+    max_outbound_control_frames: 6,
+    max_consecutive_inbound_frames_with_empty_payload: 0,
+    max_inbound_priority_frames_per_stream: 7,
+    max_inbound_window_update_frames_per_data_frame_sent: 8,
+  });
+  assert.deepEqual(floods.report.problems, []);
+  assert.deepEqual(floods.spec.http2.limits, {
+    maxOutboundFrames: 5,
+    maxOutboundControlFrames: 6,
+    maxConsecutiveInboundFramesWithEmptyPayload: 0,
+    maxInboundPriorityFramesPerStream: 7,
+    maxInboundWindowUpdateFramesPerDataFrameSent: 8,
+  });
+  // The reference's minimum of 1 for the outbound and WINDOW_UPDATE limits.
+  assert.deepEqual(
+    findings({ max_outbound_frames: 0 }).problems.map((p) => p.path),
+    ['hcm.http2_protocol_options.max_outbound_frames'],
   );
 });
 

@@ -1,0 +1,125 @@
+/**
+ * What makes an HTTP/2 request's fields well-formed (RFC 9113 8.1.1, 8.2, 8.3.1): checked on
+ * the decoded list before anything of the request is used.
+ */
+
+/** Bytes a field name may hold: lowercase token characters (RFC 9110 5.6.2). */
+const NAME_OK = new Uint8Array(256);
+for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz") NAME_OK[c.charCodeAt(0)] = 1;
+
+/** Headers that are HTTP/1 connection framing: never in an HTTP/2 message (RFC 9113 8.2.2). */
+const CONNECTION_SPECIFIC = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/** A request's pseudo-header fields and its others, split out of the decoded list. */
+export interface RequestFields {
+  method: string;
+  path: string;
+  scheme: string;
+  /** `:authority`, or '' when absent. */
+  authority: string;
+  /** `host`, checked against `:authority` by the caller; undefined when absent. */
+  host: string | undefined;
+  /** The other fields, flat, in order, without `host` and `content-length` (the request carries both itself). */
+  headers: string[];
+  /** `content-length` as a number, -1 when absent. */
+  contentLength: number;
+}
+
+function validName(name: string): boolean {
+  if (name.length === 0) return false;
+  for (let i = 0; i < name.length; i++) if (NAME_OK[name.charCodeAt(i)] !== 1) return false;
+  return true;
+}
+
+/** RFC 9113 8.2.1: no NUL, CR or LF in a value. */
+function validValue(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0 || c === 10 || c === 13) return false;
+  }
+  return true;
+}
+
+/** Checks a regular (not pseudo) field; returns why it is malformed, or null. */
+function checkRegular(name: string, value: string): string | null {
+  if (!validName(name)) return `invalid field name ${JSON.stringify(name)}`;
+  if (!validValue(value)) return `invalid value of ${name}`;
+  if (CONNECTION_SPECIFIC.has(name)) return `connection-specific field ${name}`;
+  if (name === 'te' && value !== 'trailers') return 'te other than trailers';
+  return null;
+}
+
+/**
+ * Splits a request's decoded fields; a string names what is malformed (a stream error of
+ * type PROTOCOL_ERROR).
+ */
+export function requestFields(list: readonly string[]): RequestFields | string {
+  let method: string | undefined;
+  let path: string | undefined;
+  let scheme: string | undefined;
+  let authority: string | undefined;
+  let contentLength = -1;
+  let host: string | undefined;
+  const headers: string[] = [];
+  let i = 0;
+  for (; i < list.length; i += 2) {
+    const name = list[i] as string;
+    if (name.charCodeAt(0) !== 58 /* : */) break;
+    const value = list[i + 1] as string;
+    if (!validValue(value)) return `invalid value of ${name}`;
+    if (name === ':method' && method === undefined) method = value;
+    else if (name === ':path' && path === undefined) path = value;
+    else if (name === ':scheme' && scheme === undefined) scheme = value;
+    else if (name === ':authority' && authority === undefined) authority = value;
+    else return `unexpected or repeated pseudo-header ${name}`;
+  }
+  for (; i < list.length; i += 2) {
+    const name = list[i] as string;
+    const value = list[i + 1] as string;
+    const problem = checkRegular(name, value);
+    if (problem !== null) return problem;
+    if (name === 'content-length') {
+      if (!/^[0-9]{1,15}$/.test(value)) return 'invalid content-length';
+      const n = Number(value);
+      if (contentLength >= 0 && n !== contentLength) return 'conflicting content-length';
+      contentLength = n;
+      continue;
+    }
+    if (name === 'host') {
+      if (host !== undefined) return 'repeated host';
+      host = value;
+      continue;
+    }
+    headers.push(name, value);
+  }
+  if (method === undefined) return 'no :method';
+  if (method === 'CONNECT') {
+    if (authority === undefined || path !== undefined || scheme !== undefined) return 'malformed CONNECT';
+  } else if (scheme === undefined || path === undefined || path === '') return 'no :scheme or :path';
+  return {
+    method,
+    path: path ?? '',
+    scheme: scheme ?? '',
+    authority: authority ?? '',
+    host,
+    headers,
+    contentLength,
+  };
+}
+
+/** Checks a trailer block (RFC 9113 8.1: no pseudo-header fields); returns why it is malformed, or null. */
+export function trailerProblem(list: readonly string[]): string | null {
+  for (let i = 0; i < list.length; i += 2) {
+    const name = list[i] as string;
+    if (name.charCodeAt(0) === 58) return `pseudo-header ${name} in trailers`;
+    const problem = checkRegular(name, list[i + 1] as string);
+    if (problem !== null) return problem;
+  }
+  return null;
+}

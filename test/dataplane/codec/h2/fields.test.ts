@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { requestFields, trailerProblem } from '../../../../src/dataplane/codec/h2/fields.js';
+
+const GET = [':method', 'GET', ':scheme', 'https', ':path', '/p?q', ':authority', 'A.test'];
+
+test('a well-formed request splits into its pseudo-header fields and the rest, without host and content-length', () => {
+  assert.deepEqual(
+    requestFields([...GET, 'accept', '*/*', 'host', 'a.test', 'content-length', '12', 'te', 'trailers']),
+    {
+      method: 'GET',
+      path: '/p?q',
+      scheme: 'https',
+      authority: 'A.test',
+      host: 'a.test',
+      headers: ['accept', '*/*', 'te', 'trailers'],
+      contentLength: 12,
+    },
+  );
+  const connect = requestFields([':method', 'CONNECT', ':authority', 'a.test:443']);
+  assert.equal(typeof connect === 'object' && connect.method, 'CONNECT');
+});
+
+test('each malformed request names why (RFC 9113 8.1.1, 8.2, 8.3)', () => {
+  const cases: Array<[string, string[]]> = [
+    ['CR in a value', [...GET, 'x-a', 'a\rb']],
+    ['LF in a value', [...GET, 'x-a', 'a\nb']],
+    ['NUL in a value', [...GET, 'x-a', 'a\0b']],
+    ['NUL in a pseudo-header value', [':method', 'G\0T', ':scheme', 'http', ':path', '/']],
+    ['uppercase name', [...GET, 'X-A', 'v']],
+    ['space in a name', [...GET, 'x a', 'v']],
+    ['colon in a name', [...GET, 'x:a', 'v']],
+    ['empty name', [...GET, '', 'v']],
+    ['a name beyond ASCII', [...GET, 'x\u00e9', 'v']],
+    ['connection-specific', [...GET, 'connection', 'close']],
+    ['keep-alive', [...GET, 'keep-alive', '5']],
+    ['transfer-encoding', [...GET, 'transfer-encoding', 'chunked']],
+    ['upgrade', [...GET, 'upgrade', 'h2c']],
+    ['te other than trailers', [...GET, 'te', 'gzip']],
+    ['pseudo after regular', [':method', 'GET', ':scheme', 'http', 'x-a', 'v', ':path', '/']],
+    ['unknown pseudo', [...GET, ':protocol', 'websocket']],
+    ['response pseudo', [...GET, ':status', '200']],
+    ['repeated pseudo', [...GET, ':path', '/again']],
+    ['no :method', [':scheme', 'http', ':path', '/']],
+    ['no :path', [':method', 'GET', ':scheme', 'http']],
+    ['empty :path', [':method', 'GET', ':scheme', 'http', ':path', '']],
+    ['CONNECT with a path', [':method', 'CONNECT', ':authority', 'a', ':path', '/']],
+    ['content-length not a number', [...GET, 'content-length', '1x']],
+    ['content-length negative', [...GET, 'content-length', '-1']],
+    ['content-lengths that differ', [...GET, 'content-length', '1', 'content-length', '2']],
+    ['two hosts', [...GET, 'host', 'a', 'host', 'b']],
+  ];
+  for (const [what, fields] of cases) assert.equal(typeof requestFields(fields), 'string', what);
+});
+
+test('trailers: regular fields only', () => {
+  assert.equal(trailerProblem(['grpc-status', '0', 'x-a', 'v']), null);
+  assert.match(trailerProblem([':path', '/']) ?? '', /pseudo-header/);
+  assert.match(trailerProblem(['x-a', 'a\nb']) ?? '', /invalid value/);
+  assert.match(trailerProblem(['X-A', 'v']) ?? '', /invalid field name/);
+});
