@@ -34,6 +34,11 @@ export function listOf(value: Json | undefined): JsonObject[] {
   return Array.isArray(value) ? value.map((v) => objectOf(v)) : [];
 }
 
+/** The strings of a JSON list, or none for anything else. */
+export function stringsOf(value: Json | undefined): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
 export function objectOf(value: Json | undefined): JsonObject {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
 }

@@ -1,5 +1,5 @@
 import type { CertificateDetails, TlsContextCertificates } from '../../views/certs/render.js';
-import type { LoadedCertificate } from '../config/tls-context.js';
+import type { LoadedCertificate } from '../config/tls-certificates.js';
 import { loadedContexts } from '../tls/loaded.js';
 import { subjectAltNames } from '../tls/peer-check.js';
 

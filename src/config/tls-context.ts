@@ -1,51 +1,30 @@
 /**
  * The compile step of TLS contexts: `UpstreamTlsContext` (cluster `tls_context` or a TLS
  * `transport_socket`) and `DownstreamTlsContext` (filter chain) become node:tls options with
- * their certificates read, plus the peer checks node:tls does not do by itself (SAN
- * matchers, pins). Certificate files are read once, here: a changed file takes effect with
- * the next config that compiles it (see docs/tls.md).
+ * their certificates read (`tls-certificates.ts`), their `tls_params` (`tls-params.ts`) and
+ * the peer checks node:tls does not do by itself (`tls-validation.ts`), the secrets they name
+ * found statically or through SDS. Certificate files are read once per config: a changed file
+ * takes effect with the next config that compiles it (see docs/tls.md).
  */
-import { constants as cryptoConstants, X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { constants as cryptoConstants } from 'node:crypto';
 import * as tls from 'node:tls';
-import type { Json, JsonObject } from '../../events/index.js';
-import { durationMs, listOf, numberOr, objectOf } from '../../reducers/settings/values.js';
-import { inlineBytes } from '../bootstrap/data-source.js';
-import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
-import { attempt, type Report } from '../bootstrap/report.js';
+import type { JsonObject } from '../../events/index.js';
+import { durationMs, listOf, numberOr, objectOf, stringsOf } from '../../reducers/settings/values.js';
+import { checkFields } from '../bootstrap/honoured.js';
+import type { Report } from '../bootstrap/report.js';
 import { compileConfigSource } from './config-source.js';
-import { compileStringMatcher, type StringTest } from './matchers.js';
 import type { Secrets } from './secrets.js';
-
-/** A certificate the process loaded, as `/certs` and `days_until_first_cert_expiring` need it. */
-export interface LoadedCertificate {
-  /** The file name, or `<inline>`. */
-  path: string;
-  /** The first certificate of the PEM (the leaf of a chain, the first CA of a bundle). */
-  cert: X509Certificate;
-}
-
-/** What is checked on the peer's certificate after the handshake. */
-export interface PeerCheck {
-  /** `trusted_ca` is set: the chain must verify against it. */
-  verifyChain: boolean;
-  allowExpired: boolean;
-  /** SAN matchers (`verify_subject_alt_name`, `match_subject_alt_names`); empty: no SAN check. */
-  san: SanTest[];
-  /** Lower-case hex SHA-256 of the DER certificate, no colons. */
-  hashes: string[];
-  /** Base64 SHA-256 of the DER SubjectPublicKeyInfo. */
-  spki: string[];
-}
-
-/** Why a peer certificate was refused, named as the reference's `ssl.` counter. */
-export type PeerFailure =
-  | 'fail_verify_error'
-  | 'fail_verify_san'
-  | 'fail_verify_cert_hash'
-  | 'fail_verify_no_cert';
-
-type SanTest = (san: SubjectAltName) => boolean;
+import { type LoadedCertificate, loadCertificate } from './tls-certificates.js';
+import {
+  COMBINED_VALIDATION_FIELDS,
+  COMMON_FIELDS,
+  DOWNSTREAM_FIELDS,
+  SDS_SECRET_FIELDS,
+  SECRET_FIELDS,
+  UPSTREAM_FIELDS,
+} from './tls-fields.js';
+import { compileParams } from './tls-params.js';
+import { compileValidation, type PeerCheck } from './tls-validation.js';
 
 interface CommonTls {
   /** Options for `tls.createSecureContext` (certificates, CA, versions, ciphers, curves). */
@@ -77,293 +56,6 @@ export interface DownstreamTls extends CommonTls {
   context: tls.SecureContext;
   requireClientCertificate: boolean;
   requireSni: boolean;
-}
-
-const UPSTREAM_FIELDS: FieldTable = {
-  ...acting('common_tls_context', 'sni', 'allow_renegotiation', 'max_session_keys'),
-};
-const DOWNSTREAM_FIELDS: FieldTable = {
-  ...acting('common_tls_context', 'require_client_certificate', 'require_sni', 'session_timeout'),
-  ...acting('disable_stateless_session_resumption'),
-  session_ticket_keys: notYet('session_ticket_keys (80-byte reference keys; Node takes 48)'),
-  session_ticket_keys_sds_secret_config: notYet(
-    'session_ticket_keys (80-byte reference keys; Node takes 48)',
-  ),
-};
-const COMMON_FIELDS: FieldTable = {
-  ...acting('tls_params', 'tls_certificates', 'alpn_protocols', 'validation_context'),
-  ...acting('tls_certificate_sds_secret_configs', 'validation_context_sds_secret_config'),
-  ...acting('combined_validation_context'),
-};
-/** A reference by name alone is a static secret; one with an `sds_config` is discovered from it. */
-const SDS_SECRET_FIELDS: FieldTable = acting('name', 'sds_config');
-const COMBINED_VALIDATION_FIELDS: FieldTable = acting(
-  'default_validation_context',
-  'validation_context_sds_secret_config',
-);
-const SECRET_FIELDS: FieldTable = {
-  ...acting('name', 'tls_certificate', 'validation_context'),
-  session_ticket_keys: notYet('session_ticket_keys (80-byte reference keys; Node takes 48)'),
-  generic_secret: notYet('generic secrets'),
-};
-const PARAMS_FIELDS: FieldTable = acting(
-  'tls_minimum_protocol_version',
-  'tls_maximum_protocol_version',
-  'cipher_suites',
-  'ecdh_curves',
-);
-const CERTIFICATE_FIELDS: FieldTable = {
-  ...acting('certificate_chain', 'private_key', 'password'),
-  private_key_provider: notYet('private key providers'),
-  ocsp_staple: notYet('OCSP stapling'),
-  signed_certificate_timestamp: notYet('signed certificate timestamps'),
-};
-const VALIDATION_FIELDS: FieldTable = {
-  ...acting('trusted_ca', 'verify_subject_alt_name', 'match_subject_alt_names', 'crl'),
-  ...acting('verify_certificate_hash', 'verify_certificate_spki', 'allow_expired_certificate'),
-  ...acting('trust_chain_verification'),
-  require_ocsp_staple: notYet('OCSP stapling'),
-  require_signed_certificate_timestamp: notYet('signed certificate timestamps'),
-};
-const DATA_SOURCE_FIELDS: FieldTable = acting('filename', 'inline_bytes', 'inline_string');
-
-/** The field tables of the TLS messages, by the message name their findings use. */
-export const FIELD_TABLES = {
-  UpstreamTlsContext: UPSTREAM_FIELDS,
-  DownstreamTlsContext: DOWNSTREAM_FIELDS,
-  CommonTlsContext: COMMON_FIELDS,
-  TlsParameters: PARAMS_FIELDS,
-  TlsCertificate: CERTIFICATE_FIELDS,
-  CertificateValidationContext: VALIDATION_FIELDS,
-  DataSource: DATA_SOURCE_FIELDS,
-  SdsSecretConfig: SDS_SECRET_FIELDS,
-  CombinedCertificateValidationContext: COMBINED_VALIDATION_FIELDS,
-  Secret: SECRET_FIELDS,
-};
-
-/** `TlsParameters.TlsProtocol` as node:tls names it. */
-const VERSIONS: Record<string, tls.SecureVersion> = {
-  TLSv1_0: 'TLSv1',
-  TLSv1_1: 'TLSv1.1',
-  TLSv1_2: 'TLSv1.2',
-  TLSv1_3: 'TLSv1.3',
-};
-
-const VERSION_ORDER: tls.SecureVersion[] = ['TLSv1', 'TLSv1.1', 'TLSv1.2', 'TLSv1.3'];
-
-/**
- * `cipher_suites` speaks of TLS 1.0-1.2 only; node:tls drops TLS 1.3 when its cipher list
- * names no 1.3 suite, so the defaults are appended to keep 1.3 as the reference does.
- */
-const TLS13_SUITES = ['TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256', 'TLS_AES_128_GCM_SHA256'];
-
-/**
- * File reads by DataSource: one config is compiled by validation, by serve and by `/certs`,
- * and each would read its files again. Configs are frozen, so a file is read once per config
- * object; a new config (a reload, an xDS update) reads afresh.
- */
-const fileReads = new WeakMap<JsonObject, { filename: string; bytes: Buffer }>();
-
-/** A DataSource's bytes, or undefined after reporting why not. */
-function readSource(
-  raw: JsonObject,
-  path: string,
-  report: Report,
-): { bytes: Buffer; path: string } | undefined {
-  checkFields(raw, path, report, DATA_SOURCE_FIELDS, 'DataSource');
-  if (typeof raw.filename === 'string') {
-    try {
-      let read = fileReads.get(raw);
-      if (read?.filename !== raw.filename) {
-        read = { filename: raw.filename, bytes: readFileSync(raw.filename) };
-        fileReads.set(raw, read);
-      }
-      return { bytes: read.bytes, path: raw.filename };
-    } catch (err) {
-      report.error(
-        `${path}.filename`,
-        `cannot read '${raw.filename}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      );
-      return undefined;
-    }
-  }
-  const inline = inlineBytes(raw);
-  if (inline !== undefined) return { bytes: inline, path: '<inline>' };
-  report.error(path, 'needs one of filename, inline_string, inline_bytes', 'missing');
-  return undefined;
-}
-
-/** The first certificate of a PEM source, for `/certs`; a source holding none is an error. */
-function firstCertificate(
-  bytes: Buffer,
-  source: string,
-  path: string,
-  report: Report,
-): LoadedCertificate | undefined {
-  try {
-    return { path: source, cert: new X509Certificate(bytes) };
-  } catch (err) {
-    report.error(path, `no certificate in '${source}': ${(err as Error).message}`);
-    return undefined;
-  }
-}
-
-function strings(value: Json | undefined): string[] {
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
-}
-
-/** `*.example.com` covers exactly one label more than `example.com`, as the reference's DNS match. */
-function dnsNameMatch(pattern: string, name: string): boolean {
-  const p = pattern.toLowerCase();
-  const n = name.toLowerCase();
-  if (p === n) return true;
-  if (!p.startsWith('*.')) return false;
-  const dot = n.indexOf('.');
-  return dot > 0 && n.slice(dot) === p.slice(1);
-}
-
-function compileSan(validation: JsonObject, path: string, report: Report): SanTest[] {
-  const out: SanTest[] = strings(validation.verify_subject_alt_name).map(
-    (want): SanTest =>
-      (san) =>
-        san.kind === 'DNS' ? dnsNameMatch(san.value, want) : san.value === want,
-  );
-  listOf(validation.match_subject_alt_names).forEach((m, i) => {
-    const where = `${path}.match_subject_alt_names[${i}]`;
-    const test = attempt<StringTest>(report, where, () => compileStringMatcher(m, where));
-    if (!test) return;
-    const exact = typeof m.exact === 'string' ? m.exact : null;
-    out.push((san) =>
-      san.kind === 'DNS' && exact !== null ? dnsNameMatch(san.value, exact) : test(san.value),
-    );
-  });
-  return out;
-}
-
-function compileValidation(
-  validation: JsonObject,
-  path: string,
-  report: Report,
-  secure: tls.SecureContextOptions,
-  caCerts: LoadedCertificate[],
-): PeerCheck {
-  checkFields(validation, path, report, VALIDATION_FIELDS, 'CertificateValidationContext');
-  let verifyChain = false;
-  if (validation.trusted_ca !== undefined) {
-    const at = `${path}.trusted_ca`;
-    const ca = readSource(objectOf(validation.trusted_ca), at, report);
-    if (ca) {
-      secure.ca = ca.bytes;
-      const first = firstCertificate(ca.bytes, ca.path, at, report);
-      if (first) caCerts.push(first);
-      verifyChain = validation.trust_chain_verification !== 'ACCEPT_UNTRUSTED';
-    }
-  }
-  if (validation.crl !== undefined) {
-    if (validation.trusted_ca === undefined) report.error(`${path}.crl`, 'needs trusted_ca');
-    const crl = readSource(objectOf(validation.crl), `${path}.crl`, report);
-    if (crl) secure.crl = crl.bytes;
-  }
-  const hashes = strings(validation.verify_certificate_hash).map((h) => h.replaceAll(':', '').toLowerCase());
-  hashes.forEach((h, i) => {
-    if (!/^[0-9a-f]{64}$/.test(h))
-      report.error(
-        `${path}.verify_certificate_hash[${i}]`,
-        'is not a hex SHA-256 digest (64 hex digits, colons allowed)',
-      );
-  });
-  const spki = strings(validation.verify_certificate_spki);
-  spki.forEach((s, i) => {
-    if (Buffer.from(s, 'base64').length !== 32)
-      report.error(`${path}.verify_certificate_spki[${i}]`, 'is not a base64 SHA-256 digest');
-  });
-  return {
-    verifyChain,
-    allowExpired: validation.allow_expired_certificate === true,
-    san: compileSan(validation, path, report),
-    hashes,
-    spki,
-  };
-}
-
-/**
- * The reference's cipher list when `cipher_suites` is empty (its non-FIPS server default,
- * which its clients used too in v2): ECDHE first, AES-GCM and ChaCha20 before CBC.
- */
-const REFERENCE_CIPHERS = [
-  '[ECDHE-ECDSA-AES128-GCM-SHA256|ECDHE-ECDSA-CHACHA20-POLY1305]',
-  '[ECDHE-RSA-AES128-GCM-SHA256|ECDHE-RSA-CHACHA20-POLY1305]',
-  'ECDHE-ECDSA-AES128-SHA',
-  'ECDHE-RSA-AES128-SHA',
-  'AES128-GCM-SHA256',
-  'AES128-SHA',
-  'ECDHE-ECDSA-AES256-GCM-SHA384',
-  'ECDHE-RSA-AES256-GCM-SHA384',
-  'ECDHE-ECDSA-AES256-SHA',
-  'ECDHE-RSA-AES256-SHA',
-  'AES256-GCM-SHA384',
-  'AES256-SHA',
-];
-/** The reference's default `ecdh_curves`. */
-const REFERENCE_CURVES = ['X25519', 'P-256'];
-
-/** `cipher_suites` (or the reference's list) as a node:tls cipher list; each name must be one this OpenSSL has. */
-function cipherList(configured: string[], path: string, report: Report): string {
-  const names = configured.length > 0 ? configured : REFERENCE_CIPHERS;
-  const known = new Set(tls.getCiphers());
-  const out: string[] = [];
-  names.forEach((entry, i) => {
-    // `[A|B]` is an equal-preference group of the reference's BoringSSL; OpenSSL has no
-    // such groups, so its members keep their written order.
-    const members = entry.startsWith('[') && entry.endsWith(']') ? entry.slice(1, -1).split('|') : [entry];
-    for (const name of members) {
-      if (known.has(name.toLowerCase())) out.push(name);
-      else
-        report.error(
-          `${path}.cipher_suites[${i}]`,
-          `'${name}' is not a cipher suite this build can offer (OpenSSL ${process.versions.openssl}); see docs/tls.md`,
-        );
-    }
-  });
-  return [...out, ...TLS13_SUITES].join(':');
-}
-
-function compileParams(
-  raw: JsonObject,
-  path: string,
-  report: Report,
-  secure: tls.SecureContextOptions,
-  client: boolean,
-): void {
-  checkFields(raw, path, report, PARAMS_FIELDS, 'TlsParameters');
-  const version = (field: string, fallback: tls.SecureVersion): tls.SecureVersion => {
-    const v = raw[field];
-    if (v === undefined || v === 'TLS_AUTO') return fallback;
-    const mapped = VERSIONS[String(v)];
-    if (!mapped) report.error(`${path}.${field}`, `'${String(v)}' is not a TLS version`);
-    return mapped ?? fallback;
-  };
-  // The reference's defaults: clients TLS 1.2 only, servers TLS 1.0 to 1.3.
-  secure.minVersion = version('tls_minimum_protocol_version', client ? 'TLSv1.2' : 'TLSv1');
-  secure.maxVersion = version('tls_maximum_protocol_version', client ? 'TLSv1.2' : 'TLSv1.3');
-  if (VERSION_ORDER.indexOf(secure.minVersion) > VERSION_ORDER.indexOf(secure.maxVersion))
-    report.error(
-      path,
-      `tls_minimum_protocol_version (${secure.minVersion}) is above tls_maximum_protocol_version (${secure.maxVersion})`,
-    );
-  secure.ciphers = cipherList(strings(raw.cipher_suites), path, report);
-  const curves = strings(raw.ecdh_curves);
-  curves.forEach((curve, i) => {
-    try {
-      tls.createSecureContext({ ecdhCurve: curve });
-    } catch {
-      report.error(
-        `${path}.ecdh_curves[${i}]`,
-        `'${curve}' is not a curve this build can offer (OpenSSL ${process.versions.openssl})`,
-      );
-    }
-  });
-  secure.ecdhCurve = (curves.length > 0 ? curves : REFERENCE_CURVES).join(':');
 }
 
 /** A message of a secret, with the path its findings name. */
@@ -473,35 +165,6 @@ function validationOf(
   return { config: found ? mergeValidation(base, found.config) : base, path: at };
 }
 
-/** A `TlsCertificate`'s chain and key as node:tls takes them; undefined after reporting why not. */
-function loadCertificate(
-  c: JsonObject,
-  at: string,
-  report: Report,
-): { cert: Buffer; key: { pem: Buffer; passphrase?: string }; first?: LoadedCertificate } | undefined {
-  checkFields(c, at, report, CERTIFICATE_FIELDS, 'TlsCertificate');
-  if (c.certificate_chain === undefined)
-    report.error(`${at}.certificate_chain`, 'required field missing', 'missing');
-  if (c.private_key === undefined) report.error(`${at}.private_key`, 'required field missing', 'missing');
-  const chain =
-    c.certificate_chain === undefined
-      ? undefined
-      : readSource(objectOf(c.certificate_chain), `${at}.certificate_chain`, report);
-  const key =
-    c.private_key === undefined
-      ? undefined
-      : readSource(objectOf(c.private_key), `${at}.private_key`, report);
-  const password =
-    c.password === undefined ? undefined : readSource(objectOf(c.password), `${at}.password`, report);
-  if (!chain || !key) return undefined;
-  const first = firstCertificate(chain.bytes, chain.path, `${at}.certificate_chain`, report);
-  return {
-    cert: chain.bytes,
-    key: password ? { pem: key.bytes, passphrase: password.bytes.toString().trim() } : { pem: key.bytes },
-    ...(first ? { first } : {}),
-  };
-}
-
 function compileCommon(
   raw: JsonObject,
   path: string,
@@ -546,7 +209,7 @@ function compileCommon(
     : { verifyChain: false, allowExpired: false, san: [], hashes: [], spki: [] };
   return {
     secure,
-    alpn: strings(raw.alpn_protocols),
+    alpn: stringsOf(raw.alpn_protocols),
     peer,
     hasValidation: validation !== null,
     certChains,
@@ -698,10 +361,4 @@ export function checkSecret(secret: JsonObject, path: string, report: Report): v
   checkFields(secret, path, report, SECRET_FIELDS, 'Secret');
   if (typeof secret.name !== 'string' || secret.name === '')
     report.error(`${path}.name`, 'required field missing', 'missing');
-}
-
-/** `subjectAltName` (`DNS:a, IP Address:1.2.3.4, URI:x`) as typed entries. */
-export interface SubjectAltName {
-  kind: 'DNS' | 'URI' | 'IP';
-  value: string;
 }

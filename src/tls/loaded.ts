@@ -10,7 +10,7 @@ import { Report } from '../bootstrap/report.js';
 import { compileChainTls } from '../config/chain-tls.js';
 import { clusterTls } from '../config/cluster-tls.js';
 import { type Secrets, type SecretsSource, secretsOf } from '../config/secrets.js';
-import type { LoadedCertificate } from '../config/tls-context.js';
+import type { LoadedCertificate } from '../config/tls-certificates.js';
 
 export interface LoadedContext {
   caCerts: LoadedCertificate[];

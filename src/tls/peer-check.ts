@@ -1,10 +1,10 @@
 /**
  * The peer checks of a finished handshake that node:tls does not do by itself (SAN matchers,
- * pins), run with what the TLS context's compile step made (src/config/tls-context.ts).
+ * pins), run with what the TLS context's compile step made (src/config/tls-validation.ts).
  */
 import { createHash, type X509Certificate } from 'node:crypto';
 import type * as tls from 'node:tls';
-import type { PeerCheck, PeerFailure, SubjectAltName } from '../config/tls-context.js';
+import type { PeerCheck, PeerFailure, SubjectAltName } from '../config/tls-validation.js';
 
 /** `subjectAltName` (`DNS:a, IP Address:1.2.3.4, URI:x`) as typed entries. */
 export function subjectAltNames(cert: X509Certificate): SubjectAltName[] {

@@ -1,4 +1,4 @@
-import type { PeerFailure } from '../config/tls-context.js';
+import type { PeerFailure } from '../config/tls-validation.js';
 import type { Counter, Scope } from '../stats/store.js';
 
 /** The reference's `ssl.` counters of one cluster or listener. */

@@ -15,7 +15,7 @@ import { FIELD_TABLES as configSourceTables } from '../../src/config/config-sour
 import { FIELD_TABLES as healthTables } from '../../src/config/health.js';
 import { FIELD_TABLES as listenerTables } from '../../src/config/listener.js';
 import { FIELD_TABLES as overloadTables } from '../../src/config/overload.js';
-import { FIELD_TABLES as tlsTables } from '../../src/config/tls-context.js';
+import { FIELD_TABLES as tlsTables } from '../../src/config/tls-fields.js';
 import { FIELD_TABLES as accessLogTables } from '../../src/dataplane/access-log/config.js';
 import { FIELD_TABLES as httpFilterTables } from '../../src/dataplane/http/filters.js';
 import { FIELD_TABLES as hcmTables } from '../../src/dataplane/http/hcm-config.js';
