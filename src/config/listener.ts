@@ -53,6 +53,8 @@ export interface ListenerSpec {
   continueOnInspectTimeout: boolean;
   /** An explicit TLS inspector listener filter: every connection is peeked. */
   tlsInspector: boolean;
+  /** The HTTP inspector listener filter: a plain-text connection's HTTP version is read for `application_protocols`. */
+  httpInspector: boolean;
   direction: TrafficDirection;
   bufferLimitBytes: number;
   /** Listen queue length (`tcp_backlog_size`). */
@@ -202,6 +204,7 @@ function listenerSpec(raw: JsonObject, path: string, report: Report, secrets: Se
     inspectTimeoutMs: durationMs(raw.listener_filters_timeout, 15_000),
     continueOnInspectTimeout: raw.continue_on_listener_filters_timeout === true,
     tlsInspector: filters.tlsInspector,
+    httpInspector: filters.httpInspector,
     direction: stringOr(raw.traffic_direction, 'UNSPECIFIED') as TrafficDirection,
     bufferLimitBytes: numberOr(raw.per_connection_buffer_limit_bytes, ONE_MIB),
     backlog: numberOr(raw.tcp_backlog_size, DEFAULT_BACKLOG),

@@ -20,6 +20,7 @@ import {
   needsClientHello,
   selectChain,
 } from './chain-match.js';
+import { sniffHttp } from './http-sniff.js';
 import type { ConnectionLimits, Overflow } from './limits.js';
 import { boundHandle, type SocketHelper, socketHelper } from './native.js';
 import { isRestored, restoreAs, restoreOriginalDst } from './original-dst.js';
@@ -101,7 +102,7 @@ export class ActiveListener {
   ) {
     this.stats = listenerStats(stats, spec.statAddress);
     this.matches = spec.chains.map((c) => compileMatch(c.match));
-    this.inspect = spec.tlsInspector || needsClientHello(this.matches);
+    this.inspect = spec.tlsInspector || spec.httpInspector || needsClientHello(this.matches);
     // `listener.<address>.ssl.*` exist only for a listener with a TLS chain, as in the reference.
     const ssl = spec.chains.some((c) => c.tls) ? sslStats(listenerScope(stats, spec.statAddress)) : null;
     this.chainTls = spec.chains.map((c) => c.tls);
@@ -282,8 +283,9 @@ export class ActiveListener {
 
   /**
    * Reads the first bytes until they show a whole ClientHello or plain text, as the
-   * reference's TLS inspector (inserted by itself when a chain matches on what it finds),
-   * then puts them back for whoever reads the socket next.
+   * reference's TLS inspector (inserted by itself when a chain matches on what it finds), and
+   * with the HTTP inspector a plain-text request's first line, then puts them back for whoever
+   * reads the socket next.
    */
   private peek(socket: net.Socket): void {
     const reader = new ClientHelloReader();
@@ -308,10 +310,20 @@ export class ActiveListener {
     const onClose = () => {
       if (timer) clearTimeout(timer);
     };
+    // Plain text, with the HTTP inspector: read on to the first line for its HTTP version.
+    let sniffing = false;
+    const sniff = () => {
+      const found = sniffHttp(Buffer.concat(chunks));
+      if (found.kind === 'done') settle('raw_buffer', '', found.protocols);
+    };
     const onData = (chunk: Buffer) => {
       chunks.push(chunk);
+      if (sniffing) return sniff();
       const scan = reader.push(chunk);
-      if (scan.kind === 'plain') settle('raw_buffer', '', []);
+      if (scan.kind === 'plain' && this.spec.httpInspector) {
+        sniffing = true;
+        sniff();
+      } else if (scan.kind === 'plain') settle('raw_buffer', '', []);
       else if (scan.kind === 'tls') settle('tls', scan.serverName, scan.alpn);
     };
     // A peer that closes before its ClientHello (a TCP probe) has nothing to hand on.

@@ -12,6 +12,8 @@ import type { Report } from '../../../bootstrap/report.js';
 export interface ListenerFilterSlots {
   /** The TLS inspector: every connection is peeked (without it, only where a chain matches on TLS facts). */
   tlsInspector: boolean;
+  /** The HTTP inspector: a plain-text connection's first line offers its HTTP version to `application_protocols`. */
+  httpInspector: boolean;
   /** The original destination filter: each connection's local address becomes where its client dialled. */
   originalDst: boolean;
   /** The listener-relative path of the first filter that needs the native socket helper ('' for none). */

@@ -4,6 +4,7 @@ import { configTypeOf } from '../../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
 import type { ListenerFilterFactory, ListenerFilterSlots } from './api.js';
+import { httpInspectorFactory } from './http-inspector.js';
 import { originalDstFactory } from './original-dst.js';
 import { tlsInspectorFactory } from './tls-inspector.js';
 
@@ -14,6 +15,7 @@ import { tlsInspectorFactory } from './tls-inspector.js';
 export const LISTENER_FILTER_FACTORIES: readonly ListenerFilterFactory[] = [
   registered(tlsInspectorFactory),
   registered(originalDstFactory),
+  registered(httpInspectorFactory),
 ];
 
 /** A factory as the registry holds it: its config is only ever the one its own `compile` made. */
@@ -38,7 +40,12 @@ export function compileListenerFilters(
   path: string,
   report: Report,
 ): ListenerFilterSlots {
-  const slots: ListenerFilterSlots = { tlsInspector: false, originalDst: false, originalDstAt: '' };
+  const slots: ListenerFilterSlots = {
+    tlsInspector: false,
+    httpInspector: false,
+    originalDst: false,
+    originalDstAt: '',
+  };
   listOf(raw).forEach((f, i) => {
     const at = `listener_filters[${i}]`;
     checkFields(f, `${path}.${at}`, report, LISTENER_FILTER_FIELDS, 'ListenerFilter');

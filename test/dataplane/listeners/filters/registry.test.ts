@@ -39,6 +39,7 @@ function bootstrap(entry: JsonObject): string {
 const SWITCHES: Record<string, (spec: ListenerSpec) => boolean> = {
   'envoy.filters.listener.tls_inspector': (spec) => spec.tlsInspector,
   'envoy.filters.listener.original_dst': (spec) => spec.restoreOriginalDst,
+  'envoy.filters.listener.http_inspector': (spec) => spec.httpInspector,
 };
 
 /** original_dst needs the native socket helper; without it, it is refused by name (docs/data-plane.md). */
@@ -101,10 +102,10 @@ describe('listener filter registry', () => {
 
   it('refuses an unknown listener filter and a field of one by path', () => {
     const at = 'static_resources.listeners[0].listener_filters[0]';
-    const unknown = errorsOf(loadYaml(bootstrap({ name: 'envoy.filters.listener.http_inspector' })));
+    const unknown = errorsOf(loadYaml(bootstrap({ name: 'envoy.filters.listener.proxy_protocol' })));
     assert.ok(
       unknown.some((e) =>
-        e.includes(`${at}.name: unknown extension 'envoy.filters.listener.http_inspector'`),
+        e.includes(`${at}.name: unknown extension 'envoy.filters.listener.proxy_protocol'`),
       ),
       unknown.join('\n'),
     );
