@@ -5,13 +5,14 @@
  * `compiledCluster(config)`, which is the same value, found by the config's identity.
  */
 import type { Json, JsonObject, RawCluster } from '../../events/index.js';
+import { edsServiceName } from '../../reducers/discovery.js';
 import { type ClusterSettings, clusterSettings } from '../../reducers/settings/cluster.js';
 import { arrayOf, durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { Report } from '../bootstrap/report.js';
 import { compileClusterTls } from './cluster-tls.js';
 import type { Compiled, CompileOptions } from './compiled.js';
-import { compileConfigSource } from './config-source.js';
+import { type ConfigSourceSpec, compileConfigSource, configSourceOf } from './config-source.js';
 import { compileHttp2Options, type Http2Options } from './h2-options.js';
 import {
   compileHealthCheck,
@@ -62,6 +63,15 @@ export interface CompiledCluster {
   /** `outlier_detection`; null when not configured. */
   outlier: OutlierSettings | null;
   connection: UpstreamConnection;
+  /** An EDS cluster's endpoint source: the service it asks for and where from; null for other types. */
+  eds: EdsSource | null;
+}
+
+export interface EdsSource {
+  /** `eds_cluster_config.service_name`, else the cluster's name. */
+  serviceName: string;
+  /** `eds_cluster_config.eds_config`; null when it does not compile (refused where the cluster was). */
+  source: ConfigSourceSpec | null;
 }
 
 const ONE_HOUR_MS = 3_600_000;
@@ -108,7 +118,13 @@ function compileValue(raw: JsonObject, p: string, report: Report): CompiledClust
     ),
     outlier: outlier ? compileOutlierDetection(outlier, `${p}.outlier_detection`, report) : null,
     connection: connectionOf(raw, p, report),
+    eds: raw.type === 'EDS' ? edsSourceOf(raw as RawCluster) : null,
   };
+}
+
+function edsSourceOf(raw: RawCluster): EdsSource {
+  const eds = objectOf(objectOf(raw.eds_cluster_config).eds_config);
+  return { serviceName: edsServiceName(raw), source: configSourceOf(eds) };
 }
 
 function connectionOf(raw: JsonObject, p: string, report: Report): UpstreamConnection {

@@ -261,6 +261,40 @@ export function configSourceOf(config: JsonObject): ConfigSourceSpec | null {
   return spec;
 }
 
+/** The sources of a bootstrap's `dynamic_resources`, as the xDS client serves them. */
+export interface DynamicSources {
+  /** `cds_config` and `lds_config`; null when absent (or not compiled: refused at load). */
+  cds: ConfigSourceSpec | null;
+  lds: ConfigSourceSpec | null;
+  /** `ads_config` when it is a gRPC source; null without one or when it is not served. */
+  ads: GrpcSource | null;
+  /** Why `ads_config` is not served (its findings), for the client's log. */
+  adsErrors: string[];
+}
+
+const dynamicMemo = new WeakMap<JsonObject, DynamicSources>();
+
+/** The compiled `dynamic_resources` of a bootstrap, once per bootstrap (kept by its identity). */
+export function compiledDynamicSources(bootstrap: JsonObject): DynamicSources {
+  const hit = dynamicMemo.get(bootstrap);
+  if (hit) return hit;
+  const dynamic = objectOf(bootstrap.dynamic_resources);
+  const sourceOf = (raw: Json | undefined) => (raw === undefined ? null : configSourceOf(objectOf(raw)));
+  const report = new Report('dynamic_resources.ads_config');
+  const api =
+    dynamic.ads_config === undefined
+      ? null
+      : compileApiConfigSource(objectOf(dynamic.ads_config), '', report);
+  const out: DynamicSources = {
+    cds: sourceOf(dynamic.cds_config),
+    lds: sourceOf(dynamic.lds_config),
+    ads: api?.api === 'GRPC' ? api : null,
+    adsErrors: report.failed ? report.errors : [],
+  };
+  dynamicMemo.set(bootstrap, out);
+  return out;
+}
+
 const DYNAMIC_RESOURCES_FIELDS: FieldTable = acting('lds_config', 'cds_config', 'ads_config');
 
 /** A compiled source and the field path that configures it. */

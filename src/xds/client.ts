@@ -5,13 +5,10 @@
  * first answers (`InitTargets`). It runs once, in the primary; workers fold the events it
  * dispatches.
  */
-import type { JsonObject } from '../../events/config.js';
 import { secretRemoved } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
-import { objectOf } from '../../reducers/settings/values.js';
 import { disabledExtensions } from '../bootstrap/catalog.js';
-import { Report } from '../bootstrap/report.js';
-import { compileApiConfigSource, type GrpcSource } from '../config/config-source.js';
+import { compiledDynamicSources, type DynamicSources, type GrpcSource } from '../config/config-source.js';
 import type { Store } from '../control/store.js';
 import type { Loggers } from '../logging/loggers.js';
 import type { Options } from '../options.js';
@@ -56,12 +53,10 @@ export async function startXds(ctx: XdsContext): Promise<XdsClient> {
 }
 
 /** The ADS source of the bootstrap (null without one, or with one not served, logged). */
-function adsSource(dynamic: JsonObject, log: ReturnType<Loggers['get']>): GrpcSource | null {
-  if (dynamic.ads_config === undefined) return null;
-  const report = new Report('dynamic_resources.ads_config');
-  const api = compileApiConfigSource(objectOf(dynamic.ads_config), '', report);
-  if (report.failed) log.error({ errors: report.errors }, 'dynamic_resources.ads_config is not served');
-  return api?.api === 'GRPC' ? api : null;
+function adsSource(dynamic: DynamicSources, log: ReturnType<Loggers['get']>): GrpcSource | null {
+  if (dynamic.adsErrors.length > 0)
+    log.error({ errors: dynamic.adsErrors }, 'dynamic_resources.ads_config is not served');
+  return dynamic.ads;
 }
 
 class DiscoveryClient implements XdsClient {
@@ -89,7 +84,7 @@ class DiscoveryClient implements XdsClient {
   constructor(private readonly ctx: XdsContext) {
     const log = ctx.log.get('upstream');
     const bootstrap = ctx.store.state.bootstrap?.config ?? {};
-    this.dynamic = objectOf(bootstrap.dynamic_resources);
+    this.dynamic = compiledDynamicSources(bootstrap);
     this.transports = new Transports(
       ctx.store,
       ctx.stats,

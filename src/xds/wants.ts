@@ -3,10 +3,9 @@
  * each EDS cluster, RDS for each HCM with `rds`, SDS for each TLS context's `sds_config`.
  */
 import type { JsonObject } from '../../events/config.js';
-import { edsServiceName } from '../../reducers/discovery.js';
 import type { State } from '../../reducers/index.js';
-import { objectOf } from '../../reducers/settings/values.js';
-import { type ConfigSourceSpec, configSourceOf } from '../config/config-source.js';
+import { compiledCluster } from '../config/cluster.js';
+import { type ConfigSourceSpec, configSourceOf, type DynamicSources } from '../config/config-source.js';
 import { rdsNamesOf } from '../config/rds-names.js';
 import { clusterSdsRefs, listenerSdsRefs } from '../config/sds-refs.js';
 import { type ResourceKind, TYPE_URLS } from './types.js';
@@ -27,7 +26,7 @@ export interface Want {
  */
 export function wants(
   state: State,
-  dynamic: JsonObject,
+  dynamic: DynamicSources,
   keyOf: (kind: ResourceKind, source: ConfigSourceSpec) => string | null,
   waiting: { clusters: JsonObject[]; listeners: JsonObject[] } = { clusters: [], listeners: [] },
 ): Want[] {
@@ -42,12 +41,11 @@ export function wants(
     }
     if (name !== null) w.names?.add(name);
   };
-  if (dynamic.cds_config !== undefined) want('cds', configSourceOf(objectOf(dynamic.cds_config)), null);
-  if (dynamic.lds_config !== undefined) want('lds', configSourceOf(objectOf(dynamic.lds_config)), null);
+  want('cds', dynamic.cds, null);
+  want('lds', dynamic.lds, null);
   for (const cluster of Object.values(state.clusters)) {
-    if (cluster.config.type !== 'EDS') continue;
-    const eds = objectOf(objectOf(cluster.config.eds_cluster_config).eds_config);
-    want('eds', configSourceOf(eds), edsServiceName(cluster.config));
+    const eds = compiledCluster(cluster.config).eds;
+    if (eds) want('eds', eds.source, eds.serviceName);
   }
   for (const listener of Object.values(state.listeners))
     for (const { name, configSource } of rdsNamesOf(listener.config))

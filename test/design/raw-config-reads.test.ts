@@ -37,9 +37,11 @@ const COMPILE_STEP = /^(compile|check|validate)/;
  * src/config/ with the string matchers and the config source, 74 once the routes' cluster check
  * joined them, 61 once the TLS contexts' compile steps did, 51 once the overload manager and
  * the outlier event log were read compiled and the event filters' list splitter stopped
- * sharing the config helper's name; the goal is 10, each with a comment saying why.
+ * sharing the config helper's name, 45 once the xDS client's watches read the compiled
+ * cluster's EDS source and the bootstrap's compiled dynamic sources; the goal is 10, each with a
+ * comment saying why.
  */
-const CEILING = 51;
+const CEILING = 45;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
