@@ -22,6 +22,7 @@ import {
   FIELD_TABLES as EDGE_FIELD_TABLES,
   EDGE_FIELDS,
   type EdgeSpec,
+  headerValueField,
   type UnderscoreAction,
 } from './edge.js';
 import type { FilterChain } from './filters/chain.js';
@@ -188,7 +189,7 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     codec: codec as Codec,
     routes: compileRouteTable(objectOf(config.route_config), `${path}.route_config`, report),
     filters: compileHttpFilters(listOf(config.http_filters), `${path}.http_filters`, report),
-    serverName: typeof config.server_name === 'string' && config.server_name ? config.server_name : 'proxy',
+    serverName: headerValueField(config.server_name, `${path}.server_name`, report) || 'proxy',
     serverHeader:
       config.server_header_transformation === 'APPEND_IF_ABSENT' ||
       config.server_header_transformation === 'PASS_THROUGH'

@@ -208,13 +208,42 @@ export function compileHeaderTemplate(format: string, where: string): HeaderTemp
   };
 }
 
+/** A field name (RFC 9110 5.1 token), as the reference's `HTTP_HEADER_NAME` rule checks it. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** CR, LF or NUL: a value holding one would split or end the head it is written into. */
+export const UNSAFE_VALUE = /[\r\n\0]/;
+
 /** Pseudo-headers and `host` are the codec's and the router's; configs may not change them. */
 function checkName(name: string, where: string): string {
   const lower = name.toLowerCase();
   if (!lower) throw fault(where, 'a header name is required', 'missing');
   if (lower.startsWith(':') || lower === 'host')
     throw fault(where, `'${name}' cannot be added or removed (pseudo-headers and host belong to the router)`);
+  if (!HEADER_NAME.test(lower))
+    throw fault(where, `${JSON.stringify(name)} is not a header name (RFC 9110 5.1 token)`);
   return lower;
+}
+
+/**
+ * A header value from config: CR, LF or NUL refused (written into an HTTP/1 head they would
+ * inject fields or a whole response), as the reference's `HTTP_HEADER_VALUE` rule does.
+ */
+export function checkHeaderValue(value: string, where: string): string {
+  if (UNSAFE_VALUE.test(value))
+    throw fault(where, `${JSON.stringify(value)} holds CR, LF or NUL, which a header value cannot`);
+  return value;
+}
+
+/**
+ * A value rendered per request from variables (metadata a management server sent, a client's
+ * header): one holding CR, LF or NUL renders empty, so it is not added.
+ */
+function safeTemplate(format: string, template: HeaderTemplate): HeaderTemplate {
+  if (!format.includes('%')) return template;
+  return (ctx) => {
+    const value = template(ctx);
+    return UNSAFE_VALUE.test(value) ? '' : value;
+  };
 }
 
 function compileAdds(raw: Json | undefined, where: string, report: Report): HeaderAdd[] {
@@ -224,10 +253,11 @@ function compileAdds(raw: Json | undefined, where: string, report: Report): Head
     const header = objectOf(option.header);
     checkFields(header, `${at}.header`, report, HEADER_VALUE_FIELDS, 'HeaderValue');
     const name = checkName(typeof header.key === 'string' ? header.key : '', `${at}.header.key`);
-    const value = compileHeaderTemplate(
+    const format = checkHeaderValue(
       typeof header.value === 'string' ? header.value : '',
       `${at}.header.value`,
     );
+    const value = safeTemplate(format, compileHeaderTemplate(format, `${at}.header.value`));
     return { name, value, append: appends(option, at, report) };
   });
 }

@@ -21,7 +21,7 @@ import {
 import { compileFilterOverrides } from '../http/per-filter.js';
 import { compileRouteIdleTimeout } from '../http/timeouts.js';
 import { compileHashPolicy } from './hash.js';
-import { compileHeaderMutation, type HeaderMutation } from './header-mutation.js';
+import { checkHeaderValue, compileHeaderMutation, type HeaderMutation } from './header-mutation.js';
 import { compileHeaderMatcher, compileQueryMatcher, type RequestTest } from './matchers.js';
 import { compileRetryPolicy, type RetryPolicy } from './retry.js';
 import {
@@ -201,18 +201,24 @@ function compileAction(route: JsonObject, where: string, report: Report): RouteA
       scheme:
         r.https_redirect === true
           ? 'https'
-          : typeof r.scheme_redirect === 'string'
-            ? r.scheme_redirect
-            : null,
-      host: typeof r.host_redirect === 'string' ? r.host_redirect : null,
+          : headerText(r.scheme_redirect, `${where}.redirect.scheme_redirect`),
+      host: headerText(r.host_redirect, `${where}.redirect.host_redirect`),
       port: numberOr(r.port_redirect, 0),
-      path: typeof r.path_redirect === 'string' ? r.path_redirect : null,
-      prefixRewrite: typeof r.prefix_rewrite === 'string' ? r.prefix_rewrite : null,
+      path: headerText(r.path_redirect, `${where}.redirect.path_redirect`),
+      prefixRewrite: headerText(r.prefix_rewrite, `${where}.redirect.prefix_rewrite`),
       status: REDIRECT_CODES[String(r.response_code ?? 'MOVED_PERMANENTLY')] ?? 301,
       stripQuery: r.strip_query === true,
     };
   }
   throw fault(where, 'a route needs one of route, redirect, direct_response', 'missing');
+}
+
+/**
+ * A string the router writes into a request line or a header (`Location`, Host, a rewritten
+ * path): null when unset; CR, LF or NUL refused, as the reference's validation does.
+ */
+function headerText(value: unknown, where: string): string | null {
+  return typeof value === 'string' ? checkHeaderValue(value, where) : null;
 }
 
 function compilePathMatch(
@@ -278,13 +284,10 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
     },
     action,
     criteria: compileCriteria(metadataMatchOf(ra)),
-    prefixRewrite: typeof ra.prefix_rewrite === 'string' ? ra.prefix_rewrite : null,
+    prefixRewrite: headerText(ra.prefix_rewrite, `${where}.route.prefix_rewrite`),
     hostRewrite:
-      typeof ra.host_rewrite === 'string'
-        ? ra.host_rewrite
-        : typeof ra.host_rewrite_literal === 'string'
-          ? ra.host_rewrite_literal
-          : null,
+      headerText(ra.host_rewrite, `${where}.route.host_rewrite`) ??
+      headerText(ra.host_rewrite_literal, `${where}.route.host_rewrite_literal`),
     timeoutMs: durationMs(ra.timeout, 15000),
     idleTimeoutMs: compileRouteIdleTimeout(ra.idle_timeout, `${where}.route.idle_timeout`, report),
     retry:

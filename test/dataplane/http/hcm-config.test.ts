@@ -31,3 +31,13 @@ test('limits within the bounds, and unset ones, load', () => {
   );
   assert.deepEqual(hcm({}), []);
 });
+
+// Root cause (issue 25): server_name and via were written into every response head (and via into
+// requests) as configured, so CR or LF in them injected header fields.
+test('server_name and via with CR, LF or NUL are refused, naming the field', () => {
+  assert.deepEqual(hcm({ server_name: 'a\r\nx: y', via: 'v\0' }), [
+    'test: hcm.server_name: "a\\r\\nx: y" holds CR, LF or NUL, which a header value cannot',
+    'test: hcm.via: "v\\u0000" holds CR, LF or NUL, which a header value cannot',
+  ]);
+  assert.deepEqual(hcm({ server_name: 'edge', via: '1.1 edge' }), []);
+});

@@ -10,7 +10,10 @@ import {
   setDynamicMetadata,
   setFilterState,
 } from '../../../src/dataplane/access-log/stream-info.js';
-import { compileHeaderTemplate } from '../../../src/dataplane/router/header-mutation.js';
+import {
+  applyHeaderMutations,
+  compileHeaderTemplate,
+} from '../../../src/dataplane/router/header-mutation.js';
 import { compileRouteTable } from '../../../src/dataplane/router/table.js';
 import { until } from '../../helpers/dataplane.js';
 import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
@@ -296,5 +299,90 @@ describe('header variables reading what filters recorded', () => {
     assert.equal(state({ info, host: null }), 'v=alice');
     assert.throws(() => compileHeaderTemplate('%DYNAMIC_METADATA(ns)%', 'h'), /JSON list/);
     assert.throws(() => compileHeaderTemplate('%PER_REQUEST_STATE()%', 'h'), /needs a filter state name/);
+  });
+});
+
+// Root cause (issue 25): header names and values from config were taken as written, so a value
+// with CRLF (in headers_to_add, a redirect's host or path, a rewrite, server_name or via, from a
+// file or a management server) was written into HTTP/1 heads as extra fields or a whole extra
+// response; and a per-request value rendered from metadata could carry one the same way.
+describe('header injection from config and metadata', () => {
+  const compile = (route: Record<string, unknown>, table: Record<string, unknown> = {}) => {
+    const report = new Report('test');
+    compileRouteTable(
+      {
+        virtual_hosts: [{ name: 'v', domains: ['*'], routes: [{ match: { prefix: '/' }, ...route }] }],
+        ...table,
+      },
+      'rc',
+      report,
+    );
+    return report.problems.map((f) => `${f.path}: ${f.message}`);
+  };
+  const CRLF = 'a\r\nset-cookie: x=1';
+
+  it('CR, LF or NUL in a configured value, redirect or rewrite is an error at its field', () => {
+    const cluster = { cluster: 'c' };
+    for (const [route, field] of [
+      [
+        { route: cluster, response_headers_to_add: [add('x', CRLF)] },
+        'routes[0].response_headers_to_add[0].header.value',
+      ],
+      [
+        { route: cluster, request_headers_to_add: [add('x', 'a\0b')] },
+        'routes[0].request_headers_to_add[0].header.value',
+      ],
+      [{ redirect: { host_redirect: CRLF } }, 'routes[0].redirect.host_redirect'],
+      [{ redirect: { path_redirect: `/${CRLF}` } }, 'routes[0].redirect.path_redirect'],
+      [{ redirect: { prefix_rewrite: `/${CRLF}` } }, 'routes[0].redirect.prefix_rewrite'],
+      [{ route: { ...cluster, prefix_rewrite: `/${CRLF}` } }, 'routes[0].route.prefix_rewrite'],
+      [{ route: { ...cluster, host_rewrite: CRLF } }, 'routes[0].route.host_rewrite'],
+    ] as const) {
+      const problems = compile(route as Record<string, unknown>);
+      assert.equal(problems.length, 1, JSON.stringify(route));
+      assert.match(
+        problems[0] as string,
+        new RegExp(`virtual_hosts\\[0\\]\\.${field.replace(/[[\].]/g, '\\$&')}: .*CR, LF or NUL`),
+      );
+    }
+  });
+
+  it('a header name that is not a token is an error', () => {
+    const [problem] = compile({ route: { cluster: 'c' }, request_headers_to_add: [add('x y', 'v')] });
+    assert.match(problem as string, /header\.key: "x y" is not a header name/);
+  });
+
+  it('a value rendered from metadata with CR or LF is not added', async () => {
+    const report = new Report('test');
+    const table = compileRouteTable(
+      {
+        virtual_hosts: [
+          {
+            name: 'v',
+            domains: ['*'],
+            routes: [
+              {
+                match: { prefix: '/' },
+                direct_response: { status: 200 },
+                response_headers_to_add: [
+                  add('x-meta', '%DYNAMIC_METADATA(["ns", "v"])%'),
+                  add('x-fixed', 'ok'),
+                ],
+              },
+            ],
+          },
+        ],
+      },
+      'rc',
+      report,
+    );
+    assert.equal(report.failed, false);
+    const mutation = table.any?.routes[0]?.headers;
+    assert.ok(mutation);
+    const info = newStreamInfo(null, '', '');
+    setDynamicMetadata(info, 'ns', { v: CRLF });
+    const headers: string[] = [];
+    applyHeaderMutations(headers, [mutation], true, { info, host: null });
+    assert.deepEqual(headers, ['x-fixed', 'ok']);
   });
 });
