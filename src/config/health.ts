@@ -2,7 +2,11 @@ import type { Json, JsonObject } from '../../events/config.js';
 import { arrayOf, durationMs, numberOr, objectOf, stringOr } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { attempt, Report } from '../bootstrap/report.js';
-import { compileHeaderMutation, type HeaderMutation } from '../dataplane/router/header-mutation.js';
+import {
+  compileHeaderMutation,
+  type HeaderMutation,
+  headerValueField,
+} from '../dataplane/router/header-mutation.js';
 
 /** `HealthCheck.http_health_check`, defaults applied. */
 export interface HttpCheckSettings {
@@ -120,7 +124,8 @@ function payloadOf(value: Json | undefined, p: string, report: Report): Buffer |
 
 function httpChecker(http: JsonObject, p: string, report: Report): HttpCheckSettings {
   checkFields(http, p, report, HTTP_CHECK_FIELDS, 'core.HealthCheck.HttpHealthCheck');
-  const path = stringOr(http.path, '');
+  // Written into the check's request line and Host: CR, LF or NUL would inject into it.
+  const path = headerValueField(http.path, `${p}.path`, report);
   if (!path) report.error(`${p}.path`, 'required field missing', 'missing');
   const codec = stringOr(http.codec_client_type, 'HTTP1');
   if (codec === 'HTTP3')
@@ -137,7 +142,7 @@ function httpChecker(http: JsonObject, p: string, report: Report): HttpCheckSett
   });
   return {
     kind: 'http',
-    host: stringOr(http.host, ''),
+    host: headerValueField(http.host, `${p}.host`, report),
     path,
     headers: attempt(report, p, () => compileHeaderMutation(http, p, report)) ?? null,
     expectedStatuses: expectedStatuses.length > 0 ? expectedStatuses : [[200, 201]],

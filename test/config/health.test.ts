@@ -33,6 +33,20 @@ test('an HTTP check refuses the header names and values the router refuses, at t
   }
 });
 
+// Root cause (issue 25): a check's path and host were written into its request line and Host
+// as configured, so CR or LF in them injected fields, or a second request, into what every
+// upstream host receives.
+test("an HTTP check's path and host with CR, LF or NUL are errors at their fields", () => {
+  for (const [http, expected] of [
+    [{ path: '/h\r\nX-Injected: 1' }, /hc\.http_health_check\.path: .*CR, LF or NUL/],
+    [{ host: 'a\r\n\r\nGET /admin HTTP/1.1' }, /hc\.http_health_check\.host: .*CR, LF or NUL/],
+  ] as const) {
+    const report = new Report('b.yaml');
+    compileHealthCheck(check(http), 'hc', report);
+    assert.match(report.errors.join('\n'), expected);
+  }
+});
+
 test('an HTTP check without header fields compiles to no header mutation', () => {
   const report = new Report('b.yaml');
   const settings = compileHealthCheck(check({}), 'hc', report);

@@ -5,6 +5,7 @@ import { attempt, type Report } from '../../bootstrap/report.js';
 import { compileRegex, compileStringMatcher, type StringTest } from '../../config/matchers.js';
 import type { Counter, Scope } from '../../stats/store.js';
 import { type HttpRequest, headerValue, setHeader } from '../codec/request.js';
+import { headerValueField } from '../router/header-mutation.js';
 import {
   compileRuntimeFraction,
   fractionEnabled,
@@ -48,7 +49,6 @@ const CORS_POLICY_FIELDS: FieldTable = acting(
 /** The field tables of this compile step, by the message name its findings use. */
 export const FIELD_TABLES = { CorsPolicy: CORS_POLICY_FIELDS };
 
-const stringOf = (v: unknown): string => (typeof v === 'string' ? v : '');
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : []);
 
 /** Compiles a `CorsPolicy` (canonical form) found at `where`. */
@@ -68,10 +68,10 @@ export function compileCorsPolicy(raw: JsonObject, where: string, report: Report
   });
   return {
     origins,
-    allowMethods: stringOf(raw.allow_methods),
-    allowHeaders: stringOf(raw.allow_headers),
-    exposeHeaders: stringOf(raw.expose_headers),
-    maxAge: stringOf(raw.max_age),
+    allowMethods: headerValueField(raw.allow_methods, `${where}.allow_methods`, report),
+    allowHeaders: headerValueField(raw.allow_headers, `${where}.allow_headers`, report),
+    exposeHeaders: headerValueField(raw.expose_headers, `${where}.expose_headers`, report),
+    maxAge: headerValueField(raw.max_age, `${where}.max_age`, report),
     allowCredentials: typeof raw.allow_credentials === 'boolean' ? raw.allow_credentials : null,
     enabled:
       raw.filter_enabled !== undefined

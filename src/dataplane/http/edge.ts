@@ -6,7 +6,7 @@ import { joinHostPort, type StreamInfo } from '../access-log/stream-info.js';
 import { type HttpRequest, INTERNAL_HEADER, removeHeader } from '../codec/request.js';
 import { addressFromXff, isInternalAddress, isLoopbackAddress, type XffAddress } from './client-address.js';
 import { requestId } from './headers.js';
-import { UNSAFE_VALUE } from '../router/header-mutation.js';
+import { headerValueField } from '../router/header-mutation.js';
 
 /**
  * The connection manager's trust settings (docs/edge.md): who the client is, whether it is
@@ -77,14 +77,6 @@ const XFCC_MODES = ['SANITIZE', 'ALWAYS_FORWARD_ONLY'];
 const INTERNAL_ADDRESS_FIELDS: FieldTable = acting('unix_sockets');
 
 export const FIELD_TABLES = { InternalAddressConfig: INTERNAL_ADDRESS_FIELDS };
-
-/** A string field written into headers (`via`, `server_name`): '' when unset, and never CR, LF or NUL. */
-export function headerValueField(value: unknown, path: string, report: Report): string {
-  if (typeof value !== 'string') return '';
-  if (!UNSAFE_VALUE.test(value)) return value;
-  report.error(path, `${JSON.stringify(value)} holds CR, LF or NUL, which a header value cannot`);
-  return '';
-}
 
 export function compileEdge(config: JsonObject, path: string, report: Report): EdgeSpec {
   const internal = objectOf(config.internal_address_config);

@@ -10,6 +10,7 @@ import {
   type Http2Options,
 } from '../../config/h2-options.js';
 import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
+import { headerValueField } from '../router/header-mutation.js';
 import { compileRouteTable, type RouteTable } from '../router/table.js';
 import { compileUpgradeConfigs, type UpgradeTable } from '../router/upgrade-config.js';
 import {
@@ -22,7 +23,6 @@ import {
   FIELD_TABLES as EDGE_FIELD_TABLES,
   EDGE_FIELDS,
   type EdgeSpec,
-  headerValueField,
   type UnderscoreAction,
 } from './edge.js';
 import type { FilterChain } from './filters/chain.js';

@@ -235,6 +235,17 @@ export function checkHeaderValue(value: string, where: string): string {
 }
 
 /**
+ * A string field written into a head (`via`, `server_name`, a health check's path and host,
+ * CORS values): '' when unset; CR, LF or NUL is an error at `path`.
+ */
+export function headerValueField(value: unknown, path: string, report: Report): string {
+  if (typeof value !== 'string') return '';
+  if (!UNSAFE_VALUE.test(value)) return value;
+  report.error(path, `${JSON.stringify(value)} holds CR, LF or NUL, which a header value cannot`);
+  return '';
+}
+
+/**
  * A value rendered per request from variables (metadata a management server sent, a client's
  * header): one holding CR, LF or NUL renders empty, so it is not added.
  */

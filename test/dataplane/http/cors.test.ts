@@ -241,3 +241,28 @@ describe('CORS and CSRF filter names', () => {
     );
   });
 });
+
+// Root cause (issue 25): a policy's methods, headers and max age were written into responses as
+// configured, so CR or LF in them injected response fields.
+describe('CORS policy values', () => {
+  it('CR, LF or NUL in a value written into responses is an error at its field', () => {
+    assert.throws(
+      () =>
+        compileTestHcm({
+          stat_prefix: 'x',
+          http_filters: [{ name: 'envoy.filters.http.cors' }, { name: 'envoy.filters.http.router' }],
+          route_config: {
+            virtual_hosts: [
+              {
+                name: 'v',
+                domains: ['*'],
+                cors: { allow_origin: ['a'], allow_methods: 'GET\r\nSet-Cookie: x=1', max_age: '1\n' },
+                routes: [{ match: { prefix: '/' }, direct_response: { status: 200 } }],
+              },
+            ],
+          },
+        }),
+      /cors\.allow_methods: .*CR, LF or NUL[\s\S]*cors\.max_age: .*CR, LF or NUL/,
+    );
+  });
+});
