@@ -89,7 +89,7 @@ describe('TLS contexts at validate', () => {
     assert.equal(accepted.status, 0, accepted.stderr);
   });
 
-  it('accepts the TLS inspector and original_dst listener filters by every name, and refuses others by name', async () => {
+  it('accepts the TLS inspector and original_dst listener filters by every name, and refuses one this build lacks by name', async () => {
     const leaf = pki.leaf('srv', ['DNS:srv.test']);
     const listener = (filters: string) =>
       `static_resources: { listeners: [{ name: l, address: { socket_address: { address: 127.0.0.1, port_value: 0 } }, listener_filters: [${filters}], filter_chains: [{ filter_chain_match: { server_names: [srv.test] }, tls_context: { common_tls_context: { tls_certificates: [{ certificate_chain: { filename: '${leaf.cert}' }, private_key: { filename: '${leaf.key}' } }] } }, filters: [{ name: envoy.tcp_proxy, typed_config: { '@type': type.googleapis.com/envoy.config.filter.network.tcp_proxy.v2.TcpProxy, stat_prefix: t, cluster: c } }] }] }], clusters: [{ name: c, load_assignment: { cluster_name: c, endpoints: [{ lb_endpoints: [${ENDPOINT}] }] } }] }`;
@@ -112,11 +112,11 @@ describe('TLS contexts at validate', () => {
       if (native) assert.equal(out.status, 0, out.stderr);
       else assert.match(out.stderr, /listener_filters\[0\]\.name: needs the native socket helper/);
     }
-    const out = await validate(listener('{ name: envoy.filters.listener.http_inspector }'));
+    const out = await validate(listener('{ name: envoy.filters.listener.proxy_protocol }'));
     assert.equal(out.status, 1);
     assert.match(
       out.stderr,
-      /listeners\[0\]\.listener_filters\[0\]\.name: unknown extension 'envoy\.filters\.listener\.http_inspector'/,
+      /listeners\[0\]\.listener_filters\[0\]\.name: unknown extension 'envoy\.filters\.listener\.proxy_protocol'/,
     );
   });
 
