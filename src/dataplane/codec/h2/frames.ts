@@ -49,6 +49,7 @@ export const MAX_WINDOW = 2 ** 31 - 1;
 /** Payloads up to this size are copied into the output block; larger ones are written as they are. */
 const COPY_MAX = 2048;
 const BLOCK = 16 * 1024;
+const NO_BLOCK = Buffer.alloc(0);
 
 /**
  * The bytes a session has to send, serialized in place: frames are written into a block that
@@ -56,7 +57,8 @@ const BLOCK = 16 * 1024;
  * payloads go beside it uncopied. `take` returns what to write since the last call.
  */
 export class FrameWriter {
-  private block = Buffer.allocUnsafe(BLOCK);
+  /** Empty until the first frame, and again once an idle session let it go. */
+  private block = NO_BLOCK;
   /** The start of the block's region not taken yet, and the write position. */
   private start = 0;
   pos = 0;
@@ -95,6 +97,7 @@ export class FrameWriter {
 
   /** A frame whose payload is one 32-bit value (WINDOW_UPDATE, RST_STREAM). */
   u32Frame(type: number, streamId: number, value: number): void {
+    this.reserve(FRAME_HEADER + 4);
     this.header(4, type, 0, streamId);
     this.block.writeUInt32BE(value, this.pos);
     this.pos += 4;
@@ -118,6 +121,17 @@ export class FrameWriter {
   advance(n: number): void {
     this.pos += n;
     this.pending += n;
+  }
+
+  /**
+   * Lets the block go (its written regions live on in their writes): a session with no open
+   * stream holds no output memory between requests.
+   */
+  release(): void {
+    this.seal();
+    this.block = NO_BLOCK;
+    this.start = 0;
+    this.pos = 0;
   }
 
   take(): Buffer[] | null {

@@ -128,6 +128,7 @@ export class ServerSession implements StreamOwner, Connection {
   flush(): void {
     if (this.ready_.size > 0 && !this.dead) this.sendData();
     const out = this.writer.take();
+    if (this.streams.size === 0) this.writer.release();
     if (out === null) return;
     const socket = this.socket;
     if (socket.destroyed) return;
