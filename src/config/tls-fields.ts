@@ -45,12 +45,17 @@ export const CERTIFICATE_FIELDS: FieldTable = {
 };
 export const VALIDATION_FIELDS: FieldTable = {
   ...acting('trusted_ca', 'verify_subject_alt_name', 'match_subject_alt_names', 'crl'),
+  ...acting('match_typed_subject_alt_names'),
   ...acting('verify_certificate_hash', 'verify_certificate_spki', 'allow_expired_certificate'),
   ...acting('trust_chain_verification'),
   require_ocsp_staple: notYet('OCSP stapling'),
   require_signed_certificate_timestamp: notYet('signed certificate timestamps'),
 };
 export const DATA_SOURCE_FIELDS: FieldTable = acting('filename', 'inline_bytes', 'inline_string');
+export const SAN_MATCHER_FIELDS: FieldTable = {
+  ...acting('san_type', 'matcher'),
+  oid: notYet('SubjectAltNameMatcher.oid (OTHER_NAME SANs)'),
+};
 
 /** The field tables of the TLS messages, by the message name their findings use. */
 export const FIELD_TABLES = {
@@ -61,6 +66,7 @@ export const FIELD_TABLES = {
   TlsCertificate: CERTIFICATE_FIELDS,
   CertificateValidationContext: VALIDATION_FIELDS,
   DataSource: DATA_SOURCE_FIELDS,
+  SubjectAltNameMatcher: SAN_MATCHER_FIELDS,
   SdsSecretConfig: SDS_SECRET_FIELDS,
   CombinedCertificateValidationContext: COMBINED_VALIDATION_FIELDS,
   Secret: SECRET_FIELDS,

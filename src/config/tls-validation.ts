@@ -10,7 +10,7 @@ import { checkFields } from '../bootstrap/honoured.js';
 import { attempt, type Report } from '../bootstrap/report.js';
 import { compileStringMatcher, type StringTest } from './matchers.js';
 import { firstCertificate, type LoadedCertificate, readSource } from './tls-certificates.js';
-import { VALIDATION_FIELDS } from './tls-fields.js';
+import { SAN_MATCHER_FIELDS, VALIDATION_FIELDS } from './tls-fields.js';
 
 /** What is checked on the peer's certificate after the handshake. */
 export interface PeerCheck {
@@ -36,7 +36,7 @@ type SanTest = (san: SubjectAltName) => boolean;
 
 /** `subjectAltName` (`DNS:a, IP Address:1.2.3.4, URI:x`) as typed entries. */
 export interface SubjectAltName {
-  kind: 'DNS' | 'URI' | 'IP';
+  kind: 'DNS' | 'URI' | 'IP' | 'EMAIL';
   value: string;
 }
 
@@ -57,15 +57,37 @@ function compileSan(validation: JsonObject, path: string, report: Report): SanTe
         san.kind === 'DNS' ? dnsNameMatch(san.value, want) : san.value === want,
   );
   listOf(validation.match_subject_alt_names).forEach((m, i) => {
-    const where = `${path}.match_subject_alt_names[${i}]`;
-    const test = attempt<StringTest>(report, where, () => compileStringMatcher(m, where));
-    if (!test) return;
-    const exact = typeof m.exact === 'string' ? m.exact : null;
-    out.push((san) =>
-      san.kind === 'DNS' && exact !== null ? dnsNameMatch(san.value, exact) : test(san.value),
-    );
+    const test = sanMatcher(m, `${path}.match_subject_alt_names[${i}]`, report);
+    if (test) out.push(test);
+  });
+  listOf(validation.match_typed_subject_alt_names).forEach((m, i) => {
+    const where = `${path}.match_typed_subject_alt_names[${i}]`;
+    checkFields(m, where, report, SAN_MATCHER_FIELDS, 'SubjectAltNameMatcher');
+    const kind = TYPED_SAN_KINDS[String(m.san_type)];
+    if (m.san_type === 'OTHER_NAME')
+      report.unsupported(`${where}.san_type`, 'OTHER_NAME SANs are not implemented');
+    else if (kind === undefined) report.error(`${where}.san_type`, 'must be EMAIL, DNS, URI or IP_ADDRESS');
+    if (m.matcher === undefined) report.error(`${where}.matcher`, 'required field missing', 'missing');
+    const test = sanMatcher(objectOf(m.matcher), `${where}.matcher`, report);
+    if (test && kind) out.push((san) => san.kind === kind && test(san));
   });
   return out;
+}
+
+/** v3's SAN types, as the kinds `subjectAltNames` (src/tls/peer-check.ts) reads from a certificate. */
+const TYPED_SAN_KINDS: Record<string, SubjectAltName['kind']> = {
+  EMAIL: 'EMAIL',
+  DNS: 'DNS',
+  URI: 'URI',
+  IP_ADDRESS: 'IP',
+};
+
+/** A `StringMatcher` over a SAN's value; an `exact` one matches a DNS SAN's wildcard as the reference. */
+function sanMatcher(m: JsonObject, where: string, report: Report): SanTest | undefined {
+  const test = attempt<StringTest>(report, where, () => compileStringMatcher(m, where));
+  if (!test) return undefined;
+  const exact = typeof m.exact === 'string' ? m.exact : null;
+  return (san) => (san.kind === 'DNS' && exact !== null ? dnsNameMatch(san.value, exact) : test(san.value));
 }
 
 export function compileValidation(

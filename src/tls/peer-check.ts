@@ -6,7 +6,7 @@ import { createHash, type X509Certificate } from 'node:crypto';
 import type * as tls from 'node:tls';
 import type { PeerCheck, PeerFailure, SubjectAltName } from '../config/tls-validation.js';
 
-/** `subjectAltName` (`DNS:a, IP Address:1.2.3.4, URI:x`) as typed entries. */
+/** `subjectAltName` (`DNS:a, IP Address:1.2.3.4, URI:x, email:y`) as typed entries. */
 export function subjectAltNames(cert: X509Certificate): SubjectAltName[] {
   return (cert.subjectAltName ?? '')
     .split(', ')
@@ -18,6 +18,7 @@ export function subjectAltNames(cert: X509Certificate): SubjectAltName[] {
       if (kind === 'DNS') return [{ kind: 'DNS', value }];
       if (kind === 'URI') return [{ kind: 'URI', value }];
       if (kind === 'IP Address') return [{ kind: 'IP', value }];
+      if (kind === 'email') return [{ kind: 'EMAIL', value }];
       return [];
     });
 }

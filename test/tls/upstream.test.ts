@@ -117,6 +117,35 @@ describe('upstream TLS', () => {
               common_tls_context: { validation_context: { ...ca, verify_subject_alt_name: ['other.test'] } },
             }),
           ),
+          // v3's typed matchers: the URI SAN as a URI passes; the same value asked of DNS SANs fails.
+          cluster(
+            'typed_san_ok',
+            p1,
+            tlsSocket({
+              common_tls_context: {
+                validation_context: {
+                  ...ca,
+                  match_typed_subject_alt_names: [
+                    { san_type: 'URI', matcher: { exact: 'spiffe://test/upstream' } },
+                  ],
+                },
+              },
+            }),
+          ),
+          cluster(
+            'typed_san_bad',
+            p1,
+            tlsSocket({
+              common_tls_context: {
+                validation_context: {
+                  ...ca,
+                  match_typed_subject_alt_names: [
+                    { san_type: 'DNS', matcher: { exact: 'spiffe://test/upstream' } },
+                  ],
+                },
+              },
+            }),
+          ),
           cluster('h2tls', p2, {
             http2_protocol_options: {},
             ...tlsSocket({ common_tls_context: { alpn_protocols: ['h2'], validation_context: ca } }),
@@ -178,6 +207,8 @@ describe('upstream TLS', () => {
             ['/wrong', 'wrong_ca'],
             ['/san-ok', 'san_ok'],
             ['/san-bad', 'san_bad'],
+            ['/typed-san-ok', 'typed_san_ok'],
+            ['/typed-san-bad', 'typed_san_bad'],
             ['/h2', 'h2tls'],
             ['/mtls-none', 'mtls_nocert'],
             ['/mtls', 'mtls'],
@@ -230,6 +261,14 @@ describe('upstream TLS', () => {
     const stats = (await proxy.get('/stats')).body;
     assert.ok(counter(stats, 'cluster.san_bad.ssl.fail_verify_san') >= 1, stats);
     assert.equal(counter(stats, 'cluster.san_ok.ssl.fail_verify_san'), 0);
+  });
+
+  it("checks v3's typed SAN matchers: only SANs of the matcher's type count", async () => {
+    assert.equal((await get(port, '/typed-san-ok')).status, 200);
+    assert.equal((await get(port, '/typed-san-bad')).status, 503);
+    const stats = (await proxy.get('/stats')).body;
+    assert.ok(counter(stats, 'cluster.typed_san_bad.ssl.fail_verify_san') >= 1, stats);
+    assert.equal(counter(stats, 'cluster.typed_san_ok.ssl.fail_verify_san'), 0);
   });
 
   it('speaks HTTP/2 over TLS when ALPN says h2', async () => {
