@@ -170,8 +170,15 @@ for (const [peer, skip] of [
     const port = (peer === 'nginx' ? nginx : haproxy)?.port ?? 0;
     const unexplained: string[] = [];
     for (const c of CASES) {
-      const got = await arrival(port, c);
-      const same = JSON.stringify(got) === JSON.stringify(c.proxy);
+      const agrees = (got: Arrival) => JSON.stringify(got) === JSON.stringify(c.proxy);
+      let got = await arrival(port, c);
+      // A loaded machine sometimes makes the peer itself refuse (HAProxy answered a plain GET
+      // "refused" once in a full run): a difference counts only if it is there twice.
+      if (!agrees(got) && !c.differs?.[peer]) {
+        got = await arrival(port, c);
+        if (agrees(got)) t.diagnostic(`${c.name}: ${peer} agreed only when sent again`);
+      }
+      const same = agrees(got);
       const reason = c.differs?.[peer];
       if (same && reason) t.diagnostic(`${c.name}: ${peer} now agrees with the proxy (${reason})`);
       if (!same && !reason)
