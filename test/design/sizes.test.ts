@@ -24,7 +24,7 @@ const LONG_FUNCTIONS_LEFT: Record<string, string> = {};
  * The most files over 400 lines there may be. Issue 26 asks for 5; this is the count the
  * splits of issue 26 reached, and it only goes down.
  */
-const MAX_LONG_FILES = 2;
+const MAX_LONG_FILES = 1;
 
 const files = FOLDERS.flatMap((folder) => sourceFiles(join(ROOT, folder))).map((file) => ({
   path: relative(ROOT, file),

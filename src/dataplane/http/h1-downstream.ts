@@ -1,14 +1,13 @@
 import type * as net from 'node:net';
-import { joinHostPort } from '../access-log/stream-info.js';
 import { BodyFramer, Framing } from '../codec/h1-body.js';
 import type { RequestHead } from '../codec/h1-head.js';
-import { RequestHeadParser, validAuthority } from '../codec/h1-parse.js';
+import { RequestHeadParser } from '../codec/h1-parse.js';
 import { bodilessStatus, reasonPhrase } from '../codec/h1-status.js';
-import type { HttpRequest, ResponseSink } from '../codec/request.js';
-import { restoredDestination } from '../listeners/original-dst.js';
-import { type PeerIdentitySource, peerIdentitySource } from '../listeners/peer-identity.js';
+import type { ResponseSink } from '../codec/request.js';
 import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
+import { H1Lifetime } from './h1-lifetime.js';
+import { type ConnectionFacts, connectionFacts, requestFromHead } from './h1-request.js';
 import { StreamTimers } from './stream-timers.js';
 import { startUpgrade } from './upgrade.js';
 
@@ -20,7 +19,8 @@ const HEAD_JOIN_MAX = 16 * 1024;
 /**
  * A downstream HTTP/1.x connection on a raw socket: parses request heads and bodies from
  * the socket's Buffers, runs one exchange at a time, and writes responses as one head string
- * plus body bytes. It is the exchange's sink.
+ * plus body bytes. It is the exchange's sink. Each head becomes a request in `h1-request.ts`;
+ * the connection's timeouts, drain and close are its `H1Lifetime` (`h1-lifetime.ts`).
  *
  * Pipelined requests wait in the buffer until the current response is complete, so they are
  * answered in order and never reach the upstream concurrently; reading stops while more than
@@ -28,7 +28,7 @@ const HEAD_JOIN_MAX = 16 * 1024;
  * the head parser keeps a partial head itself, so a head dripped a byte at a time costs
  * linear time.
  */
-export class H1Downstream implements ResponseSink, ExchangeOwner {
+export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOwner {
   headersSent = false;
   /** The stream timers of the connection, lent to each exchange in turn. */
   readonly timers = new StreamTimers();
@@ -38,11 +38,6 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   private exchange: Exchange | null = null;
   private framer: BodyFramer | null = null;
   private readonly parser: RequestHeadParser;
-  /** False once a request, the client or the server asked to close: no further request is read. */
-  private keepAlive = true;
-  /** `end()` was called on the socket: only the delayed close remains. */
-  private closing = false;
-  private closed = false;
   private paused = false;
   private processing = false;
   /** Framing of the response being written: chunked when the length is unknown. */
@@ -50,34 +45,12 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   private headOnly = false;
   private isHead = false;
   private pendingHead: string | null = null;
-  private idleTimer: NodeJS.Timeout | null = null;
-  /** The idle timer counts only while this is set; data clears it (the timer is reused). */
-  private idleArmed = false;
-  private headTimer: NodeJS.Timeout | null = null;
-  private durationTimer: NodeJS.Timeout | null = null;
-  private closeTimer: NodeJS.Timeout | null = null;
-  private drainTimer: NodeJS.Timeout | null = null;
-  /** Drained while idle: the next response closes the connection. */
-  private closeAfterNext = false;
   private readonly openedAt = performance.now();
-  private readonly remoteIp: string;
-  private readonly remoteAddress: string;
-  private readonly localAddress: string;
-  private readonly originalDst: string | null;
-  private readonly peer: PeerIdentitySource | undefined;
-  /** A TLS socket (a chain with a DownstreamTlsContext) carries https. */
-  private readonly scheme: 'http' | 'https';
+  private readonly facts: ConnectionFacts;
 
-  constructor(
-    readonly hcm: DownstreamOwner,
-    readonly socket: net.Socket,
-  ) {
-    this.remoteIp = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
-    this.remoteAddress = joinHostPort(socket.remoteAddress, socket.remotePort);
-    this.localAddress = joinHostPort(socket.localAddress, socket.localPort);
-    this.originalDst = restoredDestination(socket);
-    this.peer = peerIdentitySource(socket);
-    this.scheme = this.peer ? 'https' : 'http';
+  constructor(hcm: DownstreamOwner, socket: net.Socket) {
+    super(hcm, socket);
+    this.facts = connectionFacts(socket);
     this.parser = new RequestHeadParser({
       maxHeadBytes: hcm.maxRequestHeadersBytes,
       maxHeadersCount: hcm.spec.maxHeadersCount,
@@ -88,8 +61,6 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     socket.on('error', () => {});
     socket.on('drain', () => this.exchange?.onDownstreamDrain());
     socket.on('end', () => this.onPeerEnd());
-    const maxMs = hcm.timeouts.maxConnectionDurationMs;
-    if (maxMs > 0) this.durationTimer = setTimeout(() => this.onMaxDuration(), maxMs).unref();
     this.armIdle();
   }
 
@@ -186,116 +157,43 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     }
   }
 
-  private discard(): void {
+  protected discard(): void {
     this.chunks = [];
     this.buffered = 0;
   }
 
   private startRequest(head: RequestHead): void {
-    const method = head.method;
-    const protocol = head.version;
-    const contentLength = head.contentLength;
-    const chunked = head.chunked;
-    let authority = '';
-    let connection = '';
-    let upgrade: string | null = null;
-    let expectContinue = false;
-    const headers: string[] = [];
-    let teTrailers = false;
-    const raw = head.headers;
-    for (let i = 0; i < raw.length; i += 2) {
-      const name = raw[i] as string;
-      const value = raw[i + 1] as string;
-      switch (name) {
-        case 'host':
-          authority = value.toLowerCase();
-          continue;
-        case 'content-length':
-        case 'transfer-encoding':
-          continue;
-        case 'connection':
-          // Several fields are one list (RFC 9110 5.3): `Connection: upgrade` then `Connection: close`.
-          connection = connection ? `${connection}, ${value.toLowerCase()}` : value.toLowerCase();
-          continue;
-        case 'upgrade':
-          upgrade = value;
-          continue;
-        case 'expect':
-          if (value.toLowerCase() === '100-continue') expectContinue = true;
-          continue;
-        case 'te':
-          if (value.toLowerCase().includes('trailers')) teTrailers = true;
-          continue;
-        case 'keep-alive':
-        case 'proxy-connection':
-        case 'trailer':
-        case 'http2-settings':
-          continue;
-      }
-      headers.push(name, value);
-    }
-    if (protocol === 'HTTP/1.0') this.keepAlive = connection.includes('keep-alive');
-    else if (connection.includes('close')) this.keepAlive = false;
-    // An upgrade needs both fields (RFC 9110 7.8); h2c is not offered, so such a request is
-    // served as HTTP/1.1, as the reference and nginx do (`curl --http2` sends it on http://).
-    if (upgrade !== null && (!connection.includes('upgrade') || upgrade.toLowerCase() === 'h2c')) upgrade = null;
-    let path = head.target;
     const http1 = this.hcm.spec.http1;
-    if (path.charCodeAt(0) !== 47 /* / */ && method !== 'CONNECT' && path !== '*') {
-      // Absolute form (`GET http://host/path`): the authority comes from it (RFC 9112 3.2.2).
-      const m = /^https?:\/\/([^/?#]+)(.*)$/i.exec(path);
-      // The authority becomes the Host: checked as a Host is (userinfo refused, RFC 9110 4.2.4).
-      if (!m || !validAuthority(m[1] as string)) {
-        this.protocolError(400, '');
-        return;
-      }
-      // Without allow_absolute_url the target stays the path, which the exchange answers 404.
-      if (http1.allowAbsoluteUrl) {
-        authority = (m[1] as string).toLowerCase();
-        const rest = m[2] as string;
-        path = rest.charCodeAt(0) === 47 /* / */ ? rest : `/${rest}`;
-      }
+    const start = requestFromHead(head, this.facts, http1.allowAbsoluteUrl);
+    if (!start) {
+      this.protocolError(400, '');
+      return;
     }
-    if (method === 'CONNECT') {
+    this.keepAlive = start.keepAlive;
+    const { req, upgrade } = start;
+    if (req.method === 'CONNECT') {
       // CONNECT is not proxied: refuse it plainly.
       this.keepAlive = false;
       this.protocolError(403, '', false);
       return;
     }
-    const hasBody = chunked || contentLength > 0;
-    const req: HttpRequest = {
-      method,
-      path,
-      authority,
-      scheme: this.scheme,
-      headers,
-      protocol,
-      remoteIp: this.remoteIp,
-      remotePort: this.socket.remotePort,
-      localAddress: this.localAddress,
-      remoteAddress: this.remoteAddress,
-      contentLength: chunked ? -1 : Math.max(contentLength, 0),
-      hasBody,
-    };
-    if (teTrailers) req.acceptsTrailers = true;
-    if (this.originalDst) req.originalDst = this.originalDst;
-    if (this.peer) req.peer = this.peer;
     // An HTTP/1.0 request refused with 426 is refused before it could become a tunnel.
-    if (upgrade !== null && (protocol === 'HTTP/1.1' || http1.acceptHttp10)) {
+    if (upgrade !== null && (req.protocol === 'HTTP/1.1' || http1.acceptHttp10)) {
       // An upgrade the HCM and the route enable (WebSocket) becomes a tunnel; others are refused.
-      if (!hasBody && startUpgrade(this.hcm, this.socket, req, upgrade, this.chunks)) this.handOver();
+      if (!req.hasBody && startUpgrade(this.hcm, this.socket, req, upgrade, this.chunks)) this.handOver();
       else {
         this.keepAlive = false;
         this.protocolError(403, '', false);
       }
       return;
     }
-    if (expectContinue && hasBody) this.socket.write(CONTINUE);
+    if (start.expectContinue && req.hasBody) this.socket.write(CONTINUE);
     this.headersSent = false;
-    this.isHead = method === 'HEAD';
+    this.isHead = req.method === 'HEAD';
     const ex = new Exchange(this.hcm, req, this, this);
     this.exchange = ex;
-    if (hasBody) this.framer = new BodyFramer(chunked ? Framing.Chunked : Framing.Length, contentLength);
+    if (req.hasBody)
+      this.framer = new BodyFramer(head.chunked ? Framing.Chunked : Framing.Length, head.contentLength);
     ex.start();
   }
 
@@ -320,7 +218,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   }
 
   /** A response of the codec itself (no exchange can carry it), then the connection closes. */
-  private replyAndClose(status: number, text: string): void {
+  protected replyAndClose(status: number, text: string): void {
     this.keepAlive = false;
     this.framer = null;
     this.discard();
@@ -348,92 +246,12 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     );
   }
 
-  // ---- timeouts ----
-
-  /** Starts (or restarts) the connection idle timeout: no request in flight or arriving. */
-  private armIdle(): void {
-    const ms = this.hcm.timeouts.connectionIdleMs;
-    if (ms <= 0) return;
-    this.idleArmed = true;
-    if (this.idleTimer) this.idleTimer.refresh();
-    else this.idleTimer = setTimeout(() => this.onIdleTimeout(), ms).unref();
+  protected busy(): boolean {
+    return this.exchange !== null;
   }
 
-  private onIdleTimeout(): void {
-    if (!this.idleArmed || this.exchange || this.headTimer || this.buffered > 0) return;
-    this.hcm.stats.cxIdleTimeout.inc();
-    this.endSocket();
-  }
-
-  /** A request head has started: it must be complete within the head deadline. */
-  private armHeadTimer(): void {
-    const ms = this.hcm.timeouts.headDeadlineMs;
-    if (ms <= 0 || this.headTimer) return;
-    this.headTimer = setTimeout(() => this.onHeadTimeout(), ms).unref();
-  }
-
-  private clearHeadTimer(): void {
-    if (!this.headTimer) return;
-    clearTimeout(this.headTimer);
-    this.headTimer = null;
-  }
-
-  private onHeadTimeout(): void {
-    this.headTimer = null;
-    if (this.exchange || this.closing || this.closed) return;
-    const configured = this.hcm.timeouts.requestHeadersMs > 0;
-    const s = this.hcm.stats;
-    (configured ? s.rqHeaderTimeout : s.rqIdleTimeout).inc();
-    this.replyAndClose(408, configured ? 'request header timeout' : 'stream timeout');
-  }
-
-  private onMaxDuration(): void {
-    this.durationTimer = null;
-    if (this.closing || this.closed) return;
-    this.hcm.stats.cxMaxDurationReached.inc();
-    // The request in flight is answered (with `connection: close`); an idle connection closes now.
-    this.keepAlive = false;
-    if (!this.exchange) this.endSocket();
-  }
-
-  /**
-   * Closes our side after what is written; the peer gets `delayed_close_timeout` to close
-   * its side, restarted while the write buffer still drains, then the socket is destroyed.
-   */
-  private endSocket(last?: string): void {
-    if (this.closing || this.closed) return;
-    this.closing = true;
-    this.keepAlive = false;
-    this.discard();
-    if (last === undefined) this.socket.end();
-    else this.socket.end(last, 'latin1');
-    const ms = this.hcm.timeouts.delayedCloseMs;
-    if (ms <= 0) {
-      this.socket.once('finish', () => this.socket.destroy());
-      return;
-    }
-    let pending = this.socket.writableLength;
-    const check = () => {
-      const now = this.socket.writableLength;
-      if (now > 0 && now < pending) {
-        pending = now;
-        this.closeTimer = setTimeout(check, ms).unref();
-        return;
-      }
-      this.closeTimer = null;
-      this.socket.destroy();
-    };
-    this.closeTimer = setTimeout(check, ms).unref();
-  }
-
-  /**
-   * The client closed its side. As in the reference, that ends the connection: a request in
-   * flight is reset at once, so its upstream connection and circuit breaker slot are
-   * released (an abandoned upload would otherwise wait for a body that never comes).
-   */
-  private onPeerEnd(): void {
-    if (this.exchange) this.socket.destroy();
-    else this.endSocket();
+  protected waiting(): boolean {
+    return this.buffered > 0;
   }
 
   // ---- ResponseSink ----
@@ -551,26 +369,6 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
     this.socket.resume();
   }
 
-  /**
-   * Drain: the response in flight, or the next one, closes the connection. An idle one closes
-   * after `graceMs` unless a request arrives first: closed at once, it would reset a request
-   * the client is sending at that moment (a keep-alive race clients see as an error).
-   */
-  drainClose(graceMs: number): void {
-    if (this.exchange) {
-      this.keepAlive = false;
-      return;
-    }
-    // Not `keepAlive = false`: that would leave the request arriving now unread.
-    this.closeAfterNext = true;
-    this.drainTimer = setTimeout(() => {
-      this.drainTimer = null;
-      if (this.exchange || this.headTimer || this.buffered > 0) return;
-      this.hcm.stats.cxDrainClose.inc();
-      this.endSocket();
-    }, graceMs).unref();
-  }
-
   destroy(): void {
     this.socket.destroy();
   }
@@ -578,14 +376,7 @@ export class H1Downstream implements ResponseSink, ExchangeOwner {
   private onClose(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const timer of [
-      this.idleTimer,
-      this.headTimer,
-      this.durationTimer,
-      this.closeTimer,
-      this.drainTimer,
-    ])
-      if (timer) clearTimeout(timer);
+    this.clearTimers();
     this.timers.close();
     this.discard();
     const ex = this.exchange;

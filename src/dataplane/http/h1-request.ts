@@ -1,0 +1,139 @@
+/**
+ * An HTTP/1 request head read as the request the exchange serves (`HttpRequest`): the Host or
+ * an absolute-form target as its authority, the hop-by-hop fields taken out, and what the head
+ * asks of the connection (keep-alive, an upgrade, `100-continue`). Used by `h1-downstream.ts`.
+ */
+import type * as net from 'node:net';
+import { joinHostPort } from '../access-log/stream-info.js';
+import type { RequestHead } from '../codec/h1-head.js';
+import { validAuthority } from '../codec/h1-parse.js';
+import type { HttpRequest } from '../codec/request.js';
+import { restoredDestination } from '../listeners/original-dst.js';
+import { type PeerIdentitySource, peerIdentitySource } from '../listeners/peer-identity.js';
+
+/** What every request of one downstream connection carries about it, read once from its socket. */
+export interface ConnectionFacts {
+  /** A TLS socket (a chain with a DownstreamTlsContext) carries https. */
+  scheme: 'http' | 'https';
+  remoteIp: string;
+  remotePort: number | undefined;
+  remoteAddress: string;
+  localAddress: string;
+  originalDst: string | null;
+  peer: PeerIdentitySource | undefined;
+}
+
+export function connectionFacts(socket: net.Socket): ConnectionFacts {
+  const peer = peerIdentitySource(socket);
+  return {
+    scheme: peer ? 'https' : 'http',
+    remoteIp: (socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
+    remotePort: socket.remotePort,
+    remoteAddress: joinHostPort(socket.remoteAddress, socket.remotePort),
+    localAddress: joinHostPort(socket.localAddress, socket.localPort),
+    originalDst: restoredDestination(socket),
+    peer,
+  };
+}
+
+/** A request head read as the exchange's request, with what it asks of the connection. */
+export interface H1RequestStart {
+  req: HttpRequest;
+  /** The connection may serve another request after this one (RFC 9112 9.3). */
+  keepAlive: boolean;
+  /** The protocol an upgrade asks for (`Upgrade` with `Connection: upgrade`); null for none. */
+  upgrade: string | null;
+  /** `Expect: 100-continue`. */
+  expectContinue: boolean;
+}
+
+/**
+ * The request of `head` on a connection described by `facts`; null for an absolute-form
+ * target that is no http(s) URL with a valid authority (answered 400).
+ */
+export function requestFromHead(
+  head: RequestHead,
+  facts: ConnectionFacts,
+  allowAbsoluteUrl: boolean,
+): H1RequestStart | null {
+  const method = head.method;
+  const protocol = head.version;
+  const contentLength = head.contentLength;
+  const chunked = head.chunked;
+  let authority = '';
+  let connection = '';
+  let upgrade: string | null = null;
+  let expectContinue = false;
+  const headers: string[] = [];
+  let teTrailers = false;
+  const raw = head.headers;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    const value = raw[i + 1] as string;
+    switch (name) {
+      case 'host':
+        authority = value.toLowerCase();
+        continue;
+      case 'content-length':
+      case 'transfer-encoding':
+        continue;
+      case 'connection':
+        // Several fields are one list (RFC 9110 5.3): `Connection: upgrade` then `Connection: close`.
+        connection = connection ? `${connection}, ${value.toLowerCase()}` : value.toLowerCase();
+        continue;
+      case 'upgrade':
+        upgrade = value;
+        continue;
+      case 'expect':
+        if (value.toLowerCase() === '100-continue') expectContinue = true;
+        continue;
+      case 'te':
+        if (value.toLowerCase().includes('trailers')) teTrailers = true;
+        continue;
+      case 'keep-alive':
+      case 'proxy-connection':
+      case 'trailer':
+      case 'http2-settings':
+        continue;
+    }
+    headers.push(name, value);
+  }
+  // An upgrade needs both fields (RFC 9110 7.8); h2c is not offered, so such a request is
+  // served as HTTP/1.1, as the reference and nginx do (`curl --http2` sends it on http://).
+  if (upgrade !== null && (!connection.includes('upgrade') || upgrade.toLowerCase() === 'h2c'))
+    upgrade = null;
+  let path = head.target;
+  if (path.charCodeAt(0) !== 47 /* / */ && method !== 'CONNECT' && path !== '*') {
+    // Absolute form (`GET http://host/path`): the authority comes from it (RFC 9112 3.2.2).
+    const m = /^https?:\/\/([^/?#]+)(.*)$/i.exec(path);
+    // The authority becomes the Host: checked as a Host is (userinfo refused, RFC 9110 4.2.4).
+    if (!m || !validAuthority(m[1] as string)) return null;
+    // Without allow_absolute_url the target stays the path, which the exchange answers 404.
+    if (allowAbsoluteUrl) {
+      authority = (m[1] as string).toLowerCase();
+      const rest = m[2] as string;
+      path = rest.charCodeAt(0) === 47 /* / */ ? rest : `/${rest}`;
+    }
+  }
+  const hasBody = chunked || contentLength > 0;
+  const req: HttpRequest = {
+    method,
+    path,
+    authority,
+    scheme: facts.scheme,
+    headers,
+    protocol,
+    remoteIp: facts.remoteIp,
+    remotePort: facts.remotePort,
+    localAddress: facts.localAddress,
+    remoteAddress: facts.remoteAddress,
+    contentLength: chunked ? -1 : Math.max(contentLength, 0),
+    hasBody,
+  };
+  if (teTrailers) req.acceptsTrailers = true;
+  if (facts.originalDst) req.originalDst = facts.originalDst;
+  if (facts.peer) req.peer = facts.peer;
+  const keepAlive =
+    protocol === 'HTTP/1.0' ? connection.includes('keep-alive') : !connection.includes('close');
+  return { req, keepAlive, upgrade, expectContinue };
+}
