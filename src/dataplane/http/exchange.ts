@@ -15,9 +15,11 @@ import { downstreamResponseHeaders } from './headers.js';
 import type { RouteFilters } from './route-filters.js';
 import { type ReplyingStream, sendStreamReply } from './stream-reply.js';
 import type { TimerTarget } from './stream-timer.js';
-import { REQUEST_TIMEOUT, type StreamTimers } from './stream-timers.js';
+import { DURATION_TIMEOUT, REQUEST_TIMEOUT, type StreamTimers } from './stream-timers.js';
 import type { TapRecorder } from './tap.js';
 
+/** The text of each stream timeout's 408, by its kind (src/dataplane/http/stream-timers.ts). */
+const STREAM_TIMEOUT_TEXT = ['stream timeout', 'request timeout', 'downstream duration timeout'];
 /** What an exchange tells the codec that owns its downstream stream. */
 export interface ExchangeOwner {
   onExchangeDone(exchange: Exchange): void;
@@ -208,23 +210,21 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
     return true;
   }
 
-  onTimer(kind: number): void {
-    this.onStreamTimeout(kind === REQUEST_TIMEOUT);
-  }
-
   /**
-   * The HCM's `request_timeout` (`requestTimeout`) or `stream_idle_timeout` fired: 408 before
-   * the response starts, as the reference answers both, then a reset stream.
+   * The HCM's `request_timeout`, `stream_idle_timeout` or `max_stream_duration` fired: 408
+   * before the response starts, as the reference answers all three, then a reset stream.
    */
-  private onStreamTimeout(requestTimeout: boolean): void {
+  onTimer(kind: number): void {
     if (this.ended) return;
-    if (requestTimeout) this.hcm.stats.rqTimeout.inc();
+    const s = this.hcm.stats;
+    if (kind === REQUEST_TIMEOUT) s.rqTimeout.inc();
+    else if (kind === DURATION_TIMEOUT) s.rqMaxDurationReached.inc();
     else {
-      this.hcm.stats.rqIdleTimeout.inc();
+      s.rqIdleTimeout.inc();
       this.info.flags |= FLAG.SI;
     }
     this.router.attempt?.cancel();
-    this.reply(408, requestTimeout ? 'request timeout' : 'stream timeout');
+    this.reply(408, STREAM_TIMEOUT_TEXT[kind] as string);
   }
 
   // ---- downstream body ----

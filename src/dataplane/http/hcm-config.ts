@@ -111,6 +111,7 @@ const HCM_FIELDS: FieldTable = {
 const PROTOCOL_OPTIONS_FIELDS: FieldTable = acting(
   'idle_timeout',
   'max_connection_duration',
+  'max_stream_duration',
   'max_headers_count',
   'headers_with_underscores_action',
 );

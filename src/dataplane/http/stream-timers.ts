@@ -4,23 +4,28 @@ import type { HcmTimeouts } from './timeouts.js';
 /** Which of a stream's timers fired, as its `TimerTarget` hears it. */
 export const IDLE_TIMEOUT = 0;
 export const REQUEST_TIMEOUT = 1;
+export const DURATION_TIMEOUT = 2;
 
 /**
  * The timeouts of one stream: the HCM's `stream_idle_timeout` (restarted by every request or
  * response byte; a route's `idle_timeout` replaces it) and `request_timeout` (until the whole
- * request has arrived or the response starts), and the route's `timeout` (from the request's
+ * request has arrived or the response starts), `common_http_protocol_options.max_stream_duration`
+ * (the stream's whole life), and the route's `timeout` (from the request's
  * end, for the upstream attempt). A codec lends one set to each stream in turn (HTTP/1: one per
  * connection; HTTP/2: a session's spare sets), so a request costs refreshes, not new timers.
  */
 export class StreamTimers {
   private readonly idle = new StreamTimer();
   private readonly request = new StreamTimer();
+  private readonly duration = new StreamTimer();
   private readonly route = new StreamTimer();
 
   /** A new stream takes the timers: the stream idle timeout, and the request timeout for a body. */
   begin(stream: TimerTarget, timeouts: HcmTimeouts, hasBody: boolean): void {
     if (timeouts.requestMs > 0 && hasBody) this.request.arm(timeouts.requestMs, stream, REQUEST_TIMEOUT);
     if (timeouts.streamIdleMs > 0) this.idle.arm(timeouts.streamIdleMs, stream, IDLE_TIMEOUT);
+    if (timeouts.maxStreamDurationMs > 0)
+      this.duration.arm(timeouts.maxStreamDurationMs, stream, DURATION_TIMEOUT);
   }
 
   /** A request or response byte: the stream is not idle. */
@@ -48,6 +53,7 @@ export class StreamTimers {
   end(): void {
     this.idle.disarm();
     this.request.disarm();
+    this.duration.disarm();
     this.route.disarm();
   }
 
@@ -55,6 +61,7 @@ export class StreamTimers {
   close(): void {
     this.idle.close();
     this.request.close();
+    this.duration.close();
     this.route.close();
   }
 }

@@ -15,6 +15,8 @@ export interface HcmTimeouts {
   connectionIdleMs: number;
   /** `common_http_protocol_options.max_connection_duration` (default 0, none). */
   maxConnectionDurationMs: number;
+  /** `common_http_protocol_options.max_stream_duration`: a request's whole life, 408 or reset after (default 0, none). */
+  maxStreamDurationMs: number;
   /** `delayed_close_timeout`: how long a closing connection waits for the peer (default 1 s). */
   delayedCloseMs: number;
   /**
@@ -107,6 +109,12 @@ export function compileHcmTimeouts(config: JsonObject, path: string, report: Rep
       common.max_connection_duration,
       0,
       fieldPath(commonPath, 'max_connection_duration'),
+      report,
+    ),
+    maxStreamDurationMs: durationField(
+      common.max_stream_duration,
+      0,
+      fieldPath(commonPath, 'max_stream_duration'),
       report,
     ),
     delayedCloseMs: durationField(config.delayed_close_timeout, 1000, at('delayed_close_timeout'), report),

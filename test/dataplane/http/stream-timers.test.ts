@@ -6,15 +6,21 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { IDLE_TIMEOUT, REQUEST_TIMEOUT, StreamTimers } from '../../../src/dataplane/http/stream-timers.js';
+import {
+  DURATION_TIMEOUT,
+  IDLE_TIMEOUT,
+  REQUEST_TIMEOUT,
+  StreamTimers,
+} from '../../../src/dataplane/http/stream-timers.js';
 import type { HcmTimeouts } from '../../../src/dataplane/http/timeouts.js';
 
-function timeouts(requestMs: number, streamIdleMs: number): HcmTimeouts {
+function timeouts(requestMs: number, streamIdleMs: number, maxStreamDurationMs = 0): HcmTimeouts {
   return {
     requestMs,
     streamIdleMs,
     connectionIdleMs: 0,
     maxConnectionDurationMs: 0,
+    maxStreamDurationMs,
     delayedCloseMs: 0,
     requestHeadersMs: 0,
     headDeadlineMs: 0,
@@ -89,5 +95,19 @@ test("the route timeout arms once for the attempt; the stream's end stops every 
   timers.end();
   await sleep(100);
   assert.deepEqual([stream.fired, attempt.fired], [[], []]);
+  timers.close();
+});
+
+test('max_stream_duration arms for every stream and ends with it', async () => {
+  const timers = new StreamTimers();
+  const slow = recorder();
+  timers.begin(slow, timeouts(0, 0, 15), false);
+  assert.equal(await until(() => slow.fired.length === 1), true);
+  assert.deepEqual(slow.fired, [DURATION_TIMEOUT]);
+  const quick = recorder();
+  timers.begin(quick, timeouts(0, 0, 15), false);
+  timers.end();
+  await sleep(60);
+  assert.deepEqual(quick.fired, []);
   timers.close();
 });

@@ -63,6 +63,7 @@ test('compileHcmTimeouts: the reference defaults, values in ms, errors with thei
     streamIdleMs: 300_000,
     connectionIdleMs: 3_600_000,
     maxConnectionDurationMs: 0,
+    maxStreamDurationMs: 0,
     delayedCloseMs: 1000,
     requestHeadersMs: 0,
     headDeadlineMs: 300_000,
@@ -156,6 +157,24 @@ test('request_timeout: a body that stops arriving gets 408 and the upstream is r
     // A whole request is not timed by it.
     const ok = await fetch(`http://127.0.0.1:${proxy.port}/fine`, { method: 'POST', body: 'x' });
     assert.equal(ok.status, 200);
+  });
+});
+
+// Root cause (issue 25): `common_http_protocol_options.max_stream_duration`, a limit the
+// reference enforces on every downstream stream, was refused as not implemented.
+test('max_stream_duration: a request still going after it gets 408 and frees its upstream', async () => {
+  await withProxy({ common_http_protocol_options: { max_stream_duration: '0.250s' } }, async (proxy) => {
+    const started = Date.now();
+    const res = await fetch(`http://127.0.0.1:${proxy.port}/hang`);
+    assert.equal(res.status, 408);
+    assert.equal(await res.text(), 'downstream duration timeout');
+    assert.ok(Date.now() - started >= 200);
+    assert.equal(proxy.counter('http.ingress.downstream_rq_max_duration_reached'), 1);
+    assert.equal(await settle(() => proxy.gauge('cluster.b.upstream_rq_active'), 0, 1000), 0);
+    // A request that ends in time is not touched, and the timer dies with it.
+    assert.equal((await fetch(`http://127.0.0.1:${proxy.port}/fine`)).status, 200);
+    await sleep(350);
+    assert.equal(proxy.counter('http.ingress.downstream_rq_max_duration_reached'), 1);
   });
 });
 
