@@ -5,9 +5,10 @@
  * closed. Stats under `ext_authz.<stat_prefix>.`. See docs/data-plane.md.
  */
 import type * as net from 'node:net';
+import type * as tls from 'node:tls';
 import type { JsonObject } from '../../../../events/config.js';
 import { objectOf } from '../../../../reducers/settings/values.js';
-import { acting, checkFields, notYet } from '../../../bootstrap/honoured.js';
+import { acting, checkFields } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
 import type { Counter, Gauge } from '../../../stats/store.js';
 import { grpcVerdict } from '../../http/filters/ext-authz/check.js';
@@ -21,12 +22,17 @@ export interface NetworkExtAuthzSpec {
   statPrefix: string;
   service: GrpcAuthorizer;
   failureModeAllow: boolean;
+  /** `include_peer_certificate`: the peer's certificate goes with the check, URL-encoded PEM. */
+  includePeerCertificate: boolean;
 }
 
-const EXT_AUTHZ_FIELDS = {
-  ...acting('stat_prefix', 'grpc_service', 'failure_mode_allow', 'transport_api_version'),
-  include_peer_certificate: notYet('ext_authz include_peer_certificate'),
-};
+const EXT_AUTHZ_FIELDS = acting(
+  'stat_prefix',
+  'grpc_service',
+  'failure_mode_allow',
+  'transport_api_version',
+  'include_peer_certificate',
+);
 
 function compile(raw: JsonObject, path: string, report: Report): NetworkExtAuthzSpec {
   checkFields(raw, path, report, EXT_AUTHZ_FIELDS, 'ExtAuthz');
@@ -43,6 +49,7 @@ function compile(raw: JsonObject, path: string, report: Report): NetworkExtAuthz
       report,
     ),
     failureModeAllow: raw.failure_mode_allow === true,
+    includePeerCertificate: raw.include_peer_certificate === true,
   };
 }
 
@@ -53,14 +60,20 @@ function address(ip: string | undefined, port: number | undefined): JsonObject {
 
 /**
  * The `CheckRequest` of a connection (the reference's `createTcpCheck`): its two addresses, and
- * the peer's principal (its first URI SAN, else its subject) when it showed a certificate.
+ * the peer's principal (its first URI SAN, else its subject) when it showed a certificate, with
+ * the certificate itself (URL-encoded PEM) when `withCertificate`.
  */
-export function connectionCheck(socket: net.Socket): JsonObject {
+export function connectionCheck(socket: net.Socket, withCertificate: boolean): JsonObject {
   const peer = peerIdentitySource(socket)?.get();
   const principal = peer ? (peer.uriSans[0] ?? peer.subject) : '';
+  const cert = withCertificate ? (socket as tls.TLSSocket).getPeerX509Certificate?.() : undefined;
   return {
     attributes: {
-      source: { address: address(socket.remoteAddress, socket.remotePort), principal },
+      source: {
+        address: address(socket.remoteAddress, socket.remotePort),
+        principal,
+        ...(cert ? { certificate: encodeURIComponent(cert.toString()) } : {}),
+      },
       destination: { address: address(socket.localAddress, socket.localPort) },
     },
   };
@@ -112,7 +125,7 @@ export const networkExtAuthzFactory: ReadFilterFactory<NetworkExtAuthzSpec> = {
             timeoutMs: service.timeoutMs,
             metadata: service.metadata,
           },
-          connectionCheck(socket),
+          connectionCheck(socket, spec.includePeerCertificate),
           (result) => {
             socket.off('close', cancel);
             stats.active.dec();

@@ -2,27 +2,53 @@
  * `envoy.filters.network.ext_authz` in the real process (`--concurrency 2`), over real sockets:
  * a real gRPC authorizer (`@grpc/grpc-js`, v2 and v3 `Authorization/Check`) decides each new
  * connection of a TCP proxy chain by its source address; a denied one is closed unanswered; an
- * authorizer that cannot be reached closes it, or lets it through with `failure_mode_allow`.
+ * authorizer that cannot be reached closes it, or lets it through with `failure_mode_allow`;
+ * over mTLS it asks with the peer's principal and, with `include_peer_certificate`, its certificate.
  * Stats under `ext_authz.<stat_prefix>.`.
  */
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import * as tls from 'node:tls';
 import type { JsonObject } from '../../../../events/index.js';
 import { Report } from '../../../../src/bootstrap/report.js';
 import { networkExtAuthzFactory } from '../../../../src/dataplane/network-filters/ext-authz/index.js';
 import { type Message, unaryServer } from '../../../helpers/authz-servers.js';
 import { closedPort, cluster, tcpServer } from '../../../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../../helpers/proxy-process.js';
+import { type Issued, makePki, type TestPki } from '../../../tls/certs.js';
 
 const PATHS = ['/envoy.service.auth.v2.Authorization/Check', '/envoy.service.auth.v3.Authorization/Check'];
 /** Generous for a loaded machine: the check must not time out by accident. */
 const TIMEOUT = '10s';
 
-/** Allows connections from 127.0.0.2 only (code 7, PERMISSION_DENIED, otherwise). */
+/** Allows connections from 127.0.0.2 or the mTLS peer `spiffe://test/allowed` (code 7, PERMISSION_DENIED, otherwise). */
 function decide(request: Message): Message {
-  const from = request.attributes?.source?.address?.socket_address?.address;
-  return { status: { code: from === '127.0.0.2' ? 0 : 7 } };
+  const source = request.attributes?.source;
+  const allowed =
+    source?.address?.socket_address?.address === '127.0.0.2' || source?.principal === 'spiffe://test/allowed';
+  return { status: { code: allowed ? 0 : 7 } };
+}
+
+/** Over mTLS with `client`'s certificate: writes, half-closes, and collects what came back. */
+function exchangeTls(port: number, pki: TestPki, client: Issued): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const socket = tls.connect({
+      port,
+      host: '127.0.0.1',
+      servername: 'proxy.test',
+      ca: pki.ca.certPem,
+      cert: client.certPem,
+      key: client.keyPem,
+    });
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', () => {});
+    socket.setTimeout(15_000, () => socket.destroy());
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString()));
+    socket.on('secureConnect', () => socket.end('hi'));
+  });
 }
 
 /** Connects from `from`, writes, half-closes: what came back before the close. */
@@ -38,12 +64,13 @@ function exchangeFrom(port: number, from: string): Promise<string> {
   });
 }
 
-function listener(name: string, authz: JsonObject): JsonObject {
+function listener(name: string, authz: JsonObject, chain: JsonObject = {}): JsonObject {
   return {
     name,
     address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
     filter_chains: [
       {
+        ...chain,
         filters: [
           {
             name: 'envoy.filters.network.ext_authz',
@@ -70,8 +97,25 @@ describe('envoy.filters.network.ext_authz', () => {
   let upstream: Awaited<ReturnType<typeof tcpServer>>;
   let authz: Awaited<ReturnType<typeof unaryServer>>;
   let proxy: ProxyProcess;
+  let pki: TestPki;
+  const clients = new Map<string, Issued>();
 
   before(async () => {
+    pki = makePki();
+    const server = pki.leaf('proxy.test', ['DNS:proxy.test']);
+    clients.set('allowed', pki.leaf('allowed', ['URI:spiffe://test/allowed']));
+    clients.set('other', pki.leaf('other', ['URI:spiffe://test/other']));
+    const mtls = {
+      tls_context: {
+        common_tls_context: {
+          tls_certificates: [
+            { certificate_chain: { filename: server.cert }, private_key: { filename: server.key } },
+          ],
+          validation_context: { trusted_ca: { filename: pki.ca.cert } },
+        },
+        require_client_certificate: true,
+      },
+    };
     upstream = await tcpServer((socket) => {
       const chunks: Buffer[] = [];
       socket.on('data', (c: Buffer) => chunks.push(c));
@@ -112,6 +156,15 @@ describe('envoy.filters.network.ext_authz', () => {
               grpc_service: { envoy_grpc: { cluster_name: 'gone' } },
               failure_mode_allow: true,
             }),
+            listener(
+              'mtls',
+              {
+                stat_prefix: 'mtls',
+                grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: TIMEOUT },
+                include_peer_certificate: true,
+              },
+              mtls,
+            ),
           ],
         },
       },
@@ -123,6 +176,7 @@ describe('envoy.filters.network.ext_authz', () => {
     await proxy?.stop();
     await upstream?.close();
     authz?.close();
+    pki?.remove();
   });
 
   const stat = async (name: string) => {
@@ -175,11 +229,25 @@ describe('envoy.filters.network.ext_authz', () => {
     assert.equal(await stat('ext_authz.open.failure_mode_allowed'), 1);
   });
 
-  it('refuses a missing stat_prefix or grpc_service and include_peer_certificate, by path', () => {
+  it('refuses a missing stat_prefix or grpc_service and an unknown field, by path', () => {
     const report = new Report('t');
-    networkExtAuthzFactory.compile({ include_peer_certificate: true }, 'f', report);
+    networkExtAuthzFactory.compile({ unknown: true }, 'f', report);
     const paths = report.problems.map((p) => p.path);
-    for (const path of ['f.grpc_service', 'f.include_peer_certificate', 'f.stat_prefix'])
+    for (const path of ['f.grpc_service', 'f.unknown', 'f.stat_prefix'])
       assert.ok(paths.includes(path), path);
+  });
+
+  it('over mTLS asks with the peer principal and, with include_peer_certificate, its certificate', async () => {
+    const port = await proxy.listenerPort('mtls');
+    const seen = authz.seen.length;
+    assert.equal(await exchangeTls(port, pki, clients.get('allowed') as Issued), 'echo:hi');
+    assert.equal(await exchangeTls(port, pki, clients.get('other') as Issued), '');
+    const source = authz.seen[seen]?.request.attributes?.source;
+    assert.equal(source?.principal, 'spiffe://test/allowed');
+    assert.equal(
+      new X509Certificate(decodeURIComponent(source?.certificate ?? '')).fingerprint256,
+      new X509Certificate((clients.get('allowed') as Issued).certPem).fingerprint256,
+    );
+    assert.equal(await stat('ext_authz.mtls.denied'), 1);
   });
 });

@@ -5,8 +5,8 @@
  * no cluster is closed and counted as the TCP proxy's no-route. With `--concurrency 2`.
  */
 import assert from 'node:assert/strict';
-import * as tls from 'node:tls';
 import { after, before, describe, it } from 'node:test';
+import * as tls from 'node:tls';
 import type { JsonObject } from '../../../../events/index.js';
 import { cluster } from '../../../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../../helpers/proxy-process.js';
