@@ -187,10 +187,14 @@ export async function boundPort(ctx: ServerContext, name: string, timeoutMs = 50
   }
 }
 
-/** Polls `check` until it holds or `timeoutMs` passes. */
-export async function until(check: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+/** Polls `check` (which may ask the proxy, e.g. its admin) until it holds or `timeoutMs` passes. */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
