@@ -32,11 +32,13 @@ export function unknownField(
   const spelling = v3Spelling ? `: '${key}' is the v2 spelling, v3 writes '${v3Spelling}'` : '';
   const what = `unknown field '${key}' in ${message}${spelling}`;
   if (!ctx.allowUnknown) {
-    ctx.report.error(
-      here,
-      `${what} (check the spelling, or pass --allow-unknown-static-fields to ignore it)`,
-      'unknown',
-    );
+    // In a v3 message it is most often a field of a later reference release (the v3 API grows):
+    // say so, rather than only suspecting a typo.
+    const why =
+      ctx.v3 && !v3Spelling
+        ? 'a field this build does not implement, or a misspelling; pass --allow-unknown-static-fields to ignore it'
+        : 'check the spelling, or pass --allow-unknown-static-fields to ignore it';
+    ctx.report.error(here, `${what} (${why})`, 'unknown');
     return;
   }
   ctx.report.unknownFields++;
