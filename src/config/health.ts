@@ -52,6 +52,8 @@ export interface HealthCheckSettings {
   healthyThreshold: number;
   reuseConnection: boolean;
   noTrafficIntervalMs: number;
+  /** `no_traffic_healthy_interval`: the no-traffic wait of a healthy host (default `no_traffic_interval`). */
+  noTrafficHealthyIntervalMs: number;
   unhealthyIntervalMs: number;
   unhealthyEdgeIntervalMs: number;
   healthyEdgeIntervalMs: number;
@@ -66,6 +68,7 @@ const HEALTH_CHECK_FIELDS: FieldTable = {
   ...acting('timeout', 'interval', 'initial_jitter', 'interval_jitter', 'interval_jitter_percent'),
   ...acting('unhealthy_threshold', 'healthy_threshold', 'reuse_connection', 'no_traffic_interval'),
   ...acting('unhealthy_interval', 'unhealthy_edge_interval', 'healthy_edge_interval'),
+  ...acting('no_traffic_healthy_interval'),
   ...acting('http_health_check', 'tcp_health_check', 'grpc_health_check'),
   alt_port: notYet('alt_port (a separate health check port)'),
   ...acting('event_log_path', 'always_log_health_check_failures'),
@@ -213,6 +216,7 @@ export function compileHealthCheck(hc: JsonObject, p: string, report: Report): H
   checkFields(hc, p, report, HEALTH_CHECK_FIELDS, 'core.HealthCheck');
   const intervalMs = requiredPositive(hc, 'interval', p, report);
   const unhealthyIntervalMs = optionalPositive(hc, 'unhealthy_interval', intervalMs, p, report);
+  const noTrafficIntervalMs = optionalPositive(hc, 'no_traffic_interval', SIXTY_SECONDS, p, report);
   return {
     timeoutMs: requiredPositive(hc, 'timeout', p, report),
     intervalMs,
@@ -222,7 +226,14 @@ export function compileHealthCheck(hc: JsonObject, p: string, report: Report): H
     unhealthyThreshold: threshold(hc, 'unhealthy_threshold', p, report),
     healthyThreshold: threshold(hc, 'healthy_threshold', p, report),
     reuseConnection: hc.reuse_connection !== false,
-    noTrafficIntervalMs: optionalPositive(hc, 'no_traffic_interval', SIXTY_SECONDS, p, report),
+    noTrafficIntervalMs,
+    noTrafficHealthyIntervalMs: optionalPositive(
+      hc,
+      'no_traffic_healthy_interval',
+      noTrafficIntervalMs,
+      p,
+      report,
+    ),
     unhealthyIntervalMs,
     unhealthyEdgeIntervalMs: optionalPositive(hc, 'unhealthy_edge_interval', unhealthyIntervalMs, p, report),
     healthyEdgeIntervalMs: optionalPositive(hc, 'healthy_edge_interval', intervalMs, p, report),

@@ -184,7 +184,7 @@ export class HealthSession {
   private nextInterval(succeeded: boolean, transition: Transition): number {
     const s = this.settings;
     let base: number;
-    if (!this.env.hadTraffic()) base = s.noTrafficIntervalMs;
+    if (!this.env.hadTraffic()) base = this.healthy ? s.noTrafficHealthyIntervalMs : s.noTrafficIntervalMs;
     else if (succeeded) base = transition === 'pending' ? s.healthyEdgeIntervalMs : s.intervalMs;
     else base = transition === 'pending' ? s.unhealthyEdgeIntervalMs : s.unhealthyIntervalMs;
     const percentJitter = Math.floor((s.intervalJitterPercent * base) / 100);

@@ -464,3 +464,35 @@ test('a passing answer with x-proxy-degraded marks the host /degraded_active_hc 
   await waitFor('no longer degraded', () => h.host('svc', port)?.degradedActiveHc === undefined, 1000);
   assert.equal(hostHealth(h.host('svc', port) as HostState), 'healthy');
 });
+
+test("no_traffic_healthy_interval spaces a healthy host's checks while the cluster has no traffic; a failing one keeps no_traffic_interval", async () => {
+  // Root cause: the v3 field was unknown, so the reference's locality-load-balancing sandbox was refused.
+  const counts = { healthy: 0, failing: 0 };
+  const ok = http.createServer((_req, res) => {
+    counts.healthy++;
+    res.end();
+  });
+  const failing = http.createServer((_req, res) => {
+    counts.failing++;
+    res.writeHead(503).end();
+  });
+  const [okPort, failingPort] = [await listen(ok), await listen(failing)];
+  const check = fastCheck(
+    { http_health_check: { path: '/' } },
+    { healthy_threshold: 1, no_traffic_healthy_interval: '3600s' },
+  );
+  const h = startHarness([
+    checkedCluster('up', [okPort], { health_checks: [check] }),
+    checkedCluster('down', [failingPort], { health_checks: [check] }),
+  ]);
+  cleanups.push(() => h.close());
+  await waitFor('healthy', () => h.host('up', okPort)?.failedActiveHc === false);
+  await new Promise((r) => setTimeout(r, 800));
+  assert.ok(
+    counts.healthy <= 2,
+    `${counts.healthy} checks of the healthy host: the next one is an hour away`,
+  );
+  assert.ok(counts.failing >= 4, `${counts.failing} checks of the failing host in 800 ms at 50 ms`);
+  ok.close();
+  failing.close();
+});
