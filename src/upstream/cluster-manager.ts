@@ -2,7 +2,8 @@ import type { ClusterEntry, State } from '../../reducers/index.js';
 import { runtimeValue } from '../../reducers/runtime.js';
 import { type ClusterSettings, clusterSettings } from '../../reducers/settings/cluster.js';
 import { hostHealth } from '../../reducers/settings/health.js';
-import { objectOf, stringOr } from '../../reducers/settings/values.js';
+import { nodeSettings } from '../../reducers/settings/node.js';
+import { stringOr } from '../../reducers/settings/values.js';
 import { secretsOf } from '../config/secrets.js';
 import { followClusters } from '../control/follow-clusters.js';
 import type { Core } from '../core.js';
@@ -62,11 +63,10 @@ interface Managed<Traffic> {
  * previous object when nothing changed, so an unrelated update rebuilds nothing.
  */
 function localClusterOf(state: State, previous: LocalCluster | null): LocalCluster | null {
-  const config = state.bootstrap?.config;
-  const name = stringOr(objectOf(config?.cluster_manager).local_cluster_name, '');
-  const entry = name ? state.clusters[name] : undefined;
+  const node = nodeSettings(state.bootstrap?.config);
+  const entry = node.localClusterName ? state.clusters[node.localClusterName] : undefined;
   if (!entry) return null;
-  const locality = objectOf(objectOf(config?.node).locality);
+  const locality = node.locality;
   const region = stringOr(locality.region, '');
   const zone = stringOr(state.server.options.service_zone, '') || stringOr(locality.zone, '');
   const subZone = stringOr(locality.sub_zone, '');

@@ -38,10 +38,11 @@ const COMPILE_STEP = /^(compile|check|validate)/;
  * joined them, 61 once the TLS contexts' compile steps did, 51 once the overload manager and
  * the outlier event log were read compiled and the event filters' list splitter stopped
  * sharing the config helper's name, 45 once the xDS client's watches read the compiled
- * cluster's EDS source and the bootstrap's compiled dynamic sources; the goal is 10, each with a
- * comment saying why.
+ * cluster's EDS source and the bootstrap's compiled dynamic sources, 36 once `/server_info` and
+ * the cluster manager read the bootstrap's node once (reducers/settings/node.ts); the goal is
+ * 10, each with a comment saying why.
  */
-const CEILING = 45;
+const CEILING = 36;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -1,5 +1,6 @@
 import type { JsonObject, ServerState } from '../../events/index.js';
-import { arrayOf, objectOf, stringOr } from '../../reducers/settings/values.js';
+import { nodeSettings } from '../../reducers/settings/node.js';
+import { stringOr } from '../../reducers/settings/values.js';
 import type { State } from '../../reducers/state.js';
 import { redact } from '../redact.js';
 import { json, type ViewResult } from '../result.js';
@@ -33,20 +34,20 @@ function versionNumbers(version: string): { major_number: number; minor_number: 
 
 /** The bootstrap's `node`, with `--service-node/-cluster/-zone` taking precedence, every field printed. */
 function nodeOf(state: State, options: JsonObject): JsonObject {
-  const node = objectOf(state.bootstrap?.config.node);
+  const node = nodeSettings(state.bootstrap?.config);
   const zone = stringOr(options.service_zone, '');
-  const locality = objectOf(node.locality);
+  const locality = node.locality;
   const out: JsonObject = {
-    id: stringOr(options.service_node, '') || stringOr(node.id, ''),
-    cluster: stringOr(options.service_cluster, '') || stringOr(node.cluster, ''),
-    metadata: objectOf(node.metadata),
+    id: stringOr(options.service_node, '') || node.id,
+    cluster: stringOr(options.service_cluster, '') || node.cluster,
+    metadata: node.metadata,
   };
   if (zone || Object.keys(locality).length > 0) out.locality = zone ? { ...locality, zone } : locality;
   out.user_agent_name = 'proxy';
   out.user_agent_build_version = { version: versionNumbers(state.server.version) };
-  out.extensions = arrayOf(node.extensions);
-  out.client_features = arrayOf(node.client_features);
-  out.listening_addresses = arrayOf(node.listening_addresses);
+  out.extensions = node.extensions;
+  out.client_features = node.clientFeatures;
+  out.listening_addresses = node.listeningAddresses;
   return out;
 }
 
