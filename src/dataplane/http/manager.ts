@@ -1,4 +1,5 @@
 import type * as net from 'node:net';
+import type * as tls from 'node:tls';
 import type bunyan from 'bunyan';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { objectOf, stringOr } from '../../../reducers/settings/values.js';
@@ -162,6 +163,11 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     const s = this.stats;
     s.cxTotal.inc();
     s.cxActive.inc();
+    if ((socket as tls.TLSSocket).encrypted) {
+      s.cxSslTotal.inc();
+      s.cxSslActive.inc();
+      socket.once('close', () => s.cxSslActive.dec());
+    }
     if (this.codec === 'HTTP1' || this.codec === 'HTTP2') {
       if (this.codec === 'HTTP1') this.startH1(socket, null);
       else this.startH2(socket, null);

@@ -8,6 +8,9 @@ export class HcmStats {
   readonly cxHttp2Total: Counter;
   readonly cxHttp1Active: Gauge;
   readonly cxHttp2Active: Gauge;
+  /** Connections that arrived over TLS (the listener's chain terminated it), in total and now. */
+  readonly cxSslTotal: Counter;
+  readonly cxSslActive: Gauge;
   readonly cxProtocolError: Counter;
   readonly cxDestroy: Counter;
   readonly cxDestroyLocal: Counter;
@@ -62,6 +65,8 @@ export class HcmStats {
     this.cxHttp2Total = c('downstream_cx_http2_total');
     this.cxHttp1Active = scope.gauge('downstream_cx_http1_active');
     this.cxHttp2Active = scope.gauge('downstream_cx_http2_active');
+    this.cxSslTotal = c('downstream_cx_ssl_total');
+    this.cxSslActive = scope.gauge('downstream_cx_ssl_active');
     this.cxProtocolError = c('downstream_cx_protocol_error');
     this.cxDestroy = c('downstream_cx_destroy');
     this.cxDestroyLocal = c('downstream_cx_destroy_local');

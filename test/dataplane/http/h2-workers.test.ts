@@ -212,6 +212,8 @@ test('h2 over TLS (ALPN h2): every request on many connections is answered; /sta
     'http.h2tls.downstream_rq_http2_total': requests,
     'http.h2tls.downstream_rq_2xx': requests,
     'http.h2tls.downstream_cx_http2_active': 0,
+    'http.h2tls.downstream_cx_ssl_total': CONNECTIONS,
+    'http.h2tls.downstream_cx_ssl_active': 0,
   });
 });
 
