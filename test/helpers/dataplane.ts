@@ -187,6 +187,21 @@ export async function boundPort(ctx: ServerContext, name: string, timeoutMs = 50
   }
 }
 
+/**
+ * Polls `read` until it returns `want` or `timeoutMs` passes; returns the last value read, for
+ * the caller to assert on. For figures that get there eventually (a worker that missed the
+ * admin's deadline on a loaded machine is counted in a later answer): the assert stays exact.
+ */
+export async function settle<T>(read: () => T | Promise<T>, want: T, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await read();
+  while (value !== want && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 10));
+    value = await read();
+  }
+  return value;
+}
+
 /** Polls `check` (which may ask the proxy, e.g. its admin) until it holds or `timeoutMs` passes. */
 export async function until(
   check: () => boolean | Promise<boolean>,

@@ -9,9 +9,9 @@ import { Report } from '../../../src/bootstrap/report.js';
 import { messageType } from '../../../src/bootstrap/schema.js';
 import { DEFAULT_FLOOD_LIMITS } from '../../../src/dataplane/codec/h2/limits.js';
 import { compileHcm, type HcmSpec } from '../../../src/dataplane/http/hcm-config.js';
+import { settle } from '../../helpers/dataplane.js';
 import { frame, PREFACE } from '../../helpers/h2-frames.js';
 import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
-import { settle } from './hostile-clients.js';
 
 // The HCM's http2_protocol_options was refused: the edge best-practice bootstrap sets its
 // stream limit and windows. The four SETTINGS-level fields act on the node:http2 codec

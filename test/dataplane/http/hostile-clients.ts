@@ -126,14 +126,3 @@ export function parseResponses(data: Buffer, methods: string[] = []): ParsedResp
   }
   return out;
 }
-
-/** Polls `read` until it returns `want` or `ms` pass; returns the last value read. */
-export async function settle<T>(read: () => T, want: T, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  let value = read();
-  while (value !== want && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 10));
-    value = read();
-  }
-  return value;
-}

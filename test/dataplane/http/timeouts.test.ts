@@ -8,8 +8,9 @@ import { initialState } from '../../../reducers/state.js';
 import { Report } from '../../../src/bootstrap/report.js';
 import { Store } from '../../../src/control/store.js';
 import { compileHcmTimeouts } from '../../../src/dataplane/http/timeouts.js';
+import { settle } from '../../helpers/dataplane.js';
 import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
-import { halfOpenFront, parseResponses, rawClient, settle } from './hostile-clients.js';
+import { halfOpenFront, parseResponses, rawClient } from './hostile-clients.js';
 
 // Issue 11, finding 3: there were no header, idle or body timeouts at all. Each timeout is
 // configured short here so the tests run fast; the defaults are checked on the compiler.
