@@ -1,7 +1,9 @@
 /** What the hot-restart tests share: free ports, polling, the sysctl and the proxied upstream. */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { JsonObject } from '../../events/index.js';
 import { HCM_TYPE } from './bootstraps.js';
 import { cluster } from './dataplane.js';
@@ -29,17 +31,53 @@ export async function until(
   }
 }
 
+/** Where the test processes that need `tcp_migrate_req` set sign in (a file named by pid each). */
+const MIGRATE_HOLDERS = join(tmpdir(), 'proxy-test-tcp-migrate-req');
+const MIGRATE_SYSCTL = '/proc/sys/net/ipv4/tcp_migrate_req';
+
+/** Whether process `pid` still runs (a holder killed before its cleanup holds nothing). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The connections still queued on a socket when its epoch closes it move to another socket of
  * the address with `net.ipv4.tcp_migrate_req` (else the kernel resets them), set for the test's
  * duration as docs/hot-restart.md tells operators to; `cleanups` gets the restore.
+ *
+ * The setting is the machine's (its network namespace's), and the hot-restart test files run
+ * side by side (`npm test` runs two files at a time): a file that restored the value it found
+ * while the other still restarted epochs made that one's queued connections reset. So each
+ * holder signs in under MIGRATE_HOLDERS, the first one records the value it found, and the
+ * last one out restores it.
  */
 export function migrateQueuedConnections(cleanups: Array<() => void>): void {
-  const sysctl = '/proc/sys/net/ipv4/tcp_migrate_req';
-  const before = readFileSync(sysctl, 'utf8').trim();
-  if (before === '1') return;
-  writeFileSync(sysctl, '1');
-  cleanups.push(() => writeFileSync(sysctl, before));
+  mkdirSync(MIGRATE_HOLDERS, { recursive: true });
+  const found = join(MIGRATE_HOLDERS, 'found');
+  const me = join(MIGRATE_HOLDERS, String(process.pid));
+  writeFileSync(me, '');
+  const others = () =>
+    readdirSync(MIGRATE_HOLDERS).filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid && running(Number(n)));
+  // The first holder in records what the machine had (a record left by a holder that was
+  // killed is that value too); `wx` makes one of two starting together the first.
+  try {
+    writeFileSync(found, readFileSync(MIGRATE_SYSCTL, 'utf8').trim(), { flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  writeFileSync(MIGRATE_SYSCTL, '1');
+  cleanups.push(() => {
+    rmSync(me, { force: true });
+    if (others().length > 0) return;
+    const before = existsSync(found) ? readFileSync(found, 'utf8').trim() : '';
+    if (before !== '' && before !== '1') writeFileSync(MIGRATE_SYSCTL, before);
+    rmSync(found, { force: true });
+  });
 }
 
 /**

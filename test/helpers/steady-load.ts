@@ -40,6 +40,15 @@ export interface LoadOptions {
   body: string;
 }
 
+/**
+ * How long a request may go unanswered before it counts as failed. A request lost in a
+ * restart (a connection nobody serves) never gets an answer, so this only bounds the wait for
+ * one; it is generous because on a loaded machine (2 cores shared by many test processes) a
+ * starting epoch holds every client's answers for seconds (2.6 s measured with the two
+ * hot-restart files running side by side), and 5 s was once not enough.
+ */
+const ANSWER_MS = 30_000;
+
 class Outcome extends Error {
   constructor(
     readonly kind: 'refused' | 'retriable' | 'failed',
@@ -66,7 +75,7 @@ function h1Get(port: number, agent: http.Agent | false, path: string, body: stri
       );
       res.on('error', (err) => reject(new Outcome('failed', `h1 ${path}: response ${err.message}`)));
     });
-    req.setTimeout(5000, () => req.destroy(new Error('no answer within 5 s')));
+    req.setTimeout(ANSWER_MS, () => req.destroy(new Error(`no answer within ${ANSWER_MS / 1000} s`)));
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code === 'ECONNREFUSED') reject(new Outcome('refused', `h1 ${path}: refused`));
       else if (!responded && req.reusedSocket && err.code === 'ECONNRESET') {
@@ -107,7 +116,7 @@ class H2Client {
       let status = 0;
       let got = '';
       stream.setEncoding('utf8');
-      stream.setTimeout(5000, () => stream.close(http2.constants.NGHTTP2_CANCEL));
+      stream.setTimeout(ANSWER_MS, () => stream.close(http2.constants.NGHTTP2_CANCEL));
       stream.on('response', (h) => {
         status = Number(h[':status']);
       });
