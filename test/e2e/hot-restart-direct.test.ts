@@ -13,7 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { spawnProxy } from '../helpers/cli.js';
-import { migrateQueuedConnections, restartableBootstrap, until } from '../helpers/hot-restart.js';
+import {
+  migrateQueuedConnections,
+  RESTARTS_TEST_MS,
+  restartableBootstrap,
+  until,
+} from '../helpers/hot-restart.js';
 import { steadyLoad } from '../helpers/steady-load.js';
 
 const BODY = 'served';
@@ -24,7 +29,9 @@ after(() => {
   for (const c of cleanups.reverse()) c();
 });
 
-test(`${RESTARTS} hot restarts started directly with --restart-epoch under load: no failed request, no refused connection`, async () => {
+test(`${RESTARTS} hot restarts started directly with --restart-epoch under load: no failed request, no refused connection`, {
+  timeout: RESTARTS_TEST_MS,
+}, async () => {
   migrateQueuedConnections(cleanups);
   const { bootstrap, port, adminPort } = await restartableBootstrap(BODY, cleanups);
   const config = join(dir, 'bootstrap.json');

@@ -44,8 +44,9 @@ export interface LoadOptions {
  * How long a request may go unanswered before it counts as failed. A request lost in a
  * restart (a connection nobody serves) never gets an answer, so this only bounds the wait for
  * one; it is generous because on a loaded machine (2 cores shared by many test processes) a
- * starting epoch holds every client's answers for seconds (2.6 s measured with the two
- * hot-restart files running side by side), and 5 s was once not enough.
+ * starting epoch holds every client's answers for seconds at once (up to 3.8 s measured with
+ * the two hot-restart files running side by side at load average 21), and 5 s was once not
+ * enough.
  */
 const ANSWER_MS = 30_000;
 
