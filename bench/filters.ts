@@ -3,22 +3,46 @@
  * config that lets every request through, run by the chain's own iteration
  * (src/dataplane/http/filters/runner.ts) over one request head, one response head and a
  * response body, with no sockets, so the figure is the filters and the runner alone; "the
- * runner alone" is one filter with no callbacks. CPU from `process.cpuUsage`, the best of
- * BENCH_ROUNDS (default 5) rounds, as other load on the machine only adds. Run alone:
+ * runner alone" is one filter with no callbacks. ext_authz and ratelimit call their service
+ * for each request: the tests' own gRPC servers, in a child process (`peers/filter-services.ts`)
+ * so their CPU is apart, reached through this build's upstream pools over HTTP/2 on loopback,
+ * several requests in flight; their figure is the filter, the call's encoding, framing and
+ * socket I/O on this side, and the answer's decoding. CPU from `process.cpuUsage`, the best
+ * of BENCH_ROUNDS (default 5) rounds, as other load on the machine only adds. Run alone:
  * `npm run bench -- filters`. The Lua filter has its own part (`lua`).
  */
 import type { JsonObject } from '../events/index.js';
+import { testCluster, testContext } from '../test/helpers/http-dataplane.js';
 import { Report } from '../src/bootstrap/report.js';
 import { newStreamInfo } from '../src/dataplane/access-log/stream-info.js';
 import type { HttpRequest } from '../src/dataplane/codec/request.js';
-import { CONTINUE, type StreamFilter, type StreamFilterMaker } from '../src/dataplane/http/filters/api.js';
+import {
+  CONTINUE,
+  type HttpFilterFactory,
+  type StreamFilter,
+  type StreamFilterMaker,
+} from '../src/dataplane/http/filters/api.js';
+import { extAuthzFactory } from '../src/dataplane/http/filters/ext-authz/index.js';
 import { faultFactory } from '../src/dataplane/http/filters/fault/index.js';
+import { rateLimitFactory } from '../src/dataplane/http/filters/ratelimit/index.js';
+import {
+  compileRateLimits,
+  ROUTE_RATE_LIMITS,
+  type RouteRateLimits,
+} from '../src/dataplane/http/filters/ratelimit/route-policy.js';
 import { rbacFactory } from '../src/dataplane/http/filters/rbac/index.js';
 import { type FilterChainEnds, FilterRunner } from '../src/dataplane/http/filters/runner.js';
+import type { ClusterLookup } from '../src/dataplane/pool/cluster-traffic.js';
+import { destroyPools } from '../src/dataplane/pool/index.js';
 import { StatsStore } from '../src/stats/store.js';
+import { spawnPeer } from './lib/processes.js';
+import { announced, nodeScript } from './peers/start.js';
 import type { BenchRow } from './types.js';
 
 const REQUESTS = 50_000;
+/** Requests of a round through a filter that calls a service, and how many are in flight at once. */
+const CALLING_REQUESTS = 5_000;
+const IN_FLIGHT = 8;
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 
 function request(): HttpRequest {
@@ -38,7 +62,11 @@ function request(): HttpRequest {
 }
 
 /** A factory's filter maker from `config`, started as a connection manager starts it. */
-function made(factory: typeof faultFactory | typeof rbacFactory, config: JsonObject): StreamFilterMaker {
+function made(
+  factory: HttpFilterFactory<never>,
+  config: JsonObject,
+  clusters: ClusterLookup = { get: () => undefined },
+): StreamFilterMaker {
   const report = new Report('bench');
   const compiled = factory.compile(config, 'bench', report);
   if (report.problems.length > 0) throw new Error(report.problems.map((p) => p.message).join('; '));
@@ -50,7 +78,8 @@ function made(factory: typeof faultFactory | typeof rbacFactory, config: JsonObj
       log: () => {
         throw new Error('no logging in the bench');
       },
-      clusters: { get: () => undefined },
+      clusters,
+      localCluster: 'bench',
     } as never,
   );
   if (make === undefined) throw new Error(`${factory.name} starts no filter`);
@@ -62,13 +91,13 @@ const CHAINS: Record<string, () => StreamFilterMaker[]> = {
   'the harness alone (a request and its record, no chain)': () => [],
   'the runner alone (one filter, no callbacks)': () => [() => ({ decodeHeaders: () => CONTINUE })],
   'fault (0% delay and abort)': () => [
-    made(faultFactory, {
+    made(faultFactory as HttpFilterFactory<never>, {
       delay: { fixed_delay: '1s', percentage: { numerator: 0 } },
       abort: { http_status: 503, percentage: { numerator: 0 } },
     }),
   ],
   'rbac (one allow-all policy, one shadow deny)': () => [
-    made(rbacFactory, {
+    made(rbacFactory as HttpFilterFactory<never>, {
       rules: {
         action: 'ALLOW',
         policies: { all: { permissions: [{ any: true }], principals: [{ any: true }] } },
@@ -83,10 +112,13 @@ const CHAINS: Record<string, () => StreamFilterMaker[]> = {
   ],
 };
 
+const CHAIN_COUNT = Object.keys(CHAINS).length;
+
 const BODY = Buffer.from('{"items":[1,2,3],"page":2}');
+const NO_PER_ROUTE: ReadonlyMap<string, unknown> = new Map();
 
 /** Chain ends that take everything and answer nothing, as an exchange would minus the sockets. */
-function ends(): FilterChainEnds {
+function ends(perRoute: ReadonlyMap<string, unknown> = NO_PER_ROUTE, routed = () => {}): FilterChainEnds {
   const req = request();
   return {
     req,
@@ -94,9 +126,9 @@ function ends(): FilterChainEnds {
     ended: false,
     router: {
       routeCluster: 'web',
-      perRoute: () => undefined,
+      perRoute: (type) => perRoute.get(type),
       clearRouteCache: () => {},
-      decodeHeaders: () => {},
+      decodeHeaders: routed,
       decodeData: () => {},
       decodeTrailers: () => {},
     },
@@ -144,9 +176,121 @@ function measure(makers: StreamFilterMaker[]): { best: number; all: number[] } {
   return { best: Math.min(...all), all };
 }
 
+/** One request through a chain whose filter calls a service: the rest waits for the router. */
+async function call(makers: StreamFilterMaker[], perRoute: ReadonlyMap<string, unknown>): Promise<void> {
+  let routed = () => {};
+  const reached = new Promise<void>((resolve) => {
+    routed = resolve;
+  });
+  const runner = new FilterRunner(
+    makers.map((make) => make() as StreamFilter),
+    ends(perRoute, routed),
+  );
+  runner.decodeHeaders();
+  await reached;
+  runner.encodeHeaders(200, ['content-type', 'application/json']);
+  runner.encodeData(BODY, true);
+  runner.destroy();
+}
+
+/** `count` calls, IN_FLIGHT at a time. */
+async function calls(count: number, makers: StreamFilterMaker[], perRoute: ReadonlyMap<string, unknown>) {
+  let left = count;
+  const loop = async () => {
+    while (left-- > 0) await call(makers, perRoute);
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, loop));
+}
+
+/** CPU µs per request of a chain that calls a service, the best of the rounds. */
+async function measureCalls(
+  makers: StreamFilterMaker[],
+  perRoute: ReadonlyMap<string, unknown>,
+): Promise<{ best: number; all: number[] }> {
+  await calls(1000, makers, perRoute);
+  const all: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const cpu = process.cpuUsage();
+    await calls(CALLING_REQUESTS, makers, perRoute);
+    const used = process.cpuUsage(cpu);
+    all.push((used.user + used.system) / CALLING_REQUESTS);
+  }
+  return { best: Math.min(...all), all };
+}
+
+/** The service-calling filters, measured against the services of `peers/filter-services.ts`. */
+async function measureServiceFilters(): Promise<Array<{ label: string; best: number; all: number[] }>> {
+  const peer = spawnPeer('filter services', ...nodeScript('filter-services', []));
+  try {
+    const ports = (await announced(peer, /listening (\d+ \d+)/, 60_000)).split(' ').map(Number);
+    const ctx = testContext();
+    const h2 = { connect_timeout: '1s', http2_protocol_options: {} };
+    const authz = testCluster(ctx, { name: 'authz', ...h2 }, [`127.0.0.1:${ports[0]}`]);
+    const rls = testCluster(ctx, { name: 'rls', ...h2 }, [`127.0.0.1:${ports[1]}`]);
+    const clusters: ClusterLookup = {
+      get: (name) => (name === 'authz' ? authz : name === 'rls' ? rls : undefined),
+    };
+    const report = new Report('bench');
+    const limits: RouteRateLimits = {
+      policies: compileRateLimits(
+        [{ actions: [{ generic_key: { descriptor_value: 'bench' } }] }],
+        'bench',
+        report,
+      ),
+      includeVh: false,
+    };
+    const results = [
+      {
+        label: 'ext_authz (gRPC authorizer allowing every request)',
+        ...(await measureCalls(
+          [
+            made(
+              extAuthzFactory as HttpFilterFactory<never>,
+              {
+                grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: '10s' },
+                transport_api_version: 'V3',
+              },
+              clusters,
+            ),
+          ],
+          NO_PER_ROUTE,
+        )),
+      },
+      {
+        label: 'ratelimit (one generic_key descriptor, service answers OK)',
+        ...(await measureCalls(
+          [
+            made(
+              rateLimitFactory as HttpFilterFactory<never>,
+              {
+                domain: 'bench',
+                timeout: '10s',
+                rate_limit_service: {
+                  grpc_service: { envoy_grpc: { cluster_name: 'rls' } },
+                  transport_api_version: 'V3',
+                },
+              },
+              clusters,
+            ),
+          ],
+          new Map([[ROUTE_RATE_LIMITS, limits]]),
+        )),
+      },
+    ];
+    destroyPools(authz);
+    destroyPools(rls);
+    return results;
+  } finally {
+    await peer.stop();
+  }
+}
+
 /** The filters part of `npm run bench`. */
 export async function benchFilters(): Promise<BenchRow[]> {
-  const results = Object.entries(CHAINS).map(([label, chain]) => ({ label, ...measure(chain()) }));
+  const results = [
+    ...Object.entries(CHAINS).map(([label, chain]) => ({ label, ...measure(chain()) })),
+    ...(await measureServiceFilters()),
+  ];
   const harness = results[0]?.best ?? 0;
   const runner = results[1]?.best ?? 0;
   return results.map((r, i) => ({
@@ -159,7 +303,7 @@ export async function benchFilters(): Promise<BenchRow[]> {
         : i === 1
           ? `${(r.best - harness).toFixed(2)} µs for the chain iteration`
           : `${(r.best - runner).toFixed(2)} µs over the runner alone`,
-      `${REQUESTS.toLocaleString('en-US')} requests in-process per round; rounds: ${r.all.map((u) => u.toFixed(2)).join(', ')}`,
+      `${(i < CHAIN_COUNT ? REQUESTS : CALLING_REQUESTS).toLocaleString('en-US')} requests in-process per round${i < CHAIN_COUNT ? '' : `, ${IN_FLIGHT} in flight, the service in a child process`}; rounds: ${r.all.map((u) => u.toFixed(2)).join(', ')}`,
     ].join('; '),
   }));
 }

@@ -118,7 +118,7 @@ export async function startHaproxy(
 }
 
 /** Resolves with the first stdout line matching `pattern`'s group, or rejects when the peer exits first. */
-function announced(peer: Peer, pattern: RegExp, timeoutMs = 15000): Promise<string> {
+export function announced(peer: Peer, pattern: RegExp, timeoutMs = 15000): Promise<string> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`${peer.name} did not start: ${peer.output()}`)),
