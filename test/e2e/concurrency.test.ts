@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { cluster, exchange, tcpListener, tcpServer } from '../helpers/dataplane.js';
+import {
+  cluster,
+  exchange,
+  SETTLE_MS,
+  settle,
+  settleMatch,
+  tcpListener,
+  tcpServer,
+} from '../helpers/dataplane.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -34,11 +42,13 @@ test('--concurrency 2 serves a TCP listener from two workers with the real port 
     Array.from({ length: 12 }, (_, i) => `m${i}`),
   );
   // The admin lives in the primary; the figures come from both workers, summed.
-  const stats = await proxy.get('/stats?filter=^tcp\\.echo\\.downstream_cx_total$');
-  assert.equal(stats.body.trim(), 'tcp.echo.downstream_cx_total: 12');
+  const summed = 'tcp.echo.downstream_cx_total: 12';
+  const stats = async () => (await proxy.get('/stats?filter=^tcp\\.echo\\.downstream_cx_total$')).body.trim();
+  assert.equal(await settle(stats, summed, SETTLE_MS), summed);
   // Control-plane counts are counted once, not once per process.
   const added = await proxy.get('/stats?filter=^cluster_manager\\.cluster_added$');
   assert.equal(added.body.trim(), 'cluster_manager.cluster_added: 1');
-  const clusters = await proxy.get('/clusters');
-  assert.match(clusters.body, new RegExp(`^echo::127\\.0\\.0\\.1:${upstream.port}::cx_total::12$`, 'm'));
+  const hostTotal = new RegExp(`^echo::127\\.0\\.0\\.1:${upstream.port}::cx_total::12$`, 'm');
+  const clusters = async () => (await proxy.get('/clusters')).body;
+  assert.match(await settleMatch(clusters, hostTotal, SETTLE_MS), hostTotal);
 });

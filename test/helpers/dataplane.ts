@@ -188,6 +188,12 @@ export async function boundPort(ctx: ServerContext, name: string, timeoutMs = 50
 }
 
 /**
+ * How long a figure may take to settle: with --concurrency 2 a worker that misses the admin's
+ * 1 s deadline (a loaded machine) is counted in a later answer. Tens of seconds, as LIVE waits.
+ */
+export const SETTLE_MS = 30_000;
+
+/**
  * Polls `read` until it returns `want` or `timeoutMs` passes; returns the last value read, for
  * the caller to assert on. For figures that get there eventually (a worker that missed the
  * admin's deadline on a loaded machine is counted in a later answer): the assert stays exact.
@@ -200,6 +206,24 @@ export async function settle<T>(read: () => T | Promise<T>, want: T, timeoutMs: 
     value = await read();
   }
   return value;
+}
+
+/** `settle` for text: polls `read` until `pattern` matches it; returns the last text, for the caller's assert.match. */
+export async function settleMatch(
+  read: () => Promise<string>,
+  pattern: RegExp,
+  timeoutMs: number,
+): Promise<string> {
+  let text = '';
+  await settle(
+    async () => {
+      text = await read();
+      return pattern.test(text);
+    },
+    true,
+    timeoutMs,
+  );
+  return text;
 }
 
 /** Polls `check` (which may ask the proxy, e.g. its admin) until it holds or `timeoutMs` passes. */

@@ -8,7 +8,15 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
 import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
-import { cluster, exchange, settle, tcpListener, tcpServer } from '../helpers/dataplane.js';
+import {
+  cluster,
+  exchange,
+  SETTLE_MS,
+  settle,
+  settleMatch,
+  tcpListener,
+  tcpServer,
+} from '../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 
 let proxy: ProxyProcess;
@@ -17,11 +25,6 @@ let httpPort = 0;
 /** Connections made so far: the workers' counters add up to this. */
 let sent = 0;
 const cleanups: Array<() => Promise<void>> = [];
-/**
- * How long a figure may take to reach the admin: a worker that misses its 1 s deadline on a
- * loaded machine is counted in a later answer.
- */
-const SETTLE_MS = 30_000;
 
 before(async () => {
   const upstream = await tcpServer((socket) => {
@@ -115,15 +118,7 @@ test('recent lookups: names the workers look up after enabling are listed, and t
     assert.equal((await fetch(`http://127.0.0.1:${httpPort}/${status}`)).status, status);
   }
   const listed = /^ +1 cluster\.web\.upstream_rq_201$/m;
-  let on = '';
-  await settle(
-    async () => {
-      on = (await proxy.get('/stats/recentlookups')).body;
-      return listed.test(on);
-    },
-    true,
-    SETTLE_MS,
-  );
+  const on = await settleMatch(async () => (await proxy.get('/stats/recentlookups')).body, listed, SETTLE_MS);
   assert.match(on, /^ {3}Count Lookup$/m);
   assert.match(on, listed, on);
   const total = Number(/^total: (\d+)$/m.exec(on)?.[1]);
@@ -144,13 +139,9 @@ test('recent lookups: names the workers look up after enabling are listed, and t
 test('usedonly after traffic: counters the workers incremented are listed with their sum', async () => {
   await traffic(6);
   const summed = new RegExp(`^tcp\\.echo\\.downstream_cx_total: ${sent}$`, 'm');
-  let text = '';
-  await settle(
-    async () => {
-      text = (await proxy.get('/stats?usedonly&filter=^tcp\\.echo\\.')).body;
-      return summed.test(text);
-    },
-    true,
+  const text = await settleMatch(
+    async () => (await proxy.get('/stats?usedonly&filter=^tcp\\.echo\\.')).body,
+    summed,
     SETTLE_MS,
   );
   assert.match(text, summed);
@@ -191,14 +182,6 @@ test('stats as deltas: every /stats sees the workers move, /reset_counters zeroe
   assert.deepEqual([a, b], [5, 5], 'two /stats at once apply each delta once');
   // Per-host figures are not reset: they count every connection.
   const hostTotal = new RegExp(`^echo::127\\.0\\.0\\.1:\\d+::cx_total::${sent}$`, 'm');
-  let clusters = '';
-  await settle(
-    async () => {
-      clusters = (await proxy.get('/clusters')).body;
-      return hostTotal.test(clusters);
-    },
-    true,
-    SETTLE_MS,
-  );
+  const clusters = await settleMatch(async () => (await proxy.get('/clusters')).body, hostTotal, SETTLE_MS);
   assert.match(clusters, hostTotal);
 });

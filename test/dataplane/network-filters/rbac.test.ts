@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
 import { Report } from '../../../src/bootstrap/report.js';
 import { compileNetworkRbac } from '../../../src/dataplane/network-filters/rbac.js';
-import { cluster, tcpServer } from '../../helpers/dataplane.js';
+import { cluster, SETTLE_MS, settle, tcpServer } from '../../helpers/dataplane.js';
 import { answeringRoutes } from '../../helpers/http-dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 import { type Issued, makePki, type TestPki } from '../../tls/certs.js';
@@ -137,10 +137,10 @@ describe('envoy.filters.network.rbac', () => {
     const port = await proxy.listenerPort('tcp');
     assert.equal(await exchangeFrom(port, '127.0.0.2', 'hi'), 'echo:hi');
     assert.equal(await exchangeFrom(port, '127.0.0.1', 'hi'), '');
-    assert.equal(await stat('tcp.rbac.allowed'), 1);
-    assert.equal(await stat('tcp.rbac.denied'), 1);
-    assert.equal(await stat('tcp.rbac.shadow_denied'), 2);
-    assert.equal(await stat('tcp.rbac.shadow_allowed'), 0);
+    assert.equal(await settle(() => stat('tcp.rbac.allowed'), 1, SETTLE_MS), 1);
+    assert.equal(await settle(() => stat('tcp.rbac.denied'), 1, SETTLE_MS), 1);
+    assert.equal(await settle(() => stat('tcp.rbac.shadow_denied'), 2, SETTLE_MS), 2);
+    assert.equal(await settle(() => stat('tcp.rbac.shadow_allowed'), 0, SETTLE_MS), 0);
   });
 
   it('lets in the client certificate the policy names and closes the connection of another', async () => {
@@ -156,8 +156,8 @@ describe('envoy.filters.network.rbac', () => {
     };
     assert.deepEqual(await get('allowed'), { status: 200, body: 'in', cn: 'proxy.test' });
     await assert.rejects(get('other'));
-    assert.equal(await stat('mtls.rbac.allowed'), 1);
-    assert.equal(await stat('mtls.rbac.denied'), 1);
+    assert.equal(await settle(() => stat('mtls.rbac.allowed'), 1, SETTLE_MS), 1);
+    assert.equal(await settle(() => stat('mtls.rbac.denied'), 1, SETTLE_MS), 1);
   });
 
   it('refuses the HTTP-only rules, CONTINUOUS enforcement and a missing stat_prefix by name', () => {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
-import { cluster, exchange, tcpServer } from '../../../helpers/dataplane.js';
+import { cluster, exchange, SETTLE_MS, settleMatch, tcpServer } from '../../../helpers/dataplane.js';
 import { answeringRoutes } from '../../../helpers/http-dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../../helpers/proxy-process.js';
 
@@ -125,6 +125,8 @@ describe('envoy.filters.listener.http_inspector', () => {
     assert.equal((await exchange(port, 'hello\r\n')).data.toString(), 'echo:hello\r\n');
     const old = 'GET / HTTP/1.0\r\n\r\n';
     assert.equal((await exchange(port, old)).data.toString(), `echo:${old}`);
-    assert.match((await proxy.get('/stats')).body, /^tcp\.inbound_tcp\.downstream_cx_total: 2$/m);
+    const both = /^tcp\.inbound_tcp\.downstream_cx_total: 2$/m;
+    const stats = async () => (await proxy.get('/stats')).body;
+    assert.match(await settleMatch(stats, both, SETTLE_MS), both);
   });
 });

@@ -15,7 +15,7 @@ import type { JsonObject } from '../../../../events/index.js';
 import { Report } from '../../../../src/bootstrap/report.js';
 import { networkExtAuthzFactory } from '../../../../src/dataplane/network-filters/ext-authz/index.js';
 import { type Message, unaryServer } from '../../../helpers/authz-servers.js';
-import { closedPort, cluster, tcpServer } from '../../../helpers/dataplane.js';
+import { closedPort, cluster, SETTLE_MS, settle, tcpServer } from '../../../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../../helpers/proxy-process.js';
 import { type Issued, makePki, type TestPki } from '../../../tls/certs.js';
 
@@ -205,9 +205,9 @@ describe('envoy.filters.network.ext_authz', () => {
       ['error', 0],
       ['active', 0],
     ] as const)
-      assert.equal(await stat(`ext_authz.v3.${name}`), value, name);
+      assert.equal(await settle(() => stat(`ext_authz.v3.${name}`), value, SETTLE_MS), value, name);
     assert.equal(
-      await stat('tcp.echo.downstream_cx_total'),
+      await settle(() => stat('tcp.echo.downstream_cx_total'), 1, SETTLE_MS),
       1,
       'the TCP proxy saw the allowed connection only',
     );
@@ -222,11 +222,11 @@ describe('envoy.filters.network.ext_authz', () => {
 
   it('closes a connection the authorizer cannot be asked about, unless failure_mode_allow', async () => {
     assert.equal(await exchangeFrom(await proxy.listenerPort('closed'), '127.0.0.2'), '');
-    assert.equal(await stat('ext_authz.closed.error'), 1);
-    assert.equal(await stat('ext_authz.closed.cx_closed'), 1);
+    assert.equal(await settle(() => stat('ext_authz.closed.error'), 1, SETTLE_MS), 1);
+    assert.equal(await settle(() => stat('ext_authz.closed.cx_closed'), 1, SETTLE_MS), 1);
     assert.equal(await exchangeFrom(await proxy.listenerPort('open'), '127.0.0.2'), 'echo:hi');
-    assert.equal(await stat('ext_authz.open.error'), 1);
-    assert.equal(await stat('ext_authz.open.failure_mode_allowed'), 1);
+    assert.equal(await settle(() => stat('ext_authz.open.error'), 1, SETTLE_MS), 1);
+    assert.equal(await settle(() => stat('ext_authz.open.failure_mode_allowed'), 1, SETTLE_MS), 1);
   });
 
   it('refuses a missing stat_prefix or grpc_service and an unknown field, by path', () => {
@@ -248,6 +248,6 @@ describe('envoy.filters.network.ext_authz', () => {
       new X509Certificate(decodeURIComponent(source?.certificate ?? '')).fingerprint256,
       new X509Certificate((clients.get('allowed') as Issued).certPem).fingerprint256,
     );
-    assert.equal(await stat('ext_authz.mtls.denied'), 1);
+    assert.equal(await settle(() => stat('ext_authz.mtls.denied'), 1, SETTLE_MS), 1);
   });
 });

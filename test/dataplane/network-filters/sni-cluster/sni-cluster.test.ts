@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as tls from 'node:tls';
 import type { JsonObject } from '../../../../events/index.js';
-import { cluster } from '../../../helpers/dataplane.js';
+import { cluster, SETTLE_MS, settleMatch } from '../../../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../../helpers/proxy-process.js';
 import { makePki, type TestPki } from '../../../tls/certs.js';
 
@@ -95,7 +95,8 @@ describe('envoy.filters.network.sni_cluster', () => {
   it('closes a connection whose SNI names no cluster, counted as no route', async () => {
     const port = await proxy.listenerPort('sni');
     await assert.rejects(through(port, pki, 'c.test'));
-    const body = (await proxy.get('/stats')).body;
-    assert.match(body, /^tcp\.passthrough\.downstream_cx_no_route: 1$/m);
+    const noRoute = /^tcp\.passthrough\.downstream_cx_no_route: 1$/m;
+    const stats = async () => (await proxy.get('/stats')).body;
+    assert.match(await settleMatch(stats, noRoute, SETTLE_MS), noRoute);
   });
 });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../../../../events/index.js';
+import { SETTLE_MS, settle } from '../../../../helpers/dataplane.js';
 import { answeringRoutes } from '../../../../helpers/http-dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../../../helpers/proxy-process.js';
 import { type Issued, makePki, type TestPki } from '../../../../tls/certs.js';
@@ -155,9 +156,9 @@ describe('envoy.filters.http.rbac authenticated principals', () => {
   });
 
   it('counts each decision', async () => {
-    const stats = (await proxy.get('/stats')).body;
-    const count = (name: string) => Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec(stats)?.[1] ?? 0);
-    assert.equal(count('http\\.mtls\\.rbac\\.allowed'), 5);
-    assert.equal(count('http\\.mtls\\.rbac\\.denied'), 4);
+    const count = async (name: string) =>
+      Number(new RegExp(`^${name}: (\\d+)$`, 'm').exec((await proxy.get('/stats')).body)?.[1] ?? 0);
+    assert.equal(await settle(() => count('http\\.mtls\\.rbac\\.allowed'), 5, SETTLE_MS), 5);
+    assert.equal(await settle(() => count('http\\.mtls\\.rbac\\.denied'), 4, SETTLE_MS), 4);
   });
 });
