@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import type { JsonObject } from '../../../events/index.js';
 import { shareOf } from '../../../src/dataplane/listeners/limits.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
+import { SETTLE_MS, settle } from '../../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 
 const open: net.Socket[] = [];
@@ -140,11 +141,12 @@ test('--concurrency 2: each worker holds its share, never more than the limit in
   const first = await attempts(port, 4);
   const accepted = first.filter(Boolean).length;
   assert.ok(accepted >= 1 && accepted <= 2, JSON.stringify(first));
-  assert.equal(await counter(proxy, 'downstream_cx_overflow'), 4 - accepted);
+  const settled = (name: string, want: number) => settle(() => counter(proxy, name), want, SETTLE_MS);
+  assert.equal(await settled('downstream_cx_overflow', 4 - accepted), 4 - accepted);
 
   await modify(proxy, 'overload.global_downstream_max_connections=0');
   assert.deepEqual(await attempts(port, 3), [false, false, false]);
-  assert.equal(await counter(proxy, 'downstream_global_cx_overflow'), 3);
+  assert.equal(await settled('downstream_global_cx_overflow', 3), 3);
 
   // Shares of 10 (5 each) and no global limit: four more fit whichever worker takes them.
   await modify(
@@ -152,5 +154,5 @@ test('--concurrency 2: each worker holds its share, never more than the limit in
     'envoy.resource_limits.listener.http.connection_limit=10&overload.global_downstream_max_connections=',
   );
   assert.deepEqual(await attempts(port, 4), [true, true, true, true]);
-  assert.equal(await counter(proxy, 'downstream_cx_total'), accepted + 4);
+  assert.equal(await settled('downstream_cx_total', accepted + 4), accepted + 4);
 });
