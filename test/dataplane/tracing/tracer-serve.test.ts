@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ZipkinSpanJson } from '../../../src/dataplane/tracing/span.js';
 import type { Dump } from '../../helpers/bootstrap.js';
-import { until } from '../../helpers/dataplane.js';
+import { SETTLE_MS, settleMatch, until } from '../../helpers/dataplane.js';
 import {
   tracedGet as get,
   spanFor,
@@ -65,8 +65,14 @@ describe('zipkin tracing, served', () => {
     const ids: string[] = [];
     await withProxy(tracedBootstrap({}), ['--concurrency', '2'], async (proxy, port) => {
       for (let i = 0; i < 8; i++) ids.push((await get(port))['x-b3-traceid'] as string);
-      await until(() => ids.every((id) => spanFor(id).length === 1), 8000, 'every span at the collector');
-      const stats = (await proxy.get('/stats')).body;
+      await until(
+        () => ids.every((id) => spanFor(id).length === 1),
+        SETTLE_MS,
+        'every span at the collector',
+      );
+      // Both workers' counts, summed: a worker late for the admin's deadline is counted later.
+      const sent = /(?=[^]*^tracing\.zipkin\.spans_sent: 8$)(?=[^]*^tracing\.zipkin\.reports_sent: 8$)/m;
+      const stats = await settleMatch(async () => (await proxy.get('/stats')).body, sent, SETTLE_MS);
       assert.match(stats, /^tracing\.zipkin\.spans_sent: 8$/m);
       assert.match(stats, /^tracing\.zipkin\.reports_sent: 8$/m);
     });
