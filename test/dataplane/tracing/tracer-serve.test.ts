@@ -71,7 +71,7 @@ describe('zipkin tracing, served', () => {
         'every span at the collector',
       );
       // Both workers' counts, summed: a worker late for the admin's deadline is counted later.
-      const sent = /(?=[^]*^tracing\.zipkin\.spans_sent: 8$)(?=[^]*^tracing\.zipkin\.reports_sent: 8$)/m;
+      const sent = /(?=[\s\S]*^tracing\.zipkin\.spans_sent: 8$)(?=[\s\S]*^tracing\.zipkin\.reports_sent: 8$)/m;
       const stats = await settleMatch(async () => (await proxy.get('/stats')).body, sent, SETTLE_MS);
       assert.match(stats, /^tracing\.zipkin\.spans_sent: 8$/m);
       assert.match(stats, /^tracing\.zipkin\.reports_sent: 8$/m);
