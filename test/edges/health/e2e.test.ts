@@ -204,10 +204,12 @@ test('--concurrency 2: checks run once (the upstream counts them), workers see t
   );
   const from = a.checks;
   const started = Date.now();
-  await new Promise((r) => setTimeout(r, 1000));
+  await new Promise((r) => setTimeout(r, 2000));
   const rate = ((a.checks - from) * 1000) / (Date.now() - started);
+  // A loaded machine runs timers late, so only the ceiling is sharp: one checker per worker
+  // would make about 20 a second; fewer than 10 only means the timers ran late.
   assert.ok(
-    rate >= 5 && rate <= 13,
+    rate > 0 && rate <= 13,
     `${rate.toFixed(1)} checks/s at a 100 ms interval: one checker, not one per worker`,
   );
   b.health = 503;
