@@ -51,8 +51,11 @@ export async function startDataPlane(ctx: ServerContext, health: HealthEdges): P
   const pool = ctx.workers;
   if (pool) ctx.sockets.sharePorts(pool.ports);
   const listeners = pool
-    ? new ListenerManager(ctx, clusters, { index: PRIMARY_THREAD, of: ctx.options.concurrency }, (event, source) =>
-        pool.report(event, source),
+    ? new ListenerManager(
+        ctx,
+        clusters,
+        { index: PRIMARY_THREAD, of: ctx.options.concurrency },
+        (event, source) => pool.report(event, source),
       )
     : new ListenerManager(ctx, clusters);
   ctx.onShutdown(() => listeners.close());

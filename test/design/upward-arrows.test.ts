@@ -53,10 +53,7 @@ function readDesign(markdown: string): { floors: Map<string, number>; allowed: S
  * Each pair of rooms where a file of the lower room imports a file of the higher one, with the
  * file imports. A room the table does not list stands one floor above the highest it imports.
  */
-function upwardPairs(
-  graph: Map<string, string[]>,
-  listed: Map<string, number>,
-): Map<string, string[]> {
+function upwardPairs(graph: Map<string, string[]>, listed: Map<string, number>): Map<string, string[]> {
   const roomImports = new Map<string, Set<string>>();
   for (const [file, targets] of graph)
     for (const target of targets) {

@@ -63,6 +63,8 @@ export interface StreamInfo {
   request: HttpRequest | null;
   /** Response status sent downstream; 0 when none was (a reset, a TCP session). */
   responseCode: number;
+  /** The body of the proxy's own reply before `local_reply_config` formats it (`%LOCAL_REPLY_BODY%`); '' when none. */
+  localReplyBody: string;
   /** Response headers as sent downstream (flat, names lowercase); null before a response. */
   responseHeaders: string[] | null;
   /** `RESPONSE_FLAGS` bits. */
@@ -123,6 +125,7 @@ export function newStreamInfo(request: HttpRequest | null, remote: string, local
     endedAt: 0,
     request,
     responseCode: 0,
+    localReplyBody: '',
     responseHeaders: null,
     flags: 0,
     bytesReceived: 0,

@@ -1,5 +1,6 @@
 import type bunyan from 'bunyan';
 import type { StreamInfo } from '../access-log/stream-info.js';
+import type { RuntimeLookup } from '../access-log/filters.js';
 import type { ServerSession } from '../codec/h2/session.js';
 import type { RouteTable } from '../router/table.js';
 import type { HttpTracer } from '../tracing/tracer.js';
@@ -37,6 +38,8 @@ export interface DownstreamOwner extends ForwardingOptions {
   /** HCM `tracing` with a tracer (its provider or the bootstrap's), or null: no spans. */
   readonly tracer: HttpTracer | null;
   readonly log: bunyan;
+  /** Runtime values by key, read per request (`local_reply_config`'s filters). */
+  readonly runtime: RuntimeLookup;
   readonly serverName: string;
   /** The proxy's own address, appended to `x-forwarded-for` for a loopback peer. */
   readonly localAddress: string;

@@ -34,6 +34,11 @@ import {
   type Http1Settings,
   http2StreamError,
 } from './http1-options.js';
+import {
+  compileLocalReplyConfig,
+  type LocalReplySpec,
+  FIELD_TABLES as LOCAL_REPLY_FIELD_TABLES,
+} from './local-reply-config.js';
 import { compileHcmTimeouts, type HcmTimeouts } from './timeouts.js';
 
 export type Codec = 'AUTO' | 'HTTP1' | 'HTTP2';
@@ -72,6 +77,8 @@ export interface HcmSpec {
   http2: Http2Options;
   /** `http_protocol_options` and `stream_error_on_invalid_http_message`: the HTTP/1 codec's rules. */
   http1: Http1Settings;
+  /** `local_reply_config`: how the proxy's own replies are rewritten; null when unset. */
+  localReply: LocalReplySpec | null;
 }
 
 const HCM_FIELDS: FieldTable = {
@@ -106,6 +113,7 @@ const HCM_FIELDS: FieldTable = {
   scoped_routes: notYet('scoped route discovery'),
   access_log: 'act',
   tracing: 'act',
+  local_reply_config: 'act',
 };
 
 const PROTOCOL_OPTIONS_FIELDS: FieldTable = acting(
@@ -157,6 +165,7 @@ export const FIELD_TABLES = {
   HttpProtocolOptions: PROTOCOL_OPTIONS_FIELDS,
   ...EDGE_FIELD_TABLES,
   ...TRACING_FIELD_TABLES,
+  ...LOCAL_REPLY_FIELD_TABLES,
   Http2ProtocolOptions: HTTP2_OPTIONS_FIELDS,
   // The cluster's table has the message's name; this one is the downstream codec's.
   'Http1ProtocolOptions (connection manager)': HTTP1_SETTINGS_FIELDS,
@@ -233,5 +242,9 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
       `${path}.http_protocol_options`,
       report,
     ),
+    localReply:
+      config.local_reply_config === undefined
+        ? null
+        : compileLocalReplyConfig(objectOf(config.local_reply_config), `${path}.local_reply_config`, report),
   };
 }

@@ -33,7 +33,7 @@ export interface LocalReplySent {
 }
 
 /**
- * Sends a response made by the proxy itself: a text/plain body (none for HEAD), `extra`
+ * Sends a response made by the proxy itself: a body of `contentType` (none for HEAD), `extra`
  * headers, our `server` header (none for '': `server_header_transformation: PASS_THROUGH`).
  * Nothing of it comes from or goes to an upstream.
  */
@@ -44,9 +44,10 @@ export function sendLocalReply(
   status: number,
   body: string | Buffer,
   extra: readonly string[] = [],
+  contentType = 'text/plain',
 ): LocalReplySent {
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-  const headers = bytes.length > 0 ? ['content-type', 'text/plain', ...extra] : [...extra];
+  const headers = bytes.length > 0 ? ['content-type', contentType, ...extra] : [...extra];
   if (serverName) headers.push('server', serverName);
   const noBody = method === 'HEAD' || bytes.length === 0;
   sink.writeHead(status, headers, bytes.length, noBody);

@@ -6,6 +6,7 @@ import { objectOf, stringOr } from '../../../reducers/settings/values.js';
 import { Report } from '../../bootstrap/report.js';
 import type { Scope } from '../../stats/store.js';
 import { type AccessLogger, startAccessLogs } from '../access-log/config.js';
+import type { RuntimeLookup } from '../access-log/filters.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
 import { ERROR } from '../codec/h2/frames.js';
 import type { ServerSession } from '../codec/h2/session.js';
@@ -63,6 +64,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   readonly streamFilters: StreamFilterMaker[] | null;
   readonly tracer: HttpTracer | null;
   readonly log: bunyan;
+  readonly runtime: RuntimeLookup;
   readonly serverName: string;
   readonly userAgentIdentity: LocalIdentity | null;
   /** The proxy's own address, appended to `x-forwarded-for` for a loopback peer (per `--local-address-ip-version`). */
@@ -110,6 +112,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     if (tapId !== null) deps.ctx.taps.addFilter(tapId);
     this.log = deps.ctx.log.get('http');
     this.serverName = spec.serverName;
+    this.runtime = (key) => runtimeValue(deps.ctx.store.state, key);
     this.userAgentIdentity = spec.addUserAgent
       ? localIdentity(deps.ctx.options, deps.ctx.store.state.bootstrap?.config)
       : null;

@@ -6,6 +6,7 @@ import { appendVia } from './edge.js';
 import type { FilterRunner } from './filters/runner.js';
 import { type GrpcStream, isGrpcContentType, sendGrpcLocalReply } from './grpc.js';
 import { sendLocalReply } from './local-reply.js';
+import { rewriteLocalReply } from './local-reply-config.js';
 import type { TapRecorder } from './tap.js';
 
 /** What the proxy's own reply reads of its stream (the exchange, src/dataplane/http/exchange.ts). */
@@ -28,17 +29,24 @@ export interface ReplyingStream {
  * `encodeHeaders` and its body their `encodeData`, as the reference's local replies pass the
  * encoder chain (neither can be held). Any gRPC request gets a gRPC answer, as from the
  * reference's router. Returns the status to count and log: a gRPC reply is a 200 (its status
- * is in `grpc-status`).
+ * is in `grpc-status`). The HCM's `local_reply_config` rewrites it first, as the reference's.
  */
 export function sendStreamReply(
   stream: ReplyingStream,
-  status: number,
-  body: string | Buffer,
+  original: number,
+  originalBody: string | Buffer,
   extra: string[] = [],
 ): number {
   const { hcm, req, info, filters } = stream;
   const via = hcm.spec.edge.via;
-  const headers = stream.cors === null && !via && filters === null ? extra : extra.slice();
+  const rewrite = hcm.spec.localReply;
+  const headers =
+    stream.cors === null && !via && filters === null && rewrite === null ? extra : extra.slice();
+  let status = original;
+  let body = originalBody;
+  let contentType: string | undefined;
+  if (rewrite !== null)
+    ({ status, body, contentType } = rewriteLocalReply(rewrite, info, hcm.runtime, status, body, headers));
   if (stream.cors !== null) addCorsHeaders(headers, stream.cors);
   if (via) appendVia(headers, via);
   // Read here, not per request: the content type of every request would cost every request.
@@ -52,7 +60,7 @@ export function sendStreamReply(
   const serverName = hcm.spec.serverHeader === 'PASS_THROUGH' ? '' : hcm.serverName;
   const sent = grpc
     ? sendGrpcLocalReply(stream.sink, serverName, status, body, headers)
-    : sendLocalReply(stream.sink, req.method, serverName, status, body, headers);
+    : sendLocalReply(stream.sink, req.method, serverName, status, body, headers, contentType);
   const code = grpc ? 200 : status;
   info.responseCode = code;
   info.responseHeaders = sent.headers;

@@ -1,5 +1,10 @@
 import type { Subscription } from 'rxjs';
-import { listenerBindFailed, listenerBound, listenersStopped, type ProxyEvent } from '../../../events/index.js';
+import {
+  listenerBindFailed,
+  listenerBound,
+  listenersStopped,
+  type ProxyEvent,
+} from '../../../events/index.js';
 import type { ListenerEntry, State } from '../../../reducers/index.js';
 import { compiledListener } from '../../config/listener.js';
 import { listenerSdsRefs } from '../../config/sds-refs.js';

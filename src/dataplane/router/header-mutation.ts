@@ -257,7 +257,8 @@ function safeTemplate(format: string, template: HeaderTemplate): HeaderTemplate 
   };
 }
 
-function compileAdds(raw: Json | undefined, where: string, report: Report): HeaderAdd[] {
+/** A `HeaderValueOption` list (`where` names it); throws a fault for a bad value or name. */
+export function compileHeaderAdds(raw: Json | undefined, where: string, report: Report): HeaderAdd[] {
   return listOf(raw).map((option, i) => {
     const at = `${where}[${i}]`;
     checkFields(option, at, report, HEADER_VALUE_OPTION_FIELDS, 'HeaderValueOption');
@@ -299,9 +300,9 @@ function compileRemoves(raw: Json | undefined, where: string): string[] {
 export function compileHeaderMutation(raw: JsonObject, where: string, report: Report): HeaderMutation | null {
   if (HEADER_MUTATION_FIELDS.every((f) => raw[f] === undefined)) return null;
   return {
-    requestAdd: compileAdds(raw.request_headers_to_add, `${where}.request_headers_to_add`, report),
+    requestAdd: compileHeaderAdds(raw.request_headers_to_add, `${where}.request_headers_to_add`, report),
     requestRemove: compileRemoves(raw.request_headers_to_remove, `${where}.request_headers_to_remove`),
-    responseAdd: compileAdds(raw.response_headers_to_add, `${where}.response_headers_to_add`, report),
+    responseAdd: compileHeaderAdds(raw.response_headers_to_add, `${where}.response_headers_to_add`, report),
     responseRemove: compileRemoves(raw.response_headers_to_remove, `${where}.response_headers_to_remove`),
   };
 }

@@ -259,7 +259,9 @@ export class WorkerPool {
         this.onTapTrace?.(m.configId, m.trace);
         return;
       case 'port-request':
-        this.claimPort(slot.id, m.listener, (port) => this.send(slot, { kind: 'port-answer', id: m.id, port }));
+        this.claimPort(slot.id, m.listener, (port) =>
+          this.send(slot, { kind: 'port-answer', id: m.id, port }),
+        );
         return;
     }
   }

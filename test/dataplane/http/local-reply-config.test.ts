@@ -1,0 +1,182 @@
+/**
+ * HCM `local_reply_config` over real sockets: the proxy's own replies (400, 404 no route, 503
+ * no healthy upstream) rewritten by the first matching mapper and formatted by `body_format`,
+ * while an upstream's own 503 passes untouched.
+ */
+import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { JsonObject, RawCluster } from '../../../events/config.js';
+import { compileHcm } from '../../../src/dataplane/http/hcm-config.js';
+import { findingsOf } from '../../helpers/compile.js';
+import { rawExchange, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { send } from '../../helpers/http-send.js';
+
+const cluster = (name: string): RawCluster => ({ name, connect_timeout: '1s' }) as RawCluster;
+
+/** The reference docs' example mapper (400 becomes 401 "not allowed" with `foo: bar`), then ours. */
+const LOCAL_REPLY_CONFIG = {
+  mappers: [
+    {
+      filter: {
+        status_code_filter: {
+          comparison: { op: 'EQ', value: { default_value: 400, runtime_key: 'key_b' } },
+        },
+      },
+      headers_to_add: [{ header: { key: 'foo', value: 'bar' }, append: false }],
+      status_code: 401,
+      body: { inline_string: 'not allowed' },
+    },
+    {
+      filter: {
+        or_filter: {
+          filters: [
+            {
+              status_code_filter: {
+                comparison: { op: 'EQ', value: { default_value: 404, runtime_key: 'k404' } },
+              },
+            },
+            {
+              status_code_filter: {
+                comparison: { op: 'EQ', value: { default_value: 503, runtime_key: 'k503' } },
+              },
+            },
+          ],
+        },
+      },
+      status_code: 418,
+      headers_to_add: [{ header: { key: 'x-mapped', value: 'by %PROTOCOL%' } }],
+      body_format_override: {
+        json_format: { code: '%RESPONSE_CODE%', message: '%LOCAL_REPLY_BODY%', path: '%REQ(:PATH)%' },
+      },
+    },
+  ],
+  body_format: { text_format: 'proxy said [%LOCAL_REPLY_BODY%] with %RESPONSE_CODE%' },
+};
+
+describe('local_reply_config', () => {
+  let proxy: TestProxy;
+  let upstream: http.Server;
+
+  before(async () => {
+    upstream = http.createServer((_req, res) => {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      res.end('upstream is busy');
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const upstreamPort = (upstream.address() as AddressInfo).port;
+    proxy = await startProxy(
+      {
+        stat_prefix: 'ingress',
+        local_reply_config: LOCAL_REPLY_CONFIG,
+        route_config: {
+          virtual_hosts: [
+            {
+              name: 'all',
+              domains: ['*'],
+              routes: [
+                { match: { prefix: '/busy' }, route: { cluster: 'busy' } },
+                { match: { prefix: '/empty' }, route: { cluster: 'empty' } },
+                {
+                  match: { prefix: '/gone' },
+                  direct_response: { status: 410, body: { inline_string: 'gone' } },
+                },
+              ],
+            },
+          ],
+        },
+        http_filters: [{ name: 'envoy.filters.http.router' }],
+      },
+      [
+        { raw: cluster('busy'), addresses: [`127.0.0.1:${upstreamPort}`] },
+        { raw: cluster('empty'), addresses: [] },
+      ],
+    );
+  });
+
+  after(async () => {
+    upstream.close();
+    await proxy?.close();
+  });
+
+  it('rewrites a 404 (no route) to the mapper status with its JSON body and header', async () => {
+    const got = await send(proxy.port, 'GET', '/nowhere');
+    assert.equal(got.status, 418);
+    assert.equal(got.headers['content-type'], 'application/json');
+    assert.equal(got.headers['x-mapped'], 'by HTTP/1.1');
+    assert.deepEqual(JSON.parse(got.body), { code: 418, message: '', path: '/nowhere' });
+  });
+
+  it('rewrites a 503 (no healthy upstream) the same way, the original body in %LOCAL_REPLY_BODY%', async () => {
+    const got = await send(proxy.port, 'GET', '/empty');
+    assert.equal(got.status, 418);
+    assert.equal(got.headers['x-mapped'], 'by HTTP/1.1');
+    assert.deepEqual(JSON.parse(got.body), { code: 418, message: 'no healthy upstream', path: '/empty' });
+  });
+
+  it("applies the reference docs' example to a 400 (a path with a fragment): 401, 'not allowed', foo: bar", async () => {
+    const raw = await rawExchange(proxy.port, 'GET /a#b HTTP/1.1\r\nhost: a\r\n\r\n');
+    assert.match(raw, /^HTTP\/1\.1 401 /);
+    assert.match(raw, /\r\nfoo: bar\r\n/i);
+    // No body_format_override: the config's text format renders the mapper's body.
+    assert.match(raw, /\r\n\r\nproxy said \[not allowed\] with 401$/);
+  });
+
+  it('formats an unmapped local reply (a direct response) with the text body_format', async () => {
+    const got = await send(proxy.port, 'GET', '/gone');
+    assert.equal(got.status, 410);
+    assert.equal(got.headers['content-type'], 'text/plain');
+    assert.equal(got.body, 'proxy said [gone] with 410');
+  });
+
+  it("leaves an upstream's own 503 alone", async () => {
+    const got = await send(proxy.port, 'GET', '/busy');
+    assert.equal(got.status, 503);
+    assert.equal(got.body, 'upstream is busy');
+    assert.equal(got.headers['x-mapped'], undefined);
+  });
+});
+
+describe('local_reply_config compile', () => {
+  const hcm = (localReply: JsonObject): JsonObject => ({
+    stat_prefix: 'x',
+    route_config: {},
+    local_reply_config: localReply,
+  });
+
+  it('refuses unknown and unimplemented sub-fields by name', () => {
+    const errors = findingsOf((r) =>
+      compileHcm(
+        hcm({
+          mappers: [
+            { filter: { not_health_check_filter: {} }, body: { filename: '/etc/body' }, surprise: 1 },
+          ],
+          body_format: { text_format: 'x', omit_empty_values: true },
+        }),
+        '',
+        r,
+      ),
+    );
+    const text = errors.join('\n');
+    assert.match(text, /local_reply_config\.mappers\[0\]\.surprise/);
+    assert.match(text, /local_reply_config\.mappers\[0\]\.body\.filename/);
+    assert.match(text, /local_reply_config\.body_format\.omit_empty_values/);
+  });
+
+  it('refuses a mapper without a filter, a bad status and a bad format command', () => {
+    const text = findingsOf((r) =>
+      compileHcm(
+        hcm({
+          mappers: [{ status_code: 99 }],
+          body_format: { text_format: '%NOT_A_COMMAND%' },
+        }),
+        '',
+        r,
+      ),
+    ).join('\n');
+    assert.match(text, /local_reply_config\.mappers\[0\]\.filter/);
+    assert.match(text, /local_reply_config\.mappers\[0\]\.status_code/);
+    assert.match(text, /local_reply_config\.body_format\.text_format/);
+  });
+});
