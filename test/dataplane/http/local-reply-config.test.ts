@@ -6,17 +6,23 @@
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject, RawCluster } from '../../../events/config.js';
 import { compileHcm } from '../../../src/dataplane/http/hcm-config.js';
+import { httpBootstrap } from '../../helpers/bootstraps.js';
+import { runProxy } from '../../helpers/cli.js';
 import { findingsOf } from '../../helpers/compile.js';
 import { rawExchange, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 import { send } from '../../helpers/http-send.js';
+import { startProxyProcess } from '../../helpers/proxy-process.js';
 
 const cluster = (name: string): RawCluster => ({ name, connect_timeout: '1s' }) as RawCluster;
 
 /** The reference docs' example mapper (400 becomes 401 "not allowed" with `foo: bar`), then ours. */
-const LOCAL_REPLY_CONFIG = {
+const LOCAL_REPLY_CONFIG: JsonObject = {
   mappers: [
     {
       filter: {
@@ -178,5 +184,45 @@ describe('local_reply_config compile', () => {
     assert.match(text, /local_reply_config\.mappers\[0\]\.filter/);
     assert.match(text, /local_reply_config\.mappers\[0\]\.status_code/);
     assert.match(text, /local_reply_config\.body_format\.text_format/);
+  });
+});
+
+describe('local_reply_config in the real proxy', () => {
+  const bootstrap = (localReply: JsonObject) =>
+    httpBootstrap([], {
+      stat_prefix: 'ingress',
+      local_reply_config: localReply,
+      route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [] }] },
+      http_filters: [{ name: 'envoy.filters.http.router' }],
+    });
+
+  it('rewrites the 404 of every worker with --concurrency 2', async () => {
+    const proxy = await startProxyProcess(bootstrap(LOCAL_REPLY_CONFIG), ['--concurrency', '2']);
+    try {
+      const port = await proxy.listenerPort('http');
+      for (let i = 0; i < 4; i++) {
+        const got = await send(port, 'GET', `/none/${i}`);
+        assert.equal(got.status, 418);
+        assert.deepEqual(JSON.parse(got.body), { code: 418, message: '', path: `/none/${i}` });
+      }
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it('--mode validate exits 1 naming a refused field', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'local-reply-'));
+    try {
+      const file = join(dir, 'bootstrap.json');
+      writeFileSync(
+        file,
+        JSON.stringify(bootstrap({ body_format: { text_format: 'x', omit_empty_values: true } })),
+      );
+      const run = await runProxy(['--mode', 'validate', '-c', file], {}, 60000);
+      assert.equal(run.code, 1);
+      assert.match(run.stdout + run.stderr, /local_reply_config\.body_format\.omit_empty_values/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
