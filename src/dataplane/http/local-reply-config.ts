@@ -159,6 +159,8 @@ export function rewriteLocalReply(
   headers: string[],
 ): RewrittenReply {
   info.responseCode = status;
+  // A `duration_filter` reads the time so far; the stream's end overwrites it.
+  info.endedAt = performance.now();
   let text = typeof body === 'string' ? body : body.toString('utf8');
   let code = status;
   let format = spec.bodyFormat;

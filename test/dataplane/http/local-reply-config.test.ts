@@ -35,6 +35,19 @@ const LOCAL_REPLY_CONFIG: JsonObject = {
       body: { inline_string: 'not allowed' },
     },
     {
+      // Regression: filters ran with the stream's end unset, so every duration was negative.
+      filter: {
+        and_filter: {
+          filters: [
+            { header_filter: { header: { name: 'x-probe', present_match: true } } },
+            { duration_filter: { comparison: { op: 'GE', value: { default_value: 0, runtime_key: 'kd' } } } },
+          ],
+        },
+      },
+      status_code: 409,
+      headers_to_add: [{ header: { key: 'x-duration', value: 'matched' } }],
+    },
+    {
       filter: {
         or_filter: {
           filters: [
@@ -134,6 +147,13 @@ describe('local_reply_config', () => {
     assert.equal(got.status, 410);
     assert.equal(got.headers['content-type'], 'text/plain');
     assert.equal(got.body, 'proxy said [gone] with 410');
+  });
+
+  it('matches a duration_filter on the time so far', async () => {
+    const got = await send(proxy.port, 'GET', '/nowhere', { 'x-probe': '1' });
+    assert.equal(got.status, 409);
+    assert.equal(got.headers['x-duration'], 'matched');
+    assert.equal(got.body, 'proxy said [] with 409');
   });
 
   it("leaves an upstream's own 503 alone", async () => {
