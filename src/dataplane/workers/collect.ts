@@ -33,7 +33,8 @@ export async function collectWorkerStats(
 
 /**
  * The per-host figures (`/clusters`, LRS) of the main thread's `own` cluster manager and of
- * every worker, summed, or null in-process; a silent worker is left out.
+ * every worker, summed, or null in-process; a worker silent for `timeoutMs` counts with the
+ * figures it last sent, as `/stats` does.
  */
 export async function collectWorkerHosts(
   ctx: ServerContext,
@@ -42,7 +43,7 @@ export async function collectWorkerHosts(
 ): Promise<HostStatsByCluster | null> {
   const pool = ctx.workers?.started ? ctx.workers : null;
   if (!pool) return null;
-  const answers = await pool.ask({ kind: 'hosts' }, timeoutMs);
+  const answers = await pool.ask({ kind: 'hosts' }, timeoutMs, true);
   return mergeHostStats([threadHostStats(ctx.store.state, own), ...answers]);
 }
 

@@ -90,7 +90,12 @@ export class WorkerPool {
   private readonly slots: Slot[];
   private envelopes: Subscription | null = null;
   /** Queries awaiting answers, by id: what came back so far and the workers still due. */
-  private readonly pending = new Map<number, { answers: unknown[]; due: Set<number>; done: () => void }>();
+  private readonly pending = new Map<
+    number,
+    { kind: WorkerQuery['kind']; answers: unknown[]; due: Set<number>; done: () => void }
+  >();
+  /** Each live worker's latest answer to the kinds asked with `orLast`, by kind and worker. */
+  private readonly lastAnswers = new Map<WorkerQuery['kind'], Map<number, unknown>>();
   private readonly readyWaiters = new Map<number, () => void>();
   /** Per listener: the workers that reported it stopped (the listener is stopped when all did). */
   private readonly stoppedBy = new Map<string, Set<number>>();
@@ -130,23 +135,36 @@ export class WorkerPool {
     await Promise.all(this.slots.map((slot) => this.spawn(slot)));
   }
 
-  /** Every live worker's answer to `query`; a worker silent for `timeoutMs` is left out. */
-  ask<Q extends WorkerQuery>(query: Q, timeoutMs: number): Promise<Array<WorkerAnswer<Q>>> {
+  /**
+   * Every live worker's answer to `query`; a worker silent for `timeoutMs` is left out, or
+   * with `orLast` counts with its latest answer to a query of that kind (a loaded worker's
+   * per-host totals would otherwise drop out of `/clusters` for one response).
+   */
+  ask<Q extends WorkerQuery>(query: Q, timeoutMs: number, orLast = false): Promise<Array<WorkerAnswer<Q>>> {
     const live = this.slots.filter((s) => s.worker && s.initialised);
     if (live.length === 0) return Promise.resolve([]);
     const id = this.nextRequest++;
+    const last = orLast ? this.lastAnswersOf(query.kind) : null;
     return new Promise((resolve) => {
-      const request = { answers: [] as unknown[], due: new Set(live.map((s) => s.id)), done: () => {} };
+      const due = new Set(live.map((s) => s.id));
+      const request = { kind: query.kind, answers: [] as unknown[], due, done: () => {} };
       const timer = setTimeout(() => request.done(), timeoutMs);
       request.done = () => {
         clearTimeout(timer);
         this.pending.delete(id);
+        for (const silent of request.due) if (last?.has(silent)) request.answers.push(last.get(silent));
         // Each worker answers a query with the answer type of its kind (see `worker.ts`).
         resolve(request.answers as Array<WorkerAnswer<Q>>);
       };
       this.pending.set(id, request);
       for (const slot of live) this.send(slot, { kind: 'query', id, query });
     });
+  }
+
+  private lastAnswersOf(kind: WorkerQuery['kind']): Map<number, unknown> {
+    const last = this.lastAnswers.get(kind) ?? new Map<number, unknown>();
+    this.lastAnswers.set(kind, last);
+    return last;
   }
 
   /**
@@ -206,6 +224,8 @@ export class WorkerPool {
       if (slot.worker !== worker) return;
       slot.worker = null;
       slot.initialised = false;
+      // A restarted worker starts its counts again: its predecessor's answers stand for nothing.
+      for (const last of this.lastAnswers.values()) last.delete(slot.id);
       // A worker that ends owes no answer (and one that answered already is not counted twice).
       for (const request of this.pending.values()) {
         if (request.due.delete(slot.id) && request.due.size === 0) request.done();
@@ -246,6 +266,7 @@ export class WorkerPool {
         if (!request) return;
         if (!request.due.delete(slot.id)) return;
         request.answers.push(m.answer);
+        this.lastAnswers.get(request.kind)?.set(slot.id, m.answer);
         if (request.due.size === 0) request.done();
         return;
       }

@@ -9,9 +9,9 @@ import { pairwise, startWith } from 'rxjs';
 import type { Envelope, JsonObject, ProxyEvent } from '../../../events/index.js';
 import { buildContext, type ServerContext } from '../../context-core.js';
 import { Store } from '../../control/store.js';
+import { startShrinkHeap } from '../../edges/overload/shrink-heap.js';
 import { collectWhenIdle, memoryFigures } from '../../memory.js';
 import { profileFile } from '../../profiler.js';
-import { startShrinkHeap } from '../../edges/overload/shrink-heap.js';
 import { applyStatsControl } from '../../stats/start.js';
 import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
 import { relayOutcomes } from '../../upstream/outcomes.js';
@@ -21,6 +21,7 @@ import { ListenerManager } from '../listeners/manager.js';
 import { ListenSockets, type PortSource } from '../listeners/sockets.js';
 import { type ClusterTraffic, clusterTraffic } from '../pool/cluster-traffic.js';
 import { drainPools } from '../pool/index.js';
+import { threadHostStats } from './host-stats.js';
 import {
   isPrimaryMessage,
   type PrimaryMessage,
@@ -29,7 +30,6 @@ import {
   type WorkerMessage,
   type WorkerQuery,
 } from './messages.js';
-import { threadHostStats } from './host-stats.js';
 import { StatsTracker } from './stats-delta.js';
 
 if (!parentPort) throw new Error('the data-plane worker runs as a worker thread of the proxy');
