@@ -64,6 +64,8 @@ const SIMPLE: Record<string, HeaderTemplate> = {
   DOWNSTREAM_LOCAL_PORT: ({ info }) => portOf(info.downstreamLocal),
   PROTOCOL: ({ info }) => info.request?.protocol ?? '',
   RESPONSE_FLAGS: ({ info }) => (info.flags === 0 ? '' : flagsText(info.flags)),
+  // 0 before a response exists (request headers), as the reference prints it.
+  RESPONSE_CODE: ({ info }) => String(info.responseCode),
   UPSTREAM_REMOTE_ADDRESS: ({ host }) => host?.address ?? '',
   HOSTNAME: () => HOSTNAME,
 };

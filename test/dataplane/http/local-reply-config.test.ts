@@ -65,7 +65,11 @@ const LOCAL_REPLY_CONFIG: JsonObject = {
         },
       },
       status_code: 418,
-      headers_to_add: [{ header: { key: 'x-mapped', value: 'by %PROTOCOL%' } }],
+      headers_to_add: [
+        { header: { key: 'x-mapped', value: 'by %PROTOCOL%' } },
+        // The reference evaluates these before the status is rewritten: the original code.
+        { header: { key: 'x-original-code', value: '%RESPONSE_CODE%' } },
+      ],
       body_format_override: {
         json_format: { code: '%RESPONSE_CODE%', message: '%LOCAL_REPLY_BODY%', path: '%REQ(:PATH)%' },
       },
@@ -95,11 +99,16 @@ describe('local_reply_config', () => {
               name: 'all',
               domains: ['*'],
               routes: [
-                { match: { prefix: '/busy' }, route: { cluster: 'busy' } },
+                {
+                  match: { prefix: '/busy' },
+                  route: { cluster: 'busy' },
+                  response_headers_to_add: [{ header: { key: 'x-code', value: '%RESPONSE_CODE%' } }],
+                },
                 { match: { prefix: '/empty' }, route: { cluster: 'empty' } },
                 {
                   match: { prefix: '/gone' },
                   direct_response: { status: 410, body: { inline_string: 'gone' } },
+                  response_headers_to_add: [{ header: { key: 'x-code', value: '%RESPONSE_CODE%' } }],
                 },
               ],
             },
@@ -124,6 +133,7 @@ describe('local_reply_config', () => {
     assert.equal(got.status, 418);
     assert.equal(got.headers['content-type'], 'application/json');
     assert.equal(got.headers['x-mapped'], 'by HTTP/1.1');
+    assert.equal(got.headers['x-original-code'], '404');
     assert.deepEqual(JSON.parse(got.body), { code: 418, message: '', path: '/nowhere' });
   });
 
@@ -131,6 +141,7 @@ describe('local_reply_config', () => {
     const got = await send(proxy.port, 'GET', '/empty');
     assert.equal(got.status, 418);
     assert.equal(got.headers['x-mapped'], 'by HTTP/1.1');
+    assert.equal(got.headers['x-original-code'], '503');
     assert.deepEqual(JSON.parse(got.body), { code: 418, message: 'no healthy upstream', path: '/empty' });
   });
 
@@ -147,6 +158,7 @@ describe('local_reply_config', () => {
     assert.equal(got.status, 410);
     assert.equal(got.headers['content-type'], 'text/plain');
     assert.equal(got.body, 'proxy said [gone] with 410');
+    assert.equal(got.headers['x-code'], '410');
   });
 
   it('matches a duration_filter on the time so far', async () => {
@@ -160,6 +172,7 @@ describe('local_reply_config', () => {
     const got = await send(proxy.port, 'GET', '/busy');
     assert.equal(got.status, 503);
     assert.equal(got.body, 'upstream is busy');
+    assert.equal(got.headers['x-code'], '503');
     assert.equal(got.headers['x-mapped'], undefined);
   });
 });

@@ -108,13 +108,13 @@ function routeRequest(stream: RouterStream, hit: RouteHit | null): UpstreamAttem
   const action = route.action;
   if (action.kind === 'direct') {
     hcm.stats.rqDirectResponse.inc();
-    stream.reply(action.status, action.body ?? '', responseHeaders([], route, info));
+    stream.reply(action.status, action.body ?? '', responseHeaders(action.status, [], route, info));
     return null;
   }
   if (action.kind === 'redirect') {
     hcm.stats.rqRedirect.inc();
     const location = ['location', redirectLocation(action, route, stream.req)];
-    stream.reply(action.status, '', responseHeaders(location, route, info));
+    stream.reply(action.status, '', responseHeaders(action.status, location, route, info));
     return null;
   }
   let target: WeightedTarget | null = null;
@@ -146,7 +146,8 @@ function routeRequest(stream: RouterStream, hit: RouteHit | null): UpstreamAttem
 }
 
 /** A direct response's or redirect's headers, with the route's response mutations (in place). */
-function responseHeaders(headers: string[], route: CompiledRoute, info: StreamInfo): string[] {
+function responseHeaders(status: number, headers: string[], route: CompiledRoute, info: StreamInfo): string[] {
+  info.responseCode = status;
   if (route.mutations.length > 0) applyHeaderMutations(headers, route.mutations, true, { info, host: null });
   return headers;
 }

@@ -362,6 +362,8 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
     }
     if (this.retries > 0 && status < 500) this.traffic.rqRetrySuccess.inc();
     const out = this.mutations.length === 0 ? headers : headers.slice();
+    // A response header's %RESPONSE_CODE% is the upstream's status, as in the reference.
+    this.stream.info.responseCode = status;
     if (out !== headers)
       applyHeaderMutations(out, this.mutations, true, { info: this.stream.info, host: this.lastHost });
     this.stream.upstreamHead(status, out, contentLength);
