@@ -39,10 +39,12 @@ const COMPILE_STEP = /^(compile|check|validate)/;
  * the outlier event log were read compiled and the event filters' list splitter stopped
  * sharing the config helper's name, 45 once the xDS client's watches read the compiled
  * cluster's EDS source and the bootstrap's compiled dynamic sources, 36 once `/server_info` and
- * the cluster manager read the bootstrap's node once (reducers/settings/node.ts); the goal is
- * 10, each with a comment saying why.
+ * the cluster manager read the bootstrap's node once (reducers/settings/node.ts), 21 once the
+ * RBAC engine's and the access log filters' rule compilers (run once per config, returning
+ * closures) were named as the compile steps they are; the goal is 10, each with a comment
+ * saying why.
  */
-const CEILING = 36;
+const CEILING = 21;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

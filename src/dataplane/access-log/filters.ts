@@ -48,7 +48,7 @@ function runtimeUint(runtime: RuntimeLookup, key: string, fallback: number): num
 }
 
 /** `ComparisonFilter` over a number the stream yields. */
-function comparison(
+function compileComparison(
   config: JsonObject,
   path: string,
   report: Report,
@@ -82,7 +82,7 @@ function requestPoint(info: StreamInfo): number {
   return (h >>> 0) % 1_000_000;
 }
 
-function runtimeFilter(config: JsonObject, path: string, report: Report): AccessLogFilter {
+function compileRuntimeFilter(config: JsonObject, path: string, report: Report): AccessLogFilter {
   checkFields(config, path, report, RUNTIME_FILTER_FIELDS, 'RuntimeFilter');
   const key = typeof config.runtime_key === 'string' ? config.runtime_key : '';
   if (!key) report.error(`${path}.runtime_key`, 'required field missing', 'missing');
@@ -104,7 +104,7 @@ function runtimeFilter(config: JsonObject, path: string, report: Report): Access
   };
 }
 
-function responseFlagFilter(config: JsonObject, path: string, report: Report): AccessLogFilter {
+function compileResponseFlagFilter(config: JsonObject, path: string, report: Report): AccessLogFilter {
   checkFields(config, path, report, acting('flags'), 'ResponseFlagFilter');
   const names = Array.isArray(config.flags) ? config.flags : [];
   let mask = 0;
@@ -121,7 +121,7 @@ function responseFlagFilter(config: JsonObject, path: string, report: Report): A
   return names.length === 0 ? (info) => info.flags !== 0 : (info) => (info.flags & mask) !== 0;
 }
 
-function combined(config: JsonObject, path: string, report: Report, all: boolean): AccessLogFilter {
+function compileCombined(config: JsonObject, path: string, report: Report, all: boolean): AccessLogFilter {
   checkFields(config, path, report, acting('filters'), all ? 'AndFilter' : 'OrFilter');
   const parts = listOf(config.filters).map((f, i) =>
     compileAccessLogFilter(f, `${path}.filters[${i}]`, report),
@@ -146,20 +146,20 @@ export function compileAccessLogFilter(config: JsonObject, path: string, report:
   const body = objectOf(config[kind]);
   switch (kind) {
     case 'status_code_filter':
-      return comparison(body, at, report, (info) => info.responseCode);
+      return compileComparison(body, at, report, (info) => info.responseCode);
     case 'duration_filter':
-      return comparison(body, at, report, (info) => Math.floor(info.endedAt - info.startedAt));
+      return compileComparison(body, at, report, (info) => Math.floor(info.endedAt - info.startedAt));
     case 'not_health_check_filter':
       checkFields(body, at, report, {}, 'NotHealthCheckFilter');
       return (info) => !info.healthCheck;
     case 'runtime_filter':
-      return runtimeFilter(body, at, report);
+      return compileRuntimeFilter(body, at, report);
     case 'and_filter':
-      return combined(body, at, report, true);
+      return compileCombined(body, at, report, true);
     case 'or_filter':
-      return combined(body, at, report, false);
+      return compileCombined(body, at, report, false);
     case 'response_flag_filter':
-      return responseFlagFilter(body, at, report);
+      return compileResponseFlagFilter(body, at, report);
     case 'header_filter': {
       checkFields(body, at, report, acting('header'), 'HeaderFilter');
       const test = attempt(report, `${at}.header`, () =>

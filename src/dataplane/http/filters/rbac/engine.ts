@@ -78,7 +78,7 @@ function splitHostPort(address: string): [string, number] {
 /** A v4 peer on a dual-stack socket is its v4 address. */
 const plain = (ip: string) => (ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip);
 
-function cidr(raw: JsonObject, path: string, report: Report): (ip: string) => boolean {
+function compileCidr(raw: JsonObject, path: string, report: Report): (ip: string) => boolean {
   checkFields(raw, path, report, RBAC_FIELD_TABLES.CidrRange, 'CidrRange');
   const prefix = typeof raw.address_prefix === 'string' ? raw.address_prefix : '';
   const v6 = isIPv6(prefix);
@@ -96,7 +96,7 @@ function cidr(raw: JsonObject, path: string, report: Report): (ip: string) => bo
   };
 }
 
-function urlPath(raw: JsonObject, path: string): Test {
+function compileUrlPath(raw: JsonObject, path: string): Test {
   const test = compileStringMatcher(objectOf(raw.path), `${path}.path`);
   return (s) => {
     const q = s.req.path.indexOf('?');
@@ -108,7 +108,7 @@ function urlPath(raw: JsonObject, path: string): Test {
  * The peer certificate's identity: any TLS peer without `principal_name`; with it, the
  * reference tries each URI SAN, then each DNS SAN, then the RFC 2253 subject.
  */
-function authenticated(raw: JsonObject, path: string, report: Report): Test {
+function compileAuthenticated(raw: JsonObject, path: string, report: Report): Test {
   checkFields(raw, path, report, RBAC_FIELD_TABLES.Authenticated, 'Authenticated');
   if (raw.principal_name === undefined) return (s) => s.req.peer !== undefined;
   const test = compileStringMatcher(objectOf(raw.principal_name), `${path}.principal_name`);
@@ -128,7 +128,7 @@ const HTTP_ONLY = new Set(['header', 'url_path']);
  * A `Permission` (`principal` false) or a `Principal` (true) as a test; exactly one rule is set.
  * `network`: for the network filter, which refuses the HTTP-only rules as the reference does.
  */
-function rule(raw: JsonObject, path: string, report: Report, principal: boolean, network: boolean): Test {
+function compileRule(raw: JsonObject, path: string, report: Report, principal: boolean, network: boolean): Test {
   const what = principal ? 'Principal' : 'Permission';
   checkFields(raw, path, report, principal ? PRINCIPAL_FIELDS : PERMISSION_FIELDS, what);
   const keys = Object.keys(raw);
@@ -153,13 +153,13 @@ function rule(raw: JsonObject, path: string, report: Report, principal: boolean,
       const set = objectOf(value as JsonObject);
       checkFields(set, at, report, acting(SET_KEY[key]), 'Set');
       const tests = listOf(set[SET_KEY[key]]).map((r, i) =>
-        rule(r, `${at}.${SET_KEY[key]}[${i}]`, report, principal, network),
+        compileRule(r, `${at}.${SET_KEY[key]}[${i}]`, report, principal, network),
       );
       return key.startsWith('and') ? (s) => tests.every((t) => t(s)) : (s) => tests.some((t) => t(s));
     }
     case 'not_rule':
     case 'not_id': {
-      const inner = rule(objectOf(value as JsonObject), at, report, principal, network);
+      const inner = compileRule(objectOf(value as JsonObject), at, report, principal, network);
       return (s) => !inner(s);
     }
     case 'header': {
@@ -167,23 +167,23 @@ function rule(raw: JsonObject, path: string, report: Report, principal: boolean,
       return (s) => test(s.req);
     }
     case 'authenticated':
-      return authenticated(objectOf(value as JsonObject), at, report);
+      return compileAuthenticated(objectOf(value as JsonObject), at, report);
     case 'url_path':
-      return urlPath(objectOf(value as JsonObject), at);
+      return compileUrlPath(objectOf(value as JsonObject), at);
     case 'destination_ip': {
-      const test = cidr(objectOf(value as JsonObject), at, report);
+      const test = compileCidr(objectOf(value as JsonObject), at, report);
       return (s) => test(splitHostPort(s.req.localAddress ?? '')[0]);
     }
     case 'destination_port':
       return (s) => splitHostPort(s.req.localAddress ?? '')[1] === Number(value);
     case 'source_ip':
     case 'direct_remote_ip': {
-      const test = cidr(objectOf(value as JsonObject), at, report);
+      const test = compileCidr(objectOf(value as JsonObject), at, report);
       return (s) => test(s.req.remoteIp);
     }
     case 'remote_ip': {
       // The client's address as the edge step read it (x-forwarded-for when trusted).
-      const test = cidr(objectOf(value as JsonObject), at, report);
+      const test = compileCidr(objectOf(value as JsonObject), at, report);
       return (s) => test(splitHostPort(s.info.downstreamRemote)[0]);
     }
     default:
@@ -213,7 +213,7 @@ export function compileRbacEngine(
       const build = (field: string, principal: boolean) =>
         listOf(policy[field]).map(
           (r, i): Test =>
-            attempt(report, at, () => rule(r, `${at}.${field}[${i}]`, report, principal, network)) ??
+            attempt(report, at, () => compileRule(r, `${at}.${field}[${i}]`, report, principal, network)) ??
             (() => false),
         );
       const permissions = build('permissions', false);
