@@ -41,10 +41,11 @@ const COMPILE_STEP = /^(compile|check|validate)/;
  * cluster's EDS source and the bootstrap's compiled dynamic sources, 36 once `/server_info` and
  * the cluster manager read the bootstrap's node once (reducers/settings/node.ts), 21 once the
  * RBAC engine's and the access log filters' rule compilers (run once per config, returning
- * closures) were named as the compile steps they are; the goal is 10, each with a comment
+ * closures) were named as the compile steps they are, 18 once the HTTP connection manager's
+ * user agent and tracer names read the node there too; the goal is 10, each with a comment
  * saying why.
  */
-const CEILING = 21;
+const CEILING = 18;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 import type { JsonObject } from '../../../events/config.js';
-import { objectOf, stringOr } from '../../../reducers/settings/values.js';
+import { nodeSettings } from '../../../reducers/settings/node.js';
 import type { UpstreamRequestHead } from '../pool/types.js';
 import type { CompiledRoute } from '../router/table.js';
 import { HOP_BY_HOP } from '../codec/hop-by-hop.js';
@@ -17,11 +17,8 @@ export function localIdentity(
   options: { serviceCluster: string; serviceNode: string },
   bootstrap: JsonObject | undefined,
 ): LocalIdentity {
-  const node = objectOf(bootstrap?.node);
-  return {
-    cluster: options.serviceCluster || stringOr(node.cluster, ''),
-    node: options.serviceNode || stringOr(node.id, ''),
-  };
+  const node = nodeSettings(bootstrap);
+  return { cluster: options.serviceCluster || node.cluster, node: options.serviceNode || node.id };
 }
 
 /** What the connection manager adds to every forwarded request. */

@@ -2,6 +2,7 @@ import type * as net from 'node:net';
 import type * as tls from 'node:tls';
 import type bunyan from 'bunyan';
 import { runtimeValue } from '../../../reducers/runtime.js';
+import { nodeSettings } from '../../../reducers/settings/node.js';
 import { objectOf, stringOr } from '../../../reducers/settings/values.js';
 import { Report } from '../../bootstrap/report.js';
 import type { Scope } from '../../stats/store.js';
@@ -352,7 +353,7 @@ function startTracer(spec: HcmSpec, deps: HttpConnectionManagerDeps, scope: Scop
     runtime: (key) => runtimeValue(deps.ctx.store.state, key),
     local: {
       ...identity,
-      zone: deps.ctx.options.serviceZone || stringOr(objectOf(objectOf(config?.node).locality).zone, ''),
+      zone: deps.ctx.options.serviceZone || stringOr(nodeSettings(config).locality.zone, ''),
     },
   });
 }
