@@ -42,10 +42,11 @@ const COMPILE_STEP = /^(compile|check|validate)/;
  * the cluster manager read the bootstrap's node once (reducers/settings/node.ts), 21 once the
  * RBAC engine's and the access log filters' rule compilers (run once per config, returning
  * closures) were named as the compile steps they are, 18 once the HTTP connection manager's
- * user agent and tracer names read the node there too; the goal is 10, each with a comment
- * saying why.
+ * user agent and tracer names read the node there too, 15 once the route table's body and
+ * metadata-match helpers and the per-filter override's body were named as the compile steps
+ * they are; the goal is 10, each with a comment saying why.
  */
-const CEILING = 18;
+const CEILING = 15;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -25,7 +25,7 @@ export interface FilterOverrides {
  * Struct, converted here as the loader converts a filter's `config`; `typed_per_filter_config`
  * holds an `Any` the loader already converted, whose `@type` must be the filter's.
  */
-function overrideBody(
+function compileOverrideBody(
   value: Json,
   typed: boolean,
   configType: string,
@@ -81,7 +81,7 @@ export function compileFilterOverrides(owner: JsonObject, where: string, report:
         report.unsupported(at, `per-route config of ${extension.name} is not implemented`);
         continue;
       }
-      const body = overrideBody(
+      const body = compileOverrideBody(
         value,
         field === 'typed_per_filter_config',
         factory.perRouteType ?? type,

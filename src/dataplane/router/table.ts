@@ -129,7 +129,7 @@ const REDIRECT_CODES: Record<string, number> = {
   PERMANENT_REDIRECT: 308,
 };
 
-function dataSource(raw: Json | undefined, where: string): Buffer | null {
+function compileDataSource(raw: Json | undefined, where: string): Buffer | null {
   const ds = objectOf(raw);
   const inline = inlineBytes(ds);
   if (inline !== undefined) return inline;
@@ -142,7 +142,7 @@ function dataSource(raw: Json | undefined, where: string): Buffer | null {
   return null;
 }
 
-const metadataMatchOf = (o: JsonObject): JsonObject | null =>
+const compileMetadataMatch = (o: JsonObject): JsonObject | null =>
   o.metadata_match === undefined ? null : objectOf(o.metadata_match);
 
 function compileAction(route: JsonObject, where: string, report: Report): RouteAction {
@@ -162,7 +162,7 @@ function compileAction(route: JsonObject, where: string, report: Report): RouteA
         return {
           name: c.name,
           weight: numberOr(c.weight, 0),
-          criteria: compileCriteria(metadataMatchOf(action), metadataMatchOf(c)),
+          criteria: compileCriteria(compileMetadataMatch(action), compileMetadataMatch(c)),
           headers: compileHeaderMutation(c, `${where}.route.weighted_clusters.clusters[${i}]`, report),
           mutations: [],
         };
@@ -192,7 +192,7 @@ function compileAction(route: JsonObject, where: string, report: Report): RouteA
     const status = numberOr(dr.status, 0);
     if (status < 100 || status > 599)
       throw fault(`${where}.direct_response.status`, `${status} is not an HTTP status (100-599)`);
-    return { kind: 'direct', status, body: dataSource(dr.body, `${where}.direct_response.body`) };
+    return { kind: 'direct', status, body: compileDataSource(dr.body, `${where}.direct_response.body`) };
   }
   if (route.redirect !== undefined) {
     const r = objectOf(route.redirect);
@@ -283,7 +283,7 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
       return true;
     },
     action,
-    criteria: compileCriteria(metadataMatchOf(ra)),
+    criteria: compileCriteria(compileMetadataMatch(ra)),
     prefixRewrite: headerText(ra.prefix_rewrite, `${where}.route.prefix_rewrite`),
     hostRewrite:
       headerText(ra.host_rewrite, `${where}.route.host_rewrite`) ??
