@@ -20,7 +20,7 @@ import {
   type HealthCheckSettings,
   type OutlierSettings,
 } from './health.js';
-import { compileClusterLoadAssignment, LOAD_ASSIGNMENT_TABLES } from './load-assignment.js';
+import { checkIpLiteral, compileClusterLoadAssignment, LOAD_ASSIGNMENT_TABLES } from './load-assignment.js';
 import { NO_SECRETS, type Secrets } from './secrets.js';
 
 /** The reference's ring size limit (8M entries) for both minimum and maximum. */
@@ -358,9 +358,14 @@ function checkMembers(cluster: JsonObject, p: string, type: string, report: Repo
   if (hosts.length > 0 && assignment) {
     report.warn(`${p}.hosts`, 'ignored: load_assignment is also set and overrides the deprecated hosts');
   }
+  const ipOnly = type === 'STATIC';
   const members = assignment
-    ? compileClusterLoadAssignment(assignment, `${p}.load_assignment`, { report }).value.length
+    ? compileClusterLoadAssignment(assignment, `${p}.load_assignment`, { report, ipOnly }).value.length
     : hosts.length;
+  if (ipOnly && !assignment)
+    hosts.forEach((h, i) =>
+      checkIpLiteral(obj(obj(h)?.socket_address)?.address, `${p}.hosts[${i}].socket_address.address`, report),
+    );
   if (MEMBERS_REQUIRED.has(type) && !assignment && hosts.length === 0) {
     report.error(p, `a ${type} cluster needs members: set load_assignment (or the deprecated hosts)`);
   }

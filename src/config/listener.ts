@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { Json, JsonObject } from '../../events/config.js';
 import { hostKey } from '../../reducers/settings/endpoints.js';
 import { durationMs, numberOr, objectOf, stringOr } from '../../reducers/settings/values.js';
@@ -173,6 +174,12 @@ function listenerSpec(raw: JsonObject, path: string, report: Report, secrets: Se
     if (socket.protocol === 'UDP')
       report.unsupported(`${ap}.socket_address.protocol`, 'UDP listeners are not implemented; use TCP');
     if (!socket.address) report.error(`${ap}.socket_address.address`, 'required field missing', 'missing');
+    // The reference binds only an IP literal ("malformed IP address: localhost"); no lookup is made.
+    else if (isIP(String(socket.address)) === 0)
+      report.error(
+        `${ap}.socket_address.address`,
+        `malformed IP address: ${String(socket.address)} (a listener binds an IP, as 0.0.0.0 or ::)`,
+      );
   }
   const port = numberOr(socket.port_value, 0);
   if (port > 65535) report.error(`${ap}.socket_address.port_value`, `${port} is not a port (0..65535)`);

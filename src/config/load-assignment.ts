@@ -2,6 +2,7 @@
  * The ClusterLoadAssignment's compile step: a cluster's `load_assignment` and an EDS resource
  * alike (src/xds/resources.ts). Its field tables are listed in docs/bootstrap.md.
  */
+import { isIP } from 'node:net';
 import type { HostSpec, Json, JsonObject } from '../../events/index.js';
 import { configuredEndpoints } from '../../reducers/settings/endpoints.js';
 import { arrayOf } from '../../reducers/settings/values.js';
@@ -71,10 +72,10 @@ export const LOAD_ASSIGNMENT_TABLES = {
 export function compileClusterLoadAssignment(
   raw: JsonObject,
   path: string,
-  options: Pick<CompileOptions, 'report'> = {},
+  options: Pick<CompileOptions, 'report'> & { ipOnly?: boolean } = {},
 ): Compiled<HostSpec[]> {
   const report = options.report ?? new Report(path);
-  checkRules(raw, path, report);
+  checkRules(raw, path, report, options.ipOnly === true);
   return { value: configuredEndpoints({ name: '', load_assignment: raw }), findings: report };
 }
 
@@ -83,8 +84,20 @@ export function compiledClusterLoadAssignment(raw: JsonObject): HostSpec[] {
   return configuredEndpoints({ name: '', load_assignment: raw });
 }
 
-/** The rules of a `ClusterLoadAssignment` beyond its shape. */
-function checkRules(assignment: JsonObject, p: string, report: Report): void {
+/**
+ * An endpoint address a STATIC cluster cannot take: the reference resolves those without DNS
+ * and refuses a host name ("malformed IP address"); STRICT_DNS and LOGICAL_DNS look names up.
+ */
+export function checkIpLiteral(address: Json | undefined, at: string, report: Report): void {
+  if (typeof address !== 'string' || address === '' || isIP(address) !== 0) return;
+  report.error(
+    at,
+    `malformed IP address: ${address} (a STATIC cluster's endpoints are IPs; use type STRICT_DNS or LOGICAL_DNS for a host name)`,
+  );
+}
+
+/** The rules of a `ClusterLoadAssignment` beyond its shape; `ipOnly`: a STATIC cluster's. */
+function checkRules(assignment: JsonObject, p: string, report: Report, ipOnly: boolean): void {
   checkFields(assignment, p, report, LOAD_ASSIGNMENT_FIELDS, 'ClusterLoadAssignment');
   const policy = obj(assignment.policy);
   if (policy)
@@ -121,6 +134,7 @@ function checkRules(assignment: JsonObject, p: string, report: Report): void {
           'required field missing: every endpoint needs an address',
           'missing',
         );
+      if (ipOnly) checkIpLiteral(socket?.address, `${ep}.endpoint.address.socket_address.address`, report);
       // The reference's SocketAddress rule (port_value <= 65535): a larger one names no port.
       const port = int(socket?.port_value, 0);
       if (port > 65535)

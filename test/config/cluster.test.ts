@@ -63,3 +63,46 @@ describe('compileCluster', () => {
     );
   });
 });
+
+describe("a STATIC cluster's endpoint addresses", () => {
+  const endpoint = (address: string) => ({
+    endpoint: { address: { socket_address: { address, port_value: 80 } } },
+  });
+  const errors = (extra: object) =>
+    compileCluster(
+      { name: 'b', connect_timeout: '1s', ...extra } as RawCluster,
+      'static_resources.clusters[0]',
+    ).findings.errors.join('\n');
+
+  it('refuses a host name, as the reference does ("malformed IP address"), by its path', () => {
+    const text = errors({
+      type: 'STATIC',
+      load_assignment: { endpoints: [{ lb_endpoints: [endpoint('127.0.0.1'), endpoint('localhost')] }] },
+    });
+    assert.match(
+      text,
+      /static_resources\.clusters\[0\]\.load_assignment\.endpoints\[0\]\.lb_endpoints\[1\]\.endpoint\.address\.socket_address\.address: malformed IP address: localhost/,
+    );
+    assert.doesNotMatch(text, /lb_endpoints\[0\]/);
+  });
+
+  it('refuses one in the deprecated hosts too, and with no type set (STATIC is the default)', () => {
+    const text = errors({ hosts: [{ socket_address: { address: 'backend.internal', port_value: 80 } }] });
+    assert.match(
+      text,
+      /static_resources\.clusters\[0\]\.hosts\[0\]\.socket_address\.address: malformed IP address/,
+    );
+  });
+
+  it('leaves host names to STRICT_DNS and LOGICAL_DNS, and takes IPv6 literals', () => {
+    for (const type of ['STRICT_DNS', 'LOGICAL_DNS'])
+      assert.equal(
+        errors({ type, load_assignment: { endpoints: [{ lb_endpoints: [endpoint('localhost')] }] } }),
+        '',
+      );
+    assert.equal(
+      errors({ type: 'STATIC', load_assignment: { endpoints: [{ lb_endpoints: [endpoint('::1')] }] } }),
+      '',
+    );
+  });
+});

@@ -1,10 +1,19 @@
 /** The Listener's compile step, and the compiled listener the listener manager serves. */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
 import { Report } from '../../src/bootstrap/report.js';
 import { compiledListener, compileListener } from '../../src/config/listener.js';
 import { NO_SECRETS, staticSecrets } from '../../src/config/secrets.js';
+import { runProxy } from '../helpers/cli.js';
+
+/** A load assignment of one endpoint at `address`:80. */
+const assignment = (address: string): JsonObject => ({
+  endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address, port_value: 80 } } } }] }],
+});
 
 const TCP = {
   '@type': 'type.googleapis.com/envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
@@ -42,6 +51,61 @@ describe('compileListener', () => {
       findings.errors.join('\n'),
       /static_resources\.listeners\[1\]\.udp_listener_config: UDP listening/,
     );
+  });
+});
+
+describe('a listener address', () => {
+  const at = (address: string) =>
+    compileListener(
+      listener({ address: { socket_address: { address, port_value: 10000 } } }),
+      'static_resources.listeners[0]',
+    );
+
+  it('refuses a host name as the reference does (it binds only an IP literal)', () => {
+    const { value, findings } = at('localhost');
+    assert.equal(value, null);
+    assert.match(
+      findings.errors.join('\n'),
+      /static_resources\.listeners\[0\]\.address\.socket_address\.address: malformed IP address: localhost/,
+    );
+  });
+
+  it('takes IPv4 and IPv6 literals, wildcards included', () => {
+    for (const address of ['0.0.0.0', '::', '::1', '127.0.0.1', '::ffff:127.0.0.1'])
+      assert.deepEqual(at(address).findings.errors, [], address);
+  });
+
+  it('--mode validate exits 1 naming the path of a listener bound to localhost', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'listener-address-'));
+    try {
+      const file = join(dir, 'bootstrap.yaml');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          static_resources: {
+            listeners: [
+              listener({ address: { socket_address: { address: 'localhost', port_value: 10000 } } }),
+            ],
+            clusters: [
+              {
+                name: 'backend',
+                connect_timeout: '1s',
+                type: 'STRICT_DNS',
+                load_assignment: assignment('localhost'),
+              },
+            ],
+          },
+        }),
+      );
+      const run = await runProxy(['--mode', 'validate', '-c', file], {}, 60000);
+      assert.equal(run.code, 1);
+      const out = run.stdout + run.stderr;
+      assert.match(out, /static_resources\.listeners\[0\]\.address\.socket_address\.address/);
+      // A STRICT_DNS cluster looks its names up: its localhost is not refused.
+      assert.doesNotMatch(out, /clusters\[0\]/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
