@@ -44,9 +44,10 @@ const COMPILE_STEP = /^(compile|check|validate)/;
  * closures) were named as the compile steps they are, 18 once the HTTP connection manager's
  * user agent and tracer names read the node there too, 15 once the route table's body and
  * metadata-match helpers and the per-filter override's body were named as the compile steps
- * they are; the goal is 10, each with a comment saying why.
+ * they are, 14 once the HTTP connection managers' tracers read the bootstrap's tracing compiled
+ * once per bootstrap; the goal is 10, each with a comment saying why.
  */
-const CEILING = 15;
+const CEILING = 14;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -3,8 +3,7 @@ import type * as tls from 'node:tls';
 import type bunyan from 'bunyan';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { nodeSettings } from '../../../reducers/settings/node.js';
-import { objectOf, stringOr } from '../../../reducers/settings/values.js';
-import { Report } from '../../bootstrap/report.js';
+import { stringOr } from '../../../reducers/settings/values.js';
 import type { Scope } from '../../stats/store.js';
 import { type AccessLogger, startAccessLogs } from '../access-log/config.js';
 import type { RuntimeLookup } from '../access-log/filters.js';
@@ -15,7 +14,7 @@ import { WHOLE } from '../listeners/limits.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 import { discoveredRoutes } from '../router/discovered.js';
 import type { RouteTable } from '../router/table.js';
-import { compileBootstrapTracing } from '../tracing/config.js';
+import { compiledBootstrapTracing } from '../tracing/config.js';
 import { HttpTracer } from '../tracing/tracer.js';
 import type { DownstreamOwner } from './downstream.js';
 import type { StreamFilterMaker } from './filters/api.js';
@@ -341,9 +340,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
 function startTracer(spec: HcmSpec, deps: HttpConnectionManagerDeps, scope: Scope): HttpTracer | null {
   if (spec.tracing === null) return null;
   const config = deps.ctx.store.state.bootstrap?.config;
-  const zipkin =
-    spec.tracing.provider ??
-    compileBootstrapTracing(objectOf(config?.tracing), 'tracing', new Report('bootstrap'));
+  const zipkin = spec.tracing.provider ?? compiledBootstrapTracing(config);
   if (zipkin === null) return null;
   const identity = localIdentity(deps.ctx.options, config);
   return new HttpTracer(spec.tracing, zipkin, {

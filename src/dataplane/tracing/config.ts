@@ -2,7 +2,7 @@ import type { JsonObject } from '../../../events/config.js';
 import { arrayOf, numberOr, objectOf, percentOr } from '../../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
-import type { Report } from '../../bootstrap/report.js';
+import { Report } from '../../bootstrap/report.js';
 import type { RuntimeFraction } from '../http/runtime-fraction.js';
 
 /** A `ZipkinConfig` compiled: where spans go and how ids are made. */
@@ -108,6 +108,22 @@ export function compileHttpTracer(raw: JsonObject, path: string, report: Report)
 export function compileBootstrapTracing(raw: JsonObject, path: string, report: Report): ZipkinSpec | null {
   checkFields(raw, path, report, BOOTSTRAP_TRACING_FIELDS, 'Tracing');
   return raw.http === undefined ? null : compileHttpTracer(objectOf(raw.http), `${path}.http`, report);
+}
+
+const compiledTracers = new WeakMap<JsonObject, ZipkinSpec | null>();
+
+/**
+ * The bootstrap's tracer, compiled once per bootstrap (kept by its identity): every HTTP
+ * connection manager that starts a tracer reads the same value. Its findings were given when
+ * the bootstrap was validated.
+ */
+export function compiledBootstrapTracing(bootstrap: JsonObject | undefined): ZipkinSpec | null {
+  if (!bootstrap) return null;
+  const hit = compiledTracers.get(bootstrap);
+  if (hit !== undefined) return hit;
+  const spec = compileBootstrapTracing(objectOf(bootstrap.tracing), 'tracing', new Report('bootstrap'));
+  compiledTracers.set(bootstrap, spec);
+  return spec;
 }
 
 /** The v2 `type.Percent` (0..100, default 100) as the reference samples it: a fraction of 10000 under `key`. */
