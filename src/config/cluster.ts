@@ -363,9 +363,9 @@ function checkMembers(cluster: JsonObject, p: string, type: string, report: Repo
     ? compileClusterLoadAssignment(assignment, `${p}.load_assignment`, { report, ipOnly }).value.length
     : hosts.length;
   if (ipOnly && !assignment)
-    hosts.forEach((h, i) =>
-      checkIpLiteral(obj(obj(h)?.socket_address)?.address, `${p}.hosts[${i}].socket_address.address`, report),
-    );
+    hosts.forEach((h, i) => {
+      checkIpLiteral(obj(obj(h)?.socket_address)?.address, `${p}.hosts[${i}].socket_address.address`, report);
+    });
   if (MEMBERS_REQUIRED.has(type) && !assignment && hosts.length === 0) {
     report.error(p, `a ${type} cluster needs members: set load_assignment (or the deprecated hosts)`);
   }
