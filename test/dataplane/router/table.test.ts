@@ -76,6 +76,26 @@ test('virtual hosts: exact, longest suffix, prefix, then *; port ignored when ne
   assert.equal(cluster(req('other', '/')), 'default');
 });
 
+test('two virtual hosts may share a name (the reference checks only domains), each routing its own', () => {
+  const vh = (domain: string, to: string) => ({
+    name: 'same',
+    domains: [domain],
+    routes: [{ match: { prefix: '/' }, route: { cluster: to } }],
+  });
+  const raw = { virtual_hosts: [vh('a.example', 'a'), vh('b.example', 'b')] };
+  assert.deepEqual(
+    findingsOf((r) => compileRouteTable(raw, 'route_config', r)),
+    [],
+  );
+  const shared = compileTestRoutes(raw);
+  const to = (authority: string) => {
+    const hit = findRoute(shared, req(authority, '/'));
+    return hit && hit.route.action.kind === 'cluster' ? hit.route.action.cluster : null;
+  };
+  assert.equal(to('a.example'), 'a');
+  assert.equal(to('b.example'), 'b');
+});
+
 test('path, regex (full match), case-insensitive prefix and header matchers', () => {
   assert.equal(cluster(req('h', '/exact?q=1')), 'path');
   assert.equal(cluster(req('h', '/exact/more')), 'default');
