@@ -85,18 +85,19 @@ export function compiledClusterLoadAssignment(raw: JsonObject): HostSpec[] {
 }
 
 /**
- * An endpoint address a STATIC cluster cannot take: the reference resolves those without DNS
- * and refuses a host name ("malformed IP address"); STRICT_DNS and LOGICAL_DNS look names up.
+ * An endpoint address a STATIC cluster or an EDS resource cannot take: the reference resolves
+ * those without DNS and refuses a host name ("malformed IP address"); STRICT_DNS and
+ * LOGICAL_DNS look names up.
  */
 export function checkIpLiteral(address: Json | undefined, at: string, report: Report): void {
   if (typeof address !== 'string' || address === '' || isIP(address) !== 0) return;
   report.error(
     at,
-    `malformed IP address: ${address} (a STATIC cluster's endpoints are IPs; use type STRICT_DNS or LOGICAL_DNS for a host name)`,
+    `malformed IP address: ${address} (STATIC and EDS endpoints are IPs; use type STRICT_DNS or LOGICAL_DNS for a host name)`,
   );
 }
 
-/** The rules of a `ClusterLoadAssignment` beyond its shape; `ipOnly`: a STATIC cluster's. */
+/** The rules of a `ClusterLoadAssignment` beyond its shape; `ipOnly`: a STATIC cluster's or EDS's. */
 function checkRules(assignment: JsonObject, p: string, report: Report, ipOnly: boolean): void {
   checkFields(assignment, p, report, LOAD_ASSIGNMENT_FIELDS, 'ClusterLoadAssignment');
   const policy = obj(assignment.policy);

@@ -52,7 +52,8 @@ function compile(
 ): void {
   switch (kind) {
     case 'eds':
-      compileClusterLoadAssignment(config, '', { report });
+      // The reference resolves EDS endpoints without DNS too: a host name is NACKed.
+      compileClusterLoadAssignment(config, '', { report, ipOnly: true });
       return;
     case 'cds':
       compileCluster(config, '', { report, secrets });

@@ -35,6 +35,28 @@ describe('compileClusterLoadAssignment', () => {
     );
   });
 
+  it('NACKs an EDS endpoint named by a host name, as the reference does ("malformed IP address")', () => {
+    const named = {
+      cluster_name: 'svc',
+      endpoints: [
+        {
+          lb_endpoints: [
+            { endpoint: { address: { socket_address: { address: 'backend.internal', port_value: 80 } } } },
+          ],
+        },
+      ],
+    };
+    const out = decodeResources('eds', [{ '@type': EDS_TYPE, ...named }], {
+      allowUnknown: false,
+      disabled: new Set(),
+    });
+    assert.equal(out.resources.length, 0);
+    assert.match(
+      out.rejected.map((r) => r.errors.join('\n')).join('\n'),
+      /lb_endpoints\[0\]\.endpoint\.address\.socket_address\.address: malformed IP address: backend\.internal/,
+    );
+  });
+
   it('the members EDS applies are the ones discovery compiled, read once', () => {
     const out = decodeResources('eds', [{ '@type': EDS_TYPE, ...assignment('svc', [8080, 8081]) }], {
       allowUnknown: false,
