@@ -11,7 +11,7 @@ import { objectOf } from '../../../../reducers/settings/values.js';
 import { acting, checkFields } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
 import type { Counter, Gauge } from '../../../stats/store.js';
-import { grpcVerdict } from '../../http/filters/ext-authz/check.js';
+import { checkCall, grpcVerdict } from '../../http/filters/ext-authz/check.js';
 import { compileGrpc, type GrpcAuthorizer } from '../../http/filters/ext-authz/config.js';
 import { FILTER_GRPC_SERVICE_TABLES, grpcUnary } from '../../http/filters/grpc-call.js';
 import { peerIdentitySource } from '../../listeners/peer-identity.js';
@@ -117,14 +117,7 @@ export const networkExtAuthzFactory: ReadFilterFactory<NetworkExtAuthzSpec> = {
         socket.once('close', cancel);
         const call = grpcUnary(
           clusters,
-          {
-            cluster: service.cluster,
-            path: service.path,
-            requestType: 'envoy.service.auth.v2.CheckRequest',
-            responseType: 'envoy.service.auth.v2.CheckResponse',
-            timeoutMs: service.timeoutMs,
-            metadata: service.metadata,
-          },
+          checkCall(service),
           connectionCheck(socket, spec.includePeerCertificate),
           (result) => {
             socket.off('close', cancel);

@@ -7,8 +7,8 @@
 import { HOP_BY_HOP } from '../../../codec/hop-by-hop.js';
 import type { HttpRequest } from '../../../codec/request.js';
 import type { CallResult } from '../cluster-call.js';
-import type { GrpcCallResult } from '../grpc-call.js';
-import { type HttpAuthorizer, statusCodeNumber } from './config.js';
+import type { GrpcCallResult, GrpcCallSpec } from '../grpc-call.js';
+import { type GrpcAuthorizer, type HttpAuthorizer, statusCodeNumber } from './config.js';
 
 /** The authorizer's verdict, as the filter acts on it. */
 export type Verdict =
@@ -123,6 +123,21 @@ function validHeaderValue(value: string): boolean {
 
 /** Headers an authorizer may not set: hop-by-hop ones, and the framing and Host the proxy owns. */
 const NOT_SETTABLE = new Set([...HOP_BY_HOP, 'host', 'content-length']);
+
+/**
+ * The unary call that asks a gRPC authorizer, from the HTTP filter or the network one. v2 and
+ * v3 `CheckRequest`s are the same on the wire; `path` names the version's service.
+ */
+export function checkCall(service: GrpcAuthorizer): GrpcCallSpec {
+  return {
+    cluster: service.cluster,
+    path: service.path,
+    requestType: 'envoy.service.auth.v2.CheckRequest',
+    responseType: 'envoy.service.auth.v2.CheckResponse',
+    timeoutMs: service.timeoutMs,
+    metadata: service.metadata,
+  };
+}
 
 /** gRPC status OK. */
 const GRPC_OK = 0;

@@ -17,6 +17,7 @@ import { perClusterStats } from '../cluster-stats.js';
 import { grpcUnary } from '../grpc-call.js';
 import {
   type CheckBody,
+  checkCall,
   checkRequest,
   grpcVerdict,
   httpCheckHead,
@@ -128,14 +129,7 @@ class ExtAuthzFilter implements StreamFilter {
     if (service.kind === 'grpc') {
       this.call = grpcUnary(
         this.ctx.clusters,
-        {
-          cluster: service.cluster,
-          path: service.path,
-          requestType: 'envoy.service.auth.v2.CheckRequest',
-          responseType: 'envoy.service.auth.v2.CheckResponse',
-          timeoutMs: service.timeoutMs,
-          metadata: service.metadata,
-        },
+        checkCall(service),
         checkRequest(stream.req, extensions, body, this.config.withBody?.packAsBytes === true),
         (result) => answer(grpcVerdict(result)),
       );
