@@ -80,13 +80,8 @@ function assignmentMembers(assignment: JsonObject): HostSpec[] {
     for (const lbEndpoint of arrayOf(g.lb_endpoints)) {
       const le = objectOf(lbEndpoint);
       const endpoint = objectOf(le.endpoint);
-      const socket = objectOf(objectOf(endpoint.address).socket_address);
-      const ip = str(socket.address);
-      const port = num(socket.port_value, 0);
       out.push({
-        address: hostKey(ip, port),
-        ip,
-        port,
+        ...socketHost(endpoint.address),
         hostname: str(endpoint.hostname),
         weight: num(le.load_balancing_weight, 1),
         priority,
@@ -101,16 +96,19 @@ function assignmentMembers(assignment: JsonObject): HostSpec[] {
   return out;
 }
 
+/** An `Address`'s socket address as a host's key, IP and port. */
+function socketHost(address: Json | undefined): Pick<HostSpec, 'address' | 'ip' | 'port'> {
+  const socket = objectOf(objectOf(address).socket_address);
+  const ip = str(socket.address);
+  const port = num(socket.port_value, 0);
+  return { address: hostKey(ip, port), ip, port };
+}
+
 function deprecatedHosts(cluster: RawCluster): HostSpec[] {
   const out: HostSpec[] = [];
   for (const address of arrayOf(cluster.hosts)) {
-    const socket = objectOf(objectOf(address).socket_address);
-    const ip = str(socket.address);
-    const port = num(socket.port_value, 0);
     out.push({
-      address: hostKey(ip, port),
-      ip,
-      port,
+      ...socketHost(address),
       hostname: '',
       weight: 1,
       priority: 0,
