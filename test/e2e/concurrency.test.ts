@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import {
-  cluster,
   exchange,
   SETTLE_MS,
   settle,
   settleMatch,
-  tcpListener,
+  tcpEchoBootstrap,
   tcpServer,
 } from '../helpers/dataplane.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
@@ -23,16 +22,7 @@ test('--concurrency 2 serves a TCP listener from two workers with the real port 
     socket.on('end', () => socket.end(Buffer.concat(chunks)));
   });
   cleanups.push(upstream.close);
-  const proxy = await startProxyProcess(
-    {
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      static_resources: {
-        clusters: [cluster('echo', [upstream.port])],
-        listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' })],
-      },
-    },
-    ['--concurrency', '2'],
-  );
+  const proxy = await startProxyProcess(tcpEchoBootstrap(upstream.port), ['--concurrency', '2']);
   cleanups.push(proxy.stop);
   const port = await proxy.listenerPort('tcp');
   assert.notEqual(port, 0, 'the admin shows the real port');

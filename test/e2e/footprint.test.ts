@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, test } from 'node:test';
-import { cluster, exchange, tcpListener, tcpServer } from '../helpers/dataplane.js';
+import { exchange, tcpEchoBootstrap, tcpServer } from '../helpers/dataplane.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -28,16 +28,7 @@ test('--concurrency 2 gives back what a burst of load left once it is idle', asy
     socket.on('end', () => socket.end());
   });
   cleanups.push(upstream.close);
-  const proxy = await startProxyProcess(
-    {
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      static_resources: {
-        clusters: [cluster('echo', [upstream.port])],
-        listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' })],
-      },
-    },
-    ['--concurrency', '2'],
-  );
+  const proxy = await startProxyProcess(tcpEchoBootstrap(upstream.port), ['--concurrency', '2']);
   cleanups.push(proxy.stop);
   const port = await proxy.listenerPort('tcp');
   const pid = proxy.child.pid as number;

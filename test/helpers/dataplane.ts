@@ -104,6 +104,20 @@ export function cluster(name: string, ports: number[], extra: JsonObject = {}): 
   };
 }
 
+/**
+ * A bootstrap of a real proxy process: the admin on a port-0 address and the TCP proxy listener
+ * `tcp` (port 0) to the cluster `echo` at `upstreamPort`.
+ */
+export function tcpEchoBootstrap(upstreamPort: number): JsonObject {
+  return {
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    static_resources: {
+      clusters: [cluster('echo', [upstreamPort])],
+      listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' })],
+    },
+  };
+}
+
 /** A listener on 127.0.0.1 port 0 whose only chain is a `tcp_proxy` to `clusterName`. */
 export function tcpListener(name: string, tcpProxy: JsonObject, extra: JsonObject = {}): JsonObject {
   return {

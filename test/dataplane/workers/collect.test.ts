@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { repoRoot } from '../../helpers/cli.js';
-import { cluster, exchange, settle, tcpListener, tcpServer } from '../../helpers/dataplane.js';
+import { exchange, settle, tcpEchoBootstrap, tcpServer } from '../../helpers/dataplane.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -27,22 +27,11 @@ test('--concurrency 2: a worker that misses the admin deadline still counts in /
   const dir = mkdtempSync(join(tmpdir(), 'proxy-worker-stall-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const stallFile = join(dir, 'stall');
-  const proxy = await startProxyProcess(
-    {
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      static_resources: {
-        clusters: [cluster('echo', [upstream.port])],
-        listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' })],
-      },
-    },
-    ['--concurrency', '2'],
-    60_000,
-    {
-      NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/stall-worker-thread.mjs')}`,
-      STALL_WORKER_FILE: stallFile,
-      STALL_WORKER_MS: '4000',
-    },
-  );
+  const proxy = await startProxyProcess(tcpEchoBootstrap(upstream.port), ['--concurrency', '2'], 60_000, {
+    NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/stall-worker-thread.mjs')}`,
+    STALL_WORKER_FILE: stallFile,
+    STALL_WORKER_MS: '4000',
+  });
   cleanups.push(proxy.stop);
   const port = await proxy.listenerPort('tcp');
   // One connection each: the kernel spreads them over both threads' sockets.

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { workerExecArgv } from '../../../src/dataplane/workers/pool.js';
 import { repoRoot } from '../../helpers/cli.js';
-import { cluster, exchange, tcpListener, tcpServer } from '../../helpers/dataplane.js';
+import { exchange, tcpEchoBootstrap, tcpServer } from '../../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -50,13 +50,7 @@ async function crashableEchoProxy(concurrency: number): Promise<{ proxy: ProxyPr
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const crashFile = join(dir, 'crash');
   const proxy = await startProxyProcess(
-    {
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      static_resources: {
-        clusters: [cluster('echo', [upstream.port])],
-        listeners: [tcpListener('tcp', { stat_prefix: 'echo', cluster: 'echo' })],
-      },
-    },
+    tcpEchoBootstrap(upstream.port),
     ['--concurrency', String(concurrency)],
     60_000,
     {
