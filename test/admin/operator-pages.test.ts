@@ -150,7 +150,7 @@ describe('operator pages in headless Chromium', { skip: noChromium }, () => {
     await page.waitForFunction(
       "/^\\+\\d+ in the interval at \\d\\d:\\d\\d:\\d\\d \\((now|-\\d+s)\\)$/.test(document.querySelector(\"tr.stat.counter svg.sparkline[data-name='cluster.svc.upstream_rq_total'] + .readout\")?.textContent || '')",
       null,
-      { timeout: 5000 },
+      { timeout: 20_000 },
     );
     const readout = (await row.locator('.readout').textContent()) ?? '';
     assert.ok(Number(/^\+(\d+)/.exec(readout)?.[1]) > 0, readout);
@@ -160,7 +160,7 @@ describe('operator pages in headless Chromium', { skip: noChromium }, () => {
     await page.waitForFunction(
       "document.querySelector(\"svg.sparkline[data-name='cluster.svc.upstream_rq_total'] + .readout\")?.textContent === ''",
       null,
-      { timeout: 5000 },
+      { timeout: 20_000 },
     );
     await page.close();
   });
@@ -185,7 +185,7 @@ describe('operator pages in headless Chromium', { skip: noChromium }, () => {
     await page.waitForFunction(
       `/^\\d+\\.\\d\\/s$/.test(document.querySelector("tr.host[data-address='127.0.0.1:${good}'] td.rate")?.textContent || '')`,
       null,
-      { timeout: 5000 },
+      { timeout: 20_000 },
     );
     assert.ok(Number.parseFloat((await host(good).locator('td.rate').textContent()) ?? '') > 1);
     assert.equal(await page.textContent('#server-state'), 'LIVE');
