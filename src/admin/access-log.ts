@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { ServerContext } from '../context.js';
+import type { ServerContext } from '../context-core.js';
 import type { JsonObject } from '../../events/index.js';
 import { Report } from '../bootstrap/report.js';
 import { type AccessLogSpec, compileAccessLogs, startAccessLogs } from '../dataplane/access-log/config.js';

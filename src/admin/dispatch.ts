@@ -1,7 +1,7 @@
 import type { State } from '../../reducers/index.js';
 import { helpText } from '../../views/help/render.js';
 import { json, text } from '../../views/result.js';
-import type { ServerContext } from '../context.js';
+import type { ServerContext } from '../context-core.js';
 import { dryRun } from '../control/dry-run.js';
 import type { AdminRequest, AdminResponse, HandlerDescriptor, ParamDescriptor } from './registry.js';
 

@@ -1,6 +1,6 @@
 import type { ProxyEvent } from '../../events/index.js';
 import { text } from '../../views/result.js';
-import type { ServerContext } from '../context.js';
+import type { ServerContext } from '../context-core.js';
 import type { AdminRequest, AdminResponse, HandlerDescriptor } from './registry.js';
 
 type Events = (req: AdminRequest, ctx: ServerContext) => ProxyEvent[] | AdminResponse;

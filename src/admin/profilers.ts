@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ServerContext } from '../context.js';
+import type { ServerContext } from '../context-core.js';
 import { type ProfilerKind, profileFile } from '../profiler.js';
 
 /** Where profiles go without `admin.profile_path` (the reference's `/var/log/envoy/envoy.prof` needs root). */

@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import type { ProxyEvent } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
 import type { Chunks } from '../../views/result.js';
-import type { ServerContext } from '../context.js';
+import type { ServerContext } from '../context-core.js';
 
 /** A rendered admin answer; views produce these, express only adapts them. */
 export interface AdminResponse {

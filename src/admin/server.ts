@@ -4,7 +4,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { JsonObject } from '../../events/index.js';
 import { hostKey } from '../../reducers/settings/endpoints.js';
 import { type Chunks, text } from '../../views/result.js';
-import type { ServerContext } from '../context.js';
+import type { ServerContext } from '../context-core.js';
 import { socketKey } from '../hot-restart-protocol.js';
 import { adminAccessLog } from './access-log.js';
 import { readAdminBody } from './body.js';

@@ -3,7 +3,7 @@
  * the threads that run them.
  */
 
-import type { ServerContext } from '../context.js';
+import type { ServerContext } from '../context-core.js';
 import { createClusterManager } from '../upstream/cluster-manager.js';
 import type { HealthEdges } from '../upstream/outcomes.js';
 import { ListenerManager } from './listeners/manager.js';

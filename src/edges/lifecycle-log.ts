@@ -1,5 +1,5 @@
 import type { Subscription } from 'rxjs';
-import type { ServerContext } from '../context.js';
+import type { ServerContext } from '../context-core.js';
 
 /**
  * Lifecycle at info, logged once by the primary from the events every thread folds (`serve`

@@ -5,7 +5,7 @@
  * narrow part of the context it needs and registers its own stop with `onShutdown`.
  */
 
-import type { ServerContext } from '../context.js';
+import type { ServerContext } from '../context-core.js';
 import { flushAccessLogsAtExit } from '../dataplane/access-log/file-sink.js';
 import { collectWorkerStats } from '../dataplane/workers/collect.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';

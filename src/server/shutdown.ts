@@ -8,7 +8,7 @@
  * then is closed. A second signal stops at once.
  */
 import { drainEnded, drainStarted, serverStateChanged, shutdownRequested } from '../../events/index.js';
-import type { ServerContext } from '../context.js';
+import type { ServerContext } from '../context-core.js';
 import { collectWorkerStats } from '../dataplane/index.js';
 
 /** How often the drain looks at the connection count. */

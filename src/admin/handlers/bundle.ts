@@ -9,7 +9,7 @@ import type { Envelope, ProxyEvent } from '../../../events/index.js';
 import { parseTimePoint, TIME_FORMS } from '../../../views/events/time.js';
 import { redact } from '../../../views/redact.js';
 import { text } from '../../../views/result.js';
-import type { ServerContext } from '../../context.js';
+import type { ServerContext } from '../../context-core.js';
 import type { History } from '../../control/history.js';
 import {
   checkpointLine,

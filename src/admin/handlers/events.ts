@@ -19,7 +19,7 @@ import {
 import { redactPatch } from '../../../views/redact.js';
 import { bodyText, text } from '../../../views/result.js';
 import { parsePointer, semanticDiff } from '../../../views/snapshot-diff.js';
-import type { ServerContext } from '../../context.js';
+import type { ServerContext } from '../../context-core.js';
 import type { History } from '../../control/history.js';
 import { usageLine } from '../dispatch.js';
 import type { AdminRequest, AdminResponse, HandlerDescriptor } from '../registry.js';

@@ -1,7 +1,7 @@
 import { type LogLevel, logLevelsChanged } from '../../../events/index.js';
 import { activeLoggers, loggerLevels, loggingUsage } from '../../../views/logging/render.js';
 import { text } from '../../../views/result.js';
-import type { ServerContext } from '../../context.js';
+import type { ServerContext } from '../../context-core.js';
 import { reopenAccessLogs } from '../../dataplane/access-log/file-sink.js';
 import { isLevelName, LEVEL_NAMES } from '../../logging/levels.js';
 import type { AdminRequest, HandlerDescriptor } from '../registry.js';

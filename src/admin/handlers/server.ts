@@ -9,7 +9,7 @@ import {
 } from '../../../views/server-info/render.js';
 import { hotRestartVersion } from '../../cli/hot-restart-version.js';
 import { commandLineOptionsJson } from '../../cli/server-info-options.js';
-import type { ServerContext } from '../../context.js';
+import type { ServerContext } from '../../context-core.js';
 import { eventHandler } from '../event-handler.js';
 import type { AdminRequest, HandlerDescriptor } from '../registry.js';
 

@@ -3,7 +3,7 @@ import { parse as parseYaml } from 'yaml';
 import type { JsonObject } from '../../../events/index.js';
 import { bodyText, text } from '../../../views/result.js';
 import { Report } from '../../bootstrap/report.js';
-import type { ServerContext } from '../../context.js';
+import type { ServerContext } from '../../context-core.js';
 import { compileTapRequest } from '../../dataplane/http/tap.js';
 import type { TapSession } from '../../dataplane/http/tap-registry.js';
 import type { WorkerPool } from '../../dataplane/workers/pool.js';

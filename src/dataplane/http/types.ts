@@ -1,4 +1,4 @@
-import type { ServerContext } from '../../context.js';
+import type { ServerContext } from '../../context-core.js';
 import type { WorkerSlice } from '../listeners/limits.js';
 import type { ClusterLookup } from '../pool/cluster-traffic.js';
 

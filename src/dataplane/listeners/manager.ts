@@ -9,7 +9,7 @@ import type { ListenerEntry, State } from '../../../reducers/index.js';
 import { compiledListener } from '../../config/listener.js';
 import { listenerSdsRefs } from '../../config/sds-refs.js';
 import { type Secrets, secretsOf } from '../../config/secrets.js';
-import type { ServerContext } from '../../context.js';
+import type { ServerContext } from '../../context-core.js';
 import { socketKey } from '../../hot-restart-protocol.js';
 import type { ClusterLookup } from '../http/types.js';
 import { buildChain } from '../network-filters/registry.js';

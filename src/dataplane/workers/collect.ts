@@ -1,5 +1,5 @@
 import type { WorkerMemory } from '../../../views/memory/render.js';
-import type { ServerContext } from '../../context.js';
+import type { ServerContext } from '../../context-core.js';
 import { RecentLookups } from '../../stats/recent-lookups.js';
 import type { StatsStore } from '../../stats/store.js';
 import type { ClusterManager } from '../../upstream/cluster-manager.js';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { type OverloadActionKind, overloadActionChanged } from '../../../events/index.js';
 import { compiledOverloadManager, type MonitorSpec } from '../../config/overload.js';
-import type { ServerContext } from '../../context.js';
+import type { ServerContext } from '../../context-core.js';
 import { memoryFigures } from '../../memory.js';
 
 /**

@@ -1,5 +1,5 @@
 import { compiledOverloadManager } from '../../config/overload.js';
-import type { ServerContext } from '../../context.js';
+import type { ServerContext } from '../../context-core.js';
 import { v8Collector } from '../../memory.js';
 
 /**

@@ -7,7 +7,7 @@
 import { chmodSync, existsSync, rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { hotRestartVersion } from '../../cli/hot-restart-version.js';
-import type { ServerContext } from '../../context.js';
+import type { ServerContext } from '../../context-core.js';
 import { drainForShutdown, openConnections } from '../shutdown.js';
 import {
   type ChildMessage,
