@@ -14,8 +14,10 @@ import { type RecordingOrigin, recordingOrigin } from '../../helpers/recording-o
 
 type Peer = 'proxy' | 'nginx' | 'haproxy';
 
-/** What reached the origin: nothing, or the request's Content-Length count, Host and body. */
-type Arrival = 'refused' | { contentLengths: number; chunked: boolean; host: string; body: string };
+/** What reached the origin: nothing, or the request's Content-Length count, Host, body and any Cookie lines. */
+type Arrival =
+  | 'refused'
+  | { contentLengths: number; chunked: boolean; host: string; body: string; cookies?: string[] };
 
 interface Case {
   name: string;
@@ -38,6 +40,21 @@ const GET: Array<[string, string]> = [[':method', 'GET'], ...POST.slice(1)];
 
 const NGINX_CONNECTION_SPECIFIC =
   'nginx drops connection-specific fields and forwards the request; RFC 9113 8.2.2 makes it malformed, and nghttp2 resets it';
+
+/** Pseudo-header values nginx and HAProxy pass on, and why the proxy refuses them. */
+const PASSED_ON: Record<string, Case['differs']> = {
+  '/d\xff': {
+    nginx:
+      'nginx passes an 8-bit byte in :path; oghttp2 and the proxy hold it to an HTTP/1 target (visible ASCII)',
+    haproxy:
+      'HAProxy passes an 8-bit byte in :path; oghttp2 and the proxy hold it to an HTTP/1 target (visible ASCII)',
+  },
+  'user@a.test': {
+    nginx: 'nginx passes userinfo in :authority as the Host; RFC 9113 8.3.1 forbids it and oghttp2 resets it',
+    haproxy:
+      'HAProxy passes userinfo in :authority as the Host; RFC 9113 8.3.1 forbids it and oghttp2 resets it',
+  },
+};
 
 const CASES: Case[] = [
   {
@@ -103,6 +120,46 @@ const CASES: Case[] = [
   { name: 'space in a name', fields: [...GET, ['x a', 'v']], data: [], proxy: 'refused' },
   { name: 'colon in a name', fields: [...GET, ['x:a', 'v']], data: [], proxy: 'refused' },
   { name: 'empty name', fields: [...GET, ['', 'v']], data: [], proxy: 'refused' },
+  // Pseudo-header fields go into the HTTP/1 request line and Host as they are (issue 25's
+  // second round): a byte outside their syntax would forge another request line or Host.
+  ...(
+    [
+      [':method', 'GET /admin'],
+      [':method', 'GET\t/admin'],
+      [':path', '/d /admin'],
+      [':path', '/d\t/admin'],
+      [':path', '/d\x01'],
+      [':path', '/d\xff'],
+      [':path', 'd'],
+      [':authority', 'a.test /admin'],
+      [':authority', 'user@a.test'],
+      [':scheme', 'ht tp'],
+    ] as const
+  ).map(
+    ([pseudo, value]): Case => ({
+      name: `${pseudo} ${JSON.stringify(value)}`,
+      fields: GET.map(([n, v]) => [n, n === pseudo ? value : v]),
+      data: [],
+      proxy: 'refused',
+      differs: PASSED_ON[value],
+    }),
+  ),
+  {
+    name: 'no :authority nor host',
+    fields: GET.filter(([n]) => n !== ':authority'),
+    data: [],
+    proxy: 'refused',
+    differs: {
+      haproxy:
+        'HAProxy sends an empty Host; oghttp2 (the reference codec) resets a request without :authority or host',
+    },
+  },
+  {
+    name: 'cookie in two fields',
+    fields: [...GET, ['cookie', 'a=1'], ['cookie', 'b=2']],
+    data: [],
+    proxy: { contentLengths: 0, chunked: false, host: 'a.test', body: '', cookies: ['cookie: a=1; b=2'] },
+  },
 ];
 
 let origin: RecordingOrigin;
@@ -150,11 +207,13 @@ async function arrival(port: number, c: Case): Promise<Arrival> {
   const req = origin.requests[0];
   if (!req) return 'refused';
   const field = (name: string) => req.lines.slice(1).filter((l) => l.toLowerCase().startsWith(`${name}:`));
+  const cookies = field('cookie');
   return {
     contentLengths: field('content-length').length,
     chunked: req.chunked,
     host: (field('host')[0] ?? '').slice(5).trim(),
     body: req.body,
+    ...(cookies.length > 0 ? { cookies: cookies.map((l) => l.toLowerCase()) } : {}),
   };
 }
 

@@ -3,9 +3,18 @@
  * the decoded list before anything of the request is used.
  */
 
+import { validAuthority } from '../h1-parse.js';
+
 /** Bytes a field name may hold: lowercase token characters (RFC 9110 5.6.2). */
 const NAME_OK = new Uint8Array(256);
 for (const c of "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz") NAME_OK[c.charCodeAt(0)] = 1;
+
+/** A method is a token, any case (RFC 9110 9.1). */
+const METHOD = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** A path is visible ASCII led by `/` (RFC 9113 8.3.1), as an HTTP/1 request target must be. */
+const PATH = /^\/[\x21-\x7e]*$/;
+/** RFC 3986 3.1. */
+const SCHEME = /^[A-Za-z][A-Za-z0-9+\-.]*$/;
 
 /** Headers that are HTTP/1 connection framing: never in an HTTP/2 message (RFC 9113 8.2.2). */
 const CONNECTION_SPECIFIC = new Set([
@@ -25,7 +34,7 @@ export interface RequestFields {
   authority: string;
   /** `host`, checked against `:authority` by the caller; undefined when absent. */
   host: string | undefined;
-  /** The other fields, flat, in order, without `host` and `content-length` (the request carries both itself). */
+  /** The other fields, flat, in order, without `host` and `content-length` (the request carries both itself), `cookie` fields joined into one. */
   headers: string[];
   /** `content-length` as a number, -1 when absent. */
   contentLength: number;
@@ -67,6 +76,8 @@ export function requestFields(list: readonly string[]): RequestFields | string {
   let contentLength = -1;
   let host: string | undefined;
   const headers: string[] = [];
+  /** Where the first cookie's value is in `headers`, -1 before one. */
+  let cookieAt = -1;
   let i = 0;
   for (; i < list.length; i += 2) {
     const name = list[i] as string;
@@ -96,12 +107,28 @@ export function requestFields(list: readonly string[]): RequestFields | string {
       host = value;
       continue;
     }
+    // Cookie fields may be split in HTTP/2; anything else reads one line (RFC 9113 8.2.3).
+    if (name === 'cookie') {
+      if (cookieAt >= 0) {
+        headers[cookieAt] = `${headers[cookieAt]}; ${value}`;
+        continue;
+      }
+      cookieAt = headers.length + 1;
+    }
     headers.push(name, value);
   }
   if (method === undefined) return 'no :method';
+  // Each pseudo-header goes into an HTTP/1 request line or Host as it is: a space, a control
+  // or an 8-bit byte there would forge another request line, as nghttp2 and oghttp2 refuse.
+  if (!METHOD.test(method)) return 'invalid :method';
+  if (authority === undefined && host === undefined && method !== 'CONNECT') return 'no :authority or host';
+  if (authority !== undefined && !validAuthority(authority)) return 'invalid :authority';
+  if (host !== undefined && !validAuthority(host)) return 'invalid host';
   if (method === 'CONNECT') {
     if (authority === undefined || path !== undefined || scheme !== undefined) return 'malformed CONNECT';
   } else if (scheme === undefined || path === undefined || path === '') return 'no :scheme or :path';
+  else if (!SCHEME.test(scheme)) return 'invalid :scheme';
+  else if (!PATH.test(path) && !(path === '*' && method === 'OPTIONS')) return 'invalid :path';
   return {
     method,
     path: path ?? '',

@@ -49,8 +49,33 @@ test('each malformed request names why (RFC 9113 8.1.1, 8.2, 8.3)', () => {
     ['content-length negative', [...GET, 'content-length', '-1']],
     ['content-lengths that differ', [...GET, 'content-length', '1', 'content-length', '2']],
     ['two hosts', [...GET, 'host', 'a', 'host', 'b']],
+    // Root cause of these: pseudo-header values were checked for NUL, CR and LF only, and the
+    // HTTP/1 pool writes :method, :path and :authority into its request line and Host as they are.
+    ['a space in :method', [':method', 'GET /admin', ':scheme', 'http', ':path', '/', ':authority', 'a']],
+    ['an empty :method', [':method', '', ':scheme', 'http', ':path', '/', ':authority', 'a']],
+    ['a space in :path', [':method', 'GET', ':scheme', 'http', ':path', '/a b', ':authority', 'a']],
+    ['a tab in :path', [':method', 'GET', ':scheme', 'http', ':path', '/a\tb', ':authority', 'a']],
+    ['a control byte in :path', [':method', 'GET', ':scheme', 'http', ':path', '/a\x7f', ':authority', 'a']],
+    ['an 8-bit byte in :path', [':method', 'GET', ':scheme', 'http', ':path', '/\u00e9', ':authority', 'a']],
+    [':path not led by /', [':method', 'GET', ':scheme', 'http', ':path', 'a', ':authority', 'a']],
+    [':path * without OPTIONS', [':method', 'GET', ':scheme', 'http', ':path', '*', ':authority', 'a']],
+    ['a space in :authority', [':method', 'GET', ':scheme', 'http', ':path', '/', ':authority', 'a b']],
+    ['userinfo in :authority', [':method', 'GET', ':scheme', 'http', ':path', '/', ':authority', 'u@a']],
+    ['a slash in host', [':method', 'GET', ':scheme', 'http', ':path', '/', 'host', 'a/b']],
+    ['no :authority nor host', [':method', 'GET', ':scheme', 'http', ':path', '/']],
+    ['a space in :scheme', [':method', 'GET', ':scheme', 'ht tp', ':path', '/', ':authority', 'a']],
+    ['CONNECT to a bad authority', [':method', 'CONNECT', ':authority', 'a b:443']],
   ];
   for (const [what, fields] of cases) assert.equal(typeof requestFields(fields), 'string', what);
+});
+
+test('OPTIONS * and a host without :authority are well formed; cookie fields are joined into one (RFC 9113 8.2.3)', () => {
+  const star = requestFields([':method', 'OPTIONS', ':scheme', 'http', ':path', '*', ':authority', 'a']);
+  assert.equal(typeof star === 'object' && star.path, '*');
+  const hostOnly = requestFields([':method', 'GET', ':scheme', 'http', ':path', '/', 'host', 'a:80']);
+  assert.equal(typeof hostOnly === 'object' && hostOnly.host, 'a:80');
+  const cookies = requestFields([...GET, 'cookie', 'a=1', 'x-a', 'v', 'cookie', 'b=2', 'cookie', 'c=3']);
+  assert.deepEqual(typeof cookies === 'object' && cookies.headers, ['cookie', 'a=1; b=2; c=3', 'x-a', 'v']);
 });
 
 test('trailers: regular fields only', () => {
