@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { splitList } from '../../views/events/filter.js';
 import { parseTimePoint, TIME_FORMS } from '../../views/events/time.js';
-import { REPLAY_VIEWS, type ReplayView } from '../control/replay-views.js';
+import { REPLAY_VIEWS, type ReplayView } from './replay-views.js';
 
 export const USAGE = `usage: proxy replay LOG|BUNDLE [--at POINT] [--view VIEW] [--format text|json] [--diff-from POINT]
                     [--skip-bad-lines] [--ignore-checkpoints]

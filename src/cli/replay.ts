@@ -11,7 +11,7 @@ import { redactAt, redactPatch } from '../../views/redact.js';
 import { semanticDiff, valueAt } from '../../views/snapshot-diff.js';
 import { extractBundleLog, isBundle } from '../control/bundle-file.js';
 import { ReplayError, type ReplayResult, replayLog } from '../control/replay.js';
-import { renderReplayView } from '../control/replay-views.js';
+import { renderReplayView } from './replay-views.js';
 import { foldEvents, type LogScan, scanLog } from '../control/timeline.js';
 import { parseReplayArgs, type ReplayArgs, USAGE } from './replay-args.js';
 

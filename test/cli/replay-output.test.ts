@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { bootstrapLoaded } from '../../events/index.js';
 import { replayLog } from '../../src/control/replay.js';
-import { renderReplayView } from '../../src/control/replay-views.js';
+import { renderReplayView } from '../../src/cli/replay-views.js';
 import { runProxy } from '../helpers/cli.js';
 import { bootstrapWith, cluster } from '../helpers/event-log.js';
 import { scenarioLog } from '../helpers/event-log-scenarios.js';

@@ -6,7 +6,7 @@ import { after, test } from 'node:test';
 import { runtimeModified } from '../../events/index.js';
 import { checkpointLine } from '../../src/control/log-format.js';
 import { ReplayError, replayLog } from '../../src/control/replay.js';
-import { renderReplayView } from '../../src/control/replay-views.js';
+import { renderReplayView } from '../../src/cli/replay-views.js';
 import { repoRoot } from '../helpers/event-log.js';
 import { goldenText, SCENARIOS, scenarioLog } from '../helpers/event-log-scenarios.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { replayLog } from '../../src/control/replay.js';
-import { renderReplayView } from '../../src/control/replay-views.js';
+import { renderReplayView } from '../../src/cli/replay-views.js';
 import { HTTP_BOOTSTRAP_YAML, type SpawnedProxy, spawnProxy } from '../helpers/event-log.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'event-log-e2e-'));

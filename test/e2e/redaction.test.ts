@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { replayLog } from '../../src/control/replay.js';
-import { REPLAY_VIEWS, renderReplayView } from '../../src/control/replay-views.js';
+import { REPLAY_VIEWS, renderReplayView } from '../../src/cli/replay-views.js';
 import { runProxy } from '../helpers/cli.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 

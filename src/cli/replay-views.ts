@@ -14,10 +14,10 @@ import { bodyText, json, type ViewResult } from '../../views/result.js';
 import { renderRuntime } from '../../views/runtime/render.js';
 import { renderServerInfo } from '../../views/server-info/render.js';
 import { semanticView } from '../../views/snapshot-diff.js';
-import { hotRestartVersion } from '../cli/hot-restart-version.js';
+import { hotRestartVersion } from './hot-restart-version.js';
 import type { Options } from '../options.js';
-import { DEFAULT_OPTIONS } from '../cli/parse.js';
-import { commandLineOptionsJson } from '../cli/server-info-options.js';
+import { DEFAULT_OPTIONS } from './parse.js';
+import { commandLineOptionsJson } from './server-info-options.js';
 
 export const REPLAY_VIEWS = [
   'clusters',
