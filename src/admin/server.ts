@@ -67,7 +67,7 @@ async function writeChunks(res: Response, chunks: Chunks): Promise<void> {
 }
 
 function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  return host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /** Where the bootstrap puts the admin listener (`admin.address.socket_address`). */

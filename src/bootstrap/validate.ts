@@ -3,6 +3,7 @@ import { arrayOf, objectOf } from '../../reducers/settings/values.js';
 import { compileCluster } from '../config/cluster.js';
 import { checkBootstrapSources } from '../config/config-source.js';
 import { compileOutlierEventLog } from '../config/health.js';
+import { checkIpLiteral } from '../config/ip-literal.js';
 import { compileListener } from '../config/listener.js';
 import { checkLoadStatsConfig } from '../config/load-reporting.js';
 import { compileOverloadManager } from '../config/overload.js';
@@ -146,12 +147,15 @@ export const FIELD_TABLES = {
 
 /**
  * Every admin field acts: `access_log_path` and v3's `access_log` are where admin requests
- * are logged (src/admin/access-log.ts); `address` may be a `pipe` (src/admin/pipe.ts), whose `mode` is
- * permission bits and means nothing for an abstract (`@`) socket.
+ * are logged (src/admin/access-log.ts); `address` is an IP the admin binds, as a listener's, or a
+ * `pipe` (src/admin/pipe.ts), whose `mode` is permission bits and means nothing for an abstract
+ * (`@`) socket.
  */
 function checkAdmin(admin: JsonObject, report: Report): void {
   checkFields(admin, 'admin', report, ADMIN_FIELDS, 'Admin');
   compileAccessLogs(admin.access_log, 'admin.access_log', report);
+  const socket = objectOf(objectOf(admin.address).socket_address);
+  checkIpLiteral(socket.address, 'admin.address.socket_address.address', report, 'admin');
   const pipe = objectOf(objectOf(admin.address).pipe);
   const path = typeof pipe.path === 'string' ? pipe.path : '';
   const mode = Number(pipe.mode ?? 0);

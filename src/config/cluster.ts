@@ -20,7 +20,8 @@ import {
   type HealthCheckSettings,
   type OutlierSettings,
 } from './health.js';
-import { checkIpLiteral, compileClusterLoadAssignment, LOAD_ASSIGNMENT_TABLES } from './load-assignment.js';
+import { checkIpLiteral } from './ip-literal.js';
+import { compileClusterLoadAssignment, LOAD_ASSIGNMENT_TABLES } from './load-assignment.js';
 import { NO_SECRETS, type Secrets } from './secrets.js';
 
 /** The reference's ring size limit (8M entries) for both minimum and maximum. */
@@ -364,7 +365,12 @@ function checkMembers(cluster: JsonObject, p: string, type: string, report: Repo
     : hosts.length;
   if (ipOnly && !assignment)
     hosts.forEach((h, i) => {
-      checkIpLiteral(obj(obj(h)?.socket_address)?.address, `${p}.hosts[${i}].socket_address.address`, report);
+      checkIpLiteral(
+        obj(obj(h)?.socket_address)?.address,
+        `${p}.hosts[${i}].socket_address.address`,
+        report,
+        'endpoint',
+      );
     });
   if (MEMBERS_REQUIRED.has(type) && !assignment && hosts.length === 0) {
     report.error(p, `a ${type} cluster needs members: set load_assignment (or the deprecated hosts)`);

@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import type { Json, JsonObject } from '../../events/config.js';
 import { hostKey } from '../../reducers/settings/endpoints.js';
 import { durationMs, numberOr, objectOf, stringOr } from '../../reducers/settings/values.js';
@@ -9,6 +8,7 @@ import { socketHelper } from '../dataplane/listeners/native.js';
 import { type ChainFilters, compileChainFilters } from '../dataplane/network-filters/registry.js';
 import { compileChainTls } from './chain-tls.js';
 import type { Compiled, CompileOptions } from './compiled.js';
+import { checkIpLiteral } from './ip-literal.js';
 import { NO_SECRETS, type Secrets } from './secrets.js';
 import type { DownstreamTls } from './tls-context.js';
 
@@ -174,12 +174,7 @@ function listenerSpec(raw: JsonObject, path: string, report: Report, secrets: Se
     if (socket.protocol === 'UDP')
       report.unsupported(`${ap}.socket_address.protocol`, 'UDP listeners are not implemented; use TCP');
     if (!socket.address) report.error(`${ap}.socket_address.address`, 'required field missing', 'missing');
-    // The reference binds only an IP literal ("malformed IP address: localhost"); no lookup is made.
-    else if (isIP(String(socket.address)) === 0)
-      report.error(
-        `${ap}.socket_address.address`,
-        `malformed IP address: ${String(socket.address)} (a listener binds an IP, as 0.0.0.0 or ::)`,
-      );
+    else checkIpLiteral(socket.address, `${ap}.socket_address.address`, report, 'listener');
   }
   const port = numberOr(socket.port_value, 0);
   if (port > 65535) report.error(`${ap}.socket_address.port_value`, `${port} is not a port (0..65535)`);

@@ -2,13 +2,13 @@
  * The ClusterLoadAssignment's compile step: a cluster's `load_assignment` and an EDS resource
  * alike (src/xds/resources.ts). Its field tables are listed in docs/bootstrap.md.
  */
-import { isIP } from 'node:net';
 import type { HostSpec, Json, JsonObject } from '../../events/index.js';
 import { configuredEndpoints } from '../../reducers/settings/endpoints.js';
 import { arrayOf } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { fieldPath, Report } from '../bootstrap/report.js';
 import type { Compiled, CompileOptions } from './compiled.js';
+import { checkIpLiteral } from './ip-literal.js';
 
 function obj(value: Json | undefined): JsonObject | undefined {
   return value !== null && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
@@ -84,19 +84,6 @@ export function compiledClusterLoadAssignment(raw: JsonObject): HostSpec[] {
   return configuredEndpoints({ name: '', load_assignment: raw });
 }
 
-/**
- * An endpoint address a STATIC cluster or an EDS resource cannot take: the reference resolves
- * those without DNS and refuses a host name ("malformed IP address"); STRICT_DNS and
- * LOGICAL_DNS look names up.
- */
-export function checkIpLiteral(address: Json | undefined, at: string, report: Report): void {
-  if (typeof address !== 'string' || address === '' || isIP(address) !== 0) return;
-  report.error(
-    at,
-    `malformed IP address: ${address} (STATIC and EDS endpoints are IPs; use type STRICT_DNS or LOGICAL_DNS for a host name)`,
-  );
-}
-
 /** The rules of a `ClusterLoadAssignment` beyond its shape; `ipOnly`: a STATIC cluster's or EDS's. */
 function checkRules(assignment: JsonObject, p: string, report: Report, ipOnly: boolean): void {
   checkFields(assignment, p, report, LOAD_ASSIGNMENT_FIELDS, 'ClusterLoadAssignment');
@@ -135,7 +122,7 @@ function checkRules(assignment: JsonObject, p: string, report: Report, ipOnly: b
           'required field missing: every endpoint needs an address',
           'missing',
         );
-      if (ipOnly) checkIpLiteral(socket?.address, `${ep}.endpoint.address.socket_address.address`, report);
+      if (ipOnly) checkIpLiteral(socket?.address, `${ep}.endpoint.address.socket_address.address`, report, 'endpoint');
       // The reference's SocketAddress rule (port_value <= 65535): a larger one names no port.
       const port = int(socket?.port_value, 0);
       if (port > 65535)

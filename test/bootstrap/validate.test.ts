@@ -3,7 +3,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { bootstrapOf, type Dump, errorsOf, fixture, load, loadYaml, read } from '../helpers/bootstrap.js';
+import {
+  bootstrapOf,
+  type Dump,
+  errorsOf,
+  fixture,
+  load,
+  loadYaml,
+  read,
+  runCli,
+} from '../helpers/bootstrap.js';
 
 /** A cluster type that needs no members: its endpoints come from a file source. */
 const EDS = 'type: EDS, eds_cluster_config: { eds_config: { path: /etc/proxy/eds.yaml } }';
@@ -204,6 +213,50 @@ describe('cluster validation rules', () => {
     assert.match(errors[0]!, /clusters\[0\]\.nmae: unknown field 'nmae' in envoy\.api\.v2\.Cluster/);
     assert.match(errors[1]!, /clusters\[1\]\.lb_policy: invalid value/);
     assert.match(errors[2]!, /clusters\[0\]\.name: required field missing/);
+  });
+});
+
+describe('the admin address', () => {
+  // The reference reads admin.address as it reads a listener's, an IP with no lookup, and
+  // refuses a host name at start-up ("malformed IP address"); it was taken here and bound.
+  const admin = (address: string) =>
+    `admin: { address: { socket_address: { address: ${address}, port_value: 0 } } }`;
+
+  it('refuses a host name, naming the field', () => {
+    const errors = errorsOf(loadYaml(admin('localhost')));
+    assert.equal(errors.length, 1, errors.join('\n'));
+    assert.match(
+      errors[0]!,
+      /^--config-yaml: admin\.address\.socket_address\.address: malformed IP address: localhost \(the admin listener binds an IP/,
+    );
+  });
+
+  it('takes IPv4 and IPv6 literals and a pipe', () => {
+    for (const yaml of [
+      ...['127.0.0.1', '0.0.0.0', "'::1'", "'::'"].map(admin),
+      'admin: { address: { pipe: { path: /tmp/a.sock } } }',
+    ]) {
+      const result = loadYaml(yaml);
+      assert.ok(result.ok, `${yaml}: ${result.ok ? '' : result.errors.join('\n')}`);
+    }
+  });
+
+  it('--mode validate and serve exit 1 naming the path of an admin bound to a host name', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'admin-address-'));
+    try {
+      const file = join(dir, 'bootstrap.yaml');
+      writeFileSync(file, admin('localhost'));
+      for (const args of [
+        ['--mode', 'validate', '-c', file],
+        ['-c', file],
+      ]) {
+        const run = await runCli(args);
+        assert.equal(run.status, 1, `${args.join(' ')}: ${run.stdout}${run.stderr}`);
+        assert.match(run.stderr, /admin\.address\.socket_address\.address: malformed IP address: localhost/);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
