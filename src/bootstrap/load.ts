@@ -3,6 +3,7 @@ import type { Options } from '../options.js';
 import { canonicalMessage } from './canonical.js';
 import { disabledExtensions } from './catalog.js';
 import { mergeCanonical } from './merge.js';
+import { nestedTooDeep, TOO_DEEP } from './nesting.js';
 import { type ConfigError, Report } from './report.js';
 import { BOOTSTRAP_TYPE, messageType } from './schema.js';
 import { type Parsed, parseYamlText, readConfigFile } from './sources.js';
@@ -126,6 +127,12 @@ function decode(options: LoadOptions): Decoded {
       continue;
     }
     const report = new Report(label);
+    const deep = nestedTooDeep(parsed.json);
+    if (deep !== null) {
+      report.error(deep, TOO_DEEP);
+      errors.push(...report.errors);
+      continue;
+    }
     const ctx: WalkContext = {
       report,
       allowUnknown: options.allowUnknownStaticFields,

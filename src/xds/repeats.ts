@@ -8,21 +8,36 @@
 import { createHash, type Hash } from 'node:crypto';
 import type { Update } from './types.js';
 
-/** Feeds a decoded message (bytes, lists, objects, scalars) to `hash`, with its structure. */
-function feed(hash: Hash, value: unknown): void {
-  if (value instanceof Uint8Array) hash.update('b').update(String(value.length)).update(':').update(value);
-  else if (Array.isArray(value)) {
-    hash.update('[');
-    for (const v of value) feed(hash, v);
-    hash.update(']');
-  } else if (value !== null && typeof value === 'object') {
-    hash.update('{');
-    for (const [k, v] of Object.entries(value)) {
-      hash.update(k).update('=');
-      feed(hash, v);
+type Work = { text: string } | { value: unknown };
+
+/**
+ * Feeds a decoded message (bytes, lists, objects, scalars) to `hash`, with its structure.
+ * Without recursion: a file or REST update is JSON nested as deep as `JSON.parse` reads, and
+ * it is hashed before it is judged.
+ */
+function feed(hash: Hash, root: unknown): void {
+  const stack: Work[] = [{ value: root }];
+  for (let work = stack.pop(); work; work = stack.pop()) {
+    if ('text' in work) {
+      hash.update(work.text);
+      continue;
     }
-    hash.update('}');
-  } else hash.update(`${typeof value}:${String(value)};`);
+    const value = work.value;
+    if (value instanceof Uint8Array) hash.update('b').update(String(value.length)).update(':').update(value);
+    else if (Array.isArray(value)) {
+      hash.update('[');
+      stack.push({ text: ']' });
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i] });
+    } else if (value !== null && typeof value === 'object') {
+      hash.update('{');
+      stack.push({ text: '}' });
+      const entries = Object.entries(value);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, v] = entries[i]!;
+        stack.push({ value: v }, { text: `${k}=` });
+      }
+    } else hash.update(`${typeof value}:${String(value)};`);
+  }
 }
 
 /**

@@ -6,6 +6,7 @@
 import type { JsonObject } from '../../events/config.js';
 import { canonicalMessage } from '../bootstrap/canonical.js';
 import { messageToJson } from '../bootstrap/decode.js';
+import { nestedTooDeep, TOO_DEEP } from '../bootstrap/nesting.js';
 import { Report } from '../bootstrap/report.js';
 import { isV3TypeUrl, nameOf, typeForUrl } from '../bootstrap/schema.js';
 import type { WalkContext } from '../bootstrap/walk-context.js';
@@ -180,6 +181,8 @@ export function decodeResources(
         ? messageToJson(type, type.decode(resource.value) as unknown as Record<string, unknown>)
         : withoutType(resource);
       if (!isObject(json)) throw new Error(`is ${shapeOf(json)}, not a message`);
+      const deep = nestedTooDeep(json);
+      if (deep !== null) throw new Error(`${deep}: ${TOO_DEEP}`);
       config = canonicalMessage(json, type, '', { ...walk, report, v3: isV3TypeUrl(url) });
     } catch (err) {
       report.error('', `cannot decode: ${(err as Error).message}`);
