@@ -9,7 +9,7 @@ import { checkLoadStatsConfig } from '../config/load-reporting.js';
 import { compileOverloadManager } from '../config/overload.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../config/route-clusters.js';
 import { staticSecrets } from '../config/secrets.js';
-import { checkSecret } from '../config/tls-context.js';
+import { checkSecret } from '../config/secret.js';
 import { compileAccessLogs } from '../dataplane/access-log/config.js';
 import { compileBootstrapTracing } from '../dataplane/tracing/config.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';

@@ -71,12 +71,16 @@ export function firstCertificate(
   }
 }
 
+/** A `TlsCertificate` loaded: its chain and key as node:tls takes them. */
+export interface LoadedPair {
+  cert: Buffer;
+  key: { pem: Buffer; passphrase?: string };
+  /** The chain's first certificate, for `/certs`. */
+  first?: LoadedCertificate;
+}
+
 /** A `TlsCertificate`'s chain and key as node:tls takes them; undefined after reporting why not. */
-export function loadCertificate(
-  c: JsonObject,
-  at: string,
-  report: Report,
-): { cert: Buffer; key: { pem: Buffer; passphrase?: string }; first?: LoadedCertificate } | undefined {
+export function loadCertificate(c: JsonObject, at: string, report: Report): LoadedPair | undefined {
   checkFields(c, at, report, CERTIFICATE_FIELDS, 'TlsCertificate');
   if (c.certificate_chain === undefined)
     report.error(`${at}.certificate_chain`, 'required field missing', 'missing');

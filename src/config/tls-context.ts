@@ -14,13 +14,13 @@ import { checkFields } from '../bootstrap/honoured.js';
 import type { Report } from '../bootstrap/report.js';
 import { compileConfigSource } from './config-source.js';
 import type { Secrets } from './secrets.js';
+import { type CompiledSecret, compiledSecret, type SecretField } from './secret.js';
 import { type LoadedCertificate, loadCertificate } from './tls-certificates.js';
 import {
   COMBINED_VALIDATION_FIELDS,
   COMMON_FIELDS,
   DOWNSTREAM_FIELDS,
   SDS_SECRET_FIELDS,
-  SECRET_FIELDS,
   UPSTREAM_FIELDS,
 } from './tls-fields.js';
 import { compileParams } from './tls-params.js';
@@ -58,12 +58,13 @@ export interface DownstreamTls extends CommonTls {
   requireSni: boolean;
 }
 
-/** A message of a secret, with the path its findings name. */
+/** A secret a TLS context names, compiled. */
 interface Found {
-  config: JsonObject;
+  /** The secret's message: the OpenSSL context is kept while the secrets it names are the same. */
+  secret: JsonObject;
+  value: CompiledSecret;
+  /** Where the secret is, which its findings name: `static_resources.secrets['s']`, `secret 's' (SDS)`. */
   path: string;
-  /** The whole secret it comes from, if any. */
-  secret?: JsonObject;
 }
 
 /** A secret named by an `sds_config` and not discovered yet. */
@@ -71,18 +72,23 @@ interface Pending {
   pending: string;
 }
 
+const hasField = (value: CompiledSecret, field: SecretField): boolean =>
+  (field === 'tls_certificate' ? value.certificate : value.validation) !== undefined;
+
 /**
- * The `field` of the secret an `sds_secret_config` at `path` names: a static one, or with
- * `sds_config` one from discovery (pending until it arrives; only the reference's form is
- * checked where there is no snapshot). Undefined after reporting why not (no such static
- * secret, no `field`).
+ * The compiled secret an `sds_secret_config` at `path` names for its `field`: a static one, or
+ * with `sds_config` one from discovery (pending until it arrives; only the reference's form
+ * is checked where there is no snapshot). Its findings under `field` go to `report` unless
+ * `merged` (the caller compiles that field again, merged into a message of its own).
+ * Undefined after reporting why not (no such static secret, no `field`).
  */
 function secretOf(
   ref: JsonObject,
   path: string,
   report: Report,
   secrets: Secrets,
-  field: string,
+  field: SecretField,
+  merged = false,
 ): Found | Pending | undefined {
   checkFields(ref, path, report, SDS_SECRET_FIELDS, 'SdsSecretConfig');
   const name = typeof ref.name === 'string' ? ref.name : '';
@@ -90,22 +96,20 @@ function secretOf(
     report.error(`${path}.name`, 'required field missing', 'missing');
     return undefined;
   }
-  if (ref.sds_config !== undefined) {
+  const discovered = ref.sds_config !== undefined;
+  if (discovered) {
     compileConfigSource(objectOf(ref.sds_config), `${path}.sds_config`, report);
-    const secret = secrets.dynamic?.get(name);
-    if (!secret) return { pending: name };
-    if (secret[field] === undefined) {
-      report.error(`${path}.name`, `discovered secret '${name}' has no ${field}`);
-      return undefined;
-    }
-    return { config: objectOf(secret[field]), path: `secret '${name}' (SDS).${field}`, secret };
+    if (!secrets.dynamic?.get(name)) return { pending: name };
   }
-  const secret = secrets.static.get(name);
-  if (!secret)
+  const secret = discovered ? secrets.dynamic?.get(name) : secrets.static.get(name);
+  if (!secret) {
     report.error(`${path}.name`, `no secret named '${name}' in static_resources.secrets`, 'unknown');
-  else if (secret[field] === undefined) report.error(`${path}.name`, `secret '${name}' has no ${field}`);
-  else
-    return { config: objectOf(secret[field]), path: `static_resources.secrets['${name}'].${field}`, secret };
+    return undefined;
+  }
+  const at = discovered ? `secret '${name}' (SDS)` : `static_resources.secrets['${name}']`;
+  const value = compiledSecret(secret, field, at, merged ? null : report);
+  if (hasField(value, field)) return { secret, value, path: at };
+  report.error(`${path}.name`, `${discovered ? 'discovered ' : ''}secret '${name}' has no ${field}`);
   return undefined;
 }
 
@@ -125,31 +129,52 @@ const VALIDATION_CHOICES = [
   'combined_validation_context',
 ];
 
+const NO_PEER_CHECK: PeerCheck = { verifyChain: false, allowExpired: false, san: [], hashes: [], spki: [] };
+
+/** Where a context's secrets go as they are named: those to wait for, and those found. */
+interface Named {
+  pending: string[];
+  used: JsonObject[];
+}
+
+function note(found: Found | Pending | undefined, named: Named): Found | undefined {
+  if (found && 'pending' in found) named.pending.push(found.pending);
+  if (found && 'secret' in found) named.used.push(found.secret);
+  return found && 'value' in found ? found : undefined;
+}
+
 /**
- * The validation context of a CommonTlsContext, inline or from a secret; null: none. A
- * secret still to be discovered is added to `pending`.
+ * The peer checks of a CommonTlsContext's validation context, inline or from a secret, its CA
+ * and CRL set in `secure`; null: none. A secret still to be discovered is noted pending.
  */
 function validationOf(
   raw: JsonObject,
   path: string,
   report: Report,
   secrets: Secrets,
-  pending: string[],
-  used: JsonObject[],
-): Found | null {
+  named: Named,
+  secure: tls.SecureContextOptions,
+  caCerts: LoadedCertificate[],
+): PeerCheck | null {
   const set = VALIDATION_CHOICES.filter((f) => raw[f] !== undefined);
   if (set.length > 1) report.error(`${path}.${set[1]}`, `only one of ${set.join(', ')} may be set`);
-  const named = (found: Found | Pending | undefined): Found | undefined => {
-    if (found && 'pending' in found) pending.push(found.pending);
-    if (found && 'secret' in found && found.secret) used.push(found.secret);
-    return found && 'config' in found ? found : undefined;
-  };
   if (raw.validation_context !== undefined)
-    return { config: objectOf(raw.validation_context), path: `${path}.validation_context` };
+    return compileValidation(
+      objectOf(raw.validation_context),
+      `${path}.validation_context`,
+      report,
+      secure,
+      caCerts,
+    );
   if (raw.validation_context_sds_secret_config !== undefined) {
     const at = `${path}.validation_context_sds_secret_config`;
     const ref = objectOf(raw.validation_context_sds_secret_config);
-    return named(secretOf(ref, at, report, secrets, 'validation_context')) ?? { config: {}, path: at };
+    const found = note(secretOf(ref, at, report, secrets, 'validation_context'), named);
+    const validation = found?.value.validation;
+    if (!validation) return NO_PEER_CHECK;
+    Object.assign(secure, validation.secure);
+    caCerts.push(...validation.caCerts);
+    return validation.peer;
   }
   if (raw.combined_validation_context === undefined) return null;
   const at = `${path}.combined_validation_context`;
@@ -158,11 +183,11 @@ function validationOf(
   for (const field of Object.keys(COMBINED_VALIDATION_FIELDS))
     if (combined[field] === undefined) report.error(`${at}.${field}`, 'required field missing', 'missing');
   const ref = objectOf(combined.validation_context_sds_secret_config);
-  const found = named(
-    secretOf(ref, `${at}.validation_context_sds_secret_config`, report, secrets, 'validation_context'),
-  );
+  const refAt = `${at}.validation_context_sds_secret_config`;
+  const found = note(secretOf(ref, refAt, report, secrets, 'validation_context', true), named);
   const base = objectOf(combined.default_validation_context);
-  return { config: found ? mergeValidation(base, found.config) : base, path: at };
+  const over = found?.value.validation?.message;
+  return compileValidation(over ? mergeValidation(base, over) : base, at, report, secure, caCerts);
 }
 
 function compileCommon(
@@ -177,45 +202,30 @@ function compileCommon(
   const certChains: LoadedCertificate[] = [];
   const caCerts: LoadedCertificate[] = [];
   compileParams(objectOf(raw.tls_params), `${path}.tls_params`, report, secure, client);
-  const certs: Buffer[] = [];
-  const keys: Array<{ pem: Buffer; passphrase?: string }> = [];
-  const inline = listOf(raw.tls_certificates).map((config, i) => ({
-    config,
-    path: `${path}.tls_certificates[${i}]`,
-  }));
-  const pending: string[] = [];
-  const used: JsonObject[] = [];
-  const named = listOf(raw.tls_certificate_sds_secret_configs).flatMap((ref, i) => {
+  const named: Named = { pending: [], used: [] };
+  const fromSecrets = listOf(raw.tls_certificate_sds_secret_configs).map((ref, i) => {
     const at = `${path}.tls_certificate_sds_secret_configs[${i}]`;
-    const found = secretOf(ref, at, report, secrets, 'tls_certificate');
-    if (found && 'pending' in found) pending.push(found.pending);
-    if (found && 'secret' in found && found.secret) used.push(found.secret);
-    return found && 'config' in found ? [found] : [];
+    return note(secretOf(ref, at, report, secrets, 'tls_certificate'), named)?.value.certificate;
   });
-  for (const { config: c, path: at } of [...inline, ...named]) {
-    const loaded = loadCertificate(c, at, report);
-    if (!loaded) continue;
-    if (loaded.first) certChains.push(loaded.first);
-    certs.push(loaded.cert);
-    keys.push(loaded.key);
+  const inline = listOf(raw.tls_certificates).map((c, i) =>
+    loadCertificate(c, `${path}.tls_certificates[${i}]`, report),
+  );
+  const loaded = [...inline, ...fromSecrets].filter((pair) => pair != null);
+  for (const pair of loaded) if (pair.first) certChains.push(pair.first);
+  if (loaded.length > 0) {
+    secure.cert = loaded.map((pair) => pair.cert);
+    secure.key = loaded.map((pair) => pair.key);
   }
-  if (certs.length > 0) {
-    secure.cert = certs;
-    secure.key = keys;
-  }
-  const validation = validationOf(raw, path, report, secrets, pending, used);
-  const peer = validation
-    ? compileValidation(validation.config, validation.path, report, secure, caCerts)
-    : { verifyChain: false, allowExpired: false, san: [], hashes: [], spki: [] };
+  const peer = validationOf(raw, path, report, secrets, named, secure, caCerts);
   return {
     secure,
     alpn: stringsOf(raw.alpn_protocols),
-    peer,
-    hasValidation: validation !== null,
+    peer: peer ?? NO_PEER_CHECK,
+    hasValidation: peer !== null,
     certChains,
     caCerts,
-    pending,
-    secretsUsed: used,
+    pending: named.pending,
+    secretsUsed: named.used,
   };
 }
 
@@ -327,38 +337,4 @@ export function compileDownstreamTls(
     requireClientCertificate: raw.require_client_certificate === true,
     requireSni: raw.require_sni === true,
   };
-}
-
-/**
- * A secret from discovery, checked as the contexts naming it will load it (a certificate
- * whose key does not match, a validation context that does not compile): a bad one is
- * rejected (NACKed) and the last good one keeps serving.
- */
-export function compileSecret(secret: JsonObject, path: string, report: Report): void {
-  const before = report.problems.length;
-  checkSecret(secret, path, report);
-  const at = (field: string) => (path ? `${path}.${field}` : field);
-  const secure: tls.SecureContextOptions = {};
-  if (secret.tls_certificate !== undefined) {
-    const loaded = loadCertificate(objectOf(secret.tls_certificate), at('tls_certificate'), report);
-    if (loaded) {
-      secure.cert = loaded.cert;
-      secure.key = [loaded.key];
-    }
-  }
-  if (secret.validation_context !== undefined)
-    compileValidation(objectOf(secret.validation_context), at('validation_context'), report, secure, []);
-  if (report.problems.length > before) return;
-  try {
-    tls.createSecureContext(secure);
-  } catch (err) {
-    report.error(path, `TLS context refused by OpenSSL: ${(err as Error).message}`);
-  }
-}
-
-/** Checks the fields of a static secret at `path`; its contents compile where a TLS context names it. */
-export function checkSecret(secret: JsonObject, path: string, report: Report): void {
-  checkFields(secret, path, report, SECRET_FIELDS, 'Secret');
-  if (typeof secret.name !== 'string' || secret.name === '')
-    report.error(`${path}.name`, 'required field missing', 'missing');
 }

@@ -16,7 +16,7 @@ import { compileClusterLoadAssignment } from '../config/load-assignment.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../config/route-clusters.js';
 import { compileRouteConfiguration } from '../config/route-configuration.js';
 import { NO_SECRETS, type Secrets } from '../config/secrets.js';
-import { compileSecret } from '../config/tls-context.js';
+import { compileSecret } from '../config/secret.js';
 import { kindOfTypeUrl, MESSAGE_OF, RESOURCE_NAME, type ResourceKind, type WireResource } from './types.js';
 
 export interface DecodedResource {
@@ -70,7 +70,7 @@ function compile(
       if (clusters) checkRouteClusters(config, '', report, clusters, false);
       return;
     case 'sds':
-      compileSecret(config, '', report);
+      compileSecret(config, '', { report });
       return;
   }
 }
