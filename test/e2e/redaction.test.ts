@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import { replayLog } from '../../src/control/replay.js';
 import { REPLAY_VIEWS, renderReplayView } from '../../src/cli/replay-views.js';
 import { runProxy } from '../helpers/cli.js';
-import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
+import { followEvents, type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 
 const KEY = 'SECRET-KEY-4f1c9e';
 const PASSWORD = 'SECRET-PASS-77ab';
@@ -71,20 +71,11 @@ test('/events, its stream, /snapshots/diff and /snapshots/blame show no secret',
   assert.ok(events.body.includes('PUBLIC-CHAIN'), 'the bootstrap event is listed');
   assertNoSecret('/events', events.body);
 
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 5000);
-  const res = await fetch(`${proxy.admin}/events?follow&since=0`, { signal: controller.signal });
-  let streamed = '';
-  const decoder = new TextDecoder();
-  try {
-    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-      streamed += decoder.decode(chunk, { stream: true });
-      if (streamed.includes('PUBLIC-CHAIN') && streamed.includes('server/state-changed')) break;
-    }
-  } finally {
-    clearTimeout(timer);
-    controller.abort();
-  }
+  const streamed = await followEvents(
+    proxy.admin,
+    (text) => text.includes('PUBLIC-CHAIN') && text.includes('server/state-changed'),
+    5000,
+  );
   assert.ok(streamed.includes('PUBLIC-CHAIN'), 'the stream carried the bootstrap event');
   assertNoSecret('/events?follow', streamed);
 

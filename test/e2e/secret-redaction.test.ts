@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
 import { handlers } from '../../src/admin/handlers/index.js';
+import { REPLAY_VIEWS, renderReplayView } from '../../src/cli/replay-views.js';
 import { replayLog } from '../../src/control/replay.js';
-import { REPLAY_VIEWS, renderReplayView } from '../../src/control/replay-views.js';
 import { runProxy } from '../helpers/cli.js';
-import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
+import { followEvents, type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { ADMIN, httpListener, staticCluster } from '../helpers/xds-fixtures.js';
 import { type Issued, makePki, type TestPki } from '../tls/certs.js';
 
@@ -133,22 +133,10 @@ test('the event log, its stream and every replay view show no private key', asyn
   assert.ok(file.includes('client-cert') && file.includes('front-cert'), 'both secrets are recorded');
   assertNoKey('the event-log file', file);
 
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 10_000);
-  const res = await fetch(`${proxy.admin}/events?follow&since=0`, { signal: controller.signal });
-  let streamed = '';
-  const decoder = new TextDecoder();
-  try {
-    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-      streamed += decoder.decode(chunk, { stream: true });
-      if (streamed.includes('client-cert') && streamed.includes('server/healthcheck-failed')) break;
-    }
-  } catch (err) {
-    if (!controller.signal.aborted) throw err;
-  } finally {
-    clearTimeout(timer);
-    controller.abort();
-  }
+  const streamed = await followEvents(
+    proxy.admin,
+    (text) => text.includes('client-cert') && text.includes('server/healthcheck-failed'),
+  );
   assert.ok(streamed.includes('client-cert'), 'the stream carried the discovered secret');
   assertNoKey('/events?follow', streamed);
 

@@ -89,3 +89,31 @@ export async function startProxyProcess(
     },
   };
 }
+
+/**
+ * What `/events?follow&since=0` of the admin at `admin` streams until `enough` holds of the
+ * text so far, or `timeoutMs` passed (then the text so far, for the caller's assertion).
+ */
+export async function followEvents(
+  admin: string,
+  enough: (text: string) => boolean,
+  timeoutMs = 10_000,
+): Promise<string> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  let streamed = '';
+  const decoder = new TextDecoder();
+  try {
+    const res = await fetch(`${admin}/events?follow&since=0`, { signal: controller.signal });
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      streamed += decoder.decode(chunk, { stream: true });
+      if (enough(streamed)) break;
+    }
+  } catch (err) {
+    if (!controller.signal.aborted) throw err;
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  return streamed;
+}
