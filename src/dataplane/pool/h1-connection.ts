@@ -9,6 +9,7 @@ import type { ResponseHead } from '../codec/h1-head.js';
 import { ResponseHeadParser } from '../codec/h1-parse.js';
 import { bodilessStatus } from '../codec/h1-status.js';
 import type { ClusterTraffic, ConnectionCount, Count } from './cluster-traffic.js';
+import { TickWrites } from './tick-writes.js';
 import type {
   PoolContext,
   UpstreamFailure,
@@ -32,8 +33,6 @@ export interface H1ConnectionOwner {
 
 const CHUNK_END = Buffer.from('0\r\n\r\n');
 const CRLF = '\r\n';
-/** Held pieces up to this many bytes are copied into one buffer; larger ones go out corked. */
-const JOIN_MAX = 16 * 1024;
 
 /** One request on an HTTP/1.1 upstream connection, queued while no connection is free. */
 export class H1Request implements UpstreamRequest {
@@ -57,10 +56,11 @@ export class H1Request implements UpstreamRequest {
   write(chunk: Buffer): boolean {
     const conn = this.conn;
     if (!conn || this.done || chunk.length === 0) return true;
-    if (conn.holding) {
-      if (this.chunked) conn.hold(`${chunk.length.toString(16)}\r\n`);
-      conn.hold(chunk);
-      if (this.chunked) conn.hold(CRLF);
+    const tick = conn.tick;
+    if (tick.holding) {
+      if (this.chunked) tick.hold(`${chunk.length.toString(16)}\r\n`);
+      tick.hold(chunk);
+      if (this.chunked) tick.hold(CRLF);
       return true;
     }
     const s = conn.socket;
@@ -81,7 +81,7 @@ export class H1Request implements UpstreamRequest {
     const conn = this.conn;
     if (!conn || this.done) return;
     if (this.chunked) {
-      if (conn.holding) conn.hold(CHUNK_END);
+      if (conn.tick.holding) conn.tick.hold(CHUNK_END);
       else conn.socket.write(CHUNK_END);
     }
     if (this.responseEnded) conn.finish(this);
@@ -125,13 +125,11 @@ export class H1Connection {
   private readonly idleTimeoutMs: number;
   private readonly traffic: ClusterTraffic;
   /**
-   * What a request with a body sends in the tick its head goes out: held and written as one
-   * piece at the end of the tick (`flushHeld`), so the head and a body that came with it (or
-   * was kept for the try) cost one write, not one per piece. Null when nothing is held.
+   * What a request with a body sends in the tick its head goes out, written as one piece at
+   * the end of the tick: the head and a body that came with it (or was kept for the try)
+   * cost one write, not one per piece.
    */
-  private held: Array<string | Buffer> | null = null;
-  private heldBytes = 0;
-  private readonly flushHeld = (): void => this.writeHeld();
+  readonly tick: TickWrites;
 
   constructor(
     readonly pool: H1ConnectionOwner,
@@ -145,6 +143,7 @@ export class H1Connection {
       onReady: () => this.onConnect(),
       onRead: (chunk, transient) => this.onData(chunk, transient),
     });
+    this.tick = new TickWrites(this.socket);
     this.count = this.traffic.beginConnection(pool.host, 'http1');
     this.socket.on('close', () => this.onClose());
     this.socket.on('error', () => {});
@@ -174,56 +173,10 @@ export class H1Connection {
     if (max > 0 && this.requests >= max) this.keepAlive = false;
     head += '\r\n';
     this.traffic.cxTxBytes.add(head.length);
-    if (h.hasBody) {
-      // The body, when it came with the head, is fed in this same tick (after this call).
-      this.held = [];
-      this.heldBytes = 0;
-      this.hold(head);
-      queueMicrotask(this.flushHeld);
-    } else this.socket.write(head, 'latin1');
+    // The body, when it came with the head, is fed in this same tick (after this call).
+    if (h.hasBody) this.tick.begin(head);
+    else this.socket.write(head, 'latin1');
     req.handler.onUpstreamReady(req);
-  }
-
-  /** Bytes are held for one write at the end of the tick (see `held`). */
-  get holding(): boolean {
-    return this.held !== null;
-  }
-
-  /** Holds a piece (a string is latin1) for the write at the end of the tick. */
-  hold(piece: string | Buffer): void {
-    (this.held as Array<string | Buffer>).push(piece);
-    this.heldBytes += piece.length;
-  }
-
-  /** Writes what the tick held: copied into one buffer when small, else corked into one `writev`. */
-  private writeHeld(): void {
-    const held = this.held;
-    if (held === null) return;
-    this.held = null;
-    if (this.closed) return;
-    const s = this.socket;
-    if (held.length === 1) {
-      const only = held[0] as string | Buffer;
-      if (typeof only === 'string') s.write(only, 'latin1');
-      else s.write(only);
-      return;
-    }
-    if (this.heldBytes <= JOIN_MAX) {
-      const out = Buffer.allocUnsafe(this.heldBytes);
-      let at = 0;
-      for (const piece of held) {
-        if (typeof piece === 'string') at += out.write(piece, at, 'latin1');
-        else at += piece.copy(out, at);
-      }
-      s.write(out);
-      return;
-    }
-    s.cork();
-    for (const piece of held) {
-      if (typeof piece === 'string') s.write(piece, 'latin1');
-      else s.write(piece);
-    }
-    s.uncork();
   }
 
   /** Response bytes; `transient`: `chunk` is reused after this call, so body bytes are copied out. */
@@ -371,7 +324,7 @@ export class H1Connection {
   private closeWith(local: boolean): void {
     if (this.closed) return;
     this.closed = true;
-    this.held = null;
+    this.tick.drop();
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.count.end();
     const req = this.current;
