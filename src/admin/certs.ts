@@ -1,6 +1,6 @@
 import type { CertificateDetails, TlsContextCertificates } from '../../views/certs/render.js';
 import type { LoadedCertificate } from '../config/tls-certificates.js';
-import { loadedContexts } from '../tls/loaded.js';
+import { loadedContexts } from '../config/tls-loaded.js';
 import { subjectAltNames } from '../tls/peer-check.js';
 
 function details(loaded: LoadedCertificate): CertificateDetails {

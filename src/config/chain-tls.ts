@@ -1,6 +1,6 @@
 /**
  * A listener filter chain's TLS context, apart from the listener's compile step (listener.ts):
- * the loaded-certificates view (src/tls/loaded.ts) reads it without the chain's filters, whose
+ * the loaded-certificates view (`tls-loaded.ts`) reads it without the chain's filters, whose
  * factories reach the data plane that the view sits under.
  */
 import type { JsonObject } from '../../events/config.js';

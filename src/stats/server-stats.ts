@@ -1,6 +1,5 @@
 import type { State } from '../../reducers/index.js';
-import type { Store } from '../control/store.js';
-import { firstExpiry, loadedContexts } from '../tls/loaded.js';
+import { firstExpiry, loadedContexts } from '../config/tls-loaded.js';
 import type { Counter, Gauge, Histogram, StatsStore } from './store.js';
 
 /** `ServerInfo.State` enum values, which `server.state` carries. */
@@ -33,6 +32,16 @@ export function versionStat(buildVersion: string, override: number | undefined):
  * and warming ones (the cluster manager keeps the rest). Snapshot-derived ones
  * change in `apply(prev, next)`; process gauges (uptime, memory, connections) in `refresh()`.
  */
+/**
+ * What the server stats read of the event store (src/control/store.ts): the snapshot, and the
+ * merge window's tallies. Named here, not imported, so the stats model does not reach up to
+ * the store that counts into it.
+ */
+export interface SnapshotSource {
+  readonly state: State;
+  readonly mergeStats: Readonly<{ merged: number; cancelled: number; outOfWindow: number }>;
+}
+
 export class ServerStats {
   private readonly server;
   private readonly cm;
@@ -47,7 +56,7 @@ export class ServerStats {
 
   constructor(
     private readonly stats: StatsStore,
-    private readonly store: Store,
+    private readonly store: SnapshotSource,
     private readonly facts: ServerFacts,
   ) {
     const s = stats.scope('server');

@@ -12,7 +12,7 @@ import { compileClusterTls } from '../../src/config/cluster-tls.js';
 import { compileListener } from '../../src/config/listener.js';
 import { staticSecrets } from '../../src/config/secrets.js';
 import { connectOptionsOf } from '../../src/dataplane/pool/connect-options.js';
-import { loadedContexts } from '../../src/tls/loaded.js';
+import { loadedContexts } from '../../src/config/tls-loaded.js';
 import { bootstrapOf, loadYaml } from '../helpers/bootstrap.js';
 import { cluster, testContext } from '../helpers/dataplane.js';
 import { makePki, type TestPki } from '../tls/certs.js';

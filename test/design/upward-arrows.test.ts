@@ -81,6 +81,9 @@ function upwardPairs(graph: Map<string, string[]>, listed: Map<string, number>):
 
 const design = readDesign(readFileSync(join(ROOT, 'docs/design.md'), 'utf8'));
 
+/** How many pairs of rooms may have an arrow that runs back up: issue 26 asks for 8; it only goes down. */
+const MOST_PAIRS = 6;
+
 test('every import from a lower room to a higher one is a pair docs/design.md lists with its reason', (t) => {
   const pairs = upwardPairs(importGraph(), design.floors);
   const unlisted = [...pairs].filter(([pair]) => !design.allowed.has(pair));
@@ -88,6 +91,10 @@ test('every import from a lower room to a higher one is a pair docs/design.md li
     unlisted.map(([pair, files]) => `${pair}: ${files.join(', ')}`),
     [],
     'an arrow that runs back up: import from below instead, or give the reason in docs/design.md',
+  );
+  assert.ok(
+    pairs.size <= MOST_PAIRS,
+    `${pairs.size} pairs of rooms have an arrow that runs back up, more than ${MOST_PAIRS}: ${[...pairs.keys()].join('; ')}`,
   );
   const gone = [...design.allowed].filter((pair) => !pairs.has(pair));
   if (gone.length > 0) t.diagnostic(`listed in docs/design.md but gone (take them off): ${gone.join('; ')}`);

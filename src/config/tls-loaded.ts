@@ -7,10 +7,10 @@ import type { RawCluster, RawListener } from '../../events/index.js';
 import type { ClusterEntry, ListenerEntry, State } from '../../reducers/index.js';
 import { listOf } from '../../reducers/settings/values.js';
 import { Report } from '../bootstrap/report.js';
-import { compileChainTls } from '../config/chain-tls.js';
-import { clusterTls } from '../config/cluster-tls.js';
-import { type Secrets, type SecretsSource, secretsOf } from '../config/secrets.js';
-import type { LoadedCertificate } from '../config/tls-certificates.js';
+import { compileChainTls } from './chain-tls.js';
+import { clusterTls } from './cluster-tls.js';
+import { type Secrets, type SecretsSource, secretsOf } from './secrets.js';
+import type { LoadedCertificate } from './tls-certificates.js';
 
 export interface LoadedContext {
   caCerts: LoadedCertificate[];
