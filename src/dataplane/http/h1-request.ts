@@ -85,7 +85,9 @@ export function requestFromHead(
         upgrade = value;
         continue;
       case 'expect':
-        if (value.toLowerCase() === '100-continue') expectContinue = true;
+        // An HTTP/1.0 client knows no interim answer: it would read a 100 as the response
+        // (RFC 9110 10.1.1 has servers ignore the expectation in HTTP/1.0).
+        if (protocol === 'HTTP/1.1' && value.toLowerCase() === '100-continue') expectContinue = true;
         continue;
       case 'te':
         if (value.toLowerCase().includes('trailers')) teTrailers = true;

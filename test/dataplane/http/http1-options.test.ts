@@ -77,6 +77,25 @@ describe('accept_http_10', () => {
     });
   });
 
+  test('with it, Expect: 100-continue is ignored in HTTP/1.0 and answered with 100 Continue in HTTP/1.1', async () => {
+    // Root cause: the codec sent `HTTP/1.1 100 Continue` whatever the request's version, and an
+    // HTTP/1.0 client knows no interim answer (RFC 9110 10.1.1: ignore the expectation; nginx does).
+    await withProxy({ http_protocol_options: { accept_http_10: true } }, async (proxy) => {
+      const post = (version: string) =>
+        rawExchange(
+          proxy.port,
+          `POST /e HTTP/${version}\r\nHost: a.test\r\nExpect: 100-continue\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi`,
+          2000,
+        );
+      assert.match(await post('1.0'), /^HTTP\/1\.0 200 OK\r\n/);
+      assert.match(await post('1.1'), /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n/);
+      assert.deepEqual(
+        origin.requests.map((r) => r.body),
+        ['hi', 'hi'],
+      );
+    });
+  });
+
   test('with it but no default Host, an HTTP/1.0 request without Host is 400 and the connection closes', async () => {
     await withProxy({ http_protocol_options: { accept_http_10: true } }, async (proxy) => {
       const out = await rawExchange(proxy.port, 'GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n', 2000);
