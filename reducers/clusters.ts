@@ -1,5 +1,6 @@
 import { current, type Draft, freeze, isDraft, original } from 'immer';
 import type { HostSpec, Json, Locality, RawCluster } from '../events/index.js';
+import { setCdsVersion } from './discovery.js';
 import { isActivelyChecked, staticHosts, waitsForFirstCheck, withHealth } from './hosts.js';
 import { NO_METADATA } from './settings/endpoints.js';
 import { entryOf, withEntry } from './names.js';
@@ -25,13 +26,12 @@ export function clustersFromBootstrap(draft: Draft<State>, env: On<'server/boots
     draft.clusters = withEntry(draft.clusters, cluster.name, entry(cluster, false, '', env.at));
   }
   const dynamic = env.event.bootstrap.dynamic_resources as { cds_config?: Json } | undefined;
-  draft.clusterManager.versionInfo = dynamic?.cds_config ? '' : 'static';
+  setCdsVersion(draft, dynamic?.cds_config ? '' : 'static');
 }
 
 export function onClusterAdded(draft: Draft<State>, env: On<'cluster/added'>): void {
   const { cluster, addedViaApi, versionInfo } = env.event;
   draft.clusters = withEntry(draft.clusters, cluster.name, entry(cluster, addedViaApi, versionInfo, env.at));
-  if (addedViaApi) draft.clusterManager.versionInfo = versionInfo;
 }
 
 export function onClusterUpdated(draft: Draft<State>, env: On<'cluster/updated'>): void {
@@ -52,12 +52,10 @@ export function onClusterUpdated(draft: Draft<State>, env: On<'cluster/updated'>
   if (!checked && isActivelyChecked(existing.config as RawCluster) && hosts.some((h) => h.failedActiveHc))
     fresh.hosts = hosts.map((h) => (h.failedActiveHc ? { ...h, failedActiveHc: false } : h));
   draft.clusters = withEntry(draft.clusters, cluster.name, fresh);
-  draft.clusterManager.versionInfo = versionInfo || draft.clusterManager.versionInfo;
 }
 
 export function onClusterRemoved(draft: Draft<State>, env: On<'cluster/removed'>): void {
   if (Object.hasOwn(draft.clusters, env.event.name)) delete draft.clusters[env.event.name];
-  if (env.event.versionInfo) draft.clusterManager.versionInfo = env.event.versionInfo;
 }
 
 export function onHostsSet(draft: Draft<State>, env: On<'endpoints/hosts-set'>): void {

@@ -38,10 +38,19 @@ export function onInitReady(draft: Draft<State>, env: On<'discovery/init-ready'>
   draft.discovery.waiting = draft.discovery.waiting.filter((t) => !done.has(t));
 }
 
+/**
+ * The CDS version's one writer: cluster discovery accepted a response at `versionInfo`, or
+ * the bootstrap set where it starts (`static` without cluster discovery, '' with it). A CDS
+ * update writes it once, when accepted; its clusters (`discovery/clusters`, just before) do not.
+ */
+export function setCdsVersion(draft: Draft<State>, versionInfo: string): void {
+  draft.clusterManager.versionInfo = versionInfo;
+}
+
 export function onDiscoveryAccepted(draft: Draft<State>, env: On<'discovery/accepted'>): void {
   const { kind, versionInfo } = env.event;
-  // The CDS version has one home, the cluster manager's, which cluster events also move.
-  if (kind === 'cds') draft.clusterManager.versionInfo = versionInfo;
+  // The CDS version has one home, the cluster manager's.
+  if (kind === 'cds') setCdsVersion(draft, versionInfo);
   else draft.discovery.versions[kind] = versionInfo;
 }
 

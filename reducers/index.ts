@@ -34,16 +34,24 @@ export const handlers: ReducerTable<ProxyEvent> = {
   'server/overload-action-changed': server.onOverloadActionChanged,
   // The drain's end changes nothing a view shows: the process stops next.
   'server/drain-ended': () => {},
+  // One cluster per event is how logs written before `discovery/clusters` hold a CDS update
+  // (nothing dispatches these now): each stands for an update accepted at its version, as
+  // they were folded then (an update or removal without a version keeps the last one).
   'cluster/added': (draft, env) => {
     clusters.onClusterAdded(draft, env);
     discovery.warmOnAdded(draft, env);
+    if (env.event.addedViaApi) discovery.setCdsVersion(draft, env.event.versionInfo);
   },
   'cluster/updated': (draft, env) => {
     const warming = entryOf(draft.clusters, env.event.cluster.name)?.warming === true;
     clusters.onClusterUpdated(draft, env);
     discovery.stayWarm(draft, env.event.cluster.name, warming);
+    if (env.event.versionInfo) discovery.setCdsVersion(draft, env.event.versionInfo);
   },
-  'cluster/removed': clusters.onClusterRemoved,
+  'cluster/removed': (draft, env) => {
+    clusters.onClusterRemoved(draft, env);
+    if (env.event.versionInfo) discovery.setCdsVersion(draft, env.event.versionInfo);
+  },
   'cluster/update-rejected': clusters.onUpdateRejected,
   'endpoints/hosts-set': (draft, env) => {
     clusters.onHostsSet(draft, env);
@@ -79,8 +87,7 @@ export const handlers: ReducerTable<ProxyEvent> = {
       discovery.stayWarm(draft, cluster.name, warming);
     }
     for (const name of removed) clusters.onClusterRemoved(draft, as(clusterRemoved({ name, versionInfo })));
-    // Delta: each cluster has its own version; the type's is the response's system version.
-    if (versions) draft.clusterManager.versionInfo = versionInfo;
+    // The CDS version moves with `discovery/accepted`, which follows (delta's system version too).
   },
   'discovery/accepted': discovery.onDiscoveryAccepted,
   'discovery/init-waiting': discovery.onInitWaiting,

@@ -164,6 +164,7 @@ const events: ProxyEvent[] = [
     updated: [{ name: 'slow', type: 'EDS', lb_policy: 'RANDOM' }],
     removed: ['late'],
   }),
+  discoveryAccepted({ kind: 'cds', versionInfo: 'c4', names: ['more', 'slow'] }),
   // Hot restart (issue 19).
   hotRestarted({ epoch: 1, parentEpoch: 0, firstStartedAt: 500 }),
   hotRestartParent({ epoch: 0, step: 'draining', connections: 3 }),
@@ -316,7 +317,8 @@ test('discovery: a discovered EDS cluster warms until members or its fetch timeo
   assert.equal(at(11).clusters.more?.warming, true, 'one CDS event adds...');
   assert.equal(at(11).clusters.slow?.config.lb_policy, 'RANDOM', '...updates...');
   assert.equal(at(11).clusters.late, undefined, '...and removes');
-  assert.equal(at(11).clusterManager.versionInfo, 'c4');
+  assert.equal(at(11).clusterManager.versionInfo, 'c3', 'the CDS version moves once, when accepted');
+  assert.equal(at(12).clusterManager.versionInfo, 'c4');
   const init = (n: number) => states[INIT_AT + n]!;
   assert.deepEqual(init(0).discovery.waiting, ['cds:*', 'lds:*', 'rds:front']);
   assert.ok(unreadyTargets(init(0)).cluster.includes('CdsApi'));
