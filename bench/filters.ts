@@ -12,7 +12,8 @@
  * `npm run bench -- filters`. The Lua filter has its own part (`lua`).
  */
 import type { JsonObject } from '../events/index.js';
-import { testCluster, testContext } from '../test/helpers/http-dataplane.js';
+import { compileTestHcm } from '../test/helpers/compile.js';
+import { answeringRoutes, testCluster, testContext } from '../test/helpers/http-dataplane.js';
 import { Report } from '../src/bootstrap/report.js';
 import { newStreamInfo } from '../src/dataplane/access-log/stream-info.js';
 import type { HttpRequest } from '../src/dataplane/codec/request.js';
@@ -32,6 +33,10 @@ import {
 } from '../src/dataplane/http/filters/ratelimit/route-policy.js';
 import { rbacFactory } from '../src/dataplane/http/filters/rbac/index.js';
 import { type FilterChainEnds, FilterRunner } from '../src/dataplane/http/filters/runner.js';
+import { Exchange, type ExchangeOwner } from '../src/dataplane/http/exchange.js';
+import { HttpConnectionManager } from '../src/dataplane/http/manager.js';
+import { StreamTimers } from '../src/dataplane/http/stream-timers.js';
+import type { ResponseSink } from '../src/dataplane/codec/request.js';
 import type { ClusterLookup } from '../src/dataplane/pool/cluster-traffic.js';
 import { destroyPools } from '../src/dataplane/pool/index.js';
 import { StatsStore } from '../src/stats/store.js';
@@ -165,15 +170,7 @@ function exchange(makers: StreamFilterMaker[]): void {
 
 /** CPU µs per request of `makers`, the best of the rounds. */
 function measure(makers: StreamFilterMaker[]): { best: number; all: number[] } {
-  for (let i = 0; i < 5000; i++) exchange(makers);
-  const all: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const cpu = process.cpuUsage();
-    for (let i = 0; i < REQUESTS; i++) exchange(makers);
-    const used = process.cpuUsage(cpu);
-    all.push((used.user + used.system) / REQUESTS);
-  }
-  return { best: Math.min(...all), all };
+  return measureOnce(() => exchange(makers));
 }
 
 /** One request through a chain whose filter calls a service: the rest waits for the router. */
@@ -285,15 +282,73 @@ async function measureServiceFilters(): Promise<Array<{ label: string; best: num
   }
 }
 
+/** A downstream that takes every byte and is never full: the codec's side without a socket. */
+const SINK: ResponseSink = {
+  headersSent: false,
+  writeHead: () => {},
+  writeData: () => true,
+  end: () => {},
+  reset: () => {},
+};
+
+/**
+ * An HTTP/1.1 request through the exchange (src/dataplane/http/exchange.ts) of a connection
+ * manager whose chain is the router alone, without sockets: one request answered by a
+ * `direct_response` route (head checks, edge, routing, the proxy's own reply, the request's
+ * record and access log), and one upstream response's head, body and end on its way back.
+ * This is the per-request path issue 29 must not make dearer.
+ */
+function emptyChainExchange(): () => void {
+  const hcm = new HttpConnectionManager(
+    compileTestHcm({
+      stat_prefix: 'bench',
+      route_config: answeringRoutes('ok'),
+      http_filters: [{ name: 'envoy.filters.http.router' }],
+    }),
+    { ctx: testContext(), clusters: { get: () => undefined }, listenerName: 'bench' },
+  );
+  const owner: ExchangeOwner = {
+    timers: new StreamTimers(),
+    onExchangeDone: () => {},
+    pauseReading: () => {},
+    resumeReading: () => {},
+  };
+  const responseHead = ['content-type', 'application/json', 'date', 'Sat, 28 Nov 2026 12:00:00 GMT'];
+  return () => {
+    new Exchange(hcm, request(), SINK, owner).start();
+    const proxied = new Exchange(hcm, request(), SINK, owner);
+    proxied.upstreamHead(200, responseHead.slice(), BODY.length);
+    proxied.upstreamData(BODY);
+    proxied.upstreamEnd();
+  };
+}
+
+/** CPU µs per request of `once`, the best of the rounds. */
+function measureOnce(once: () => void): { best: number; all: number[] } {
+  for (let i = 0; i < 5000; i++) once();
+  const all: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const cpu = process.cpuUsage();
+    for (let i = 0; i < REQUESTS; i++) once();
+    const used = process.cpuUsage(cpu);
+    all.push((used.user + used.system) / REQUESTS);
+  }
+  return { best: Math.min(...all), all };
+}
+
 /** The filters part of `npm run bench`. */
 export async function benchFilters(): Promise<BenchRow[]> {
   const results = [
     ...Object.entries(CHAINS).map(([label, chain]) => ({ label, ...measure(chain()) })),
     ...(await measureServiceFilters()),
   ];
+  const exchange = {
+    name: 'filters: the exchange with an empty chain (a direct response, and an upstream response), per request pair',
+    ...measureOnce(emptyChainExchange()),
+  };
   const harness = results[0]?.best ?? 0;
   const runner = results[1]?.best ?? 0;
-  return results.map((r, i) => ({
+  const rows = results.map((r, i) => ({
     name: `filters: ${r.label}, per request`,
     value: Number(r.best.toPrecision(3)),
     unit: 'µs CPU',
@@ -306,4 +361,11 @@ export async function benchFilters(): Promise<BenchRow[]> {
       `${(i < CHAIN_COUNT ? REQUESTS : CALLING_REQUESTS).toLocaleString('en-US')} requests in-process per round${i < CHAIN_COUNT ? '' : `, ${IN_FLIGHT} in flight, the service in a child process`}; rounds: ${r.all.map((u) => u.toFixed(2)).join(', ')}`,
     ].join('; '),
   }));
+  rows.push({
+    name: exchange.name,
+    value: Number(exchange.best.toPrecision(3)),
+    unit: 'µs CPU',
+    note: `${REQUESTS.toLocaleString('en-US')} pairs in-process per round, no sockets; rounds: ${exchange.all.map((u) => u.toFixed(2)).join(', ')}`,
+  });
+  return rows;
 }
