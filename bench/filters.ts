@@ -130,6 +130,7 @@ function ends(perRoute: ReadonlyMap<string, unknown> = NO_PER_ROUTE, routed = ()
     info: newStreamInfo(req, '127.0.0.1:40000', '127.0.0.1:10000'),
     ended: false,
     router: {
+      hit: null,
       routeCluster: 'web',
       perRoute: (type) => perRoute.get(type),
       clearRouteCache: () => {},

@@ -63,6 +63,7 @@ function stream(req: HttpRequest): FilterStream {
   return {
     req,
     info: newStreamInfo(req, '127.0.0.1:40000', '127.0.0.1:10000'),
+    route: null,
     routeCluster: 'web',
     ended: false,
     decodingBuffer: null,

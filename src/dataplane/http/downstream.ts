@@ -9,7 +9,6 @@ import type { FilterChain } from './filters/chain.js';
 import type { GrpcStreamStarter } from './grpc-filters.js';
 import type { HcmSpec } from './hcm-config.js';
 import type { ForwardingOptions } from './headers.js';
-import type { RouteFilters } from './route-filters.js';
 import type { HcmStats } from './stats.js';
 import type { TapPoint } from './tap.js';
 import type { HcmTimeouts } from './timeouts.js';
@@ -29,8 +28,6 @@ export interface DownstreamOwner extends ForwardingOptions {
   readonly filters: FilterChain;
   /** The tap filter's config id in this process's tap registry, or null without a tap filter. */
   readonly tap: TapPoint | null;
-  /** The CORS and CSRF filters of the chain, or null without either. */
-  readonly routeFilters: RouteFilters | null;
   /** Starts the gRPC filters (bridge, gRPC-Web) on a request, or null without either. */
   /** One maker per per-request filter (src/dataplane/http/filters/api.ts); null for none. */
   readonly streamFilters: StreamFilterMaker[] | null;

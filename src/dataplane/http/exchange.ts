@@ -3,16 +3,14 @@ import type { HttpRequest, ResponseSink } from '../codec/request.js';
 import { findRoute } from '../router/lookup.js';
 import type { CompiledRoute } from '../router/table.js';
 import type { TracedRequest } from '../tracing/tracer.js';
-import { addCorsHeaders, type CorsResponse } from './cors.js';
 import type { DownstreamOwner } from './downstream.js';
 import { appendVia, applyEdge } from './edge.js';
-import { type RouteHit, RouterFilter, type RouterStream } from './filters/router/route.js';
+import { RouterFilter, type RouterStream } from './filters/router/route.js';
 import { type FilterChainEnds, FilterRunner } from './filters/runner.js';
 import type { GrpcStream } from './grpc.js';
 import { BAD_GRPC_WEB_BODY } from './grpc-web.js';
 import { answerBeforeFilters, checkHead } from './head-checks.js';
 import { downstreamResponseHeaders } from './headers.js';
-import type { RouteFilters } from './route-filters.js';
 import { type ReplyingStream, sendStreamReply } from './stream-reply.js';
 import type { TimerTarget } from './stream-timer.js';
 import { DURATION_TIMEOUT, REQUEST_TIMEOUT, type StreamTimers } from './stream-timers.js';
@@ -37,7 +35,7 @@ const DEFAULT_BUFFER_LIMIT = 1024 * 1024;
 
 /**
  * One downstream request, from its head to the end of its response: the filters before the
- * router (the overload and health-check answers, gRPC, CORS and CSRF, the per-request chain of
+ * router (the overload and health-check answers, gRPC, the per-request chain of
  * src/dataplane/http/filters/runner.ts), the router filter (filters/router/route.ts) and its
  * upstream attempt (filters/router/upstream-attempt.ts), the stream's timers, the response's
  * way back through the encoders, the proxy's own replies and the request's record.
@@ -62,8 +60,6 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
   readonly info: StreamInfo;
   /** Set only while a `/tap` session is attached to this connection manager's tap filter. */
   readonly tap: TapRecorder | null;
-  /** What the CORS filter adds to this request's response, local replies included; null for nothing. */
-  cors: CorsResponse | null = null;
   /** The gRPC filters' side of a gRPC or gRPC-Web request; null for any other request. */
   grpc: GrpcStream | null = null;
   /** This request's span when the connection manager traces; null otherwise. */
@@ -127,9 +123,7 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
       this.grpc = grpc;
       this.sink = grpc.sink;
     }
-    const hit = findRoute(hcm.routes, req);
-    this.router.hit = hit;
-    if (hcm.routeFilters !== null && this.runRouteFilters(hcm.routeFilters, hit)) return;
+    this.router.hit = findRoute(hcm.routes, req);
     if (hcm.streamFilters === null) {
       this.router.decodeHeaders();
       return;
@@ -198,16 +192,6 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
   routed(route: CompiledRoute): void {
     this.info.routeName = route.name;
     if (route.idleTimeoutMs !== null) this.timers.replaceIdle(route.idleTimeoutMs, this);
-  }
-
-  /** The CORS and CSRF filters, before the router; true when one answered the request itself. */
-  private runRouteFilters(filters: RouteFilters, hit: RouteHit | null): boolean {
-    const verdict = filters.decode(this.req, hit);
-    if (verdict === null) return false;
-    this.cors = verdict.cors;
-    if (verdict.reply === null) return false;
-    this.localReply(verdict.reply.status, verdict.reply.body, verdict.reply.headers);
-    return true;
   }
 
   /**
@@ -305,7 +289,6 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
       : String(Math.round(now - (this.requestCompleteAt || info.startedAt)));
     const out = downstreamResponseHeaders(headers, hcm.serverName, serviceTime, hcm.spec.serverHeader);
     if (hcm.spec.edge.via) appendVia(out, hcm.spec.edge.via);
-    if (this.cors !== null) addCorsHeaders(out, this.cors);
     this.responseStatus = status;
     info.firstUpstreamByteAt = now;
     this.responseLength = contentLength;

@@ -22,7 +22,6 @@ export const FIELD_TABLES: Record<string, FieldTable> = {
 export function compileHttpFilters(list: JsonObject[], where: string, report: Report): FilterChain {
   const chain: FilterChain = {
     healthCheck: null,
-    routeFilters: [],
     upstreamLogs: [],
     router: { suppressEnvoyHeaders: false, respectExpectedRqTimeout: false, strictCheckHeaders: [] },
     tapConfigId: null,

@@ -25,7 +25,6 @@ import { H1Downstream } from './h1-downstream.js';
 import { H2Codec } from './h2-downstream.js';
 import type { HcmSpec } from './hcm-config.js';
 import { type LocalIdentity, localIdentity } from './headers.js';
-import { RouteFilters } from './route-filters.js';
 import { fractionEnabled, randomDraw } from './runtime-fraction.js';
 import { HcmStats } from './stats.js';
 import { TapPoint } from './tap.js';
@@ -58,7 +57,6 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   readonly stats: HcmStats;
   readonly filters: FilterChain;
   readonly tap: TapPoint | null;
-  readonly routeFilters: RouteFilters | null;
   readonly grpc: GrpcStreamStarter | null;
   /** One maker per per-request filter, in chain order; null for none (no per-request cost then). */
   readonly streamFilters: StreamFilterMaker[] | null;
@@ -91,12 +89,6 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   ) {
     const scope = deps.ctx.stats.scope(`http.${spec.statPrefix}`);
     this.stats = new HcmStats(scope);
-    this.routeFilters =
-      spec.filters.routeFilters.length === 0
-        ? null
-        : new RouteFilters(spec.filters.routeFilters, scope, (key) =>
-            runtimeValue(deps.ctx.store.state, key),
-          );
     this.filters = spec.filters;
     this.grpc = grpcStreamStarter(spec.filters.grpc);
     this.streamFilters = startStreamFilters(spec.filters.stream, {

@@ -1,6 +1,5 @@
 import type { StreamInfo } from '../access-log/stream-info.js';
 import { type HttpRequest, headerValue, type ResponseSink } from '../codec/request.js';
-import { addCorsHeaders, type CorsResponse } from './cors.js';
 import type { DownstreamOwner } from './downstream.js';
 import { appendVia } from './edge.js';
 import type { FilterRunner } from './filters/runner.js';
@@ -15,8 +14,6 @@ export interface ReplyingStream {
   readonly req: HttpRequest;
   readonly sink: ResponseSink;
   readonly info: StreamInfo;
-  /** What the CORS filter adds to any response of the request; null for nothing. */
-  readonly cors: CorsResponse | null;
   /** The gRPC filters' side of the request, when they took it. */
   readonly grpc: GrpcStream | null;
   readonly filters: FilterRunner | null;
@@ -24,8 +21,8 @@ export interface ReplyingStream {
 }
 
 /**
- * Sends a response made by the proxy itself, never forwarded upstream, with the CORS headers
- * and `via` any response of the request gets. Its head passes every encoder filter's
+ * Sends a response made by the proxy itself, never forwarded upstream, with the `via` any
+ * response of the request gets. Its head passes every encoder filter's
  * `encodeHeaders` and its body their `encodeData`, as the reference's local replies pass the
  * encoder chain (neither can be held). Any gRPC request gets a gRPC answer, as from the
  * reference's router. Returns the status to count and log: a gRPC reply is a 200 (its status
@@ -41,13 +38,12 @@ export function sendStreamReply(
   const via = hcm.spec.edge.via;
   const rewrite = hcm.spec.localReply;
   const headers =
-    stream.cors === null && !via && filters === null && rewrite === null ? extra : extra.slice();
+    !via && filters === null && rewrite === null ? extra : extra.slice();
   let status = original;
   let body = originalBody;
   let contentType: string | undefined;
   if (rewrite !== null)
     ({ status, body, contentType } = rewriteLocalReply(rewrite, info, hcm.runtime, status, body, headers));
-  if (stream.cors !== null) addCorsHeaders(headers, stream.cors);
   if (via) appendVia(headers, via);
   // Read here, not per request: the content type of every request would cost every request.
   const grpc = stream.grpc !== null || isGrpcContentType(headerValue(req, 'content-type'));

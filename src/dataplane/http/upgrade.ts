@@ -9,6 +9,7 @@ import { applyEdge } from './edge.js';
 import { upstreamRequestHead } from './headers.js';
 import { normalizeRequestPath } from './path-normalize.js';
 import { upstreamResetText } from './local-reply.js';
+import { runUpgradeFilters } from './upgrade-filters.js';
 import type { HttpRequest } from '../codec/request.js';
 
 /** Whether a request upgrading to `type` may go through: the route's setting, else the HCM's. */
@@ -73,92 +74,101 @@ export function startUpgrade(
     );
     end(status);
   };
-  // The CSRF filter checks an upgrading POST, PUT or DELETE as any other request; the CORS
-  // filter can answer a preflight, but marks no tunnel: the upstream's answer is relayed as is.
-  const verdict = hcm.routeFilters?.decode(req, hit) ?? null;
-  if (verdict?.reply) {
-    reply(verdict.reply.status, verdict.reply.body, 0, verdict.reply.headers);
-    return true;
-  }
-  const clusterName = target?.name ?? (action.kind === 'cluster' ? action.cluster : '');
-  const cluster = hcm.deps.clusters.get(clusterName);
-  if (!cluster) {
-    s.noCluster.inc();
-    reply(route.clusterNotFoundStatus, '', FLAG.NR);
-    return true;
-  }
-  info.upstreamCluster = clusterName;
-  const { traffic } = cluster;
-  // As the router does: a full breaker is an overflow (UO), not a missing host.
-  if (!traffic.admitRequest(route.priority)) {
-    reply(503, upstreamResetText('overflow'), FLAG.UO);
-    return true;
-  }
-  const host = cluster.lb.choose({
-    hash: route.hash?.(req) ?? null,
-    attempt: 0,
-    criteria: target?.criteria ?? route.criteria,
-  });
-  if (!host) {
-    traffic.cxNoneHealthy.inc();
-    reply(503, 'no healthy upstream', FLAG.UH);
-    return true;
-  }
-  info.upstreamHost = host.address;
-  const request = traffic.beginRequest(host, route.priority);
-  const connection = traffic.beginConnection(host, 'http1');
-  s.cxUpgradesTotal.inc();
-  s.cxUpgradesActive.inc();
-  const head = upstreamRequestHead(req, route, hcm);
-  let text = `${head.method} ${head.path} HTTP/1.1\r\nhost: ${head.authority}\r\n`;
-  for (let i = 0; i < head.headers.length; i += 2) text += `${head.headers[i]}: ${head.headers[i + 1]}\r\n`;
-  text += `connection: upgrade\r\nupgrade: ${upgrade}\r\n\r\n`;
-  downstream.pause();
-  let status = 0;
-  let responseHead: Buffer | null = Buffer.alloc(0);
-  const upstream = traffic.connector.connect(host, {
-    onReady: () => {
-      connection.connected();
-      upstream.write(text, 'latin1');
-      for (const chunk of rest) upstream.write(chunk);
-      downstream.pipe(upstream);
-      downstream.resume();
-    },
-  });
-  upstream.on('data', (chunk: Buffer) => {
-    info.bytesSent += chunk.length;
-    if (responseHead === null) return;
-    // The status of the upstream's answer, for the stats and the access log; bytes pass unchanged.
-    responseHead = Buffer.concat([responseHead, chunk]);
-    const line = /^HTTP\/1\.[01] (\d{3})/.exec(responseHead.subarray(0, 16).toString('latin1'));
-    if (line || responseHead.indexOf(HEAD_END) >= 0 || responseHead.length > 16) {
-      status = line ? Number(line[1]) : 0;
-      responseHead = null;
-    }
-  });
-  upstream.pipe(downstream);
-  downstream.on('data', (chunk: Buffer) => {
-    info.bytesReceived += chunk.length;
-  });
-  let closed = false;
-  const close = () => {
-    if (closed) return;
-    closed = true;
-    s.cxUpgradesActive.dec();
-    connection.end();
-    request.end(status);
-    upstream.destroy();
-    if (status === 0 && info.bytesSent === 0 && !downstream.destroyed) {
-      // Nothing came back: the client gets the router's answer, and the socket closes after it.
-      downstream.unpipe(upstream);
-      reply(503, upstreamResetText('connection failure'), FLAG.UF);
+  const tunnel = (): void => {
+    const clusterName = target?.name ?? (action.kind === 'cluster' ? action.cluster : '');
+    const cluster = hcm.deps.clusters.get(clusterName);
+    if (!cluster) {
+      s.noCluster.inc();
+      reply(route.clusterNotFoundStatus, '', FLAG.NR);
       return;
     }
-    end(status);
-    downstream.destroy();
+    info.upstreamCluster = clusterName;
+    const { traffic } = cluster;
+    // As the router does: a full breaker is an overflow (UO), not a missing host.
+    if (!traffic.admitRequest(route.priority)) {
+      reply(503, upstreamResetText('overflow'), FLAG.UO);
+      return;
+    }
+    const host = cluster.lb.choose({
+      hash: route.hash?.(req) ?? null,
+      attempt: 0,
+      criteria: target?.criteria ?? route.criteria,
+    });
+    if (!host) {
+      traffic.cxNoneHealthy.inc();
+      reply(503, 'no healthy upstream', FLAG.UH);
+      return;
+    }
+    info.upstreamHost = host.address;
+    const request = traffic.beginRequest(host, route.priority);
+    const connection = traffic.beginConnection(host, 'http1');
+    s.cxUpgradesTotal.inc();
+    s.cxUpgradesActive.inc();
+    const head = upstreamRequestHead(req, route, hcm);
+    let text = `${head.method} ${head.path} HTTP/1.1\r\nhost: ${head.authority}\r\n`;
+    for (let i = 0; i < head.headers.length; i += 2) text += `${head.headers[i]}: ${head.headers[i + 1]}\r\n`;
+    text += `connection: upgrade\r\nupgrade: ${upgrade}\r\n\r\n`;
+    downstream.pause();
+    let status = 0;
+    let responseHead: Buffer | null = Buffer.alloc(0);
+    const upstream = traffic.connector.connect(host, {
+      onReady: () => {
+        connection.connected();
+        upstream.write(text, 'latin1');
+        for (const chunk of rest) upstream.write(chunk);
+        downstream.pipe(upstream);
+        downstream.resume();
+      },
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      info.bytesSent += chunk.length;
+      if (responseHead === null) return;
+      // The status of the upstream's answer, for the stats and the access log; bytes pass unchanged.
+      responseHead = Buffer.concat([responseHead, chunk]);
+      const line = /^HTTP\/1\.[01] (\d{3})/.exec(responseHead.subarray(0, 16).toString('latin1'));
+      if (line || responseHead.indexOf(HEAD_END) >= 0 || responseHead.length > 16) {
+        status = line ? Number(line[1]) : 0;
+        responseHead = null;
+      }
+    });
+    upstream.pipe(downstream);
+    downstream.on('data', (chunk: Buffer) => {
+      info.bytesReceived += chunk.length;
+    });
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      s.cxUpgradesActive.dec();
+      connection.end();
+      request.end(status);
+      upstream.destroy();
+      if (status === 0 && info.bytesSent === 0 && !downstream.destroyed) {
+        // Nothing came back: the client gets the router's answer, and the socket closes after it.
+        downstream.unpipe(upstream);
+        reply(503, upstreamResetText('connection failure'), FLAG.UF);
+        return;
+      }
+      end(status);
+      downstream.destroy();
+    };
+    upstream.on('close', close);
+    upstream.on('error', () => {});
+    downstream.on('close', close);
   };
-  upstream.on('close', close);
-  upstream.on('error', () => {});
-  downstream.on('close', close);
+  // The per-request filters see the upgrade's head as any other request's (the CSRF filter
+  // refuses an upgrading POST from another origin); one that answers it ends it, and the
+  // tunnel opens once every filter passed it, the downstream held until then.
+  if (hcm.streamFilters === null) tunnel();
+  else {
+    downstream.pause();
+    const chain = runUpgradeFilters(hcm.streamFilters, routes, req, info, hit, {
+      pass: tunnel,
+      reply: (status, body, headers) => reply(status, body, 0, headers),
+    });
+    downstream.once('close', () => {
+      if (chain.abandon()) end(0);
+    });
+  }
   return true;
 }

@@ -225,7 +225,7 @@ describe('CORS and CSRF filter names', () => {
         stat_prefix: 's',
         route_config: { virtual_hosts: [] },
         http_filters: [filter, { name: 'envoy.router' }],
-      }).filters.routeFilters.map((f) => f.kind);
+      }).filters.stream.map((f) => /\.(cors|csrf)\./.exec(f.configType)?.[1]);
     const typed = (type: string) => ({ typed_config: { '@type': `type.googleapis.com/${type}` } });
     for (const name of ['envoy.cors', 'proxy.cors', 'envoy.filters.http.cors', 'proxy.filters.http.cors'])
       assert.deepEqual(chain({ name }), ['cors'], name);

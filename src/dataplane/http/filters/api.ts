@@ -8,6 +8,8 @@ import type { StreamInfo } from '../../access-log/stream-info.js';
 import type { HttpRequest } from '../../codec/request.js';
 import type { WorkerSlice } from '../../listeners/limits.js';
 import type { ClusterLookup } from '../../pool/cluster-traffic.js';
+import type { CorsPolicy } from '../cors.js';
+import type { CsrfPolicy } from '../csrf.js';
 import type { RuntimeLookup } from '../runtime-fraction.js';
 import type { FilterChain } from './chain.js';
 
@@ -32,6 +34,33 @@ export const STOP_ITERATION_AND_BUFFER = 2;
 export type FilterStatus = typeof CONTINUE | typeof STOP_ITERATION | typeof STOP_ITERATION_AND_BUFFER;
 
 /**
+ * What the filters read of a route or its virtual host (src/dataplane/router/table.ts's
+ * `CompiledRoute`, `CompiledVirtualHost`; named by shape, as the route table compiles the
+ * filters' overrides through this registry).
+ */
+export interface RouteLevel {
+  readonly cors: CorsPolicy | null;
+  readonly csrf: CsrfPolicy | null;
+  /** The per-request filters' overrides, by config message. */
+  readonly perFilter: ReadonlyMap<string, unknown> | null;
+}
+
+/** A route the table matched, with its virtual host. */
+export interface RouteHit {
+  readonly vh: RouteLevel;
+  readonly route: RouteLevel & { readonly action: { readonly kind: string } };
+}
+
+/**
+ * `hit` when its route sends to a cluster, else null: as in the reference's v2 filters, a
+ * redirect or direct response route carries no CORS or CSRF policy.
+ */
+export function forwardingRoute(hit: RouteHit | null): RouteHit | null {
+  const kind = hit?.route.action.kind;
+  return kind === 'cluster' || kind === 'weighted' ? hit : null;
+}
+
+/**
  * What a stream filter sees of its request and may do with it. Each filter of a request has
  * its own: `continueDecoding()` resumes the chain after the filter that calls it.
  */
@@ -44,6 +73,8 @@ export interface FilterStream {
    * later filters and `%DYNAMIC_METADATA(...)%` / `%FILTER_STATE(...)%` read.
    */
   readonly info: StreamInfo;
+  /** The route the request matched as it is now (after any `clearRouteCache()`), or null. */
+  readonly route: RouteHit | null;
   /** The cluster the route sends to (the first of weighted clusters), or null. */
   readonly routeCluster: string | null;
   /** This filter's per-route config, most specific level first (route, then virtual host), or undefined. */

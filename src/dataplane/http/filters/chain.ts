@@ -5,7 +5,6 @@
  */
 import type { AccessLogSpec } from '../../access-log/config.js';
 import type { RequestTest } from '../../router/matchers.js';
-import type { CsrfPolicy } from '../csrf.js';
 import type { GrpcFilterKind } from '../grpc-filters.js';
 
 /** The `health_check` HTTP filter: which requests it answers, and whether it passes them on. */
@@ -14,16 +13,12 @@ export interface HealthCheckFilter {
   matches: RequestTest[];
 }
 
-/** A filter that reads the routing decision (src/dataplane/http/route-filters.ts), in chain order. */
-export type RouteFilterSpec = { kind: 'cors' } | { kind: 'csrf'; policy: CsrfPolicy };
-
 /**
  * The HTTP filter chain this data plane runs: an optional health check, the gRPC filters,
- * the CORS and CSRF filters in their order, then the router.
+ * the per-request filters in their order, then the router.
  */
 export interface FilterChain {
   healthCheck: HealthCheckFilter | null;
-  routeFilters: RouteFilterSpec[];
   /**
    * The router's `upstream_log`: one line per request that went upstream, describing its
    * last attempt (the reference writes one per attempt).

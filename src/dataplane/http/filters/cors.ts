@@ -1,6 +1,22 @@
 import { checkFields } from '../../../bootstrap/honoured.js';
-import { type CorsPolicy, compileCorsPolicy, FIELD_TABLES } from '../cors.js';
-import type { HttpFilterFactory } from './api.js';
+import {
+  addCorsHeaders,
+  CorsFilter,
+  type CorsPolicy,
+  type CorsResponse,
+  compileCorsPolicy,
+  FIELD_TABLES,
+} from '../cors.js';
+import { randomDraw } from '../runtime-fraction.js';
+import {
+  CONTINUE,
+  type FilterStatus,
+  type FilterStream,
+  forwardingRoute,
+  type HttpFilterFactory,
+  STOP_ITERATION,
+  type StreamFilter,
+} from './api.js';
 
 /**
  * The config message, carried here rather than under proto/: the whole extension is this file
@@ -28,6 +44,35 @@ message CorsPolicy {
 const POLICY_TYPE = 'envoy.config.filter.http.cors.v2.CorsPolicy';
 
 /**
+ * The CORS filter of one request: decides on the request head (its route's and virtual host's
+ * policies), answers an allowed preflight itself, and marks every response of a request whose
+ * origin it allowed, the proxy's own replies included. A filter earlier in the chain that
+ * answers the request first leaves it undecided: that answer gets no CORS headers, as in the
+ * reference, where a filter's `decodeHeaders` never ran when one before it replied.
+ */
+class CorsStream implements StreamFilter {
+  private response: CorsResponse | null = null;
+
+  constructor(private readonly filter: CorsFilter) {}
+
+  decodeHeaders(stream: FilterStream): FilterStatus {
+    const hit = forwardingRoute(stream.route);
+    if (hit === null) return CONTINUE;
+    const verdict = this.filter.decode(stream.req, hit.route.cors, hit.vh.cors);
+    if (verdict === null) return CONTINUE;
+    this.response = verdict.response;
+    if (verdict.preflight === null) return CONTINUE;
+    stream.sendLocalReply(200, '', verdict.preflight);
+    return STOP_ITERATION;
+  }
+
+  encodeHeaders(_status: number, headers: string[]): FilterStatus {
+    if (this.response !== null) addCorsHeaders(headers, this.response);
+    return CONTINUE;
+  }
+}
+
+/**
  * CORS: its policy is on routes and virtual hosts (`cors`), or, as v3 writes it, the filter's
  * own `CorsPolicy` in their `typed_per_filter_config`, which wins over `cors` at its level.
  * The filter's own message has no fields.
@@ -46,8 +91,9 @@ export const corsFactory: HttpFilterFactory<null> = {
     checkFields(config, path, report, {}, 'Cors');
     return null;
   },
-  install(chain) {
-    chain.routeFilters.push({ kind: 'cors' });
+  start(_config, ctx) {
+    const filter = new CorsFilter(ctx.scope, ctx.runtime, randomDraw);
+    return () => new CorsStream(filter);
   },
   perRouteType: POLICY_TYPE,
   perRoute(config, path, report): CorsPolicy {

@@ -4,6 +4,7 @@ import {
   CONTINUE,
   type FilterStatus,
   type FilterStream,
+  type RouteHit,
   STOP_ITERATION_AND_BUFFER,
   type StreamFilter,
 } from './api.js';
@@ -15,6 +16,8 @@ const EMPTY = Buffer.alloc(0);
  * holds the route the filters before it read, and takes the request once every one passed it.
  */
 export interface ChainRouter {
+  /** The route the table matched for the request as it is now; null for none. */
+  readonly hit: RouteHit | null;
   /** The cluster the route sends to (the first of weighted clusters), or null. */
   readonly routeCluster: string | null;
   perRoute(configType: string): unknown;
@@ -311,6 +314,10 @@ class FilterHandle implements FilterStream {
 
   get info(): StreamInfo {
     return this.runner.ends.info;
+  }
+
+  get route(): RouteHit | null {
+    return this.runner.ends.router.hit;
   }
 
   get routeCluster(): string | null {

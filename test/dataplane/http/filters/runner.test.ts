@@ -27,6 +27,7 @@ function ends(limit = 1024): FilterChainEnds & { log: string[] } {
     info: newStreamInfo(null, '', ''),
     ended: false,
     router: {
+      hit: null,
       routeCluster: null,
       perRoute: () => undefined,
       clearRouteCache: () => log.push('reroute'),
