@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { decodeBinary, decodeText } from './decode.js';
+import { readNamedFile } from './read-file.js';
 import { BOOTSTRAP_TYPE } from './schema.js';
 
 /** A bootstrap source parsed to JSON, or why it could not be. */
@@ -73,7 +73,7 @@ export function readConfigFile(file: string, typeName = BOOTSTRAP_TYPE): Parsed 
   }
   let bytes: Buffer;
   try {
-    bytes = readFileSync(file);
+    bytes = readNamedFile(file);
   } catch (err) {
     return { ok: false, error: `${file}: cannot read the config file: ${(err as Error).message}` };
   }

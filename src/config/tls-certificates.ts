@@ -4,10 +4,10 @@
  * certificate of each for `/certs`.
  */
 import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { JsonObject } from '../../events/index.js';
 import { objectOf } from '../../reducers/settings/values.js';
 import { inlineBytes } from '../bootstrap/data-source.js';
+import { readNamedFile } from '../bootstrap/read-file.js';
 import { checkFields } from '../bootstrap/honoured.js';
 import type { Report } from '../bootstrap/report.js';
 import { CERTIFICATE_FIELDS, DATA_SOURCE_FIELDS } from './tls-fields.js';
@@ -38,7 +38,7 @@ export function readSource(
     try {
       let read = fileReads.get(raw);
       if (read?.filename !== raw.filename) {
-        read = { filename: raw.filename, bytes: readFileSync(raw.filename) };
+        read = { filename: raw.filename, bytes: readNamedFile(raw.filename) };
         fileReads.set(raw, read);
       }
       return { bytes: read.bytes, path: raw.filename };

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import type { JsonObject } from '../../../../../events/config.js';
 import { objectOf } from '../../../../../reducers/settings/values.js';
 import { inlineBytes } from '../../../../bootstrap/data-source.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../../../bootstrap/honoured.js';
+import { readNamedFile } from '../../../../bootstrap/read-file.js';
 import type { Report } from '../../../../bootstrap/report.js';
 import { syntaxErrors } from './syntax.js';
 
@@ -41,7 +41,7 @@ function sourceText(raw: JsonObject, path: string, report: Report): string | und
   if (inline !== undefined) return inline.toString('utf8');
   if (typeof raw.filename === 'string') {
     try {
-      return readFileSync(raw.filename, 'utf8');
+      return readNamedFile(raw.filename).toString('utf8');
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
       report.error(`${path}.filename`, `cannot read '${raw.filename}': ${code}`);

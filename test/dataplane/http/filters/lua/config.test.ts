@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
 import { Report } from '../../../../../src/bootstrap/report.js';
 import { compileLua, compileLuaPerRoute } from '../../../../../src/dataplane/http/filters/lua/config.js';
 import { errorsOf, loadYaml } from '../../../../helpers/bootstrap.js';
@@ -17,13 +20,19 @@ function withFilter(filter: string): string {
 
 const CODE = `"function envoy_on_request(h) end"`;
 
+/** An empty script file (`/dev/null` is refused, as the reference refuses every path under `/dev`). */
+const dir = mkdtempSync(join(tmpdir(), 'proxy-lua-config-'));
+const EMPTY = join(dir, 'empty.lua');
+writeFileSync(EMPTY, '');
+after(() => rmSync(dir, { recursive: true, force: true }));
+
 describe('compileLua', () => {
   it('reads inline_code and source_codes (inline and from a file)', () => {
     const report = new Report('t');
     const config = compileLua(
       {
         inline_code: 'x = 1',
-        source_codes: { 'a.lua': { inline_string: 'a = 1' }, 'b.lua': { filename: '/dev/null' } },
+        source_codes: { 'a.lua': { inline_string: 'a = 1' }, 'b.lua': { filename: EMPTY } },
       },
       'f',
       report,
@@ -51,7 +60,7 @@ describe('compileLua', () => {
 
   it("reads v3's default_source_code as the default script; refuses it beside inline_code; allows neither", () => {
     const report = new Report('t');
-    const config = compileLua({ default_source_code: { filename: '/dev/null' } }, 'f', report);
+    const config = compileLua({ default_source_code: { filename: EMPTY } }, 'f', report);
     assert.deepEqual(report.problems, []);
     assert.deepEqual(config.main, { code: '', field: 'default_source_code' });
     assert.deepEqual(
