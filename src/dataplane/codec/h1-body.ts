@@ -8,6 +8,11 @@
 export const Framing = { None: 0, Length: 1, Chunked: 2, UntilClose: 3 } as const;
 export type Framing = (typeof Framing)[keyof typeof Framing];
 
+/** `chunk-size [BWS ; chunk-ext]`: no control byte but HTAB anywhere. */
+const SIZE_LINE = /^([0-9a-fA-F]{1,15})[ \t]*(?:;[^\x00-\x08\x0a-\x1f\x7f]*)?$/;
+/** A trailer field line: a token, a colon, a value without control bytes but HTAB. */
+const TRAILER_LINE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[^\x00-\x08\x0a-\x1f\x7f]*$/;
+
 /**
  * An incremental body framer. `feed` returns how many bytes of `buf` from `off` belong to
  * the body, calling `onData` with decoded slices; `done` turns true at the end of the body.
@@ -64,25 +69,31 @@ export class BodyFramer {
         if (this.line.length > 4096) this.error = this.done = true;
         break;
       }
-      const line = this.line.trimEnd();
+      // The line without its LF and the CR before it (a bare LF ends a line too, as in heads).
+      const full = this.line;
+      const line = full.slice(0, full.charCodeAt(full.length - 2) === 13 ? -2 : -1);
       this.line = '';
+      // Each line is held to RFC 9112 7.1 as the reference, nginx and HAProxy read it: a
+      // lenient reading (a blank-looking line ending the trailers) would end the body where a
+      // peer before or after this one does not.
+      let ok: boolean;
       if (this.state === 0) {
-        const semi = line.indexOf(';');
-        const hex = (semi < 0 ? line : line.slice(0, semi)).trim();
-        if (!/^[0-9a-fA-F]{1,15}$/.test(hex)) {
-          this.error = this.done = true;
-          break;
+        const m = SIZE_LINE.exec(line);
+        ok = m !== null;
+        if (m) {
+          this.remaining = Number.parseInt(m[1] as string, 16);
+          this.state = this.remaining === 0 ? 3 : 1;
         }
-        this.remaining = Number.parseInt(hex, 16);
-        this.state = this.remaining === 0 ? 3 : 1;
       } else if (this.state === 2) {
-        if (line !== '') {
-          this.error = this.done = true;
-          break;
-        }
+        ok = line === '';
         this.state = 0;
-      } else if (line === '') {
-        this.done = true;
+      } else {
+        ok = line === '' || TRAILER_LINE.test(line);
+        if (line === '') this.done = true;
+      }
+      if (!ok) {
+        this.error = this.done = true;
+        break;
       }
     }
     return off - start;

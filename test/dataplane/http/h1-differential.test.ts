@@ -15,7 +15,12 @@
  *   `/admin`; the reference's CVE-2021-32779 fix refuses it with 400);
  * - `Upgrade: h2c` (what `curl --http2` sends on http://) and an `Upgrade` without
  *   `Connection: upgrade` were refused 403 as failed upgrades; the reference, nginx and HAProxy
- *   serve them as plain HTTP/1.1 requests.
+ *   serve them as plain HTTP/1.1 requests;
+ * - the chunk framer trimmed every line's trailing whitespace: a line of spaces in the trailers
+ *   ended the body, so the request written after it reached the origin as a second request
+ *   (nginx reads that line as a trailer field and the request as trailers too; the reference and
+ *   HAProxy refuse it); spaces after chunk data, a space before the size and a bare CR in an
+ *   extension or a trailer passed too, which all three refuse.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -43,6 +48,11 @@ const H = 'Host: x\r\n';
 const C = 'Connection: close\r\n';
 const chunked = (body: string) => `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n${C}\r\n${body}`;
 const post = (body: string) => [`POST / host=x body=${body}`];
+/** A chunked POST on a kept-alive connection, and a request after it. */
+const chunkedThen = (body: string) =>
+  `POST / HTTP/1.1\r\n${H}Transfer-Encoding: chunked\r\n\r\n${body}GET /next HTTP/1.1\r\n${H}${C}\r\n`;
+const NGINX_TRAILER =
+  'nginx reads any line up to the empty one as a trailer field; the reference and HAProxy refuse it';
 
 const HAPROXY_AUTHORITY =
   'HAProxy 2.6 refuses an absolute-form target whose authority differs from Host; RFC 9112 3.2.2 has the authority replace Host, as the reference and nginx do';
@@ -72,6 +82,37 @@ const CASES: Case[] = [
     status: 400,
   },
   { name: 'chunk size 0x5', bytes: chunked('0x5\r\nhello\r\n0\r\n\r\n'), proxy: 'refused', status: 400 },
+  {
+    name: 'a line of spaces in the trailers, then a request',
+    bytes: chunkedThen(`5\r\nhello\r\n0\r\n   \r\nGET /smuggled HTTP/1.1\r\n${H}\r\n`),
+    proxy: 'refused',
+    status: 400,
+    differs: { nginx: NGINX_TRAILER },
+  },
+  {
+    name: 'a trailer line without a colon',
+    bytes: chunkedThen('5\r\nhello\r\n0\r\nGET /smuggled HTTP/1.1\r\n\r\n'),
+    proxy: 'refused',
+    status: 400,
+    differs: { nginx: NGINX_TRAILER },
+  },
+  {
+    name: 'a bare CR in a trailer',
+    bytes: chunkedThen('5\r\nhello\r\n0\r\nX: a\rb\r\n\r\n'),
+    proxy: 'refused',
+  },
+  { name: 'spaces after chunk data', bytes: chunkedThen('5\r\nhello  \r\n0\r\n\r\n'), proxy: 'refused' },
+  { name: 'a space before the chunk size', bytes: chunkedThen(' 5\r\nhello\r\n0\r\n\r\n'), proxy: 'refused' },
+  {
+    name: 'a bare CR in a chunk extension',
+    bytes: chunkedThen('5;a\rb\r\nhello\r\n0\r\n\r\n'),
+    proxy: 'refused',
+  },
+  {
+    name: 'a space before a chunk extension, a last chunk with one, then a request',
+    bytes: chunkedThen('5 ;a=b\r\nhello\r\n0;x=y\r\n\r\n'),
+    proxy: ['POST / host=x body=hello', 'GET /next host=x body='],
+  },
   {
     name: 'chunk data without its CRLF',
     bytes: chunked('5\r\nhelloX0\r\n\r\n'),
