@@ -14,7 +14,7 @@ import { DEFAULT_OPTIONS } from '../src/cli/parse.js';
 import { createContext, type ServerContext } from '../src/context.js';
 import type { Loggers } from '../src/logging/loggers.js';
 import { type ClusterManager, createClusterManager } from '../src/upstream/cluster-manager.js';
-import { startXds } from '../src/xds/client.js';
+import { startXds } from '../src/edges/xds/client.js';
 import { XdsServer } from '../test/helpers/xds-server.js';
 import type { BenchRow } from './types.js';
 

@@ -132,7 +132,7 @@ const CLUSTER_MANAGER_FIELDS: FieldTable = {
   // Zone-aware routing's local cluster (src/upstream/cluster-manager.ts).
   local_cluster_name: 'act',
   upstream_bind_config: notYet('a manager-wide upstream_bind_config (set it per cluster)'),
-  // Load reports to a gRPC management server (src/xds/lrs/).
+  // Load reports to a gRPC management server (src/edges/xds/lrs/).
   load_stats_config: 'act',
 };
 const ADMIN_FIELDS: FieldTable = acting('access_log_path', 'access_log', 'profile_path', 'address');

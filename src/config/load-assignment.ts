@@ -1,6 +1,6 @@
 /**
  * The ClusterLoadAssignment's compile step: a cluster's `load_assignment` and an EDS resource
- * alike (src/xds/resources.ts). Its field tables are listed in docs/bootstrap.md.
+ * alike (src/edges/xds/resources.ts). Its field tables are listed in docs/bootstrap.md.
  */
 import type { HostSpec, Json, JsonObject } from '../../events/index.js';
 import { configuredEndpoints } from '../../reducers/settings/endpoints.js';

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { decodeResources } from '../../src/xds/resources.js';
+import { decodeResources } from '../../src/edges/xds/resources.js';
 import { bootstrapOf, errorsOf, loadYaml } from '../helpers/bootstrap.js';
 
 const ADDRESS = '{ socket_address: { address: 127.0.0.1, port_value: 80 } }';

@@ -7,7 +7,7 @@ import {
   compileClusterLoadAssignment,
   compiledClusterLoadAssignment,
 } from '../../src/config/load-assignment.js';
-import { decodeResources } from '../../src/xds/resources.js';
+import { decodeResources } from '../../src/edges/xds/resources.js';
 import { assignment } from '../helpers/xds-fixtures.js';
 
 const EDS_TYPE = 'type.googleapis.com/envoy.api.v2.ClusterLoadAssignment';
@@ -16,7 +16,7 @@ describe('compileClusterLoadAssignment', () => {
   it('refuses an endpoint port above 65535, naming it', () => {
     // Root cause: the walk reads port_value as a uint32 and only listener addresses checked
     // the reference's `lte: 65535` rule, so an EDS push (or a static cluster) with port 70000
-    // was accepted and its host named no port. Found by test/xds/client-fuzz.test.ts.
+    // was accepted and its host named no port. Found by test/edges/xds/client-fuzz.test.ts.
     const report = new Report('ClusterLoadAssignment');
     compileClusterLoadAssignment(assignment('svc', [1, 70_000]), '', { report });
     assert.equal(report.failed, true);

@@ -8,7 +8,7 @@ import {
   compileRouteConfiguration,
 } from '../../src/config/route-configuration.js';
 import { discoveredRoutes } from '../../src/dataplane/router/discovered.js';
-import { decodeResources } from '../../src/xds/resources.js';
+import { decodeResources } from '../../src/edges/xds/resources.js';
 
 const RDS_TYPE = 'type.googleapis.com/envoy.api.v2.RouteConfiguration';
 

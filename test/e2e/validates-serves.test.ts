@@ -71,7 +71,7 @@ describe('every bootstrap in fixtures/ and fixtures/real-world/', { concurrency:
       }
       if (!loaded.ok) return assertRefusedNamingFields(loaded.errors, name);
       // A bootstrap that discovers resources serves against a management server:
-      // test/xds/overview-examples.test.ts serves those with the test xDS server.
+      // test/edges/xds/overview-examples.test.ts serves those with the test xDS server.
       if (usesDiscovery(loaded.bootstrap as Dump)) return;
       await assertServesEveryListener(loaded.bootstrap as Dump);
     });

@@ -16,8 +16,8 @@ import {
   RESOURCE_KINDS,
   type ResourceKind,
   TYPE_URLS,
-} from '../../src/xds/types.js';
-import { decodeDeltaRequest, encodeDeltaResponse } from '../../src/xds/wire.js';
+} from '../../src/edges/xds/types.js';
+import { decodeDeltaRequest, encodeDeltaResponse } from '../../src/edges/xds/wire.js';
 import { bindDiscoveryService, wireResource } from './xds-server.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

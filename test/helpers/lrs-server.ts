@@ -6,8 +6,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { messageType } from '../../src/bootstrap/schema.js';
-import type { ClusterStats, EndpointStats, LocalityStats } from '../../src/xds/lrs/ledger.js';
-import { decodeMessage, encodeMessage } from '../../src/xds/wire.js';
+import type { ClusterStats, EndpointStats, LocalityStats } from '../../src/edges/xds/lrs/ledger.js';
+import { decodeMessage, encodeMessage } from '../../src/edges/xds/wire.js';
 import { messageFromJson } from './xds-server.js';
 
 type JsonObject = Parameters<typeof messageFromJson>[1];

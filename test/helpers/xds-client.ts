@@ -5,7 +5,7 @@
  */
 import type { JsonObject } from '../../events/index.js';
 import type { ServerContext } from '../../src/context.js';
-import { startXds, type XdsClient } from '../../src/xds/client.js';
+import { startXds, type XdsClient } from '../../src/edges/xds/client.js';
 import { loadedContext } from './dataplane.js';
 import { DeltaXdsServer } from './delta-xds-server.js';
 import { adsConfig, assignment, GRPC_SOURCE, staticCluster } from './xds-fixtures.js';

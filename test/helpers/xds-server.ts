@@ -21,8 +21,8 @@ import {
   type ResourceKind,
   TYPE_URLS,
   type WireResource,
-} from '../../src/xds/types.js';
-import { decodeRequest, encodeResponse } from '../../src/xds/wire.js';
+} from '../../src/edges/xds/types.js';
+import { decodeRequest, encodeResponse } from '../../src/edges/xds/wire.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };

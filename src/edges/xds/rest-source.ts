@@ -1,0 +1,122 @@
+import type bunyan from 'bunyan';
+import type { JsonObject } from '../../../events/config.js';
+import type { RestSource } from '../../config/config-source.js';
+import { kindOfTypeUrl, type ResourceKind, type Subscriber, type Transport } from './types.js';
+
+/** The REST path of each kind: `POST /v2/discovery:clusters` and so on. */
+const PATHS: Record<ResourceKind, string> = {
+  cds: 'clusters',
+  eds: 'endpoints',
+  lds: 'listeners',
+  rds: 'routes',
+  sds: 'secrets',
+};
+
+interface Poll {
+  typeUrl: string;
+  names: string[] | null;
+  version: string;
+  nonce: string;
+  error: string | null;
+  subscriber: Subscriber;
+  timer: NodeJS.Timeout | null;
+}
+
+/**
+ * A REST config source: each watched type is fetched with `POST /v{2,3}/discovery:<kind>` (a
+ * JSON DiscoveryRequest carrying the version and nonce accepted so far, and the last
+ * rejection as `error_detail`) every `refresh_delay`, each fetch bounded by `request_timeout`.
+ * A 304 means nothing changed; a failed fetch (no member, a transport error, a status other
+ * than 200 and 304) is tried again at the next tick; a body that is not a DiscoveryResponse in
+ * JSON is rejected like one whose resources do not compile, as the reference does.
+ */
+export class RestPoller implements Transport {
+  private readonly polls = new Map<string, Poll>();
+  private closed = false;
+
+  constructor(
+    private readonly source: RestSource,
+    /** The management server to ask now (`ip:port`), null while its cluster has no member. */
+    private readonly target: () => string | null,
+    private readonly node: Record<string, unknown>,
+    private readonly log: bunyan,
+  ) {}
+
+  watch(typeUrl: string, names: string[] | null, subscriber: Subscriber): void {
+    const existing = this.polls.get(typeUrl);
+    if (existing) {
+      existing.subscriber = subscriber;
+      existing.names = names ? [...names].sort() : null;
+      return;
+    }
+    const poll: Poll = { typeUrl, names, version: '', nonce: '', error: null, subscriber, timer: null };
+    this.polls.set(typeUrl, poll);
+    void this.fetch(poll);
+  }
+
+  unwatch(typeUrl: string): void {
+    const poll = this.polls.get(typeUrl);
+    if (poll?.timer) clearTimeout(poll.timer);
+    this.polls.delete(typeUrl);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const poll of this.polls.values()) if (poll.timer) clearTimeout(poll.timer);
+    this.polls.clear();
+  }
+
+  private async fetch(poll: Poll): Promise<void> {
+    const kind = kindOfTypeUrl(poll.typeUrl);
+    const target = this.target();
+    if (kind && !target) poll.subscriber.onFailure('the management cluster has no member');
+    if (kind && target) {
+      const url = `http://${target}/${this.source.transport.toLowerCase()}/discovery:${PATHS[kind]}`;
+      const body: JsonObject = {
+        version_info: poll.version,
+        node: this.node as JsonObject,
+        resource_names: poll.names ?? [],
+        type_url: poll.typeUrl,
+        response_nonce: poll.nonce,
+      };
+      if (poll.error !== null) body.error_detail = { code: 3, message: poll.error };
+      try {
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+          signal: AbortSignal.timeout(this.source.requestTimeoutMs),
+        });
+        const text = await res.text();
+        if (res.status === 200) this.apply(poll, parseJson(text));
+        else if (res.status === 304) poll.subscriber.onAttempt();
+        else {
+          this.log.warn({ url, status: res.status }, 'xDS REST fetch refused');
+          poll.subscriber.onFailure(`${url}: HTTP ${res.status}`);
+        }
+      } catch (err) {
+        this.log.warn({ err, url }, 'xDS REST fetch failed');
+        poll.subscriber.onFailure(`${url}: ${(err as Error).message}`);
+      }
+    }
+    if (this.closed || this.polls.get(poll.typeUrl) !== poll) return;
+    poll.timer = setTimeout(() => void this.fetch(poll), this.source.refreshDelayMs);
+    poll.timer.unref();
+  }
+
+  private apply(poll: Poll, response: unknown): void {
+    const { version_info: version, nonce } = (response ?? {}) as { version_info?: unknown; nonce?: unknown };
+    poll.nonce = typeof nonce === 'string' ? nonce : '';
+    poll.error = poll.subscriber.onUpdate(response);
+    if (poll.error === null) poll.version = typeof version === 'string' ? version : '';
+  }
+}
+
+/** The body as JSON, or the SyntaxError saying why not (which the subscriber rejects). */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    return err as Error;
+  }
+}
