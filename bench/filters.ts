@@ -139,6 +139,7 @@ function ends(perRoute: ReadonlyMap<string, unknown> = NO_PER_ROUTE, routed = ()
       decodeTrailers: () => {},
     },
     bufferLimit: 1024 * 1024,
+    responseLength: -1,
     sendLocalReply: () => {
       throw new Error('a filter answered a request the bench meant to pass');
     },

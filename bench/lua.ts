@@ -73,6 +73,8 @@ function stream(req: HttpRequest): FilterStream {
     continueDecoding: () => {},
     continueEncoding: () => {},
     sendLocalReply: () => {},
+    responseLength: -1,
+    localReply: false,
   };
 }
 

@@ -68,8 +68,8 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
   edge = 0;
   /** When the whole request had arrived, for `x-proxy-upstream-service-time`; 0 before. */
   private requestCompleteAt = 0;
-  /** The upstream response's length, while the encoders hold its head. */
-  private responseLength = -1;
+  /** The upstream response's length (-1 unknown), while the encoders hold its head; they may unset it. */
+  responseLength = -1;
 
   constructor(
     readonly hcm: DownstreamOwner,

@@ -18,11 +18,13 @@ const DENOMINATOR: Record<string, number> = { HUNDRED: 100, TEN_THOUSAND: 10_000
 
 const RUNTIME_FRACTION_FIELDS: FieldTable = acting('default_value', 'runtime_key');
 const FRACTION_FIELDS: FieldTable = acting('numerator', 'denominator');
+const FEATURE_FLAG_FIELDS: FieldTable = acting('default_value', 'runtime_key');
 
 /** The field tables of this compile step, by the message name its findings use. */
 export const FIELD_TABLES = {
   RuntimeFractionalPercent: RUNTIME_FRACTION_FIELDS,
   FractionalPercent: FRACTION_FIELDS,
+  RuntimeFeatureFlag: FEATURE_FLAG_FIELDS,
 };
 
 /** Compiles a `RuntimeFractionalPercent` (canonical form: enum names, default HUNDRED omitted). */
@@ -76,4 +78,29 @@ export function fractionEnabled(f: RuntimeFraction, runtime: RuntimeLookup, rand
 /** A uniform draw for `fractionEnabled`. */
 export function randomDraw(): number {
   return Math.floor(Math.random() * 1_000_000);
+}
+
+/** A `core.RuntimeFeatureFlag`: on or off by default, a runtime key able to turn it either way. */
+export interface FeatureFlag {
+  byDefault: boolean;
+  /** Empty when the config names none. */
+  key: string;
+}
+
+/** Compiles a `RuntimeFeatureFlag`; its `default_value` is required, as the reference's. */
+export function compileFeatureFlag(raw: JsonObject, path: string, report: Report): FeatureFlag {
+  checkFields(raw, path, report, FEATURE_FLAG_FIELDS, 'RuntimeFeatureFlag');
+  if (raw.default_value === undefined)
+    report.error(`${path}.default_value`, 'required field missing', 'missing');
+  return {
+    byDefault: raw.default_value === true,
+    key: typeof raw.runtime_key === 'string' ? raw.runtime_key : '',
+  };
+}
+
+/** Whether a flag is on, as the reference's `getBoolean`: `true` or `false` under its key, else its default. */
+export function featureEnabled(flag: FeatureFlag, runtime: RuntimeLookup): boolean {
+  if (flag.key === '') return flag.byDefault;
+  const value = runtime(flag.key)?.trim().toLowerCase();
+  return value === 'true' ? true : value === 'false' ? false : flag.byDefault;
 }

@@ -72,6 +72,8 @@ export function runUpgradeFilters(
       outcome.reply(status, body, headers);
     },
     bufferLimit: Number.MAX_SAFE_INTEGER,
+    // No response passes these filters: a tunnel's bytes never do.
+    responseLength: -1,
     encodedHeaders: NOTHING,
     encodedData: NOTHING,
     encodedTrailers: NOTHING,

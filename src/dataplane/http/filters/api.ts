@@ -32,6 +32,14 @@ export const STOP_ITERATION = 1;
  */
 export const STOP_ITERATION_AND_BUFFER = 2;
 export type FilterStatus = typeof CONTINUE | typeof STOP_ITERATION | typeof STOP_ITERATION_AND_BUFFER;
+/**
+ * A data or trailers callback's answer: a status, or bytes, which continue. From a data
+ * callback they go on in place of the piece it was given (after any pieces it held); from a
+ * trailers callback they are the body's last bytes, before the trailers (a compressor's end).
+ * A filter that changes a body's length says so first, in its headers callback
+ * (`req.contentLength`, `responseLength` set to -1).
+ */
+export type DataStatus = FilterStatus | Buffer;
 
 /**
  * What the filters read of a route or its virtual host (src/dataplane/router/table.ts's
@@ -96,6 +104,16 @@ export interface FilterStream {
   sendLocalReply(status: number, body: string, headers?: string[]): void;
   /** True once the request was answered or reset (a held filter checks it before acting). */
   readonly ended: boolean;
+  /**
+   * The response body's declared length, -1 when unknown (the downstream then frames it by
+   * chunks or by closing); an encoder that changes the body's length sets -1 in `encodeHeaders`.
+   */
+  responseLength: number;
+  /**
+   * True while the encoders see one of the proxy's own replies: its body comes whole and goes
+   * out as it is, so a filter that rewrites bodies leaves it alone.
+   */
+  readonly localReply: boolean;
 }
 
 /**
@@ -105,9 +123,9 @@ export interface FilterStream {
  */
 export interface StreamFilter {
   decodeHeaders(stream: FilterStream): FilterStatus;
-  decodeData?(stream: FilterStream, chunk: Buffer, end: boolean): FilterStatus;
+  decodeData?(stream: FilterStream, chunk: Buffer, end: boolean): DataStatus;
   /** The request's trailers (HTTP/2), to read or change in place. */
-  decodeTrailers?(stream: FilterStream, trailers: string[]): FilterStatus;
+  decodeTrailers?(stream: FilterStream, trailers: string[]): DataStatus;
   /**
    * The response head on its way downstream, to read or change in place. The proxy's own
    * replies pass here too, but cannot be held (a status other than `CONTINUE` is ignored).
@@ -117,8 +135,8 @@ export interface StreamFilter {
    * The response body on its way downstream. The body of the proxy's own reply passes here too,
    * in one piece with `end`, but cannot be held (its status is ignored).
    */
-  encodeData?(stream: FilterStream, chunk: Buffer, end: boolean): FilterStatus;
-  encodeTrailers?(stream: FilterStream, trailers: string[]): FilterStatus;
+  encodeData?(stream: FilterStream, chunk: Buffer, end: boolean): DataStatus;
+  encodeTrailers?(stream: FilterStream, trailers: string[]): DataStatus;
   /** The request is over (answered, reset or timed out): release timers and counts. */
   onDestroy?(): void;
 }

@@ -1,7 +1,9 @@
 import type { FilterContext, HttpFilterFactory, StreamFilterMaker } from './api.js';
 import type { StreamFilterSpec } from './chain.js';
+import { compressorFactory } from './compressor/index.js';
 import { corsFactory } from './cors.js';
 import { csrfFactory } from './csrf.js';
+import { decompressorFactory } from './decompressor/index.js';
 import { extAuthzFactory } from './ext-authz/index.js';
 import { faultFactory } from './fault/index.js';
 import { grpcHttp1BridgeFactory, grpcWebFactory } from './grpc.js';
@@ -31,6 +33,8 @@ export const HTTP_FILTER_FACTORIES: readonly HttpFilterFactory[] = [
   registered(luaFactory),
   registered(rateLimitFactory),
   registered(localRateLimitFactory),
+  registered(compressorFactory),
+  registered(decompressorFactory),
 ];
 
 /** A factory as the registry holds it: its config is only ever the one its own `compile` made. */

@@ -2,7 +2,7 @@ import type { StreamInfo } from '../../access-log/stream-info.js';
 import type { HttpRequest } from '../../codec/request.js';
 import {
   CONTINUE,
-  type FilterStatus,
+  type DataStatus,
   type FilterStream,
   type RouteHit,
   STOP_ITERATION_AND_BUFFER,
@@ -41,6 +41,8 @@ export interface FilterChainEnds {
   sendLocalReply(status: number, body: string, headers?: string[]): void;
   /** The listener's `per_connection_buffer_limit_bytes`: what the filters of one direction may hold. */
   readonly bufferLimit: number;
+  /** The response body's declared length, -1 when unknown; an encoder may set -1. */
+  responseLength: number;
   /** The response passed every encoder: the downstream gets it. */
   encodedHeaders(status: number, headers: string[]): void;
   encodedData(chunk: Buffer, end: boolean): void;
@@ -98,6 +100,8 @@ export class FilterRunner {
   /** The response head while the encoders have it. */
   private status = 0;
   private headers: string[] = [];
+  /** True while the encoders see one of the proxy's own replies. */
+  localReply = false;
 
   constructor(
     private readonly filters: StreamFilter[],
@@ -144,12 +148,16 @@ export class FilterRunner {
    */
   encodeLocalHeaders(status: number, headers: string[]): void {
     this.enc.reset();
+    this.localReply = true;
     const filters = this.filters;
     for (let i = filters.length - 1; i >= 0; i--)
       filters[i]?.encodeHeaders?.(status, headers, this.handles[i] as FilterHandle);
   }
 
-  /** The body of one of the proxy's own replies, in one piece: every encoder sees it, none can hold it. */
+  /**
+   * The body of one of the proxy's own replies, in one piece: every encoder sees it, none can
+   * hold or change it.
+   */
   encodeLocalData(body: Buffer): void {
     const filters = this.filters;
     for (let i = filters.length - 1; i >= 0; i--)
@@ -217,9 +225,13 @@ export class FilterRunner {
       if (i > d.at) return;
       const f = this.filterOf(d, i);
       const h = this.handleOf(d, i);
-      const status: FilterStatus =
+      let status: DataStatus =
         (d.decode ? f.decodeData?.(h, chunk, end) : f.encodeData?.(h, chunk, end)) ?? CONTINUE;
       if (this.ends.ended) return;
+      if (typeof status !== 'number') {
+        chunk = status;
+        status = CONTINUE;
+      }
       const hold = d.holds[i];
       if (status === CONTINUE && i !== d.at) {
         if (hold !== undefined) {
@@ -244,9 +256,16 @@ export class FilterRunner {
       if (i > d.at) return;
       const f = this.filterOf(d, i);
       const h = this.handleOf(d, i);
-      const status =
+      let status: DataStatus =
         (d.decode ? f.decodeTrailers?.(h, trailers) : f.encodeTrailers?.(h, trailers)) ?? CONTINUE;
       if (this.ends.ended) return;
+      if (typeof status !== 'number') {
+        // The body's last bytes, ahead of the trailers: held with them, or sent on now.
+        if (i === d.at || d.holds[i] !== undefined) this.hold(d, i, status, false, false);
+        else this.runData(d, i + 1, status, false);
+        if (this.ends.ended) return;
+        status = CONTINUE;
+      }
       if (status !== CONTINUE || i === d.at || d.holds[i] !== undefined) {
         holdAt(d, i).trailers = trailers;
         return;
@@ -326,6 +345,18 @@ class FilterHandle implements FilterStream {
 
   get ended(): boolean {
     return this.runner.ends.ended;
+  }
+
+  get responseLength(): number {
+    return this.runner.ends.responseLength;
+  }
+
+  set responseLength(length: number) {
+    this.runner.ends.responseLength = length;
+  }
+
+  get localReply(): boolean {
+    return this.runner.localReply;
   }
 
   get decodingBuffer(): Buffer | null {

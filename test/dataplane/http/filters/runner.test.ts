@@ -10,6 +10,7 @@ import { newStreamInfo } from '../../../../src/dataplane/access-log/stream-info.
 import type { HttpRequest } from '../../../../src/dataplane/codec/request.js';
 import {
   CONTINUE,
+  type DataStatus,
   type FilterStatus,
   type FilterStream,
   STOP_ITERATION,
@@ -36,6 +37,7 @@ function ends(limit = 1024): FilterChainEnds & { log: string[] } {
       decodeTrailers: (t: string[]) => log.push(`router trailers ${t.join('=')}`),
     },
     bufferLimit: limit,
+    responseLength: -1,
     sendLocalReply(status: number, body: string) {
       log.push(`reply ${status} ${body}`);
       out.ended = true;
@@ -55,7 +57,7 @@ function ends(limit = 1024): FilterChainEnds & { log: string[] } {
 function recorder(
   name: string,
   log: string[],
-  answers: Partial<Record<'dh' | 'dd' | 'dt' | 'eh' | 'ed' | 'et', FilterStatus>> = {},
+  answers: Partial<Record<'dh' | 'eh', FilterStatus> & Record<'dd' | 'dt' | 'ed' | 'et', DataStatus>> = {},
 ): StreamFilter & { stream: FilterStream | null } {
   const filter = {
     stream: null as FilterStream | null,
@@ -118,6 +120,59 @@ describe('FilterRunner', () => {
       'z ed y end',
       'a ed y end',
       'downstream data y end',
+    ]);
+  });
+
+  it("sends on the bytes a data callback returns in place of its piece, and a trailers callback's ahead of the trailers", () => {
+    const e = ends();
+    const a = recorder('a', e.log, { dd: b('A'), dt: b('last') });
+    const z = recorder('z', e.log, { ed: b('Z'), et: b('end') });
+    const r = new FilterRunner([a, z], e);
+    r.decodeHeaders();
+    r.decodeData(b('x'), false);
+    r.decodeTrailers(['k', 'v']);
+    r.encodeHeaders(200, []);
+    r.encodeData(b('y'), false);
+    r.encodeTrailers(['t', 'u']);
+    assert.deepEqual(e.log.slice(2), [
+      'router headers',
+      'a dd x',
+      'z dd A',
+      'router data A',
+      'a dt k=v',
+      'z dd last',
+      'router data last',
+      'z dt k=v',
+      'router trailers k=v',
+      'z eh 200',
+      'a eh 200',
+      'downstream 200 ',
+      'z ed y',
+      'a ed Z',
+      'downstream data Z',
+      'z et t=u',
+      'a ed end',
+      'downstream data end',
+      'a et t=u',
+      'downstream trailers t=u',
+    ]);
+  });
+
+  it('keeps the bytes a trailers callback returns behind a filter holding the headers, in order', () => {
+    const e = ends();
+    const a = recorder('a', e.log, { dh: STOP_ITERATION, dt: b('tail') });
+    const r = new FilterRunner([a, recorder('z', e.log)], e);
+    r.decodeHeaders();
+    r.decodeData(b('1'), false);
+    r.decodeTrailers(['t', 'v']);
+    a.stream?.continueDecoding();
+    assert.deepEqual(e.log.slice(-6), [
+      'z dh',
+      'router headers',
+      'z dd 1tail',
+      'router data 1tail',
+      'z dt t=v',
+      'router trailers t=v',
     ]);
   });
 
