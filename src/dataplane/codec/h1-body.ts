@@ -8,10 +8,19 @@
 export const Framing = { None: 0, Length: 1, Chunked: 2, UntilClose: 3 } as const;
 export type Framing = (typeof Framing)[keyof typeof Framing];
 
-/** `chunk-size [BWS ; chunk-ext]`: no control byte but HTAB anywhere. */
-const SIZE_LINE = /^([0-9a-fA-F]{1,15})[ \t]*(?:;[^\x00-\x08\x0a-\x1f\x7f]*)?$/;
-/** A trailer field line: a token, a colon, a value without control bytes but HTAB. */
-const TRAILER_LINE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[^\x00-\x08\x0a-\x1f\x7f]*$/;
+/** `chunk-size [BWS ; chunk-ext]`. */
+const SIZE_LINE = /^([0-9a-fA-F]{1,15})[ \t]*(?:;|$)/;
+/** A trailer field line: a token and a colon. */
+const TRAILER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+:/;
+
+/** No control byte but HTAB: RFC 9112 7.1 has none in a chunk line. */
+function plain(line: string): boolean {
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if ((c < 32 && c !== 9) || c === 127) return false;
+  }
+  return true;
+}
 
 /**
  * An incremental body framer. `feed` returns how many bytes of `buf` from `off` belong to
@@ -79,7 +88,7 @@ export class BodyFramer {
       let ok: boolean;
       if (this.state === 0) {
         const m = SIZE_LINE.exec(line);
-        ok = m !== null;
+        ok = m !== null && plain(line);
         if (m) {
           this.remaining = Number.parseInt(m[1] as string, 16);
           this.state = this.remaining === 0 ? 3 : 1;
@@ -88,7 +97,7 @@ export class BodyFramer {
         ok = line === '';
         this.state = 0;
       } else {
-        ok = line === '' || TRAILER_LINE.test(line);
+        ok = line === '' || (TRAILER_NAME.test(line) && plain(line));
         if (line === '') this.done = true;
       }
       if (!ok) {
