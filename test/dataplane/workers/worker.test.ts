@@ -43,8 +43,9 @@ test("a worker thread's static imports reach no module or package only the prima
   assert.ok(files.has(`src/dataplane/listeners/manager${ext}`), 'the graph is followed');
   const primaryOnly = [
     /^src\/admin\//,
-    /^src\/xds\/(client|stream|lrs|rest|file)/,
-    /^src\/control\/(event-log|history|replay|log-tail)/,
+    /^src\/edges\/xds\/(client|stream|lrs|rest|file)/,
+    /^src\/edges\/event-log\./,
+    /^src\/control\/(history|replay|log-tail)/,
     /^src\/context\./,
     /^src\/dataplane\/workers\/(pool|collect)\./,
     /^src\/server\/(main|edges|shutdown|hot-restart\/(child|parent))/,
