@@ -6,14 +6,16 @@
  */
 import type * as net from 'node:net';
 import type { DownstreamOwner } from './downstream.js';
+import { StreamTimer, type TimerTarget } from './stream-timer.js';
 
-export abstract class H1Lifetime {
+export abstract class H1Lifetime implements TimerTarget {
   /** False once a request, the client or the server asked to close: no further request is read. */
   protected keepAlive = true;
   /** `end()` was called on the socket: only the delayed close remains. */
   protected closing = false;
   protected closed = false;
-  protected idleTimer: NodeJS.Timeout | null = null;
+  /** Armed after each response: a clock read per request rather than a `Timeout` refresh. */
+  protected readonly idleTimer = new StreamTimer();
   /** The idle timer counts only while this is set; data clears it (the timer is reused). */
   protected idleArmed = false;
   protected headTimer: NodeJS.Timeout | null = null;
@@ -45,8 +47,12 @@ export abstract class H1Lifetime {
     const ms = this.hcm.timeouts.connectionIdleMs;
     if (ms <= 0) return;
     this.idleArmed = true;
-    if (this.idleTimer) this.idleTimer.refresh();
-    else this.idleTimer = setTimeout(() => this.onIdleTimeout(), ms).unref();
+    this.idleTimer.arm(ms, this, 0);
+  }
+
+  /** The connection idle timer fired. */
+  onTimer(): void {
+    this.onIdleTimeout();
   }
 
   protected onIdleTimeout(): void {
@@ -147,13 +153,8 @@ export abstract class H1Lifetime {
   }
 
   protected clearTimers(): void {
-    for (const timer of [
-      this.idleTimer,
-      this.headTimer,
-      this.durationTimer,
-      this.closeTimer,
-      this.drainTimer,
-    ])
+    this.idleTimer.close();
+    for (const timer of [this.headTimer, this.durationTimer, this.closeTimer, this.drainTimer])
       if (timer) clearTimeout(timer);
   }
 }
