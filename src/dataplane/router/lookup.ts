@@ -20,6 +20,8 @@ function findVirtualHostFor(table: RouteTable, host: string): CompiledVirtualHos
  * its port, then `*`. Matching is case-insensitive (the codecs lowercase the authority).
  */
 export function findVirtualHost(table: RouteTable, authority: string): CompiledVirtualHost | null {
+  // Only `*` (a sidecar's usual table): no lookup of the authority, whose string is new per request.
+  if (table.exact.size === 0 && table.suffixes.length === 0 && table.prefixes.length === 0) return table.any;
   const hit = findVirtualHostFor(table, authority);
   if (hit) return hit;
   const colon = authority.lastIndexOf(':');
