@@ -4,7 +4,7 @@
  * and the extension a `name` picks resolved; its leaves are in `canonical-scalars.ts` and
  * `field-lookup.ts`.
  */
-import protobuf from 'protobufjs';
+import type protobuf from 'protobufjs';
 import type { Json, JsonObject } from '../../events/index.js';
 import {
   badShape,
@@ -31,6 +31,7 @@ import {
   v3FieldName,
   v3MessageName,
 } from './schema.js';
+import { protobufjs } from './proto-root.js';
 import { lowerHttpProtocolOptions } from './v3-cluster.js';
 import type { WalkContext } from './walk-context.js';
 
@@ -185,8 +186,9 @@ function canonicalValue(
   present: boolean,
 ): Json | undefined {
   const resolved = field.resolvedType;
-  if (resolved instanceof protobuf.Type) return wellKnownOrMessage(raw, resolved, here, ctx, parentTypeName);
-  if (resolved instanceof protobuf.Enum) {
+  const { Type, Enum } = protobufjs();
+  if (resolved instanceof Type) return wellKnownOrMessage(raw, resolved, here, ctx, parentTypeName);
+  if (resolved instanceof Enum) {
     const name = enumName(raw, resolved, here, ctx);
     return name === undefined || (!present && resolved.values[name] === 0) ? undefined : name;
   }

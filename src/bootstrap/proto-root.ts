@@ -5,9 +5,24 @@
  * them without importing the extension registry that lists it.
  */
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import protobuf from 'protobufjs';
+import type protobuf from 'protobufjs';
+
+let library: typeof protobuf | undefined;
+
+/**
+ * protobufjs, loaded on first use: a data-plane worker thread imports the compile steps (and
+ * so this module) but reflects a schema only for a gRPC service filter or a route's
+ * `per_filter_config` Struct; the library alone is 0.7 MB of heap a thread (bench/README.md,
+ * "Footprint: modules a worker does not load"). A CommonJS package, so `require` loads it at
+ * once and shares the one instance `import` gives the modules that import it.
+ */
+export function protobufjs(): typeof protobuf {
+  library ??= createRequire(import.meta.url)('protobufjs') as typeof protobuf;
+  return library;
+}
 
 /** The repository's `proto/` folder, found from this module (works from `src/` and `dist/src/`). */
 function protoDir(): string {
@@ -24,12 +39,13 @@ function protoDir(): string {
 /** `files` under `proto/` (with their imports) and proto3 `sources`, resolved, field names kept as written. */
 export function loadProtoRoot(files: readonly string[], sources: readonly string[] = []): protobuf.Root {
   const base = protoDir();
-  const r = new protobuf.Root();
+  const lib = protobufjs();
+  const r = new lib.Root();
   // protobufjs bundles google/protobuf/*; google/rpc/status.proto is kept under proto/.
   r.resolvePath = (_origin, target) =>
     target.startsWith('google/protobuf/') ? target : path.join(base, target);
   r.loadSync([...files], { keepCase: true });
-  for (const source of sources) protobuf.parse(source, r, { keepCase: true });
+  for (const source of sources) lib.parse(source, r, { keepCase: true });
   r.resolveAll();
   return r;
 }

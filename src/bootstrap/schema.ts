@@ -1,7 +1,7 @@
-import protobuf from 'protobufjs';
+import type protobuf from 'protobufjs';
 import { v2MessageName } from '../../reducers/settings/api-names.js';
 import { EXTENSION_SCHEMAS, EXTENSION_TYPE_ALIASES } from './catalog.js';
-import { loadProtoRoot } from './proto-root.js';
+import { loadProtoRoot, protobufjs } from './proto-root.js';
 
 export {
   isV3TypeUrl,
@@ -57,7 +57,7 @@ export function canonicalTypeName(url: string): string {
 /** The message a type URL names, or undefined when this build has no such message. */
 export function typeForUrl(url: string): protobuf.Type | undefined {
   const found = schemaRoot().lookup('.' + canonicalTypeName(url));
-  return found instanceof protobuf.Type ? found : undefined;
+  return found instanceof protobufjs().Type ? found : undefined;
 }
 
 const names = new WeakMap<protobuf.ReflectionObject, string>();
