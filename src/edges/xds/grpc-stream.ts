@@ -200,7 +200,11 @@ export abstract class ManagementStream<W extends StreamWatch, Req extends { node
       return;
     }
     const { Client, credentials } = grpc();
-    const client = new Client(target, credentials.createInsecure());
+    // No limit on a response's size, as the reference's `envoy_grpc` sets none by default:
+    // grpc-js's 4 MiB would refuse an ordinary large CDS push and retry it for ever.
+    const client = new Client(target, credentials.createInsecure(), {
+      'grpc.max_receive_message_length': -1,
+    });
     const call = client.makeBidiStreamRequest(this.options.method, this.codec.encode, this.codec.decode);
     this.client = client;
     this.call = call;
