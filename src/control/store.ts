@@ -9,6 +9,7 @@ import {
   type Subscription,
 } from 'rxjs';
 import type { Envelope, ProxyEvent } from '../../events/index.js';
+import { hostsChange, type ReceivedHosts } from '../../reducers/host-change.js';
 import { foldAll, initialState, mergeWindowMs, type State } from '../../reducers/index.js';
 import { type MergeWindowStats, mergeWindow } from './merge-window.js';
 
@@ -72,6 +73,15 @@ export class Store {
     const env: Envelope<ProxyEvent> = { seq: this.seq, at: this.scheduler.now(), source, event };
     this.input.next(env);
     return env;
+  }
+
+  /**
+   * Takes the members an edge received for a cluster and dispatches the change they make to
+   * the latest snapshot (`hostsChange`), or nothing when they make none (null).
+   */
+  receiveHosts(received: ReceivedHosts, source: string): Envelope<ProxyEvent> | null {
+    const event = hostsChange(this.state, received);
+    return event ? this.dispatch(event, source) : null;
   }
 
   /**

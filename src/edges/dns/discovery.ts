@@ -1,11 +1,10 @@
 import type { HostSpec, RawCluster } from '../../../events/index.js';
-import { configuredEndpoints, hostKey, isIpLiteral } from '../../../reducers/settings/endpoints.js';
 import type { ClusterEntry } from '../../../reducers/index.js';
 import { type ClusterSettings, clusterSettings } from '../../../reducers/settings/cluster.js';
+import { configuredEndpoints, hostKey, isIpLiteral } from '../../../reducers/settings/endpoints.js';
 import { followClusters } from '../../control/follow-clusters.js';
 import type { Core } from '../../core.js';
 import type { Scope } from '../../stats/store.js';
-import { hostsChange } from '../../upstream/host-diff.js';
 import { createNameResolver, type LookupFamily, type NameResolver } from './resolve.js';
 
 /** The discovery types this edge serves. */
@@ -98,10 +97,10 @@ class DnsCluster {
       }
     });
     if (hosts.length === 0) this.scope.counter('update_empty').inc();
-    const entry = this.ctx.store.state.clusters[this.settings.name];
-    if (!entry || entry.config !== this.config) return;
-    const event = hostsChange(this.settings.name, entry.hosts, hosts);
-    if (event) this.ctx.store.dispatch(event, 'dns');
+    this.ctx.store.receiveHosts(
+      { cluster: this.settings.name, hosts, versionInfo: '', config: this.config },
+      'dns',
+    );
   }
 }
 

@@ -6,7 +6,6 @@
  */
 import {
   clustersDiscovered,
-  hostsSet,
   type JsonObject,
   listenerAdded,
   listenerRemoved,
@@ -22,7 +21,6 @@ import { compiledClusterLoadAssignment } from '../../config/load-assignment.js';
 import type { Store } from '../../control/store.js';
 import type { Loggers } from '../../logging/loggers.js';
 import type { StatsStore } from '../../stats/store.js';
-import { hostsChange } from '../../upstream/host-diff.js';
 import type { DecodedResource } from './resources.js';
 import type { SecretWait } from './secret-wait.js';
 import type { ResourceKind } from './types.js';
@@ -129,11 +127,8 @@ function applyEndpoints(ctx: ApplyContext, change: Change): void {
     const hosts = compiledClusterLoadAssignment(assignment);
     if (hosts.length === 0) scope.counter('update_empty').inc();
     ctx.log.debug({ version }, `eds: cluster '${entry.name}' has ${hosts.length} host(s)`);
-    const event =
-      hostsChange(entry.name, entry.hosts, hosts, version) ??
-      (entry.warming ? hostsSet({ cluster: entry.name, hosts, versionInfo: version }) : null);
-    if (event) ctx.store.dispatch(event, 'eds');
-    else scope.counter('update_no_rebuild').inc();
+    const received = { cluster: entry.name, hosts, versionInfo: version };
+    if (!ctx.store.receiveHosts(received, 'eds')) scope.counter('update_no_rebuild').inc();
   }
 }
 
