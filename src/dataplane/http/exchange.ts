@@ -118,7 +118,7 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
       return;
     }
     // The gRPC filters take the request (and rewrite it) before it is routed: they come first.
-    const grpc = hcm.grpc?.(req, this.sink, () => this.router.attempt?.traffic.scope ?? null) ?? null;
+    const grpc = hcm.grpc?.(req, this.sink, () => this.router.attempt?.traffic.scope ?? null, this) ?? null;
     if (grpc !== null) {
       this.grpc = grpc;
       this.sink = grpc.sink;

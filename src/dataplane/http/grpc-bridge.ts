@@ -1,5 +1,5 @@
 import type { Scope } from '../../stats/store.js';
-import { flatValue, GrpcStatTracker, type GrpcStream, isGrpcContentType } from './grpc.js';
+import { flatValue, GrpcStatTracker, type GrpcStream, type HoldLimit, isGrpcContentType } from './grpc.js';
 import { type HttpRequest, headerValue, type ResponseSink, setHeader } from '../codec/request.js';
 
 /** A `grpc-status` the reference reads as OK: an integer equal to 0. */
@@ -26,6 +26,7 @@ class BridgeStream implements GrpcStream, ResponseSink {
     private readonly inner: ResponseSink,
     private readonly stats: GrpcStatTracker | null,
     private readonly bridging: boolean,
+    private readonly hold: HoldLimit,
   ) {}
 
   get sink(): ResponseSink {
@@ -61,6 +62,15 @@ class BridgeStream implements GrpcStream, ResponseSink {
     if (this.head === null) return this.inner.writeData(chunk);
     this.held.push(chunk);
     this.heldBytes += chunk.length;
+    if (this.heldBytes > this.hold.bufferLimit) {
+      // As the reference's bridge, which buffers under the connection's limit: nothing went
+      // out yet, so the answer is the proxy's own 500 (a stream held here grew without end).
+      this.head = null;
+      this.held = [];
+      this.heldBytes = 0;
+      this.started = false;
+      this.hold.encodeTooLarge();
+    }
     return true;
   }
 
@@ -105,14 +115,16 @@ class BridgeStream implements GrpcStream, ResponseSink {
 
 /**
  * The bridge for `req` when it is a gRPC request (`application/grpc[+codec]`), else null;
- * `scope` gives the routed cluster's stats scope once the route is known.
+ * `scope` gives the routed cluster's stats scope once the route is known; `hold` bounds the
+ * response it holds for an HTTP/1 client.
  */
 export function grpcBridgeStream(
   req: HttpRequest,
   sink: ResponseSink,
   scope: () => Scope | null,
+  hold: HoldLimit,
 ): GrpcStream | null {
   if (!isGrpcContentType(headerValue(req, 'content-type'))) return null;
   const stats = GrpcStatTracker.forPath('grpc', req.path, scope);
-  return new BridgeStream(sink, stats, req.protocol !== 'HTTP/2');
+  return new BridgeStream(sink, stats, req.protocol !== 'HTTP/2', hold);
 }

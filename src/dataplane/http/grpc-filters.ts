@@ -1,5 +1,5 @@
 import type { Scope } from '../../stats/store.js';
-import type { GrpcStream } from './grpc.js';
+import type { GrpcStream, HoldLimit } from './grpc.js';
 import { grpcBridgeStream } from './grpc-bridge.js';
 import { grpcWebStream } from './grpc-web.js';
 import type { HttpRequest, ResponseSink } from '../codec/request.js';
@@ -10,12 +10,13 @@ export type GrpcFilterKind = 'grpc_http1_bridge' | 'grpc_web';
 /**
  * Starts the chain's gRPC filters on a request: the stream the exchange then answers
  * through, or null when none of them takes the request. `scope` gives the routed cluster's
- * stats scope (null before or without one).
+ * stats scope (null before or without one); `hold` what a filter holding the response may hold.
  */
 export type GrpcStreamStarter = (
   req: HttpRequest,
   sink: ResponseSink,
   scope: () => Scope | null,
+  hold: HoldLimit,
 ) => GrpcStream | null;
 
 const START = { grpc_http1_bridge: grpcBridgeStream, grpc_web: grpcWebStream };
@@ -28,11 +29,11 @@ const START = { grpc_http1_bridge: grpcBridgeStream, grpc_web: grpcWebStream };
 export function grpcStreamStarter(kinds: readonly GrpcFilterKind[]): GrpcStreamStarter | null {
   if (kinds.length === 0) return null;
   if (kinds.length === 1) return START[kinds[0] as GrpcFilterKind];
-  return (req, sink, scope) => {
+  return (req, sink, scope, hold) => {
     const streams: GrpcStream[] = [];
     let outer = sink;
     for (const kind of kinds) {
-      const stream = START[kind](req, outer, scope);
+      const stream = START[kind](req, outer, scope, hold);
       if (stream === null) continue;
       streams.push(stream);
       outer = stream.sink;

@@ -119,6 +119,13 @@ export function sendGrpcLocalReply(
  * One gRPC request as a gRPC filter sees it, for the exchange: the sink it answers through
  * from now on, the request body as the upstream gets it, and the response trailers.
  */
+/** What a filter holding a response may hold (the listener's buffer limit), and its answer past that. */
+export interface HoldLimit {
+  readonly bufferLimit: number;
+  /** The held response is over the limit: the stream is answered 500 instead (`rs_too_large`). */
+  encodeTooLarge(): void;
+}
+
 export interface GrpcStream {
   /** Wraps the downstream sink: the exchange writes the response here. */
   readonly sink: ResponseSink;

@@ -2,8 +2,16 @@
  * The grpc_http1_bridge filter over real sockets: HTTP/1.1 clients send framed gRPC messages
  * through the proxy to a real gRPC server (grpc-js) and a raw HTTP/2 one, over the cluster's
  * HTTP/2 pool, and read the call's outcome from response headers.
+ *
+ * Root cause of the held-response case: the bridge held an HTTP/1 client's response until the
+ * upstream's trailers with no bound, so a server-streaming call (or any answer that never ends)
+ * grew the worker's memory by what the upstream sent (225 MB in 6 s on a loaded machine, nothing
+ * reaching the client). The reference's bridge buffers under the listener's
+ * `per_connection_buffer_limit_bytes` and answers 500 past it.
  */
 import assert from 'node:assert/strict';
+import * as http2 from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { compileTestHcm } from '../../helpers/compile.js';
 import {
@@ -21,10 +29,28 @@ const GRPC = { 'content-type': 'application/grpc' };
 let echo: Awaited<ReturnType<typeof echoServer>>;
 let failing: Awaited<ReturnType<typeof failingAfterDataServer>>;
 let proxy: TestProxy;
+/** Streams 64 KiB messages for as long as the stream is open, never trailers; counts what it sent. */
+let endless: http2.Http2Server;
+const endlessSent = { bytes: 0, closed: 0 };
 
 before(async () => {
   echo = await echoServer();
   failing = await failingAfterDataServer();
+  endless = http2.createServer();
+  endless.on('stream', (stream) => {
+    stream.on('error', () => {});
+    stream.on('close', () => endlessSent.closed++);
+    stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+    const message = frame(Buffer.alloc(65536));
+    const pump = () => {
+      while (!stream.destroyed && endlessSent.bytes < 64e6) {
+        endlessSent.bytes += message.length;
+        if (!stream.write(message)) return void stream.once('drain', pump);
+      }
+    };
+    pump();
+  });
+  await new Promise<void>((resolve) => endless.listen(0, '127.0.0.1', resolve));
   const h2 = (name: string, port: number) => ({
     raw: { name, connect_timeout: '1s', http2_protocol_options: {} },
     addresses: [`127.0.0.1:${port}`],
@@ -38,13 +64,23 @@ before(async () => {
           {
             name: 'all',
             domains: ['*'],
-            routes: [route('/fail.', 'failing'), route('/down.', 'down'), route('/', 'echo')],
+            routes: [
+              route('/fail.', 'failing'),
+              route('/down.', 'down'),
+              route('/endless.', 'endless'),
+              route('/', 'echo'),
+            ],
           },
         ],
       },
       http_filters: [{ name: 'envoy.grpc_http1_bridge', config: {} }, { name: 'envoy.router' }],
     },
-    [h2('echo', echo.port), h2('failing', failing.port), h2('down', await closedPort())],
+    [
+      h2('echo', echo.port),
+      h2('failing', failing.port),
+      h2('down', await closedPort()),
+      h2('endless', (endless.address() as AddressInfo).port),
+    ],
   );
 });
 
@@ -52,6 +88,7 @@ after(async () => {
   await proxy.close();
   echo.close();
   failing.close();
+  endless.close();
 });
 
 const stat = (cluster: string, rest: string) => proxy.counter(`cluster.${cluster}.grpc.${rest}`);
@@ -118,6 +155,18 @@ describe('grpc_http1_bridge', () => {
     assert.equal(a.body.length, 0);
     assert.equal(stat('down', 'down.Svc.Call.14'), 1);
     assert.equal(proxy.counter('http.egress.downstream_rq_2xx'), ok + 1);
+  });
+
+  it("a response held past the buffer limit (1 MiB) without trailers is the proxy's 500, as a gRPC answer; the upstream stream is reset", async () => {
+    const a = await post(proxy.port, '/endless.Svc/Stream', GRPC, frame('x'));
+    assert.equal(a.status, 200);
+    assert.equal(a.headers['grpc-status'], '2', 'UNKNOWN: the gRPC status of an HTTP 500');
+    assert.equal(a.headers['grpc-message'], 'Internal Server Error');
+    assert.equal(a.body.length, 0);
+    assert.equal(proxy.counter('http.egress.rs_too_large'), 1);
+    for (let i = 0; i < 100 && endlessSent.closed === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(endlessSent.closed, 1, 'the upstream stream ended');
+    assert.ok(endlessSent.bytes < 8e6, `the upstream sent ${endlessSent.bytes} bytes`);
   });
 
   it('leaves a request that is not gRPC alone', async () => {

@@ -317,7 +317,10 @@ describe('grpc_web before grpc_http1_bridge in one chain', () => {
       hasBody: true,
     };
     const start = grpcStreamStarter(['grpc_web', 'grpc_http1_bridge']);
-    const s = start?.(req, sink, () => null);
+    const s = start?.(req, sink, () => null, {
+      bufferLimit: 1 << 20,
+      encodeTooLarge: () => assert.fail('held too much'),
+    });
     assert.ok(s);
     s.sink.writeHead(200, ['content-type', 'application/grpc'], -1, false);
     s.sink.writeData(frame('part'));
