@@ -56,7 +56,7 @@ async function startProxy(upstreamPort: number, accessLog: string | null): Promi
     'tsx',
     '--input-type=module',
     '-e',
-    "import { main } from './src/cli/main.ts'; await main(process.argv.slice(1));",
+    "import { main } from './src/main.ts'; await main(process.argv.slice(1));",
     '--',
     '-c',
     join(dir, 'bootstrap.json'),

@@ -82,7 +82,7 @@ const bootstrap = {
 };
 const config = join(mkdtempSync(join(tmpdir(), 'keepalive-loop-')), 'bootstrap.json');
 writeFileSync(config, JSON.stringify(bootstrap));
-const main = new URL('../src/cli/main.ts', import.meta.url).href;
+const main = new URL('../src/main.ts', import.meta.url).href;
 const child = spawn(
   process.execPath,
   [

@@ -101,7 +101,7 @@ async function thisProxy(upstreamPort: number, dir: string): Promise<BenchRow> {
         'tsx',
         '--input-type=module',
         '-e',
-        "import { main } from './src/cli/main.ts'; await main(process.argv.slice(1));",
+        "import { main } from './src/main.ts'; await main(process.argv.slice(1));",
         '--',
         ...args,
       ];

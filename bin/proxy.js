@@ -6,5 +6,5 @@ const argv = process.argv.slice(2);
 // Before the CLI's imports, whose loading is what first grows the young generation; not for
 // `proxy replay`, a batch run whose speed matters more than its footprint (docs/cli.md#memory).
 if (argv[0] !== 'replay') limitServingHeap();
-const { main } = await import('../dist/src/cli/main.js');
+const { main } = await import('../dist/src/main.js');
 await main(argv);

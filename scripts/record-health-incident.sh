@@ -13,7 +13,7 @@ dir=fixtures/health-incident
 tmp=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-proxy() { node --import tsx --input-type=module -e "import { main } from './src/cli/main.ts'; await main(process.argv.slice(1));" -- "$@"; }
+proxy() { node --import tsx --input-type=module -e "import { main } from './src/main.ts'; await main(process.argv.slice(1));" -- "$@"; }
 
 # Two upstreams in one process; GET /control/<health|status>/<code> sets what they answer.
 node -e '

@@ -1,6 +1,6 @@
 import { FLAGS } from './flags.js';
 
-/** The commands `proxy` runs instead of serving when its first argument names one (src/cli/main.ts). */
+/** The commands `proxy` runs instead of serving when its first argument names one (src/main.ts). */
 const SUBCOMMANDS: ReadonlyArray<[usage: string, help: string]> = [
   [
     'proxy replay LOG|BUNDLE [--at POINT] [--view VIEW] [--timeline] [--diff A..B]',

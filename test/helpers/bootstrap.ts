@@ -63,7 +63,7 @@ export function bootstrapOf(result: LoadResult): Extract<LoadResult, { ok: true 
  * source through tsx otherwise) and resolves to its exit code and output.
  */
 export function runCli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  const entry = compiled ? join(root, 'dist', 'src', 'cli', 'main.js') : join(root, 'src', 'cli', 'main.ts');
+  const entry = compiled ? join(root, 'dist', 'src', 'main.js') : join(root, 'src', 'main.ts');
   const code = `const { main } = await import(${JSON.stringify(pathToFileURL(entry).href)}); await main(process.argv.slice(1));`;
   const nodeArgs = [
     ...(compiled ? [] : ['--import', 'tsx']),

@@ -25,7 +25,7 @@ export function spawnProxy(
         'tsx',
         '--input-type=module',
         '-e',
-        "import { main } from './src/cli/main.ts'; await main(process.argv.slice(1));",
+        "import { main } from './src/main.ts'; await main(process.argv.slice(1));",
         '--',
         ...args,
       ];

@@ -1,11 +1,11 @@
-import { VERSION } from '../version.js';
-import { reserveDynamicBaseId, writeBaseId } from './base-id.js';
-import { enableCoreDump } from './core-dump.js';
-import { usageText } from './help.js';
-import { hotRestartVersion } from './hot-restart-version.js';
-import type { Options } from '../options.js';
-import { parseCommandLine } from './parse.js';
-import { processTitle } from './process-title.js';
+import { VERSION } from './version.js';
+import { reserveDynamicBaseId, writeBaseId } from './cli/base-id.js';
+import { enableCoreDump } from './cli/core-dump.js';
+import { usageText } from './cli/help.js';
+import { hotRestartVersion } from './cli/hot-restart-version.js';
+import type { Options } from './options.js';
+import { parseCommandLine } from './cli/parse.js';
+import { processTitle } from './cli/process-title.js';
 
 function fail(errors: string[]): never {
   for (const error of errors) process.stderr.write(`error: ${error}\n`);
@@ -18,7 +18,7 @@ function fail(errors: string[]): never {
  */
 async function validate(options: Options): Promise<never> {
   // Loaded on demand so --version and --help do not pay for the whole server's imports.
-  const { loadBootstrap } = await import('../bootstrap/load.js');
+  const { loadBootstrap } = await import('./bootstrap/load.js');
   let result: Awaited<ReturnType<typeof loadBootstrap>>;
   try {
     result = await loadBootstrap(options);
@@ -37,11 +37,11 @@ export async function main(argv: string[]): Promise<void> {
   // Each subcommand's modules load with it: a serving process holds neither (their views,
   // the replay machinery) in its heap.
   if (argv[0] === 'replay') {
-    const { runReplay } = await import('./replay.js');
+    const { runReplay } = await import('./cli/replay.js');
     process.exit(await runReplay(argv.slice(1)));
   }
   if (argv[0] === 'restarter') {
-    const { runRestarter } = await import('./restarter.js');
+    const { runRestarter } = await import('./cli/restarter.js');
     process.exit(await runRestarter(argv.slice(1)));
   }
   const parsed = parseCommandLine(argv);
@@ -73,7 +73,7 @@ export async function main(argv: string[]): Promise<void> {
     if (options.useDynamicBaseId) options.baseId = await reserveDynamicBaseId(options.socketPath);
     if (options.baseIdPath) writeBaseId(options.baseIdPath, options.baseId);
     process.title = processTitle(argv, options.restartEpoch);
-    const { serve } = await import('../server/main.js');
+    const { serve } = await import('./server/main.js');
     await serve(options);
   } catch (err) {
     fail([(err as Error).message]);

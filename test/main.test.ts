@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { repoRoot, runProxy, spawnProxy } from '../helpers/cli.js';
+import { repoRoot, runProxy, spawnProxy } from './helpers/cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'proxy-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
