@@ -146,7 +146,12 @@ function routeRequest(stream: RouterStream, hit: RouteHit | null): UpstreamAttem
 }
 
 /** A direct response's or redirect's headers, with the route's response mutations (in place). */
-function responseHeaders(status: number, headers: string[], route: CompiledRoute, info: StreamInfo): string[] {
+function responseHeaders(
+  status: number,
+  headers: string[],
+  route: CompiledRoute,
+  info: StreamInfo,
+): string[] {
   info.responseCode = status;
   if (route.mutations.length > 0) applyHeaderMutations(headers, route.mutations, true, { info, host: null });
   return headers;
