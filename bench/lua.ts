@@ -75,7 +75,6 @@ function stream(req: HttpRequest): FilterStream {
     sendLocalReply: () => {},
     responseLength: -1,
     localReply: false,
-    responseStatus: 0,
   };
 }
 

@@ -55,6 +55,11 @@ export function checkRouteClusters(
         if (typeof name === 'string' && !known.has(name))
           unknown(`${at}.weighted_clusters.clusters[${k}].name`, name, 'route: weighted cluster');
       });
+      arrayOf(action.request_mirror_policies).forEach((m, k) => {
+        const name = objectOf(m).cluster;
+        if (typeof name === 'string' && name !== '' && !known.has(name))
+          unknown(`${at}.request_mirror_policies[${k}].cluster`, name, 'route: mirror cluster');
+      });
     });
   });
 }

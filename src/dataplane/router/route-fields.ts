@@ -9,6 +9,7 @@ import type { Report } from '../../bootstrap/report.js';
 import { FIELD_TABLES as CORS_FIELD_TABLES } from '../http/cors.js';
 import { ROUTE_RATE_LIMIT_TABLES } from '../http/filters/ratelimit/route-policy.js';
 import { FIELD_TABLES as HEADER_FIELD_TABLES, HEADER_MUTATION_FIELDS } from './header-mutation.js';
+import { MIRROR_FIELDS } from './mirror.js';
 import { FIELD_TABLES as UPGRADE_FIELD_TABLES } from './upgrade-config.js';
 
 export const ROUTE_CONFIG_FIELDS: FieldTable = {
@@ -74,6 +75,8 @@ const ACTION_FIELDS: FieldTable = {
     'cors',
     'rate_limits',
     'include_vh_rate_limits',
+    'request_mirror_policies',
+    'request_mirror_policy',
   ),
   auto_host_rewrite: notYet('auto_host_rewrite (the Host of the chosen DNS host)'),
 };
@@ -92,6 +95,7 @@ export const FIELD_TABLES = {
   WeightedCluster: WEIGHTED_FIELDS,
   ClusterWeight: CLUSTER_WEIGHT_FIELDS,
   Decorator: DECORATOR_FIELDS,
+  'RouteAction.RequestMirrorPolicy': MIRROR_FIELDS,
   ...HEADER_FIELD_TABLES,
   ...UPGRADE_FIELD_TABLES,
   ...CORS_FIELD_TABLES,

@@ -23,6 +23,7 @@ import { compileRouteIdleTimeout } from '../http/timeouts.js';
 import { compileHashPolicy } from './hash.js';
 import { checkHeaderValue, compileHeaderMutation, type HeaderMutation } from './header-mutation.js';
 import { compileHeaderMatcher, compileQueryMatcher, type RequestTest } from './matchers.js';
+import { compileMirrorPolicies, type MirrorPolicy } from './mirror.js';
 import { compileRetryPolicy, type RetryPolicy } from './retry.js';
 import {
   checkRouteFields,
@@ -94,6 +95,8 @@ export interface CompiledRoute {
   perFilter: ReadonlyMap<string, unknown> | null;
   /** `decorator.operation`: the name of the request's tracing span; null for the default (the host). */
   operation: string | null;
+  /** `request_mirror_policies`: the clusters that get a copy of the request; null for none. */
+  mirrors: MirrorPolicy[] | null;
 }
 
 export interface CompiledVirtualHost {
@@ -312,6 +315,7 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
       raw.decorator === undefined
         ? null
         : compileDecorator(objectOf(raw.decorator), `${where}.decorator`, report),
+    mirrors: compileMirrorPolicies(ra, `${where}.route`, report),
   };
 }
 

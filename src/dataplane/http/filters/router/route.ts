@@ -9,6 +9,7 @@ import type { DownstreamOwner } from '../../downstream.js';
 import { EDGE_ROUTER_HEADERS } from '../../edge.js';
 import { upstreamRequestHead } from '../../headers.js';
 import type { ChainRouter } from '../runner.js';
+import { Shadows } from './shadow.js';
 import { type AttemptStream, UpstreamAttempt } from './upstream-attempt.js';
 
 /** A route the table matched, with its virtual host. */
@@ -50,6 +51,8 @@ export class RouterFilter implements ChainRouter {
   route: CompiledRoute | null = null;
   /** The way upstream; null before the router has a cluster, or without one. */
   attempt: UpstreamAttempt | null = null;
+  /** The copies the route's mirror policies send; null for none. */
+  private shadows: Shadows | null = null;
 
   constructor(private readonly stream: RouterStream) {}
 
@@ -73,17 +76,27 @@ export class RouterFilter implements ChainRouter {
     const attempt = routeRequest(this.stream, this.hit);
     if (attempt === null) return;
     this.attempt = attempt;
+    const mirrors = attempt.route.mirrors;
+    if (mirrors !== null && attempt.head !== null)
+      this.shadows = Shadows.start(this.stream, attempt.route, mirrors, attempt.head, attempt.timeoutMs);
     attempt.begin();
   }
 
   decodeData(chunk: Buffer, end: boolean): void {
     const attempt = this.attempt;
     if (attempt === null) return;
-    if (chunk.length > 0) attempt.data(chunk);
-    if (end) attempt.end(undefined);
+    if (chunk.length > 0) {
+      this.shadows?.data(chunk);
+      attempt.data(chunk);
+    }
+    if (end) {
+      this.shadows?.end(this.stream);
+      attempt.end(undefined);
+    }
   }
 
   decodeTrailers(trailers: string[]): void {
+    this.shadows?.end(this.stream);
     this.attempt?.end(trailers);
   }
 }
