@@ -1,5 +1,6 @@
-import { Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
+import type { OperatorFunction, SchedulerLike, Subscription } from 'rxjs';
 import { type Envelope, mergeWindowOf, type ProxyEvent } from '../../events/index.js';
+import { Observable } from '../rx.js';
 
 interface Window {
   /** When the window that the last delivery opened closes. */

@@ -6,9 +6,9 @@
 import { createReadStream, statSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { freeze } from 'immer';
-import { Subject, VirtualAction, VirtualTimeScheduler } from 'rxjs';
 import type { Envelope, ProxyEvent } from '../../events/index.js';
 import { applyInPlace, initialState, mergeWindowMs, type State } from '../../reducers/index.js';
+import { Subject, VirtualAction, VirtualTimeScheduler } from '../rx.js';
 import { type LogCheckpoint, type LogHeader, type LogLine, parseLogLine } from './log-format.js';
 import { mergeWindow } from './merge-window.js';
 

@@ -1,16 +1,8 @@
-import {
-  asyncScheduler,
-  BehaviorSubject,
-  type Observable,
-  observeOn,
-  queueScheduler,
-  type SchedulerLike,
-  Subject,
-  type Subscription,
-} from 'rxjs';
+import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import type { Envelope, ProxyEvent } from '../../events/index.js';
 import { hostsChange, type ReceivedHosts } from '../../reducers/host-change.js';
 import { foldAll, initialState, mergeWindowMs, type State } from '../../reducers/index.js';
+import { asyncScheduler, BehaviorSubject, observeOn, queueScheduler, Subject } from '../rx.js';
 import { type MergeWindowStats, mergeWindow } from './merge-window.js';
 
 export interface StoreOptions {

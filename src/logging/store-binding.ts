@@ -1,6 +1,7 @@
-import { distinctUntilChanged, map, type Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import { logLevelsChanged } from '../../events/logging.js';
 import type { Store } from '../control/store.js';
+import { distinctUntilChanged, map } from '../rx.js';
 import type { Loggers } from './loggers.js';
 
 /**

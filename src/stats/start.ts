@@ -1,8 +1,8 @@
-import { pairwise, startWith } from 'rxjs';
 import type { JsonObject } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
 import { durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
 import type { Core } from '../core.js';
+import { pairwise, startWith } from '../rx.js';
 import { VERSION } from '../version.js';
 import { HystrixStream, hystrixSinkConfig } from './hystrix.js';
 import { ServerStats, versionStat } from './server-stats.js';

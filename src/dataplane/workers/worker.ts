@@ -5,13 +5,13 @@
  */
 
 import { parentPort } from 'node:worker_threads';
-import { pairwise, startWith } from 'rxjs';
 import type { Envelope, JsonObject, ProxyEvent } from '../../../events/index.js';
 import { buildContext, type ServerContext } from '../../context-core.js';
 import { Store } from '../../control/store.js';
 import { startShrinkHeap } from '../../edges/overload/shrink-heap.js';
 import { collectWhenIdle, memoryFigures } from '../../memory.js';
 import { profileFile } from '../../profiler.js';
+import { pairwise, startWith } from '../../rx.js';
 import { applyStatsControl } from '../../stats/start.js';
 import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
 import { relayOutcomes } from '../../upstream/outcomes.js';
