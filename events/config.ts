@@ -8,6 +8,27 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 export type JsonObject = { [key: string]: Json };
 
+/**
+ * Config fields whose whole value is secret wherever they appear (TLS keys, key passwords,
+ * ticket keys): what leaves the process redacts them (`views/redact.ts`), and a finding
+ * about one never quotes its value (`src/bootstrap/canonical-scalars.ts`).
+ */
+export const SECRET_FIELD_NAMES: ReadonlySet<string> = new Set([
+  'private_key',
+  'password',
+  'auth_password',
+  'session_ticket_keys',
+  'hmac_secret',
+  'generic_secret',
+]);
+
+/** Inside a secret, these say where the secret is, not what it is. */
+export const SECRET_LOCATION_FIELDS: ReadonlySet<string> = new Set([
+  'filename',
+  'environment_variable',
+  '@type',
+]);
+
 /** A `static_resources.clusters[]` entry, or a cluster from discovery. */
 export interface RawCluster extends JsonObject {
   name: string;

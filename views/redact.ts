@@ -7,20 +7,10 @@
  */
 import type { Operation } from 'fast-json-patch';
 import { isNode, isScalar, parseDocument, visit } from 'yaml';
+import { SECRET_FIELD_NAMES, SECRET_LOCATION_FIELDS } from '../events/config.js';
 
-/** Fields whose whole value is secret wherever they appear (TLS keys, key passwords, ticket keys). */
-const SECRET_FIELDS = new Set([
-  'private_key',
-  'password',
-  'auth_password',
-  'session_ticket_keys',
-  'hmac_secret',
-  'generic_secret',
-]);
 /** Fields holding a whole bootstrap as text (`--config-yaml`, in server info and the log header). */
 const BOOTSTRAP_TEXT_FIELDS = new Set(['config_yaml', 'configYaml']);
-/** Inside a secret, these say where the secret is, not what it is. */
-const KEPT_IN_SECRET = new Set(['filename', 'environment_variable', '@type']);
 
 export const REDACTED = '[redacted]';
 const REDACTED_BYTES = Buffer.from(REDACTED).toString('base64');
@@ -31,7 +21,7 @@ const REDACTED_BYTES = Buffer.from(REDACTED).toString('base64');
  * A false positive costs a second pass, never a leak.
  */
 const MAY_HOLD_SECRET = new RegExp(
-  `"(?:${[...SECRET_FIELDS].join('|')})":|"(?:${[...BOOTSTRAP_TEXT_FIELDS].join('|')})":"[^"]`,
+  `"(?:${[...SECRET_FIELD_NAMES].join('|')})":|"(?:${[...BOOTSTRAP_TEXT_FIELDS].join('|')})":"[^"]`,
 );
 
 /** Sets `key` as an own property even when it is `__proto__`. */
@@ -47,7 +37,7 @@ function redactSecret(value: unknown, key?: string): unknown {
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [k, inner] of Object.entries(value))
-    put(out, k, KEPT_IN_SECRET.has(k) ? inner : redactSecret(inner, k));
+    put(out, k, SECRET_LOCATION_FIELDS.has(k) ? inner : redactSecret(inner, k));
   return out;
 }
 
@@ -61,7 +51,7 @@ function redactValue(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value)) {
-    if (SECRET_FIELDS.has(key)) put(out, key, redactSecret(inner));
+    if (SECRET_FIELD_NAMES.has(key)) put(out, key, redactSecret(inner));
     else if (BOOTSTRAP_TEXT_FIELDS.has(key) && typeof inner === 'string')
       put(out, key, redactBootstrapText(inner));
     else put(out, key, redactValue(inner));
@@ -112,7 +102,7 @@ function secretStrings(value: unknown, inSecret: boolean, out: Set<string>): Set
     for (const v of value) secretStrings(v, inSecret, out);
   } else if (value !== null && typeof value === 'object') {
     for (const [k, inner] of Object.entries(value))
-      secretStrings(inner, inSecret ? !KEPT_IN_SECRET.has(k) : SECRET_FIELDS.has(k), out);
+      secretStrings(inner, inSecret ? !SECRET_LOCATION_FIELDS.has(k) : SECRET_FIELD_NAMES.has(k), out);
   }
   return out;
 }
@@ -129,7 +119,7 @@ export function redactBootstrapText(text: string): string {
   if (secrets.size === 0) return text;
   visit(doc, {
     Pair(_, pair) {
-      if (!isScalar(pair.key) || !SECRET_FIELDS.has(String(pair.key.value))) return undefined;
+      if (!isScalar(pair.key) || !SECRET_FIELD_NAMES.has(String(pair.key.value))) return undefined;
       const current: unknown = isNode(pair.value) ? pair.value.toJS(doc) : pair.value;
       pair.value = doc.createNode(redactSecret(current));
       return visit.SKIP;

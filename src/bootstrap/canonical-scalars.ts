@@ -3,7 +3,7 @@
  * or Duration as canonical JSON, each bad value a finding naming what was expected.
  */
 import type protobuf from 'protobufjs';
-import type { Json } from '../../events/index.js';
+import { type Json, SECRET_FIELD_NAMES, SECRET_LOCATION_FIELDS } from '../../events/index.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { nameOf } from './schema.js';
 import type { WalkContext } from './walk-context.js';
@@ -27,11 +27,23 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function describe(value: unknown): string {
+/**
+ * A value for a finding: its type and, unless `here` is inside a secret (a private key, a
+ * password), the value itself. A finding goes to the log, the event log and `--mode
+ * validate`'s output, none of which may show a key that was one typo away from valid.
+ */
+export function describe(value: unknown, here: string): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'an object';
+  if (inSecret(here)) return `a ${typeof value} (a secret: not shown)`;
   return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+/** Whether a field path names a secret's value, not where the secret is (its `filename`). */
+function inSecret(path: string): boolean {
+  const names = path.split(/[.[\]]/);
+  return names.some((n) => SECRET_FIELD_NAMES.has(n)) && !SECRET_LOCATION_FIELDS.has(names.at(-1) ?? '');
 }
 
 export function isDefaultScalar(value: Json): boolean {
@@ -54,7 +66,7 @@ export function enumName(
   const names = Object.keys(type.values).join(', ');
   ctx.report.error(
     here,
-    `invalid value ${describe(raw)} for ${nameOf(type).slice(1)} (expected one of ${names})`,
+    `invalid value ${describe(raw, here)} for ${nameOf(type).slice(1)} (expected one of ${names})`,
   );
   return undefined;
 }
@@ -69,7 +81,7 @@ export function canonicalScalar(
   ctx: WalkContext,
 ): Json | undefined {
   const bad = (expected: string): undefined => {
-    ctx.report.error(here, `expected ${expected}, got ${describe(raw)}`);
+    ctx.report.error(here, `expected ${expected}, got ${describe(raw, here)}`);
     return undefined;
   };
   if (kind === 'string') {
@@ -99,7 +111,7 @@ export function canonicalScalar(
 }
 
 export function badShape(ctx: WalkContext, here: string, expected: string, raw: unknown): undefined {
-  ctx.report.error(here, `expected ${expected}, got ${describe(raw)}`);
+  ctx.report.error(here, `expected ${expected}, got ${describe(raw, here)}`);
   return undefined;
 }
 

@@ -72,7 +72,7 @@ export function canonicalMessage(
   parentTypeName = '',
 ): JsonObject | undefined {
   if (!isPlainObject(value)) {
-    ctx.report.error(path, `expected an object (${nameOf(type).slice(1)}), got ${describe(value)}`);
+    ctx.report.error(path, `expected an object (${nameOf(type).slice(1)}), got ${describe(value, path)}`);
     return undefined;
   }
   const out: JsonObject = {};
@@ -149,7 +149,7 @@ function canonicalField(
 ): Json | undefined {
   if (field.map) {
     if (!isPlainObject(raw)) {
-      ctx.report.error(here, `expected a map (object), got ${describe(raw)}`);
+      ctx.report.error(here, `expected a map (object), got ${describe(raw, here)}`);
       return undefined;
     }
     const out: JsonObject = {};
