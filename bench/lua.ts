@@ -75,6 +75,7 @@ function stream(req: HttpRequest): FilterStream {
     sendLocalReply: () => {},
     responseLength: -1,
     localReply: false,
+    responseStatus: 0,
   };
 }
 

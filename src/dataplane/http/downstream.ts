@@ -6,7 +6,6 @@ import type { RouteTable } from '../router/table.js';
 import type { HttpTracer } from '../tracing/tracer.js';
 import type { StreamFilterMaker } from './filters/api.js';
 import type { FilterChain } from './filters/chain.js';
-import type { GrpcStreamStarter } from './grpc-filters.js';
 import type { HcmSpec } from './hcm-config.js';
 import type { ForwardingOptions } from './headers.js';
 import type { HcmStats } from './stats.js';
@@ -28,10 +27,8 @@ export interface DownstreamOwner extends ForwardingOptions {
   readonly filters: FilterChain;
   /** The tap filter's config id in this process's tap registry, or null without a tap filter. */
   readonly tap: TapPoint | null;
-  /** Starts the gRPC filters (bridge, gRPC-Web) on a request, or null without either. */
   /** One maker per per-request filter (src/dataplane/http/filters/api.ts); null for none. */
   readonly streamFilters: StreamFilterMaker[] | null;
-  readonly grpc: GrpcStreamStarter | null;
   /** HCM `tracing` with a tracer (its provider or the bootstrap's), or null: no spans. */
   readonly tracer: HttpTracer | null;
   readonly log: bunyan;

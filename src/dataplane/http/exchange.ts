@@ -7,8 +7,6 @@ import type { DownstreamOwner } from './downstream.js';
 import { appendVia, applyEdge } from './edge.js';
 import { RouterFilter, type RouterStream } from './filters/router/route.js';
 import { type FilterChainEnds, FilterRunner } from './filters/runner.js';
-import type { GrpcStream } from './grpc.js';
-import { BAD_GRPC_WEB_BODY } from './grpc-web.js';
 import { answerBeforeFilters, checkHead } from './head-checks.js';
 import { downstreamResponseHeaders } from './headers.js';
 import { type ReplyingStream, sendStreamReply } from './stream-reply.js';
@@ -35,7 +33,7 @@ const DEFAULT_BUFFER_LIMIT = 1024 * 1024;
 
 /**
  * One downstream request, from its head to the end of its response: the filters before the
- * router (the overload and health-check answers, gRPC, the per-request chain of
+ * router (the overload and health-check answers, then the chain of
  * src/dataplane/http/filters/runner.ts), the router filter (filters/router/route.ts) and its
  * upstream attempt (filters/router/upstream-attempt.ts), the stream's timers, the response's
  * way back through the encoders, the proxy's own replies and the request's record.
@@ -60,22 +58,19 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
   readonly info: StreamInfo;
   /** Set only while a `/tap` session is attached to this connection manager's tap filter. */
   readonly tap: TapRecorder | null;
-  /** The gRPC filters' side of a gRPC or gRPC-Web request; null for any other request. */
-  grpc: GrpcStream | null = null;
   /** This request's span when the connection manager traces; null otherwise. */
   private trace: TracedRequest | null = null;
   /** What the edge step found (`EDGE_*` bits of src/dataplane/http/edge.ts). */
   edge = 0;
   /** When the whole request had arrived, for `x-proxy-upstream-service-time`; 0 before. */
   private requestCompleteAt = 0;
-  /** The upstream response's length (-1 unknown), while the encoders hold its head; they may unset it. */
+  /** The response body's length as the downstream gets it (-1: unknown); the encoders may change it. */
   responseLength = -1;
 
   constructor(
     readonly hcm: DownstreamOwner,
     readonly req: HttpRequest,
-    /** The downstream's sink, or the gRPC filters' wrapping of it once they take the request. */
-    public sink: ResponseSink,
+    readonly sink: ResponseSink,
     readonly owner: ExchangeOwner,
   ) {
     this.info = newStreamInfo(
@@ -117,12 +112,6 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
       this.localReply(answer.status, answer.body, answer.headers);
       return;
     }
-    // The gRPC filters take the request (and rewrite it) before it is routed: they come first.
-    const grpc = hcm.grpc?.(req, this.sink, () => this.router.attempt?.traffic.scope ?? null, this) ?? null;
-    if (grpc !== null) {
-      this.grpc = grpc;
-      this.sink = grpc.sink;
-    }
     this.router.hit = findRoute(hcm.routes, req);
     if (hcm.streamFilters === null) {
       this.router.decodeHeaders();
@@ -150,6 +139,8 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
   encodedHeaders(status: number, headers: string[]): void {
     const trailers = this.router.attempt?.trailersExpected === true;
     this.sink.writeHead(status, headers, this.responseLength, false, trailers);
+    // An encoder may have changed it (the gRPC bridge's 503): counted and logged as sent.
+    this.responseStatus = status;
     this.info.responseCode = status;
     this.info.responseHeaders = headers;
   }
@@ -219,26 +210,12 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
     this.timers.active();
     this.bodyBytes += chunk.length;
     this.tap?.requestBody(chunk);
-    if (this.grpc !== null) {
-      const decoded = this.grpc.requestBody(chunk);
-      if (decoded === null) {
-        // A gRPC-Web text body that is not base64: refused, as the reference does, mid-request.
-        this.reply(400, BAD_GRPC_WEB_BODY);
-        return;
-      }
-      if (decoded.length === 0) return;
-      chunk = decoded;
-    }
     (this.filters ?? this.router).decodeData(chunk, false);
   }
 
   onBodyEnd(): void {
     // `requestCompleteAt` is set once the downstream sent the whole request (at once without a body).
     if (this.ended || this.requestCompleteAt !== 0) return;
-    if (this.grpc !== null && !this.grpc.requestEnd()) {
-      this.reply(400, BAD_GRPC_WEB_BODY);
-      return;
-    }
     this.requestCompleteAt = performance.now();
     this.timers.requestDone();
     const next = this.filters ?? this.router;
@@ -305,10 +282,6 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
 
   upstreamTrailers(trailers: string[]): void {
     this.trailers = trailers;
-    if (this.grpc === null) return;
-    const status = this.grpc.trailers(trailers);
-    // The bridge's 503 for a failed call is what the client gets: counted and logged so.
-    if (status > 0) this.responseStatus = this.info.responseCode = status;
   }
 
   upstreamEnd(): void {

@@ -25,7 +25,6 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
     upstreamLogs: [],
     router: { suppressEnvoyHeaders: false, respectExpectedRqTimeout: false, strictCheckHeaders: [] },
     tapConfigId: null,
-    grpc: [],
     stream: [],
   };
   list.forEach((f, i) => {

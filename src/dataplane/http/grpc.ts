@@ -1,6 +1,5 @@
 import type { Scope } from '../../stats/store.js';
-import type { LocalReplySent } from './local-reply.js';
-import type { ResponseSink } from '../codec/request.js';
+import type { StreamInfo } from '../access-log/stream-info.js';
 
 /** The value of `name` in a flat header list (the last one), or undefined. */
 export function flatValue(headers: readonly string[], name: string): string | undefined {
@@ -24,6 +23,12 @@ export function serviceAndMethod(path: string): { service: string; method: strin
   if (parts.length !== 2) return null;
   return { service: parts[0] as string, method: parts[1] as string };
 }
+
+/**
+ * The stats scope of the cluster a request went to (`info.upstreamCluster`), where the gRPC
+ * filters count its calls; null before or without one, as the reference without cluster info.
+ */
+export type ClusterScope = (info: StreamInfo) => Scope | null;
 
 /**
  * The per-method counters the reference's gRPC filters keep under their cluster's scope:
@@ -95,47 +100,20 @@ export function percentEncode(text: string): string {
 }
 
 /**
- * A local reply to a gRPC request, as the reference's connection manager sends it: a
- * trailers-only response, 200 with `content-type: application/grpc`, the status mapped to
- * `grpc-status` and the text in `grpc-message`, no body.
+ * The head of a local reply to a gRPC request, as the reference's connection manager sends it:
+ * a trailers-only response (200, no body) with `content-type: application/grpc`, the status
+ * mapped to `grpc-status` and the text in `grpc-message`, then `extra` and our `server` header.
  */
-export function sendGrpcLocalReply(
-  sink: ResponseSink,
+export function grpcLocalReplyHead(
   serverName: string,
   status: number,
   body: string | Buffer,
   extra: readonly string[],
-): LocalReplySent {
+): string[] {
   const headers = ['content-type', 'application/grpc', 'grpc-status', String(grpcStatusForHttp(status))];
   const text = typeof body === 'string' ? body : body.toString();
   if (text !== '') headers.push('grpc-message', percentEncode(text));
   headers.push(...extra);
   if (serverName) headers.push('server', serverName);
-  sink.writeHead(200, headers, 0, true);
-  return { headers, bodyBytes: 0 };
-}
-
-/**
- * One gRPC request as a gRPC filter sees it, for the exchange: the sink it answers through
- * from now on, the request body as the upstream gets it, and the response trailers.
- */
-/** What a filter holding a response may hold (the listener's buffer limit), and its answer past that. */
-export interface HoldLimit {
-  readonly bufferLimit: number;
-  /** The held response is over the limit: the stream is answered 500 instead (`rs_too_large`). */
-  encodeTooLarge(): void;
-}
-
-export interface GrpcStream {
-  /** Wraps the downstream sink: the exchange writes the response here. */
-  readonly sink: ResponseSink;
-  /** Request body bytes as sent upstream (possibly empty); null when they are malformed. */
-  requestBody(chunk: Buffer): Buffer | null;
-  /** False when the request body ended malformed. */
-  requestEnd(): boolean;
-  /**
-   * The upstream response's trailers (flat, lowercase names), before the response ends; the
-   * HTTP status the client gets when the filter changed it, else 0.
-   */
-  trailers(trailers: string[]): number;
+  return headers;
 }

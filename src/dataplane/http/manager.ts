@@ -20,7 +20,6 @@ import type { DownstreamOwner } from './downstream.js';
 import type { StreamFilterMaker } from './filters/api.js';
 import type { FilterChain } from './filters/chain.js';
 import { startStreamFilters } from './filters/registry.js';
-import { type GrpcStreamStarter, grpcStreamStarter } from './grpc-filters.js';
 import { H1Downstream } from './h1-downstream.js';
 import { H2Codec } from './h2-downstream.js';
 import type { HcmSpec } from './hcm-config.js';
@@ -57,7 +56,6 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   readonly stats: HcmStats;
   readonly filters: FilterChain;
   readonly tap: TapPoint | null;
-  readonly grpc: GrpcStreamStarter | null;
   /** One maker per per-request filter, in chain order; null for none (no per-request cost then). */
   readonly streamFilters: StreamFilterMaker[] | null;
   readonly tracer: HttpTracer | null;
@@ -90,7 +88,6 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
     const scope = deps.ctx.stats.scope(`http.${spec.statPrefix}`);
     this.stats = new HcmStats(scope);
     this.filters = spec.filters;
-    this.grpc = grpcStreamStarter(spec.filters.grpc);
     this.streamFilters = startStreamFilters(spec.filters.stream, {
       scope,
       runtime: (key) => runtimeValue(deps.ctx.store.state, key),

@@ -3,7 +3,7 @@ import { type HttpRequest, headerValue, type ResponseSink } from '../codec/reque
 import type { DownstreamOwner } from './downstream.js';
 import { appendVia } from './edge.js';
 import type { FilterRunner } from './filters/runner.js';
-import { type GrpcStream, isGrpcContentType, sendGrpcLocalReply } from './grpc.js';
+import { grpcLocalReplyHead, isGrpcContentType } from './grpc.js';
 import { sendLocalReply } from './local-reply.js';
 import { rewriteLocalReply } from './local-reply-config.js';
 import type { TapRecorder } from './tap.js';
@@ -14,8 +14,6 @@ export interface ReplyingStream {
   readonly req: HttpRequest;
   readonly sink: ResponseSink;
   readonly info: StreamInfo;
-  /** The gRPC filters' side of the request, when they took it. */
-  readonly grpc: GrpcStream | null;
   readonly filters: FilterRunner | null;
   readonly tap: TapRecorder | null;
 }
@@ -37,31 +35,35 @@ export function sendStreamReply(
   const { hcm, req, info, filters } = stream;
   const via = hcm.spec.edge.via;
   const rewrite = hcm.spec.localReply;
-  const headers =
-    !via && filters === null && rewrite === null ? extra : extra.slice();
+  const headers = !via && filters === null && rewrite === null ? extra : extra.slice();
   let status = original;
   let body = originalBody;
   let contentType: string | undefined;
   if (rewrite !== null)
     ({ status, body, contentType } = rewriteLocalReply(rewrite, info, hcm.runtime, status, body, headers));
   if (via) appendVia(headers, via);
+  const serverName = hcm.spec.serverHeader === 'PASS_THROUGH' ? '' : hcm.serverName;
   // Read here, not per request: the content type of every request would cost every request.
-  const grpc = stream.grpc !== null || isGrpcContentType(headerValue(req, 'content-type'));
+  if (isGrpcContentType(headerValue(req, 'content-type'))) {
+    // A gRPC answer is a 200 (its status is in `grpc-status`) whose head ends it: no body.
+    const head = grpcLocalReplyHead(serverName, status, body, headers);
+    filters?.encodeLocalHeaders(200, head);
+    stream.sink.writeHead(200, head, 0, true);
+    info.responseCode = 200;
+    info.responseHeaders = head;
+    return 200;
+  }
   if (filters !== null) {
     filters.encodeLocalHeaders(status, headers);
-    // A HEAD reply and a gRPC one (trailers only) carry no body for the encoders to see.
-    if (!grpc && req.method !== 'HEAD' && body.length > 0)
+    // A HEAD reply carries no body for the encoders to see.
+    if (req.method !== 'HEAD' && body.length > 0)
       filters.encodeLocalData(typeof body === 'string' ? Buffer.from(body) : body);
   }
-  const serverName = hcm.spec.serverHeader === 'PASS_THROUGH' ? '' : hcm.serverName;
-  const sent = grpc
-    ? sendGrpcLocalReply(stream.sink, serverName, status, body, headers)
-    : sendLocalReply(stream.sink, req.method, serverName, status, body, headers, contentType);
-  const code = grpc ? 200 : status;
-  info.responseCode = code;
+  const sent = sendLocalReply(stream.sink, req.method, serverName, status, body, headers, contentType);
+  info.responseCode = status;
   info.responseHeaders = sent.headers;
   info.bytesSent += sent.bodyBytes;
   if (stream.tap !== null && sent.bodyBytes > 0)
     stream.tap.responseBody(typeof body === 'string' ? Buffer.from(body) : body);
-  return code;
+  return status;
 }

@@ -183,7 +183,7 @@ describe('gRPC filter config', () => {
       stat_prefix: 's',
       route_config: { virtual_hosts: [] },
       http_filters: [filter, { name: 'envoy.router' }],
-    }).filters.grpc;
+    }).filters.stream.map((f) => /\.(grpc_http1_bridge|grpc_web)\./.exec(f.configType)?.[1]);
 
   it('takes every spelling of either name, and the v2 or v3 @type alone', () => {
     for (const name of [

@@ -1,16 +1,12 @@
 /**
  * The grpc_web filter over real sockets: gRPC-Web and gRPC-Web-text clients on HTTP/1.1
- * through the proxy to a real gRPC server (grpc-js) over the cluster's HTTP/2 pool; and the
- * filter's text decoding on its own, chunk by chunk.
+ * through the proxy to a real gRPC server (grpc-js) over the cluster's HTTP/2 pool. The
+ * filter on its own, chunk by chunk: test/dataplane/http/filters/grpc/web.test.ts.
  */
 import assert from 'node:assert/strict';
-import type { IncomingHttpHeaders } from 'node:http';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { grpcStreamStarter } from '../../../src/dataplane/http/grpc-filters.js';
-import { grpcWebStream } from '../../../src/dataplane/http/grpc-web.js';
-import type { HttpRequest, ResponseSink } from '../../../src/dataplane/codec/request.js';
 import { closedPort, echoServer, frame, frames, post } from '../../helpers/grpc-upstream.js';
 import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 
@@ -180,164 +176,5 @@ describe('grpc_web', () => {
     assert.equal(a.headers['grpc-status'], '13');
     assert.equal(a.headers['grpc-message'], 'Bad gRPC-web request, invalid base64 data.');
     assert.equal(echo.seen.length, calls);
-  });
-});
-
-describe('grpc_web text decoding', () => {
-  const request = (type: string): HttpRequest => ({
-    method: 'POST',
-    path: '/a.B/C',
-    authority: 'x',
-    scheme: 'http',
-    headers: ['content-type', type, 'content-length', '12'],
-    protocol: 'HTTP/1.1',
-    remoteIp: '127.0.0.1',
-    contentLength: 12,
-    hasBody: true,
-  });
-  const sink: ResponseSink = {
-    headersSent: false,
-    writeHead() {},
-    writeData: () => true,
-    end() {},
-    reset() {},
-  };
-
-  it('decodes base64 split anywhere, across padded segments, and refuses a short tail at the end', () => {
-    const req = request('application/grpc-web-text');
-    const s = grpcWebStream(req, sink, () => null);
-    assert.ok(s);
-    assert.equal(req.contentLength, -1);
-    assert.deepEqual(req.headers, [
-      'content-type',
-      'application/grpc',
-      'te',
-      'trailers',
-      'grpc-accept-encoding',
-      'identity,deflate,gzip',
-    ]);
-    const text = `${frame('one').toString('base64')}${frame('second').toString('base64')}`;
-    const out: Buffer[] = [];
-    for (let i = 0; i < text.length; i += 3)
-      out.push(s.requestBody(Buffer.from(text.slice(i, i + 3))) as Buffer);
-    assert.ok(s.requestEnd());
-    assert.deepEqual(
-      frames(Buffer.concat(out)).map((f) => f.payload.toString()),
-      ['one', 'second'],
-    );
-    const t = grpcWebStream(request('application/grpc-web-text'), sink, () => null);
-    assert.ok(t);
-    assert.equal(t.requestBody(Buffer.from('AAAAAAJoaQ'))?.length, 6);
-    assert.equal(t.requestEnd(), false, 'two characters short of a group');
-    assert.equal(
-      grpcWebStream(request('application/grpc-web-text'), sink, () => null)?.requestBody(Buffer.from('ab=c')),
-      null,
-    );
-  });
-
-  it('passes a binary body through, and takes no other content type', () => {
-    const s = grpcWebStream(request('application/grpc-web'), sink, () => null);
-    const body = frame('x');
-    assert.equal(s?.requestBody(body), body);
-    assert.equal(
-      grpcWebStream(request('application/grpc'), sink, () => null),
-      null,
-    );
-    assert.equal(
-      grpcWebStream(request('application/grpc-web+json'), sink, () => null),
-      null,
-    );
-  });
-
-  it('turns the trailers into one frame after the data, and keeps a partial text frame until it is whole', () => {
-    const written: Buffer[] = [];
-    let head: IncomingHttpHeaders | null = null;
-    const recording: ResponseSink = {
-      headersSent: false,
-      writeHead(_status, headers, contentLength) {
-        head = {
-          'content-type': headers[headers.indexOf('content-type') + 1],
-          length: String(contentLength),
-        };
-      },
-      writeData: (c) => written.push(c) > 0,
-      end() {},
-      reset() {},
-    };
-    const req = request('application/grpc-web');
-    req.headers.push('accept', 'application/grpc-web-text');
-    const s = grpcWebStream(req, recording, () => null);
-    assert.ok(s);
-    s.sink.writeHead(200, ['content-type', 'application/grpc'], 10, false);
-    assert.deepEqual(head, { 'content-type': 'application/grpc-web-text+proto', length: '-1' });
-    const reply = frame('hello');
-    s.sink.writeData(reply.subarray(0, 4));
-    assert.equal(written.length, 0);
-    s.sink.writeData(reply.subarray(4));
-    s.trailers(['grpc-status', '0', 'grpc-message', 'OK']);
-    assert.deepEqual(
-      written.map((w) => w.toString('latin1')),
-      [
-        reply.toString('base64'),
-        frame(Buffer.from('grpc-status:0\r\ngrpc-message:OK\r\n'), 0x80).toString('base64'),
-      ],
-    );
-  });
-});
-
-describe('grpc_web before grpc_http1_bridge in one chain', () => {
-  it('the bridge takes the request grpc_web made gRPC; the client gets the status in the head and the trailers frame', () => {
-    const out: { status: number; headers: string[]; length: number; data: Buffer[]; ended: boolean } = {
-      status: 0,
-      headers: [],
-      length: 0,
-      data: [],
-      ended: false,
-    };
-    const sink: ResponseSink = {
-      headersSent: false,
-      writeHead(status, headers, contentLength) {
-        Object.assign(out, { status, headers, length: contentLength });
-      },
-      writeData: (c) => out.data.push(c) > 0,
-      end() {
-        out.ended = true;
-      },
-      reset() {},
-    };
-    const req: HttpRequest = {
-      method: 'POST',
-      path: '/a.B/C',
-      authority: 'x',
-      scheme: 'http',
-      headers: ['content-type', 'application/grpc-web'],
-      protocol: 'HTTP/1.1',
-      remoteIp: '127.0.0.1',
-      contentLength: -1,
-      hasBody: true,
-    };
-    const start = grpcStreamStarter(['grpc_web', 'grpc_http1_bridge']);
-    const s = start?.(req, sink, () => null, {
-      bufferLimit: 1 << 20,
-      encodeTooLarge: () => assert.fail('held too much'),
-    });
-    assert.ok(s);
-    s.sink.writeHead(200, ['content-type', 'application/grpc'], -1, false);
-    s.sink.writeData(frame('part'));
-    assert.equal(out.status, 0, 'the bridge holds the head until the trailers');
-    s.trailers(['grpc-status', '3', 'grpc-message', 'bad']);
-    s.sink.end();
-    assert.equal(out.status, 503);
-    assert.equal(out.headers[out.headers.indexOf('grpc-status') + 1], '3');
-    assert.equal(out.headers[out.headers.indexOf('content-type') + 1], 'application/grpc-web+proto');
-    const body = frames(Buffer.concat(out.data));
-    assert.deepEqual(
-      body.map((f) => [f.flag, f.payload.toString()]),
-      [
-        [0, 'part'],
-        [0x80, 'grpc-status:3\r\ngrpc-message:bad\r\n'],
-      ],
-    );
-    assert.ok(out.ended);
   });
 });

@@ -97,6 +97,8 @@ export interface FilterStream {
   readonly decodingBuffer: Buffer | null;
   /** The response body this filter holds, in one piece; null when none. */
   readonly encodingBuffer: Buffer | null;
+  /** The status of the response head on its way, which an encoder holding it may change (the gRPC bridge's 503). */
+  responseStatus: number;
   /**
    * Answers the request from the proxy; later filters and the router never see it. Once the
    * response has started it resets the stream instead. Nothing after it reaches any filter.
@@ -106,7 +108,8 @@ export interface FilterStream {
   readonly ended: boolean;
   /**
    * The response body's declared length, -1 when unknown (the downstream then frames it by
-   * chunks or by closing); an encoder that changes the body's length sets -1 in `encodeHeaders`.
+   * chunks or by closing); an encoder that changes the body's length sets -1 in `encodeHeaders`,
+   * or, holding the head, the length of what it then sends (the gRPC bridge).
    */
   responseLength: number;
   /**

@@ -5,7 +5,6 @@
  */
 import type { AccessLogSpec } from '../../access-log/config.js';
 import type { RequestTest } from '../../router/matchers.js';
-import type { GrpcFilterKind } from '../grpc-filters.js';
 
 /** The `health_check` HTTP filter: which requests it answers, and whether it passes them on. */
 export interface HealthCheckFilter {
@@ -14,8 +13,8 @@ export interface HealthCheckFilter {
 }
 
 /**
- * The HTTP filter chain this data plane runs: an optional health check, the gRPC filters,
- * the per-request filters in their order, then the router.
+ * The HTTP filter chain this data plane runs: an optional health check, the per-request
+ * filters in their order, then the router.
  */
 export interface FilterChain {
   healthCheck: HealthCheckFilter | null;
@@ -28,8 +27,6 @@ export interface FilterChain {
   router: RouterOptions;
   /** The tap filter's admin config id (`POST /tap` attaches sessions to it), or null without one. */
   tapConfigId: string | null;
-  /** `grpc_http1_bridge` and `grpc_web` in chain order (src/dataplane/http/grpc-filters.ts). */
-  grpc: GrpcFilterKind[];
   /** The filters that run per request through src/dataplane/http/filters/api.ts, in chain order. */
   stream: StreamFilterSpec[];
 }

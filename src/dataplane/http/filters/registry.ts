@@ -6,7 +6,7 @@ import { csrfFactory } from './csrf.js';
 import { decompressorFactory } from './decompressor/index.js';
 import { extAuthzFactory } from './ext-authz/index.js';
 import { faultFactory } from './fault/index.js';
-import { grpcHttp1BridgeFactory, grpcWebFactory } from './grpc.js';
+import { grpcHttp1BridgeFactory, grpcWebFactory } from './grpc/index.js';
 import { healthCheckFactory } from './health-check.js';
 import { localRateLimitFactory } from './local-ratelimit.js';
 import { luaFactory } from './lua/index.js';

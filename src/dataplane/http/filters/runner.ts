@@ -98,7 +98,7 @@ export class FilterRunner {
   private readonly dec: Direction;
   private readonly enc: Direction;
   /** The response head while the encoders have it. */
-  private status = 0;
+  status = 0;
   private headers: string[] = [];
   /** True while the encoders see one of the proxy's own replies. */
   localReply = false;
@@ -385,5 +385,13 @@ class FilterHandle implements FilterStream {
 
   sendLocalReply(status: number, body: string, headers?: string[]): void {
     if (!this.runner.ends.ended) this.runner.ends.sendLocalReply(status, body, headers);
+  }
+
+  get responseStatus(): number {
+    return this.runner.status;
+  }
+
+  set responseStatus(status: number) {
+    this.runner.status = status;
   }
 }

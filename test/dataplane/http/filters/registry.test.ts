@@ -29,9 +29,11 @@ describe('HTTP filter factory registry', () => {
       report,
     );
     assert.equal(chain.healthCheck?.passThrough, true);
-    assert.deepEqual(chain.grpc, ['grpc_web']);
     assert.equal(chain.router.suppressEnvoyHeaders, true);
-    assert.deepEqual(chain.stream, [{ configType: 'envoy.config.filter.http.cors.v2.Cors', config: null }]);
+    assert.deepEqual(chain.stream, [
+      { configType: 'envoy.config.filter.http.cors.v2.Cors', config: null },
+      { configType: 'envoy.config.filter.http.grpc_web.v2.GrpcWeb', config: null },
+    ]);
     assert.deepEqual(
       report.problems.map((e) => e.path),
       ['hcm.http_filters[2].typed_config.bogus'],

@@ -292,4 +292,39 @@ describe('FilterRunner', () => {
     new FilterRunner([answering, recorder('z', e2.log)], e2).decodeHeaders();
     assert.deepEqual(e2.log, ['reply 403 no']);
   });
+
+  it('sends a held response head with the status and length the holding encoder set', () => {
+    const e = ends();
+    const bridge: StreamFilter & { stream: FilterStream | null } = {
+      stream: null,
+      decodeHeaders: () => CONTINUE,
+      encodeHeaders(_status, _h, s) {
+        bridge.stream = s;
+        return STOP_ITERATION;
+      },
+      encodeData: () => STOP_ITERATION_AND_BUFFER,
+      encodeTrailers(s) {
+        s.responseStatus = 503;
+        s.responseLength = s.encodingBuffer?.length ?? 0;
+        s.continueEncoding();
+        return CONTINUE;
+      },
+    };
+    const a = recorder('a', e.log);
+    const r = new FilterRunner([a, bridge], e);
+    r.decodeHeaders();
+    r.encodeHeaders(200, ['h', '1']);
+    r.encodeData(b('xyz'), false);
+    assert.equal(bridge.stream?.responseStatus, 200);
+    r.encodeTrailers(['g', '2']);
+    assert.equal(e.responseLength, 3);
+    assert.deepEqual(e.log.slice(-6), [
+      'a eh 503',
+      'downstream 503 h=1',
+      'a ed xyz',
+      'downstream data xyz',
+      'a et g=2',
+      'downstream trailers g=2',
+    ]);
+  });
 });
