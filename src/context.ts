@@ -13,6 +13,12 @@ import { openEventLog } from './edges/event-log.js';
 
 export type { ContextParts, ServerContext } from './context-core.js';
 
+/** The module each data-plane worker thread runs: `.ts` under tsx, `.js` in the build. */
+const WORKER_ENTRY = new URL(
+  `./server/worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`,
+  import.meta.url,
+);
+
 export function createContext(parts: ContextParts): ServerContext {
   if ((parts.role ?? 'primary') === 'worker') return buildContext(parts, null);
   const { options } = parts;
@@ -20,7 +26,7 @@ export function createContext(parts: ContextParts): ServerContext {
     eventLog: openEventLog(core, { bootstrap: parts.bootstrap, history: parts.history ?? {} }),
     contention: options.enableMutexTracing ? noContention() : null,
     // The main thread is one of the N data-plane threads.
-    workers: options.concurrency > 1 ? new WorkerPool(core, options.concurrency - 1) : null,
+    workers: options.concurrency > 1 ? new WorkerPool(core, options.concurrency - 1, WORKER_ENTRY) : null,
     workerStats: options.concurrency > 1 ? new WorkerStatsMerge(core.stats) : null,
   }));
 }

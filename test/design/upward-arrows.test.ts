@@ -82,7 +82,7 @@ function upwardPairs(graph: Map<string, string[]>, listed: Map<string, number>):
 const design = readDesign(readFileSync(join(ROOT, 'docs/design.md'), 'utf8'));
 
 /** How many pairs of rooms may have an arrow that runs back up: issue 26 asks for 8; it only goes down. */
-const MOST_PAIRS = 5;
+const MOST_PAIRS = 4;
 
 test('every import from a lower room to a higher one is a pair docs/design.md lists with its reason', (t) => {
   const pairs = upwardPairs(importGraph(), design.floors);

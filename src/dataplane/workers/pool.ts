@@ -14,8 +14,6 @@ import {
   type WorkerQuery,
 } from './messages.js';
 
-/** The worker entry next to this file: `.ts` under tsx, `.js` in the build. */
-const WORKER_ENTRY = new URL(`./worker${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 /** Restarts of a crashed worker wait this long, so a worker that dies at once does not spin. */
 const RESTART_DELAY_MS = 500;
 
@@ -111,9 +109,15 @@ export class WorkerPool {
   /** SIGUSR1 reaches the main thread only: the workers reopen their log files when told. */
   private readonly onReopenSignal = () => this.reopenLogs();
 
+  /**
+   * `entry` is the module each worker thread runs (`src/server/worker.ts`): given by the
+   * composition root that makes the pool, since the entry wires the whole data plane of a
+   * thread and so stands above it.
+   */
   constructor(
     private readonly ctx: Core,
     count: number,
+    private readonly entry: URL,
   ) {
     this.slots = Array.from({ length: count }, (_, i) => ({ id: i + 1, worker: null, initialised: false }));
   }
@@ -153,7 +157,7 @@ export class WorkerPool {
         clearTimeout(timer);
         this.pending.delete(id);
         for (const silent of request.due) if (last?.has(silent)) request.answers.push(last.get(silent));
-        // Each worker answers a query with the answer type of its kind (see `worker.ts`).
+        // Each worker answers a query with the answer type of its kind (see `src/server/worker.ts`).
         resolve(request.answers as Array<WorkerAnswer<Q>>);
       };
       this.pending.set(id, request);
@@ -206,7 +210,7 @@ export class WorkerPool {
    */
   private spawn(slot: Slot): Promise<void> {
     const log = this.ctx.log.get('workers');
-    const worker = new Worker(WORKER_ENTRY, {
+    const worker = new Worker(this.entry, {
       execArgv: workerExecArgv([...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)]),
       env: { ...process.env, PROXY_WORKER_ID: String(slot.id) },
       resourceLimits: workerResourceLimits(),

@@ -5,23 +5,23 @@
  */
 
 import { parentPort } from 'node:worker_threads';
-import type { Envelope, JsonObject, ProxyEvent } from '../../../events/index.js';
-import { buildContext, type ServerContext } from '../../context-core.js';
-import { Store } from '../../control/store.js';
-import { startShrinkHeap } from '../../edges/overload/shrink-heap.js';
-import { collectWhenIdle, memoryFigures } from '../../memory.js';
-import { profileFile } from '../../profiler.js';
-import { pairwise, startWith } from '../../rx.js';
-import { applyStatsControl } from '../../stats/start.js';
-import { type ClusterManager, createClusterManager } from '../../upstream/cluster-manager.js';
-import { relayOutcomes } from '../../upstream/outcomes.js';
-import { flushAccessLogsAtExit, reopenAccessLogs } from '../access-log/file-sink.js';
-import { applyTapQuery } from '../http/tap.js';
-import { ListenerManager } from '../listeners/manager.js';
-import { ListenSockets, type PortSource } from '../listeners/sockets.js';
-import { type ClusterTraffic, clusterTraffic } from '../pool/cluster-traffic.js';
-import { drainPools } from '../pool/index.js';
-import { threadHostStats } from './host-stats.js';
+import type { Envelope, JsonObject, ProxyEvent } from '../../events/index.js';
+import { buildContext, type ServerContext } from '../context-core.js';
+import { Store } from '../control/store.js';
+import { startShrinkHeap } from '../edges/overload/shrink-heap.js';
+import { collectWhenIdle, memoryFigures } from '../memory.js';
+import { profileFile } from '../profiler.js';
+import { pairwise, startWith } from '../rx.js';
+import { applyStatsControl } from '../stats/start.js';
+import { type ClusterManager, createClusterManager } from '../upstream/cluster-manager.js';
+import { relayOutcomes } from '../upstream/outcomes.js';
+import { flushAccessLogsAtExit, reopenAccessLogs } from '../dataplane/access-log/file-sink.js';
+import { applyTapQuery } from '../dataplane/http/tap.js';
+import { ListenerManager } from '../dataplane/listeners/manager.js';
+import { ListenSockets, type PortSource } from '../dataplane/listeners/sockets.js';
+import { type ClusterTraffic, clusterTraffic } from '../dataplane/pool/cluster-traffic.js';
+import { drainPools } from '../dataplane/pool/index.js';
+import { threadHostStats } from '../dataplane/workers/host-stats.js';
 import {
   isPrimaryMessage,
   type PrimaryMessage,
@@ -29,8 +29,8 @@ import {
   type WorkerAnswers,
   type WorkerMessage,
   type WorkerQuery,
-} from './messages.js';
-import { StatsTracker } from './stats-delta.js';
+} from '../dataplane/workers/messages.js';
+import { StatsTracker } from '../dataplane/workers/stats-delta.js';
 
 if (!parentPort) throw new Error('the data-plane worker runs as a worker thread of the proxy');
 const port = parentPort;

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const compiled = import.meta.url.includes('/dist/');
 /** The repository root, or `dist/` when compiled. */
-const root = fileURLToPath(new URL('../../../', import.meta.url));
+const root = fileURLToPath(new URL('../../', import.meta.url));
 const ext = compiled ? '.js' : '.ts';
 
 /** Static imports and re-exports that load something (`import type` loads nothing). */
@@ -39,7 +39,7 @@ function staticGraph(entry: string): { files: Set<string>; packages: Set<string>
 }
 
 test("a worker thread's static imports reach no module or package only the primary needs", () => {
-  const { files, packages } = staticGraph(`src/dataplane/workers/worker${ext}`);
+  const { files, packages } = staticGraph(`src/server/worker${ext}`);
   assert.ok(files.has(`src/dataplane/listeners/manager${ext}`), 'the graph is followed');
   const primaryOnly = [
     /^src\/admin\//,
