@@ -4,9 +4,19 @@
  * upstream pool and the health probes.
  */
 
+import type { ResponseHead } from './h1-head.js';
+import { bodilessStatus } from './h1-status.js';
+
 /** Framing of a message body. */
 export const Framing = { None: 0, Length: 1, Chunked: 2, UntilClose: 3 } as const;
 export type Framing = (typeof Framing)[keyof typeof Framing];
+
+/** How the body of response `head` to a `method` request is delimited (RFC 9112 6.3). */
+export function responseFraming(head: ResponseHead, method: string): Framing {
+  if (method === 'HEAD' || bodilessStatus(head.status)) return Framing.None;
+  if (head.chunked) return Framing.Chunked;
+  return head.contentLength >= 0 ? Framing.Length : Framing.UntilClose;
+}
 
 /** `chunk-size [BWS ; chunk-ext]`. */
 const SIZE_LINE = /^([0-9a-fA-F]{1,15})[ \t]*(?:;|$)/;

@@ -1,9 +1,11 @@
 import type * as net from 'node:net';
-import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
+import { FLAG, joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
 import { findRoute, pickWeighted } from '../router/lookup.js';
 import type { CompiledRoute } from '../router/table.js';
 import type { UpgradeTable } from '../router/upgrade-config.js';
 import type { DownstreamOwner } from './downstream.js';
+import { BodyFramer, responseFraming } from '../codec/h1-body.js';
+import { ResponseHeadParser } from '../codec/h1-parse.js';
 import { reasonPhrase } from '../codec/h1-status.js';
 import { applyEdge } from './edge.js';
 import { upstreamRequestHead } from './headers.js';
@@ -18,13 +20,79 @@ function upgradeEnabled(hcm: UpgradeTable, route: CompiledRoute, type: string): 
   return route.upgrades?.get(type) ?? (hcm.get(type) as boolean);
 }
 
-const HEAD_END = Buffer.from('\r\n\r\n');
+/**
+ * The upstream's answer to an upgrade request, read as it arrives. The client's bytes go
+ * upstream only once it switched protocols: before that the connection is still HTTP, and
+ * bytes relayed after a refusal would be requests no route, filter or edge check ever saw (a
+ * refused upgrade used to leave a raw tunnel open). Any other answer is the request's
+ * response: relayed to the end of its framing, then both connections close.
+ */
+class UpgradeAnswer {
+  /** The answer's status, 0 until its head is read. */
+  status = 0;
+  private readonly parser = new ResponseHeadParser();
+  /** The refusal's body, read to its end, when the upstream answered other than 101. */
+  private refusal: BodyFramer | null = null;
+
+  constructor(
+    private readonly upstream: net.Socket,
+    private readonly downstream: net.Socket,
+    /** Client bytes read after the upgrade request's head. */
+    private readonly rest: Buffer[],
+    private readonly method: string,
+    private readonly info: StreamInfo,
+  ) {}
+
+  get refused(): boolean {
+    return this.refusal !== null;
+  }
+
+  readonly onData = (chunk: Buffer): void => {
+    const { upstream, downstream } = this;
+    this.info.bytesSent += chunk.length;
+    let off = 0;
+    if (this.refusal === null) {
+      const head = this.parser.feed(chunk, 0);
+      off = this.parser.used;
+      if (this.parser.error) {
+        upstream.destroy();
+        return;
+      }
+      if (head === null) {
+        downstream.write(chunk);
+        return;
+      }
+      this.status = head.status;
+      if (head.status === 101) {
+        upstream.off('data', this.onData);
+        downstream.write(chunk);
+        upstream.pipe(downstream);
+        for (const c of this.rest) upstream.write(c);
+        downstream.pipe(upstream);
+        downstream.resume();
+        return;
+      }
+      this.refusal = new BodyFramer(responseFraming(head, this.method), head.contentLength);
+    }
+    const refusal = this.refusal;
+    const used = refusal.done ? 0 : refusal.feed(chunk, off, () => {});
+    if (!downstream.write(chunk.subarray(0, off + used))) {
+      upstream.pause();
+      downstream.once('drain', () => upstream.resume());
+    }
+    if (refusal.done) {
+      downstream.end();
+      upstream.destroy();
+    }
+  };
+}
 
 /**
  * An HTTP/1.1 upgrade (WebSocket) through the router: the request head goes to a host of the
  * route's cluster with its `connection: upgrade` and `upgrade` headers (plus the usual
- * forwarding headers and rewrites), and from then on bytes are relayed both ways unchanged,
- * the upstream's `101 Switching Protocols` (or refusal) included, until either side closes.
+ * forwarding headers and rewrites). Once the upstream answers `101 Switching Protocols`, bytes
+ * are relayed both ways unchanged until either side closes; any other answer is relayed to its
+ * end as the request's response, and the connection closes without a byte more going upstream.
  * Returns false, taking nothing, when the HCM or the route does not enable this upgrade
  * type; the codec then refuses it.
  */
@@ -109,29 +177,14 @@ export function startUpgrade(
     for (let i = 0; i < head.headers.length; i += 2) text += `${head.headers[i]}: ${head.headers[i + 1]}\r\n`;
     text += `connection: upgrade\r\nupgrade: ${upgrade}\r\n\r\n`;
     downstream.pause();
-    let status = 0;
-    let responseHead: Buffer | null = Buffer.alloc(0);
     const upstream = traffic.connector.connect(host, {
       onReady: () => {
         connection.connected();
         upstream.write(text, 'latin1');
-        for (const chunk of rest) upstream.write(chunk);
-        downstream.pipe(upstream);
-        downstream.resume();
       },
     });
-    upstream.on('data', (chunk: Buffer) => {
-      info.bytesSent += chunk.length;
-      if (responseHead === null) return;
-      // The status of the upstream's answer, for the stats and the access log; bytes pass unchanged.
-      responseHead = Buffer.concat([responseHead, chunk]);
-      const line = /^HTTP\/1\.[01] (\d{3})/.exec(responseHead.subarray(0, 16).toString('latin1'));
-      if (line || responseHead.indexOf(HEAD_END) >= 0 || responseHead.length > 16) {
-        status = line ? Number(line[1]) : 0;
-        responseHead = null;
-      }
-    });
-    upstream.pipe(downstream);
+    const answer = new UpgradeAnswer(upstream, downstream, rest, req.method, info);
+    upstream.on('data', answer.onData);
     downstream.on('data', (chunk: Buffer) => {
       info.bytesReceived += chunk.length;
     });
@@ -141,6 +194,7 @@ export function startUpgrade(
       closed = true;
       s.cxUpgradesActive.dec();
       connection.end();
+      const status = answer.status;
       request.end(status);
       upstream.destroy();
       if (status === 0 && info.bytesSent === 0 && !downstream.destroyed) {
@@ -150,7 +204,9 @@ export function startUpgrade(
         return;
       }
       end(status);
-      downstream.destroy();
+      // A refusal's answer may still be on its way out: the socket closes once it is written.
+      if (answer.refused) downstream.end();
+      else downstream.destroy();
     };
     upstream.on('close', close);
     upstream.on('error', () => {});

@@ -199,6 +199,107 @@ describe('WebSocket upgrades through the proxy', () => {
   });
 });
 
+describe('an upstream that refuses the upgrade', () => {
+  // Root cause: the tunnel relayed the client's bytes upstream from the moment the upstream
+  // connection was up, whatever the upstream answered. After a refusal (any status but 101) the
+  // client's next request went to the upstream raw: `GET /admin` with `x-envoy-internal`
+  // passed a route answering /admin itself and the edge's header checks. The reference parses
+  // the answer and tunnels only after a 101; nginx and HAProxy do the same.
+  let upstream: net.Server;
+  const heads: string[] = [];
+  let proxy: TestProxy;
+  const REFUSALS: Record<string, string> = {
+    '/length': 'HTTP/1.1 400 Bad Request\r\ncontent-length: 4\r\n\r\nnope',
+    '/chunked': 'HTTP/1.1 426 Upgrade Required\r\ntransfer-encoding: chunked\r\n\r\n4\r\nnope\r\n0\r\n\r\n',
+    '/no-body': 'HTTP/1.1 204 No Content\r\n\r\n',
+  };
+
+  before(async () => {
+    upstream = net.createServer((socket) => {
+      socket.on('error', () => {});
+      let buffered = '';
+      socket.on('data', (d: Buffer) => {
+        buffered += d.toString('latin1');
+        for (let end = buffered.indexOf('\r\n\r\n'); end >= 0; end = buffered.indexOf('\r\n\r\n')) {
+          const head = buffered.slice(0, end);
+          buffered = buffered.slice(end + 4);
+          heads.push(head.split('\r\n')[0] as string);
+          // Kept open, as a keep-alive server does: the answer ends by its framing, not a close.
+          socket.write(
+            REFUSALS[head.split(' ')[1] ?? ''] ?? 'HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nsecret',
+          );
+        }
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    proxy = await startProxy(
+      {
+        stat_prefix: 'ingress',
+        upgrade_configs: [{ upgrade_type: 'websocket' }],
+        route_config: {
+          virtual_hosts: [
+            {
+              name: 'all',
+              domains: ['*'],
+              routes: [
+                { match: { prefix: '/admin' }, direct_response: { status: 403 } },
+                { match: { prefix: '/' }, route: { cluster: 'ws' } },
+              ],
+            },
+          ],
+        },
+        http_filters: [{ name: 'proxy.filters.http.router' }],
+      },
+      [{ raw: { name: 'ws' }, addresses: [`127.0.0.1:${(upstream.address() as net.AddressInfo).port}`] }],
+    );
+  });
+
+  after(async () => {
+    await proxy.close();
+    upstream.close();
+  });
+
+  const UPGRADE = (path: string) =>
+    `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+    'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAAAA==\r\n\r\n';
+  const SMUGGLED = 'GET /admin HTTP/1.1\r\nHost: x\r\nX-Envoy-Internal: true\r\n\r\n';
+
+  /** Sends the upgrade, then (`laterMs` after, or with it) a request; what came back and whether the proxy closed. */
+  function exchange(path: string, laterMs: number | null): Promise<{ answer: string; closed: boolean }> {
+    return new Promise((resolve) => {
+      const socket = net.connect(proxy.port, '127.0.0.1');
+      let answer = '';
+      let closed = false;
+      socket.on('data', (d: Buffer) => {
+        answer += d.toString('latin1');
+      });
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        closed = true;
+      });
+      socket.write(laterMs === null ? UPGRADE(path) + SMUGGLED : UPGRADE(path));
+      if (laterMs !== null) setTimeout(() => socket.writable && socket.write(SMUGGLED), laterMs);
+      setTimeout(() => {
+        socket.destroy();
+        resolve({ answer, closed });
+      }, 1500);
+    });
+  }
+
+  for (const path of Object.keys(REFUSALS))
+    it(`${path}: the refusal reaches the client whole, the connection closes, and nothing after the upgrade reaches the upstream`, async () => {
+      heads.length = 0;
+      const later = await exchange(path, 300);
+      assert.equal(later.answer, REFUSALS[path]);
+      assert.ok(later.closed, 'the proxy closed the connection');
+      assert.deepEqual(heads, [`GET ${path} HTTP/1.1`], 'only the upgrade request reached the upstream');
+      heads.length = 0;
+      const together = await exchange(path, null);
+      assert.equal(together.answer, REFUSALS[path]);
+      assert.deepEqual(heads, [`GET ${path} HTTP/1.1`], 'only the upgrade request reached the upstream');
+    });
+});
+
 describe('upgrade_configs compile', () => {
   const compile = (upgrades: unknown) => {
     const report = new Report('test');
