@@ -73,3 +73,33 @@ test('refresh of a disarmed timer does not re-arm it', async () => {
   assert.equal(timer.armed, false);
   timer.close();
 });
+
+test('a shorter timeout armed while a longer one is scheduled fires on its own deadline', async () => {
+  // The timer keeps one Timeout and reschedules it only when a deadline comes sooner than it.
+  const timer = new StreamTimer();
+  const r = recorder();
+  timer.arm(60_000, r.target, 0);
+  timer.arm(20, r.target, 1);
+  await sleep(500);
+  assert.deepEqual(
+    r.fired.map(([kind]) => kind),
+    [1],
+  );
+  timer.close();
+});
+
+test('a count restarted while its Timeout is scheduled fires only once the restarted count ends', async () => {
+  const timer = new StreamTimer();
+  const r = recorder();
+  timer.arm(200, r.target, 0);
+  for (let i = 0; i < 4; i++) {
+    await sleep(50);
+    timer.refresh();
+  }
+  // At least 200 ms after the arm: the Timeout fired at 200 and rescheduled itself for the rest.
+  assert.equal(r.fired.length, 0);
+  await sleep(800);
+  assert.equal(r.fired.length, 1);
+  assert.ok((r.fired[0]?.[1] ?? 0) >= 200 + 4 * 50 - 5, 'fired before the restarted count ended');
+  timer.close();
+});
