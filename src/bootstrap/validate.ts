@@ -8,8 +8,8 @@ import { compileListener } from '../config/listener.js';
 import { checkLoadStatsConfig } from '../config/load-reporting.js';
 import { compileOverloadManager } from '../config/overload.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../config/route-clusters.js';
-import { staticSecrets } from '../config/secrets.js';
 import { checkSecret } from '../config/secret.js';
+import { staticSecrets } from '../config/secrets.js';
 import { compileAccessLogs } from '../dataplane/access-log/config.js';
 import { compileBootstrapTracing } from '../dataplane/tracing/config.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
@@ -21,6 +21,8 @@ import type { Report } from './report.js';
  * replays and config dumps deterministic.
  */
 export function nameListeners(bootstrap: JsonObject): void {
+  // Raw reads by design: this runs before any compile step and writes the name into the
+  // config itself, so validate, serve, the config dump and replays all see the same name.
   const listeners = arrayOf(objectOf(bootstrap.static_resources).listeners);
   const taken = new Set(listeners.map((l) => objectOf(l).name).filter((n) => typeof n === 'string'));
   listeners.forEach((l, i) => {

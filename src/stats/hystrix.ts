@@ -1,25 +1,8 @@
 import type { ServerResponse } from 'node:http';
-import type { JsonObject } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
 import { clusterSettings } from '../../reducers/settings/cluster.js';
-import { numberOr, objectOf } from '../../reducers/settings/values.js';
-import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
 import { quantiles } from './bins.js';
 import { type StatsStore, sanitizeStatName } from './store.js';
-
-/**
- * The hystrix sink of `stats_sinks`, or null. The loader resolved every spelling of its name
- * (or its `@type` alone) into `typed_config['@type']`, so the registry's type decides.
- */
-export function hystrixSinkConfig(bootstrap: JsonObject | undefined): JsonObject | null {
-  const sinks = bootstrap?.stats_sinks;
-  if (!Array.isArray(sinks)) return null;
-  for (const sink of sinks) {
-    const s = objectOf(sink);
-    if (configTypeOf(s) === CONFIG_TYPE.hystrixSink) return objectOf(s.typed_config);
-  }
-  return null;
-}
 
 const LATENCY_KEYS = ['0', '25', '50', '75', '90', '95', '99', '99.5', '100'];
 const LATENCY_FRACTIONS = LATENCY_KEYS.map((k) => Number(k) / 100);
@@ -45,15 +28,13 @@ export class HystrixStream {
   private readonly clients = new Set<ServerResponse>();
   /** Per cluster stat name: absolute counter values at the last `buckets + 1` flushes. */
   private readonly windows = new Map<string, Sample[]>();
-  private readonly buckets: number;
 
   constructor(
     private readonly state: () => State,
     private readonly flushIntervalMs: number,
-    config: JsonObject,
-  ) {
-    this.buckets = Math.max(1, numberOr(config.num_buckets, 10));
-  }
+    /** The sink's `num_buckets`: the flushes its rolling window counts. */
+    private readonly buckets: number,
+  ) {}
 
   /** Takes over `res` as an event stream until the client goes away. */
   attach(res: ServerResponse): void {

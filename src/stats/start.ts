@@ -1,39 +1,18 @@
-import type { JsonObject } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
-import { durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
+import { compiledStatsSettings, DEFAULT_FLUSH_INTERVAL_MS } from '../config/stats.js';
 import type { Core } from '../core.js';
 import { pairwise, startWith } from '../rx.js';
 import { VERSION } from '../version.js';
-import { HystrixStream, hystrixSinkConfig } from './hystrix.js';
+import { HystrixStream } from './hystrix.js';
 import { ServerStats, versionStat } from './server-stats.js';
 import type { StatsStore } from './store.js';
 import { type StatsConfig, TagConfigError, TagProducer } from './tags.js';
-
-/** Default `stats_flush_interval`. */
-export const DEFAULT_FLUSH_INTERVAL_MS = 5000;
 
 /**
  * The stats of every thread: the primary's own in-process, with workers the merged store
  * (`collectWorkerStats`). With `flush`, each worker closes its interval windows first.
  */
 export type StatsSource = (flush: boolean) => Promise<StatsStore>;
-
-/** The bootstrap fields that drive the stats edge. */
-function statsBootstrap(bootstrap: JsonObject | undefined): {
-  flushIntervalMs: number;
-  flushOnAdmin: boolean;
-  config: StatsConfig;
-  versionOverride: number | undefined;
-} {
-  const b = bootstrap ?? {};
-  const override = b.stats_server_version_override;
-  return {
-    flushIntervalMs: durationMs(b.stats_flush_interval, DEFAULT_FLUSH_INTERVAL_MS),
-    flushOnAdmin: b.stats_flush_on_admin === true,
-    config: objectOf(b.stats_config) as StatsConfig,
-    versionOverride: override === undefined ? undefined : numberOr(override, 0),
-  };
-}
 
 /**
  * The stats edge of a process (`ctx.statsRuntime`): what the stats admin handlers read (tag
@@ -116,9 +95,9 @@ export class StatsRuntime {
     if (source) this.source = source;
     const { options, store, stats } = this.core;
     const bootstrap = store.state.bootstrap?.config;
-    const cfg = statsBootstrap(bootstrap);
+    const cfg = compiledStatsSettings(bootstrap);
     try {
-      this.tagProducer = new TagProducer(cfg.config, options.statsTags);
+      this.tagProducer = new TagProducer(cfg.tags as StatsConfig, options.statsTags);
     } catch (err) {
       if (!(err instanceof TagConfigError)) throw err;
       this.core.log.get('main').error(`stats_config: ${err.message}; using the default tag extractors`);
@@ -132,8 +111,9 @@ export class StatsRuntime {
       now: () => store.scheduler.now(),
     });
     this.server = server;
-    const sink = hystrixSinkConfig(bootstrap);
-    const hystrix = sink ? new HystrixStream(() => store.state, cfg.flushIntervalMs, sink) : null;
+    const hystrix = cfg.hystrix
+      ? new HystrixStream(() => store.state, cfg.flushIntervalMs, cfg.hystrix.numBuckets)
+      : null;
     this.hystrixStream = hystrix;
     const subscription = store.state$
       .pipe(startWith(null), pairwise())

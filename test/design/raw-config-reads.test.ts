@@ -45,9 +45,10 @@ const COMPILE_STEP = /^(compile|check|validate)/;
  * user agent and tracer names read the node there too, 15 once the route table's body and
  * metadata-match helpers and the per-filter override's body were named as the compile steps
  * they are, 14 once the HTTP connection managers' tracers read the bootstrap's tracing compiled
- * once per bootstrap; the goal is 10, each with a comment saying why.
+ * once per bootstrap, 10 once the bootstrap's stats settings (flush, tags, the hystrix sink)
+ * compiled once per bootstrap (src/config/stats.ts); each read left says why where it is.
  */
-const CEILING = 14;
+const CEILING = 10;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {

@@ -1,7 +1,7 @@
 import type { Json, JsonObject } from '../../events/index.js';
+import { v3MessageName } from '../../reducers/settings/api-names.js';
 import { objectOf } from '../../reducers/settings/values.js';
 import type { ClusterEntry, State } from '../../reducers/state.js';
-import { v3MessageName } from '../../reducers/settings/api-names.js';
 
 const TYPE_URL_PREFIX = 'type.googleapis.com/';
 
@@ -11,6 +11,10 @@ const V3_KEYS: Record<string, string> = {
   auto_host_rewrite_header: 'host_rewrite_header',
 };
 
+/**
+ * Raw reads of a config source's `resource_api_version` (here and in `apiVersions`): views may
+ * not import the compile room (src/config/), and the dump needs this one field of each source.
+ */
 const isV3 = (source: Json | undefined): boolean => objectOf(source).resource_api_version === 'V3';
 
 /**

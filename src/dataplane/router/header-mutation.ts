@@ -116,6 +116,8 @@ function variable(name: string, arg: string | undefined, where: string): HeaderT
     const [namespace, ...keys] = metadataPath(arg, where);
     return ({ host }) => {
       let node: Json | undefined = host?.state.metadata[namespace as string];
+      // A raw read by design: the member's metadata is data it carries (any shape the control
+      // plane chose), walked per request along the compiled path, not a config field to compile.
       for (const k of keys) node = objectOf(node)[k];
       return leafText(node);
     };

@@ -60,6 +60,7 @@ export function localNode(
   options: Pick<Options, 'serviceNode' | 'serviceCluster'>,
 ): JsonObject {
   return {
+    // A raw read by design: the node is told to the server as written, not acted on here.
     ...objectOf(bootstrap.node),
     ...(options.serviceNode ? { id: options.serviceNode } : {}),
     ...(options.serviceCluster ? { cluster: options.serviceCluster } : {}),

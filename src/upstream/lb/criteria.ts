@@ -8,6 +8,8 @@ const LB_NAMESPACES = ['envoy.lb', 'proxy.lb'] as const;
 export function lbMetadata(filterMetadata: JsonObject | undefined): JsonObject {
   const out: JsonObject = {};
   for (const ns of LB_NAMESPACES) {
+    // A raw read by design: metadata is free-form data (a Struct) the subsets match on, not a
+    // config field with a compile step; a namespace that is not a map adds nothing.
     if (filterMetadata?.[ns] !== undefined) Object.assign(out, objectOf(filterMetadata[ns]));
   }
   return out;
