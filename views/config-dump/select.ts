@@ -212,15 +212,25 @@ function dynamicListeners(state: State, listeners: ListenerEntry[]): JsonObject[
   const v3 = apiVersions(state).listeners;
   for (const l of listeners) {
     if (!l.discovered) continue;
+    const listener = any('Listener', l.config, v3);
+    if (l.state === 'failed') {
+      // Accepted, then its bind failed: it serves nothing, as a rejected update would not.
+      out.set(l.name, {
+        name: l.name,
+        error_state: {
+          failed_configuration: listener,
+          details: l.error ?? 'cannot bind',
+          last_update_attempt: timestamp(l.lastUpdated),
+          version_info: l.discovered.versionInfo,
+        },
+      });
+      continue;
+    }
     const phase =
       l.state === 'pending' ? 'warming_state' : l.state === 'draining' ? 'draining_state' : 'active_state';
     out.set(l.name, {
       name: l.name,
-      [phase]: {
-        version_info: l.discovered.versionInfo,
-        listener: any('Listener', l.config, v3),
-        last_updated: timestamp(l.lastUpdated),
-      },
+      [phase]: { version_info: l.discovered.versionInfo, listener, last_updated: timestamp(l.lastUpdated) },
     });
   }
   for (const [name, failure] of failures) {

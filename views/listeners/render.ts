@@ -17,10 +17,18 @@ export function sortedListeners(state: State): ListenerEntry[] {
   return Object.values(state.listeners).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
+/**
+ * The listeners `/listeners` lists: not one that failed to bind, which holds no address (the
+ * reference removes a listener its workers could not bind; `/config_dump` shows its error).
+ */
+function listed(state: State): ListenerEntry[] {
+  return sortedListeners(state).filter((l) => l.state !== 'failed');
+}
+
 /** What `/listeners?format=json` prints, as data. */
 export function listenersData(state: State): { listener_statuses: unknown[] } {
   return {
-    listener_statuses: sortedListeners(state).map((l) => ({
+    listener_statuses: listed(state).map((l) => ({
       name: l.name,
       local_address: socketAddress(addressOf(l)),
     })),
@@ -31,7 +39,7 @@ export function listenersData(state: State): { listener_statuses: unknown[] } {
 export function renderListeners(state: State, format: 'text' | 'json'): ViewResult {
   if (format === 'json') return json(listenersData(state));
   return text(
-    sortedListeners(state)
+    listed(state)
       .map((l) => `${l.name}::${addressOf(l)}\n`)
       .join(''),
   );

@@ -185,6 +185,47 @@ describe('LDS and RDS (per-type gRPC services)', () => {
     assert.match(failed?.error_state?.details ?? '', /address: required field missing/);
   });
 
+  it('a listener whose port is taken: /listeners leaves it out, /config_dump shows its error, the others serve', async () => {
+    // Root cause: the bind happens after the response was judged and ACKed; its failure set the
+    // listener's state to `failed`, but /listeners still printed it at the address it asked for
+    // and /config_dump under `active_state`, as if it served there.
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const taken = (blocker.address() as net.AddressInfo).port;
+    try {
+      const front = await proxy.listenerPort('front');
+      const busy = {
+        ...listener('busy', rds('front_routes')),
+        address: { socket_address: { address: '127.0.0.1', port_value: taken } },
+      };
+      xds.set('lds', [listener('front', rds('front_routes')), busy], 'l2b');
+      await xds.ack('lds', 'l2b');
+      await until('the bind failure counted', async () =>
+        /listener_create_failure: 1/.test((await proxy.get('/stats?filter=listener_create_failure')).body),
+      );
+      const listed = (await proxy.get('/listeners')).body;
+      assert.doesNotMatch(listed, /busy/, listed);
+      assert.doesNotMatch((await proxy.get('/listeners?format=json')).body, /busy/);
+      const dump = JSON.parse((await proxy.get('/config_dump?resource=dynamic_listeners')).body) as {
+        configs: Array<{
+          name: string;
+          active_state?: unknown;
+          error_state?: { details: string; version_info: string };
+        }>;
+      };
+      const failed = dump.configs.find((l) => l.name === 'busy');
+      assert.equal(failed?.active_state, undefined);
+      assert.equal(failed?.error_state?.version_info, 'l2b');
+      assert.match(
+        failed?.error_state?.details ?? '',
+        new RegExp(`cannot bind 127\\.0\\.0\\.1:${taken}: EADDRINUSE`),
+      );
+      assert.equal((await get(front)).body, 'two');
+    } finally {
+      blocker.close();
+    }
+  });
+
   it('updates a listener in place on its port, then removes it: the port closes', async () => {
     const port = await proxy.listenerPort('front');
     xds.set('lds', [listener('front', { route_config: table('inline', 203, 'inline') })], 'l3');
