@@ -17,6 +17,7 @@ import type { HttpRequest } from '../src/dataplane/codec/request.js';
 import type { FilterStream, StreamFilter } from '../src/dataplane/http/filters/api.js';
 import { Script } from '../src/dataplane/http/filters/lua/filter.js';
 import { luaFactory } from '../src/dataplane/http/filters/lua/index.js';
+import { TapRegistry } from '../src/dataplane/http/tap-registry.js';
 import { WHOLE } from '../src/dataplane/listeners/limits.js';
 import { StatsStore } from '../src/stats/store.js';
 import type { BenchRow } from './types.js';
@@ -107,19 +108,22 @@ export async function benchLua(): Promise<BenchRow[]> {
         clusters: { get: () => undefined },
         localCluster: '',
         slice: WHOLE,
+        taps: new TapRegistry(),
+        onClose: () => {},
       });
       if (make === undefined) throw new Error('the Lua factory starts no filter');
+      const lua = () => make() as StreamFilter;
       // The state loads in the background; the first request waits for it.
       await new Promise<void>((resolve) => {
         const s = stream(request());
-        const filter = make();
+        const filter = lua();
         const probe = { ...s, continueDecoding: () => resolve() };
         if (filter.decodeHeaders(probe) === 0) resolve();
       });
-      for (let i = 0; i < 2000; i++) exchange(make());
+      for (let i = 0; i < 2000; i++) exchange(lua());
       const cpu = process.cpuUsage();
       const started = performance.now();
-      for (let i = 0; i < REQUESTS; i++) exchange(make());
+      for (let i = 0; i < REQUESTS; i++) exchange(lua());
       const wall = performance.now() - started;
       const used = process.cpuUsage(cpu);
       rows.push({

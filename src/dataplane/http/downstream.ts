@@ -9,7 +9,6 @@ import type { FilterChain } from './filters/chain.js';
 import type { HcmSpec } from './hcm-config.js';
 import type { ForwardingOptions } from './headers.js';
 import type { HcmStats } from './stats.js';
-import type { TapPoint } from './tap.js';
 import type { HcmTimeouts } from './timeouts.js';
 import type { HttpConnectionManagerDeps } from './types.js';
 
@@ -25,8 +24,6 @@ export interface DownstreamOwner extends ForwardingOptions {
   /** The route table a new request reads (a discovered one is swapped whole by RDS). */
   readonly routes: RouteTable;
   readonly filters: FilterChain;
-  /** The tap filter's config id in this process's tap registry, or null without a tap filter. */
-  readonly tap: TapPoint | null;
   /** One maker per per-request filter (src/dataplane/http/filters/api.ts); null for none. */
   readonly streamFilters: StreamFilterMaker[] | null;
   /** HCM `tracing` with a tracer (its provider or the bootstrap's), or null: no spans. */

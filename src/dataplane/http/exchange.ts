@@ -5,6 +5,7 @@ import type { CompiledRoute } from '../router/table.js';
 import type { TracedRequest } from '../tracing/tracer.js';
 import type { DownstreamOwner } from './downstream.js';
 import { appendVia, applyEdge } from './edge.js';
+import { requestFilters } from './filters/api.js';
 import { RouterFilter, type RouterStream } from './filters/router/route.js';
 import { type FilterChainEnds, FilterRunner } from './filters/runner.js';
 import { answerBeforeFilters, checkHead } from './head-checks.js';
@@ -12,7 +13,6 @@ import { downstreamResponseHeaders } from './headers.js';
 import { type ReplyingStream, sendStreamReply } from './stream-reply.js';
 import type { TimerTarget } from './stream-timer.js';
 import { DURATION_TIMEOUT, REQUEST_TIMEOUT, type StreamTimers } from './stream-timers.js';
-import type { TapRecorder } from './tap.js';
 
 /** The text of each stream timeout's 408, by its kind (src/dataplane/http/stream-timers.ts). */
 const STREAM_TIMEOUT_TEXT = ['stream timeout', 'request timeout', 'downstream duration timeout'];
@@ -56,8 +56,6 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
   private trailers: string[] | undefined = undefined;
   /** What the access logs and the debug log read when the request ends. */
   readonly info: StreamInfo;
-  /** Set only while a `/tap` session is attached to this connection manager's tap filter. */
-  readonly tap: TapRecorder | null;
   /** This request's span when the connection manager traces; null otherwise. */
   private trace: TracedRequest | null = null;
   /** What the edge step found (`EDGE_*` bits of src/dataplane/http/edge.ts). */
@@ -79,7 +77,6 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
       req.localAddress ?? '',
     );
     if (!req.hasBody) this.requestCompleteAt = this.info.startedAt;
-    this.tap = hcm.tap === null ? null : hcm.tap.recorderFor(req);
     hcm.stats.requestStarted(req.protocol === 'HTTP/2');
     this.router = new RouterFilter(this);
     this.timers = owner.timers;
@@ -113,14 +110,12 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
       return;
     }
     this.router.hit = findRoute(hcm.routes, req);
-    if (hcm.streamFilters === null) {
+    const filters = hcm.streamFilters === null ? null : requestFilters(hcm.streamFilters);
+    if (filters === null) {
       this.router.decodeHeaders();
       return;
     }
-    this.filters = new FilterRunner(
-      hcm.streamFilters.map((make) => make()),
-      this,
-    );
+    this.filters = new FilterRunner(filters, this);
     this.filters.decodeHeaders();
   }
 
@@ -209,7 +204,6 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
     if (this.ended) return;
     this.timers.active();
     this.bodyBytes += chunk.length;
-    this.tap?.requestBody(chunk);
     (this.filters ?? this.router).decodeData(chunk, false);
   }
 
@@ -275,7 +269,6 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
 
   upstreamData(chunk: Buffer): void {
     this.timers.active();
-    this.tap?.responseBody(chunk);
     if (this.filters !== null) this.filters.encodeData(chunk, false);
     else this.encodedData(chunk, false);
   }
@@ -337,7 +330,6 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
     this.info.bytesReceived = this.bodyBytes;
     this.hcm.onStreamEnd(this.info);
     this.trace?.finish(this.info, this.router.route);
-    this.tap?.end(this.info);
     this.owner.onExchangeDone(this);
   }
 }

@@ -24,7 +24,6 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
     healthCheck: null,
     upstreamLogs: [],
     router: { suppressEnvoyHeaders: false, respectExpectedRqTimeout: false, strictCheckHeaders: [] },
-    tapConfigId: null,
     stream: [],
   };
   list.forEach((f, i) => {

@@ -26,7 +26,6 @@ import type { HcmSpec } from './hcm-config.js';
 import { type LocalIdentity, localIdentity } from './headers.js';
 import { fractionEnabled, randomDraw } from './runtime-fraction.js';
 import { HcmStats } from './stats.js';
-import { TapPoint } from './tap.js';
 import type { HcmTimeouts } from './timeouts.js';
 import type { HttpConnectionManagerDeps } from './types.js';
 
@@ -55,7 +54,6 @@ const MAX_STREAM_ID = 2 ** 31 - 1;
 export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOwner {
   readonly stats: HcmStats;
   readonly filters: FilterChain;
-  readonly tap: TapPoint | null;
   /** One maker per per-request filter, in chain order; null for none (no per-request cost then). */
   readonly streamFilters: StreamFilterMaker[] | null;
   readonly tracer: HttpTracer | null;
@@ -69,6 +67,8 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
   /** `normalize_path`, the runtime default decided when this connection manager was built, as the reference does. */
   readonly normalizePath: boolean;
   readonly timeouts: HcmTimeouts;
+  /** What the filters registered for this connection manager's life, let go when it closes. */
+  private readonly releases: Array<() => void> = [];
   private readonly accessLog: AccessLogger | null;
   private readonly upstreamLog: AccessLogger | null;
   private readonly codec: HcmSpec['codec'];
@@ -95,10 +95,9 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
       log: (component) => deps.ctx.log.get(component),
       localCluster: localIdentity(deps.ctx.options, deps.ctx.store.state.bootstrap?.config).cluster,
       slice: deps.slice ?? WHOLE,
+      taps: deps.ctx.taps,
+      onClose: (release) => this.releases.push(release),
     });
-    const tapId = spec.filters.tapConfigId;
-    this.tap = tapId === null ? null : new TapPoint(tapId, deps.ctx.taps);
-    if (tapId !== null) deps.ctx.taps.addFilter(tapId);
     this.log = deps.ctx.log.get('http');
     this.serverName = spec.serverName;
     this.runtime = (key) => runtimeValue(deps.ctx.store.state, key);
@@ -312,7 +311,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
       socket.destroy();
     }
     await Promise.all(waits);
-    if (this.tap) this.deps.ctx.taps.removeFilter(this.tap.configId);
+    for (const release of this.releases) release();
     // After the last exchange ended: its line is written before the file is let go.
     this.accessLog?.release();
     this.upstreamLog?.release();

@@ -6,7 +6,6 @@ import type { FilterRunner } from './filters/runner.js';
 import { grpcLocalReplyHead, isGrpcContentType } from './grpc.js';
 import { sendLocalReply } from './local-reply.js';
 import { rewriteLocalReply } from './local-reply-config.js';
-import type { TapRecorder } from './tap.js';
 
 /** What the proxy's own reply reads of its stream (the exchange, src/dataplane/http/exchange.ts). */
 export interface ReplyingStream {
@@ -15,7 +14,6 @@ export interface ReplyingStream {
   readonly sink: ResponseSink;
   readonly info: StreamInfo;
   readonly filters: FilterRunner | null;
-  readonly tap: TapRecorder | null;
 }
 
 /**
@@ -63,7 +61,5 @@ export function sendStreamReply(
   info.responseCode = status;
   info.responseHeaders = sent.headers;
   info.bytesSent += sent.bodyBytes;
-  if (stream.tap !== null && sent.bodyBytes > 0)
-    stream.tap.responseBody(typeof body === 'string' ? Buffer.from(body) : body);
   return status;
 }

@@ -5,6 +5,7 @@ import { attempt, fault, Report } from '../../bootstrap/report.js';
 import type { StreamInfo } from '../access-log/stream-info.js';
 import type { HttpRequest } from '../codec/request.js';
 import { compileHeaderMatcher, type RequestTest } from '../router/matchers.js';
+import { CONTINUE, type FilterStatus, type FilterStream, type StreamFilter } from './filters/api.js';
 import type { TapMatch, TapRegistry, TapSession } from './tap-registry.js';
 
 /** The reference's default for `max_buffered_rx_bytes` and `max_buffered_tx_bytes`. */
@@ -201,32 +202,40 @@ function headerList(flat: readonly string[], into: JsonObject[]): JsonObject[] {
 }
 
 /**
- * One request recorded for an attached session: bodies up to the session's limits; at its
- * end the match decides whether its trace (`http_buffered_trace`) is sent.
+ * The tap filter of one request recorded for an attached session: the request and response
+ * bodies as they pass its place in the chain, up to the session's limits; when the request is
+ * over, the match decides whether its trace (`http_buffered_trace`) is sent.
  */
-export class TapRecorder {
+export class TapRecorder implements StreamFilter {
   private readonly rx: BoundedBody;
   private readonly tx: BoundedBody;
+  private info: StreamInfo | null = null;
 
-  constructor(
-    private readonly session: TapSession,
-    private readonly req: HttpRequest,
-  ) {
+  constructor(private readonly session: TapSession) {
     this.rx = new BoundedBody(session.maxRxBytes);
     this.tx = new BoundedBody(session.maxTxBytes);
   }
 
-  requestBody(chunk: Buffer): void {
-    this.rx.add(chunk);
+  decodeHeaders(stream: FilterStream): FilterStatus {
+    this.info = stream.info;
+    return CONTINUE;
   }
 
-  responseBody(chunk: Buffer): void {
+  decodeData(_stream: FilterStream, chunk: Buffer): FilterStatus {
+    this.rx.add(chunk);
+    return CONTINUE;
+  }
+
+  encodeData(_stream: FilterStream, chunk: Buffer): FilterStatus {
     this.tx.add(chunk);
+    return CONTINUE;
   }
 
   /** The request is over: the trace goes to the session when the match holds. */
-  end(info: StreamInfo): void {
-    const req = this.req;
+  onDestroy(): void {
+    const info = this.info;
+    const req = info?.request;
+    if (!info || !req) return;
     const responseHeaders = info.responseHeaders ?? [];
     if (!this.session.match(req, responseView(responseHeaders, req.protocol))) return;
     const asString = this.session.bodyAsString;
@@ -265,18 +274,4 @@ export function applyTapQuery(
   const compiled = compileTapRequest(request, new Report('/tap'));
   if (compiled) taps.sessions.set(configId, { ...compiled.session, emit });
   return compiled !== null;
-}
-
-/** A connection manager's tap filter: its config id, looked up in the registry once per request. */
-export class TapPoint {
-  constructor(
-    readonly configId: string,
-    private readonly registry: TapRegistry,
-  ) {}
-
-  /** A recorder when a session is attached to this config id, else null (nothing recorded). */
-  recorderFor(req: HttpRequest): TapRecorder | null {
-    const session = this.registry.sessions.get(this.configId);
-    return session ? new TapRecorder(session, req) : null;
-  }
 }

@@ -2,7 +2,7 @@ import type { StreamInfo } from '../access-log/stream-info.js';
 import type { HttpRequest } from '../codec/request.js';
 import { findRoute } from '../router/lookup.js';
 import type { RouteTable } from '../router/table.js';
-import type { StreamFilterMaker } from './filters/api.js';
+import type { StreamFilter } from './filters/api.js';
 import type { RouteHit } from './filters/router/route.js';
 import { type ChainRouter, type FilterChainEnds, FilterRunner } from './filters/runner.js';
 
@@ -29,7 +29,7 @@ const NOTHING = (): void => {};
  * written in its place. A filter may hold the head (an authorization call) before passing it.
  */
 export function runUpgradeFilters(
-  makers: readonly StreamFilterMaker[],
+  filters: StreamFilter[],
   routes: RouteTable,
   req: HttpRequest,
   info: StreamInfo,
@@ -82,10 +82,7 @@ export function runUpgradeFilters(
     decodeTooLarge: NOTHING,
     encodeTooLarge: NOTHING,
   };
-  const runner = new FilterRunner(
-    makers.map((make) => make()),
-    ends,
-  );
+  const runner = new FilterRunner(filters, ends);
   const finish = (): void => {
     done = true;
     runner.destroy();

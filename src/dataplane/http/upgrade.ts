@@ -11,6 +11,7 @@ import { applyEdge } from './edge.js';
 import { upstreamRequestHead } from './headers.js';
 import { normalizeRequestPath } from './path-normalize.js';
 import { upstreamResetText } from './local-reply.js';
+import { requestFilters } from './filters/api.js';
 import { runUpgradeFilters } from './upgrade-filters.js';
 import type { HttpRequest } from '../codec/request.js';
 
@@ -215,10 +216,11 @@ export function startUpgrade(
   // The per-request filters see the upgrade's head as any other request's (the CSRF filter
   // refuses an upgrading POST from another origin); one that answers it ends it, and the
   // tunnel opens once every filter passed it, the downstream held until then.
-  if (hcm.streamFilters === null) tunnel();
+  const filters = hcm.streamFilters === null ? null : requestFilters(hcm.streamFilters);
+  if (filters === null) tunnel();
   else {
     downstream.pause();
-    const chain = runUpgradeFilters(hcm.streamFilters, routes, req, info, hit, {
+    const chain = runUpgradeFilters(filters, routes, req, info, hit, {
       pass: tunnel,
       reply: (status, body, headers) => reply(status, body, 0, headers),
     });

@@ -11,7 +11,8 @@ const hcm = (tap: Record<string, unknown>) => ({
   http_filters: [tap, { name: 'envoy.router' }],
 });
 const ADMIN = { common_config: { admin_config: { config_id: 'id1' } } };
-const TAP_TYPE = 'type.googleapis.com/envoy.config.filter.http.tap.v2alpha.Tap';
+const TAP = 'envoy.config.filter.http.tap.v2alpha.Tap';
+const TAP_TYPE = `type.googleapis.com/${TAP}`;
 
 describe('tap filter compile step', () => {
   it('reads the config id under every spelling and the v3 @type', () => {
@@ -23,10 +24,14 @@ describe('tap filter compile step', () => {
         typed_config: { '@type': 'type.googleapis.com/proxy.extensions.filters.http.tap.v3.Tap', ...ADMIN },
       },
     ])
-      assert.equal(compileTestHcm(hcm(tap)).filters.tapConfigId, 'id1', JSON.stringify(tap));
-    assert.equal(
-      compileTestHcm(hcm({ name: 'envoy.filters.http.health_check', config: {} })).filters.tapConfigId,
-      null,
+      assert.deepEqual(
+        compileTestHcm(hcm(tap)).filters.stream,
+        [{ configType: TAP, config: 'id1' }],
+        JSON.stringify(tap),
+      );
+    assert.deepEqual(
+      compileTestHcm(hcm({ name: 'envoy.filters.http.health_check', config: {} })).filters.stream,
+      [],
     );
   });
 

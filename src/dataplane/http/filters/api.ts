@@ -11,6 +11,7 @@ import type { ClusterLookup } from '../../pool/cluster-traffic.js';
 import type { CorsPolicy } from '../cors.js';
 import type { CsrfPolicy } from '../csrf.js';
 import type { RuntimeLookup } from '../runtime-fraction.js';
+import type { TapRegistry } from '../tap-registry.js';
 import type { FilterChain } from './chain.js';
 
 /**
@@ -157,10 +158,27 @@ export interface FilterContext {
   localCluster: string;
   /** Which data-plane thread this is, for a filter holding its share of a process-wide budget. */
   slice: WorkerSlice;
+  /** This process's tap filters and the `/tap` sessions attached to them. */
+  taps: TapRegistry;
+  /** Runs `release` when the connection manager closes (a filter letting go of what it registered). */
+  onClose(release: () => void): void;
 }
 
-/** Makes each request's filter state; built once per connection manager. */
-export type StreamFilterMaker = () => StreamFilter;
+/**
+ * Makes each request's filter state; built once per connection manager. Null: the filter sits
+ * this request out (a tap with no session attached), costing it nothing.
+ */
+export type StreamFilterMaker = () => StreamFilter | null;
+
+/** One request's filters from the chain's makers, those sitting it out left out; null for none. */
+export function requestFilters(makers: readonly StreamFilterMaker[]): StreamFilter[] | null {
+  const out: StreamFilter[] = [];
+  for (const make of makers) {
+    const filter = make();
+    if (filter !== null) out.push(filter);
+  }
+  return out.length === 0 ? null : out;
+}
 
 /**
  * One HTTP filter extension: its names, its config messages and their compile step, and its

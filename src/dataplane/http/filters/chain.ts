@@ -25,8 +25,6 @@ export interface FilterChain {
   upstreamLogs: AccessLogSpec[];
   /** The router's `suppress_envoy_headers` and `respect_expected_rq_timeout` (docs/edge.md). */
   router: RouterOptions;
-  /** The tap filter's admin config id (`POST /tap` attaches sessions to it), or null without one. */
-  tapConfigId: string | null;
   /** The filters that run per request through src/dataplane/http/filters/api.ts, in chain order. */
   stream: StreamFilterSpec[];
 }
