@@ -48,8 +48,13 @@ const ENDPOINT_FIELDS: FieldTable = {
   address: 'act',
   // The reference uses it for the health-check Host and auto_host_rewrite; neither reads it here.
   hostname: 'advise',
-  // The active health checker probes the endpoint's own address and port.
-  health_check_config: notYet('health_check_config (a separate health-check port or hostname)'),
+  // The active health checker probes the endpoint's own address and port: a health_check_config
+  // naming that same port acts as written; another port is refused where it is read.
+  health_check_config: 'act',
+};
+const HEALTH_CHECK_CONFIG_FIELDS: FieldTable = {
+  port_value: 'act',
+  hostname: notYet("health_check_config.hostname (the Host of an endpoint's health checks)"),
 };
 
 /** The tables of a `ClusterLoadAssignment`, static or discovered (docs/bootstrap.md lists them). */
@@ -60,6 +65,7 @@ export const LOAD_ASSIGNMENT_TABLES = {
   Locality: LOCALITY_FIELDS,
   LbEndpoint: LB_ENDPOINT_FIELDS,
   Endpoint: ENDPOINT_FIELDS,
+  'Endpoint.HealthCheckConfig': HEALTH_CHECK_CONFIG_FIELDS,
 };
 
 /**
@@ -122,11 +128,23 @@ function checkRules(assignment: JsonObject, p: string, report: Report, ipOnly: b
           'required field missing: every endpoint needs an address',
           'missing',
         );
-      if (ipOnly) checkIpLiteral(socket?.address, `${ep}.endpoint.address.socket_address.address`, report, 'endpoint');
+      if (ipOnly)
+        checkIpLiteral(socket?.address, `${ep}.endpoint.address.socket_address.address`, report, 'endpoint');
       // The reference's SocketAddress rule (port_value <= 65535): a larger one names no port.
       const port = int(socket?.port_value, 0);
       if (port > 65535)
         report.error(`${ep}.endpoint.address.socket_address.port_value`, `${port} is not a port (0..65535)`);
+      const check = obj(host?.health_check_config);
+      if (check) {
+        const cp = `${ep}.endpoint.health_check_config`;
+        checkFields(check, cp, report, HEALTH_CHECK_CONFIG_FIELDS, 'Endpoint.HealthCheckConfig');
+        const checkPort = int(check.port_value, 0);
+        if (checkPort !== 0 && checkPort !== port)
+          report.unsupported(
+            `${cp}.port_value`,
+            `health checks on port ${checkPort}, not the endpoint's own ${port}, are not implemented`,
+          );
+      }
     });
   });
 }

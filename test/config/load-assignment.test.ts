@@ -1,6 +1,7 @@
 /** The ClusterLoadAssignment's compile step (static CDS/EDS and discovered EDS): its rules and its members. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { JsonObject } from '../../events/index.js';
 import { configuredEndpoints } from '../../reducers/settings/endpoints.js';
 import { Report } from '../../src/bootstrap/report.js';
 import {
@@ -32,6 +33,38 @@ describe('compileClusterLoadAssignment', () => {
     assert.deepEqual(
       value.map((h) => h.address),
       ['127.0.0.1:0', '127.0.0.1:65535'],
+    );
+  });
+
+  it("takes an endpoint's health_check_config naming its own port; refuses another port and a hostname by name", () => {
+    const withCheck = (check: JsonObject): JsonObject => ({
+      cluster_name: 'svc',
+      endpoints: [
+        {
+          lb_endpoints: [
+            {
+              endpoint: {
+                address: { socket_address: { address: '127.0.0.1', port_value: 8080 } },
+                health_check_config: check,
+              },
+            },
+          ],
+        },
+      ],
+    });
+    assert.deepEqual(compileClusterLoadAssignment(withCheck({ port_value: 8080 }), '').findings.errors, []);
+    assert.deepEqual(compileClusterLoadAssignment(withCheck({}), '').findings.errors, []);
+    const refused = compileClusterLoadAssignment(
+      withCheck({ port_value: 9090, hostname: 'h' }),
+      'la',
+    ).findings;
+    assert.match(
+      refused.errors.join('\n'),
+      /lb_endpoints\[0\]\.endpoint\.health_check_config\.port_value: health checks on port 9090, not the endpoint's own 8080, are not implemented/,
+    );
+    assert.match(
+      refused.errors.join('\n'),
+      /health_check_config\.hostname: health_check_config\.hostname \(the Host/,
     );
   });
 
