@@ -228,23 +228,36 @@ function checkName(name: string, where: string): string {
   return lower;
 }
 
+/** A character past ASCII. */
+const NOT_ASCII = /[\u0080-\uffff]/;
+
+/**
+ * Config text as the bytes a head carries. The data plane holds and writes head values as
+ * latin1 strings (a character a byte, as it reads them from peers), so text from config goes
+ * as its UTF-8 bytes, as the reference sends it: `€` was written as the single byte 0xAC.
+ */
+function wireText(text: string): string {
+  return NOT_ASCII.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text;
+}
+
 /**
  * A header value from config: CR, LF or NUL refused (written into an HTTP/1 head they would
- * inject fields or a whole response), as the reference's `HTTP_HEADER_VALUE` rule does.
+ * inject fields or a whole response), as the reference's `HTTP_HEADER_VALUE` rule does; the
+ * rest as its UTF-8 bytes.
  */
 export function checkHeaderValue(value: string, where: string): string {
   if (UNSAFE_VALUE.test(value))
     throw fault(where, `${JSON.stringify(value)} holds CR, LF or NUL, which a header value cannot`);
-  return value;
+  return wireText(value);
 }
 
 /**
  * A string field written into a head (`via`, `server_name`, a health check's path and host,
- * CORS values): '' when unset; CR, LF or NUL is an error at `path`.
+ * CORS values), as its UTF-8 bytes: '' when unset; CR, LF or NUL is an error at `path`.
  */
 export function headerValueField(value: unknown, path: string, report: Report): string {
   if (typeof value !== 'string') return '';
-  if (!UNSAFE_VALUE.test(value)) return value;
+  if (!UNSAFE_VALUE.test(value)) return wireText(value);
   report.error(path, `${JSON.stringify(value)} holds CR, LF or NUL, which a header value cannot`);
   return '';
 }

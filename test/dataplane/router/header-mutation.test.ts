@@ -16,7 +16,8 @@ import {
 } from '../../../src/dataplane/router/header-mutation.js';
 import { compileRouteTable } from '../../../src/dataplane/router/table.js';
 import { until } from '../../helpers/dataplane.js';
-import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { rawExchange, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { type RecordingOrigin, recordingOrigin } from '../../helpers/recording-origin.js';
 
 /** An upstream answering every request with the headers it received as JSON, holding `/hold` ones until released. */
 async function echoUpstream(): Promise<{ port: number; held: Array<() => void>; close(): void }> {
@@ -384,5 +385,65 @@ describe('header injection from config and metadata', () => {
     const headers: string[] = [];
     applyHeaderMutations(headers, [mutation], true, { info, host: null });
     assert.deepEqual(headers, ['x-fixed', 'ok']);
+  });
+});
+
+describe('text past ASCII in config goes out as its UTF-8 bytes', () => {
+  // Root cause: config strings are text while the data plane writes heads as latin1 (a
+  // character a byte): `€` went out as the byte 0xAC and `é` as 0xE9, where the reference
+  // sends the UTF-8 bytes its config holds.
+  let origin: RecordingOrigin;
+  let proxy: TestProxy;
+  const TEXT = 'naïve €';
+
+  before(async () => {
+    origin = await recordingOrigin();
+    proxy = await startProxy(
+      {
+        stat_prefix: 'ingress',
+        server_name: 'café',
+        route_config: {
+          virtual_hosts: [
+            {
+              name: 'all',
+              domains: ['*'],
+              routes: [
+                {
+                  match: { prefix: '/' },
+                  route: { cluster: 'o', prefix_rewrite: '/résumé/' },
+                  request_headers_to_add: [add('x-text', TEXT)],
+                  response_headers_to_add: [add('x-text', TEXT)],
+                },
+              ],
+            },
+          ],
+        },
+        http_filters: [{ name: 'proxy.filters.http.router' }],
+      },
+      [{ raw: { name: 'o' }, addresses: [`127.0.0.1:${origin.port}`] }],
+    );
+  });
+
+  after(async () => {
+    await proxy.close();
+    origin.close();
+  });
+
+  it('in added request and response headers, a rewritten path and the server header', async () => {
+    const answer = Buffer.from(
+      await rawExchange(proxy.port, 'GET /a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 3000),
+      'latin1',
+    );
+    const bytes = (text: string) => Buffer.from(text, 'utf8');
+    assert.ok(answer.includes(bytes(`x-text: ${TEXT}\r\n`)), answer.toString('latin1'));
+    assert.ok(answer.includes(bytes('server: café\r\n')), answer.toString('latin1'));
+    const [req] = origin.requests;
+    assert.ok(req);
+    const lines = req.lines.map((l) => Buffer.from(l, 'latin1'));
+    assert.deepEqual(lines[0], bytes('GET /résumé/a HTTP/1.1'));
+    assert.ok(
+      lines.some((l) => l.equals(bytes(`x-text: ${TEXT}`))),
+      req.lines.join('\n'),
+    );
   });
 });
