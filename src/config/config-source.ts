@@ -4,13 +4,14 @@
  * run the same functions.
  */
 import type { Json, JsonObject } from '../../events/config.js';
+import { type ApiVersion, apiVersion, resourceApiVersion } from '../../reducers/settings/config-source.js';
 import { durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { fieldPath, Report } from '../bootstrap/report.js';
 import { rdsNamesOf } from './rds-names.js';
 import { clusterSdsRefs, listenerSdsRefs } from './sds-refs.js';
 
-export type ApiVersion = 'V2' | 'V3';
+export type { ApiVersion };
 
 /** A gRPC management server: a static cluster, spoken to in one transport version. */
 export interface GrpcSource {
@@ -82,11 +83,6 @@ export const FIELD_TABLES = {
   RateLimitSettings: RATE_LIMIT_FIELDS,
   GrpcService: GRPC_SERVICE_FIELDS,
 };
-
-/** `ApiVersion` by name; AUTO and unset mean V2, as in the reference's 1.15 release. */
-function apiVersion(value: Json | undefined): ApiVersion {
-  return value === 'V3' ? 'V3' : 'V2';
-}
 
 /**
  * An `ApiConfigSource` (inside a ConfigSource, or `dynamic_resources.ads_config`): gRPC with
@@ -190,7 +186,7 @@ export function compileConfigSource(
 ): ConfigSourceSpec | undefined {
   checkFields(config, path, report, CONFIG_SOURCE_FIELDS, 'ConfigSource');
   const common = {
-    resourceVersion: apiVersion(config.resource_api_version),
+    resourceVersion: resourceApiVersion(config),
     initialFetchTimeoutMs: durationMs(config.initial_fetch_timeout, DEFAULT_INITIAL_FETCH_TIMEOUT_MS),
   };
   if (config.ads !== undefined) return { ...common, kind: 'ads' };

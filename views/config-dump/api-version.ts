@@ -1,6 +1,10 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { v3MessageName } from '../../reducers/settings/api-names.js';
-import { objectOf } from '../../reducers/settings/values.js';
+import {
+  dynamicApiVersions,
+  edsApiVersion,
+  resourceApiVersion,
+} from '../../reducers/settings/config-source.js';
 import type { ClusterEntry, State } from '../../reducers/state.js';
 
 const TYPE_URL_PREFIX = 'type.googleapis.com/';
@@ -11,11 +15,7 @@ const V3_KEYS: Record<string, string> = {
   auto_host_rewrite_header: 'host_rewrite_header',
 };
 
-/**
- * Raw reads of a config source's `resource_api_version` (here and in `apiVersions`): views may
- * not import the compile room (src/config/), and the dump needs this one field of each source.
- */
-const isV3 = (source: Json | undefined): boolean => objectOf(source).resource_api_version === 'V3';
+const isV3 = (source: Json | undefined): boolean => resourceApiVersion(source) === 'V3';
 
 /**
  * Which discovered resources came in as v3: those of a subscription whose config source asks
@@ -31,12 +31,12 @@ export interface ApiVersions {
 }
 
 export function apiVersions(state: State): ApiVersions {
-  const dynamic = objectOf(state.bootstrap?.config.dynamic_resources);
+  const dynamic = dynamicApiVersions(state.bootstrap?.config);
   return {
-    clusters: isV3(dynamic.cds_config),
-    listeners: isV3(dynamic.lds_config),
+    clusters: dynamic.cds === 'V3',
+    listeners: dynamic.lds === 'V3',
     route: (name) => Object.values(state.listeners).some((l) => rdsSourceIsV3(l.config, name)),
-    endpoints: (cluster) => isV3(objectOf(cluster.config.eds_cluster_config).eds_config),
+    endpoints: (cluster) => edsApiVersion(cluster.config) === 'V3',
   };
 }
 
