@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { decodeBinary, decodeText } from './decode.js';
@@ -77,6 +78,7 @@ export function readConfigFile(file: string, typeName = BOOTSTRAP_TYPE): Parsed 
   } catch (err) {
     return { ok: false, error: `${file}: cannot read the config file: ${(err as Error).message}` };
   }
+  if (format !== 'pb' && !isUtf8(bytes)) return { ok: false, error: `${file}: ${notUtf8(bytes)}` };
   try {
     switch (format) {
       case 'json':
@@ -91,5 +93,20 @@ export function readConfigFile(file: string, typeName = BOOTSTRAP_TYPE): Parsed 
   } catch (err) {
     const kind = format === 'pb' ? 'binary proto3 decode error' : 'text proto3 parse error';
     return { ok: false, error: `${file}: ${kind}: ${(err as Error).message}` };
+  }
+}
+
+/**
+ * Where text that is not UTF-8 breaks, by line. The reference's parsers refuse such bytes;
+ * decoding them anyway would put U+FFFD in a name or a header value without a word.
+ */
+function notUtf8(bytes: Buffer): string {
+  let start = 0;
+  for (let line = 1; ; line++) {
+    const end = bytes.indexOf(0x0a, start);
+    if (!isUtf8(bytes.subarray(start, end < 0 ? bytes.length : end)))
+      return `line ${line}: not valid UTF-8 text`;
+    if (end < 0) return 'not valid UTF-8 text';
+    start = end + 1;
   }
 }

@@ -133,7 +133,7 @@ export class XdsServer {
   /** A body to answer the next REST request of a kind with, as it is (`sendRawRest`). */
   private readonly restRaw = new Map<
     ResourceKind,
-    { status: number; body: string; served: (at: number) => void }
+    { status: number; body: string | Buffer; served: (at: number) => void }
   >();
   private nextStream = 1;
   private nextNonce = 1;
@@ -251,7 +251,7 @@ export class XdsServer {
    * Answers the next REST request of `kind` with `body` as it is; resolves with the number of
    * requests seen when it was served, so the request after it answers it (its ACK or NACK).
    */
-  sendRawRest(kind: ResourceKind, body: string, status = 200): Promise<number> {
+  sendRawRest(kind: ResourceKind, body: string | Buffer, status = 200): Promise<number> {
     return new Promise((served) => this.restRaw.set(kind, { status, body, served }));
   }
 

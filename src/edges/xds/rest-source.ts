@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type bunyan from 'bunyan';
 import type { JsonObject } from '../../../events/config.js';
 import type { RestSource } from '../../config/config-source.js';
@@ -87,8 +88,8 @@ export class RestPoller implements Transport {
           body: JSON.stringify(body),
           signal: AbortSignal.timeout(this.source.requestTimeoutMs),
         });
-        const text = await res.text();
-        if (res.status === 200) this.apply(poll, parseJson(text));
+        const answer = Buffer.from(await res.arrayBuffer());
+        if (res.status === 200) this.apply(poll, parseJson(answer));
         else if (res.status === 304) poll.subscriber.onAttempt();
         else {
           this.log.warn({ url, status: res.status }, 'xDS REST fetch refused');
@@ -112,10 +113,14 @@ export class RestPoller implements Transport {
   }
 }
 
-/** The body as JSON, or the SyntaxError saying why not (which the subscriber rejects). */
-function parseJson(text: string): unknown {
+/**
+ * The body as JSON, or the error saying why not (which the subscriber rejects): a body that is
+ * not UTF-8 too, rather than decoded with U+FFFD in place of its bad bytes.
+ */
+function parseJson(body: Buffer): unknown {
+  if (!isUtf8(body)) return new Error('the body is not valid UTF-8 text');
   try {
-    return JSON.parse(text) as unknown;
+    return JSON.parse(body.toString('utf8')) as unknown;
   } catch (err) {
     return err as Error;
   }
