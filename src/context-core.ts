@@ -5,7 +5,7 @@
  * thread's directly, so a worker does not load those modules. docs/design.md ("The context") lists the facilities.
  */
 import type { JsonObject } from '../events/index.js';
-import type { ContentionFigures } from './admin/contention.js';
+import type { ContentionFigures } from './contention.js';
 import type { Options } from './options.js';
 import type { History, HistoryOptions } from './control/history.js';
 import { Store } from './control/store.js';

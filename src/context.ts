@@ -5,7 +5,7 @@
  * facility is a named field (src/context-core.ts); edges that fill or drive one are started
  * in `src/edges/start.ts`. docs/design.md ("The context") lists them.
  */
-import { noContention } from './admin/contention.js';
+import { noContention } from './contention.js';
 import { buildContext, type ContextParts, type ServerContext } from './context-core.js';
 import { WorkerPool } from './dataplane/workers/pool.js';
 import { WorkerStatsMerge } from './dataplane/workers/stats-merge.js';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { ContentionFigures } from '../admin/contention.js';
+import type { ContentionFigures } from '../contention.js';
 
 const SAMPLE_MS = 10;
 const LATE_MS = 1;
