@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import type { Json, JsonObject } from '../../../events/config.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { listOf, objectOf } from '../../../reducers/settings/values.js';
@@ -73,6 +74,10 @@ export function compileAccessLogs(list: Json | undefined, path: string, report: 
     );
     const file = typeof config.path === 'string' ? config.path : '';
     if (!stream && !file) report.error(`${here}.path`, 'required field missing', 'missing');
+    // As the reference opens the file when the config is made: a directory fails there, not
+    // on every line later (nothing but a log line said the access log was lost).
+    if (!stream && file && statSync(file, { throwIfNoEntry: false })?.isDirectory())
+      report.error(`${here}.path`, `unable to open file '${file}': is a directory`);
     const formats = ['format', 'json_format', 'typed_json_format', 'log_format'].filter(
       (k) => config[k] !== undefined,
     );
