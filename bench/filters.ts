@@ -7,7 +7,9 @@
  * for each request: the tests' own gRPC servers, in a child process (`peers/filter-services.ts`)
  * so their CPU is apart, reached through this build's upstream pools over HTTP/2 on loopback,
  * several requests in flight; their figure is the filter, the call's encoding, framing and
- * socket I/O on this side, and the answer's decoding. CPU from `process.cpuUsage`, the best
+ * socket I/O on this side, and the answer's decoding. First of all, an HTTP/1.1 request
+ * through a real connection manager's exchange with an empty chain (`BENCH_FILTERS=exchange`:
+ * that row alone, for alternating runs of two builds). CPU from `process.cpuUsage`, the best
  * of BENCH_ROUNDS (default 5) rounds, as other load on the machine only adds. Run alone:
  * `npm run bench -- filters`. The Lua filter has its own part (`lua`).
  */
@@ -20,9 +22,13 @@ import type { HttpRequest } from '../src/dataplane/codec/request.js';
 import {
   CONTINUE,
   type HttpFilterFactory,
+  type RouteHit,
   type StreamFilter,
   type StreamFilterMaker,
 } from '../src/dataplane/http/filters/api.js';
+import { compileCorsPolicy } from '../src/dataplane/http/cors.js';
+import { corsFactory } from '../src/dataplane/http/filters/cors.js';
+import { csrfFactory } from '../src/dataplane/http/filters/csrf.js';
 import { extAuthzFactory } from '../src/dataplane/http/filters/ext-authz/index.js';
 import { faultFactory } from '../src/dataplane/http/filters/fault/index.js';
 import { rateLimitFactory } from '../src/dataplane/http/filters/ratelimit/index.js';
@@ -31,11 +37,14 @@ import {
   ROUTE_RATE_LIMITS,
   type RouteRateLimits,
 } from '../src/dataplane/http/filters/ratelimit/route-policy.js';
+import { grpcHttp1BridgeFactory, grpcWebFactory } from '../src/dataplane/http/filters/grpc/index.js';
 import { rbacFactory } from '../src/dataplane/http/filters/rbac/index.js';
+import { tapFactory } from '../src/dataplane/http/filters/tap.js';
 import { type FilterChainEnds, FilterRunner } from '../src/dataplane/http/filters/runner.js';
 import { Exchange, type ExchangeOwner } from '../src/dataplane/http/exchange.js';
 import { HttpConnectionManager } from '../src/dataplane/http/manager.js';
 import { StreamTimers } from '../src/dataplane/http/stream-timers.js';
+import { TapRegistry } from '../src/dataplane/http/tap-registry.js';
 import type { ResponseSink } from '../src/dataplane/codec/request.js';
 import type { ClusterLookup } from '../src/dataplane/pool/cluster-traffic.js';
 import { destroyPools } from '../src/dataplane/pool/index.js';
@@ -50,13 +59,13 @@ const CALLING_REQUESTS = 5_000;
 const IN_FLIGHT = 8;
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 
-function request(): HttpRequest {
+function request(method = 'GET', extra: string[] = []): HttpRequest {
   return {
-    method: 'GET',
+    method,
     path: '/api/items?page=2',
     authority: 'example.com',
     scheme: 'http',
-    headers: ['user-agent', 'bench/1.0', 'accept', '*/*', 'x-request-id', 'f0e1d2c3'],
+    headers: ['user-agent', 'bench/1.0', 'accept', '*/*', 'x-request-id', 'f0e1d2c3', ...extra],
     protocol: 'HTTP/1.1',
     remoteIp: '127.0.0.1',
     remotePort: 40000,
@@ -85,36 +94,106 @@ function made(
       },
       clusters,
       localCluster: 'bench',
+      taps: BENCH_TAPS,
+      onClose: () => {},
     } as never,
   );
   if (make === undefined) throw new Error(`${factory.name} starts no filter`);
   return make;
 }
 
+/** A `/tap` session attached to the bench's tap filter, matching every request, its traces dropped. */
+const BENCH_TAPS = new TapRegistry();
+BENCH_TAPS.sessions.set('bench', {
+  match: () => true,
+  maxRxBytes: 1024,
+  maxTxBytes: 1024,
+  bodyAsString: false,
+  emit: () => {},
+});
+
+/** A route to a cluster whose virtual host allows the bench's origin (the CORS filter's policy). */
+const CORS_ROUTE: RouteHit = {
+  vh: {
+    cors: compileCorsPolicy(
+      { allow_origin_string_match: [{ exact: 'http://app.example' }], expose_headers: 'x-total' },
+      'bench',
+      new Report('bench'),
+    ),
+    csrf: null,
+    perFilter: null,
+  },
+  route: { cors: null, csrf: null, perFilter: null, action: { kind: 'cluster' } },
+};
+
+/** A measured chain: its filters, and the request (and route) it sees when not the plain GET. */
+interface Chain {
+  makers: () => StreamFilterMaker[];
+  request?: () => HttpRequest;
+  hit?: RouteHit;
+}
+
 /** The chains measured, by label; each lets every request through. */
-const CHAINS: Record<string, () => StreamFilterMaker[]> = {
-  'the harness alone (a request and its record, no chain)': () => [],
-  'the runner alone (one filter, no callbacks)': () => [() => ({ decodeHeaders: () => CONTINUE })],
-  'fault (0% delay and abort)': () => [
-    made(faultFactory as HttpFilterFactory<never>, {
-      delay: { fixed_delay: '1s', percentage: { numerator: 0 } },
-      abort: { http_status: 503, percentage: { numerator: 0 } },
-    }),
-  ],
-  'rbac (one allow-all policy, one shadow deny)': () => [
-    made(rbacFactory as HttpFilterFactory<never>, {
-      rules: {
-        action: 'ALLOW',
-        policies: { all: { permissions: [{ any: true }], principals: [{ any: true }] } },
-      },
-      shadow_rules: {
-        action: 'DENY',
-        policies: {
-          admin: { permissions: [{ url_path: { path: { prefix: '/admin' } } }], principals: [{ any: true }] },
+const CHAINS: Record<string, Chain> = {
+  'the harness alone (a request and its record, no chain)': { makers: () => [] },
+  'the runner alone (one filter, no callbacks)': {
+    makers: () => [() => ({ decodeHeaders: () => CONTINUE })],
+  },
+  'tap, a session attached that matches every request': {
+    makers: () => [
+      made(tapFactory as HttpFilterFactory<never>, {
+        common_config: { admin_config: { config_id: 'bench' } },
+      }),
+    ],
+  },
+  'cors, an allowed origin (its response marked)': {
+    makers: () => [made(corsFactory as HttpFilterFactory<never>, {})],
+    request: () => request('GET', ['origin', 'http://app.example']),
+    hit: CORS_ROUTE,
+  },
+  'csrf, a POST from its own origin': {
+    makers: () => [
+      made(csrfFactory as HttpFilterFactory<never>, {
+        filter_enabled: { default_value: { numerator: 100 } },
+      }),
+    ],
+    request: () => request('POST', ['origin', 'http://example.com']),
+  },
+  'grpc_web, a binary gRPC-Web call': {
+    makers: () => [made(grpcWebFactory as HttpFilterFactory<never>, {})],
+    request: () => request('POST', ['content-type', 'application/grpc-web']),
+  },
+  'grpc_http1_bridge, a gRPC call over HTTP/1.1 (its response held to its end)': {
+    makers: () => [made(grpcHttp1BridgeFactory as HttpFilterFactory<never>, {})],
+    request: () => request('POST', ['content-type', 'application/grpc']),
+  },
+  'fault (0% delay and abort)': {
+    makers: () => [
+      made(faultFactory as HttpFilterFactory<never>, {
+        delay: { fixed_delay: '1s', percentage: { numerator: 0 } },
+        abort: { http_status: 503, percentage: { numerator: 0 } },
+      }),
+    ],
+  },
+  'rbac (one allow-all policy, one shadow deny)': {
+    makers: () => [
+      made(rbacFactory as HttpFilterFactory<never>, {
+        rules: {
+          action: 'ALLOW',
+          policies: { all: { permissions: [{ any: true }], principals: [{ any: true }] } },
         },
-      },
-    }),
-  ],
+        shadow_rules: {
+          action: 'DENY',
+          policies: {
+            admin: {
+              permissions: [{ url_path: { path: { prefix: '/admin' } } }],
+              principals: [{ any: true }],
+            },
+          },
+        },
+      }),
+    ],
+  },
 };
 
 const CHAIN_COUNT = Object.keys(CHAINS).length;
@@ -123,14 +202,18 @@ const BODY = Buffer.from('{"items":[1,2,3],"page":2}');
 const NO_PER_ROUTE: ReadonlyMap<string, unknown> = new Map();
 
 /** Chain ends that take everything and answer nothing, as an exchange would minus the sockets. */
-function ends(perRoute: ReadonlyMap<string, unknown> = NO_PER_ROUTE, routed = () => {}): FilterChainEnds {
-  const req = request();
+function ends(
+  perRoute: ReadonlyMap<string, unknown> = NO_PER_ROUTE,
+  routed = () => {},
+  req = request(),
+  hit: RouteHit | null = null,
+): FilterChainEnds {
   return {
     req,
     info: newStreamInfo(req, '127.0.0.1:40000', '127.0.0.1:10000'),
     ended: false,
     router: {
-      hit: null,
+      hit,
       routeCluster: 'web',
       perRoute: (type) => perRoute.get(type),
       clearRouteCache: () => {},
@@ -154,15 +237,16 @@ function ends(perRoute: ReadonlyMap<string, unknown> = NO_PER_ROUTE, routed = ()
 }
 
 /** One request through the chain: request head, response head, response body, end. */
-function exchange(makers: StreamFilterMaker[]): void {
+function exchange(makers: StreamFilterMaker[], chain: Chain): void {
+  const req = chain.request?.() ?? request();
   // No filters: the harness alone (the request and its record), subtracted from the others.
   if (makers.length === 0) {
-    ends();
+    ends(NO_PER_ROUTE, undefined, req);
     return;
   }
   const runner = new FilterRunner(
     makers.map((make) => make() as StreamFilter),
-    ends(),
+    ends(NO_PER_ROUTE, undefined, req, chain.hit ?? null),
   );
   runner.decodeHeaders();
   runner.encodeHeaders(200, ['content-type', 'application/json']);
@@ -170,9 +254,10 @@ function exchange(makers: StreamFilterMaker[]): void {
   runner.destroy();
 }
 
-/** CPU µs per request of `makers`, the best of the rounds. */
-function measure(makers: StreamFilterMaker[]): { best: number; all: number[] } {
-  return measureOnce(() => exchange(makers));
+/** CPU µs per request of a chain, the best of the rounds. */
+function measure(chain: Chain): { best: number; all: number[] } {
+  const makers = chain.makers();
+  return measureOnce(() => exchange(makers, chain));
 }
 
 /** One request through a chain whose filter calls a service: the rest waits for the router. */
@@ -340,14 +425,23 @@ function measureOnce(once: () => void): { best: number; all: number[] } {
 
 /** The filters part of `npm run bench`. */
 export async function benchFilters(): Promise<BenchRow[]> {
-  const results = [
-    ...Object.entries(CHAINS).map(([label, chain]) => ({ label, ...measure(chain()) })),
-    ...(await measureServiceFilters()),
-  ];
+  // First, so that an A/B of two builds runs the same code before it (the rows below differ).
   const exchange = {
     name: 'filters: the exchange with an empty chain (a direct response, and an upstream response), per request pair',
     ...measureOnce(emptyChainExchange()),
   };
+  const exchangeRow: BenchRow = {
+    name: exchange.name,
+    value: Number(exchange.best.toPrecision(3)),
+    unit: 'µs CPU',
+    note: `${REQUESTS.toLocaleString('en-US')} pairs in-process per round, no sockets; rounds: ${exchange.all.map((u) => u.toFixed(2)).join(', ')}`,
+  };
+  // `BENCH_FILTERS=exchange`: that row alone, for alternating runs of two builds.
+  if (process.env.BENCH_FILTERS === 'exchange') return [exchangeRow];
+  const results = [
+    ...Object.entries(CHAINS).map(([label, chain]) => ({ label, ...measure(chain) })),
+    ...(await measureServiceFilters()),
+  ];
   const harness = results[0]?.best ?? 0;
   const runner = results[1]?.best ?? 0;
   const rows = results.map((r, i) => ({
@@ -363,11 +457,5 @@ export async function benchFilters(): Promise<BenchRow[]> {
       `${(i < CHAIN_COUNT ? REQUESTS : CALLING_REQUESTS).toLocaleString('en-US')} requests in-process per round${i < CHAIN_COUNT ? '' : `, ${IN_FLIGHT} in flight, the service in a child process`}; rounds: ${r.all.map((u) => u.toFixed(2)).join(', ')}`,
     ].join('; '),
   }));
-  rows.push({
-    name: exchange.name,
-    value: Number(exchange.best.toPrecision(3)),
-    unit: 'µs CPU',
-    note: `${REQUESTS.toLocaleString('en-US')} pairs in-process per round, no sockets; rounds: ${exchange.all.map((u) => u.toFixed(2)).join(', ')}`,
-  });
-  return rows;
+  return [exchangeRow, ...rows];
 }
