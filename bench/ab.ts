@@ -1,0 +1,160 @@
+/**
+ * Before/after on a shared machine: HAProxy and builds of this proxy side by side, each
+ * `--concurrency 1` behind the same nginx upstream, the load run at every peer once per round
+ * with the order rotated every round. The figure is CPU time per request, which load moves
+ * far less than requests/s: the on-CPU nanoseconds of every thread of the peer's process
+ * (`/proc/<pid>/task/<tid>/schedstat`, V8's helper threads included) over the run, divided by
+ * the requests the load generator completed. The summary gives each build's median, its
+ * geometric mean ratio to HAProxy in the same rounds, and each later build against the first
+ * (geometric mean of the per-round ratios, and in how many rounds it was lower).
+ *
+ * Usage (after `npm run build`, in each build compared):
+ *   node dist/bench/ab.js [--load h1|post|rate|h2|h2post] [--rounds N] [--seconds S] ROOT[,NODE_FLAG...] ...
+ * where each ROOT is a checkout with its own `dist/` (e.g. a worktree of the commit before),
+ * optionally with node flags for that peer (`.,--max-semi-space-size=4`). Loads: `wrk -c50`
+ * GETs (h1), POSTs of 100 bytes (post), 2,000 GETs a second over 20 connections (rate),
+ * `h2load -c10 -m10` h2c GETs (h2) or POSTs of 100 bytes (h2post).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { median } from './lib/load.js';
+import { startHaproxy, startUpstream, type Target } from './peers/start.js';
+
+const LOADS = ['h1', 'post', 'rate', 'h2', 'h2post'] as const;
+type Load = (typeof LOADS)[number];
+
+interface Round {
+  us: number;
+  perSecond: number;
+  failed: number;
+}
+
+/** On-CPU nanoseconds of every thread of `pid` so far. */
+function cpuNanoseconds(pid: number): number {
+  let sum = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      sum += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return sum;
+}
+
+function run(command: string, args: string[], seconds: number): Promise<string> {
+  return new Promise((done, fail) => {
+    execFile(command, args, { timeout: (seconds + 20) * 1000 }, (err, out) =>
+      err ? fail(new Error(`${command} ${args.join(' ')}: ${err.message}`)) : done(out),
+    );
+  });
+}
+
+/** Runs `load` at `target` for `seconds`: the requests completed and those that failed. */
+async function drive(load: Load, target: Target, seconds: number, files: string): Promise<Omit<Round, 'us'>> {
+  const h2 = load === 'h2' || load === 'h2post';
+  const url = h2 ? (target.h2Url as string) : target.url;
+  let out: string;
+  if (load === 'h1' || load === 'post') {
+    const script = load === 'post' ? ['-s', join(files, 'post.lua')] : [];
+    out = await run('wrk', ['-t1', '-c50', `-d${seconds}s`, ...script, url], seconds);
+    const n = Number(/(\d+) requests in/.exec(out)?.[1] ?? 0);
+    const failed = Number(/Non-2xx or 3xx responses: (\d+)/.exec(out)?.[1] ?? 0);
+    return { perSecond: n / seconds, failed };
+  }
+  const args =
+    load === 'rate'
+      ? ['--h1', '-c20', '--rps=100']
+      : ['-c10', '-m10', ...(load === 'h2post' ? ['-d', join(files, 'body')] : [])];
+  out = await run('h2load', [...args, `-D${seconds}`, url], seconds);
+  const n = Number(/requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded/.exec(out)?.[1] ?? 0);
+  const codes = /status codes: \d+ 2xx, \d+ 3xx, (\d+) 4xx, (\d+) 5xx/.exec(out);
+  return { perSecond: n / seconds, failed: Number(codes?.[1] ?? 0) + Number(codes?.[2] ?? 0) };
+}
+
+const geometricMean = (xs: number[]) => Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length);
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const option = (name: string, fallback: string): string => {
+    const at = argv.indexOf(name);
+    if (at < 0) return fallback;
+    const [, value] = argv.splice(at, 2);
+    return value ?? fallback;
+  };
+  const load = option('--load', 'h1') as Load;
+  const rounds = Number(option('--rounds', '8'));
+  const seconds = Number(option('--seconds', '3'));
+  if (!LOADS.includes(load) || argv.length === 0 || !(rounds > 0) || !(seconds > 0)) {
+    process.stderr.write(
+      `usage: node dist/bench/ab.js [--load ${LOADS.join('|')}] [--rounds N] [--seconds S] ROOT[,NODE_FLAG...] ...\n`,
+    );
+    process.exit(1);
+  }
+  const files = mkdtempSync(join(tmpdir(), 'bench-ab-'));
+  writeFileSync(join(files, 'body'), 'x'.repeat(100));
+  writeFileSync(
+    join(files, 'post.lua'),
+    'wrk.method = "POST"\nwrk.body = string.rep("x", 100)\nwrk.headers["Content-Type"] = "text/plain"\n',
+  );
+  const started: Target[] = [];
+  const peers: Array<{ name: string; target: Target }> = [];
+  try {
+    const upstream = await startUpstream();
+    started.push(upstream.target);
+    const haproxy = await startHaproxy(upstream.port);
+    started.push(haproxy);
+    peers.push({ name: 'HAProxy', target: haproxy });
+    for (const [i, spec] of argv.entries()) {
+      const [root, ...flags] = spec.split(',');
+      const start = pathToFileURL(join(resolve(root as string), 'dist/bench/peers/start.js')).href;
+      // Each build starts its own proxy, from its own `bin/` and `dist/`.
+      const { startThisProxy } = (await import(`${start}?${i}`)) as typeof import('./peers/start.js');
+      const target = await startThisProxy(upstream.port, 1, undefined, flags);
+      started.push(target);
+      peers.push({ name: `${i}: ${spec}`, target });
+    }
+    for (const p of peers) await drive(load, p.target, 1, files);
+    const results: Round[][] = peers.map(() => []);
+    for (let r = 0; r < rounds; r++) {
+      for (let k = 0; k < peers.length; k++) {
+        const i = (k + r) % peers.length;
+        const peer = peers[i] as (typeof peers)[number];
+        const before = cpuNanoseconds(peer.target.pid);
+        const out = await drive(load, peer.target, seconds, files);
+        const requests = out.perSecond * seconds;
+        (results[i] as Round[]).push({
+          ...out,
+          us: (cpuNanoseconds(peer.target.pid) - before) / 1000 / requests,
+        });
+      }
+      const loadAverage = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
+      const cells = peers.map((p, i) => {
+        const x = (results[i] as Round[])[r] as Round;
+        return `${p.name} ${x.us.toFixed(1)} µs ${x.perSecond.toFixed(0)}/s${x.failed ? ` (${x.failed} failed)` : ''}`;
+      });
+      process.stdout.write(`round ${r + 1}, load average ${loadAverage}: ${cells.join(' | ')}\n`);
+    }
+    const us = (i: number) => (results[i] as Round[]).map((x) => x.us);
+    for (const [i, p] of peers.entries()) {
+      const toHaproxy = geometricMean(us(i).map((x, r) => x / (us(0)[r] as number)));
+      process.stdout.write(
+        `${p.name}: median ${median(us(i)).toFixed(1)} µs (${Math.min(...us(i)).toFixed(1)}-${Math.max(...us(i)).toFixed(1)}), ${toHaproxy.toFixed(2)}x HAProxy\n`,
+      );
+    }
+    for (let i = 2; i < peers.length; i++) {
+      const ratios = us(i).map((x, r) => x / (us(1)[r] as number));
+      process.stdout.write(
+        `${peers[i]?.name} / ${peers[1]?.name}: geometric mean ${geometricMean(ratios).toFixed(3)}, lower in ${ratios.filter((x) => x < 1).length} of ${rounds} rounds\n`,
+      );
+    }
+  } finally {
+    for (const t of started.reverse()) await t.stop();
+    rmSync(files, { recursive: true, force: true });
+  }
+}
+
+await main();
