@@ -10,6 +10,7 @@ import {
   DEGRADED,
   HEALTHCHECKED_CLUSTER,
   httpVerdict,
+  MAX_ANSWER_BYTES,
   type Probe,
   type ProbeTarget,
   USER_AGENT,
@@ -197,7 +198,16 @@ export class GrpcProbe implements Probe {
       stream.on('trailers', (trailers) => {
         if (trailers['grpc-status'] !== undefined) grpcStatus = String(trailers['grpc-status']);
       });
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let bytes = 0;
+      stream.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        bytes += chunk.length;
+        // A health answer is a few bytes: one past the limit is no answer, and is not held.
+        if (bytes > MAX_ANSWER_BYTES) {
+          resolve('active');
+          stream.close(http2.constants.NGHTTP2_CANCEL);
+        }
+      });
       stream.on('error', () => resolve('network'));
       stream.on('close', () => {
         if (status === 0) resolve('network');

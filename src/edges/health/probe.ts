@@ -55,6 +55,14 @@ export interface Probe {
 }
 
 export const USER_AGENT = 'proxy/HC';
+
+/**
+ * What a check holds of an answer it reads whole (a TCP check's bytes, a gRPC check's body):
+ * the reference's per-connection buffer default. A peer sending more without the answer
+ * looked for fails the check (a TCP check used to grow one buffer without end, copying it at
+ * every read on the main thread).
+ */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
 /** The response header an upstream proxy sets to name the cluster it health-checked for. */
 export const HEALTHCHECKED_CLUSTER = 'x-proxy-upstream-healthchecked-cluster';
 /** A passing answer with this header marks the host degraded (`/degraded_active_hc`). */

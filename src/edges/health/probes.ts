@@ -14,6 +14,7 @@ import {
   HEALTHCHECKED_CLUSTER,
   headerOf,
   httpVerdict,
+  MAX_ANSWER_BYTES,
   type Probe,
   type ProbeTarget,
   SocketProbe,
@@ -167,6 +168,9 @@ class TcpProbe extends SocketProbe {
       if (this.pending && payloadsFound(this.received, this.settings.receive)) {
         if (!this.reuse) this.close();
         this.settle('success');
+      } else if (this.received.length > MAX_ANSWER_BYTES) {
+        this.close();
+        this.settle('active');
       }
     });
     socket.on('error', () => {});

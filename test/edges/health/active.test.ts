@@ -496,3 +496,62 @@ test("no_traffic_healthy_interval spaces a healthy host's checks while the clust
   ok.close();
   failing.close();
 });
+
+test('an upstream that floods a TCP or gRPC check fails it once 1 MiB came without the answer, and its connection closes', async () => {
+  // Root cause: a TCP check joined every read into one buffer with no bound, copying the whole
+  // of it at each read on the main thread (12 MB in 2.5 s cost 690 ms of CPU and 62 MB), and a
+  // gRPC check held its whole body: an upstream sending without end held both until the
+  // timeout. The reference holds a connection's per-connection buffer (1 MiB by default).
+  const flood = { tcpBytes: 0, tcpClosed: 0, grpcBytes: 0, grpcClosed: 0 };
+  const tcpServer = net.createServer((socket) => {
+    socket.on('error', () => {});
+    socket.on('close', () => flood.tcpClosed++);
+    const chunk = Buffer.alloc(65536, 120);
+    const pump = () => {
+      while (!socket.destroyed && flood.tcpBytes < 64e6) {
+        flood.tcpBytes += chunk.length;
+        if (!socket.write(chunk)) return void socket.once('drain', pump);
+      }
+    };
+    pump();
+  });
+  const grpcServer = http2.createServer();
+  grpcServer.on('stream', (stream) => {
+    stream.on('error', () => {});
+    stream.on('close', () => flood.grpcClosed++);
+    stream.respond({ ':status': 200, 'content-type': 'application/grpc' });
+    const chunk = Buffer.alloc(65536, 120);
+    const pump = () => {
+      while (!stream.destroyed && flood.grpcBytes < 64e6) {
+        flood.grpcBytes += chunk.length;
+        if (!stream.write(chunk)) return void stream.once('drain', pump);
+      }
+    };
+    pump();
+  });
+  const tcpPort = await listen(tcpServer);
+  const grpcPort = await new Promise<number>((resolve) =>
+    grpcServer.listen(0, '127.0.0.1', () => resolve((grpcServer.address() as AddressInfo).port)),
+  );
+  cleanups.push(
+    () => new Promise<void>((resolve) => grpcServer.close(() => resolve())),
+    () => new Promise<void>((resolve) => tcpServer.close(() => resolve())),
+  );
+  // A 10 s timeout: within the wait below, only the bound can fail a check.
+  const slow = { timeout: '10s', interval: '0.1s', no_traffic_interval: '0.1s' };
+  const h = startHarness([
+    checkedCluster('tcp', [tcpPort], {
+      health_checks: [fastCheck({ tcp_health_check: { receive: [{ text: '504f4e47' }] } }, slow)],
+    }),
+    checkedCluster('grpc', [grpcPort], { health_checks: [fastCheck({ grpc_health_check: {} }, slow)] }),
+  ]);
+  cleanups.push(() => h.close());
+  await waitFor('TCP checks fail', () => h.counter('cluster.tcp.health_check.failure') >= 2, 5000);
+  await waitFor('gRPC checks fail', () => h.counter('cluster.grpc.health_check.failure') >= 2, 5000);
+  await waitFor(
+    'the connections and streams closed',
+    () => flood.tcpClosed >= 2 && flood.grpcClosed >= 2,
+    5000,
+  );
+  assert.ok(flood.tcpBytes < 32e6, `the TCP upstream sent ${flood.tcpBytes} bytes`);
+});
