@@ -1,8 +1,9 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JsonObject } from '../../events/index.js';
 import { runtimeLayerLoaded } from '../../events/index.js';
 import { stringOr } from '../../reducers/settings/values.js';
+import { readNamedFile } from '../bootstrap/read-file.js';
 import type { Core } from '../core.js';
 
 /** A disk layer's name in the runtime stack and the directory its keys come from. */
@@ -36,20 +37,31 @@ export function diskLayerSources(bootstrap: JsonObject, serviceCluster: string):
   return out;
 }
 
+/** The reference's limit on a disk layer's depth; deeper (a symlink loop) fails the layer. */
+const MAX_WALK_DEPTH = 16;
+
 /** Every file under `directory` as a runtime key (`a/b/c` -> `a.b.c`) with its trimmed contents. */
 export async function readRuntimeTree(directory: string): Promise<Record<string, string>> {
   const values: Record<string, string> = {};
-  const entries = await readdir(directory, { recursive: true, withFileTypes: true });
-  for (const entry of entries) {
-    if (!entry.isFile()) continue;
-    const full = join(entry.parentPath, entry.name);
-    const key = full
-      .slice(directory.length + 1)
-      .split('/')
-      .join('.');
-    values[key] = (await readFile(full, 'utf8')).trimEnd();
-  }
+  walk(directory, '', 1, values);
   return values;
+}
+
+/**
+ * Walks a layer as the reference's `DiskLayer` does: each entry taken for what `stat` says,
+ * so a symbolic link counts as what it points at (a Kubernetes ConfigMap volume links every
+ * key into `..data`), a directory deeper than 16 levels (a link to its own parent) fails the
+ * layer, and a file is read as `readNamedFile` reads (never a device or a FIFO).
+ */
+function walk(directory: string, prefix: string, depth: number, values: Record<string, string>): void {
+  if (depth > MAX_WALK_DEPTH) throw new Error(`Walk recursion depth exceeded ${MAX_WALK_DEPTH}`);
+  for (const name of readdirSync(directory)) {
+    const full = join(directory, name);
+    const key = prefix ? `${prefix}.${name}` : name;
+    const entry = statSync(full, { throwIfNoEntry: false });
+    if (entry?.isDirectory()) walk(full, key, depth + 1, values);
+    else if (entry?.isFile()) values[key] = readNamedFile(full).toString('utf8').trimEnd();
+  }
 }
 
 /**
