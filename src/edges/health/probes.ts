@@ -1,9 +1,8 @@
 import type * as net from 'node:net';
 import type { GrpcCheckSettings, HttpCheckSettings, TcpCheckSettings } from '../../config/health.js';
-import { BodyFramer, Framing } from '../../dataplane/codec/h1-body.js';
+import { BodyFramer, Framing, responseFraming } from '../../dataplane/codec/h1-body.js';
 import type { ResponseHead } from '../../dataplane/codec/h1-head.js';
 import { ResponseHeadParser } from '../../dataplane/codec/h1-parse.js';
-import { bodilessStatus } from '../../dataplane/codec/h1-status.js';
 import { GrpcProbe, Http2Probe } from './http2-probes.js';
 import {
   authorityOf,
@@ -19,13 +18,6 @@ import {
   type ProbeTarget,
   SocketProbe,
 } from './probe.js';
-
-/** How an HTTP/1 check response's body ends (a check sends GET, never HEAD). */
-function framingOf(head: ResponseHead): Framing {
-  if (bodilessStatus(head.status)) return Framing.None;
-  if (head.chunked) return Framing.Chunked;
-  return head.contentLength >= 0 ? Framing.Length : Framing.UntilClose;
-}
 
 /**
  * HTTP/1.1 checks on one raw connection kept between checks (or a new one each time): the
@@ -91,7 +83,7 @@ class Http1Probe extends SocketProbe {
       if (!head) return null;
       // An interim answer (100 Continue) is followed by the real one.
       if (head.status < 200) continue;
-      this.answer = { head, body: new BodyFramer(framingOf(head), head.contentLength) };
+      this.answer = { head, body: new BodyFramer(responseFraming(head, 'GET'), head.contentLength) };
     }
     const { head, body } = this.answer;
     body.feed(chunk, off, () => {});
