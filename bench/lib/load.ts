@@ -20,6 +20,8 @@ export interface LoadResult {
 export interface LatencyResult extends LoadResult {
   p50: number;
   p99: number;
+  /** The 99.9th percentile: where single pauses of a few ms (a full GC) show when the p99 hides them. */
+  p999: number;
 }
 
 function run(command: string, args: string[], cpus: string | undefined, timeoutMs: number): Promise<string> {
@@ -120,7 +122,12 @@ export async function h2loadLatency(
       .filter(Boolean)
       .map((line) => Number(line.split('\t')[2]) / 1000)
       .sort((a, b) => a - b);
-    return { ...h2loadSummary(out), p50: quantile(times, 0.5), p99: quantile(times, 0.99) };
+    return {
+      ...h2loadSummary(out),
+      p50: quantile(times, 0.5),
+      p99: quantile(times, 0.99),
+      p999: quantile(times, 0.999),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
