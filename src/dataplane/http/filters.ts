@@ -43,7 +43,7 @@ export function compileHttpFilters(list: JsonObject[], where: string, report: Re
     const path = `${at}.typed_config`;
     const config = factory.compile(objectOf(f.typed_config), path, report);
     if (factory.install) factory.install(chain, config, at, report);
-    else chain.stream.push({ configType: type, config });
+    else chain.stream.push({ configType: type, config, name: typeof f.name === 'string' ? f.name : '' });
   });
   // An empty list routes (as before the filter list existed); a non-empty one must say so.
   if (list.length > 0 && configTypeOf(list[list.length - 1] ?? {}) !== routerFactory.configType)

@@ -9,7 +9,7 @@ import type { CorsPolicy } from './cors.js';
 import type { CsrfPolicy } from './csrf.js';
 import { corsFactory } from './filters/cors.js';
 import { csrfFactory } from './filters/csrf.js';
-import { httpFilterFactory } from './filters/registry.js';
+import { HTTP_FILTER_FACTORIES, httpFilterFactory } from './filters/registry.js';
 
 /** The HTTP filters' settings a route or virtual host overrides, by filter. */
 export interface FilterOverrides {
@@ -18,6 +18,8 @@ export interface FilterOverrides {
   csrf: CsrfPolicy | null;
   /** The per-request filters' overrides, compiled by their factories, by config message. */
   perFilter: ReadonlyMap<string, unknown> | null;
+  /** Overrides keyed by a filter's `http_filters` name (filters that read them so); null for none. */
+  named: ReadonlyMap<string, unknown> | null;
 }
 
 /**
@@ -47,17 +49,35 @@ function compileOverrideBody(
   return fields;
 }
 
+/** The filters whose overrides may be keyed by their `http_filters` name, for the refusal's text. */
+const NAMED_FILTERS = HTTP_FILTER_FACTORIES.filter((f) => f.perRouteByName === true)
+  .map((f) => f.name)
+  .join(', ');
+
+/**
+ * An override keyed by a filter's `http_filters` name, compiled by the factory whose per-route
+ * message its `@type` is, when that factory reads overrides by name; null otherwise.
+ */
+function compileNamedOverride(value: Json, at: string, report: Report): unknown {
+  const type = configTypeOf({ typed_config: value });
+  const factory = HTTP_FILTER_FACTORIES.find((f) => (f.perRouteType ?? f.configType) === type);
+  if (factory?.perRouteByName !== true || factory.perRoute === undefined) return null;
+  const { '@type': _drop, ...fields } = objectOf(value);
+  return factory.perRoute(fields, at, report);
+}
+
 /**
  * Compiles the `per_filter_config` / `typed_per_filter_config` of a route or virtual host
  * (`owner`, at `where`). Keys name HTTP filters by any spelling; each filter's factory compiles
  * its override, and a filter without one refuses it by name.
  */
 export function compileFilterOverrides(owner: JsonObject, where: string, report: Report): FilterOverrides {
-  const out: { cors: CorsPolicy | null; csrf: CsrfPolicy | null; perFilter: Map<string, unknown> | null } = {
-    cors: null,
-    csrf: null,
-    perFilter: null,
-  };
+  const out: {
+    cors: CorsPolicy | null;
+    csrf: CsrfPolicy | null;
+    perFilter: Map<string, unknown> | null;
+    named: Map<string, unknown> | null;
+  } = { cors: null, csrf: null, perFilter: null, named: null };
   if (owner.per_filter_config !== undefined && owner.typed_per_filter_config !== undefined)
     report.error(where, 'only one of typed_per_filter_config or per_filter_config can be specified');
   for (const field of ['per_filter_config', 'typed_per_filter_config'] as const) {
@@ -66,11 +86,18 @@ export function compileFilterOverrides(owner: JsonObject, where: string, report:
       const extension = findExtension('envoy.filters.http', name);
       if (!extension) {
         // The reference also finds a filter by the name its `http_filters` entry gives it
-        // (`lua_filter_with_custom_name_1`); routes here are compiled apart from any chain.
+        // (`lua_filter_with_custom_name_1`): routes are compiled apart from any chain, so the
+        // override's own `@type` says which filter it is for.
+        const byName = field === 'typed_per_filter_config' ? compileNamedOverride(value, at, report) : null;
+        if (byName !== null) {
+          out.named ??= new Map();
+          out.named.set(name, byName);
+          continue;
+        }
         report.error(
           at,
           `'${name}' is not an HTTP filter of this build; a key naming a filter by its http_filters ` +
-            `name is not implemented (key it by the extension's name, e.g. envoy.filters.http.lua)`,
+            `name is implemented for typed_per_filter_config of ${NAMED_FILTERS} only (else key it by the extension's name, e.g. envoy.filters.http.fault)`,
           'unknown',
         );
         continue;

@@ -3,7 +3,7 @@ import type { HttpRequest } from '../codec/request.js';
 import { findRoute } from '../router/lookup.js';
 import type { RouteTable } from '../router/table.js';
 import type { StreamFilter } from './filters/api.js';
-import type { RouteHit } from './filters/router/route.js';
+import { overrideOf, type RouteHit } from './filters/router/route.js';
 import { type ChainRouter, type FilterChainEnds, FilterRunner } from './filters/runner.js';
 
 /** What an upgrade does once its filters decided. */
@@ -46,7 +46,7 @@ export function runUpgradeFilters(
       const action = hit?.route.action;
       return action?.kind === 'cluster' ? action.cluster : null;
     },
-    perRoute: (type) => hit?.route.perFilter?.get(type) ?? hit?.vh.perFilter?.get(type),
+    perRoute: (type, name) => overrideOf(hit, type, name),
     // The tunnel keeps the route it was admitted on; filters after this one read the new one.
     clearRouteCache: () => {
       hit = findRoute(routes, req);

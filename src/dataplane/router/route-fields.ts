@@ -42,6 +42,14 @@ const ROUTE_FIELDS: FieldTable = {
   ),
   metadata: 'advise',
 };
+/** `decorator`: the operation that names the span (src/dataplane/tracing/tracer.ts). */
+export function compileDecorator(raw: JsonObject, where: string, report: Report): string | null {
+  checkFields(raw, where, report, DECORATOR_FIELDS, 'Decorator');
+  if (typeof raw.operation === 'string' && raw.operation) return raw.operation;
+  report.error(`${where}.operation`, 'required field missing', 'missing');
+  return null;
+}
+
 export const DECORATOR_FIELDS: FieldTable = {
   operation: 'act',
   propagate: notYet('decorator propagate (the operation sent upstream in x-proxy-decorator-operation)'),

@@ -27,7 +27,7 @@ import { compileMirrorPolicies, type MirrorPolicy } from './mirror.js';
 import { compileRetryPolicy, type RetryPolicy } from './retry.js';
 import {
   checkRouteFields,
-  DECORATOR_FIELDS,
+  compileDecorator,
   ROUTE_CONFIG_FIELDS,
   VIRTUAL_HOST_FIELDS,
 } from './route-fields.js';
@@ -93,6 +93,8 @@ export interface CompiledRoute {
   csrf: CsrfPolicy | null;
   /** The per-request HTTP filters' overrides by config message (src/dataplane/http/filters/api.ts); null for none. */
   perFilter: ReadonlyMap<string, unknown> | null;
+  /** Overrides keyed by a filter's `http_filters` name; null for none. */
+  named: ReadonlyMap<string, unknown> | null;
   /** `decorator.operation`: the name of the request's tracing span; null for the default (the host). */
   operation: string | null;
   /** `request_mirror_policies`: the clusters that get a copy of the request; null for none. */
@@ -107,6 +109,7 @@ export interface CompiledVirtualHost {
   cors: CorsPolicy | null;
   csrf: CsrfPolicy | null;
   perFilter: ReadonlyMap<string, unknown> | null;
+  named: ReadonlyMap<string, unknown> | null;
 }
 
 /**
@@ -317,14 +320,6 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
         : compileDecorator(objectOf(raw.decorator), `${where}.decorator`, report),
     mirrors: compileMirrorPolicies(ra, `${where}.route`, report),
   };
-}
-
-/** `decorator`: the operation that names the span (src/dataplane/tracing/tracer.ts). */
-function compileDecorator(raw: JsonObject, where: string, report: Report): string | null {
-  checkFields(raw, where, report, DECORATOR_FIELDS, 'Decorator');
-  if (typeof raw.operation === 'string' && raw.operation) return raw.operation;
-  report.error(`${where}.operation`, 'required field missing', 'missing');
-  return null;
 }
 
 /**

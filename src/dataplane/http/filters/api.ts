@@ -86,8 +86,12 @@ export interface FilterStream {
   readonly route: RouteHit | null;
   /** The cluster the route sends to (the first of weighted clusters), or null. */
   readonly routeCluster: string | null;
-  /** This filter's per-route config, most specific level first (route, then virtual host), or undefined. */
-  perRoute(configType: string): unknown;
+  /**
+   * This filter's per-route config, most specific level first (route, then virtual host), or
+   * undefined: at each level the one keyed by `name` (the filter's `http_filters` name) if given,
+   * else the one keyed by the filter's extension name.
+   */
+  perRoute(configType: string, name?: string): unknown;
   /** Routes the request again, after a filter changed what the routes match on. */
   clearRouteCache(): void;
   /** Resumes the request's filters after this one (headers, then held data and trailers). */
@@ -195,10 +199,19 @@ export interface HttpFilterFactory<C = unknown> extends ExtensionIdentity {
   compile(config: JsonObject, path: string, report: Report): C;
   /** Places the compiled config into the chain; absent: the filter runs per request through `start`. */
   install?(chain: FilterChain, config: C, path: string, report: Report): void;
-  /** Makes the filter's per-request state, once per connection manager. */
-  start?(config: C, ctx: FilterContext): StreamFilterMaker;
+  /**
+   * Makes the filter's per-request state, once per connection manager; `name` is its
+   * `http_filters` entry's name (a factory with `perRouteByName` reads its overrides by it).
+   */
+  start?(config: C, ctx: FilterContext, name?: string): StreamFilterMaker;
   /** The override's message when it is not the filter's own (`RBACPerRoute`). */
   perRouteType?: string;
   /** Compiles a route's or virtual host's override (`per_filter_config` / `typed_per_filter_config`). */
   perRoute?(config: JsonObject, path: string, report: Report): unknown;
+  /**
+   * Its filters read their overrides by their `http_filters` name too (`stream.perRoute(type,
+   * name)`), so a `typed_per_filter_config` key may be that name (the reference's
+   * `lua_filter_with_custom_name_1`); without it such a key is refused.
+   */
+  perRouteByName?: boolean;
 }

@@ -43,4 +43,6 @@ export interface RouterOptions {
 export interface StreamFilterSpec {
   configType: string;
   config: unknown;
+  /** Its `http_filters` entry's `name`, by which a route's `typed_per_filter_config` may key its override. */
+  name: string;
 }

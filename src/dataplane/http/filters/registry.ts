@@ -59,6 +59,6 @@ export function startStreamFilters(
     const factory = byType.get(spec.configType);
     if (factory?.start === undefined)
       throw new Error(`HTTP filter ${spec.configType} runs per request but has no start`);
-    return factory.start(spec.config, ctx);
+    return factory.start(spec.config, ctx, spec.name);
   });
 }

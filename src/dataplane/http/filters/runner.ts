@@ -20,7 +20,7 @@ export interface ChainRouter {
   readonly hit: RouteHit | null;
   /** The cluster the route sends to (the first of weighted clusters), or null. */
   readonly routeCluster: string | null;
-  perRoute(configType: string): unknown;
+  perRoute(configType: string, name?: string): unknown;
   clearRouteCache(): void;
   decodeHeaders(): void;
   decodeData(chunk: Buffer, end: boolean): void;
@@ -367,8 +367,8 @@ class FilterHandle implements FilterStream {
     return this.runner.buffered(false, this.index);
   }
 
-  perRoute(configType: string): unknown {
-    return this.runner.ends.router.perRoute(configType);
+  perRoute(configType: string, name?: string): unknown {
+    return this.runner.ends.router.perRoute(configType, name);
   }
 
   clearRouteCache(): void {

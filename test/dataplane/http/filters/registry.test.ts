@@ -31,8 +31,16 @@ describe('HTTP filter factory registry', () => {
     assert.equal(chain.healthCheck?.passThrough, true);
     assert.equal(chain.router.suppressEnvoyHeaders, true);
     assert.deepEqual(chain.stream, [
-      { configType: 'envoy.config.filter.http.cors.v2.Cors', config: null },
-      { configType: 'envoy.config.filter.http.grpc_web.v2.GrpcWeb', config: null },
+      {
+        configType: 'envoy.config.filter.http.cors.v2.Cors',
+        config: null,
+        name: 'envoy.config.filter.http.cors.v2.Cors',
+      },
+      {
+        configType: 'envoy.config.filter.http.grpc_web.v2.GrpcWeb',
+        config: null,
+        name: 'envoy.config.filter.http.grpc_web.v2.GrpcWeb',
+      },
     ]);
     assert.deepEqual(
       report.problems.map((e) => e.path),

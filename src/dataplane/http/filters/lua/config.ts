@@ -1,7 +1,7 @@
 import type { JsonObject } from '../../../../../events/config.js';
 import { objectOf } from '../../../../../reducers/settings/values.js';
 import { inlineBytes } from '../../../../bootstrap/data-source.js';
-import { acting, checkFields, type FieldTable, notYet } from '../../../../bootstrap/honoured.js';
+import { acting, checkFields, type FieldTable } from '../../../../bootstrap/honoured.js';
 import { readNamedFile } from '../../../../bootstrap/read-file.js';
 import type { Report } from '../../../../bootstrap/report.js';
 import { syntaxErrors } from './syntax.js';
@@ -17,13 +17,15 @@ export interface LuaConfig {
   sources: ReadonlyMap<string, string>;
 }
 
-/** A compiled `LuaPerRoute`: no script on this route, or the named one of `source_codes`. */
-export type LuaPerRouteConfig = { disabled: true } | { name: string };
+/**
+ * A compiled `LuaPerRoute`: no script on this route, the named one of `source_codes`, or a
+ * script of its own (`source_code`), which each worker loads the first time a request needs it.
+ */
+export type LuaPerRouteConfig = { disabled: true } | { name: string } | { code: string };
 
 const LUA_FIELDS: FieldTable = acting('inline_code', 'default_source_code', 'source_codes');
 const PER_ROUTE_FIELDS: FieldTable = {
-  ...acting('disabled', 'name'),
-  source_code: notYet('LuaPerRoute.source_code (a script given on the route itself)'),
+  ...acting('disabled', 'name', 'source_code'),
 };
 const DATA_SOURCE_FIELDS: FieldTable = acting('filename', 'inline_bytes', 'inline_string');
 
@@ -119,6 +121,14 @@ export function compileLuaPerRoute(raw: JsonObject, path: string, report: Report
     return { disabled: true };
   }
   if (typeof raw.name === 'string' && raw.name !== '') return { name: raw.name };
-  report.error(path, 'needs one of disabled, name', 'missing');
+  if (raw.source_code !== undefined) {
+    const code = sourceText(objectOf(raw.source_code), `${path}.source_code`, report);
+    if (code === undefined) return { disabled: true };
+    const errors = syntaxErrors([{ name: 'source_code', code }]);
+    if (typeof errors !== 'string' && errors[0] != null)
+      report.error(`${path}.source_code`, `the script does not compile: ${errors[0]}`);
+    return { code };
+  }
+  report.error(path, 'needs one of disabled, name, source_code', 'missing');
   return { disabled: true };
 }

@@ -73,17 +73,36 @@ export class Script implements ScriptState {
   }
 }
 
-/** A worker's scripts for one filter config: the default one (if any) and each of `source_codes`. */
+/**
+ * A worker's scripts for one filter config: the default one (if any), each of `source_codes`,
+ * and the scripts routes give of their own (`LuaPerRoute.source_code`), loaded on first use.
+ */
 export interface Scripts {
   main: Script | null;
   named: ReadonlyMap<string, Script>;
+  /** By the route's compiled override: a route table discovered anew brings new ones, the old ones go with it. */
+  ofRoutes: WeakMap<object, Script>;
+  host: ScriptHost;
 }
 
 export function startScripts(config: LuaConfig, host: ScriptHost): Scripts {
   const named = new Map<string, Script>();
   for (const [name, code] of config.sources) named.set(name, new Script(code, `source_codes.${name}`, host));
   const main = config.main === null ? null : new Script(config.main.code, config.main.field, host);
-  return { main, named };
+  return { main, named, ofRoutes: new WeakMap(), host };
+}
+
+/** The script a request runs: the route's override (disabled, a named one, its own) or the default. */
+function scriptFor(scripts: Scripts, perRoute: LuaPerRouteConfig | undefined): Script | null | undefined {
+  if (perRoute === undefined) return scripts.main;
+  if ('disabled' in perRoute) return null;
+  if ('name' in perRoute) return scripts.named.get(perRoute.name);
+  let script = scripts.ofRoutes.get(perRoute);
+  if (script === undefined) {
+    script = new Script(perRoute.code, 'source_code', scripts.host);
+    scripts.ofRoutes.set(perRoute, script);
+  }
+  return script;
 }
 
 let nextId = 1;
@@ -102,6 +121,8 @@ export class LuaStream implements StreamFilter, StreamState {
   constructor(
     private readonly scripts: Scripts,
     private readonly configType: string,
+    /** Its `http_filters` name, by which a route may key its override. */
+    private readonly name: string,
   ) {}
 
   /** The request, for the primitives (set before any script runs). */
@@ -113,10 +134,11 @@ export class LuaStream implements StreamFilter, StreamState {
     const flow = this.flows[REQUEST];
     flow.stream = stream;
     flow.end = !stream.req.hasBody;
-    const perRoute = stream.perRoute(this.configType) as LuaPerRouteConfig | undefined;
-    if (perRoute !== undefined && 'disabled' in perRoute) return CONTINUE;
     // A route naming a script this filter does not have runs none, as the reference.
-    const script = perRoute === undefined ? this.scripts.main : this.scripts.named.get(perRoute.name);
+    const script = scriptFor(
+      this.scripts,
+      stream.perRoute(this.configType, this.name) as LuaPerRouteConfig | undefined,
+    );
     if (script == null) return CONTINUE;
     this.script = script;
     if (script.vm === null && script.loadError === null) {

@@ -19,13 +19,14 @@ export const luaFactory: HttpFilterFactory<LuaConfig> = {
   compile: compileLua,
   perRoute: compileLuaPerRoute,
   perRouteType: PER_ROUTE_TYPE,
-  start(config, ctx) {
+  perRouteByName: true,
+  start(config, ctx, name = '') {
     // One Lua state per script per worker, as the reference: globals are per worker.
     const scripts = startScripts(config, {
       log: ctx.log('lua'),
       errors: ctx.scope.scope('lua').counter('errors'),
       clusters: ctx.clusters,
     });
-    return () => new LuaStream(scripts, CONFIG_TYPE);
+    return () => new LuaStream(scripts, CONFIG_TYPE, name);
   },
 };

@@ -40,6 +40,21 @@ function originalDestination(req: HttpRequest): string | null {
 }
 
 /**
+ * A filter's override on the route, else its virtual host: at each level the one keyed by the
+ * filter's `http_filters` name (when it reads them so), else the one keyed by its extension.
+ */
+export function overrideOf(hit: RouteHit | null, configType: string, name?: string): unknown {
+  if (hit === null) return undefined;
+  const { route, vh } = hit;
+  return (
+    (name === undefined ? undefined : route.named?.get(name)) ??
+    route.perFilter?.get(configType) ??
+    (name === undefined ? undefined : vh.named?.get(name)) ??
+    vh.perFilter?.get(configType)
+  );
+}
+
+/**
  * The router filter of one request, last in the chain: it holds the route the table matched
  * (which the filters before it read, and may make it look up again), decides once every filter
  * passed the request, and owns the upstream attempt that follows.
@@ -61,10 +76,8 @@ export class RouterFilter implements ChainRouter {
     return action?.kind === 'cluster' ? action.cluster : null;
   }
 
-  perRoute(configType: string): unknown {
-    const hit = this.hit;
-    if (hit === null) return undefined;
-    return hit.route.perFilter?.get(configType) ?? hit.vh.perFilter?.get(configType);
+  perRoute(configType: string, name?: string): unknown {
+    return overrideOf(this.hit, configType, name);
   }
 
   clearRouteCache(): void {

@@ -97,15 +97,20 @@ describe('compileLua', () => {
     );
   });
 
-  it('reads LuaPerRoute disabled or name; refuses disabled: false, an empty one and source_code', () => {
+  it('reads LuaPerRoute disabled, name or source_code; refuses disabled: false, an empty one and a source_code that does not compile', () => {
     assert.deepEqual(compileLuaPerRoute({ disabled: true } as never, 'r', new Report('t')), {
       disabled: true,
     });
     assert.deepEqual(compileLuaPerRoute({ name: 'a.lua' } as never, 'r', new Report('t')), { name: 'a.lua' });
     assert.deepEqual(paths(compileLuaPerRoute, { disabled: false }), ['f.disabled']);
     assert.deepEqual(paths(compileLuaPerRoute, {}), ['f']);
-    assert.deepEqual(paths(compileLuaPerRoute, { source_code: { inline_string: 'x' } }), [
-      'f',
+    assert.deepEqual(
+      compileLuaPerRoute({ source_code: { inline_string: 'x = 1' } } as never, 'r', new Report('t')),
+      {
+        code: 'x = 1',
+      },
+    );
+    assert.deepEqual(paths(compileLuaPerRoute, { source_code: { inline_string: 'if then' } }), [
       'f.source_code',
     ]);
   });
@@ -147,15 +152,17 @@ describe('the Lua filter by every name and type URL the reference accepts', () =
     assert.match(missing, /http_filters\[0\]\.typed_config\.type_url: required field missing/);
   });
 
-  it('refuses a per-route source_code by name', () => {
-    const route = `{ match: { prefix: / }, direct_response: { status: 200 }, typed_per_filter_config: { envoy.filters.http.lua: { '@type': type.googleapis.com/envoy.extensions.filters.http.lua.v3.LuaPerRoute, source_code: { inline_string: x } } } }`;
+  it("takes a per-route override keyed by a Lua filter's http_filters name; refuses one of a filter that reads none so", () => {
+    const route = `{ match: { prefix: / }, direct_response: { status: 200 }, typed_per_filter_config: { my-lua: { '@type': type.googleapis.com/envoy.extensions.filters.http.lua.v3.LuaPerRoute, source_code: { inline_string: 'x = 1' } }, my-fault: { '@type': type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault } } }`;
     const yaml = withFilter(`{ name: envoy.lua, config: { inline_code: ${CODE} } }`).replace(
       '{ match: { prefix: / }, direct_response: { status: 200 } }',
       route,
     );
+    const errors = errorsOf(loadYaml(yaml)).join('\n');
+    assert.doesNotMatch(errors, /my-lua/);
     assert.match(
-      errorsOf(loadYaml(yaml)).join('\n'),
-      /typed_per_filter_config\.envoy\.filters\.http\.lua\.source_code: LuaPerRoute\.source_code/,
+      errors,
+      /typed_per_filter_config\.my-fault: 'my-fault' is not an HTTP filter of this build; a key naming a filter by its http_filters name is implemented for typed_per_filter_config of envoy\.filters\.http\.lua only/,
     );
   });
 });
