@@ -36,6 +36,42 @@ export function connectionFacts(socket: net.Socket): ConnectionFacts {
   };
 }
 
+/** `Connection` options that name no field. */
+const CONNECTION_OPTIONS = new Set(['close', 'keep-alive', 'upgrade', 'http2-settings', 'connection', 'te']);
+/** Fields whose removal would hide where a request came from. */
+const FORWARDING_FIELDS = new Set(['x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto']);
+
+/**
+ * The fields a request's `Connection` nominates (lowercase): they are this hop's and go no
+ * further (RFC 9110 7.6.1). Null, refusing the request as the reference does, for ten options
+ * or more, or one naming an `X-Forwarded-*` field or a pseudo-header: a client nominating
+ * `X-Forwarded-For` would have a proxy strip what an earlier one added.
+ */
+function nominatedFields(connection: string): Set<string> | null {
+  const names = connection
+    .split(',')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  if (names.length >= 10) return null;
+  const fields = new Set<string>();
+  for (const name of names) {
+    if (FORWARDING_FIELDS.has(name) || name.charCodeAt(0) === 58 /* : */) return null;
+    if (!CONNECTION_OPTIONS.has(name)) fields.add(name);
+  }
+  return fields;
+}
+
+/** Takes the fields named in `names` out of a flat `[name, value, ...]` list, in place. */
+function dropFields(headers: string[], names: Set<string>): void {
+  let to = 0;
+  for (let i = 0; i < headers.length; i += 2) {
+    if (names.has(headers[i] as string)) continue;
+    headers[to++] = headers[i] as string;
+    headers[to++] = headers[i + 1] as string;
+  }
+  headers.length = to;
+}
+
 /** A request head read as the exchange's request, with what it asks of the connection. */
 export interface H1RequestStart {
   req: HttpRequest;
@@ -48,8 +84,9 @@ export interface H1RequestStart {
 }
 
 /**
- * The request of `head` on a connection described by `facts`; null for an absolute-form
- * target that is no http(s) URL with a valid authority (answered 400).
+ * The request of `head` on a connection described by `facts`; null (answered 400) for an
+ * absolute-form target that is no http(s) URL with a valid authority, or a `Connection` the
+ * reference refuses.
  */
 export function requestFromHead(
   head: RequestHead,
@@ -104,6 +141,11 @@ export function requestFromHead(
   // served as HTTP/1.1, as the reference and nginx do (`curl --http2` sends it on http://).
   if (upgrade !== null && (!connection.includes('upgrade') || upgrade.toLowerCase() === 'h2c'))
     upgrade = null;
+  if (connection !== '' && upgrade === null) {
+    const fields = nominatedFields(connection);
+    if (fields === null) return null;
+    if (fields.size > 0) dropFields(headers, fields);
+  }
   let path = head.target;
   if (path.charCodeAt(0) !== 47 /* / */ && method !== 'CONNECT' && path !== '*') {
     // Absolute form (`GET http://host/path`): the authority comes from it (RFC 9112 3.2.2).
