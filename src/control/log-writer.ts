@@ -111,6 +111,7 @@ export class LogWriter {
     try {
       this.cutTornTail();
       await writeAll(this.fd, data);
+      this.checkLinked();
       this.written(data.length);
     } catch (err) {
       this.failedWrite(data, err as Error);
@@ -140,6 +141,15 @@ export class LogWriter {
     this.failed = err;
   }
 
+  /**
+   * A file removed while open (its directory too) takes writes into an inode nothing names,
+   * lost when the process ends: that is a failed write, not lines on disk.
+   */
+  private checkLinked(): void {
+    if (fstatSync(this.fd).nlink === 0)
+      throw new Error(`${this.path} was removed; /reopen_logs (or SIGUSR1) opens a new one`);
+  }
+
   private cutTornTail(): void {
     if (!this.torn) return;
     ftruncateSync(this.fd, this.size);
@@ -155,6 +165,7 @@ export class LogWriter {
       this.cutTornTail();
       let offset = 0;
       while (offset < data.length) offset += writeSync(this.fd, data, offset);
+      this.checkLinked();
       this.written(data.length);
     } catch (err) {
       this.failedWrite(data, err as Error);

@@ -10,6 +10,7 @@
 import assert from 'node:assert/strict';
 import {
   appendFileSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   renameSync,
@@ -188,4 +189,27 @@ test('on a full disk a mutation is acknowledged only once on disk, else answered
   } finally {
     tiny.unmount();
   }
+});
+
+test('with the event log removed (its directory too) a mutation is answered 500; /reopen_logs opens a new file that replays', async () => {
+  // Root cause: writes to a removed file go to an inode nothing names and are lost when the
+  // process ends, but they succeed: every mutation was acknowledged 200 as if on disk.
+  const where = join(dir, 'removed');
+  mkdirSync(where);
+  const log = join(where, 'events.ndjson');
+  const proxy = await start(log);
+  assert.equal((await proxy.post('/runtime_modify?before=kept')).status, 200);
+  rmSync(where, { recursive: true, force: true });
+  const lost = await proxy.post('/runtime_modify?during=lost');
+  assert.equal(lost.status, 500, lost.body);
+  assert.match(lost.body, /^\/runtime_modify: applied, but not recorded: .*was removed; \/reopen_logs/);
+  mkdirSync(where);
+  const reopened = await proxy.post('/reopen_logs');
+  assert.equal(reopened.status, 200, reopened.body);
+  const next = await proxy.post('/runtime_modify?after=reopened');
+  assert.equal(next.status, 200, next.body);
+  await killed(proxy);
+  // The new file starts with a header and a checkpoint of the state, the lost change in it.
+  const values = Object.assign({}, ...(await replayLog(log)).state.runtime.layers.map((l) => l.values));
+  assert.deepEqual([values.before, values.during, values.after], ['kept', 'lost', 'reopened']);
 });
