@@ -161,23 +161,49 @@ export function idleStep(busy: boolean, utilization: number): { busy: boolean; c
   return { busy, collect: false };
 }
 
+/** V8's last-resort collection (every generation; the pages V8 pooled released), made once per thread. */
+let lastResort: ReturnType<typeof v8Collector> | null = null;
+
+function collectEverything(): void {
+  lastResort ??= v8Collector();
+  lastResort({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+}
+
+/**
+ * Start-up's garbage given back the moment a thread is ready to serve (the main thread once
+ * LIVE, a worker once its listeners are bound), before any request: loading the modules and
+ * the bootstrap leaves garbage, pooled pages and the young generation V8 grew while lent
+ * (`lendHeapToStartUp`). Left to the first idle second, that collection came after the first
+ * burst when load began at LIVE, so the burst ran on start-up's heap: `--concurrency 2` held
+ * 169-217 MB right after the bench's runs instead of 152-157 (bench/README.md, "Footprint:
+ * start-up collected at LIVE"). Nothing runs for a heap in use past `LARGE_HEAP_BYTES`. Returns
+ * the time it took.
+ */
+export function collectStartUp(): number {
+  if (process.memoryUsage().heapUsed >= LARGE_HEAP_BYTES) return 0;
+  const started = performance.now();
+  collectEverything();
+  trimMalloc();
+  return performance.now() - started;
+}
+
 /**
  * Once a burst of load ends, this thread gives back what it can without slowing the next one:
- * malloc's free pages (`trimMalloc`) after every burst, and once, after start-up (loading the
- * modules and the bootstrap), V8's last-resort collection (every generation, the pooled pages
- * released), which nothing asks for on a server (V8's memory reducer did not run in 20 s idle).
- * After later bursts a collection would give back 5-20 MB more, but each burst then started
- * from an emptied heap: CPU per request in bursts after 3 s pauses rose by half (TLS h2 and h2c,
- * bench/README.md), so only the trim runs then. A burst is a busy second followed by an idle one.
- * A heap in use past `LARGE_HEAP_BYTES` (10,000 clusters) is left alone: its collection would
- * take long enough to delay the first request after the pause. Returns the watch's stop;
- * `onCollect` is told each step's duration. Figures: bench/README.md, "Footprint, 2026-11-28".
+ * malloc's free pages (`trimMalloc`) after every burst, and after the first burst V8's
+ * last-resort collection too, which nothing asks for on a server (V8's memory reducer did not run
+ * in 20 s idle): `--concurrency 2` idles at about 112 MB 5 s after the bench's runs with it and
+ * 133 without. After later bursts a collection would give back 5-20 MB more, but each burst then
+ * started from an emptied heap: CPU per request in bursts after 3 s pauses rose by half (TLS h2
+ * and h2c, bench/README.md), so only the trim runs then. A burst is a busy second followed by an
+ * idle one; start-up is not one (`collectStartUp` gave it back). A heap in use past
+ * `LARGE_HEAP_BYTES` (10,000 clusters) is left alone: its collection would take long enough to
+ * delay the first request after the pause. Returns the watch's stop; `onCollect` is told each
+ * step's duration. Figures: bench/README.md, "Footprint, 2026-11-28".
  */
 export function collectWhenIdle(onCollect?: (ms: number) => void, windowMs = IDLE_WINDOW_MS): () => void {
   let last = performance.eventLoopUtilization();
-  // Start-up was a burst too: loading the modules and the bootstrap leaves garbage and pages.
-  let busy = true;
-  let collect: ReturnType<typeof v8Collector> | null = null;
+  let busy = false;
+  let collected = false;
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const step = idleStep(busy, performance.eventLoopUtilization(now, last).utilization);
@@ -185,9 +211,9 @@ export function collectWhenIdle(onCollect?: (ms: number) => void, windowMs = IDL
     last = now;
     if (!step.collect || process.memoryUsage().heapUsed >= LARGE_HEAP_BYTES) return;
     const started = performance.now();
-    if (!collect) {
-      collect = v8Collector();
-      collect({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    if (!collected) {
+      collected = true;
+      collectEverything();
     }
     trimMalloc();
     // The next window starts after the collection: its own time is not load.

@@ -8,7 +8,7 @@ import { commandLineOptionsJson } from '../cli/server-info-options.js';
 import { createContext, type ServerContext } from '../context.js';
 import { startDataPlane } from '../dataplane/index.js';
 import { ListenSockets } from '../dataplane/listeners/sockets.js';
-import { collectWhenIdle, lendHeapToStartUp, settleServingHeap } from '../memory.js';
+import { collectStartUp, collectWhenIdle, lendHeapToStartUp, settleServingHeap } from '../memory.js';
 import { VERSION } from '../version.js';
 import { startEdges } from '../edges/start.js';
 import { ParentLink } from './hot-restart/child.js';
@@ -102,6 +102,7 @@ export async function serve(options: Options): Promise<ServerContext> {
   await edges.xds.initialized;
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
   settleServingHeap();
+  log.debug({ ms: collectStartUp() }, 'start-up garbage collected');
   ctx.onShutdown(collectWhenIdle((ms) => log.debug({ ms }, 'load ended: heap collected')));
   stopOnSignals(ctx);
   if (process.env.PROXY_RESTARTER_PID && process.connected) {

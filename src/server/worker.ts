@@ -9,7 +9,7 @@ import type { Envelope, JsonObject, ProxyEvent } from '../../events/index.js';
 import { buildContext, type ServerContext } from '../context-core.js';
 import { Store } from '../control/store.js';
 import { startShrinkHeap } from '../edges/overload/shrink-heap.js';
-import { collectWhenIdle, memoryFigures } from '../memory.js';
+import { collectStartUp, collectWhenIdle, memoryFigures } from '../memory.js';
 import { profileFile } from '../profiler.js';
 import { pairwise, startWith } from '../rx.js';
 import { applyStatsControl } from '../stats/start.js';
@@ -120,8 +120,9 @@ async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise
   // Each worker has its own heap: it collects while shrink_heap is active, as the primary does.
   const shrinkHeap = startShrinkHeap(ctx);
   if (shrinkHeap) ctx.onShutdown(shrinkHeap);
-  ctx.onShutdown(collectWhenIdle((ms) => log.debug({ worker: workerId, ms }, 'load ended: heap collected')));
   await listeners.start();
+  log.debug({ worker: workerId, ms: collectStartUp() }, 'start-up garbage collected');
+  ctx.onShutdown(collectWhenIdle((ms) => log.debug({ worker: workerId, ms }, 'load ended: heap collected')));
   log.info({ worker: message.workerId }, 'data-plane worker started');
   send({ kind: 'ready' });
 }
