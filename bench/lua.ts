@@ -18,7 +18,6 @@ import type { FilterStream, StreamFilter } from '../src/dataplane/http/filters/a
 import { Script } from '../src/dataplane/http/filters/lua/filter.js';
 import { luaFactory } from '../src/dataplane/http/filters/lua/index.js';
 import { TapRegistry } from '../src/dataplane/http/tap-registry.js';
-import { WHOLE } from '../src/dataplane/listeners/limits.js';
 import { StatsStore } from '../src/stats/store.js';
 import type { BenchRow } from './types.js';
 
@@ -107,7 +106,7 @@ export async function benchLua(): Promise<BenchRow[]> {
         log: () => bunyan.createLogger({ name: 'bench', level: 'fatal' }),
         clusters: { get: () => undefined },
         localCluster: '',
-        slice: WHOLE,
+        listenerName: 'bench',
         taps: new TapRegistry(),
         onClose: () => {},
       });

@@ -30,6 +30,7 @@ import {
   type WorkerMessage,
   type WorkerQuery,
 } from '../dataplane/workers/messages.js';
+import { adoptBucketCells } from '../dataplane/workers/shared-buckets.js';
 import { StatsTracker } from '../dataplane/workers/stats-delta.js';
 
 if (!parentPort) throw new Error('the data-plane worker runs as a worker thread of the proxy');
@@ -82,6 +83,8 @@ async function shutdown(code: number): Promise<void> {
 async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise<void> {
   const { options, state } = message;
   workerId = message.workerId;
+  // Before any listener is built: its rate limit buckets are the primary's.
+  adoptBucketCells(message.buckets);
   const ctx = buildContext(
     {
       options,

@@ -10,7 +10,6 @@ import type { RuntimeLookup } from '../access-log/filters.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
 import { ERROR } from '../codec/h2/frames.js';
 import type { ServerSession } from '../codec/h2/session.js';
-import { WHOLE } from '../listeners/limits.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 import { discoveredRoutes } from '../router/discovered.js';
 import type { RouteTable } from '../router/table.js';
@@ -94,7 +93,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
       clusters: deps.clusters,
       log: (component) => deps.ctx.log.get(component),
       localCluster: localIdentity(deps.ctx.options, deps.ctx.store.state.bootstrap?.config).cluster,
-      slice: deps.slice ?? WHOLE,
+      listenerName: deps.listenerName,
       taps: deps.ctx.taps,
       onClose: (release) => this.releases.push(release),
     });

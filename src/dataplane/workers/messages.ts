@@ -52,7 +52,14 @@ export type WorkerAnswer<Q extends WorkerQuery> = WorkerAnswers[Q['kind']];
 /** Primary -> worker, over the worker thread's message port (structured clone). */
 export type PrimaryMessage =
   /** The snapshot to start from; the envelopes ingested after it follow one by one. */
-  | { kind: 'init'; workerId: number; options: Options; state: State }
+  | {
+      kind: 'init';
+      workerId: number;
+      options: Options;
+      state: State;
+      /** The process's local rate limit buckets (shared-buckets.ts): the same memory in every thread. */
+      buckets: SharedArrayBuffer;
+    }
   | { kind: 'envelope'; env: Envelope<ProxyEvent> }
   | { kind: 'query'; id: number; query: WorkerQuery }
   | { kind: 'shutdown' }

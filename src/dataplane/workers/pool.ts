@@ -13,6 +13,7 @@ import {
   type WorkerMessage,
   type WorkerQuery,
 } from './messages.js';
+import { bucketCells } from './shared-buckets.js';
 
 /** Restarts of a crashed worker wait this long, so a worker that dies at once does not spin. */
 const RESTART_DELAY_MS = 500;
@@ -258,6 +259,7 @@ export class WorkerPool {
           workerId: slot.id,
           options: this.ctx.options,
           state: this.ctx.store.state,
+          buckets: bucketCells(),
         });
         slot.initialised = true;
         return;

@@ -6,7 +6,6 @@ import type { Report } from '../../../bootstrap/report.js';
 import type { Scope } from '../../../stats/store.js';
 import type { StreamInfo } from '../../access-log/stream-info.js';
 import type { HttpRequest } from '../../codec/request.js';
-import type { WorkerSlice } from '../../listeners/limits.js';
 import type { ClusterLookup } from '../../pool/cluster-traffic.js';
 import type { CorsPolicy } from '../cors.js';
 import type { CsrfPolicy } from '../csrf.js';
@@ -160,8 +159,8 @@ export interface FilterContext {
   log(component: string): bunyan;
   /** This proxy's own cluster (`--service-cluster`, else `node.cluster`), for ratelimit's `source_cluster`. */
   localCluster: string;
-  /** Which data-plane thread this is, for a filter holding its share of a process-wide budget. */
-  slice: WorkerSlice;
+  /** The listener whose chain holds this connection manager: with the config, what names a process-wide bucket. */
+  listenerName: string;
   /** This process's tap filters and the `/tap` sessions attached to them. */
   taps: TapRegistry;
   /** Runs `release` when the connection manager closes (a filter letting go of what it registered). */

@@ -4,14 +4,12 @@
  * `status` (429) and `local_rate_limited`, unless the filter only counts (`filter_enforced`).
  * See docs/http-filters.md.
  */
-import { performance } from 'node:perf_hooks';
 import type { JsonObject } from '../../../../events/config.js';
 import { durationMs, listOf, numberOr, objectOf } from '../../../../reducers/settings/values.js';
 import { acting, checkFields, notYet } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
 import { FLAG } from '../../access-log/stream-info.js';
 import { removeHeader } from '../../codec/request.js';
-import { shareOf } from '../../listeners/limits.js';
 import { TokenBucket, type TokenBucketSpec } from '../../network-filters/local-ratelimit/bucket.js';
 import { appends } from '../../router/header-mutation.js';
 import {
@@ -168,22 +166,17 @@ export const localRateLimitFactory: HttpFilterFactory<LocalRateLimitConfig> = {
   fieldTables: FIELD_TABLES,
   compile,
   /**
-   * One bucket per filter of a connection manager, as the reference's. With `--concurrency N`
-   * each data-plane thread holds its share of the tokens and 1/N of each fill (as the network
-   * filter's, docs/http-filters.md), so the threads together never allow more than configured.
+   * One bucket per filter config for the whole process, as the reference's is shared by its
+   * workers: every data-plane thread building this filter with this config on this listener and
+   * connection manager takes from the same tokens (docs/http-filters.md).
    */
   start(config, ctx) {
-    const slice = ctx.slice;
     const bucket =
       config.bucket === null
         ? null
         : new TokenBucket(
-            {
-              maxTokens: shareOf(config.bucket.maxTokens, slice),
-              tokensPerFill: config.bucket.tokensPerFill / slice.of,
-              fillIntervalMs: config.bucket.fillIntervalMs,
-            },
-            () => performance.now(),
+            config.bucket,
+            `http.local_ratelimit\0${ctx.listenerName}\0${ctx.scope.prefix}\0${JSON.stringify(config)}`,
           );
     // As the reference: under the root, `<stat_prefix>.http_local_rate_limit.`.
     const scope = ctx.scope.store.scope(`${config.statPrefix}.http_local_rate_limit`);

@@ -1,37 +1,72 @@
 /**
- * The reference's token bucket for connections: it starts full; every `fillIntervalMs` it gains
- * `tokensPerFill`, up to `maxTokens`; each connection takes one. Refilled when asked rather than
- * by a timer, from whole intervals since the last fill, so an idle listener runs nothing.
- * `tokensPerFill` may be a fraction (a worker's share of a fill): a connection needs a whole token.
+ * The reference's token bucket, shared by every data-plane thread of the process as the
+ * reference's is shared by its workers: it starts full with `maxTokens`, gains `tokensPerFill`
+ * every `fillIntervalMs` (continuously, as the reference's timer-free bucket: a token every
+ * `fillIntervalMs / tokensPerFill`), never above `maxTokens`; each request or connection takes one.
+ *
+ * The whole state is one 64-bit cell (../../workers/shared-buckets.ts): the time, in
+ * microseconds, at which the bucket was (or would have been) empty. The tokens at `now` are
+ * `(now - emptyAt) / perToken`, capped at `maxTokens`; taking one moves `emptyAt` on by
+ * `perToken`. So a take is one compare-and-swap, refilling is arithmetic on the clock, and no
+ * thread runs a timer. 0 marks a bucket no thread took from yet (full).
  */
+import { performance } from 'node:perf_hooks';
+import { type BucketCell, bucketCell } from '../../workers/shared-buckets.js';
+
 export interface TokenBucketSpec {
   maxTokens: number;
   tokensPerFill: number;
   fillIntervalMs: number;
 }
 
-export class TokenBucket {
-  private tokens: number;
-  private lastFill: number;
+/**
+ * Microseconds on a clock every thread shares: each thread's `performance.now()` counts from
+ * its own start, `timeOrigin` says when that was.
+ */
+export function sharedClockUs(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000);
+}
 
+export class TokenBucket {
+  private readonly perTokenUs: number;
+  private readonly fullSpanUs: number;
+  /** What this thread last saw in the cell: the expected value of the next swap. */
+  private seen = 0n;
+  private readonly cells: BigInt64Array;
+  private readonly index: number;
+
+  /** `key` names the bucket: every thread asking with the same key takes from the same tokens. */
   constructor(
-    private readonly spec: TokenBucketSpec,
-    private readonly now: () => number,
+    spec: TokenBucketSpec,
+    key: string,
+    private readonly now: () => number = sharedClockUs,
+    cell: BucketCell = bucketCell(key),
   ) {
-    this.tokens = spec.maxTokens;
-    this.lastFill = now();
+    this.perTokenUs = (spec.fillIntervalMs * 1000) / spec.tokensPerFill;
+    this.fullSpanUs = spec.maxTokens * this.perTokenUs;
+    this.cells = cell.cells;
+    this.index = cell.index;
   }
 
   /** Takes a token; false when none is left. */
   consume(): boolean {
     const now = this.now();
-    const fills = Math.floor((now - this.lastFill) / this.spec.fillIntervalMs);
-    if (fills > 0) {
-      this.tokens = Math.min(this.spec.maxTokens, this.tokens + fills * this.spec.tokensPerFill);
-      this.lastFill += fills * this.spec.fillIntervalMs;
+    const floor = now - this.fullSpanUs;
+    let seen = this.seen;
+    for (;;) {
+      const emptyAt = seen === 0n ? floor : Math.max(Number(seen), floor);
+      const next = emptyAt + this.perTokenUs;
+      if (next > now) {
+        this.seen = seen;
+        return false;
+      }
+      // Never 0 (the full mark): a clock at 0 µs is long past.
+      const held = Atomics.compareExchange(this.cells, this.index, seen, BigInt(Math.round(next)));
+      if (held === seen) {
+        this.seen = BigInt(Math.round(next));
+        return true;
+      }
+      seen = held;
     }
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
   }
 }

@@ -3,13 +3,11 @@
  * that finds it empty is closed before the next filter sees it and counted in
  * `local_ratelimit.<stat_prefix>.rate_limited`. See docs/data-plane.md.
  */
-import { performance } from 'node:perf_hooks';
 import type { JsonObject } from '../../../../events/config.js';
 import { runtimeValue } from '../../../../reducers/runtime.js';
 import { durationMs, numberOr, objectOf } from '../../../../reducers/settings/values.js';
 import { acting, checkFields } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
-import { shareOf } from '../../listeners/limits.js';
 import type { ReadFilterFactory } from '../api.js';
 import { TokenBucket, type TokenBucketSpec } from './bucket.js';
 import { LOCAL_RATELIMIT } from './extension.js';
@@ -74,18 +72,13 @@ export const localRateLimitFactory: ReadFilterFactory<LocalRateLimitSpec> = {
   fieldTables: FIELD_TABLES,
   compile,
   /**
-   * One bucket per filter of a chain, as the reference. With `--concurrency N` each worker
-   * thread holds its share of the tokens and 1/N of each fill (docs/data-plane.md), so that
-   * the threads together never admit more than the config allows.
+   * One bucket per filter config and listener for the whole process, as the reference's is
+   * shared by its workers: every data-plane thread takes from the same tokens (docs/data-plane.md).
    */
-  start(spec, { ctx, slice }) {
+  start(spec, { ctx, listenerName }) {
     const bucket = new TokenBucket(
-      {
-        maxTokens: shareOf(spec.bucket.maxTokens, slice),
-        tokensPerFill: spec.bucket.tokensPerFill / slice.of,
-        fillIntervalMs: spec.bucket.fillIntervalMs,
-      },
-      () => performance.now(),
+      spec.bucket,
+      `network.local_ratelimit\0${listenerName}\0${JSON.stringify(spec)}`,
     );
     const rateLimited = ctx.stats.counter(`local_ratelimit.${spec.statPrefix}.rate_limited`);
     const enabled = spec.enabled;

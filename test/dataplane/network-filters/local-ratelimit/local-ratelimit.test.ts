@@ -2,15 +2,22 @@
  * `envoy.filters.network.local_ratelimit` in the real process, over real sockets to a real TCP
  * upstream: a chain admits max_tokens connections and closes the next ones unanswered, counted
  * in `local_ratelimit.<stat_prefix>.rate_limited`; `runtime_enabled` switches it off at
- * `/runtime_modify`; with `--concurrency 2` the worker threads together admit no more than the
- * bucket holds. Its compile step refuses what the reference refuses, by path.
+ * `/runtime_modify`; with `--concurrency 2` the threads take from one bucket, as the reference's
+ * workers do (each held a share of it, admitting fewer than max_tokens when connections landed
+ * unevenly), and a worker restarted after a crash takes from it too. Its compile step refuses
+ * what the reference refuses, by path.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../../../events/index.js';
 import { Report } from '../../../../src/bootstrap/report.js';
 import { localRateLimitFactory } from '../../../../src/dataplane/network-filters/local-ratelimit/index.js';
 import { bootstrapOf, errorsOf, loadYaml } from '../../../helpers/bootstrap.js';
+import { repoRoot } from '../../../helpers/cli.js';
 import { cluster, exchange, tcpServer } from '../../../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../../helpers/proxy-process.js';
 
@@ -46,6 +53,7 @@ async function startWith(
   upstreamPort: number,
   listeners: JsonObject[],
   concurrency: number,
+  env: Record<string, string> = {},
 ): Promise<ProxyProcess> {
   return startProxyProcess(
     {
@@ -53,6 +61,8 @@ async function startWith(
       static_resources: { clusters: [cluster('echo', [upstreamPort])], listeners },
     },
     ['--concurrency', String(concurrency)],
+    60_000,
+    env,
   );
 }
 
@@ -114,20 +124,44 @@ describe('envoy.filters.network.local_ratelimit', () => {
     assert.equal(await stat(proxy, 'local_ratelimit.switch.rate_limited'), 2);
   });
 
-  it('with --concurrency 2, the worker threads together admit no more than the bucket', async () => {
+  it('with --concurrency 2, the threads admit exactly max_tokens between them, a restarted worker too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'proxy-local-ratelimit-'));
+    const crashFile = join(dir, 'crash');
     const two = await startWith(
       upstream.port,
-      [listener('limited', { stat_prefix: 'four', token_bucket: HOURLY(4) })],
+      [listener('limited', { stat_prefix: 'three', token_bucket: HOURLY(3) })],
       2,
+      // Worker 1 throws once the test writes crashFile (test/helpers/crash-worker-thread.mjs).
+      {
+        NODE_OPTIONS: `--import=${join(repoRoot, 'test/helpers/crash-worker-thread.mjs')}`,
+        CRASH_WORKER_FILE: crashFile,
+      },
     );
     try {
       const port = await two.listenerPort('limited');
-      const relayed = await admitted(port, 12);
-      // Each thread holds two of the four; the kernel spreads connections over them.
-      assert.ok(relayed >= 2 && relayed <= 4, `relayed ${relayed}`);
-      assert.equal(await stat(two, 'local_ratelimit.four.rate_limited'), 12 - relayed);
+      // Twelve connections, each from its own port: the kernel spreads them over both threads'
+      // sockets (all on one thread has odds of 1 in 2,048).
+      const relayed: boolean[] = [];
+      for (let i = 0; i < 12; i++) relayed.push((await exchange(port, 'hi')).data.toString() === 'echo:hi');
+      assert.deepEqual(relayed, [true, true, true, ...Array(9).fill(false)], 'the first three, then none');
+      assert.equal(await stat(two, 'local_ratelimit.three.rate_limited'), 9, 'the threads counted together');
+      assert.equal(await stat(two, 'tcp.echo.downstream_cx_total'), 3);
+      writeFileSync(crashFile, '');
+      const deadline = Date.now() + 30_000;
+      // Restarted and bound again: the primary's socket and the new worker's.
+      const bound = () =>
+        execFileSync('ss', ['-Hltn', `sport = :${port}`], { encoding: 'utf8' })
+          .trim()
+          .split('\n').length;
+      while (!/worker 1 exited unexpectedly/.test(two.stderr()) || bound() < 2) {
+        assert.ok(Date.now() < deadline, 'worker 1 restarted and bound');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      // A restarted worker with a bucket of its own would admit up to three more.
+      assert.equal(await admitted(port, 12), 0, 'the restarted worker takes from the same, empty, bucket');
     } finally {
       await two.stop();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
