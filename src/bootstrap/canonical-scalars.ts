@@ -37,6 +37,8 @@ export function describe(value: unknown, here: string): string {
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'an object';
   if (inSecret(here)) return `a ${typeof value} (a secret: not shown)`;
+  // JSON.stringify says `null` for NaN and the infinities YAML's `.nan` and `.inf` give.
+  if (typeof value === 'number') return `number ${value}`;
   return `${typeof value} ${JSON.stringify(value)}`;
 }
 

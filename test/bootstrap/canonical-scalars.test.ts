@@ -140,3 +140,25 @@ describe('a discovered cluster with a secret of the wrong shape, from a file', (
     }
   });
 });
+
+describe('a number that is no number', () => {
+  // Root cause: findings quoted numbers with JSON.stringify, which writes NaN and Infinity as null.
+  it("names YAML's .nan and .inf as such, not as null", () => {
+    const file = join(dir, 'numbers.yaml');
+    writeFileSync(
+      file,
+      'static_resources:\n  clusters:\n  - name: c\n    connect_timeout: 1s\n    per_connection_buffer_limit_bytes: .nan\n    max_requests_per_connection: -.inf\n',
+    );
+    const result = loadBootstrap({
+      configPath: file,
+      configYaml: '',
+      allowUnknownStaticFields: false,
+      disableExtensions: [],
+    });
+    assert.equal(result.ok, false);
+    if (result.ok) return;
+    const text = result.errors.join('\n');
+    assert.match(text, /per_connection_buffer_limit_bytes: expected an integer \(uint32\), got number NaN/);
+    assert.match(text, /max_requests_per_connection: expected an integer \(uint32\), got number -Infinity/);
+  });
+});
