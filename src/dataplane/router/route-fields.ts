@@ -27,6 +27,7 @@ export const VIRTUAL_HOST_FIELDS: FieldTable = acting(
   'per_filter_config',
   'typed_per_filter_config',
   'rate_limits',
+  'metadata',
 );
 const ROUTE_FIELDS: FieldTable = {
   ...acting(
@@ -40,8 +41,14 @@ const ROUTE_FIELDS: FieldTable = {
     'typed_per_filter_config',
     'decorator',
   ),
-  metadata: 'advise',
+  metadata: 'act',
 };
+/** A route's or virtual host's `metadata.filter_metadata` (the loader made it plain JSON); null for none. */
+export function compileFilterMetadata(owner: JsonObject): JsonObject | null {
+  const filters = objectOf(objectOf(owner.metadata).filter_metadata);
+  return Object.keys(filters).length === 0 ? null : filters;
+}
+
 /** `decorator`: the operation that names the span (src/dataplane/tracing/tracer.ts). */
 export function compileDecorator(raw: JsonObject, where: string, report: Report): string | null {
   checkFields(raw, where, report, DECORATOR_FIELDS, 'Decorator');

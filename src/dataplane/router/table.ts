@@ -28,6 +28,7 @@ import { compileRetryPolicy, type RetryPolicy } from './retry.js';
 import {
   checkRouteFields,
   compileDecorator,
+  compileFilterMetadata,
   ROUTE_CONFIG_FIELDS,
   VIRTUAL_HOST_FIELDS,
 } from './route-fields.js';
@@ -99,6 +100,7 @@ export interface CompiledRoute {
   operation: string | null;
   /** `request_mirror_policies`: the clusters that get a copy of the request; null for none. */
   mirrors: MirrorPolicy[] | null;
+  metadata: JsonObject | null;
 }
 
 export interface CompiledVirtualHost {
@@ -110,6 +112,7 @@ export interface CompiledVirtualHost {
   csrf: CsrfPolicy | null;
   perFilter: ReadonlyMap<string, unknown> | null;
   named: ReadonlyMap<string, unknown> | null;
+  metadata: JsonObject | null;
 }
 
 /**
@@ -319,6 +322,7 @@ function compileRoute(raw: JsonObject, where: string, report: Report): CompiledR
         ? null
         : compileDecorator(objectOf(raw.decorator), `${where}.decorator`, report),
     mirrors: compileMirrorPolicies(ra, `${where}.route`, report),
+    metadata: compileFilterMetadata(raw),
   };
 }
 
@@ -359,6 +363,7 @@ export function compileRouteTable(raw: JsonObject, where: string, report: Report
         vhOverrides.cors ??
         (vhRaw.cors === undefined ? null : compileCorsPolicy(objectOf(vhRaw.cors), `${at}.cors`, report)),
       perFilter: compileVirtualHostRateLimits(vhOverrides.perFilter, vhRaw, at, report),
+      metadata: compileFilterMetadata(vhRaw),
     };
     listOf(vhRaw.routes).forEach((r, i) => {
       const routeAt = `${at}.routes[${i}]`;

@@ -51,6 +51,8 @@ export interface RouteLevel {
   readonly csrf: CsrfPolicy | null;
   /** The per-request filters' overrides, by config message. */
   readonly perFilter: ReadonlyMap<string, unknown> | null;
+  /** `metadata.filter_metadata`: each filter's, by filter name (what Lua's `metadata()` reads); null for none. */
+  readonly metadata?: JsonObject | null;
 }
 
 /** A route the table matched, with its virtual host. */

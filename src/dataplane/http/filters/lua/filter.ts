@@ -122,7 +122,7 @@ export class LuaStream implements StreamFilter, StreamState {
     private readonly scripts: Scripts,
     private readonly configType: string,
     /** Its `http_filters` name, by which a route may key its override. */
-    private readonly name: string,
+    readonly filterName: string,
   ) {}
 
   /** The request, for the primitives (set before any script runs). */
@@ -137,7 +137,7 @@ export class LuaStream implements StreamFilter, StreamState {
     // A route naming a script this filter does not have runs none, as the reference.
     const script = scriptFor(
       this.scripts,
-      stream.perRoute(this.configType, this.name) as LuaPerRouteConfig | undefined,
+      stream.perRoute(this.configType, this.filterName) as LuaPerRouteConfig | undefined,
     );
     if (script == null) return CONTINUE;
     this.script = script;

@@ -44,6 +44,8 @@ export interface StreamState {
   readonly flows: [Flow, Flow];
   /** The request's filter handle. */
   readonly stream: FilterStream;
+  /** The filter's `http_filters` name, under which a route's metadata is its. */
+  readonly filterName: string;
   responseStatus: number;
   responseHeaders: string[] | null;
   reply: { status: number; body: string; headers: string[] } | null;

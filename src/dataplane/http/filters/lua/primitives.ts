@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { Json } from '../../../../../events/config.js';
 import { setDynamicMetadata } from '../../../access-log/stream-info.js';
 import { headerValue, removeHeader, setHeader } from '../../../codec/request.js';
+import type { RouteHit } from '../api.js';
 import { callCluster } from '../cluster-call.js';
 import { type Flow, REQUEST, RESPONSE, type ScriptState, type StreamState } from './flow.js';
 import { LuaRaise, type LuaVm } from './vm.js';
@@ -247,6 +248,20 @@ function bodyPrimitives(p: Define): void {
   });
 }
 
+/**
+ * The filter metadata `metadata()` answers: the route's under the filter's own name, else under
+ * `envoy.filters.http.lua`; else the virtual host's so; else empty.
+ */
+function routeMetadata(hit: RouteHit | null, name: string): Json {
+  for (const level of hit === null ? [] : [hit.route, hit.vh]) {
+    const mine = level.metadata?.[name] ?? level.metadata?.[LUA_NAME];
+    if (mine !== undefined && mine !== null) return mine;
+  }
+  return {};
+}
+
+const LUA_NAME = 'envoy.filters.http.lua';
+
 /** `respond()`, the logs, `streamInfo()`, `metadata()`, `connection()`, and the files `require` reads. */
 function streamPrimitives(p: Define, vm: LuaVm, script: ScriptState): void {
   p('respond', (v, s) => {
@@ -301,9 +316,8 @@ function streamPrimitives(p: Define, vm: LuaVm, script: ScriptState): void {
     v.pushJson(s.stream.info.dynamicMetadata ?? {});
     return 1;
   });
-  p('metadata', (v) => {
-    // Route metadata is advisory in this build (not compiled), so a script's filter metadata is empty.
-    v.pushJson({});
+  p('metadata', (v, s) => {
+    v.pushJson(routeMetadata(s.stream.route, s.filterName));
     return 1;
   });
   p('ssl', (v, s) => {
