@@ -1,8 +1,8 @@
 /**
- * `envoy.filters.network.ext_authz`: each new connection of its chain is checked with a gRPC
+ * `envoy.filters.network.ext_authz`: each connection of its chain is checked with a gRPC
  * authorizer (`envoy.service.auth.v2` or `.v3` `Authorization/Check`, the HTTP filter's client
- * and verdict, ../../http/filters/ext-authz/) before the next filter sees it; a denied one is
- * closed. Stats under `ext_authz.<stat_prefix>.`. See docs/data-plane.md.
+ * and verdict, ../../http/filters/ext-authz/) when its first bytes arrive, which wait for the
+ * verdict; a denied one is closed. Stats under `ext_authz.<stat_prefix>.`. See docs/data-plane.md.
  */
 import type * as net from 'node:net';
 import type * as tls from 'node:tls';
@@ -16,6 +16,7 @@ import { compileGrpc, type GrpcAuthorizer } from '../../http/filters/ext-authz/c
 import { FILTER_GRPC_SERVICE_TABLES, grpcUnary } from '../../http/filters/grpc-call.js';
 import { peerIdentitySource } from '../../listeners/peer-identity.js';
 import type { ReadFilterFactory } from '../api.js';
+import { holdReads } from '../hold-reads.js';
 import { NETWORK_EXT_AUTHZ } from './extension.js';
 
 export interface NetworkExtAuthzSpec {
@@ -106,34 +107,45 @@ export const networkExtAuthzFactory: ReadFilterFactory<NetworkExtAuthzSpec> = {
       active: scope.gauge('active'),
     };
     const service = spec.service;
-    return {
-      onNewConnection(socket, proceed) {
-        stats.active.inc();
-        // A client gone before the answer: the check is dropped, and its answer never acts.
-        const cancel = () => {
-          call.cancel();
+    const check = (socket: net.Socket, release: () => void) => {
+      stats.active.inc();
+      // A client gone before the answer: the check is dropped, and its answer never acts.
+      const cancel = () => {
+        call.cancel();
+        stats.active.dec();
+      };
+      socket.once('close', cancel);
+      const call = grpcUnary(
+        clusters,
+        checkCall(service),
+        connectionCheck(socket, spec.includePeerCertificate),
+        (result) => {
+          socket.off('close', cancel);
           stats.active.dec();
-        };
-        socket.once('close', cancel);
-        const call = grpcUnary(
-          clusters,
-          checkCall(service),
-          connectionCheck(socket, spec.includePeerCertificate),
-          (result) => {
-            socket.off('close', cancel);
-            stats.active.dec();
-            stats.total.inc();
-            const verdict = grpcVerdict(result);
-            const allowed = verdict.kind === 'ok' || (verdict.kind === 'error' && spec.failureModeAllow);
-            if (verdict.kind === 'ok') stats.ok.inc();
-            else if (verdict.kind === 'denied') stats.denied.inc();
-            else stats.error.inc();
-            if (verdict.kind === 'error' && allowed) stats.failureModeAllowed.inc();
-            if (allowed) return proceed();
-            stats.cxClosed.inc();
-            socket.destroy();
-          },
-        );
+          stats.total.inc();
+          const verdict = grpcVerdict(result);
+          const allowed = verdict.kind === 'ok' || (verdict.kind === 'error' && spec.failureModeAllow);
+          if (verdict.kind === 'ok') stats.ok.inc();
+          else if (verdict.kind === 'denied') stats.denied.inc();
+          else stats.error.inc();
+          if (verdict.kind === 'error' && allowed) stats.failureModeAllowed.inc();
+          if (allowed) return release();
+          stats.cxClosed.inc();
+          socket.destroy();
+        },
+      );
+    };
+    return {
+      /**
+       * As the reference, the check waits for the connection's first bytes (its `onData`), when
+       * the check has all it needs (TLS is done, the listener filters ran): the next filters take
+       * the connection at once (a TCP proxy connects upstream, whose greeting reaches the client),
+       * and only the client's bytes wait for the verdict. A connection reset before it sent
+       * anything is never checked (a FIN is checked: it ends the client's data).
+       */
+      onNewConnection(socket, proceed) {
+        const release = holdReads(socket, () => check(socket, release));
+        proceed();
       },
     };
   },

@@ -1,7 +1,9 @@
 /**
  * `envoy.filters.network.ext_authz` in the real process (`--concurrency 2`), over real sockets:
- * a real gRPC authorizer (`@grpc/grpc-js`, v2 and v3 `Authorization/Check`) decides each new
- * connection of a TCP proxy chain by its source address; a denied one is closed unanswered; an
+ * a real gRPC authorizer (`@grpc/grpc-js`, v2 and v3 `Authorization/Check`) decides each
+ * connection of a TCP proxy chain by its source address when its first bytes arrive, as the
+ * reference's `onData` (it checked at open: an upstream that speaks first was not heard before the
+ * verdict, and a connection that never spoke was checked); a denied one is closed unanswered; an
  * authorizer that cannot be reached closes it, or lets it through with `failure_mode_allow`;
  * over mTLS it asks with the peer's principal and, with `include_peer_certificate`, its certificate.
  * Stats under `ext_authz.<stat_prefix>.`.
@@ -64,7 +66,22 @@ function exchangeFrom(port: number, from: string): Promise<string> {
   });
 }
 
-function listener(name: string, authz: JsonObject, chain: JsonObject = {}): JsonObject {
+/** Connects from `from`, waits for the upstream's greeting, says `hi` and half-closes: all it heard. */
+function greetedThenSay(port: number, from: string): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress: from, allowHalfOpen: true });
+    socket.on('data', (c: Buffer) => {
+      chunks.push(c);
+      if (chunks.length === 1) socket.end('hi');
+    });
+    socket.on('error', () => {});
+    socket.setTimeout(15_000, () => socket.destroy());
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString()));
+  });
+}
+
+function listener(name: string, authz: JsonObject, chain: JsonObject = {}, cluster = 'echo'): JsonObject {
   return {
     name,
     address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
@@ -84,7 +101,7 @@ function listener(name: string, authz: JsonObject, chain: JsonObject = {}): Json
             typed_config: {
               '@type': 'type.googleapis.com/envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
               stat_prefix: 'echo',
-              cluster: 'echo',
+              cluster,
             },
           },
         ],
@@ -95,6 +112,9 @@ function listener(name: string, authz: JsonObject, chain: JsonObject = {}): Json
 
 describe('envoy.filters.network.ext_authz', () => {
   let upstream: Awaited<ReturnType<typeof tcpServer>>;
+  /** An upstream that speaks first (`hello`), and what each of its connections heard. */
+  let greeter: Awaited<ReturnType<typeof tcpServer>>;
+  const greeted: string[] = [];
   let authz: Awaited<ReturnType<typeof unaryServer>>;
   let proxy: ProxyProcess;
   let pki: TestPki;
@@ -121,6 +141,13 @@ describe('envoy.filters.network.ext_authz', () => {
       socket.on('data', (c: Buffer) => chunks.push(c));
       socket.on('end', () => socket.end(Buffer.concat([Buffer.from('echo:'), ...chunks])));
     });
+    greeter = await tcpServer((socket) => {
+      const chunks: Buffer[] = [];
+      socket.write('hello\n');
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.on('end', () => socket.end());
+      socket.on('close', () => greeted.push(Buffer.concat(chunks).toString()));
+    });
     authz = await unaryServer(
       PATHS,
       'envoy.service.auth.v2.CheckRequest',
@@ -134,6 +161,7 @@ describe('envoy.filters.network.ext_authz', () => {
         static_resources: {
           clusters: [
             cluster('echo', [upstream.port]),
+            cluster('greeter', [greeter.port]),
             cluster('authz', [authz.port], h2),
             cluster('gone', [await closedPort()], h2),
           ],
@@ -143,10 +171,32 @@ describe('envoy.filters.network.ext_authz', () => {
               grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: TIMEOUT },
               transport_api_version: 'V3',
             }),
+            {
+              // The inspector reads the client's first bytes and puts them back: they wait too.
+              ...listener(
+                'inspected',
+                {
+                  stat_prefix: 'inspected',
+                  grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: TIMEOUT },
+                },
+                {},
+                'greeter',
+              ),
+              listener_filters: [{ name: 'envoy.filters.listener.tls_inspector' }],
+            },
             listener('v2', {
               stat_prefix: 'v2',
               grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: TIMEOUT },
             }),
+            listener(
+              'greeting',
+              {
+                stat_prefix: 'greeting',
+                grpc_service: { envoy_grpc: { cluster_name: 'authz' }, timeout: TIMEOUT },
+              },
+              {},
+              'greeter',
+            ),
             listener('closed', {
               stat_prefix: 'closed',
               grpc_service: { envoy_grpc: { cluster_name: 'gone' } },
@@ -175,6 +225,7 @@ describe('envoy.filters.network.ext_authz', () => {
   after(async () => {
     await proxy?.stop();
     await upstream?.close();
+    await greeter?.close();
     authz?.close();
     pki?.remove();
   });
@@ -207,10 +258,50 @@ describe('envoy.filters.network.ext_authz', () => {
     ] as const)
       assert.equal(await settle(() => stat(`ext_authz.v3.${name}`), value, SETTLE_MS), value, name);
     assert.equal(
-      await settle(() => stat('tcp.echo.downstream_cx_total'), 1, SETTLE_MS),
-      1,
-      'the TCP proxy saw the allowed connection only',
+      await settle(() => stat('tcp.echo.downstream_cx_total'), 2, SETTLE_MS),
+      2,
+      'the TCP proxy takes each connection at open, as the reference; the bytes wait for the verdict',
     );
+  });
+
+  it('checks at the first bytes: a speak-first upstream is heard before, a silent client is never checked', async () => {
+    const port = await proxy.listenerPort('greeting');
+    const seen = authz.seen.length;
+    const before = greeted.length;
+    // A client that only listens: the greeting comes through, nothing is checked.
+    const silent = net.connect({ port, host: '127.0.0.1' });
+    const first = await new Promise<string>((resolve, reject) => {
+      silent.once('data', (c: Buffer) => resolve(c.toString()));
+      silent.once('error', reject);
+      silent.setTimeout(15_000, () => reject(new Error('no greeting')));
+    });
+    assert.equal(first, 'hello\n');
+    assert.equal(authz.seen.length, seen, 'nothing asked while the client says nothing');
+    // A reset, not a FIN: a FIN ends the client's data and is checked, as the reference's onData.
+    silent.resetAndDestroy();
+    // A denied client (127.0.0.1) hears the greeting, speaks, and is closed: its bytes never went up.
+    assert.equal(await greetedThenSay(port, '127.0.0.1'), 'hello\n');
+    assert.equal(await settle(() => stat('ext_authz.greeting.denied'), 1, SETTLE_MS), 1);
+    assert.equal(await stat('ext_authz.greeting.total'), 1, 'the silent client was never checked');
+    assert.equal(authz.seen.length, seen + 1);
+    assert.equal(await settle(() => greeted.length, before + 2, SETTLE_MS), before + 2);
+    assert.deepEqual(greeted.slice(before), ['', ''], 'the upstream heard nothing from either');
+    // An allowed client's bytes flow once the verdict came.
+    assert.equal(await greetedThenSay(port, '127.0.0.2'), 'hello\n');
+    assert.equal(await settle(() => greeted.length, before + 3, SETTLE_MS), before + 3);
+    assert.equal(greeted[before + 2], 'hi');
+  });
+
+  it('holds bytes a listener filter read and put back, as those that come later', async () => {
+    const port = await proxy.listenerPort('inspected');
+    const before = greeted.length;
+    await exchangeFrom(port, '127.0.0.1');
+    assert.equal(await settle(() => stat('ext_authz.inspected.denied'), 1, SETTLE_MS), 1);
+    assert.equal(await settle(() => greeted.length, before + 1, SETTLE_MS), before + 1);
+    assert.equal(greeted[before], '', "the denied client's bytes never went upstream");
+    await exchangeFrom(port, '127.0.0.2');
+    assert.equal(await settle(() => greeted.length, before + 2, SETTLE_MS), before + 2);
+    assert.equal(greeted[before + 1], 'hi', "the allowed client's bytes went on");
   });
 
   it('asks on the v2 path without transport_api_version', async () => {
