@@ -26,7 +26,7 @@ describe('tap filter compile step', () => {
     ])
       assert.deepEqual(
         compileTestHcm(hcm(tap)).filters.stream,
-        [{ configType: TAP, config: 'id1' }],
+        [{ configType: TAP, config: 'id1', name: tap.name }],
         JSON.stringify(tap),
       );
     assert.deepEqual(
