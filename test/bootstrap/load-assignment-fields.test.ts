@@ -36,7 +36,7 @@ describe('ClusterLoadAssignment field tables', () => {
     );
   });
 
-  it('refuses health_check_config and proximity, warns about hostname, and lets acting fields through', () => {
+  it('refuses a health_check_config on another port and proximity, warns about hostname, and lets acting fields through', () => {
     const endpoint = `{ endpoint: { address: ${ADDRESS}, health_check_config: { port_value: 81 } } }`;
     const errors = errorsOf(
       loadYaml(staticCluster(`{ endpoints: [{ proximity: 2, lb_endpoints: [${endpoint}] }] }`)),
@@ -48,7 +48,9 @@ describe('ClusterLoadAssignment field tables', () => {
     );
     assert.ok(
       errors.some((e) =>
-        e.includes(`${at}.lb_endpoints[0].endpoint.health_check_config: health_check_config`),
+        e.includes(
+          `${at}.lb_endpoints[0].endpoint.health_check_config.port_value: health checks on port 81, not the endpoint's own`,
+        ),
       ),
       errors.join('\n'),
     );
