@@ -1,9 +1,11 @@
 import type * as net from 'node:net';
+import { FLAG } from '../access-log/stream-info.js';
 import { BodyFramer, Framing } from '../codec/h1-body.js';
 import type { RequestHead } from '../codec/h1-head.js';
 import { RequestHeadParser } from '../codec/h1-parse.js';
 import { bodilessStatus, reasonPhrase } from '../codec/h1-status.js';
 import type { ResponseSink } from '../codec/request.js';
+import { codecReply } from './codec-reply.js';
 import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
 import { H1Lifetime } from './h1-lifetime.js';
@@ -214,11 +216,11 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
     const s = this.hcm.stats;
     if (count) s.cxProtocolError.inc();
     if (status === 431) s.rqTooLarge.inc();
-    this.replyAndClose(status, text);
+    this.replyAndClose(status, text, count ? FLAG.DPE : 0);
   }
 
   /** A response of the codec itself (no exchange can carry it), then the connection closes. */
-  protected replyAndClose(status: number, text: string): void {
+  protected replyAndClose(original: number, text: string, flags = 0): void {
     this.keepAlive = false;
     this.framer = null;
     this.discard();
@@ -228,7 +230,7 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
       // A bad body after the head: the answer, if none started, goes through the exchange
       // (which counts and logs it).
       if (!this.headersSent) {
-        ex.onDownstreamProtocolError(status);
+        ex.onDownstreamProtocolError(original);
         return;
       }
       ex.onDownstreamReset();
@@ -236,14 +238,11 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
       this.socket.destroy();
       return;
     }
+    const { status, bytes } = codecReply(this.hcm, this.socket, original, text, flags);
     const s = this.hcm.stats;
-    if (status < 500) s.rqClasses[3]?.inc();
-    else s.rqClasses[4]?.inc();
+    s.rqClasses[Math.floor(status / 100) - 1]?.inc();
     s.rqCompleted.inc();
-    const body = text ? `${text}\n` : '';
-    this.endSocket(
-      `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\ncontent-length: ${body.length}\r\n${body ? 'content-type: text/plain\r\n' : ''}connection: close\r\n\r\n${body}`,
-    );
+    this.endSocket(bytes);
   }
 
   protected busy(): boolean {

@@ -1,6 +1,7 @@
 /**
  * HCM `local_reply_config` over real sockets: the proxy's own replies (400, 404 no route, 503
- * no healthy upstream) rewritten by the first matching mapper and formatted by `body_format`,
+ * no healthy upstream, and the HTTP/1 codec's own 400 and 431, as the reference's codec replies
+ * through the connection manager's sendLocalReply) rewritten by the first matching mapper and formatted by `body_format`,
  * while an upstream's own 503 passes untouched.
  */
 import assert from 'node:assert/strict';
@@ -153,6 +154,28 @@ describe('local_reply_config', () => {
     assert.match(raw, /\r\n\r\nproxy said \[not allowed\] with 401$/);
   });
 
+  it("rewrites the codec's own 400 (a request it cannot parse), as the reference's codec replies through sendLocalReply", async () => {
+    // Regression: the HTTP/1 codec wrote its 400 itself, past local_reply_config.
+    const raw = await rawExchange(proxy.port, 'NOT A REQUEST LINE\r\n\r\n');
+    assert.match(raw, /^HTTP\/1\.1 401 Unauthorized\r\n/);
+    assert.match(raw, /\r\nfoo: bar\r\n/i);
+    assert.match(raw, /\r\nconnection: close\r\n/i);
+    assert.match(raw, /\r\ncontent-length: 33\r\n/i);
+    assert.match(raw, /\r\n\r\nproxy said \[not allowed\] with 401$/);
+  });
+
+  it("formats the codec's 431 (headers too large) and an HTTP/1.0 request's 426 with body_format", async () => {
+    const big = await rawExchange(
+      proxy.port,
+      `GET / HTTP/1.1\r\nhost: a\r\nx-big: ${'a'.repeat(70_000)}\r\n\r\n`,
+    );
+    assert.match(big, /^HTTP\/1\.1 431 /);
+    assert.match(big, /\r\n\r\nproxy said \[\] with 431$/);
+    const old = await rawExchange(proxy.port, 'GET / HTTP/1.0\r\nhost: a\r\n\r\n');
+    assert.match(old, /^HTTP\/1\.1 426 /);
+    assert.match(old, /\r\n\r\nproxy said \[\] with 426$/);
+  });
+
   it('formats an unmapped local reply (a direct response) with the text body_format', async () => {
     const got = await send(proxy.port, 'GET', '/gone');
     assert.equal(got.status, 410);
@@ -238,6 +261,37 @@ describe('local_reply_config in the real proxy', () => {
         assert.equal(got.status, 418);
         assert.deepEqual(JSON.parse(got.body), { code: 418, message: '', path: `/none/${i}` });
       }
+    } finally {
+      await proxy.stop();
+    }
+  });
+
+  it("matches the codec's protocol errors by the DPE response flag, on every thread with --concurrency 2", async () => {
+    const proxy = await startProxyProcess(
+      bootstrap({
+        mappers: [
+          {
+            filter: { response_flag_filter: { flags: ['DPE'] } },
+            status_code: 422,
+            body: { inline_string: 'unreadable request' },
+          },
+        ],
+      }),
+      ['--concurrency', '2'],
+    );
+    try {
+      const port = await proxy.listenerPort('http');
+      // Each on its own connection: the kernel spreads them over both threads.
+      for (let i = 0; i < 4; i++) {
+        const raw = await rawExchange(port, `BAD ${i}\r\n\r\n`);
+        assert.match(raw, /^HTTP\/1\.1 422 /);
+        assert.match(raw, /\r\n\r\nunreadable request$/);
+      }
+      // A refused CONNECT is no protocol error: its 403 stays as it was.
+      assert.match(
+        await rawExchange(port, 'CONNECT a:443 HTTP/1.1\r\nhost: a:443\r\n\r\n'),
+        /^HTTP\/1\.1 403 /,
+      );
     } finally {
       await proxy.stop();
     }
