@@ -105,7 +105,8 @@ for (const [signal, concurrency] of [
     );
 
     const responses = Array.from({ length: IN_FLIGHT }, (_, i) => request(port, `/r${i}`));
-    await until(() => upstream.held() === IN_FLIGHT, `${IN_FLIGHT} requests to reach the upstream`);
+    // 200 connections opened at once may take a while to be accepted on a loaded machine.
+    await until(() => upstream.held() === IN_FLIGHT, `${IN_FLIGHT} requests to reach the upstream`, 60_000);
 
     proxy.child.kill(signal);
     await until(() => refused(port), 'the listener to refuse new connections', 5000);

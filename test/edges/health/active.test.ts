@@ -38,12 +38,16 @@ test('HTTP check: host header defaults to the cluster name, a 503 takes the host
   const h = startHarness([
     checkedCluster('svc', [port], {
       health_checks: [
-        fastCheck({
-          http_health_check: {
-            path: '/healthz',
-            request_headers_to_add: [{ header: { key: 'x-check', value: 'yes' } }],
+        // A timeout far above a loaded machine's answer time: the test asserts no network failure.
+        fastCheck(
+          {
+            http_health_check: {
+              path: '/healthz',
+              request_headers_to_add: [{ header: { key: 'x-check', value: 'yes' } }],
+            },
           },
-        }),
+          { timeout: '5s' },
+        ),
       ],
     }),
   ]);
@@ -56,11 +60,11 @@ test('HTTP check: host header defaults to the cluster name, a 503 takes the host
   assert.equal(seen[0]?.['x-check'], 'yes');
   assert.equal(seen[0]?.['user-agent'], 'proxy/HC');
   status = 503;
-  await waitFor('503 takes it out', () => h.host('svc', port)?.failedActiveHc === true, 1000);
+  await waitFor('503 takes it out', () => h.host('svc', port)?.failedActiveHc === true, 5000);
   assert.equal(h.stats.gauges.get('cluster.svc.health_check.healthy')?.value, 0);
   status = 200;
   const before = h.counter('cluster.svc.health_check.success');
-  await waitFor('two passes bring it back', () => h.host('svc', port)?.failedActiveHc === false, 1000);
+  await waitFor('two passes bring it back', () => h.host('svc', port)?.failedActiveHc === false, 5000);
   assert.ok(
     h.counter('cluster.svc.health_check.success') - before >= 2,
     'healthy_threshold 2 needs two passes',
@@ -437,9 +441,15 @@ test('the runtime keys health_check.max_interval and min_interval clamp every wa
     () => clamped.close(),
     () => floored.close(),
   );
-  await new Promise((r) => setTimeout(r, 600));
-  assert.ok(counts.fast >= 6, `${counts.fast} checks in 600 ms: 10 s clamped down to 50 ms`);
-  assert.ok(counts.slow <= 4, `${counts.slow} checks in 600 ms: 20 ms raised to 250 ms`);
+  // Unclamped, the fast server would see one check in 10 s; clamped, six come within seconds
+  // even on a loaded machine. The slow server's bound is taken over the time that really passed.
+  const started = Date.now();
+  await waitFor('six checks of the clamped cluster', () => counts.fast >= 6, 10_000);
+  const elapsed = Date.now() - started;
+  assert.ok(
+    counts.slow <= Math.floor(elapsed / 250) + 2,
+    `${counts.slow} checks in ${elapsed} ms: 20 ms raised to 250 ms`,
+  );
 });
 
 test('a passing answer with x-proxy-degraded marks the host /degraded_active_hc (degraded for the balancers) until a plain pass', async () => {
@@ -479,7 +489,9 @@ test("no_traffic_healthy_interval spaces a healthy host's checks while the clust
   const [okPort, failingPort] = [await listen(ok), await listen(failing)];
   const check = fastCheck(
     { http_health_check: { path: '/' } },
-    { healthy_threshold: 1, no_traffic_healthy_interval: '3600s' },
+    // A timeout far above a loaded machine's answer time: a timed-out check would fail the
+    // healthy host and bring it back to the 50 ms interval.
+    { healthy_threshold: 1, no_traffic_healthy_interval: '3600s', timeout: '5s' },
   );
   const h = startHarness([
     checkedCluster('up', [okPort], { health_checks: [check] }),
@@ -487,12 +499,13 @@ test("no_traffic_healthy_interval spaces a healthy host's checks while the clust
   ]);
   cleanups.push(() => h.close());
   await waitFor('healthy', () => h.host('up', okPort)?.failedActiveHc === false);
-  await new Promise((r) => setTimeout(r, 800));
+  // The failing host's checks at 50 ms are the clock: four of them, and the healthy host had
+  // no check after the one that passed.
+  await waitFor('four checks of the failing host at 50 ms', () => counts.failing >= 4, 10_000);
   assert.ok(
     counts.healthy <= 2,
     `${counts.healthy} checks of the healthy host: the next one is an hour away`,
   );
-  assert.ok(counts.failing >= 4, `${counts.failing} checks of the failing host in 800 ms at 50 ms`);
   ok.close();
   failing.close();
 });
