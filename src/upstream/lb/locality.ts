@@ -190,9 +190,10 @@ export class ZoneRouting {
       this.noCapacityLeft.inc();
       return random() % n;
     }
+    // Locality i's bucket is [residual[i - 1], residual[i]); the local zone's is empty.
     const threshold = random() % total;
     let i = 0;
-    while (threshold > (this.residual[i] as number)) i++;
+    while (threshold >= (this.residual[i] as number)) i++;
     return i;
   }
 }

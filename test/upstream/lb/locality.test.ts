@@ -99,6 +99,27 @@ describe('zone-aware routing', () => {
     assert.equal(counter('lb_zone_routing_cross_zone'), counts.b);
   });
 
+  it('a crossing request never lands in the local zone, even on a draw of 0', () => {
+    // Root cause: the residual scan stepped past a bucket only while the draw was above its
+    // bound, so a draw of 0 stopped at the local zone's empty bucket [0, 0) and a request
+    // counted cross_zone went to the local zone (1 in ~2,500 crossings; it failed the e2e
+    // test's count once). The reference steps while the draw is at or above the bound.
+    const hosts = [...zoneHosts('a', 3), ...zoneHosts('b', 3)];
+    // Each request draws: its priority (0), routing_enabled (0: considered), the local share
+    // (9999: cross), the residual threshold (0).
+    const draws = [0, 0, 9999, 0];
+    let i = 0;
+    const input = balancerInput(
+      hosts,
+      {},
+      { local: local({ a: 3, b: 1 }), random: () => draws[i++ % draws.length] as number },
+    );
+    const lb = buildLoadBalancer(input);
+    const zones = Array.from({ length: 9 }, () => zoneOf(lb.choose({ hash: null, attempt: 0 })));
+    assert.deepEqual(new Set(zones), new Set(['b']));
+    assert.equal(input.stats.counter('cluster.c.lb_zone_routing_cross_zone').value, 9);
+  });
+
   it('crosses to several zones by their residual capacity', () => {
     // Local a 50%, b 40%, c 10%; upstream a 25%, b 25%, c 50%: only c has spare capacity.
     const hosts = [...zoneHosts('a', 2), ...zoneHosts('b', 2), ...zoneHosts('c', 4)];
