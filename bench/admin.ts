@@ -7,7 +7,7 @@
  * `BENCH_PROXY_ROOT` runs another checkout's proxy (under tsx) for a before/after comparison;
  * `BENCH_ADMIN_CONCURRENCY=2` measures `/stats` merged from workers.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, get } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,7 +61,10 @@ function startProxy(config: string, adminPath: string): Peer {
   const other = process.env.BENCH_PROXY_ROOT;
   if (!other && compiled)
     return spawnPeer('proxy', process.execPath, ['bin/proxy.js', ...args], undefined, repoRoot);
-  const main = pathToFileURL(join(other ?? repoRoot, 'src', 'cli', 'main.ts')).href;
+  // A tree from before 146f603 (BENCH_PROXY_ROOT, to measure against) has the command in src/cli/.
+  const root = other ?? repoRoot;
+  const entry = ['src/main.ts', 'src/cli/main.ts'].find((p) => existsSync(join(root, p))) ?? 'src/main.ts';
+  const main = pathToFileURL(join(root, entry)).href;
   const code = `const { main } = await import(${JSON.stringify(main)}); await main(process.argv.slice(1));`;
   return spawnPeer(
     'proxy',

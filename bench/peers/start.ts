@@ -212,7 +212,7 @@ export async function startThisProxy(
   nodeArgs: string[] = [],
   options: BootstrapOptions = {},
 ): Promise<Target> {
-  if (!existsSync(join(repoRoot, 'dist', 'src', 'cli', 'main.js'))) {
+  if (!existsSync(join(repoRoot, 'dist', 'src', 'main.js'))) {
     throw new Error('dist/ is missing: run `npm run build` (or `npm run bench`, which builds) first');
   }
   const dir = scratch('proxy');
