@@ -90,6 +90,17 @@ export class Store {
     this.input.next(env);
   }
 
+  /**
+   * Folds a batch another store's merge window released, as that store folded it: a worker
+   * thread follows its primary's snapshots exactly, without a merge window of its own.
+   */
+  fold(batch: Envelope<ProxyEvent>[]): void {
+    for (const env of batch) this.seq = Math.max(this.seq, env.seq);
+    const state = foldAll(this.states.value, batch);
+    this.states.next(state);
+    this.applied.next({ batch, state });
+  }
+
   /** Delivers what the merge window holds and stops. */
   close(): void {
     this.input.complete();

@@ -8,13 +8,6 @@ import { parentPort } from 'node:worker_threads';
 import type { Envelope, JsonObject, ProxyEvent } from '../../events/index.js';
 import { buildContext, type ServerContext } from '../context-core.js';
 import { Store } from '../control/store.js';
-import { startShrinkHeap } from '../edges/overload/shrink-heap.js';
-import { collectStartUp, collectWhenIdle, memoryFigures } from '../memory.js';
-import { profileFile } from '../profiler.js';
-import { pairwise, startWith } from '../rx.js';
-import { applyStatsControl } from '../stats/start.js';
-import { type ClusterManager, createClusterManager } from '../upstream/cluster-manager.js';
-import { relayOutcomes } from '../upstream/outcomes.js';
 import { flushAccessLogsAtExit, reopenAccessLogs } from '../dataplane/access-log/file-sink.js';
 import { applyTapQuery } from '../dataplane/http/tap.js';
 import { ListenerManager } from '../dataplane/listeners/manager.js';
@@ -32,6 +25,13 @@ import {
 } from '../dataplane/workers/messages.js';
 import { adoptBucketCells } from '../dataplane/workers/shared-buckets.js';
 import { StatsTracker } from '../dataplane/workers/stats-delta.js';
+import { startShrinkHeap } from '../edges/overload/shrink-heap.js';
+import { collectStartUp, collectWhenIdle, memoryFigures } from '../memory.js';
+import { profileFile } from '../profiler.js';
+import { pairwise, startWith } from '../rx.js';
+import { applyStatsControl } from '../stats/start.js';
+import { type ClusterManager, createClusterManager } from '../upstream/cluster-manager.js';
+import { relayOutcomes } from '../upstream/outcomes.js';
 
 if (!parentPort) throw new Error('the data-plane worker runs as a worker thread of the proxy');
 const port = parentPort;
@@ -180,8 +180,8 @@ port.on('message', (m: unknown) => {
         process.exit(1);
       });
       return;
-    case 'envelope':
-      context?.store.ingest(m.env);
+    case 'batch':
+      context?.store.fold(m.batch);
       return;
     case 'query':
       // A worker not yet started stays silent: the primary leaves it out after its timeout.

@@ -51,7 +51,7 @@ export type WorkerAnswer<Q extends WorkerQuery> = WorkerAnswers[Q['kind']];
 
 /** Primary -> worker, over the worker thread's message port (structured clone). */
 export type PrimaryMessage =
-  /** The snapshot to start from; the envelopes ingested after it follow one by one. */
+  /** The snapshot to start from; the batches the primary folds after it follow one by one. */
   | {
       kind: 'init';
       workerId: number;
@@ -60,7 +60,12 @@ export type PrimaryMessage =
       /** The process's local rate limit buckets (shared-buckets.ts): the same memory in every thread. */
       buckets: SharedArrayBuffer;
     }
-  | { kind: 'envelope'; env: Envelope<ProxyEvent> }
+  /**
+   * A batch the primary's merge window released and its store folded. Not the envelopes as
+   * ingested: one held in the merge window when a worker starts is in neither its snapshot nor
+   * (were they sent as ingested) what follows it, and the worker would never learn it.
+   */
+  | { kind: 'batch'; batch: Envelope<ProxyEvent>[] }
   | { kind: 'query'; id: number; query: WorkerQuery }
   | { kind: 'shutdown' }
   /** `POST /reopen_logs` or SIGUSR1 (which only the main thread hears): reopen the log files. */

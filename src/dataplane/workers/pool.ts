@@ -78,8 +78,8 @@ interface PortClaim {
  * of RSS, so none is spent on a thread that would only run the admin and the control plane:
  * bench/README.md, "Footprint: the main thread serves"). The
  * primary (the main thread) keeps the only store that stamps events; each worker starts from
- * the primary's snapshot and folds every envelope the primary ingests after it, so all hold
- * the same snapshots. Events a worker produces travel to the primary to be dispatched there;
+ * the primary's snapshot and folds every batch the primary folds after it, so all hold the
+ * same snapshots. Events a worker produces travel to the primary to be dispatched there;
  * the listener reports of every thread, the main one's included (`report`), are folded here.
  * Every thread binds each listener's address itself with `SO_REUSEPORT` (`reusePort`): the
  * kernel spreads the connections over their sockets. A port-0 listener is bound by one thread
@@ -135,7 +135,9 @@ export class WorkerPool {
   async start(edges: WorkerPoolEdges): Promise<void> {
     this.edges = edges;
     this.running = true;
-    this.envelopes = this.ctx.store.ingested$.subscribe((env) => this.broadcast({ kind: 'envelope', env }));
+    this.envelopes = this.ctx.store.applied$.subscribe(({ batch }) =>
+      this.broadcast({ kind: 'batch', batch }),
+    );
     process.on('SIGUSR1', this.onReopenSignal);
     await Promise.all(this.slots.map((slot) => this.spawn(slot)));
   }
