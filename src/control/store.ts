@@ -84,11 +84,6 @@ export class Store {
     this.seq = Math.max(this.seq, seq);
   }
 
-  /** Folds an already stamped envelope (a replay); sequence numbers continue from it. */
-  ingest(env: Envelope<ProxyEvent>): void {
-    this.seq = Math.max(this.seq, env.seq);
-    this.input.next(env);
-  }
 
   /**
    * Folds a batch another store's merge window released, as that store folded it: a worker

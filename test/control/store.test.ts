@@ -86,9 +86,9 @@ test('snapshots are frozen and unchanged slices keep their identity', () => {
   assert.notEqual(after.runtime, before.runtime);
 });
 
-test('ingest keeps recorded sequence numbers and dispatch continues after them', () => {
+test('fold keeps the sequence numbers of a batch folded elsewhere and dispatch continues after them', () => {
   const store = new Store({ scheduler: new VirtualTimeScheduler(VirtualAction, Infinity) });
-  store.ingest({ seq: 41, at: 5, source: 'log', event: runtimeModified({ values: { a: '1' } }) });
+  store.fold([{ seq: 41, at: 5, source: 'primary', event: runtimeModified({ values: { a: '1' } }) }]);
   const env = store.dispatch(runtimeModified({ values: { a: '2' } }), 'test');
   assert.equal(env.seq, 42);
   assert.equal(store.state.seq, 42);
