@@ -180,6 +180,9 @@ export function sanitizeStatName(name: string): string {
   return out;
 }
 
+/** The counters `Scope.counters` makes from a map of field to stat name. */
+export type Counters<T> = { readonly [K in keyof T]: Counter };
+
 /** A prefix over the store: `scope('cluster.a').counter('upstream_rq_total')`. */
 export class Scope {
   constructor(
@@ -188,6 +191,12 @@ export class Scope {
   ) {}
   counter(name: string): Counter {
     return this.store.counter(this.prefix + name);
+  }
+  /** A counter for each field, by the stat name it maps to: `{ overLimit: 'over_limit' }`. */
+  counters<const T extends Record<string, string>>(names: T): Counters<T> {
+    const out: Record<string, Counter> = {};
+    for (const [field, name] of Object.entries(names)) out[field] = this.counter(name);
+    return out as Counters<T>;
   }
   gauge(name: string, importMode?: GaugeImportMode): Gauge {
     return this.store.gauge(this.prefix + name, importMode);

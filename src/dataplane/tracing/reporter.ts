@@ -8,7 +8,7 @@
  * `tracing.zipkin.flush_interval_ms` (5000 ms), and when the connection manager closes.
  */
 
-import type { Counter, Scope } from '../../stats/store.js';
+import type { Counters, Scope } from '../../stats/store.js';
 import type { RuntimeLookup } from '../http/runtime-fraction.js';
 import type { ClusterLookup } from '../http/types.js';
 import type { ClusterTraffic, RequestCount } from '../pool/cluster-traffic.js';
@@ -18,22 +18,15 @@ import type { ZipkinSpec } from './config.js';
 import { type ZipkinSpanJson, zipkinV1 } from './span.js';
 
 /** The `tracing.zipkin.*` counters, shared by name by every reporter of the process. */
-class ReporterStats {
-  readonly spansSent: Counter;
-  readonly reportsSent: Counter;
-  readonly reportsDropped: Counter;
-  readonly reportsFailed: Counter;
-  readonly reportsSkippedNoCluster: Counter;
-  readonly timerFlushed: Counter;
-  constructor(scope: Scope) {
-    this.spansSent = scope.counter('spans_sent');
-    this.reportsSent = scope.counter('reports_sent');
-    this.reportsDropped = scope.counter('reports_dropped');
-    this.reportsFailed = scope.counter('reports_failed');
-    this.reportsSkippedNoCluster = scope.counter('reports_skipped_no_cluster');
-    this.timerFlushed = scope.counter('timer_flushed');
-  }
-}
+const REPORTER_COUNTERS = {
+  spansSent: 'spans_sent',
+  reportsSent: 'reports_sent',
+  reportsDropped: 'reports_dropped',
+  reportsFailed: 'reports_failed',
+  reportsSkippedNoCluster: 'reports_skipped_no_cluster',
+  timerFlushed: 'timer_flushed',
+};
+type ReporterStats = Counters<typeof REPORTER_COUNTERS>;
 
 /** A runtime integer, or the default. */
 function runtimeInt(runtime: RuntimeLookup, key: string, fallback: number): number {
@@ -53,7 +46,7 @@ export class ZipkinReporter {
     stats: { scope(prefix: string): Scope },
     private readonly runtime: RuntimeLookup,
   ) {
-    this.stats = new ReporterStats(stats.scope('tracing.zipkin'));
+    this.stats = stats.scope('tracing.zipkin').counters(REPORTER_COUNTERS);
     this.arm();
   }
 

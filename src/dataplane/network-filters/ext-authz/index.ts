@@ -10,7 +10,6 @@ import type { JsonObject } from '../../../../events/config.js';
 import { objectOf } from '../../../../reducers/settings/values.js';
 import { acting, checkFields } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
-import type { Counter, Gauge } from '../../../stats/store.js';
 import { checkCall, grpcVerdict } from '../../http/filters/ext-authz/check.js';
 import { compileGrpc, type GrpcAuthorizer } from '../../http/filters/ext-authz/config.js';
 import { FILTER_GRPC_SERVICE_TABLES, grpcUnary } from '../../http/filters/grpc-call.js';
@@ -80,15 +79,15 @@ export function connectionCheck(socket: net.Socket, withCertificate: boolean): J
   };
 }
 
-interface Stats {
-  total: Counter;
-  ok: Counter;
-  denied: Counter;
-  error: Counter;
-  failureModeAllowed: Counter;
-  cxClosed: Counter;
-  active: Gauge;
-}
+/** The filter's counters, under `ext_authz.<stat_prefix>.`, beside its `active` gauge. */
+const EXT_AUTHZ_COUNTERS = {
+  total: 'total',
+  ok: 'ok',
+  denied: 'denied',
+  error: 'error',
+  failureModeAllowed: 'failure_mode_allowed',
+  cxClosed: 'cx_closed',
+};
 
 export const networkExtAuthzFactory: ReadFilterFactory<NetworkExtAuthzSpec> = {
   ...NETWORK_EXT_AUTHZ,
@@ -97,15 +96,7 @@ export const networkExtAuthzFactory: ReadFilterFactory<NetworkExtAuthzSpec> = {
   compile,
   start(spec, { ctx, clusters }) {
     const scope = ctx.stats.scope(`ext_authz.${spec.statPrefix}`);
-    const stats: Stats = {
-      total: scope.counter('total'),
-      ok: scope.counter('ok'),
-      denied: scope.counter('denied'),
-      error: scope.counter('error'),
-      failureModeAllowed: scope.counter('failure_mode_allowed'),
-      cxClosed: scope.counter('cx_closed'),
-      active: scope.gauge('active'),
-    };
+    const stats = { ...scope.counters(EXT_AUTHZ_COUNTERS), active: scope.gauge('active') };
     const service = spec.service;
     const check = (socket: net.Socket, release: () => void) => {
       stats.active.inc();

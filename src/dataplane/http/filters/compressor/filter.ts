@@ -1,4 +1,4 @@
-import type { Counter, Scope } from '../../../../stats/store.js';
+import type { Counters } from '../../../../stats/store.js';
 import type { StreamInfo } from '../../../access-log/stream-info.js';
 import { headerValue, removeHeader, setHeader } from '../../../codec/request.js';
 import { fieldValue, hasToken, noTransform, responseHasBody } from '../../compression/headers.js';
@@ -15,42 +15,25 @@ import { type Candidate, chooseEncoding, type EncodingDecision } from './accept-
 import type { CompressorConfig, CompressorPerRoute, DirectionRules } from './config.js';
 
 /** One direction's counters, under `<stat_prefix>compressor.<library name>.<library>.[request.|response.]`. */
-export class DirectionStats {
-  readonly compressed: Counter;
-  readonly notCompressed: Counter;
-  readonly uncompressedBytes: Counter;
-  readonly compressedBytes: Counter;
-  readonly tooSmall: Counter;
-
-  constructor(scope: Scope) {
-    this.compressed = scope.counter('compressed');
-    this.notCompressed = scope.counter('not_compressed');
-    this.uncompressedBytes = scope.counter('total_uncompressed_bytes');
-    this.compressedBytes = scope.counter('total_compressed_bytes');
-    this.tooSmall = scope.counter('content_length_too_small');
-  }
-}
+export const DIRECTION_COUNTERS = {
+  compressed: 'compressed',
+  notCompressed: 'not_compressed',
+  uncompressedBytes: 'total_uncompressed_bytes',
+  compressedBytes: 'total_compressed_bytes',
+  tooSmall: 'content_length_too_small',
+};
+type DirectionStats = Counters<typeof DIRECTION_COUNTERS>;
 
 /** The response side's own counters, at the library's root whatever the direction prefix. */
-export class ResponseStats {
-  readonly noAcceptHeader: Counter;
-  readonly identity: Counter;
-  readonly used: Counter;
-  readonly overshadowed: Counter;
-  readonly wildcard: Counter;
-  readonly notValid: Counter;
-  readonly etag: Counter;
-
-  constructor(scope: Scope) {
-    this.noAcceptHeader = scope.counter('no_accept_header');
-    this.identity = scope.counter('header_identity');
-    this.used = scope.counter('header_compressor_used');
-    this.overshadowed = scope.counter('header_compressor_overshadowed');
-    this.wildcard = scope.counter('header_wildcard');
-    this.notValid = scope.counter('header_not_valid');
-    this.etag = scope.counter('not_compressed_etag');
-  }
-}
+export const RESPONSE_COUNTERS = {
+  noAcceptHeader: 'no_accept_header',
+  identity: 'header_identity',
+  used: 'header_compressor_used',
+  overshadowed: 'header_compressor_overshadowed',
+  wildcard: 'header_wildcard',
+  notValid: 'header_not_valid',
+  etag: 'not_compressed_etag',
+};
 
 /** What one connection manager's compressor filter shares across its requests. */
 export interface CompressorShared {
@@ -59,7 +42,7 @@ export interface CompressorShared {
   encoding: string;
   request: DirectionStats;
   response: DirectionStats;
-  responseOnly: ResponseStats;
+  responseOnly: Counters<typeof RESPONSE_COUNTERS>;
   runtime: RuntimeLookup;
   configType: string;
 }

@@ -7,7 +7,7 @@ import {
   compileCompressor,
   compileCompressorPerRoute,
 } from './config.js';
-import { CompressorFilter, type CompressorShared, DirectionStats, ResponseStats } from './filter.js';
+import { CompressorFilter, type CompressorShared, DIRECTION_COUNTERS, RESPONSE_COUNTERS } from './filter.js';
 
 const CONFIG_TYPE = 'envoy.config.filter.http.compressor.v2.Compressor';
 const PER_ROUTE_TYPE = 'envoy.config.filter.http.compressor.v2.CompressorPerRoute';
@@ -33,12 +33,13 @@ export const compressorFactory: HttpFilterFactory<CompressorConfig> = {
     // As the reference: `<stat_prefix>compressor.<library name>.<library>.`, the common
     // counters of a response_direction_config under `response.`.
     const root = ctx.scope.scope(`compressor.${library.name}.${library.statPrefix}`);
+    const response = config.response.fromDirectionConfig ? root.scope('response') : root;
     const shared: CompressorShared = {
       config,
       encoding: library.encoding,
-      request: new DirectionStats(root.scope('request')),
-      response: new DirectionStats(config.response.fromDirectionConfig ? root.scope('response') : root),
-      responseOnly: new ResponseStats(root),
+      request: root.scope('request').counters(DIRECTION_COUNTERS),
+      response: response.counters(DIRECTION_COUNTERS),
+      responseOnly: root.counters(RESPONSE_COUNTERS),
       runtime: ctx.runtime,
       configType: CONFIG_TYPE,
     };

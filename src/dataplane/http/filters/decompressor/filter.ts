@@ -1,4 +1,4 @@
-import type { Counter, Scope } from '../../../../stats/store.js';
+import type { Counter, Counters } from '../../../../stats/store.js';
 import { headerValue, removeHeader, setHeader } from '../../../codec/request.js';
 import { fieldValue, noTransform, responseHasBody } from '../../compression/headers.js';
 import { Codec } from '../../compression/stream.js';
@@ -13,19 +13,13 @@ import {
 import type { DecompressorConfig, DecompressRules } from './config.js';
 
 /** One direction's counters, under `<stat_prefix>decompressor.<library name>.<library>.{request,response}.`. */
-export class DecompressStats {
-  readonly decompressed: Counter;
-  readonly notDecompressed: Counter;
-  readonly uncompressedBytes: Counter;
-  readonly compressedBytes: Counter;
-
-  constructor(scope: Scope) {
-    this.decompressed = scope.counter('decompressed');
-    this.notDecompressed = scope.counter('not_decompressed');
-    this.uncompressedBytes = scope.counter('total_uncompressed_bytes');
-    this.compressedBytes = scope.counter('total_compressed_bytes');
-  }
-}
+export const DECOMPRESS_COUNTERS = {
+  decompressed: 'decompressed',
+  notDecompressed: 'not_decompressed',
+  uncompressedBytes: 'total_uncompressed_bytes',
+  compressedBytes: 'total_compressed_bytes',
+};
+type DecompressStats = Counters<typeof DECOMPRESS_COUNTERS>;
 
 /** What one connection manager's decompressor filter shares across its requests. */
 export interface DecompressorShared {

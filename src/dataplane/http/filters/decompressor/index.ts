@@ -6,7 +6,7 @@ import {
   DECOMPRESSOR_PROTO,
   type DecompressorConfig,
 } from './config.js';
-import { DecompressorFilter, type DecompressorShared, DecompressStats } from './filter.js';
+import { DECOMPRESS_COUNTERS, DecompressorFilter, type DecompressorShared } from './filter.js';
 
 const CONFIG_TYPE = 'envoy.config.filter.http.decompressor.v2.Decompressor';
 
@@ -35,8 +35,8 @@ export const decompressorFactory: HttpFilterFactory<DecompressorConfig> = {
     const shared: DecompressorShared = {
       config,
       encoding: library.encoding,
-      request: new DecompressStats(root.scope('request')),
-      response: new DecompressStats(root.scope('response')),
+      request: root.scope('request').counters(DECOMPRESS_COUNTERS),
+      response: root.scope('response').counters(DECOMPRESS_COUNTERS),
       libraryErrors: root.scope('decompressor_library').counter(LIBRARY_ERROR[library.statPrefix] as string),
       runtime: ctx.runtime,
     };

@@ -1,4 +1,4 @@
-import type { Counter, Scope } from '../../../../stats/store.js';
+import type { Counters } from '../../../../stats/store.js';
 import { FLAG } from '../../../access-log/stream-info.js';
 import { removeHeader, setHeader } from '../../../codec/request.js';
 import { fractionEnabled, randomDraw } from '../../runtime-fraction.js';
@@ -36,20 +36,14 @@ const CONFIG_TYPE = 'envoy.config.filter.http.ext_authz.v2.ExtAuthz';
 const PER_ROUTE_TYPE = 'envoy.config.filter.http.ext_authz.v2.ExtAuthzPerRoute';
 
 /** The filter's counters, under `cluster.<route's cluster>.ext_authz.[<stat_prefix>.]`, as the reference. */
-class ExtAuthzStats {
-  readonly ok: Counter;
-  readonly denied: Counter;
-  readonly error: Counter;
-  readonly disabled: Counter;
-  readonly failureModeAllowed: Counter;
-  constructor(scope: Scope) {
-    this.ok = scope.counter('ok');
-    this.denied = scope.counter('denied');
-    this.error = scope.counter('error');
-    this.disabled = scope.counter('disabled');
-    this.failureModeAllowed = scope.counter('failure_mode_allowed');
-  }
-}
+const EXT_AUTHZ_COUNTERS = {
+  ok: 'ok',
+  denied: 'denied',
+  error: 'error',
+  disabled: 'disabled',
+  failureModeAllowed: 'failure_mode_allowed',
+};
+type ExtAuthzStats = Counters<typeof EXT_AUTHZ_COUNTERS>;
 
 /** One request's ext_authz: asks the authorizer, holds the request until it answers, then acts. */
 class ExtAuthzFilter implements StreamFilter {
@@ -215,7 +209,7 @@ export const extAuthzFactory: HttpFilterFactory<ExtAuthzConfig> = {
   perRouteType: PER_ROUTE_TYPE,
   start(config, ctx) {
     const prefix = config.statPrefix === '' ? 'ext_authz' : `ext_authz.${config.statPrefix}`;
-    const stats = perClusterStats(ctx.clusters, prefix, (scope) => new ExtAuthzStats(scope));
+    const stats = perClusterStats(ctx.clusters, prefix, (scope) => scope.counters(EXT_AUTHZ_COUNTERS));
     return () => new ExtAuthzFilter(config, ctx, stats);
   },
 };

@@ -1,4 +1,4 @@
-import type { Counter, Scope } from '../../../../stats/store.js';
+import type { Counters } from '../../../../stats/store.js';
 import { FLAG } from '../../../access-log/stream-info.js';
 import { headerValue, INTERNAL_HEADER } from '../../../codec/request.js';
 import {
@@ -26,18 +26,13 @@ import {
 const CONFIG_TYPE = 'envoy.config.filter.http.rate_limit.v2.RateLimit';
 
 /** The filter's counters, under `cluster.<route's cluster>.ratelimit.`, as the reference. */
-class RateLimitStats {
-  readonly ok: Counter;
-  readonly overLimit: Counter;
-  readonly error: Counter;
-  readonly failureModeAllowed: Counter;
-  constructor(scope: Scope) {
-    this.ok = scope.counter('ok');
-    this.overLimit = scope.counter('over_limit');
-    this.error = scope.counter('error');
-    this.failureModeAllowed = scope.counter('failure_mode_allowed');
-  }
-}
+const RATE_LIMIT_COUNTERS = {
+  ok: 'ok',
+  overLimit: 'over_limit',
+  error: 'error',
+  failureModeAllowed: 'failure_mode_allowed',
+};
+type RateLimitStats = Counters<typeof RATE_LIMIT_COUNTERS>;
 
 /** The descriptors of a request: the route's policies of the filter's stage, then its virtual host's if the route includes them. */
 function descriptors(stream: FilterStream, config: RateLimitConfig, ctx: FilterContext): Descriptor[] {
@@ -155,7 +150,7 @@ export const rateLimitFactory: HttpFilterFactory<RateLimitConfig> = {
   fieldTables: RATE_LIMIT_FIELD_TABLES,
   compile: compileRateLimit,
   start(config, ctx) {
-    const stats = perClusterStats(ctx.clusters, 'ratelimit', (scope) => new RateLimitStats(scope));
+    const stats = perClusterStats(ctx.clusters, 'ratelimit', (scope) => scope.counters(RATE_LIMIT_COUNTERS));
     return () => new RateLimitFilter(config, ctx, stats);
   },
 };

@@ -2,7 +2,6 @@ import type { JsonObject } from '../../../../../events/config.js';
 import { objectOf } from '../../../../../reducers/settings/values.js';
 import { acting, checkFields } from '../../../../bootstrap/honoured.js';
 import type { Report } from '../../../../bootstrap/report.js';
-import type { Counter } from '../../../../stats/store.js';
 import {
   CONTINUE,
   type FilterStatus,
@@ -31,12 +30,13 @@ function compilePerRoute(raw: JsonObject, path: string, report: Report): RbacFil
   return compileRbacFilter(objectOf(raw.rbac), `${path}.rbac`, report);
 }
 
-interface RbacStats {
-  allowed: Counter;
-  denied: Counter;
-  shadowAllowed: Counter;
-  shadowDenied: Counter;
-}
+/** The filter's counters, under `http.<stat_prefix>.rbac.`. */
+const RBAC_COUNTERS = {
+  allowed: 'allowed',
+  denied: 'denied',
+  shadowAllowed: 'shadow_allowed',
+  shadowDenied: 'shadow_denied',
+};
 
 /** `envoy.filters.http.rbac`: answers 403 to requests its rules refuse (docs/http-filters.md). */
 const CONFIG_TYPE = 'envoy.config.filter.http.rbac.v2.RBAC';
@@ -56,12 +56,7 @@ export const rbacFactory: HttpFilterFactory<RbacFilterConfig> = {
   perRouteType: PER_ROUTE_TYPE,
   start(base, ctx) {
     const scope = ctx.scope.scope('rbac');
-    const stats: RbacStats = {
-      allowed: scope.counter('allowed'),
-      denied: scope.counter('denied'),
-      shadowAllowed: scope.counter('shadow_allowed'),
-      shadowDenied: scope.counter('shadow_denied'),
-    };
+    const stats = scope.counters(RBAC_COUNTERS);
     // Stateless per request: one filter object serves them all.
     const filter = {
       decodeHeaders(stream: FilterStream): FilterStatus {
