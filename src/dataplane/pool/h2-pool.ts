@@ -1,5 +1,6 @@
 import * as http2 from 'node:http2';
 import { hostKey } from '../../../reducers/settings/endpoints.js';
+import { upstreamH2Settings } from '../codec/h2-client-settings.js';
 import { withFlatHeaders } from '../codec/h2-headers.js';
 import type { Count } from './cluster-traffic.js';
 import type {
@@ -231,7 +232,7 @@ export class H2Pool implements ConnectionPool {
     this.connected = false;
     const options = pc.connector.options.http2;
     const session = http2.connect(`http://${hostKey(host.ip, host.port)}`, {
-      settings: options.settings,
+      settings: upstreamH2Settings(options.settings),
       createConnection: () => pc.connector.connect(host, { http2: true }),
     });
     this.session = session;

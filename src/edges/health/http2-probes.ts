@@ -1,6 +1,7 @@
 import * as http2 from 'node:http2';
 import { hostKey } from '../../../reducers/settings/endpoints.js';
 import type { GrpcCheckSettings, HttpCheckSettings } from '../../config/health.js';
+import { upstreamH2Settings } from '../../dataplane/codec/h2-client-settings.js';
 import { withFlatHeaders } from '../../dataplane/codec/h2-headers.js';
 import {
   authorityOf,
@@ -27,6 +28,7 @@ class H2Session {
     if (this.session && !this.session.closed && !this.session.destroyed) return this.session;
     const scheme = this.target.connect.tls ? 'https' : 'http';
     const session = http2.connect(`${scheme}://${hostKey(this.target.ip, this.target.port)}`, {
+      settings: upstreamH2Settings(),
       createConnection: () => connectTo(this.target, true),
     });
     session.on('error', () => {});

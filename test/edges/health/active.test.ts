@@ -117,8 +117,13 @@ test('HTTP/2 check (use_http2) over h2c; a check slower than timeout is a networ
   let delayMs = 0;
   let streams = 0;
   const sessions = new Set<http2.ServerHttp2Session>();
+  // Server push offered by the checker: it must be off, as for the pools (h2-client-settings.ts).
+  const enablePush: Array<boolean | undefined> = [];
   const server = http2.createServer();
-  server.on('session', (s) => sessions.add(s));
+  server.on('session', (s) => {
+    sessions.add(s);
+    s.on('remoteSettings', (settings) => enablePush.push(settings.enablePush));
+  });
   server.on('stream', (stream, headers) => {
     streams++;
     assert.equal(headers[':authority'], 'svc');
@@ -139,6 +144,7 @@ test('HTTP/2 check (use_http2) over h2c; a check slower than timeout is a networ
   await waitFor('h2 check passes', () => h.host('svc', port)?.failedActiveHc === false);
   await waitFor('a few checks', () => streams >= 3);
   assert.equal(sessions.size, 1, 'reuse_connection keeps one session');
+  assert.deepEqual(enablePush, [false]);
   delayMs = 1000;
   await waitFor('timeouts take it out', () => h.host('svc', port)?.failedActiveHc === true, 2000);
   assert.ok(h.counter('cluster.svc.health_check.network_failure') >= 2);

@@ -1,0 +1,87 @@
+/**
+ * An HTTP/2 upstream written frame by frame, for tests of what no HTTP/2 server library would
+ * send (a PUSH_PROMISE the client refused, a bad `:status`, pseudo-headers in trailers, a
+ * window never opened). It speaks the preface and SETTINGS itself and hands each request's
+ * HEADERS to the test's script, which answers with raw frames.
+ */
+import * as net from 'node:net';
+import { FLAG, FRAME, type Frame, frame, parseFrames } from './h2-frames.js';
+
+const CLIENT_PREFACE_LENGTH = 24;
+
+export interface ScriptedConnection {
+  socket: net.Socket;
+  /** Every frame the proxy sent on this connection so far. */
+  frames(): Frame[];
+  send(bytes: Buffer): void;
+}
+
+export interface ScriptedH2Upstream {
+  port: number;
+  connections: ScriptedConnection[];
+  /** The SETTINGS parameters (id to value) of the proxy's first SETTINGS frame on each connection. */
+  settings(connection: number): Map<number, number>;
+  close(): void;
+}
+
+/**
+ * Listens on 127.0.0.1:0. Each connection gets the server's SETTINGS (`settings`: id and value
+ * pairs), an ACK of the proxy's, and `onRequest(connection, streamId)` at each request HEADERS.
+ */
+export async function scriptedH2Upstream(
+  onRequest: (c: ScriptedConnection, streamId: number) => void,
+  settings: Array<[number, number]> = [],
+): Promise<ScriptedH2Upstream> {
+  const connections: ScriptedConnection[] = [];
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+    let bytes = Buffer.alloc(0);
+    let seen = 0;
+    const frames = () => parseFrames(bytes.subarray(CLIENT_PREFACE_LENGTH));
+    const c: ScriptedConnection = {
+      socket,
+      frames,
+      send: (b) => {
+        if (!socket.destroyed) socket.write(b);
+      },
+    };
+    connections.push(c);
+    const payload = Buffer.alloc(6 * settings.length);
+    settings.forEach(([id, value], i) => {
+      payload.writeUInt16BE(id, i * 6);
+      payload.writeUInt32BE(value, i * 6 + 2);
+    });
+    c.send(frame(FRAME.SETTINGS, 0, 0, payload));
+    socket.on('data', (chunk: Buffer) => {
+      bytes = Buffer.concat([bytes, chunk]);
+      const all = frames();
+      for (const f of all.slice(seen)) {
+        if (f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) === 0)
+          c.send(frame(FRAME.SETTINGS, FLAG.ACK, 0));
+        if (f.type === FRAME.HEADERS) onRequest(c, f.streamId);
+      }
+      seen = all.length;
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    connections,
+    settings(i) {
+      const first = connections[i]
+        ?.frames()
+        .find((f) => f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) === 0);
+      const found = new Map<number, number>();
+      for (let at = 0; first && at + 6 <= first.payload.length; at += 6)
+        found.set(first.payload.readUInt16BE(at), first.payload.readUInt32BE(at + 2));
+      return found;
+    },
+    close() {
+      server.close();
+      for (const s of sockets) s.destroy();
+    },
+  };
+}
