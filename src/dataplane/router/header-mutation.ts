@@ -252,6 +252,14 @@ export function checkHeaderValue(value: string, where: string): string {
 }
 
 /**
+ * A string the router writes into a request line or a header (`Location`, Host, a rewritten
+ * path): null when unset; CR, LF or NUL refused, as the reference's validation does.
+ */
+export function headerText(value: unknown, where: string): string | null {
+  return typeof value === 'string' ? checkHeaderValue(value, where) : null;
+}
+
+/**
  * A string field written into a head (`via`, `server_name`, a health check's path and host,
  * CORS values), as its UTF-8 bytes: '' when unset; CR, LF or NUL is an error at `path`.
  */

@@ -3,7 +3,8 @@
  * weighted cluster a draw picks, a redirect's `Location`.
  */
 import type { HttpRequest } from '../codec/request.js';
-import type { CompiledRoute, CompiledVirtualHost, RouteAction, RouteTable } from './table.js';
+import type { RouteAction } from './route-action.js';
+import type { CompiledRoute, CompiledVirtualHost, RouteTable } from './table.js';
 
 function findVirtualHostFor(table: RouteTable, host: string): CompiledVirtualHost | null {
   const exact = table.exact.get(host);
