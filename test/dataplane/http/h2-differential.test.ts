@@ -41,6 +41,9 @@ const GET: Array<[string, string]> = [[':method', 'GET'], ...POST.slice(1)];
 const NGINX_CONNECTION_SPECIFIC =
   'nginx drops connection-specific fields and forwards the request; RFC 9113 8.2.2 makes it malformed, and nghttp2 resets it';
 
+const CONTROL_PASSED_ON = (peer: string) =>
+  `${peer} passes a control byte other than NUL, CR and LF in a value (RFC 9113 8.2.1 forbids only those); nghttp2 and oghttp2 refuse every one but HTAB, as the proxy's HTTP/1 parser does`;
+
 /** Pseudo-header values nginx and HAProxy pass on, and why the proxy refuses them. */
 const PASSED_ON: Record<string, Case['differs']> = {
   '/d\xff': {
@@ -117,6 +120,16 @@ const CASES: Case[] = [
   { name: 'CR in a value', fields: [...GET, ['x-a', 'a\rb']], data: [], proxy: 'refused' },
   { name: 'LF in a value', fields: [...GET, ['x-a', 'a\nb']], data: [], proxy: 'refused' },
   { name: 'NUL in a value', fields: [...GET, ['x-a', 'a\0b']], data: [], proxy: 'refused' },
+  // Other control bytes: an ANSI escape sequence would reach the origin and every text log.
+  ...(['\x1b[31m', '\x01', '\x7f', '\x0b'] as const).map(
+    (ctl): Case => ({
+      name: `control byte ${JSON.stringify(ctl)} in a value`,
+      fields: [...GET, ['x-a', `a${ctl}b`]],
+      data: [],
+      proxy: 'refused',
+      differs: { nginx: CONTROL_PASSED_ON('nginx'), haproxy: CONTROL_PASSED_ON('HAProxy') },
+    }),
+  ),
   { name: 'space in a name', fields: [...GET, ['x a', 'v']], data: [], proxy: 'refused' },
   { name: 'colon in a name', fields: [...GET, ['x:a', 'v']], data: [], proxy: 'refused' },
   { name: 'empty name', fields: [...GET, ['', 'v']], data: [], proxy: 'refused' },

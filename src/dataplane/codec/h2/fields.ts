@@ -46,11 +46,16 @@ function validName(name: string): boolean {
   return true;
 }
 
-/** RFC 9113 8.2.1: no NUL, CR or LF in a value. */
+/**
+ * A value is HTAB, SP, visible ASCII and obs-text (RFC 9110 5.5), as the HTTP/1 parser
+ * requires: RFC 9113 8.2.1 only forbids NUL, CR and LF, but nghttp2 and oghttp2 refuse every
+ * control byte, and one let through reached HTTP/1 origins and the text logs (an ANSI escape
+ * in a user agent recoloured an operator's terminal).
+ */
 function validValue(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
-    if (c === 0 || c === 10 || c === 13) return false;
+    if ((c < 0x20 && c !== 9) || c === 0x7f) return false;
   }
   return true;
 }

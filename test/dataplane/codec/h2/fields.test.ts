@@ -84,3 +84,22 @@ test('trailers: regular fields only', () => {
   assert.match(trailerProblem(['x-a', 'a\nb']) ?? '', /invalid value/);
   assert.match(trailerProblem(['X-A', 'v']) ?? '', /invalid field name/);
 });
+
+/*
+ * Root cause: values were checked for NUL, CR and LF only (RFC 9113 8.2.1's minimum), so an
+ * ESC, DEL or other control byte went on to HTTP/1 origins and into the text access logs (an
+ * ANSI escape sequence in `user-agent`), where nghttp2, oghttp2 and the proxy's own HTTP/1
+ * parser refuse it. HTAB, SP, visible ASCII and obs-text stay valid.
+ */
+test('a control byte other than HTAB in a value or a trailer is malformed; HTAB and bytes past ASCII are not', () => {
+  for (let c = 0; c < 0x20; c++) {
+    if (c === 9) continue;
+    const ctl = String.fromCharCode(c);
+    assert.equal(typeof requestFields([...GET, 'user-agent', `a${ctl}b`]), 'string', `byte ${c}`);
+    assert.match(trailerProblem(['x-a', `a${ctl}b`]) ?? '', /invalid value/, `byte ${c}`);
+  }
+  assert.equal(typeof requestFields([...GET, 'user-agent', '\x1b[31mred']), 'string');
+  assert.equal(typeof requestFields([...GET, 'x-a', 'a\x7fb']), 'string');
+  const fine = requestFields([...GET, 'x-a', 'a\tb c\u00e9\u00ff~']);
+  assert.deepEqual(typeof fine === 'object' && fine.headers, ['x-a', 'a\tb c\u00e9\u00ff~']);
+});
