@@ -65,24 +65,43 @@ export function domainSocket(
 /** `ip:port`, bracketed for IPv6 (the hosts' own key): how listening sockets are asked for. */
 export { hostKey as socketKey } from '../reducers/settings/endpoints.js';
 
-/** Calls `onMessage` with each JSON line read from `socket`; a line that is not JSON closes it. */
+/**
+ * The longest line either side reads: every message is under 1 KiB. A peer that sends more
+ * without a newline is no epoch, and its bytes must not pile up.
+ */
+export const MAX_LINE_CHARS = 64 * 1024;
+
+/**
+ * Calls `onMessage` with each JSON line read from `socket`; a line that is not a JSON object
+ * with a string `type`, or one longer than `MAX_LINE_CHARS`, closes it. The socket is open to
+ * any local process that can reach its name (the abstract namespace has no file modes), so
+ * its lines are untrusted input.
+ */
 export function readLines<T>(socket: Socket, onMessage: (msg: T) => void): void {
   let buffered = '';
   socket.setEncoding('utf8');
+  const refuse = (why: string) => socket.destroy(new Error(`hot restart: a line on the domain socket ${why}`));
   socket.on('data', (chunk: string) => {
+    if (socket.destroyed) return;
     buffered += chunk;
     for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
       const line = buffered.slice(0, nl);
       buffered = buffered.slice(nl + 1);
-      let msg: T;
+      let msg: unknown;
       try {
-        msg = JSON.parse(line) as T;
+        msg = JSON.parse(line);
       } catch {
-        socket.destroy(new Error('hot restart: a line on the domain socket is not JSON'));
+        refuse('is not JSON');
         return;
       }
-      onMessage(msg);
+      if (typeof msg !== 'object' || msg === null || typeof (msg as { type?: unknown }).type !== 'string') {
+        refuse('is not a message (an object with a type)');
+        return;
+      }
+      onMessage(msg as T);
+      if (socket.destroyed) return;
     }
+    if (buffered.length > MAX_LINE_CHARS) refuse(`is longer than ${MAX_LINE_CHARS} characters`);
   });
 }
 

@@ -20,6 +20,8 @@ import {
 
 /** How often a draining parent tells its child how many connections it still has. */
 const REPORT_MS = 250;
+/** A connection that has not said hello within this is closed (a new epoch says it at once). */
+const HELLO_MS = 10_000;
 
 /**
  * Listens on this epoch's domain socket; stops with the process. Resolves once listening, or
@@ -34,19 +36,21 @@ export async function startHotRestartParent(ctx: ServerContext): Promise<void> {
   if (!where.abstract && existsSync(where.address) && !(await answers(where.address))) {
     rmSync(where.address, { force: true });
   }
-  let busy = false;
+  /** The connection whose epoch was welcomed: it alone is taking over. */
+  let taker: Socket | null = null;
   const children = new Set<Socket>();
   const server = createServer((socket) => {
     children.add(socket);
     socket.once('close', () => children.delete(socket));
-    if (busy) {
-      writeLine(socket, { type: 'refused', error: 'another epoch is already taking over' });
-      socket.end();
-      return;
-    }
-    busy = true;
-    serveChild(ctx, socket, () => {
-      busy = false;
+    serveChild(ctx, socket, {
+      claim: () => {
+        if (taker) return false;
+        taker = socket;
+        return true;
+      },
+      release: () => {
+        if (taker === socket) taker = null;
+      },
     });
   });
   const bound = await new Promise<boolean>((resolve) => {
@@ -99,27 +103,43 @@ function refusal(ctx: ServerContext, hello: Extract<ChildMessage, { type: 'hello
   return null;
 }
 
-function serveChild(ctx: ServerContext, socket: Socket, done: () => void): void {
+/**
+ * One epoch taking over at a time: `claim` is asked once a hello passes and fails while
+ * another connection holds the claim; `release` gives it back when the connection closes.
+ */
+interface Takeover {
+  claim(): boolean;
+  release(): void;
+}
+
+function serveChild(ctx: ServerContext, socket: Socket, takeover: Takeover): void {
   const log = ctx.log.get('main');
   const epoch = ctx.options.restartEpoch;
   let childEpoch = -1;
   /** The child can receive sockets: both have the restarter's IPC channel. */
   let childIpc = false;
   let draining = false;
+  // Whatever connects must introduce itself: a connection that never does (any local process
+  // can reach the socket) is closed rather than kept for ever.
+  const helloDeadline = setTimeout(() => socket.destroy(), HELLO_MS);
+  helloDeadline.unref();
   socket.on('error', () => {});
   socket.on('close', () => {
+    clearTimeout(helloDeadline);
     if (!draining && childEpoch >= 0) {
       log.warn({ epoch: childEpoch }, 'hot restart: the new epoch went away before taking over; serving on');
       ctx.sockets.resumeStopped();
       ctx.eventLog.resume();
     }
-    done();
+    takeover.release();
   });
   const reply = (msg: ParentMessage) => writeLine(socket, msg);
   readLines<ChildMessage>(socket, (msg) => {
     switch (msg.type) {
       case 'hello': {
-        const why = refusal(ctx, msg);
+        clearTimeout(helloDeadline);
+        if (childEpoch >= 0) return;
+        const why = refusal(ctx, msg) ?? (takeover.claim() ? null : 'another epoch is already taking over');
         if (why) {
           log.error({ epoch: msg.epoch }, `hot restart refused: ${why}`);
           reply({ type: 'refused', error: why });
