@@ -4,7 +4,8 @@
  * ascending sequence that replays whole) and where the last complete line ends (a line torn
  * by a crash is cut off, or the next header would be glued to it).
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, readSync } from 'node:fs';
+import { openLogFile } from './log-file.js';
 import { parseLogLine } from './log-format.js';
 
 export interface LogTail {
@@ -24,7 +25,7 @@ const CHUNK = 1 << 16;
 export function readLogTail(path: string): LogTail | null {
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openLogFile(path, 'read');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;

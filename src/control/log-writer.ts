@@ -1,4 +1,5 @@
-import { closeSync, fchmodSync, fstatSync, ftruncateSync, openSync, write, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, write, writeSync } from 'node:fs';
+import { openPrivate } from './log-file.js';
 
 /** Buffered bytes that trigger a flush before the interval is up. */
 const FLUSH_BYTES = 1 << 20;
@@ -7,22 +8,6 @@ const FLUSH_BYTES = 1 << 20;
  * replaced by a fresh header and checkpoint once it takes writes again (`WriterHooks.resync`).
  */
 const MAX_OWED_BYTES = 16 << 20;
-/** Owner read and write only: the log records every change of configuration. */
-const FILE_MODE = 0o600;
-
-/**
- * Opens `path` for appending with mode 0600, and narrows an existing file to 0600 too (one
- * created before, or by hand); a file this process does not own keeps its mode.
- */
-function openPrivate(path: string): number {
-  const fd = openSync(path, 'a', FILE_MODE);
-  try {
-    fchmodSync(fd, FILE_MODE);
-  } catch {
-    // Not the owner: the mode is the owner's choice.
-  }
-  return fd;
-}
 
 export interface WriterHooks {
   /** The first write of a failure streak failed (a full disk, an I/O error). */
@@ -179,8 +164,11 @@ export class LogWriter {
    */
   async reopen(): Promise<void> {
     await this.flush();
+    // The new file first: when it cannot be opened, the old one is still written (a closed
+    // descriptor's number is soon another file's or socket's).
+    const fd = openPrivate(this.path);
     closeSync(this.fd);
-    this.fd = openPrivate(this.path);
+    this.fd = fd;
     this.size = fstatSync(this.fd).size;
     this.torn = false;
     this.owed = null;

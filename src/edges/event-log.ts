@@ -95,10 +95,12 @@ function continueLog(core: Core, path: string): ReturnType<typeof readLogTail> {
 /**
  * Reopens every event log file (after it was moved away for rotation); the new file opens
  * with a header and a checkpoint so it replays on its own: what SIGUSR1 does. `/reopen_logs`
- * reopens its own context's through `ctx.eventLog.reopen()`.
+ * reopens its own context's through `ctx.eventLog.reopen()` and answers its failure; a signal
+ * has no one to answer, so a file that cannot be opened (its directory gone) is logged, and
+ * the old one is written on.
  */
-export async function reopenEventLog(): Promise<void> {
-  await Promise.all([...recorders].map((r) => r.reopen()));
+function reopenOnSignal(): void {
+  for (const r of recorders) r.reopen().catch((err: unknown) => r.reopenFailed(err));
 }
 
 let signalHooked = false;
@@ -106,7 +108,7 @@ let signalHooked = false;
 function hookSignal(): void {
   if (signalHooked) return;
   signalHooked = true;
-  process.on('SIGUSR1', () => void reopenEventLog());
+  process.on('SIGUSR1', reopenOnSignal);
   // A process.exit() that bypasses ctx.shutdown still gets the buffered tail written.
   process.on('exit', () => {
     for (const r of recorders) r.flushOnExit();
@@ -210,6 +212,12 @@ class Recorder {
     this.writer.append(
       checkpointLine({ seq: this.lastSeq, at: this.ctx.store.scheduler.now(), state: this.ctx.store.state }),
     );
+  }
+
+  reopenFailed(err: unknown): void {
+    this.ctx.log
+      .get('main')
+      .error({ err, path: this.ctx.options.eventLog }, 'event log cannot be reopened; the open file is written on');
   }
 
   async reopen(): Promise<void> {

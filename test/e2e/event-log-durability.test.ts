@@ -8,6 +8,7 @@
  * lines were appended to the torn one, so `proxy replay` failed on the whole file.
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import {
   appendFileSync,
   mkdirSync,
@@ -23,6 +24,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
 import { replayLog } from '../../src/control/replay.js';
+import { runProxy } from '../helpers/cli.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { mountTinyFs } from '../helpers/tiny-fs.js';
 
@@ -212,4 +214,48 @@ test('with the event log removed (its directory too) a mutation is answered 500;
   // The new file starts with a header and a checkpoint of the state, the lost change in it.
   const values = Object.assign({}, ...(await replayLog(log)).state.runtime.layers.map((l) => l.values));
   assert.deepEqual([values.before, values.during, values.after], ['kept', 'lost', 'reopened']);
+});
+
+test('--event-log naming a FIFO or a directory: the process exits 1 at once naming it', async () => {
+  // Root cause: the log was opened blocking, so a FIFO held the process before it started,
+  // silent for ever, and a device was narrowed to 0600 (a link to /dev/null changed the
+  // machine's /dev/null); test/control/log-file.test.ts holds the cases one by one.
+  const fifo = join(dir, 'events.fifo');
+  execFileSync('mkfifo', [fifo]);
+  const directory = join(dir, 'events.dir');
+  mkdirSync(directory);
+  const config = join(dir, 'admin-only.json');
+  writeFileSync(config, JSON.stringify(BOOTSTRAP));
+  for (const [path, kind] of [
+    [fifo, 'a FIFO'],
+    [directory, 'a directory'],
+  ] as const) {
+    const run = await runProxy(['-c', config, '--disable-hot-restart', '--event-log', path], {}, 30_000);
+    assert.equal(run.code, 1, run.stderr);
+    assert.ok(run.stderr.includes(`event log ${path} is ${kind}, not a regular file`), run.stderr);
+  }
+});
+
+test('SIGUSR1 with the event log directory gone: logged, the process serves on; the open file is kept until a reopen succeeds', async () => {
+  // Root cause: the signal's reopen rejected (ENOENT) with no one to catch it, an unhandled
+  // rejection that ended the process; and a reopen that failed had closed the old file first,
+  // leaving its descriptor number to whatever the process opened next.
+  const where = join(dir, 'signalled');
+  mkdirSync(where);
+  const log = join(where, 'events.ndjson');
+  const proxy = await start(log);
+  rmSync(where, { recursive: true, force: true });
+  proxy.child.kill('SIGUSR1');
+  await new Promise((r) => setTimeout(r, 500));
+  const failed = await proxy.post('/reopen_logs');
+  assert.equal(failed.status, 500, failed.body);
+  assert.ok(proxy.stderr().includes('event log cannot be reopened'), proxy.stderr());
+  assert.equal((await proxy.get('/ready')).status, 200, 'still serving');
+  mkdirSync(where);
+  proxy.child.kill('SIGUSR1');
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal((await proxy.post('/runtime_modify?after=signal')).status, 200);
+  await killed(proxy);
+  const values = Object.assign({}, ...(await replayLog(log)).state.runtime.layers.map((l) => l.values));
+  assert.equal(values.after, 'signal');
 });
