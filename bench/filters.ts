@@ -40,7 +40,8 @@ import {
 import { grpcHttp1BridgeFactory, grpcWebFactory } from '../src/dataplane/http/filters/grpc/index.js';
 import { rbacFactory } from '../src/dataplane/http/filters/rbac/index.js';
 import { tapFactory } from '../src/dataplane/http/filters/tap.js';
-import { type FilterChainEnds, FilterRunner } from '../src/dataplane/http/filters/runner.js';
+import type { FilterChainEnds } from '../src/dataplane/http/filters/chain-ends.js';
+import { FilterRunner } from '../src/dataplane/http/filters/runner.js';
 import { Exchange, type ExchangeOwner } from '../src/dataplane/http/exchange.js';
 import { HttpConnectionManager } from '../src/dataplane/http/manager.js';
 import { StreamTimers } from '../src/dataplane/http/stream-timers.js';

@@ -1,7 +1,8 @@
 import { newStreamInfo } from '../../src/dataplane/access-log/stream-info.js';
 import type { HttpRequest } from '../../src/dataplane/codec/request.js';
 import type { StreamFilter } from '../../src/dataplane/http/filters/api.js';
-import { type FilterChainEnds, FilterRunner } from '../../src/dataplane/http/filters/runner.js';
+import type { FilterChainEnds } from '../../src/dataplane/http/filters/chain-ends.js';
+import { FilterRunner } from '../../src/dataplane/http/filters/runner.js';
 
 /** What reached either end of a chain run by `chainOf`. */
 export interface ChainRecord {

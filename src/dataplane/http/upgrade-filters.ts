@@ -3,8 +3,9 @@ import type { HttpRequest } from '../codec/request.js';
 import { findRoute } from '../router/lookup.js';
 import type { RouteTable } from '../router/table.js';
 import type { StreamFilter } from './filters/api.js';
+import type { ChainRouter, FilterChainEnds } from './filters/chain-ends.js';
 import { overrideOf, type RouteHit } from './filters/router/route.js';
-import { type ChainRouter, type FilterChainEnds, FilterRunner } from './filters/runner.js';
+import { FilterRunner } from './filters/runner.js';
 
 /** What an upgrade does once its filters decided. */
 export interface UpgradeOutcome {

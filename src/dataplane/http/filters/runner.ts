@@ -1,91 +1,7 @@
-import type { StreamInfo } from '../../access-log/stream-info.js';
-import type { HttpRequest } from '../../codec/request.js';
-import {
-  CONTINUE,
-  type DataStatus,
-  type FilterStream,
-  type RouteHit,
-  STOP_ITERATION_AND_BUFFER,
-  type StreamFilter,
-} from './api.js';
-
-const EMPTY = Buffer.alloc(0);
-
-/**
- * The chain's last decoder, the router filter (src/dataplane/http/filters/router/route.ts): it
- * holds the route the filters before it read, and takes the request once every one passed it.
- */
-export interface ChainRouter {
-  /** The route the table matched for the request as it is now; null for none. */
-  readonly hit: RouteHit | null;
-  /** The cluster the route sends to (the first of weighted clusters), or null. */
-  readonly routeCluster: string | null;
-  perRoute(configType: string, name?: string): unknown;
-  clearRouteCache(): void;
-  decodeHeaders(): void;
-  decodeData(chunk: Buffer, end: boolean): void;
-  decodeTrailers(trailers: string[]): void;
-}
-
-/**
- * What a request's filters run between: the request and its record, the router below the
- * decoders and the downstream below the encoders. The exchange (src/dataplane/http/exchange.ts)
- * is the downstream end and holds the router; this keeps the chain's iteration out of both.
- */
-export interface FilterChainEnds {
-  readonly req: HttpRequest;
-  readonly info: StreamInfo;
-  /** True once the request was answered or reset: nothing more runs. */
-  readonly ended: boolean;
-  readonly router: ChainRouter;
-  sendLocalReply(status: number, body: string, headers?: string[]): void;
-  /** The listener's `per_connection_buffer_limit_bytes`: what the filters of one direction may hold. */
-  readonly bufferLimit: number;
-  /** The response body's declared length, -1 when unknown; an encoder may set -1. */
-  responseLength: number;
-  /** The response passed every encoder: the downstream gets it. */
-  encodedHeaders(status: number, headers: string[]): void;
-  encodedData(chunk: Buffer, end: boolean): void;
-  encodedTrailers(trailers: string[]): void;
-  /** Flow control while filters hold more than the limit: stop (true) or resume reading the sender. */
-  decodeWatermark(above: boolean): void;
-  encodeWatermark(above: boolean): void;
-  /** A filter's buffer outgrew the limit: 413 for the request, 500 (or a reset) for the response. */
-  decodeTooLarge(): void;
-  encodeTooLarge(): void;
-}
-
-/** What one filter holds of one direction: body pieces, then the end or the trailers. */
-interface Hold {
-  chunks: Buffer[];
-  bytes: number;
-  end: boolean;
-  trailers: string[] | null;
-}
-
-/** One direction's progress through the chain, its filters counted in the order it runs them. */
-class Direction {
-  /** The first filter the headers have not passed (the one holding them); the chain's length once past all. */
-  at = 0;
-  started = false;
-  /** Bytes held by this direction's filters. */
-  held = 0;
-  readonly holds: Array<Hold | undefined>;
-  constructor(
-    readonly decode: boolean,
-    n: number,
-  ) {
-    this.holds = new Array<Hold | undefined>(n);
-  }
-
-  /** Drops what this direction's filters hold: nothing of it goes on. */
-  reset(): void {
-    this.at = 0;
-    this.started = false;
-    this.held = 0;
-    this.holds.fill(undefined);
-  }
-}
+import { CONTINUE, type DataStatus, STOP_ITERATION_AND_BUFFER, type StreamFilter } from './api.js';
+import type { FilterChainEnds } from './chain-ends.js';
+import { Direction, holdAt, joined } from './direction.js';
+import { FilterHandle, type HandleHost } from './filter-handle.js';
 
 /**
  * One request's stream filters (src/dataplane/http/filters/api.ts) and where each direction
@@ -93,7 +9,7 @@ class Direction {
  * filter holding the headers (which sees it) and waits there, or waits at a filter that holds
  * data, until that filter continues. Built only for a chain that has stream filters.
  */
-export class FilterRunner {
+export class FilterRunner implements HandleHost {
   private readonly handles: FilterHandle[];
   private readonly dec: Direction;
   private readonly enc: Direction;
@@ -299,99 +215,5 @@ export class FilterRunner {
     if (!wasAbove || d.held > limit) return;
     if (d.decode) this.ends.decodeWatermark(false);
     else this.ends.encodeWatermark(false);
-  }
-}
-
-/** What filter `i` of `d` holds, an empty hold made when it holds nothing yet. */
-function holdAt(d: Direction, i: number): Hold {
-  let hold = d.holds[i];
-  if (hold === undefined) {
-    hold = { chunks: [], bytes: 0, end: false, trailers: null };
-    d.holds[i] = hold;
-  }
-  return hold;
-}
-
-/** A hold's pieces as one buffer, kept so (a filter reading its buffer twice joins once). */
-function joined(hold: Hold): Buffer {
-  const chunks = hold.chunks;
-  if (chunks.length === 0) return EMPTY;
-  if (chunks.length > 1) hold.chunks = [Buffer.concat(chunks)];
-  return hold.chunks[0] as Buffer;
-}
-
-/** Filter `index`'s view of the request: the chain's, plus which filter continues. */
-class FilterHandle implements FilterStream {
-  constructor(
-    private readonly runner: FilterRunner,
-    private readonly index: number,
-  ) {}
-
-  get req(): HttpRequest {
-    return this.runner.ends.req;
-  }
-
-  get info(): StreamInfo {
-    return this.runner.ends.info;
-  }
-
-  get route(): RouteHit | null {
-    return this.runner.ends.router.hit;
-  }
-
-  get routeCluster(): string | null {
-    return this.runner.ends.router.routeCluster;
-  }
-
-  get ended(): boolean {
-    return this.runner.ends.ended;
-  }
-
-  get responseLength(): number {
-    return this.runner.ends.responseLength;
-  }
-
-  set responseLength(length: number) {
-    this.runner.ends.responseLength = length;
-  }
-
-  get localReply(): boolean {
-    return this.runner.localReply;
-  }
-
-  get decodingBuffer(): Buffer | null {
-    return this.runner.buffered(true, this.index);
-  }
-
-  get encodingBuffer(): Buffer | null {
-    return this.runner.buffered(false, this.index);
-  }
-
-  perRoute(configType: string, name?: string): unknown {
-    return this.runner.ends.router.perRoute(configType, name);
-  }
-
-  clearRouteCache(): void {
-    this.runner.ends.router.clearRouteCache();
-  }
-
-  continueDecoding(): void {
-    this.runner.continueAt(true, this.index);
-  }
-
-  continueEncoding(): void {
-    this.runner.continueAt(false, this.index);
-  }
-
-  sendLocalReply(status: number, body: string, headers?: string[]): void {
-    if (!this.runner.ends.ended) this.runner.ends.sendLocalReply(status, body, headers);
-  }
-
-  get responseStatus(): number {
-    return this.runner.status;
-  }
-
-  set responseStatus(status: number) {
-    this.runner.status = status;
   }
 }

@@ -17,7 +17,8 @@ import {
   STOP_ITERATION_AND_BUFFER,
   type StreamFilter,
 } from '../../../../src/dataplane/http/filters/api.js';
-import { type FilterChainEnds, FilterRunner } from '../../../../src/dataplane/http/filters/runner.js';
+import type { FilterChainEnds } from '../../../../src/dataplane/http/filters/chain-ends.js';
+import { FilterRunner } from '../../../../src/dataplane/http/filters/runner.js';
 
 /** Chain ends that record what reaches them. */
 function ends(limit = 1024): FilterChainEnds & { log: string[] } {

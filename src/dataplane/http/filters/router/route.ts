@@ -9,7 +9,7 @@ import type { CompiledRoute, CompiledVirtualHost } from '../../../router/table.j
 import type { DownstreamOwner } from '../../downstream.js';
 import { EDGE_ROUTER_HEADERS } from '../../edge.js';
 import { upstreamRequestHead } from '../../headers.js';
-import type { ChainRouter } from '../runner.js';
+import type { ChainRouter } from '../chain-ends.js';
 import { Shadows } from './shadow.js';
 import { type AttemptStream, UpstreamAttempt } from './upstream-attempt.js';
 
