@@ -17,6 +17,13 @@ import {
   WRAPPERS,
 } from './canonical-scalars.js';
 import { extensionForType, findExtension } from './catalog.js';
+import {
+  extensionCategory,
+  lacksType,
+  missingType,
+  perFilterConfigType,
+  withoutV1Marker,
+} from './extension-entries.js';
 import type { ExtensionCategory } from './extensions.js';
 import { deprecatedField, fieldOf, unknownField } from './field-lookup.js';
 import { fieldPath } from './report.js';
@@ -24,40 +31,14 @@ import {
   isV3TypeUrl,
   messageType,
   nameOf,
-  TYPE_URL_PREFIX,
   typeForUrl,
   typeUrlOf,
   v2FieldName,
   v3FieldName,
-  v3MessageName,
 } from './schema.js';
 import { protobufjs } from './proto-root.js';
 import { lowerHttpProtocolOptions } from './v3-cluster.js';
 import type { WalkContext } from './walk-context.js';
-
-/** Messages carrying an extension by `name` plus `config`/`typed_config`, and their category. */
-function extensionCategory(typeName: string, parentTypeName: string): ExtensionCategory | undefined {
-  switch (typeName) {
-    case '.envoy.api.v2.listener.Filter':
-      return 'envoy.filters.network';
-    case '.envoy.config.filter.network.http_connection_manager.v2.HttpFilter':
-      return 'envoy.filters.http';
-    case '.envoy.api.v2.listener.ListenerFilter':
-      return 'envoy.filters.listener';
-    case '.envoy.api.v2.core.TransportSocket':
-      return parentTypeName === '.envoy.api.v2.listener.FilterChain'
-        ? 'envoy.transport_sockets.downstream'
-        : 'envoy.transport_sockets.upstream';
-    case '.envoy.config.metrics.v2.StatsSink':
-      return 'envoy.stats_sinks';
-    case '.envoy.config.filter.accesslog.v2.AccessLog':
-      return 'envoy.access_loggers';
-    case '.envoy.config.trace.v2.Tracing.Http':
-      return 'envoy.tracers';
-    default:
-      return undefined;
-  }
-}
 
 /**
  * Walks parsed JSON/YAML (or the JSON form of a decoded binary/text message) against the
@@ -98,38 +79,33 @@ export function canonicalMessage(
     if (converted !== undefined) out[field.name] = converted;
   }
   checkOneofs(out, type, path, ctx);
+  if (out.per_filter_config !== undefined) typePerFilterConfig(out, path, ctx);
   if (nameOf(type) === '.envoy.api.v2.Cluster') lowerHttpProtocolOptions(out, path, ctx.report, ctx.written);
   if (category) resolveExtension(out, value, category, path, ctx);
   return out;
 }
 
-/** A `typed_config` with fields but no `@type` (`{}` alone means the extension's defaults). */
-function lacksType(raw: unknown): boolean {
-  return isPlainObject(raw) && !Object.hasOwn(raw, '@type') && Object.keys(raw).length > 0;
-}
-
 /**
- * One finding for a `typed_config` written without `@type`, saying what to add for the
- * extension its `name` picks. Its fields are not read: what they mean depends on the type,
- * and the compile step's findings under it (a "missing" field that is there) are dropped.
+ * A route's, virtual host's or weighted cluster's `per_filter_config` holds each HTTP filter's
+ * override as a Struct: each is read here as the message its key's filter reads and written
+ * as a `typed_per_filter_config` `Any` is, so the route's compile step reads both maps alike
+ * and no filter's compile step needs the loader.
  */
-function missingType(
-  entry: Record<string, unknown>,
-  category: ExtensionCategory,
-  here: string,
-  ctx: WalkContext,
-): void {
-  const name = typeof entry.name === 'string' ? entry.name : '';
-  const extension = findExtension(category, name);
-  let add = `add "@type" naming the config message of ${name ? `'${name}'` : 'the extension'}`;
-  if (extension) {
-    const v2 = extension.configType;
-    const v3 = v3MessageName(v2);
-    const [first, other] = ctx.v3 ? [v3, v2] : [v2, v3];
-    add = `add "@type": "${TYPE_URL_PREFIX}${first}"${other !== first ? ` (or the ${ctx.v3 ? 'v2' : 'v3'} "${TYPE_URL_PREFIX}${other}")` : ''}`;
+function typePerFilterConfig(owner: JsonObject, path: string, ctx: WalkContext): void {
+  const map = owner.per_filter_config as JsonObject;
+  for (const [key, value] of Object.entries(map)) {
+    const typeName = perFilterConfigType(key);
+    if (typeName === undefined) continue;
+    const type = messageType(typeName);
+    const body = canonicalMessage(
+      value,
+      type,
+      `${fieldPath(path, 'per_filter_config')}[${JSON.stringify(key)}]`,
+      ctx,
+    );
+    if (body === undefined) delete map[key];
+    else setEntry(map, key, { '@type': typeUrlOf(type), ...body });
   }
-  ctx.report.error(here, `missing "@type"; ${add}`, 'missing');
-  ctx.refused?.add(here);
 }
 
 /**
@@ -373,28 +349,4 @@ function resolveExtension(
   }
   const { '@type': _drop, ...fields } = body;
   out.typed_config = { '@type': typeUrlOf(configType), ...fields };
-}
-
-/**
- * Early v2 bootstraps mark a `config` Struct written in the v1 JSON format with
- * `deprecated_v1: true`. Only its empty form, which means the filter's defaults, reads the
- * same in v2; any other v1 config is refused rather than misread as v2 fields.
- */
-function withoutV1Marker(config: Json, here: string, ctx: WalkContext): Json | undefined {
-  if (!isPlainObject(config) || !Object.hasOwn(config, 'deprecated_v1')) return config;
-  const { deprecated_v1: marker, ...rest } = config;
-  const at = fieldPath(here, 'deprecated_v1');
-  if (marker === true && Object.keys(rest).length > 0) {
-    ctx.report.unsupported(
-      at,
-      'a filter config in the v1 JSON format (deprecated_v1: true); write the v2 fields',
-    );
-    return undefined;
-  }
-  ctx.report.warn(
-    at,
-    'deprecated_v1 is ignored: with no other field the config is the default',
-    'deprecated_v1',
-  );
-  return rest;
 }

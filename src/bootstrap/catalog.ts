@@ -1,15 +1,15 @@
 /**
  * The registry of every extension of this build: the built-in ones (extensions.ts) and the
- * filters, each named by itself: the HTTP filters by their factories
- * (src/dataplane/http/filters/registry.ts), the network filters by their identities
- * (src/dataplane/network-filters/extensions.ts), the listener filters by their factories
- * (src/dataplane/listeners/filters/registry.ts). The loader resolves names, type URLs and
+ * filters, each named by its factory in its category's registry
+ * (src/dataplane/http/filters/registry.ts, src/dataplane/network-filters/registry.ts,
+ * src/dataplane/listeners/filters/registry.ts). The loader resolves names, type URLs and
  * schemas through this, so adding a filter adds it here with no edit to this file.
  */
 import { HTTP_FILTER_FACTORIES } from '../dataplane/http/filters/registry.js';
 import { LISTENER_FILTER_FACTORIES } from '../dataplane/listeners/filters/registry.js';
-import { NETWORK_FILTER_EXTENSIONS } from '../dataplane/network-filters/extensions.js';
+import { NETWORK_FILTER_FACTORIES } from '../dataplane/network-filters/registry.js';
 import {
+  answersTo,
   BUILT_IN_EXTENSIONS,
   type Extension,
   type ExtensionCategory,
@@ -19,7 +19,7 @@ import {
 
 /** Every filter of this build by its category. */
 const FILTERS: ReadonlyArray<[ExtensionCategory, readonly ExtensionIdentity[]]> = [
-  ['envoy.filters.network', NETWORK_FILTER_EXTENSIONS],
+  ['envoy.filters.network', NETWORK_FILTER_FACTORIES],
   ['envoy.filters.http', HTTP_FILTER_FACTORIES],
   ['envoy.filters.listener', LISTENER_FILTER_FACTORIES],
 ];
@@ -33,6 +33,7 @@ export const EXTENSIONS: readonly Extension[] = [
       name: f.name,
       aliases: [f.name, ...(f.aliases ?? [])],
       configType: f.configType,
+      ...(f.perRouteType === undefined ? {} : { perRouteType: f.perRouteType }),
     })),
   ),
   ...BUILT_IN_EXTENSIONS,
@@ -51,8 +52,7 @@ export const EXTENSION_SCHEMAS = {
 
 /** The extension a config names within a category, by any of its spellings. */
 export function findExtension(category: ExtensionCategory, name: string): Extension | undefined {
-  const wanted = envoyName(name);
-  return EXTENSIONS.find((e) => e.category === category && e.aliases.includes(wanted));
+  return EXTENSIONS.find((e) => e.category === category && answersTo(e, name));
 }
 
 /** The extension whose config message is `configType` within a category. */

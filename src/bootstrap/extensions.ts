@@ -1,9 +1,8 @@
 /**
  * The extensions built into this module, by category, with every spelling a bootstrap may use.
- * The filters are not here: each names itself where it is built (HTTP filters in their
- * factories, src/dataplane/http/filters/; network filters in src/dataplane/network-filters/
- * extensions.ts; listener filters in their factories, src/dataplane/listeners/filters/), and
- * src/bootstrap/catalog.ts joins them all into the registry the loader reads.
+ * The filters are not here: each names itself in its factory (src/dataplane/http/filters/,
+ * src/dataplane/network-filters/, src/dataplane/listeners/filters/), and
+ * src/bootstrap/catalog.ts joins their registries into the one the loader reads.
  */
 export interface Extension {
   category: ExtensionCategory;
@@ -13,6 +12,8 @@ export interface Extension {
   aliases: string[];
   /** Full name of the config message its `typed_config` holds. */
   configType: string;
+  /** An HTTP filter's: the message of a route's override when it is not `configType` (`RBACPerRoute`). */
+  perRouteType?: string;
 }
 
 /**
@@ -40,6 +41,11 @@ export interface ExtensionIdentity {
    */
   typeAliases?: Readonly<Record<string, string>>;
   schema: ExtensionSchema;
+  /**
+   * An HTTP filter's: the message of a route's override (`per_filter_config`,
+   * `typed_per_filter_config`) when it is not `configType` (`RBACPerRoute`).
+   */
+  perRouteType?: string;
 }
 
 export type ExtensionCategory =
@@ -55,7 +61,6 @@ export type ExtensionCategory =
 /** `@type` URLs of the configs the data plane reads, as the loader writes them. */
 export const CONFIG_TYPE = {
   httpConnectionManager: 'envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
-  tcpProxy: 'envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
   upstreamTls: 'envoy.api.v2.auth.UpstreamTlsContext',
   downstreamTls: 'envoy.api.v2.auth.DownstreamTlsContext',
   rawBuffer: 'envoy.config.transport_socket.raw_buffer.v2.RawBuffer',
@@ -114,6 +119,12 @@ export const BUILT_IN_EXTENSIONS: readonly Extension[] = [
 /** `proxy.x` -> `envoy.x`; every other spelling unchanged. */
 export function envoyName(name: string): string {
   return name.startsWith('proxy.') ? 'envoy.' + name.slice('proxy.'.length) : name;
+}
+
+/** Whether a config's `name` (any spelling, `proxy.` too) names the extension. */
+export function answersTo(extension: { name: string; aliases?: readonly string[] }, name: string): boolean {
+  const wanted = envoyName(name);
+  return extension.name === wanted || (extension.aliases?.includes(wanted) ?? false);
 }
 
 /** A built-in extension by its config message (its display name); the loader uses catalog.ts. */

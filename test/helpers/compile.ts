@@ -6,6 +6,8 @@ import { messageType } from '../../src/bootstrap/schema.js';
 import { compileHcm, type HcmSpec } from '../../src/dataplane/http/hcm-config.js';
 import { compileRouteTable, type RouteTable } from '../../src/dataplane/router/table.js';
 
+const ROUTE_CONFIGURATION = 'envoy.api.v2.RouteConfiguration';
+
 /** Runs a compile step the way the loader does, throwing the report's errors so tests fail loudly. */
 export function compiled<T>(compile: (report: Report) => T): T {
   const report = new Report('test');
@@ -28,6 +30,13 @@ export function compileTestHcm(raw: Record<string, unknown>): HcmSpec {
     const canonical = canonicalMessage(raw, messageType(CONFIG_TYPE.httpConnectionManager), '', ctx) ?? {};
     return compileHcm(canonical, '', report);
   });
+}
+
+/** A route table as a user writes it, canonicalised as the loader reads it (at `route_config`), then compiled. */
+export function compileLoadedRoutes(raw: Record<string, unknown>, report: Report): RouteTable {
+  const ctx = { report, allowUnknown: false, disabled: new Set<string>() };
+  const canonical = canonicalMessage(raw, messageType(ROUTE_CONFIGURATION), 'route_config', ctx) ?? {};
+  return compileRouteTable(canonical, 'route_config', report);
 }
 
 export function compileTestRoutes(raw: JsonObject): RouteTable {

@@ -1,15 +1,12 @@
 import type { Json, JsonObject } from '../../../events/config.js';
 import { objectOf } from '../../../reducers/settings/values.js';
-import { canonicalMessage } from '../../bootstrap/canonical.js';
-import { findExtension } from '../../bootstrap/catalog.js';
 import { configTypeOf } from '../../bootstrap/extensions.js';
 import type { Report } from '../../bootstrap/report.js';
-import { messageType } from '../../bootstrap/schema.js';
 import type { CorsPolicy } from './cors.js';
 import type { CsrfPolicy } from './csrf.js';
 import { corsFactory } from './filters/cors.js';
 import { csrfFactory } from './filters/csrf.js';
-import { HTTP_FILTER_FACTORIES, httpFilterFactory } from './filters/registry.js';
+import { HTTP_FILTER_FACTORIES, httpFilterNamed } from './filters/registry.js';
 
 /** The HTTP filters' settings a route or virtual host overrides, by filter. */
 export interface FilterOverrides {
@@ -23,26 +20,17 @@ export interface FilterOverrides {
 }
 
 /**
- * A filter's per-route config as the message its filter reads: `per_filter_config` holds a
- * Struct, converted here as the loader converts a filter's `config`; `typed_per_filter_config`
- * holds an `Any` the loader already converted, whose `@type` must be the filter's.
+ * A filter's override as the message it reads (`configType`): the loader read a
+ * `typed_per_filter_config` `Any` by its `@type`, and a `per_filter_config` Struct as the
+ * message its key's filter reads, so both arrive typed; the `@type` must be the filter's.
  */
-function compileOverrideBody(
-  value: Json,
-  typed: boolean,
-  configType: string,
-  at: string,
-  report: Report,
-): JsonObject | undefined {
-  if (!typed)
-    return canonicalMessage(value, messageType(configType), at, {
-      report,
-      allowUnknown: false,
-      disabled: new Set(),
-    });
+function overrideBody(value: Json, configType: string, at: string, report: Report): JsonObject | undefined {
   const type = configTypeOf({ typed_config: value });
   if (type !== configType) {
-    report.error(`${at}.@type`, `'${type}' is not the config of this filter (expected ${configType})`);
+    report.error(
+      `${at}.@type`,
+      `${type ? `'${type}'` : 'no @type'} is not the config of this filter (expected ${configType})`,
+    );
     return undefined;
   }
   const { '@type': _drop, ...fields } = objectOf(value);
@@ -82,9 +70,9 @@ export function compileFilterOverrides(owner: JsonObject, where: string, report:
     report.error(where, 'only one of typed_per_filter_config or per_filter_config can be specified');
   for (const field of ['per_filter_config', 'typed_per_filter_config'] as const) {
     for (const [name, value] of Object.entries(objectOf(owner[field]))) {
-      const at = `${where}.${field}.${name}`;
-      const extension = findExtension('envoy.filters.http', name);
-      if (!extension) {
+      const at = `${where}.${field}[${JSON.stringify(name)}]`;
+      const factory = httpFilterNamed(name);
+      if (!factory) {
         // The reference also finds a filter by the name its `http_filters` entry gives it
         // (`lua_filter_with_custom_name_1`): routes are compiled apart from any chain, so the
         // override's own `@type` says which filter it is for.
@@ -102,19 +90,12 @@ export function compileFilterOverrides(owner: JsonObject, where: string, report:
         );
         continue;
       }
-      const type = extension.configType;
-      const factory = httpFilterFactory(type);
-      if (factory?.perRoute === undefined) {
-        report.unsupported(at, `per-route config of ${extension.name} is not implemented`);
+      const type = factory.configType;
+      if (factory.perRoute === undefined) {
+        report.unsupported(at, `per-route config of ${factory.name} is not implemented`);
         continue;
       }
-      const body = compileOverrideBody(
-        value,
-        field === 'typed_per_filter_config',
-        factory.perRouteType ?? type,
-        at,
-        report,
-      );
+      const body = overrideBody(value, factory.perRouteType ?? type, at, report);
       if (body === undefined) continue;
       const compiled = factory.perRoute(body, at, report);
       if (type === csrfFactory.configType) out.csrf = compiled as CsrfPolicy;

@@ -44,8 +44,8 @@ export interface ReadFilterFactory<C = unknown> extends Common<C> {
 }
 
 /**
- * One network filter extension: its identity (names, type URLs, schema; listed for the loader in
- * extensions.ts), its compile step and what serves a chain with it. See docs/data-plane.md,
+ * One network filter extension: its identity (names, type URLs, schema; the loader reads them
+ * from the registry), its compile step and what serves a chain with it. See docs/data-plane.md,
  * "Network and listener filters".
  */
 export type NetworkFilterFactory<C = unknown> = TerminalFilterFactory<C> | ReadFilterFactory<C>;

@@ -18,7 +18,6 @@ import {
 } from '../http/filters/rbac/engine.js';
 import { peerIdentitySource } from '../listeners/peer-identity.js';
 import type { ReadFilterFactory } from './api.js';
-import { NETWORK_RBAC } from './extensions.js';
 
 export interface NetworkRbacSpec {
   /** Stats are `<statPrefix>rbac.allowed` and so on, at the root, as the reference names them. */
@@ -65,8 +64,13 @@ function connectionSubject(socket: net.Socket): RbacSubject {
 }
 
 /** The filter: the rules read each new connection once, when it opens; a denied one is closed. */
+const RBAC_V2 = 'envoy.config.filter.network.rbac.v2.RBAC';
+
 export const networkRbacFactory: ReadFilterFactory<NetworkRbacSpec> = {
-  ...NETWORK_RBAC,
+  name: 'envoy.filters.network.rbac',
+  configType: RBAC_V2,
+  typeAliases: { 'envoy.extensions.filters.network.rbac.v3.RBAC': RBAC_V2 },
+  schema: { file: 'envoy/config/filter/network/rbac/v2.proto' },
   terminal: false,
   fieldTables: { RBAC: RBAC_FIELDS },
   compile: compileNetworkRbac,

@@ -14,7 +14,8 @@ import { tcpProxyFactory } from './tcp-proxy.js';
 
 /**
  * Every network filter of this build, one factory each, found by its config message. Adding a
- * filter is its own file or folder here, its identity in extensions.ts and one line in this list.
+ * filter is its own file or folder here and one line in this list; the loader reads this list
+ * (src/bootstrap/catalog.ts).
  */
 export const NETWORK_FILTER_FACTORIES: readonly NetworkFilterFactory[] = [
   registered(httpConnectionManagerFactory),

@@ -6,8 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { compileRouteTable } from '../../../src/dataplane/router/table.js';
-import { findingsOf } from '../../helpers/compile.js';
+import { compileLoadedRoutes, findingsOf } from '../../helpers/compile.js';
 import { rawExchange, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 import { countingUpstream, send } from '../../helpers/http-send.js';
 
@@ -174,7 +173,7 @@ describe('per-route filter configs', () => {
     ],
   });
   const errors = (perFilter: Record<string, unknown>) =>
-    findingsOf((report) => compileRouteTable(routes(perFilter), 'route_config', report)).join('\n');
+    findingsOf((report) => compileLoadedRoutes(routes(perFilter), report)).join('\n');
 
   it('refuses filters without per-route config here, unknown filters and both maps at once', () => {
     assert.match(
@@ -194,7 +193,7 @@ describe('per-route filter configs', () => {
   it('checks a CSRF override as the filter message, naming the field', () => {
     assert.match(
       errors({ per_filter_config: { 'envoy.csrf': { shadow_enabled: percent(1) } } }),
-      /per_filter_config\.envoy\.csrf\.filter_enabled: required field missing/,
+      /per_filter_config\["envoy\.csrf"\]\.filter_enabled: required field missing/,
     );
     assert.match(
       errors({ per_filter_config: { 'envoy.csrf': { filter_enabled: percent(0), bogus: 1 } } }),
@@ -202,7 +201,7 @@ describe('per-route filter configs', () => {
     );
     assert.match(
       errors({ per_filter_config: { 'envoy.cors': { allow_origin: ['x'] } } }),
-      /per_filter_config\.envoy\.cors.*unknown field 'allow_origin'/,
+      /per_filter_config\["envoy\.cors"\].*unknown field 'allow_origin'/,
     );
   });
 });

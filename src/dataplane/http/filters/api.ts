@@ -192,7 +192,8 @@ export function requestFilters(makers: readonly StreamFilterMaker[]): StreamFilt
  * own file or folder plus one line of registry.ts (docs/http-filters.md, "Adding a filter").
  * `compile` is the one compile step shared by `--mode validate` and serving; it refuses
  * unknown fields by name. A filter either fills one of the chain's built-in slots (`install`)
- * or runs per request (`start`). Its `typeAliases` name `perRouteType`'s other names too.
+ * or runs per request (`start`). Its `typeAliases` name `perRouteType`'s other names too; a
+ * route's `per_filter_config` Struct arrives read by the loader as `perRouteType`, like an `Any`.
  */
 export interface HttpFilterFactory<C = unknown> extends ExtensionIdentity {
   /** The field tables `compile` checks against, by message name (docs/bootstrap.md). */
@@ -205,8 +206,6 @@ export interface HttpFilterFactory<C = unknown> extends ExtensionIdentity {
    * `http_filters` entry's name (a factory with `perRouteByName` reads its overrides by it).
    */
   start?(config: C, ctx: FilterContext, name?: string): StreamFilterMaker;
-  /** The override's message when it is not the filter's own (`RBACPerRoute`). */
-  perRouteType?: string;
   /** Compiles a route's or virtual host's override (`per_filter_config` / `typed_per_filter_config`). */
   perRoute?(config: JsonObject, path: string, report: Report): unknown;
   /**

@@ -1,3 +1,4 @@
+import { answersTo } from '../../../bootstrap/extensions.js';
 import type { FilterContext, HttpFilterFactory, StreamFilterMaker } from './api.js';
 import type { StreamFilterSpec } from './chain.js';
 import { compressorFactory } from './compressor/index.js';
@@ -47,6 +48,11 @@ const byType = new Map(HTTP_FILTER_FACTORIES.map((f) => [f.configType, f]));
 /** The factory of a config message, or undefined when this build has no such HTTP filter. */
 export function httpFilterFactory(configType: string): HttpFilterFactory | undefined {
   return byType.get(configType);
+}
+
+/** The HTTP filter a config names by any of its names (`envoy.csrf`, `proxy.filters.http.csrf`). */
+export function httpFilterNamed(name: string): HttpFilterFactory | undefined {
+  return HTTP_FILTER_FACTORIES.find((f) => answersTo(f, name));
 }
 
 /** The makers of a chain's per-request filters, once per connection manager; null for none. */

@@ -16,7 +16,6 @@ import { FILTER_GRPC_SERVICE_TABLES, grpcUnary } from '../../http/filters/grpc-c
 import { peerIdentitySource } from '../../listeners/peer-identity.js';
 import type { ReadFilterFactory } from '../api.js';
 import { holdReads } from '../hold-reads.js';
-import { NETWORK_EXT_AUTHZ } from './extension.js';
 
 export interface NetworkExtAuthzSpec {
   statPrefix: string;
@@ -89,8 +88,15 @@ const EXT_AUTHZ_COUNTERS = {
   cxClosed: 'cx_closed',
 };
 
+const V2 = 'envoy.config.filter.network.ext_authz.v2.ExtAuthz';
+
+/** `envoy.ext_authz` is also the HTTP filter's short name, each in its own category. */
 export const networkExtAuthzFactory: ReadFilterFactory<NetworkExtAuthzSpec> = {
-  ...NETWORK_EXT_AUTHZ,
+  name: 'envoy.filters.network.ext_authz',
+  aliases: ['envoy.ext_authz'],
+  configType: V2,
+  typeAliases: { 'envoy.extensions.filters.network.ext_authz.v3.ExtAuthz': V2 },
+  schema: { file: 'envoy/config/filter/network/ext_authz/v2.proto' },
   terminal: false,
   fieldTables: { ExtAuthz: EXT_AUTHZ_FIELDS, ...FILTER_GRPC_SERVICE_TABLES },
   compile,

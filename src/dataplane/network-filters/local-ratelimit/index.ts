@@ -10,7 +10,6 @@ import { acting, checkFields } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
 import type { ReadFilterFactory } from '../api.js';
 import { TokenBucket, type TokenBucketSpec } from './bucket.js';
-import { LOCAL_RATELIMIT } from './extension.js';
 
 export interface LocalRateLimitSpec {
   statPrefix: string;
@@ -66,8 +65,14 @@ function flagOn(raw: string | undefined, byDefault: boolean): boolean {
   return value === 'true' ? true : value === 'false' ? false : byDefault;
 }
 
+const V2ALPHA = 'envoy.config.filter.network.local_rate_limit.v2alpha.LocalRateLimit';
+
+/** v2alpha is the message this build reads; v3 renamed its package. */
 export const localRateLimitFactory: ReadFilterFactory<LocalRateLimitSpec> = {
-  ...LOCAL_RATELIMIT,
+  name: 'envoy.filters.network.local_ratelimit',
+  configType: V2ALPHA,
+  typeAliases: { 'envoy.extensions.filters.network.local_ratelimit.v3.LocalRateLimit': V2ALPHA },
+  schema: { file: 'envoy/config/filter/network/local_rate_limit/v2alpha.proto' },
   terminal: false,
   fieldTables: FIELD_TABLES,
   compile,

@@ -7,10 +7,21 @@ import { checkFields } from '../../../bootstrap/honoured.js';
 import { requestedServerName } from '../../listeners/server-name.js';
 import { setTcpProxyCluster } from '../../tcp/cluster-override.js';
 import type { ReadFilterFactory } from '../api.js';
-import { SNI_CLUSTER } from './extension.js';
+
+const V2 = 'envoy.config.filter.network.sni_cluster.v2.SniCluster';
+
+/** The config message has no fields; it is carried here rather than under proto/. */
+const SNI_CLUSTER_PROTO = `
+syntax = "proto3";
+package envoy.config.filter.network.sni_cluster.v2;
+message SniCluster {}
+`;
 
 export const sniClusterFactory: ReadFilterFactory<null> = {
-  ...SNI_CLUSTER,
+  name: 'envoy.filters.network.sni_cluster',
+  configType: V2,
+  typeAliases: { 'envoy.extensions.filters.network.sni_cluster.v3.SniCluster': V2 },
+  schema: { source: SNI_CLUSTER_PROTO },
   terminal: false,
   fieldTables: { SniCluster: {} },
   compile(config, path, report) {

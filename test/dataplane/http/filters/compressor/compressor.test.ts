@@ -62,7 +62,7 @@ describe('the compressor compile step', () => {
       'http_filters[1].typed_config.compressor_library.typed_config.window_bits: must be an integer in [9, 15], got 16',
       "http_filters[2].typed_config.compressor_library.typed_config: 'envoy.extensions.compression.gzip.decompressor.v3.Gzip' is not a compressor library of this build",
       'http_filters[3].typed_config.compressor_library: required field missing',
-      "typed_per_filter_config.envoy.filters.http.compressor.overrides.compressor_library: a route's own compressor_library is not implemented",
+      'typed_per_filter_config["envoy.filters.http.compressor"].overrides.compressor_library: a route\'s own compressor_library is not implemented',
     ])
       assert.ok(errors.includes(finding), `${finding}\nin\n${errors}`);
   });

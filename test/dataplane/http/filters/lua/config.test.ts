@@ -162,7 +162,7 @@ describe('the Lua filter by every name and type URL the reference accepts', () =
     assert.doesNotMatch(errors, /my-lua/);
     assert.match(
       errors,
-      /typed_per_filter_config\.my-fault: 'my-fault' is not an HTTP filter of this build; a key naming a filter by its http_filters name is implemented for typed_per_filter_config of envoy\.filters\.http\.lua only/,
+      /typed_per_filter_config\["my-fault"\]: 'my-fault' is not an HTTP filter of this build; a key naming a filter by its http_filters name is implemented for typed_per_filter_config of envoy\.filters\.http\.lua only/,
     );
   });
 });
