@@ -24,7 +24,7 @@ export interface FilterOverrides {
  * `typed_per_filter_config` `Any` by its `@type`, and a `per_filter_config` Struct as the
  * message its key's filter reads, so both arrive typed; the `@type` must be the filter's.
  */
-function overrideBody(value: Json, configType: string, at: string, report: Report): JsonObject | undefined {
+function compileOverrideBody(value: Json, configType: string, at: string, report: Report): JsonObject | undefined {
   const type = configTypeOf({ typed_config: value });
   if (type !== configType) {
     report.error(
@@ -95,7 +95,7 @@ export function compileFilterOverrides(owner: JsonObject, where: string, report:
         report.unsupported(at, `per-route config of ${factory.name} is not implemented`);
         continue;
       }
-      const body = overrideBody(value, factory.perRouteType ?? type, at, report);
+      const body = compileOverrideBody(value, factory.perRouteType ?? type, at, report);
       if (body === undefined) continue;
       const compiled = factory.perRoute(body, at, report);
       if (type === csrfFactory.configType) out.csrf = compiled as CsrfPolicy;
