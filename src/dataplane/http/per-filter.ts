@@ -24,7 +24,12 @@ export interface FilterOverrides {
  * `typed_per_filter_config` `Any` by its `@type`, and a `per_filter_config` Struct as the
  * message its key's filter reads, so both arrive typed; the `@type` must be the filter's.
  */
-function compileOverrideBody(value: Json, configType: string, at: string, report: Report): JsonObject | undefined {
+function compileOverrideBody(
+  value: Json,
+  configType: string,
+  at: string,
+  report: Report,
+): JsonObject | undefined {
   const type = configTypeOf({ typed_config: value });
   if (type !== configType) {
     report.error(
