@@ -244,3 +244,29 @@ describe('access log JSON formats', () => {
     assert.equal(JSON.parse(line).ua, 'a"b\\c\n');
   });
 });
+
+/*
+ * Root cause: head values are held as latin1 (a character a byte, as peers send them) and a
+ * formatted line is text written as UTF-8, so each byte past ASCII was written as two: a
+ * client's `José` was logged, and put in local reply bodies, as `JosÃ©`. Values are read as
+ * the UTF-8 they carry; bytes that are no UTF-8 become U+FFFD, so a JSON line stays valid.
+ */
+describe('bytes past ASCII in head values', () => {
+  const bytes = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+  const withBytes = (value: string) =>
+    info({
+      request: request({ path: `/${bytes('café')}`, headers: ['user-agent', value] }),
+      responseHeaders: ['x-back', bytes('größe')],
+    });
+
+  it('text formats write the bytes a peer sent, config text as its UTF-8', () => {
+    const line = one('→ %REQ(USER-AGENT)% %RESP(X-BACK)% %REQ(:PATH)%\n', withBytes(bytes('José ☃')));
+    assert.deepEqual(Buffer.from(line, 'utf8'), Buffer.from('→ José ☃ größe /café\n', 'utf8'));
+  });
+
+  it('JSON formats hold them as the text they are; a byte that is no UTF-8 is U+FFFD', () => {
+    const f = compileJsonFormat({ ua: '%REQ(USER-AGENT)%', back: '%RESP(X-BACK)%' }, false);
+    assert.deepEqual(JSON.parse(f(withBytes(bytes('José ☃')))), { ua: 'José ☃', back: 'größe' });
+    assert.equal(JSON.parse(f(withBytes('a\xffb'))).ua, 'a\ufffdb');
+  });
+});
