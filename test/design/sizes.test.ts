@@ -2,7 +2,7 @@
  * Sizes a newcomer can read (docs/design.md, "Sizes"): no function of the product code
  * (src/, events/, reducers/, views/) runs over 150 lines, measured from its first to its last
  * line with the TypeScript compiler's own parse (a closure counts with the functions it
- * holds), and at most a handful of files run over 400 lines.
+ * holds), and no file runs over 400 lines.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -21,10 +21,10 @@ const LONG_FILE_LINES = 400;
 const LONG_FUNCTIONS_LEFT: Record<string, string> = {};
 
 /**
- * The most files over 400 lines there may be. Issue 26 asks for 5; this is the count the
- * splits of issue 26 reached, and it only goes down.
+ * The most files over 400 lines there may be. Issue 26 asks for 5; the splits of issue 26
+ * and later ones reached none, and it stays there.
  */
-const MAX_LONG_FILES = 1;
+const MAX_LONG_FILES = 0;
 
 const files = FOLDERS.flatMap((folder) => sourceFiles(join(ROOT, folder))).map((file) => ({
   path: relative(ROOT, file),

@@ -1,5 +1,4 @@
 import * as net from 'node:net';
-import * as tls from 'node:tls';
 import type { ListenerSpec } from '../../config/listener.js';
 import type { DownstreamTls } from '../../config/tls-context.js';
 import {
@@ -9,9 +8,6 @@ import {
   listenerScope,
   type StatsStore,
 } from '../../stats/store.js';
-import { ClientHelloReader } from '../../tls/client-hello.js';
-import { checkPeer } from '../../tls/peer-check.js';
-import { countFailure, countHandshake, type SslStats, sslStats } from '../../tls/stats.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 import {
   type CompiledMatch,
@@ -20,10 +16,11 @@ import {
   needsClientHello,
   selectChain,
 } from './chain-match.js';
-import { sniffHttp } from './http-sniff.js';
 import type { ConnectionLimits, Overflow } from './limits.js';
+import { ListenerTls } from './listener-tls.js';
 import { boundHandle, type SocketHelper, socketHelper } from './native.js';
-import { isRestored, restoreAs, restoreOriginalDst } from './original-dst.js';
+import { isRestored, restoreOriginalDst } from './original-dst.js';
+import { peekFirstBytes } from './peek.js';
 import { recordServerName } from './server-name.js';
 import type { ListenSockets } from './sockets.js';
 
@@ -35,11 +32,6 @@ type ListenerStats = {
   no_filter_chain_match: Counter;
   server_total_connections: Gauge;
 } & Record<Overflow, Counter>;
-
-/** A connection's peer `ip:port`: unique among the connections of one listening socket. */
-function peerKey(socket: net.Socket): string {
-  return `${socket.remoteAddress}:${socket.remotePort}`;
-}
 
 function listenerStats(stats: StatsStore, address: string): ListenerStats {
   const s = listenerScope(stats, address);
@@ -66,12 +58,8 @@ export class ActiveListener {
   private readonly stats: ListenerStats;
   /** Some chain matches on SNI, ALPN or transport: connections are peeked before choosing. */
   private readonly inspect: boolean;
-  /** Per chain: the TLS server that handshakes its connections, or null for plain text. */
-  private readonly tlsServers: Array<tls.Server | null>;
-  /** Per chain: its TLS context now (a rotated secret replaces it for new handshakes). */
-  private readonly chainTls: Array<DownstreamTls | null>;
-  /** `listener.<address>.server_ssl_socket_factory.downstream_context_secrets_not_ready`. */
-  private readonly secretsNotReady: Counter | null;
+  /** The TLS chains' handshakes; null when every chain is plain text. */
+  private readonly tls: ListenerTls | null;
   private accepting = false;
   /** Accepted sockets still open: some may sit in a ClientHello peek or a handshake, owned by no chain yet. */
   private readonly open = new Set<net.Socket>();
@@ -86,8 +74,6 @@ export class ActiveListener {
    * connection instead (null: none, this one keeps it).
    */
   handOff: ((ip: string, port: number) => ActiveListener | null) | null = null;
-  /** TLS chains' connections whose destination was restored, by peer, until their handshake ends. */
-  private readonly restoredTls = new Map<string, { ip: string; port: number }>();
   private markClosed: () => void = () => {};
   /** Resolves once `close` has closed every connection. */
   readonly closed = new Promise<void>((resolve) => {
@@ -103,14 +89,8 @@ export class ActiveListener {
     this.stats = listenerStats(stats, spec.statAddress);
     this.matches = spec.chains.map((c) => compileMatch(c.match));
     this.inspect = spec.tlsInspector || spec.httpInspector || needsClientHello(this.matches);
-    // `listener.<address>.ssl.*` exist only for a listener with a TLS chain, as in the reference.
-    const ssl = spec.chains.some((c) => c.tls) ? sslStats(listenerScope(stats, spec.statAddress)) : null;
-    this.chainTls = spec.chains.map((c) => c.tls);
-    this.tlsServers = spec.chains.map((c, i) => (c.tls && ssl ? this.tlsServer(c.tls, i, ssl) : null));
-    this.secretsNotReady = ssl
-      ? listenerScope(stats, spec.statAddress).counter(
-          'server_ssl_socket_factory.downstream_context_secrets_not_ready',
-        )
+    this.tls = spec.chains.some((c) => c.tls)
+      ? new ListenerTls(spec, handlers, listenerScope(stats, spec.statAddress))
       : null;
     this.server = net.createServer({ allowHalfOpen: true, highWaterMark: spec.bufferLimitBytes }, (socket) =>
       this.accept(socket),
@@ -277,61 +257,11 @@ export class ActiveListener {
       stats.downstream_cx_destroy.inc();
       stats.downstream_cx_length_ms.record(performance.now() - opened);
     });
-    if (this.inspect) this.peek(socket);
+    if (this.inspect)
+      peekFirstBytes(socket, this.spec, (transportProtocol, serverName, alpn) =>
+        this.dispatch(socket, transportProtocol, serverName, alpn),
+      );
     else this.dispatch(socket, 'raw_buffer', '', []);
-  }
-
-  /**
-   * Reads the first bytes until they show a whole ClientHello or plain text, as the
-   * reference's TLS inspector (inserted by itself when a chain matches on what it finds), and
-   * with the HTTP inspector a plain-text request's first line, then puts them back for whoever
-   * reads the socket next.
-   */
-  private peek(socket: net.Socket): void {
-    const reader = new ClientHelloReader();
-    const chunks: Buffer[] = [];
-    const settle = (transportProtocol: string, serverName: string, alpn: string[]) => {
-      if (timer) clearTimeout(timer);
-      socket.off('data', onData);
-      socket.off('close', onClose);
-      socket.off('end', onEnd);
-      socket.pause();
-      socket.unshift(Buffer.concat(chunks));
-      this.dispatch(socket, transportProtocol, serverName, alpn);
-    };
-    const ms = this.spec.inspectTimeoutMs;
-    const timer =
-      ms > 0
-        ? setTimeout(() => {
-            if (this.spec.continueOnInspectTimeout) settle('raw_buffer', '', []);
-            else socket.destroy();
-          }, ms)
-        : null;
-    const onClose = () => {
-      if (timer) clearTimeout(timer);
-    };
-    // Plain text, with the HTTP inspector: read on to the first line for its HTTP version.
-    let sniffing = false;
-    const sniff = () => {
-      const found = sniffHttp(Buffer.concat(chunks));
-      if (found.kind === 'done') settle('raw_buffer', '', found.protocols);
-    };
-    const onData = (chunk: Buffer) => {
-      chunks.push(chunk);
-      if (sniffing) return sniff();
-      const scan = reader.push(chunk);
-      if (scan.kind === 'plain' && this.spec.httpInspector) {
-        sniffing = true;
-        sniff();
-      } else if (scan.kind === 'plain') settle('raw_buffer', '', []);
-      else if (scan.kind === 'tls') settle('tls', scan.serverName, scan.alpn);
-    };
-    // A peer that closes before its ClientHello (a TCP probe) has nothing to hand on.
-    const onEnd = () => socket.destroy();
-    socket.on('data', onData);
-    socket.on('close', onClose);
-    socket.on('end', onEnd);
-    socket.on('error', () => {});
   }
 
   private dispatch(socket: net.Socket, transportProtocol: string, serverName: string, alpn: string[]): void {
@@ -352,93 +282,15 @@ export class ActiveListener {
       socket.destroy();
       return;
     }
-    const server = this.tlsServers[chain];
-    if (server && this.chainTls[chain]?.pending.length) {
-      // No handshake without the secrets SDS has yet to send (the reference's NotReadySslSocket).
-      this.secretsNotReady?.inc();
-      socket.destroy();
-    } else if (server) {
-      // The TLS socket takes this setting over: during the handshake a peer's FIN (a TCP
-      // probe) closes it, where half-open it would wait for a ClientHello that never comes.
-      // `secured` gives the chain its half-closes back.
-      socket.allowHalfOpen = false;
-      // The TLS socket reads its addresses from the kernel: it is given the restored one once secured.
-      if (isRestored(socket)) {
-        const key = peerKey(socket);
-        this.restoredTls.set(key, { ip: facts.localAddress, port: facts.localPort });
-        socket.once('close', () => this.restoredTls.delete(key));
-      }
-      server.emit('connection', socket);
-    } else {
+    if (!this.tls?.handshake(socket, chain, facts)) {
       // Bytes put back by a peek flow again once the chain reads (or pauses) the socket.
       socket.resume();
       handler.handle(socket);
     }
   }
 
-  /**
-   * A chain's TLS server: never listening, it handshakes the sockets handed to it and gives
-   * each to the chain once the peer passed the context's checks.
-   */
-  /**
-   * Chain `chain` compiled again with rotated secrets: new handshakes use its certificates
-   * and checks, established connections carry on with theirs.
-   */
+  /** Chain `chain` compiled again with rotated secrets (ListenerTls.update). */
   updateTls(chain: number, ctx: DownstreamTls): void {
-    const server = this.tlsServers[chain];
-    if (!server || this.chainTls[chain] === ctx) return;
-    this.chainTls[chain] = ctx;
-    if (ctx.pending.length === 0) server.setSecureContext(ctx.secure);
+    this.tls?.update(chain, ctx);
   }
-
-  private tlsServer(ctx: DownstreamTls, chain: number, ssl: SslStats): tls.Server {
-    const server = tls.createServer(
-      {
-        ...ctx.secure,
-        ...(ctx.alpn.length > 0 ? { ALPNProtocols: ctx.alpn } : {}),
-        // A client certificate is asked for when there is something to check it against.
-        requestCert: ctx.hasValidation || ctx.requireClientCertificate,
-        rejectUnauthorized: false,
-        handshakeTimeout: handshakeTimeoutMs(this.handlers[chain]?.connectionIdleMs ?? 0),
-      },
-      (socket) => this.secured(socket, this.chainTls[chain] ?? ctx, chain, ssl),
-    );
-    server.on('tlsClientError', (err: NodeJS.ErrnoException, socket) => {
-      // A peer gone before its handshake finished (a TCP probe) failed no handshake.
-      if (err.code !== 'ECONNRESET') ssl.connection_error.inc();
-      socket.destroy();
-    });
-    return server;
-  }
-
-  private secured(socket: tls.TLSSocket, ctx: DownstreamTls, chain: number, ssl: SslStats): void {
-    socket.allowHalfOpen = true;
-    const restored = this.restoredTls.get(peerKey(socket));
-    if (restored) {
-      this.restoredTls.delete(peerKey(socket));
-      restoreAs(socket, restored.ip, restored.port);
-    }
-    const failure = checkPeer(socket, ctx.peer, ctx.requireClientCertificate);
-    if (failure || (ctx.requireSni && !socket.servername)) {
-      if (failure) countFailure(ssl, failure);
-      else ssl.connection_error.inc();
-      socket.destroy();
-      return;
-    }
-    countHandshake(ssl, {
-      reused: socket.isSessionReused(),
-      version: socket.getProtocol(),
-      cipher: socket.getCipher()?.name,
-      peerCert: socket.getPeerX509Certificate() !== undefined,
-    });
-    this.handlers[chain]?.handle(socket);
-  }
-}
-
-/** Node's own bound on a TLS handshake. */
-const TLS_HANDSHAKE_TIMEOUT_MS = 120_000;
-
-/** A chain's TLS handshake deadline: its connections' idle limit when that is sooner. */
-function handshakeTimeoutMs(idleMs: number): number {
-  return idleMs > 0 ? Math.min(idleMs, TLS_HANDSHAKE_TIMEOUT_MS) : TLS_HANDSHAKE_TIMEOUT_MS;
 }
