@@ -59,6 +59,7 @@ export async function serve(options: Options): Promise<ServerContext> {
   // The history and the event log record from here: the bootstrap is their first event.
   const ctx = createContext({ options, bootstrap: loaded.bootstrap, sockets: new ListenSockets(parent) });
   const log = ctx.log.get('main');
+  stopOnSignals(ctx);
   ctx.store.dispatch(
     bootstrapLoaded({
       bootstrap: loaded.bootstrap,
@@ -100,11 +101,12 @@ export async function serve(options: Options): Promise<ServerContext> {
   }
   // LIVE once every initial discovery fetch is done or timed out (initial_fetch_timeout).
   await edges.xds.initialized;
+  // Stopped by a signal while starting (src/server/shutdown.ts): the exit is under way.
+  if (ctx.store.state.server.state === 'DRAINING') return ctx;
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
   settleServingHeap();
   log.debug({ ms: collectStartUp() }, 'start-up garbage collected');
   ctx.onShutdown(collectWhenIdle((ms) => log.debug({ ms }, 'load ended: heap collected')));
-  stopOnSignals(ctx);
   if (process.env.PROXY_RESTARTER_PID && process.connected) {
     // The restarter is gone (killed): nothing can restart or stop this epoch in order now.
     process.once('disconnect', () => {

@@ -48,7 +48,14 @@ export async function drainForShutdown(ctx: ServerContext, reason: string): Prom
   ctx.store.dispatch(drainEnded({ connectionsLeft: left }), 'server');
 }
 
-/** SIGTERM and SIGINT drain, then exit 0; the same signal again (or the other) exits at once. */
+/**
+ * SIGTERM and SIGINT drain, then exit 0; the same signal again (or the other) exits at once.
+ * Before LIVE there is nothing to drain, so they stop at once: hooked as soon as the context
+ * exists, so a stop during a long start-up (an xDS server that never answers, with no
+ * `initial_fetch_timeout`) still runs the shutdown steps and writes the event log out, where
+ * the signal's default action killed the process (143). SIGHUP is eaten with a warning, as
+ * the reference does: Node's default for it ends the process on the spot.
+ */
 export function stopOnSignals(ctx: ServerContext): void {
   const log = ctx.log.get('main');
   let draining = false;
@@ -59,6 +66,13 @@ export function stopOnSignals(ctx: ServerContext): void {
       return;
     }
     draining = true;
+    if (ctx.store.state.server.state !== 'LIVE') {
+      log.warn({ signal, state: ctx.store.state.server.state }, 'signal before LIVE: stopping now');
+      ctx.store.dispatch(shutdownRequested({ reason: signal }), 'server');
+      ctx.store.dispatch(serverStateChanged({ state: 'DRAINING' }), 'server');
+      void ctx.shutdown(0);
+      return;
+    }
     log.info({ signal, drainTimeS: ctx.options.drainTimeS }, 'draining before exit');
     void drainForShutdown(ctx, signal).then(
       () => ctx.shutdown(0),
@@ -69,4 +83,9 @@ export function stopOnSignals(ctx: ServerContext): void {
     );
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, onSignal);
+  process.on('SIGHUP', () =>
+    log.warn(
+      'caught and eating SIGHUP: hot restart is `proxy restarter` or --restart-epoch (docs/hot-restart.md)',
+    ),
+  );
 }
