@@ -2,10 +2,25 @@
 // to the system (madvise), not only the top of the main one as the trim threshold does. V8's
 // compilers and Node's sockets leave such pages in each thread's arena after a burst of load
 // (docs/cli.md#memory). True when memory was released; false where the C library is not glibc.
+//
+// mallocTrimInBackground(minIntervalMs): the same on a libuv thread-pool thread, so no event loop
+// waits for it while it serves; at most one at a time in the whole process, and none within
+// minIntervalMs of the last one's start (the addon is loaded once for every thread, so every
+// data-plane thread asking shares these). True when a trim was started.
 #include <node_api.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+
+static napi_value boolean(napi_env env, int value) {
+  napi_value out;
+  napi_get_boolean(env, value != 0, &out);
+  return out;
+}
 
 static napi_value malloc_trim_call(napi_env env, napi_callback_info info) {
   (void)info;
@@ -13,14 +28,77 @@ static napi_value malloc_trim_call(napi_env env, napi_callback_info info) {
 #ifdef __GLIBC__
   released = malloc_trim(0);
 #endif
-  napi_value out;
-  napi_get_boolean(env, released != 0, &out);
-  return out;
+  return boolean(env, released);
+}
+
+#ifdef __GLIBC__
+// Set while a background trim runs; cleared by the pool thread itself, so a thread that ends
+// before its completion callback runs does not stop every later trim.
+static atomic_flag trimming = ATOMIC_FLAG_INIT;
+// When the last background trim started, in CLOCK_MONOTONIC milliseconds.
+static _Atomic int64_t last_started_ms;
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+// The async work, kept by its own data so the completion can delete it.
+typedef struct {
+  napi_async_work work;
+} trim_job;
+
+static void trim_execute(napi_env env, void *data) {
+  (void)env;
+  (void)data;
+  malloc_trim(0);
+  atomic_flag_clear(&trimming);
+}
+
+static void trim_complete(napi_env env, napi_status status, void *data) {
+  (void)status;
+  trim_job *job = data;
+  napi_delete_async_work(env, job->work);
+  free(job);
+}
+#endif
+
+static napi_value malloc_trim_background_call(napi_env env, napi_callback_info info) {
+#ifdef __GLIBC__
+  size_t argc = 1;
+  napi_value arg;
+  int64_t min_interval_ms = 0;
+  napi_get_cb_info(env, info, &argc, &arg, NULL, NULL);
+  if (argc < 1 || napi_get_value_int64(env, arg, &min_interval_ms) != napi_ok) min_interval_ms = 0;
+  if (now_ms() - atomic_load(&last_started_ms) < min_interval_ms) return boolean(env, 0);
+  if (atomic_flag_test_and_set(&trimming)) return boolean(env, 0);
+  atomic_store(&last_started_ms, now_ms());
+  napi_value name;
+  napi_create_string_utf8(env, "mallocTrim", NAPI_AUTO_LENGTH, &name);
+  trim_job *job = malloc(sizeof *job);
+  if (job == NULL || napi_create_async_work(env, NULL, name, trim_execute, trim_complete, job, &job->work) != napi_ok) {
+    free(job);
+    atomic_flag_clear(&trimming);
+    return boolean(env, 0);
+  }
+  if (napi_queue_async_work(env, job->work) != napi_ok) {
+    napi_delete_async_work(env, job->work);
+    free(job);
+    atomic_flag_clear(&trimming);
+    return boolean(env, 0);
+  }
+  return boolean(env, 1);
+#else
+  (void)info;
+  return boolean(env, 0);
+#endif
 }
 
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"mallocTrim", NULL, malloc_trim_call, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"mallocTrimInBackground", NULL, malloc_trim_background_call, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;

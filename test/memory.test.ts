@@ -214,6 +214,40 @@ test('the free pages of the malloc arenas go back to the system', () => {
   assert.ok(freed > 16 * 2 ** 20, `RSS fell by ${freed} bytes only`);
 });
 
+test('the arenas are trimmed off the event loop while threads serve, one trim at a time', () => {
+  // The same freed half as above, trimmed on a thread-pool thread: the loop keeps running, a
+  // second call while one runs (or within the interval) starts none, and the pages go back.
+  const code = `
+    import { readFileSync } from 'node:fs';
+    const { trimMallocInBackground } = await import(${JSON.stringify(pathToFileURL(memoryModule).href)});
+    const rss = () => Number(/VmRSS:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) * 1024;
+    let all = Array.from({ length: 4000 }, () => Buffer.allocUnsafeSlow(16 * 1024).fill(1));
+    const kept = all.filter((_, i) => i % 2 === 0);
+    all = null;
+    globalThis.gc();
+    globalThis.gc();
+    const before = rss();
+    const started = trimMallocInBackground(60_000);
+    const again = trimMallocInBackground(60_000);
+    let freed = 0;
+    for (let i = 0; i < 200 && freed < 16 * 2 ** 20; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      freed = before - rss();
+    }
+    console.log(JSON.stringify({ started, again, freed, kept: kept.length }));
+  `;
+  const run = spawnSync(
+    process.execPath,
+    ['--expose-gc', ...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
+    { cwd: root, encoding: 'utf8', timeout: 30_000 },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  const { started, again, freed } = JSON.parse(run.stdout.trim());
+  assert.equal(started, true, 'no background trim started (is native/ built? npm ci builds it)');
+  assert.equal(again, false, 'a second trim started within the interval');
+  assert.ok(freed > 16 * 2 ** 20, `RSS fell by ${freed} bytes only`);
+});
+
 // Root cause of a footprint figure: the collection of start-up's garbage waited for the first
 // idle second, which came after the first burst when load began at LIVE, so that burst ran on
 // start-up's heap. `collectStartUp` gives it back at once, before any request.

@@ -12,6 +12,7 @@ test('the built addons load by name (npm ci builds them)', () => {
   for (const [name, fn] of [
     ['sockopt', 'originalDst'],
     ['memory', 'mallocTrim'],
+    ['memory', 'mallocTrimInBackground'],
   ] as const) {
     const addon = loadAddon<Record<string, unknown>>(name);
     assert.equal(typeof addon, 'object', `${name}: ${addon}`);
