@@ -153,7 +153,10 @@ export function trimMalloc(): boolean {
  */
 export function trimMallocInBackground(minIntervalMs: number): boolean {
   addon ??= loadAddon<MemoryAddon>('memory');
-  return typeof addon !== 'string' && addon.mallocTrimInBackground(minIntervalMs);
+  // An addon built before this function existed (a checkout whose native/ was not rebuilt).
+  return typeof addon !== 'string' && typeof addon.mallocTrimInBackground === 'function'
+    ? addon.mallocTrimInBackground(minIntervalMs)
+    : false;
 }
 
 /** How often a thread looks at how busy its event loop was (`performance.eventLoopUtilization`). */
