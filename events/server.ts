@@ -4,6 +4,9 @@ import { defineEvent } from './define.js';
 /** Server lifecycle as `/ready` and `server_info.state` report it. */
 export type ServerState = 'PRE_INITIALIZING' | 'INITIALIZING' | 'LIVE' | 'DRAINING';
 
+/** The version of the reference's API a configuration was written in. */
+export type ApiVersion = 'V2' | 'V3';
+
 /**
  * The bootstrap as loaded, with the effective command-line options and the build version,
  * so that an event log opening with this event is self-contained.
@@ -15,6 +18,8 @@ export const bootstrapLoaded = defineEvent('server/bootstrap-loaded').withPayloa
   version: string;
   /** Files the bootstrap came from (empty for `--config-yaml` alone). */
   sources: string[];
+  /** The version it was written in (absent in logs recorded before it was kept: V2). */
+  apiVersion?: ApiVersion;
 }>();
 
 export const serverStateChanged = defineEvent('server/state-changed').withPayload<{ state: ServerState }>();

@@ -1,5 +1,6 @@
 import { freeze } from 'immer';
 import type {
+  ApiVersion,
   DiscoveryKind,
   HostSpec,
   JsonObject,
@@ -126,6 +127,8 @@ export interface State {
   };
   bootstrap: {
     config: RawBootstrap;
+    /** The version it was written in: `/config_dump` shows its resources in it. */
+    apiVersion: ApiVersion;
     sources: string[];
     lastUpdated: number;
   } | null;

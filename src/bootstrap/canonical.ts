@@ -68,13 +68,20 @@ export function canonicalMessage(
       continue;
     }
     // A v3 spelling is read as its v2 field; findings name the field as written.
-    if (v2Name) ctx.written?.set(here, fieldPath(path, key));
+    if (v2Name) {
+      ctx.written?.set(here, fieldPath(path, key));
+      if (ctx.seen) ctx.seen.v3 = true;
+    }
     if (raw === null || raw === undefined) continue;
     if (category && field.name === 'typed_config' && lacksType(raw)) {
       missingType(value, category, here, ctx);
       continue;
     }
-    if (field.options?.deprecated) deprecatedField(ctx, here, field, type);
+    if (field.options?.deprecated) {
+      // v3 removed every field v2 had deprecated: only a v2 message can hold one.
+      if (ctx.seen) ctx.seen.v2 = true;
+      deprecatedField(ctx, here, field, type);
+    }
     const converted = canonicalField(raw, field.resolve(), here, ctx, nameOf(type));
     if (converted !== undefined) out[field.name] = converted;
   }
@@ -237,7 +244,7 @@ function canonicalAny(raw: unknown, here: string, ctx: WalkContext): JsonObject 
   const { '@type': _drop, ...rest } = raw;
   const wkt = nameOf(type).startsWith('.google.protobuf.');
   // The version of a message is the one its type URL names (v3 in a v2 bootstrap, or back).
-  const inner = { ...ctx, v3: isV3TypeUrl(url) };
+  const inner = { ...ctx, v3: noteVersion(ctx, url) };
   const body = wkt
     ? wellKnownOrMessage(rest.value, type, fieldPath(here, 'value'), inner, '')
     : canonicalMessage(rest, type, here, inner);
@@ -245,6 +252,16 @@ function canonicalAny(raw: unknown, here: string, ctx: WalkContext): JsonObject 
   return wkt
     ? { '@type': typeUrlOf(type), value: body }
     : { '@type': typeUrlOf(type), ...(body as JsonObject) };
+}
+
+/**
+ * Whether `url` names a v3 message, noting in `ctx.seen` the version an `envoy.` one shows
+ * (`google.protobuf.*` and `udpa.*` belong to neither).
+ */
+function noteVersion(ctx: WalkContext, url: string): boolean {
+  const v3 = isV3TypeUrl(url);
+  if (ctx.seen && url.slice(url.lastIndexOf('/') + 1).startsWith('envoy.')) ctx.seen[v3 ? 'v3' : 'v2'] = true;
+  return v3;
 }
 
 /** The names of `TypedStruct`, the message that carries another message as a Struct. */
@@ -280,7 +297,7 @@ function canonicalTypedStruct(
   }
   const value = raw.value ?? {};
   if (!isPlainObject(value)) return badShape(ctx, fieldPath(here, 'value'), 'an object (Struct)', value);
-  const body = canonicalMessage(value, type, fieldPath(here, 'value'), { ...ctx, v3: isV3TypeUrl(url) });
+  const body = canonicalMessage(value, type, fieldPath(here, 'value'), { ...ctx, v3: noteVersion(ctx, url) });
   return body === undefined ? undefined : { '@type': typeUrlOf(type), ...(body as JsonObject) };
 }
 

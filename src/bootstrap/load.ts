@@ -1,4 +1,4 @@
-import type { JsonObject, RawBootstrap } from '../../events/index.js';
+import type { ApiVersion, JsonObject, RawBootstrap } from '../../events/index.js';
 import type { Options } from '../options.js';
 import { canonicalMessage } from './canonical.js';
 import { disabledExtensions } from './catalog.js';
@@ -16,7 +16,15 @@ import type { WalkContext } from './walk-context.js';
  * fields let through by `--allow-unknown-static-fields` (stat `server.static_unknown_fields`).
  */
 export type LoadResult =
-  | { ok: true; bootstrap: RawBootstrap; sources: string[]; warnings: string[]; unknownFields: number }
+  | {
+      ok: true;
+      bootstrap: RawBootstrap;
+      /** The version the bootstrap was written in, for `/config_dump` to show it in (`apiVersionOf`). */
+      apiVersion: ApiVersion;
+      sources: string[];
+      warnings: string[];
+      unknownFields: number;
+    }
   | { ok: false; errors: string[]; warnings: string[] };
 
 /** The options the loader reads; the rest of `Options` is ignored. */
@@ -87,6 +95,7 @@ export function readBootstrap(options: LoadOptions): LoadResult {
 
 interface Decoded {
   bootstrap?: JsonObject;
+  apiVersion: ApiVersion;
   /** `typed_config` paths made from a deprecated `config`, and refused configs (WalkContext). */
   written: Map<string, string>;
   refused: Set<string>;
@@ -98,8 +107,8 @@ interface Decoded {
 
 function result(d: Decoded): LoadResult {
   if (!d.bootstrap || d.errors.length > 0) return { ok: false, errors: d.errors, warnings: d.warnings };
-  const { bootstrap, sources, warnings, unknownFields } = d;
-  return { ok: true, bootstrap, sources, warnings, unknownFields };
+  const { bootstrap, apiVersion, sources, warnings, unknownFields } = d;
+  return { ok: true, bootstrap, apiVersion, sources, warnings, unknownFields };
 }
 
 function decode(options: LoadOptions): Decoded {
@@ -114,13 +123,22 @@ function decode(options: LoadOptions): Decoded {
   }
   if (inputs.length === 0) {
     const errors = ['no bootstrap: give -c/--config-path <file> or --config-yaml <yaml>'];
-    return { sources: [], errors, warnings: disableWarnings, unknownFields: 0, written, refused };
+    return {
+      sources: [],
+      errors,
+      warnings: disableWarnings,
+      unknownFields: 0,
+      written,
+      refused,
+      apiVersion: 'V2',
+    };
   }
   const type = messageType(BOOTSTRAP_TYPE);
   const errors: string[] = [];
   const warnings = [...disableWarnings];
   let unknownFields = 0;
   let bootstrap: JsonObject | undefined;
+  const seen = { v2: false, v3: false };
   for (const { label, parsed } of inputs) {
     if (!parsed.ok) {
       errors.push(parsed.error);
@@ -139,6 +157,7 @@ function decode(options: LoadOptions): Decoded {
       disabled,
       written,
       refused,
+      seen,
     };
     const canonical = canonicalMessage(parsed.json, type, '', ctx) ?? {};
     errors.push(...report.errors);
@@ -147,8 +166,18 @@ function decode(options: LoadOptions): Decoded {
     bootstrap = bootstrap ? mergeCanonical(bootstrap, canonical, type) : canonical;
   }
   const sources = inputs.map((i) => i.label);
+  const apiVersion = apiVersionOf(seen);
   if (!bootstrap || inputs.some((i) => !i.parsed.ok))
-    return { sources, errors, warnings, unknownFields, written, refused };
+    return { sources, errors, warnings, unknownFields, written, refused, apiVersion };
   nameListeners(bootstrap);
-  return { bootstrap, sources, errors, warnings, unknownFields, written, refused };
+  return { bootstrap, apiVersion, sources, errors, warnings, unknownFields, written, refused };
+}
+
+/**
+ * A bootstrap (its file and `--config-yaml` together) came in as v3 when it showed v3 (a v3
+ * type URL or field spelling) and nothing only v2 has (a v2 type URL, a field v3 removed, a
+ * filter's `config` Struct); one showing neither or both is v2, the form the loader keeps.
+ */
+function apiVersionOf(seen: { v2: boolean; v3: boolean }): ApiVersion {
+  return seen.v3 && !seen.v2 ? 'V3' : 'V2';
 }

@@ -20,4 +20,10 @@ export interface WalkContext {
    * messages, and a v2 spelling of a field v3 renamed is refused naming both.
    */
   v3?: boolean;
+  /**
+   * The API versions the input showed, shared by the whole walk: a type URL of either
+   * version, a v3 spelling of a field v3 renamed (v3), a field v3 removed (v2). A bootstrap
+   * that showed v3 and never v2 came in as v3 (`LoadResult.apiVersion`).
+   */
+  seen?: { v2: boolean; v3: boolean };
 }

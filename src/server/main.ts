@@ -66,6 +66,7 @@ export async function serve(options: Options): Promise<ServerContext> {
       options: commandLineOptionsJson(options),
       version: VERSION,
       sources: loaded.sources,
+      apiVersion: loaded.apiVersion,
     }),
     'bootstrap',
   );

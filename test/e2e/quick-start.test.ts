@@ -3,7 +3,8 @@
  * unchanged) validates as written, and a copy with its cluster pointed at a local TLS
  * upstream serves: the route's `host_rewrite_literal` sets Host, the v3 UpstreamTlsContext's
  * `sni` reaches the upstream, and the stdout access logger writes each request to the
- * process's stdout, from the workers too, as v3's `admin.access_log` does for admin requests.
+ * process's stdout, from the workers too, as v3's `admin.access_log` does for admin requests;
+ * `/config_dump` shows its resources in v3, as they came in.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -103,6 +104,13 @@ describe('the envoyproxy.io quick-start bootstrap', () => {
         assert.equal(res.status, 200);
         assert.equal(await res.text(), 'welcome to the demo\n');
       }
+      // v3 in, v3 out: /config_dump shows the pasted resources as they were written
+      const dump = await (await fetch(`${admin}/config_dump`)).text();
+      assert.match(dump, /"@type": "type\.googleapis\.com\/envoy\.config\.cluster\.v3\.Cluster"/);
+      assert.match(dump, /"@type": "type\.googleapis\.com\/envoy\.config\.listener\.v3\.Listener"/);
+      assert.match(dump, /"host_rewrite_literal": "www\.envoyproxy\.io"/);
+      assert.match(dump, /transport_sockets\.tls\.v3\.UpstreamTlsContext/);
+      assert.doesNotMatch(dump, /envoy\.api\.v2\.|"host_rewrite"/);
       for (let i = 0; i < 50 && !stdout.includes('"GET /listeners?format=json HTTP/1.1" 200'); i++)
         await sleep(100);
       assert.ok(stdout.includes('"GET /listeners?format=json HTTP/1.1" 200'), stdout);

@@ -18,12 +18,12 @@ const V3_KEYS: Record<string, string> = {
 const isV3 = (source: Json | undefined): boolean => resourceApiVersion(source) === 'V3';
 
 /**
- * Which discovered resources came in as v3: those of a subscription whose config source asks
- * for v3 resources (`resource_api_version: V3`), so `/config_dump` shows them as v3, as the
- * reference does. Static resources are shown as v2 (the canonical form does not keep the
- * version a bootstrap was written in).
+ * Which resources came in as v3, so `/config_dump` shows them as v3: the bootstrap's own when
+ * it was written in v3 (the loader tells, `apiVersion`), a discovered one when its
+ * subscription's config source asks for v3 resources (`resource_api_version: V3`).
  */
 export interface ApiVersions {
+  bootstrap: boolean;
   clusters: boolean;
   listeners: boolean;
   route(name: string): boolean;
@@ -33,6 +33,7 @@ export interface ApiVersions {
 export function apiVersions(state: State): ApiVersions {
   const dynamic = dynamicApiVersions(state.bootstrap?.config);
   return {
+    bootstrap: state.bootstrap?.apiVersion === 'V3',
     clusters: dynamic.cds === 'V3',
     listeners: dynamic.lds === 'V3',
     route: (name) => Object.values(state.listeners).some((l) => rdsSourceIsV3(l.config, name)),

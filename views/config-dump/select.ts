@@ -8,7 +8,7 @@ import { redact } from '../redact.js';
 import { apiVersions, asV3 } from './api-version.js';
 import { type Dump, type DumpKey, type DumpSchema, SCHEMAS } from './schema.js';
 
-/** Embedded resources are shown in the v2 shape they were configured in, so they carry v2 type URLs. */
+/** Resources are held in their canonical v2 form: `any` shows those that came in as v3 as v3. */
 const V2 = 'type.googleapis.com/envoy.api.v2.';
 
 /**
@@ -70,19 +70,21 @@ const redactedField = (key: string, value: Json): Json =>
 const RESOURCE_LISTS = new Set(['clusters', 'listeners']);
 
 /**
- * `redact(config)`, with the resource lists of `static_resources` redacted element by
- * element as they are written (the bootstrap of 10,000 clusters is not copied whole).
+ * `redact(config)` (as v3 when written in v3), with the resource lists of `static_resources`
+ * redacted element by element as they are written (the bootstrap of 10,000 clusters is not
+ * copied whole).
  */
-function redactedBootstrap(config: JsonObject): JsonObject {
+function redactedBootstrap(config: JsonObject, v3: boolean): JsonObject {
+  const shown = (key: string, value: Json): Json => (v3 ? asV3(value, key) : value);
   return Object.fromEntries(
     Object.entries(config).map(([key, value]): [string, Json] => {
       if (key !== 'static_resources' || value === null || typeof value !== 'object' || Array.isArray(value))
-        return [key, redactedField(key, value)];
+        return [key, shown(key, redactedField(key, value))];
       const resources = Object.entries(value).map(([field, inner]): [string, Json] => [
         field,
         RESOURCE_LISTS.has(field) && Array.isArray(inner)
-          ? each(inner, (r) => redact(r) as JsonObject)
-          : redactedField(field, inner),
+          ? each(inner, (r) => shown(field, redact(r)) as JsonObject)
+          : shown(field, redactedField(field, inner)),
       ]);
       return [key, Object.fromEntries(resources)];
     }),
@@ -92,7 +94,7 @@ function redactedBootstrap(config: JsonObject): JsonObject {
 function bootstrapDump(state: State): JsonObject {
   if (!state.bootstrap) return {};
   return {
-    bootstrap: redactedBootstrap(state.bootstrap.config),
+    bootstrap: redactedBootstrap(state.bootstrap.config, state.bootstrap.apiVersion === 'V3'),
     last_updated: timestamp(state.bootstrap.lastUpdated),
   };
 }
@@ -142,12 +144,16 @@ function clustersDump(state: State): JsonObject {
   const version = state.clusterManager.versionInfo;
   const failures = lastRejections(state, 'Cluster');
   const rejectedOnly = onlyRejected(failures, (name) => entryOf(state.clusters, name) !== undefined);
-  const v3 = apiVersions(state).clusters;
+  const versions = apiVersions(state);
+  const v3 = versions.clusters;
   return {
     version_info: version === 'static' ? '' : version,
     static_clusters: each(
       clusters.filter((c) => !c.addedViaApi),
-      (c) => ({ cluster: any('Cluster', c.config), last_updated: timestamp(c.lastUpdated) }),
+      (c) => ({
+        cluster: any('Cluster', c.config, versions.bootstrap),
+        last_updated: timestamp(c.lastUpdated),
+      }),
     ),
     dynamic_active_clusters: each(
       [...clusters.filter((c) => c.addedViaApi && !c.warming), ...rejectedOnly],
@@ -172,7 +178,11 @@ function endpointsDump(state: State): JsonObject {
     static_endpoint_configs: each(
       clusters.filter((c) => !discovered(c)),
       (c) => ({
-        endpoint_config: any('ClusterLoadAssignment', loadAssignment(c)),
+        endpoint_config: any(
+          'ClusterLoadAssignment',
+          loadAssignment(c),
+          c.addedViaApi ? versions.clusters : versions.bootstrap,
+        ),
         last_updated: timestamp(c.lastUpdated),
       }),
     ),
@@ -192,11 +202,12 @@ function endpointsDump(state: State): JsonObject {
 
 function listenersDump(state: State): JsonObject {
   const listeners = byName(Object.values(state.listeners));
+  const v3 = apiVersions(state).bootstrap;
   return {
     ...(state.discovery.versions.lds !== undefined ? { version_info: state.discovery.versions.lds } : {}),
     static_listeners: each(
       listeners.filter((l) => !l.discovered),
-      (l) => ({ listener: any('Listener', l.config), last_updated: timestamp(l.lastUpdated) }),
+      (l) => ({ listener: any('Listener', l.config, v3), last_updated: timestamp(l.lastUpdated) }),
     ),
     dynamic_listeners: dynamicListeners(state, listeners),
   };
@@ -250,7 +261,7 @@ function routesDump(state: State): JsonObject {
   return {
     static_route_configs: byName(Object.values(state.listeners)).flatMap((l) =>
       routeConfigs(l.config).map((rc) => ({
-        route_config: any('RouteConfiguration', rc),
+        route_config: any('RouteConfiguration', rc, l.discovered ? versions.listeners : versions.bootstrap),
         last_updated: timestamp(l.lastUpdated),
       })),
     ),
@@ -282,7 +293,7 @@ function secretsDump(state: State): JsonObject {
     static_secrets: (resources.secrets ?? []).map((secret) => ({
       name: String(secret.name ?? ''),
       last_updated: at,
-      secret: any('auth.Secret', secret),
+      secret: any('auth.Secret', secret, apiVersions(state).bootstrap),
     })),
     dynamic_active_secrets: [
       ...byName(Object.values(state.discovery.secrets)).map((s) =>

@@ -10,6 +10,7 @@ import {
   bootstrapLoaded,
   clustersDiscovered,
   type Envelope,
+  type JsonObject,
   type ProxyEvent,
   type RawCluster,
   routeConfigSet,
@@ -102,4 +103,126 @@ test('a config accepted after the rejection clears error_state', () => {
   assert.equal(routes.length, 1);
   assert.equal(routes[0]?.version_info, 'r1');
   assert.equal(routes[0]?.error_state, undefined);
+});
+
+/** A bootstrap's static resources in their canonical (v2) form, as the loader keeps them. */
+const STATIC: JsonObject = {
+  static_resources: {
+    listeners: [
+      {
+        name: 'l',
+        address: { socket_address: { address: '127.0.0.1', port_value: 10000 } },
+        filter_chains: [
+          {
+            filters: [
+              {
+                name: 'envoy.filters.network.http_connection_manager',
+                typed_config: {
+                  '@type':
+                    'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager',
+                  stat_prefix: 'in',
+                  route_config: {
+                    name: 'local',
+                    virtual_hosts: [
+                      {
+                        name: 'v',
+                        domains: ['*'],
+                        routes: [
+                          {
+                            match: { prefix: '/' },
+                            route: { cluster: 'c', host_rewrite: 'www.example.org' },
+                          },
+                        ],
+                      },
+                    ],
+                  },
+                },
+              },
+            ],
+          },
+        ],
+      },
+    ],
+    clusters: [
+      {
+        name: 'c',
+        connect_timeout: '1s',
+        transport_socket: {
+          name: 'envoy.transport_sockets.tls',
+          typed_config: { '@type': 'type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext', sni: 'x' },
+        },
+      },
+    ],
+    secrets: [{ name: 's', validation_context: {} }],
+  },
+};
+
+function staticDumps(apiVersion: 'V2' | 'V3' | undefined) {
+  const state = foldAll(initialState, [
+    {
+      seq: 1,
+      at: 1000,
+      source: 'test',
+      event: bootstrapLoaded({ bootstrap: STATIC, options: {}, version: 't', sources: [], apiVersion }),
+    },
+  ]);
+  const get = (key: string) =>
+    dump(state, key) as unknown as Record<string, Array<Record<string, JsonObject>>>;
+  const boot = dump(state, 'bootstrap') as unknown as {
+    bootstrap: { static_resources: Record<string, JsonObject[]> };
+  };
+  const hcmOf = (listener: JsonObject) =>
+    JSON.stringify(
+      (listener as { filter_chains: Array<{ filters: JsonObject[] }> }).filter_chains[0]!.filters[0],
+    );
+  return {
+    cluster: get('clusters').static_clusters![0]!.cluster!,
+    tls: JSON.stringify(get('clusters').static_clusters![0]!.cluster!.transport_socket),
+    endpoints: get('endpoints').static_endpoint_configs![0]!.endpoint_config!['@type'],
+    listener: get('listeners').static_listeners![0]!.listener!['@type'],
+    hcm: hcmOf(get('listeners').static_listeners![0]!.listener!),
+    route: JSON.stringify(get('routes').static_route_configs![0]!.route_config),
+    secret: get('secrets').static_secrets![0]!.secret!['@type'],
+    bootstrapHcm: hcmOf(boot.bootstrap.static_resources.listeners![0]!),
+    bootstrapTls: JSON.stringify(boot.bootstrap.static_resources.clusters![0]!.transport_socket),
+  };
+}
+
+test('a bootstrap written in v3 has its static resources dumped in v3: type URLs and renamed fields', () => {
+  const v3 = staticDumps('V3');
+  assert.equal(v3.cluster['@type'], 'type.googleapis.com/envoy.config.cluster.v3.Cluster');
+  assert.match(
+    v3.tls,
+    /"@type":"type\.googleapis\.com\/envoy\.extensions\.transport_sockets\.tls\.v3\.UpstreamTlsContext"/,
+  );
+  assert.equal(v3.endpoints, 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment');
+  assert.equal(v3.listener, 'type.googleapis.com/envoy.config.listener.v3.Listener');
+  for (const text of [v3.hcm, v3.bootstrapHcm]) {
+    assert.match(
+      text,
+      /envoy\.extensions\.filters\.network\.http_connection_manager\.v3\.HttpConnectionManager/,
+    );
+    assert.match(text, /"host_rewrite_literal":"www\.example\.org"/);
+    assert.doesNotMatch(text, /\.v2\.|"host_rewrite"/);
+  }
+  assert.match(
+    v3.route,
+    /^\{"@type":"type\.googleapis\.com\/envoy\.config\.route\.v3\.RouteConfiguration".*"host_rewrite_literal"/,
+  );
+  assert.equal(v3.secret, 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret');
+  assert.match(v3.bootstrapTls, /tls\.v3\.UpstreamTlsContext/);
+});
+
+test('a bootstrap written in v2 (or loaded from a log that did not say) is dumped in v2', () => {
+  for (const version of ['V2', undefined] as const) {
+    const v2 = staticDumps(version);
+    assert.equal(v2.cluster['@type'], 'type.googleapis.com/envoy.api.v2.Cluster');
+    assert.equal(v2.listener, 'type.googleapis.com/envoy.api.v2.Listener');
+    for (const text of [v2.hcm, v2.bootstrapHcm, v2.route]) {
+      assert.match(text, /"host_rewrite":"www\.example\.org"/);
+      assert.doesNotMatch(text, /\.v3\./);
+    }
+    assert.equal(v2.secret, 'type.googleapis.com/envoy.api.v2.auth.Secret');
+    assert.match(v2.bootstrapTls, /envoy\.api\.v2\.auth\.UpstreamTlsContext/);
+  }
 });
