@@ -46,7 +46,7 @@ export const EXTENSION_TYPE_ALIASES: ReadonlyMap<string, string> = new Map(
 
 /** The extensions' own schemas: files under `proto/`, and proto3 sources they carry. */
 export const EXTENSION_SCHEMAS = {
-  files: IDENTITIES.flatMap((f) => ('file' in f.schema ? [f.schema.file] : [])),
+  files: [...new Set(IDENTITIES.flatMap((f) => ('file' in f.schema ? [f.schema.file].flat() : [])))],
   sources: [...new Set(IDENTITIES.flatMap((f) => ('source' in f.schema ? [f.schema.source].flat() : [])))],
 };
 

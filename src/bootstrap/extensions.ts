@@ -17,12 +17,13 @@ export interface Extension {
 }
 
 /**
- * Where the loader finds an extension's config messages: a file under `proto/`
- * (`envoy/config/filter/http/fault/v2.proto`), or proto3 source the extension carries itself
+ * Where the loader finds an extension's config messages: files under `proto/`
+ * (`envoy/config/filter/http/fault/v2.proto`; after the first, those of messages its config
+ * carries in an `Any`, as the RBAC matcher's inputs), or proto3 source the extension carries itself
  * (types it uses from elsewhere named in full, `.envoy.api.v2.core.HeaderValue`): one text per
  * package, a text two extensions carry (the compression libraries) read once.
  */
-export type ExtensionSchema = { file: string } | { source: string | readonly string[] };
+export type ExtensionSchema = { file: string | readonly string[] } | { source: string | readonly string[] };
 
 /**
  * What a filter extension says of itself so the loader can read its configs: its names, its

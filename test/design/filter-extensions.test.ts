@@ -74,6 +74,8 @@ const SHARED: Record<string, string> = {
     "the network filter compiles the HTTP filter's service settings",
   'src/dataplane/network-filters/rbac.ts -> src/dataplane/http/filters/rbac/engine.ts':
     "the network filter runs the HTTP filter's policy engine",
+  'src/dataplane/network-filters/rbac.ts -> src/dataplane/http/filters/rbac/matcher.ts':
+    "the network filter compiles the HTTP filter's matcher tree, over the connection's inputs",
   'src/dataplane/http/filters/local-ratelimit.ts -> src/dataplane/network-filters/local-ratelimit/bucket.ts':
     "the HTTP filter's token bucket is the network filter's",
 };

@@ -5,17 +5,16 @@
  */
 import type * as net from 'node:net';
 import type { JsonObject } from '../../../events/config.js';
-import { objectOf } from '../../../reducers/settings/values.js';
 import { acting, checkFields } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import { joinHostPort } from '../access-log/stream-info.js';
 import type { HttpRequest } from '../codec/request.js';
+import { type RbacEngine, type RbacSubject, startRbacEngine } from '../http/filters/rbac/engine.js';
 import {
-  compileRbacEngine,
-  type RbacEngine,
-  type RbacSubject,
-  rbacAllows,
-} from '../http/filters/rbac/engine.js';
+  compileRbacPair,
+  RBAC_MATCHER_FIELD_TABLES,
+  RBAC_MATCHER_PROTO_FILES,
+} from '../http/filters/rbac/matcher.js';
 import { peerIdentitySource } from '../listeners/peer-identity.js';
 import type { ReadFilterFactory } from './api.js';
 
@@ -26,7 +25,14 @@ export interface NetworkRbacSpec {
   shadow: RbacEngine | null;
 }
 
-const RBAC_FIELDS = acting('rules', 'shadow_rules', 'stat_prefix', 'enforcement_type');
+const RBAC_FIELDS = acting(
+  'rules',
+  'shadow_rules',
+  'matcher',
+  'shadow_matcher',
+  'stat_prefix',
+  'enforcement_type',
+);
 
 /** Compiles an `envoy.config.filter.network.rbac.v2.RBAC`. */
 export function compileNetworkRbac(raw: JsonObject, path: string, report: Report): NetworkRbacSpec {
@@ -36,11 +42,11 @@ export function compileNetworkRbac(raw: JsonObject, path: string, report: Report
   // The default, ONE_TIME_ON_FIRST_BYTE, is what this filter does (once, when the connection opens).
   if (raw.enforcement_type === 'CONTINUOUS' || raw.enforcement_type === 1)
     report.unsupported(`${path}.enforcement_type`, 'CONTINUOUS enforcement is not implemented');
-  const engine = (field: string) =>
-    raw[field] === undefined
-      ? null
-      : compileRbacEngine(objectOf(raw[field]), `${path}.${field}`, report, true);
-  return { statPrefix, rules: engine('rules'), shadow: engine('shadow_rules') };
+  return {
+    statPrefix,
+    rules: compileRbacPair(raw, path, report, 'rules', 'matcher', true),
+    shadow: compileRbacPair(raw, path, report, 'shadow_rules', 'shadow_matcher', true),
+  };
 }
 
 /** A connection as the rules read it: its addresses and TLS peer, and no HTTP request. */
@@ -70,9 +76,9 @@ export const networkRbacFactory: ReadFilterFactory<NetworkRbacSpec> = {
   name: 'envoy.filters.network.rbac',
   configType: RBAC_V2,
   typeAliases: { 'envoy.extensions.filters.network.rbac.v3.RBAC': RBAC_V2 },
-  schema: { file: 'envoy/config/filter/network/rbac/v2.proto' },
+  schema: { file: ['envoy/config/filter/network/rbac/v2.proto', ...RBAC_MATCHER_PROTO_FILES] },
   terminal: false,
-  fieldTables: { RBAC: RBAC_FIELDS },
+  fieldTables: { RBAC: RBAC_FIELDS, ...RBAC_MATCHER_FIELD_TABLES },
   compile: compileNetworkRbac,
   start(spec, { ctx }) {
     const counter = (stat: string) => ctx.stats.counter(`${spec.statPrefix}rbac.${stat}`);
@@ -80,16 +86,20 @@ export const networkRbacFactory: ReadFilterFactory<NetworkRbacSpec> = {
     const denied = counter('denied');
     const shadowAllowed = counter('shadow_allowed');
     const shadowDenied = counter('shadow_denied');
+    const start = (engine: RbacEngine | null) =>
+      engine === null ? null : startRbacEngine(engine, (stat) => ctx.stats.counter(stat));
+    const rules = start(spec.rules);
+    const shadow = start(spec.shadow);
     return {
       onNewConnection(socket, proceed) {
         const subject = connectionSubject(socket);
-        if (spec.shadow !== null) (rbacAllows(spec.shadow, subject) ? shadowAllowed : shadowDenied).inc();
-        if (spec.rules !== null && !rbacAllows(spec.rules, subject)) {
+        if (shadow !== null) (shadow(subject) ? shadowAllowed : shadowDenied).inc();
+        if (rules !== null && !rules(subject)) {
           denied.inc();
           socket.destroy();
           return;
         }
-        if (spec.rules !== null) allowed.inc();
+        if (rules !== null) allowed.inc();
         proceed();
       },
     };

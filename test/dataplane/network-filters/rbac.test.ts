@@ -15,6 +15,17 @@ import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-proces
 import { type Issued, makePki, type TestPki } from '../../tls/certs.js';
 import { httpsGet } from '../../tls/helpers.js';
 
+const action = (name: string, verdict: string): JsonObject => ({
+  action: {
+    name,
+    typed_config: { '@type': 'type.googleapis.com/envoy.config.rbac.v3.Action', name, action: verdict },
+  },
+});
+const input = (type: string): JsonObject => ({
+  name: type,
+  typed_config: { '@type': `type.googleapis.com/envoy.extensions.matching.common_inputs.${type}` },
+});
+
 const allowOnly = (principal: JsonObject): JsonObject => ({
   action: 'ALLOW',
   policies: { only: { permissions: [{ any: true }], principals: [principal] } },
@@ -83,6 +94,84 @@ describe('envoy.filters.network.rbac', () => {
                 },
               },
             ]),
+            listener('tcp-matcher', [
+              {
+                name: 'envoy.filters.network.rbac',
+                typed_config: {
+                  '@type': 'type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC',
+                  stat_prefix: 'tcpm.',
+                  matcher: {
+                    matcher_list: {
+                      matchers: [
+                        {
+                          predicate: {
+                            single_predicate: {
+                              input: input('network.v3.SourceIPInput'),
+                              custom_match: {
+                                name: 'ip',
+                                typed_config: {
+                                  '@type':
+                                    'type.googleapis.com/envoy.extensions.matching.input_matchers.ip.v3.Ip',
+                                  cidr_ranges: [{ address_prefix: '127.0.0.2', prefix_len: 32 }],
+                                  stat_prefix: 'tcpm_ip',
+                                },
+                              },
+                            },
+                          },
+                          on_match: action('from-two', 'ALLOW'),
+                        },
+                      ],
+                    },
+                    on_no_match: action('rest', 'DENY'),
+                  },
+                },
+              },
+              {
+                name: 'envoy.tcp_proxy',
+                typed_config: {
+                  '@type': 'type.googleapis.com/envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
+                  stat_prefix: 'echo',
+                  cluster: 'echo',
+                },
+              },
+            ]),
+            listener(
+              'mtls-matcher',
+              [
+                {
+                  name: 'envoy.filters.network.rbac',
+                  typed_config: {
+                    '@type': 'type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC',
+                    stat_prefix: 'mtlsm.',
+                    // No on_no_match: a peer without that URI SAN (or any certificate) is denied.
+                    matcher: {
+                      matcher_tree: {
+                        input: input('ssl.v3.UriSanInput'),
+                        exact_match_map: { map: { 'spiffe://test/allowed': action('allowed', 'ALLOW') } },
+                      },
+                    },
+                  },
+                },
+                {
+                  name: 'envoy.http_connection_manager',
+                  config: {
+                    stat_prefix: 'mtlsm',
+                    route_config: answeringRoutes('in'),
+                    http_filters: [{ name: 'envoy.router' }],
+                  },
+                },
+              ],
+              {
+                tls_context: {
+                  common_tls_context: {
+                    tls_certificates: [
+                      { certificate_chain: { filename: server.cert }, private_key: { filename: server.key } },
+                    ],
+                    validation_context: { trusted_ca: { filename: pki.ca.cert } },
+                  },
+                },
+              },
+            ),
             listener(
               'mtls',
               [
@@ -143,21 +232,69 @@ describe('envoy.filters.network.rbac', () => {
     assert.equal(await settle(() => stat('tcp.rbac.shadow_allowed'), 0, SETTLE_MS), 0);
   });
 
-  it('lets in the client certificate the policy names and closes the connection of another', async () => {
-    const port = await proxy.listenerPort('mtls');
-    const get = (name: string) => {
-      const cert = client.get(name) as Issued;
-      return httpsGet(port, {
-        servername: 'proxy.test',
-        ca: pki.ca.certPem,
-        cert: cert.certPem,
-        key: cert.keyPem,
-      });
-    };
-    assert.deepEqual(await get('allowed'), { status: 200, body: 'in', cn: 'proxy.test' });
-    await assert.rejects(get('other'));
-    assert.equal(await settle(() => stat('mtls.rbac.allowed'), 1, SETTLE_MS), 1);
-    assert.equal(await settle(() => stat('mtls.rbac.denied'), 1, SETTLE_MS), 1);
+  it('a matcher: the Ip matcher over the source address lets in one and on_no_match DENY closes another', async () => {
+    const port = await proxy.listenerPort('tcp-matcher');
+    assert.equal(await exchangeFrom(port, '127.0.0.2', 'hi'), 'echo:hi');
+    assert.equal(await exchangeFrom(port, '127.0.0.1', 'hi'), '');
+    assert.equal(await settle(() => stat('tcpm.rbac.allowed'), 1, SETTLE_MS), 1);
+    assert.equal(await settle(() => stat('tcpm.rbac.denied'), 1, SETTLE_MS), 1);
+  });
+
+  for (const [name, statPrefix] of [
+    ['mtls', 'mtls'],
+    ['mtls-matcher', 'mtlsm'],
+  ] as const)
+    it(`${name}: lets in the client certificate the ${name === 'mtls' ? 'policy' : 'matcher'} names and closes the connection of another`, async () => {
+      const port = await proxy.listenerPort(name);
+      const get = (name: string) => {
+        const cert = client.get(name) as Issued;
+        return httpsGet(port, {
+          servername: 'proxy.test',
+          ca: pki.ca.certPem,
+          cert: cert.certPem,
+          key: cert.keyPem,
+        });
+      };
+      assert.deepEqual(await get('allowed'), { status: 200, body: 'in', cn: 'proxy.test' });
+      await assert.rejects(get('other'));
+      assert.equal(await settle(() => stat(`${statPrefix}.rbac.allowed`), 1, SETTLE_MS), 1);
+      assert.equal(await settle(() => stat(`${statPrefix}.rbac.denied`), 1, SETTLE_MS), 1);
+    });
+
+  it("refuses a matcher's HTTP inputs by name, as the reference", () => {
+    const report = new Report('t');
+    compileNetworkRbac(
+      {
+        stat_prefix: 'x.',
+        matcher: {
+          matcher_list: {
+            matchers: [
+              {
+                predicate: {
+                  single_predicate: {
+                    input: {
+                      name: 'h',
+                      typed_config: {
+                        '@type': 'type.googleapis.com/envoy.type.matcher.v3.HttpRequestHeaderMatchInput',
+                        header_name: 'a',
+                      },
+                    },
+                    value_match: { exact: 'b' },
+                  },
+                },
+                on_match: action('a', 'ALLOW'),
+              },
+            ],
+          },
+        },
+      },
+      'f',
+      report,
+    );
+    assert.match(
+      report.errors.join('\n'),
+      /f\.matcher\.matcher_list\.matchers\[0\]\.predicate\.single_predicate\.input\.typed_config: .*can not be used in the network RBAC filter/,
+    );
   });
 
   it('refuses the HTTP-only rules, CONTINUOUS enforcement and a missing stat_prefix by name', () => {

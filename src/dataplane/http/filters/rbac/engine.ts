@@ -4,6 +4,7 @@ import { listOf, objectOf } from '../../../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable } from '../../../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../../../bootstrap/report.js';
 import { compileStringMatcher } from '../../../../config/matchers.js';
+import type { CounterSource, MatcherPlan } from '../../../../config/unified-matcher.js';
 import type { StreamInfo } from '../../../access-log/stream-info.js';
 import type { HttpRequest } from '../../../codec/request.js';
 import { compileHeaderMatcher } from '../../../router/matchers.js';
@@ -19,11 +20,22 @@ export interface RbacSubject {
 
 type Test = (s: RbacSubject) => boolean;
 
-/** A compiled `config.rbac.v2.RBAC`: whether a request is allowed, and which policy decided. */
-export interface RbacEngine {
+/** What an RBAC matcher's `on_match` yields (`envoy.config.rbac.v3.Action`). */
+export interface RbacAction {
+  name: string;
   action: 'ALLOW' | 'DENY' | 'LOG';
-  policies: Array<{ name: string; test: Test }>;
 }
+
+/**
+ * Compiled rules: a `config.rbac.v2.RBAC` (its action and policies) or a `matcher` tree
+ * (rbac/matcher.ts) yielding an action, bound to its counters when the filter starts.
+ */
+export type RbacEngine =
+  | { kind: 'policies'; action: 'ALLOW' | 'DENY' | 'LOG'; policies: Array<{ name: string; test: Test }> }
+  | { kind: 'matcher'; plan: MatcherPlan<RbacSubject, RbacAction> };
+
+/** Started rules: whether they let a request through. */
+export type RbacDecide = (subject: RbacSubject) => boolean;
 
 const RBAC_FIELDS: FieldTable = acting('action', 'policies');
 const POLICY_FIELDS: FieldTable = acting('permissions', 'principals');
@@ -68,7 +80,7 @@ export const RBAC_FIELD_TABLES = {
 };
 
 /** `ip:port` (v6 in brackets or not) -> [ip, port]. */
-function splitHostPort(address: string): [string, number] {
+export function splitHostPort(address: string): [string, number] {
   const colon = address.lastIndexOf(':');
   if (colon < 0) return [address, 0];
   const ip = address.slice(0, colon).replace(/^\[|\]$/g, '');
@@ -76,9 +88,9 @@ function splitHostPort(address: string): [string, number] {
 }
 
 /** A v4 peer on a dual-stack socket is its v4 address. */
-const plain = (ip: string) => (ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip);
+export const plainIp = (ip: string) => (ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip);
 
-function compileCidr(raw: JsonObject, path: string, report: Report): (ip: string) => boolean {
+export function compileCidr(raw: JsonObject, path: string, report: Report): (ip: string) => boolean {
   checkFields(raw, path, report, RBAC_FIELD_TABLES.CidrRange, 'CidrRange');
   const prefix = typeof raw.address_prefix === 'string' ? raw.address_prefix : '';
   const v6 = isIPv6(prefix);
@@ -91,7 +103,7 @@ function compileCidr(raw: JsonObject, path: string, report: Report): (ip: string
     return () => false;
   }
   return (ip) => {
-    const p = plain(ip);
+    const p = plainIp(ip);
     return list.check(p, isIPv6(p) ? 'ipv6' : 'ipv4');
   };
 }
@@ -128,7 +140,13 @@ const HTTP_ONLY = new Set(['header', 'url_path']);
  * A `Permission` (`principal` false) or a `Principal` (true) as a test; exactly one rule is set.
  * `network`: for the network filter, which refuses the HTTP-only rules as the reference does.
  */
-function compileRule(raw: JsonObject, path: string, report: Report, principal: boolean, network: boolean): Test {
+function compileRule(
+  raw: JsonObject,
+  path: string,
+  report: Report,
+  principal: boolean,
+  network: boolean,
+): Test {
   const what = principal ? 'Principal' : 'Permission';
   checkFields(raw, path, report, principal ? PRINCIPAL_FIELDS : PERMISSION_FIELDS, what);
   const keys = Object.keys(raw);
@@ -225,11 +243,24 @@ export function compileRbacEngine(
       const test: Test = (s) => permissions.some((t) => t(s)) && principals.some((t) => t(s));
       return { name, test };
     });
-  return { action, policies };
+  return { kind: 'policies', action, policies };
 }
 
-/** Whether the engine lets the request through: ALLOW needs a matching policy, DENY none; LOG always. */
-export function rbacAllows(engine: RbacEngine, subject: RbacSubject): boolean {
-  const matched = engine.policies.some((p) => p.test(subject));
-  return engine.action === 'ALLOW' ? matched : engine.action === 'DENY' ? !matched : true;
+/**
+ * Starts compiled rules. Policies: ALLOW needs a matching policy, DENY none; LOG lets all
+ * through. A matcher: the action it yields decides (LOG lets through); none yielded denies.
+ */
+export function startRbacEngine(engine: RbacEngine, counters: CounterSource): RbacDecide {
+  if (engine.kind === 'matcher') {
+    const decide = engine.plan(counters);
+    return (s) => {
+      const action = decide(s);
+      return action !== null && action.action !== 'DENY';
+    };
+  }
+  const { action, policies } = engine;
+  return (s) => {
+    const matched = policies.some((p) => p.test(s));
+    return action === 'ALLOW' ? matched : action === 'DENY' ? !matched : true;
+  };
 }
