@@ -14,6 +14,7 @@ import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { compileTestHcm } from '../../helpers/compile.js';
+import { cluster, SETTLE_MS, settle } from '../../helpers/dataplane.js';
 import {
   closedPort,
   echoServer,
@@ -23,6 +24,7 @@ import {
   post,
 } from '../../helpers/grpc-upstream.js';
 import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 
 const GRPC = { 'content-type': 'application/grpc' };
 
@@ -116,10 +118,16 @@ describe('grpc_http1_bridge', () => {
     assert.ok(stat('echo', 'test.Echo.Echo.0') >= 1);
   });
 
-  it('a trailers-only error passes as the server sent it: 200, its grpc-status and grpc-message, counted a failure', async () => {
+  // Root cause: the bridge read grpc-status only from trailers, so a trailers-only error (the
+  // status in the one head a gRPC server sends for an error before any message) kept its 200,
+  // where the reference answers 503 since 1.18 (envoyproxy/envoy#14872).
+  it('a trailers-only error from a real gRPC server is a 503 with its grpc-status and grpc-message in the head, counted a failure', async () => {
     const failure = stat('echo', 'test.Echo.Echo.failure');
+    const errors = proxy.counter('http.egress.downstream_rq_5xx');
     const a = await post(proxy.port, '/test.Echo/Echo', GRPC, frame('missing'));
-    assert.equal(a.status, 200);
+    assert.equal(a.status, 503);
+    assert.equal(a.headers['content-length'], '0');
+    assert.equal(proxy.counter('http.egress.downstream_rq_5xx'), errors + 1);
     assert.equal(a.headers['grpc-status'], '5');
     // grpc-js percent-encodes its message; the bridge copies it as sent.
     assert.equal(a.headers['grpc-message'], 'no%20such%20thing');
@@ -207,5 +215,99 @@ describe('gRPC filter config', () => {
       () => grpcOf({ name: 'envoy.grpc_web', config: { withhold_grpc_frames: true } }),
       /withhold_grpc_frames/,
     );
+  });
+});
+
+describe('grpc_http1_bridge in a proxy process with two workers, configured as the reference documents it', () => {
+  let grpcServer: Awaited<ReturnType<typeof echoServer>>;
+  let proc: ProxyProcess;
+  let port: number;
+
+  before(async () => {
+    grpcServer = await echoServer();
+    proc = await startProxyProcess(
+      {
+        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        static_resources: {
+          clusters: [cluster('grpc', [grpcServer.port], { http2_protocol_options: {} })],
+          listeners: [
+            {
+              name: 'bridge',
+              address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+              filter_chains: [
+                {
+                  filters: [
+                    {
+                      name: 'envoy.filters.network.http_connection_manager',
+                      typed_config: {
+                        '@type':
+                          'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+                        stat_prefix: 'bridge',
+                        route_config: {
+                          virtual_hosts: [
+                            {
+                              name: 'grpc',
+                              domains: ['*'],
+                              routes: [{ match: { prefix: '/' }, route: { cluster: 'grpc' } }],
+                            },
+                          ],
+                        },
+                        // As the reference's docs give the filter (grpc_http1_bridge_filter.rst).
+                        http_filters: [
+                          {
+                            name: 'envoy.filters.http.grpc_http1_bridge',
+                            typed_config: {
+                              '@type':
+                                'type.googleapis.com/envoy.extensions.filters.http.grpc_http1_bridge.v3.Config',
+                            },
+                          },
+                          {
+                            name: 'envoy.filters.http.router',
+                            typed_config: {
+                              '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
+                            },
+                          },
+                        ],
+                      },
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+      },
+      ['--concurrency', '2'],
+    );
+    port = await proc.listenerPort('bridge');
+  });
+
+  after(async () => {
+    await proc?.stop();
+    grpcServer?.close();
+  });
+
+  it('answers each of several calls: the reply 200, the trailers-only error 503 with its grpc-status in the head', async () => {
+    for (let i = 0; i < 4; i++) {
+      const ok = await post(port, '/test.Echo/Echo', GRPC, frame(`m${i}`));
+      assert.equal(ok.status, 200);
+      assert.equal(ok.headers['grpc-status'], '0');
+      assert.deepEqual(
+        frames(ok.body).map((f) => f.payload.toString()),
+        [`echo:m${i}`],
+      );
+      const failed = await post(port, '/test.Echo/Echo', GRPC, frame('missing'));
+      assert.equal(failed.status, 503);
+      assert.equal(failed.headers['grpc-status'], '5');
+      assert.equal(failed.headers['grpc-message'], 'no%20such%20thing');
+    }
+    const count = async (name: string) =>
+      Number(
+        new RegExp(`^${name.replaceAll('.', '\\.')}: (\\d+)$`, 'm').exec(
+          (await proc.get('/stats')).body,
+        )?.[1] ?? -1,
+      );
+    assert.equal(await settle(() => count('cluster.grpc.grpc.test.Echo.Echo.failure'), 4, SETTLE_MS), 4);
+    assert.equal(await settle(() => count('http.bridge.downstream_rq_5xx'), 4, SETTLE_MS), 4);
   });
 });

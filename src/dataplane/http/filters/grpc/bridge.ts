@@ -10,15 +10,17 @@ import {
 } from '../api.js';
 
 /** A `grpc-status` the reference reads as OK: an integer equal to 0. */
-const DIGITS = /^\d+$/;
+const isOk = (status: string) => /^\d+$/.test(status) && Number(status) === 0;
 
 /**
  * The `grpc_http1_bridge` filter of one request. For a gRPC request (`application/grpc[+codec]`)
  * over HTTP/1.x, whose clients cannot read trailers, it holds the response head and body
  * (within the buffer limit, as the reference) until the upstream's trailers come, copies their
  * `grpc-status` and `grpc-message` into the head, turns the status into 503 when `grpc-status`
- * is not 0, and sends what it held with its length. A response that ends without trailers goes
- * out as it came, with its length. Over HTTP/2 it only counts. The proxy's own replies pass.
+ * is not 0, and sends what it held with its length. A trailers-only answer (a head that ends
+ * the response, with its `grpc-status`) gets the same 503, as the reference's since 1.18. A
+ * response that ends without trailers goes out as it came, with its length. Over HTTP/2 it
+ * only counts. The proxy's own replies pass.
  */
 export class GrpcBridgeFilter implements StreamFilter {
   private stats: GrpcStatTracker | null = null;
@@ -37,11 +39,17 @@ export class GrpcBridgeFilter implements StreamFilter {
     return CONTINUE;
   }
 
-  encodeHeaders(_status: number, headers: string[]): FilterStatus {
+  encodeHeaders(_status: number, headers: string[], stream: FilterStream): FilterStatus {
     this.stats?.charge(headers);
-    if (!this.bridging) return CONTINUE;
-    this.head = headers;
-    return STOP_ITERATION;
+    if (!this.bridging || stream.localReply) return CONTINUE;
+    const status = stream.responseLength === 0 ? flatValue(headers, 'grpc-status') : undefined;
+    if (status === undefined) {
+      this.head = headers;
+      return STOP_ITERATION;
+    }
+    // A trailers-only answer: its status is in the head, which ends the response.
+    if (!isOk(status)) stream.responseStatus = 503;
+    return CONTINUE;
   }
 
   encodeData(stream: FilterStream, chunk: Buffer, end: boolean): FilterStatus {
@@ -60,7 +68,7 @@ export class GrpcBridgeFilter implements StreamFilter {
     if (head === null) return CONTINUE;
     const status = flatValue(trailers, 'grpc-status');
     if (status !== undefined) {
-      if (!DIGITS.test(status) || Number(status) !== 0) stream.responseStatus = 503;
+      if (!isOk(status)) stream.responseStatus = 503;
       setHeader(head, 'grpc-status', status);
     }
     const message = flatValue(trailers, 'grpc-message');

@@ -52,6 +52,34 @@ describe('grpc_http1_bridge', () => {
     });
   });
 
+  it('over HTTP/1.1, a trailers-only head (it ends the response) with a non-zero grpc-status is a 503 at once; with 0, a 200', () => {
+    for (const [grpcStatus, want] of [
+      ['5', 503],
+      ['x', 503],
+      ['0', 200],
+    ] as const) {
+      const { runner, out, ends } = chainOf([new GrpcBridgeFilter(() => null)], request('HTTP/1.1'));
+      runner.decodeHeaders();
+      ends.responseLength = 0;
+      runner.encodeHeaders(200, ['content-type', 'application/grpc', 'grpc-status', grpcStatus]);
+      assert.deepEqual(out.head, {
+        status: want,
+        headers: ['content-type', 'application/grpc', 'grpc-status', grpcStatus],
+        length: 0,
+      });
+    }
+  });
+
+  it('over HTTP/1.1, an empty head without grpc-status is held for trailers that may follow', () => {
+    const { runner, out, ends } = chainOf([new GrpcBridgeFilter(() => null)], request('HTTP/1.1'));
+    runner.decodeHeaders();
+    ends.responseLength = 0;
+    runner.encodeHeaders(200, ['content-type', 'application/grpc']);
+    assert.ok(out.head === null, 'held');
+    runner.encodeTrailers(['grpc-status', '13']);
+    assert.equal((out.head as { status: number } | null)?.status, 503);
+  });
+
   it('answers 500 for a response past the buffer limit, as the reference (it holds it whole)', () => {
     const { runner, out } = chainOf([new GrpcBridgeFilter(() => null)], request('HTTP/1.1'), 16);
     runner.decodeHeaders();
