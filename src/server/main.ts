@@ -3,14 +3,15 @@ import { bootstrapLoaded, hotRestarted, hotRestartParent, serverStateChanged } f
 import { startAdmin } from '../admin/server.js';
 import { loadBootstrap } from '../bootstrap/load.js';
 import { hotRestartVersion } from '../cli/hot-restart-version.js';
-import type { Options } from '../options.js';
 import { commandLineOptionsJson } from '../cli/server-info-options.js';
 import { createContext, type ServerContext } from '../context.js';
 import { startDataPlane } from '../dataplane/index.js';
 import { ListenSockets } from '../dataplane/listeners/sockets.js';
-import { collectStartUp, collectWhenIdle, lendHeapToStartUp, settleServingHeap } from '../memory.js';
-import { VERSION } from '../version.js';
 import { startEdges } from '../edges/start.js';
+import { surviveBrokenPipes } from '../logging/broken-pipes.js';
+import { collectStartUp, collectWhenIdle, lendHeapToStartUp, settleServingHeap } from '../memory.js';
+import type { Options } from '../options.js';
+import { VERSION } from '../version.js';
 import { ParentLink } from './hot-restart/child.js';
 import { startHotRestartParent } from './hot-restart/parent.js';
 import { stopOnSignals } from './shutdown.js';
@@ -46,6 +47,7 @@ function followParent(ctx: ServerContext, parent: ParentLink): void {
  * Resolves to the context so tests and the CLI can drive shutdown.
  */
 export async function serve(options: Options): Promise<ServerContext> {
+  surviveBrokenPipes();
   lendHeapToStartUp();
   const loaded = loadBootstrap(options);
   if (!loaded.ok) {

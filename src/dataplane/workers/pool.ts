@@ -3,6 +3,7 @@ import type { Subscription } from 'rxjs';
 import type { JsonObject, ProxyEvent } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
 import type { Core } from '../../core.js';
+import { relayWorkerOutput } from '../../logging/broken-pipes.js';
 import { workerResourceLimits } from '../../memory.js';
 import type { OutcomeBatch } from '../../upstream/outcomes.js';
 import type { PortSource } from '../listeners/sockets.js';
@@ -217,7 +218,10 @@ export class WorkerPool {
       execArgv: workerExecArgv([...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)]),
       env: { ...process.env, PROXY_WORKER_ID: String(slot.id) },
       resourceLimits: workerResourceLimits(),
+      stdout: true,
+      stderr: true,
     });
+    relayWorkerOutput(worker);
     slot.worker = worker;
     slot.initialised = false;
     const ready = this.readyWaiters.has(slot.id)
