@@ -1,16 +1,11 @@
 import type { Counters } from '../../../../stats/store.js';
 import type { StreamInfo } from '../../../access-log/stream-info.js';
 import { headerValue, removeHeader, setHeader } from '../../../codec/request.js';
+import { CodecFilter, directionOn } from '../../compression/codec-filter.js';
 import { fieldValue, hasToken, noTransform, responseHasBody } from '../../compression/headers.js';
 import { Codec } from '../../compression/stream.js';
-import { featureEnabled, type RuntimeLookup } from '../../runtime-fraction.js';
-import {
-  CONTINUE,
-  type DataStatus,
-  type FilterStatus,
-  type FilterStream,
-  type StreamFilter,
-} from '../api.js';
+import type { RuntimeLookup } from '../../runtime-fraction.js';
+import { CONTINUE, type FilterStatus, type FilterStream, type StreamFilter } from '../api.js';
 import { type Candidate, chooseEncoding, type EncodingDecision } from './accept-encoding.js';
 import type { CompressorConfig, CompressorPerRoute, DirectionRules } from './config.js';
 
@@ -65,22 +60,18 @@ function mediaType(value: string | undefined): string {
   return (semi < 0 ? value : value.slice(0, semi)).trim().toLowerCase();
 }
 
-function enabled(rules: DirectionRules, runtime: RuntimeLookup): boolean {
-  return rules.enabled === null || featureEnabled(rules.enabled, runtime);
-}
-
 /**
  * One request's compressor filter, as the reference's `envoy.filters.http.compressor`: the
  * response compressed in the encoding the client prefers among the chain's compressors, the
  * request body too when `request_direction_config` asks.
  */
-export class CompressorFilter implements StreamFilter {
+export class CompressorFilter extends CodecFilter<DirectionStats> implements StreamFilter {
   private acceptEncoding: string | undefined = undefined;
-  private requestCodec: Codec | null = null;
-  private responseCodec: Codec | null = null;
   private perRoute: CompressorPerRoute | undefined = undefined;
 
-  constructor(private readonly s: CompressorShared) {}
+  constructor(private readonly s: CompressorShared) {
+    super(s);
+  }
 
   decodeHeaders(stream: FilterStream): FilterStatus {
     const s = this.s;
@@ -102,7 +93,7 @@ export class CompressorFilter implements StreamFilter {
     if (
       rules !== null &&
       req.hasBody &&
-      enabled(rules, s.runtime) &&
+      directionOn(rules.enabled, s.runtime) &&
       this.longEnough(rules, req.contentLength, s.request) &&
       this.typeAllowed(rules, headerValue(req, 'content-type')) &&
       headerValue(req, 'content-encoding') === undefined
@@ -113,18 +104,6 @@ export class CompressorFilter implements StreamFilter {
       this.requestCodec = this.codec();
     } else s.request.notCompressed.inc();
     return CONTINUE;
-  }
-
-  decodeData(_stream: FilterStream, chunk: Buffer, end: boolean): DataStatus {
-    return this.requestCodec === null
-      ? CONTINUE
-      : this.compress(this.requestCodec, this.s.request, chunk, end);
-  }
-
-  decodeTrailers(): DataStatus {
-    return this.requestCodec === null
-      ? CONTINUE
-      : this.compress(this.requestCodec, this.s.request, EMPTY, true);
   }
 
   encodeHeaders(status: number, headers: string[], stream: FilterStream): FilterStatus {
@@ -156,29 +135,11 @@ export class CompressorFilter implements StreamFilter {
     return CONTINUE;
   }
 
-  encodeData(_stream: FilterStream, chunk: Buffer, end: boolean): DataStatus {
-    return this.responseCodec === null
-      ? CONTINUE
-      : this.compress(this.responseCodec, this.s.response, chunk, end);
-  }
-
-  encodeTrailers(): DataStatus {
-    return this.responseCodec === null
-      ? CONTINUE
-      : this.compress(this.responseCodec, this.s.response, EMPTY, true);
-  }
-
-  onDestroy(): void {
-    this.requestCodec?.close();
-    this.responseCodec?.close();
-    this.requestCodec = this.responseCodec = null;
-  }
-
   private codec(): Codec {
     return new Codec((this.s.config.library as NonNullable<CompressorConfig['library']>).codec);
   }
 
-  private compress(codec: Codec, stats: DirectionStats, chunk: Buffer, end: boolean): Buffer {
+  protected transform(codec: Codec, stats: DirectionStats, chunk: Buffer, end: boolean): Buffer {
     stats.uncompressedBytes.add(chunk.length);
     const out = codec.write(chunk, end) ?? EMPTY;
     stats.compressedBytes.add(out.length);
@@ -187,7 +148,7 @@ export class CompressorFilter implements StreamFilter {
 
   /** Response compression, as the route's override (if any) or the filter's flag says. */
   private responseEnabled(): boolean {
-    return this.perRoute?.responseEnabled ?? enabled(this.s.config.response, this.s.runtime);
+    return this.perRoute?.responseEnabled ?? directionOn(this.s.config.response.enabled, this.s.runtime);
   }
 
   /** A declared length at least the minimum (an unknown length is); counts one too small. */

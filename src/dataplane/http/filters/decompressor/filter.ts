@@ -1,15 +1,10 @@
 import type { Counter, Counters } from '../../../../stats/store.js';
 import { headerValue, removeHeader, setHeader } from '../../../codec/request.js';
+import { CodecFilter, directionOn } from '../../compression/codec-filter.js';
 import { fieldValue, noTransform, responseHasBody } from '../../compression/headers.js';
 import { Codec } from '../../compression/stream.js';
-import { featureEnabled, type RuntimeLookup } from '../../runtime-fraction.js';
-import {
-  CONTINUE,
-  type DataStatus,
-  type FilterStatus,
-  type FilterStream,
-  type StreamFilter,
-} from '../api.js';
+import type { RuntimeLookup } from '../../runtime-fraction.js';
+import { CONTINUE, type FilterStatus, type FilterStream, type StreamFilter } from '../api.js';
 import type { DecompressorConfig, DecompressRules } from './config.js';
 
 /** One direction's counters, under `<stat_prefix>decompressor.<library name>.<library>.{request,response}.`. */
@@ -52,16 +47,15 @@ export function withAcceptedEncoding(value: string | undefined, encoding: string
  * whose first `Content-Encoding` is the library's is decompressed on its way, in each direction
  * that is on, and that coding dropped from the header.
  */
-export class DecompressorFilter implements StreamFilter {
-  private requestCodec: Codec | null = null;
-  private responseCodec: Codec | null = null;
-
-  constructor(private readonly s: DecompressorShared) {}
+export class DecompressorFilter extends CodecFilter<DecompressStats> implements StreamFilter {
+  constructor(private readonly s: DecompressorShared) {
+    super(s);
+  }
 
   decodeHeaders(stream: FilterStream): FilterStatus {
     const { s } = this;
     const req = stream.req;
-    if (this.on(s.config.response) && s.config.advertiseAcceptEncoding)
+    if (directionOn(s.config.response.enabled, s.runtime) && s.config.advertiseAcceptEncoding)
       setHeader(
         req.headers,
         'accept-encoding',
@@ -76,18 +70,6 @@ export class DecompressorFilter implements StreamFilter {
     return CONTINUE;
   }
 
-  decodeData(_stream: FilterStream, chunk: Buffer, end: boolean): DataStatus {
-    return this.requestCodec === null
-      ? CONTINUE
-      : this.decompress(this.requestCodec, this.s.request, chunk, end);
-  }
-
-  decodeTrailers(): DataStatus {
-    return this.requestCodec === null
-      ? CONTINUE
-      : this.decompress(this.requestCodec, this.s.request, EMPTY, true);
-  }
-
   encodeHeaders(status: number, headers: string[], stream: FilterStream): FilterStatus {
     if (stream.localReply || !responseHasBody(status, stream.req.method, stream.responseLength))
       return CONTINUE;
@@ -98,30 +80,8 @@ export class DecompressorFilter implements StreamFilter {
     return CONTINUE;
   }
 
-  encodeData(_stream: FilterStream, chunk: Buffer, end: boolean): DataStatus {
-    return this.responseCodec === null
-      ? CONTINUE
-      : this.decompress(this.responseCodec, this.s.response, chunk, end);
-  }
-
-  encodeTrailers(): DataStatus {
-    return this.responseCodec === null
-      ? CONTINUE
-      : this.decompress(this.responseCodec, this.s.response, EMPTY, true);
-  }
-
-  onDestroy(): void {
-    this.requestCodec?.close();
-    this.responseCodec?.close();
-    this.requestCodec = this.responseCodec = null;
-  }
-
   private library(): NonNullable<DecompressorConfig['library']> {
     return this.s.config.library as NonNullable<DecompressorConfig['library']>;
-  }
-
-  private on(rules: DecompressRules): boolean {
-    return rules.enabled === null || featureEnabled(rules.enabled, this.s.runtime);
   }
 
   /**
@@ -132,7 +92,11 @@ export class DecompressorFilter implements StreamFilter {
   private applies(rules: DecompressRules, headers: string[], stats: DecompressStats): boolean {
     const codings = fieldValue(headers, 'content-encoding');
     const first = codings === undefined ? '' : (codings.split(',')[0] as string).trim().toLowerCase();
-    if (!this.on(rules) || (!rules.ignoreNoTransform && noTransform(headers)) || first !== this.s.encoding) {
+    if (
+      !directionOn(rules.enabled, this.s.runtime) ||
+      (!rules.ignoreNoTransform && noTransform(headers)) ||
+      first !== this.s.encoding
+    ) {
       stats.notDecompressed.inc();
       return false;
     }
@@ -148,7 +112,7 @@ export class DecompressorFilter implements StreamFilter {
    * The body's next decompressed bytes. A body that will not decompress (corrupt, cut short, or
    * past its inflate ratio) is counted once and goes on no further, as the reference's.
    */
-  private decompress(codec: Codec, stats: DecompressStats, chunk: Buffer, end: boolean): Buffer {
+  protected transform(codec: Codec, stats: DecompressStats, chunk: Buffer, end: boolean): Buffer {
     const wasBroken = codec.broken;
     const out = codec.write(chunk, end);
     stats.compressedBytes.add(chunk.length);
