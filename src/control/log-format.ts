@@ -77,8 +77,12 @@ export function parseLogLine(text: string): LogLine | string {
   return { kind: 'envelope', envelope: o as unknown as Envelope<ProxyEvent> };
 }
 
+/**
+ * A whole number the store can add 1 to: past 2^53 it cannot (and `JSON.parse` has already
+ * rounded the text), so a line with such a `seq` is malformed, not where numbering goes on.
+ */
 function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
 /** One envelope as a log line (with its newline), secrets redacted. */

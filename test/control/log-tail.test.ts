@@ -53,3 +53,15 @@ test('lines of any length around the 64 KiB read size are found whole', () => {
     { seed: 11, numRuns: 40 },
   );
 });
+
+test('a sequence number past 2^53 is no sequence number: the restart numbers on from the last good one', () => {
+  // Root cause: a last line whose `seq` JSON.parse rounds (9007199254740993 reads as 2^53) was
+  // taken as the last sequence number; the restarted run then stamped every event 2^53 (adding
+  // 1 no longer changes it), acknowledged every mutation, and left a file that replays only up
+  // to its first repeat ("seq 9007199254740992 does not follow 9007199254740992").
+  const corrupt = envelope(3).replace('"seq":3', '"seq":9007199254740993');
+  assert.equal(tailOf(HEADER + envelope(1) + envelope(2) + corrupt)?.lastSeq, 2);
+  const checkpointed = checkpoint(3).replace('"seq":3', `"seq":${2 ** 60}`);
+  assert.equal(tailOf(HEADER + envelope(1) + envelope(2) + checkpointed)?.lastSeq, 2);
+  assert.equal(tailOf(HEADER + envelope(Number.MAX_SAFE_INTEGER))?.lastSeq, Number.MAX_SAFE_INTEGER);
+});
