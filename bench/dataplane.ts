@@ -158,14 +158,18 @@ function rows(targets: Target[], samples: Map<Target, Samples>, setup: string): 
     (s) => s.rps,
     (name) => rpsNotes[name],
   );
-  figure(`p50 at ${RATE} req/s (h2load --h1, ${RATE_CLIENTS} conns)`, 'ms', (s) => s.p50);
+  figure(`p50 at ${RATE} req/s (h2load --h1, ${RATE_CLIENTS} conns opened 1 ms apart)`, 'ms', (s) => s.p50);
   figure(
-    `p99 at ${RATE} req/s (h2load --h1, ${RATE_CLIENTS} conns)`,
+    `p99 at ${RATE} req/s (h2load --h1, ${RATE_CLIENTS} conns opened 1 ms apart)`,
     'ms',
     (s) => s.p99,
     (name) => (name === C1 ? 'target <= 1.0x in each run (issue 28)' : undefined),
   );
-  figure(`p99.9 at ${RATE} req/s (h2load --h1, ${RATE_CLIENTS} conns)`, 'ms', (s) => s.p999);
+  figure(
+    `p99.9 at ${RATE} req/s (h2load --h1, ${RATE_CLIENTS} conns opened 1 ms apart)`,
+    'ms',
+    (s) => s.p999,
+  );
   figure(`HTTP/2 req/s (h2load -c${H2_CLIENTS} -m${H2_STREAMS}, h2c)`, 'req/s', (s) => s.h2rps);
   figure(
     'CPU per request (utime+stime during wrk)',

@@ -1,7 +1,7 @@
 /**
  * Load generators of the data-plane benchmark, run as child processes and parsed:
  * wrk (closed loop, fixed connections) for HTTP/1.1 requests/s, h2load for the fixed-rate
- * latency run (`--h1 --rps`, per-request times from `--log-file`) and for HTTP/2 requests/s.
+ * latency run (`--h1 --rps`, connections opened 1 ms apart, per-request times from `--log-file`) and for HTTP/2 requests/s.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -88,9 +88,25 @@ export function median(values: readonly number[]): number {
   );
 }
 
+/** h2load's per-request log: start (µs since the epoch), status, µs until the end of the response. */
+function requestLog(path: string): Array<{ start: number; ms: number }> {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [start, , us] = line.split('\t');
+      return { start: Number(start), ms: Number(us) / 1000 };
+    });
+}
+
 /**
- * HTTP/1.1 at a fixed total rate: `clients` connections each sending `rate / clients` req/s
- * for `seconds` after a 1 s warm-up; p50/p99 from h2load's per-request log.
+ * HTTP/1.1 at a fixed total rate: `clients` connections each sending `rate / clients` req/s,
+ * for a warm-up second and then `seconds`; p50/p99/p99.9 from h2load's per-request log, the
+ * warm-up's requests left out. The connections are opened 1 ms apart (`-r1 --rate-period=1ms`)
+ * and each keeps the phase it started with, so requests arrive spread over each period. With
+ * `--rps` alone every connection starts at once and stays in step: the 20 requests of a period
+ * arrived together, and a peer's p99 was the time to drain the last of 20 (bench/README.md,
+ * "The tail at 2,000 req/s was bursts of 20").
  */
 export async function h2loadLatency(
   url: string,
@@ -100,6 +116,7 @@ export async function h2loadLatency(
   cpus?: string,
 ): Promise<LatencyResult> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-h2load-'));
+  const warmUpSeconds = 1;
   try {
     const log = join(dir, 'requests.tsv');
     const out = await run(
@@ -107,20 +124,21 @@ export async function h2loadLatency(
       [
         '--h1',
         `-c${clients}`,
+        '-r1',
+        '--rate-period=1ms',
+        `-n${rate * (seconds + warmUpSeconds)}`,
         `--rps=${rate / clients}`,
-        `-D${seconds}`,
-        '--warm-up-time=1',
         `--log-file=${log}`,
         url,
       ],
       cpus,
-      (seconds + 15) * 1000,
+      (seconds + warmUpSeconds + 15) * 1000,
     );
-    // Columns: start (us since epoch), status, microseconds until the end of the response.
-    const times = readFileSync(log, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => Number(line.split('\t')[2]) / 1000)
+    const requests = requestLog(log);
+    const measuredFrom = Math.min(...requests.map((r) => r.start)) + warmUpSeconds * 1e6;
+    const times = requests
+      .filter((r) => r.start >= measuredFrom)
+      .map((r) => r.ms)
       .sort((a, b) => a - b);
     return {
       ...h2loadSummary(out),
