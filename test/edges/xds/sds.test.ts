@@ -16,7 +16,7 @@ import type { JsonObject } from '../../../events/index.js';
 import { kindOfTypeUrl } from '../../../src/edges/xds/types.js';
 import { GoControlPlane, type Snapshot, skipGoControlPlane } from '../../helpers/go-control-plane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
-import { steadyLoad } from '../../helpers/steady-load.js';
+import { type SteadyLoad, steadyLoad } from '../../helpers/steady-load.js';
 import {
   ADMIN,
   adsConfig,
@@ -30,6 +30,7 @@ import { XdsServer } from '../../helpers/xds-server.js';
 import { type Issued, makePki, type TestPki, x509 } from '../../tls/certs.js';
 
 const ADS_V3 = { ads: {}, resource_api_version: 'V3' };
+const SPIFFE_FRONT = 'URI:spiffe://mesh/ns/default/sa/front';
 
 /** A TLS upstream asking every client for a certificate signed by the mesh CA; it records their serials. */
 async function mtlsUpstream(pki: TestPki, server: Issued) {
@@ -67,6 +68,54 @@ async function mtlsUpstream(pki: TestPki, server: Issued) {
   };
 }
 
+type Backend = Awaited<ReturnType<typeof mtlsUpstream>>;
+
+/** A mesh's CA, a workload certificate (`first`), the one it rotates to (`second`) and an mTLS upstream. */
+async function meshPki(names: [string, string], san: string) {
+  const pki = makePki();
+  return {
+    pki,
+    first: pki.leaf(names[0], [san]),
+    second: pki.leaf(names[1], [san]),
+    backend: await mtlsUpstream(pki, pki.leaf('backend', ['DNS:backend.mesh'])),
+  };
+}
+
+/**
+ * Starts steady load on `port`, rotates to `next` once traffic flows, and waits until `/certs`
+ * shows it and the upstream saw a new handshake presenting it; the load runs on.
+ */
+async function rotateUnderLoad(
+  proxy: ProxyProcess,
+  port: number,
+  backend: Backend,
+  next: Issued,
+  rotate: () => Promise<unknown>,
+  load: { clients: number; probeEveryMs: number; maxRequests: number; warm: number },
+): Promise<SteadyLoad> {
+  const running = steadyLoad(port, {
+    h1Clients: load.clients,
+    h2Clients: 0,
+    probeEveryMs: load.probeEveryMs,
+    maxRequests: load.maxRequests,
+    body: 'ok',
+  });
+  await until('traffic', async () => running.ok > load.warm, 20_000);
+  const seenBefore = backend.serials.length;
+  await rotate();
+  await until(
+    '/certs to show the new serial',
+    async () => (await certSerials(proxy)).includes(serialOf(next)),
+    20_000,
+  );
+  await until(
+    'a new upstream handshake with the new certificate',
+    async () => backend.serials.slice(seenBefore).includes(serialOf(next)),
+    20_000,
+  );
+  return running;
+}
+
 const clientSecret = (name: string, cert: Issued) => ({
   name,
   tls_certificate: {
@@ -83,8 +132,13 @@ const trustSecret = (pki: TestPki) => ({
   },
 });
 
-/** The cluster Istio-like control planes push: STATIC members, mTLS with both halves from SDS. */
-const meshCluster = (port: number) => ({
+const meshTrustSds = { validation_context_sds_secret_config: { name: 'mesh-trust', sds_config: ADS_V3 } };
+
+/**
+ * The cluster Istio-like control planes push: STATIC members, mTLS with both halves from SDS,
+ * the trust bundle inside a combined validation context or (`combined` false) on its own.
+ */
+const meshCluster = (port: number, combined = true) => ({
   ...staticCluster('backend', [port]),
   // A handshake on a loaded 2-core machine can take more than the fixture's 0.25 s.
   connect_timeout: '5s',
@@ -95,10 +149,9 @@ const meshCluster = (port: number) => ({
       sni: 'backend.mesh',
       common_tls_context: {
         tls_certificate_sds_secret_configs: [{ name: 'workload-cert', sds_config: ADS_V3 }],
-        combined_validation_context: {
-          default_validation_context: {},
-          validation_context_sds_secret_config: { name: 'mesh-trust', sds_config: ADS_V3 },
-        },
+        ...(combined
+          ? { combined_validation_context: { default_validation_context: {}, ...meshTrustSds } }
+          : meshTrustSds),
       },
     },
   },
@@ -124,16 +177,13 @@ describe('SDS on ADS (v3): a mesh cluster with mTLS from secrets', () => {
   let pki: TestPki;
   let xds: XdsServer;
   let proxy: ProxyProcess;
-  let backend: Awaited<ReturnType<typeof mtlsUpstream>>;
+  let backend: Backend;
   let port: number;
   let first: Issued;
   let second: Issued;
 
   before(async () => {
-    pki = makePki();
-    first = pki.leaf('workload-1', ['URI:spiffe://mesh/ns/default/sa/front']);
-    second = pki.leaf('workload-2', ['URI:spiffe://mesh/ns/default/sa/front']);
-    backend = await mtlsUpstream(pki, pki.leaf('backend', ['DNS:backend.mesh']));
+    ({ pki, first, second, backend } = await meshPki(['workload-1', 'workload-2'], SPIFFE_FRONT));
     xds = await XdsServer.start();
     xds.set('cds', [meshCluster(backend.port)], 'c1');
     xds.set('sds', [clientSecret('workload-cert', first), trustSecret(pki)], 's1');
@@ -167,15 +217,7 @@ describe('SDS on ADS (v3): a mesh cluster with mTLS from secrets', () => {
     assert.equal(res.status, 200);
     assert.equal(res.body, 'ok');
     assert.ok(backend.serials.includes(serialOf(first)), 'the upstream saw the SDS client certificate');
-    assert.deepEqual(
-      (await certSerials(proxy)).sort(),
-      [
-        serialOf(first),
-        x509(pki.ca.cert, ['-serial'])
-          .replace(/^serial=/, '')
-          .toLowerCase(),
-      ].sort(),
-    );
+    assert.deepEqual((await certSerials(proxy)).sort(), [serialOf(first), serialOf(pki.ca)].sort());
     assert.equal(await statValue(proxy, 'sds.workload-cert.update_success'), 1);
   });
 
@@ -221,27 +263,16 @@ describe('SDS on ADS (v3): a mesh cluster with mTLS from secrets', () => {
   });
 
   it('rotates the certificate under load: no failed request, new handshakes present the new one, /certs shows its serial', async () => {
-    const load = steadyLoad(port, {
-      h1Clients: 4,
-      h2Clients: 0,
+    const rotate = () => {
+      xds.set('sds', [clientSecret('workload-cert', second), trustSecret(pki)], 's2');
+      return xds.ack('sds', 's2');
+    };
+    const load = await rotateUnderLoad(proxy, port, backend, second, rotate, {
+      clients: 4,
       probeEveryMs: 50,
       maxRequests: 20_000,
-      body: 'ok',
+      warm: 50,
     });
-    await until('traffic', async () => load.ok > 50, 20_000);
-    const seenBefore = backend.serials.length;
-    xds.set('sds', [clientSecret('workload-cert', second), trustSecret(pki)], 's2');
-    await xds.ack('sds', 's2');
-    await until(
-      '/certs to show the new serial',
-      async () => (await certSerials(proxy)).includes(serialOf(second)),
-      20_000,
-    );
-    await until(
-      'a new upstream handshake with the new certificate',
-      async () => backend.serials.slice(seenBefore).includes(serialOf(second)),
-      20_000,
-    );
     const okAtRotation = load.ok;
     await until('more traffic after the rotation', async () => load.ok > okAtRotation + 50, 20_000);
     const result = await load.stop();
@@ -325,16 +356,13 @@ describe('SDS from a file (listener certificate) and a v2 SDS service (cluster t
   let pki: TestPki;
   let xds: XdsServer;
   let proxy: ProxyProcess | undefined;
-  let backend: Awaited<ReturnType<typeof mtlsUpstream>>;
+  let backend: Backend;
   let file: string;
   let first: Issued;
   let second: Issued;
 
   before(async () => {
-    pki = makePki();
-    first = pki.leaf('front-1', ['DNS:front.mesh']);
-    second = pki.leaf('front-2', ['DNS:front.mesh']);
-    backend = await mtlsUpstream(pki, pki.leaf('backend', ['DNS:backend.mesh']));
+    ({ pki, first, second, backend } = await meshPki(['front-1', 'front-2'], 'DNS:front.mesh'));
     xds = await XdsServer.start();
     file = join(pki.dir, 'front-cert.json');
     writeSecretFile(file, 'f1', clientSecret('front-cert', first));
@@ -438,28 +466,13 @@ for (const apiType of ['GRPC', 'DELTA_GRPC'] as const)
     let pki: TestPki;
     let cp: GoControlPlane;
     let proxy: ProxyProcess;
-    let backend: Awaited<ReturnType<typeof mtlsUpstream>>;
+    let backend: Backend;
     let first: Issued;
     let second: Issued;
     const snapshot = (version: string, cert: Issued): Snapshot => ({
       node_id: 'mesh-node',
       version,
-      clusters: [
-        {
-          ...meshCluster(backend.port),
-          transport_socket: {
-            name: 'envoy.transport_sockets.tls',
-            typed_config: {
-              '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
-              sni: 'backend.mesh',
-              common_tls_context: {
-                tls_certificate_sds_secret_configs: [{ name: 'workload-cert', sds_config: ADS_V3 }],
-                validation_context_sds_secret_config: { name: 'mesh-trust', sds_config: ADS_V3 },
-              },
-            },
-          },
-        },
-      ],
+      clusters: [meshCluster(backend.port, false)],
       secrets: [
         clientSecret('workload-cert', cert),
         { name: 'mesh-trust', validation_context: { trusted_ca: { inline_string: pki.ca.certPem } } },
@@ -485,10 +498,7 @@ for (const apiType of ['GRPC', 'DELTA_GRPC'] as const)
     };
 
     before(async () => {
-      pki = makePki();
-      first = pki.leaf('gcp-1', ['URI:spiffe://mesh/ns/default/sa/front']);
-      second = pki.leaf('gcp-2', ['URI:spiffe://mesh/ns/default/sa/front']);
-      backend = await mtlsUpstream(pki, pki.leaf('backend', ['DNS:backend.mesh']));
+      ({ pki, first, second, backend } = await meshPki(['gcp-1', 'gcp-2'], SPIFFE_FRONT));
       cp = await GoControlPlane.start(snapshot('1', first));
       proxy = await startProxyProcess(
         {
@@ -516,27 +526,16 @@ for (const apiType of ['GRPC', 'DELTA_GRPC'] as const)
       const port = await proxy.listenerPort('in');
       assert.equal((await get(port)).body, 'ok');
       assert.ok((await certSerials(proxy)).includes(serialOf(first)));
-      const load = steadyLoad(port, {
-        h1Clients: 2,
-        h2Clients: 0,
+      const rotate = () => {
+        cp.set(snapshot('2', second));
+        return secretsAcked('2');
+      };
+      const load = await rotateUnderLoad(proxy, port, backend, second, rotate, {
+        clients: 2,
         probeEveryMs: 100,
         maxRequests: 10_000,
-        body: 'ok',
+        warm: 20,
       });
-      await until('traffic', async () => load.ok > 20, 20_000);
-      const seenBefore = backend.serials.length;
-      cp.set(snapshot('2', second));
-      await secretsAcked('2');
-      await until(
-        '/certs to show the new serial',
-        async () => (await certSerials(proxy)).includes(serialOf(second)),
-        20_000,
-      );
-      await until(
-        'a new upstream handshake with the new certificate',
-        async () => backend.serials.slice(seenBefore).includes(serialOf(second)),
-        20_000,
-      );
       const result = await load.stop();
       assert.deepEqual(result.failed, []);
       assert.equal(result.refused, 0);
