@@ -47,7 +47,8 @@ const REGISTRIES: ReadonlyArray<{
 ];
 
 /**
- * Imports of a filter's module from outside it, as `importer -> module`, each with why it is
+ * Imports of a filter's module from outside it, as `importer -> module` (the importer a file,
+ * or a filter's file or folder), each with why it is
  * not part of adding a filter: code the filter shares with another, or a place the
  * reference's own route or connection manager reads it.
  */
@@ -66,17 +67,19 @@ const SHARED: Record<string, string> = {
     "`rate_limits` is a route's and a virtual host's own field, read by the rate limit filters",
   'src/dataplane/router/table.ts -> src/dataplane/http/filters/ratelimit/route-policy.ts':
     "`rate_limits` is a route's and a virtual host's own field, read by the rate limit filters",
-  'src/dataplane/http/filters/local-ratelimit.ts -> src/dataplane/http/filters/ext-authz/config.ts':
+  'src/dataplane/http/filters/local-ratelimit/ -> src/dataplane/http/filters/ext-authz/config.ts':
     'the HTTP status enum, read as ext_authz reads it',
-  'src/dataplane/network-filters/ext-authz/index.ts -> src/dataplane/http/filters/ext-authz/check.ts':
+  'src/dataplane/http/filters/local-ratelimit/ -> src/dataplane/http/filters/ratelimit/route-policy.ts':
+    "a route's `rate_limits` actions make the local filter's descriptors as they make the rate limit service's",
+  'src/dataplane/network-filters/ext-authz/ -> src/dataplane/http/filters/ext-authz/check.ts':
     "the network filter asks the HTTP filter's authorization client",
-  'src/dataplane/network-filters/ext-authz/index.ts -> src/dataplane/http/filters/ext-authz/config.ts':
+  'src/dataplane/network-filters/ext-authz/ -> src/dataplane/http/filters/ext-authz/config.ts':
     "the network filter compiles the HTTP filter's service settings",
   'src/dataplane/network-filters/rbac.ts -> src/dataplane/http/filters/rbac/engine.ts':
     "the network filter runs the HTTP filter's policy engine",
   'src/dataplane/network-filters/rbac.ts -> src/dataplane/http/filters/rbac/matcher.ts':
     "the network filter compiles the HTTP filter's matcher tree, over the connection's inputs",
-  'src/dataplane/http/filters/local-ratelimit.ts -> src/dataplane/network-filters/local-ratelimit/bucket.ts':
+  'src/dataplane/http/filters/local-ratelimit/ -> src/dataplane/network-filters/local-ratelimit/bucket.ts':
     "the HTTP filter's token bucket is the network filter's",
 };
 
@@ -143,7 +146,9 @@ describe('a filter is its own file or folder plus one registry line', () => {
       for (const target of targets) {
         const owner = filters.find((f) => inUnit(target, f.unit));
         if (owner === undefined || inUnit(importer, owner.unit) || importer === owner.registry) continue;
-        found.push(`${importer} -> ${target}`);
+        // A filter importing another is one sharing, whichever of its modules imports it.
+        const from = filters.find((f) => inUnit(importer, f.unit))?.unit ?? importer;
+        if (!found.includes(`${from} -> ${target}`)) found.push(`${from} -> ${target}`);
       }
     const unlisted = found.filter((edge) => !(edge in SHARED));
     assert.deepEqual(

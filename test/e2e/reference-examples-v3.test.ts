@@ -15,7 +15,7 @@ import { assertCorpusVerdicts, certificates, corpusFiles } from '../helpers/refe
 const corpusDir = join(root, 'fixtures/reference-examples-v3');
 
 /** The number that validate; raise it when a feature lands (never lower it). */
-const VALIDATING_AT_LEAST = 50;
+const VALIDATING_AT_LEAST = 52;
 
 const EXTENSION = (name: string) =>
   new RegExp(`unknown extension '${name.replaceAll('.', '\\.')}'.*not implemented`);

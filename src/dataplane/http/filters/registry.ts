@@ -9,7 +9,7 @@ import { extAuthzFactory } from './ext-authz/index.js';
 import { faultFactory } from './fault/index.js';
 import { grpcHttp1BridgeFactory, grpcWebFactory } from './grpc/index.js';
 import { healthCheckFactory } from './health-check.js';
-import { localRateLimitFactory } from './local-ratelimit.js';
+import { localRateLimitFactory } from './local-ratelimit/index.js';
 import { luaFactory } from './lua/index.js';
 import { rateLimitFactory } from './ratelimit/index.js';
 import { rbacFactory } from './rbac/index.js';

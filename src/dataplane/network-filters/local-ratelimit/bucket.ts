@@ -30,6 +30,7 @@ export function sharedClockUs(): number {
 export class TokenBucket {
   private readonly perTokenUs: number;
   private readonly fullSpanUs: number;
+  readonly maxTokens: number;
   /** What this thread last saw in the cell: the expected value of the next swap. */
   private seen = 0n;
   private readonly cells: BigInt64Array;
@@ -44,6 +45,7 @@ export class TokenBucket {
   ) {
     this.perTokenUs = (spec.fillIntervalMs * 1000) / spec.tokensPerFill;
     this.fullSpanUs = spec.maxTokens * this.perTokenUs;
+    this.maxTokens = spec.maxTokens;
     this.cells = cell.cells;
     this.index = cell.index;
   }
@@ -68,5 +70,22 @@ export class TokenBucket {
       }
       seen = held;
     }
+  }
+
+  /**
+   * What the bucket holds now, for the draft RateLimit headers: whole tokens, and the
+   * milliseconds until the next one (0 while it holds one).
+   */
+  level(): { tokens: number; msToNext: number } {
+    const now = this.now();
+    const cell = Atomics.load(this.cells, this.index);
+    const floor = now - this.fullSpanUs;
+    const emptyAt = cell === 0n ? floor : Math.max(Number(cell), floor);
+    // The clock is microseconds since 1970 in a double: a hair of rounding must not lose a token.
+    const tokens = Math.min(this.maxTokens, Math.floor((now - emptyAt) / this.perTokenUs + 1e-6));
+    return {
+      tokens,
+      msToNext: tokens >= 1 ? 0 : (emptyAt + this.perTokenUs - now) / 1000,
+    };
   }
 }

@@ -14,14 +14,7 @@ import type { ClusterCall } from '../cluster-call.js';
 import { perClusterStats } from '../cluster-stats.js';
 import { type GrpcCallResult, grpcUnary } from '../grpc-call.js';
 import { compileRateLimit, RATE_LIMIT_FIELD_TABLES, type RateLimitConfig } from './config.js';
-import {
-  type Descriptor,
-  descriptorOf,
-  type RateLimitPolicy,
-  ROUTE_RATE_LIMITS,
-  type RouteRateLimits,
-  VIRTUAL_HOST_RATE_LIMITS,
-} from './route-policy.js';
+import { requestDescriptors } from './route-policy.js';
 
 const CONFIG_TYPE = 'envoy.config.filter.http.rate_limit.v2.RateLimit';
 
@@ -33,27 +26,6 @@ const RATE_LIMIT_COUNTERS = {
   failureModeAllowed: 'failure_mode_allowed',
 };
 type RateLimitStats = Counters<typeof RATE_LIMIT_COUNTERS>;
-
-/** The descriptors of a request: the route's policies of the filter's stage, then its virtual host's if the route includes them. */
-function descriptors(stream: FilterStream, config: RateLimitConfig, ctx: FilterContext): Descriptor[] {
-  const route = stream.perRoute(ROUTE_RATE_LIMITS) as RouteRateLimits | undefined;
-  const policies: RateLimitPolicy[] = [...(route?.policies ?? [])];
-  if (route?.includeVh === true)
-    policies.push(...((stream.perRoute(VIRTUAL_HOST_RATE_LIMITS) as RateLimitPolicy[] | undefined) ?? []));
-  const source = {
-    req: stream.req,
-    remoteAddress: stream.info.downstreamRemote,
-    localCluster: ctx.localCluster,
-    routeCluster: stream.routeCluster ?? '',
-  };
-  const out: Descriptor[] = [];
-  for (const policy of policies) {
-    if (policy.stage !== config.stage) continue;
-    const descriptor = descriptorOf(policy, source);
-    if (descriptor !== null) out.push(descriptor);
-  }
-  return out;
-}
 
 /** `HeaderValue`s of a decoded answer, flat, names lowercase; values with CR, LF or NUL dropped. */
 function headerValues(list: unknown): string[] {
@@ -82,7 +54,8 @@ class RateLimitFilter implements StreamFilter {
       const internal = headerValue(stream.req, INTERNAL_HEADER) === 'true';
       if (internal !== (config.requestType === 'internal')) return CONTINUE;
     }
-    const list = descriptors(stream, config, this.ctx);
+    // The reference's filter of this era adds its virtual host's only when the route includes them.
+    const list = requestDescriptors(stream, config.stage, 'IGNORE', this.ctx.localCluster);
     if (list.length === 0) return CONTINUE;
     this.call = grpcUnary(
       this.ctx.clusters,

@@ -10,6 +10,7 @@ import { acting, checkFields, type FieldTable, notYet } from '../../../../bootst
 import { attempt, type Report } from '../../../../bootstrap/report.js';
 import { type HttpRequest, headerValue } from '../../../codec/request.js';
 import { compileHeaderMatcher, type RequestTest } from '../../../router/matchers.js';
+import type { FilterStream } from '../api.js';
 
 /** One descriptor entry's source, as the reference's `RateLimit.Action`. */
 export type RateLimitAction =
@@ -177,6 +178,45 @@ export function descriptorOf(policy: RateLimitPolicy, source: DescriptorSource):
         out.push(['header_match', action.value]);
         break;
     }
+  }
+  return out;
+}
+
+/**
+ * Which of its virtual host's `rate_limits` a filter adds to a route's (the reference's
+ * `VhRateLimitsOptions`): OVERRIDE, the virtual host's when the route has none; INCLUDE, both;
+ * IGNORE, the route's alone. A route's `include_vh_rate_limits` makes it INCLUDE.
+ */
+export type VhRateLimits = 'OVERRIDE' | 'INCLUDE' | 'IGNORE';
+
+/**
+ * The descriptors of a request for a filter at `stage`: its route's policies, then its virtual
+ * host's as `vh` says; a policy whose actions have nothing to say about the request makes none.
+ */
+export function requestDescriptors(
+  stream: FilterStream,
+  stage: number,
+  vh: VhRateLimits,
+  localCluster: string,
+): Descriptor[] {
+  const route = stream.perRoute(ROUTE_RATE_LIMITS) as RouteRateLimits | undefined;
+  const own = route?.policies ?? [];
+  const option = route?.includeVh === true ? 'INCLUDE' : vh;
+  const withVh = option === 'INCLUDE' || (option === 'OVERRIDE' && own.length === 0);
+  const policies = withVh
+    ? [...own, ...((stream.perRoute(VIRTUAL_HOST_RATE_LIMITS) as RateLimitPolicy[] | undefined) ?? [])]
+    : own;
+  const source = {
+    req: stream.req,
+    remoteAddress: stream.info.downstreamRemote,
+    localCluster,
+    routeCluster: stream.routeCluster ?? '',
+  };
+  const out: Descriptor[] = [];
+  for (const policy of policies) {
+    if (policy.stage !== stage) continue;
+    const descriptor = descriptorOf(policy, source);
+    if (descriptor !== null) out.push(descriptor);
   }
   return out;
 }
