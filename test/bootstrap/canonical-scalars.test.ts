@@ -7,13 +7,14 @@
  * name, not on error text). Now a finding under a secret field gives the value's type only.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
-import { loadBootstrap } from '../../src/bootstrap/load.js';
+import { errorsOf, load } from '../helpers/bootstrap.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
+import { discoveryResponse, replaceFile } from '../helpers/replace-file.js';
 import { until } from '../helpers/xds-fixtures.js';
 
 const SECRET = 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-not-shown';
@@ -65,15 +66,7 @@ describe('a secret of the wrong shape', () => {
         file,
         JSON.stringify({ static_resources: { clusters: [cluster('c', tls as JsonObject)] } }),
       );
-      const result = loadBootstrap({
-        configPath: file,
-        configYaml: '',
-        allowUnknownStaticFields: false,
-        disableExtensions: [],
-      });
-      assert.equal(result.ok, false);
-      if (result.ok) return;
-      const text = result.errors.join('\n');
+      const text = errorsOf(load({ configPath: file })).join('\n');
       assert.match(text, new RegExp(`tls_certificates\\[0\\]\\.${path.replace('.', '\\.')}: expected`));
       assert.ok(!text.includes(SECRET.slice(0, 20)), text);
     });
@@ -88,15 +81,7 @@ describe('a secret of the wrong shape', () => {
         },
       }),
     );
-    const result = loadBootstrap({
-      configPath: file,
-      configYaml: '',
-      allowUnknownStaticFields: false,
-      disableExtensions: [],
-    });
-    assert.equal(result.ok, false);
-    if (result.ok) return;
-    const text = result.errors.join('\n');
+    const text = errorsOf(load({ configPath: file })).join('\n');
     assert.match(text, /connect_timeout: expected a duration like '0.25s' or '5s', got string "soon"/);
   });
 });
@@ -107,8 +92,7 @@ describe('a discovered cluster with a secret of the wrong shape, from a file', (
     const log = join(dir, 'events.ndjson');
     const write = (clusters: JsonObject[], version: string) => {
       const resources = clusters.map((c) => ({ '@type': 'type.googleapis.com/envoy.api.v2.Cluster', ...c }));
-      writeFileSync(`${file}.next`, JSON.stringify({ version_info: version, resources }));
-      renameSync(`${file}.next`, file);
+      replaceFile(file, discoveryResponse(version, resources));
     };
     write([], '1');
     const proxy = await startProxyProcess(
@@ -149,15 +133,7 @@ describe('a number that is no number', () => {
       file,
       'static_resources:\n  clusters:\n  - name: c\n    connect_timeout: 1s\n    per_connection_buffer_limit_bytes: .nan\n    max_requests_per_connection: -.inf\n',
     );
-    const result = loadBootstrap({
-      configPath: file,
-      configYaml: '',
-      allowUnknownStaticFields: false,
-      disableExtensions: [],
-    });
-    assert.equal(result.ok, false);
-    if (result.ok) return;
-    const text = result.errors.join('\n');
+    const text = errorsOf(load({ configPath: file })).join('\n');
     assert.match(text, /per_connection_buffer_limit_bytes: expected an integer \(uint32\), got number NaN/);
     assert.match(text, /max_requests_per_connection: expected an integer \(uint32\), got number -Infinity/);
   });

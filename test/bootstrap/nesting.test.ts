@@ -8,14 +8,15 @@
  * 100 levels of objects and lists before it is walked, and refused naming the path.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
-import { loadBootstrap } from '../../src/bootstrap/load.js';
 import { MAX_NESTING, nestedTooDeep } from '../../src/bootstrap/nesting.js';
+import { errorsOf, load, loadYaml } from '../helpers/bootstrap.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
+import { replaceFile } from '../helpers/replace-file.js';
 import { assignment, edsBootstrap, get, type Upstream, until, upstream } from '../helpers/xds-fixtures.js';
 
 /** `[[[...]]]` nested `depth` levels, as JSON text (JSON.parse reads any depth). */
@@ -55,30 +56,16 @@ describe('a bootstrap nested too deep', () => {
     it(`is refused with a named error, never a crash (${ext}, ${text.length} bytes)`, () => {
       const file = join(dir, `deep.${ext}`);
       writeFileSync(file, text);
-      const result = loadBootstrap({
-        configPath: file,
-        configYaml: '',
-        allowUnknownStaticFields: false,
-        disableExtensions: [],
-      });
-      assert.equal(result.ok, false);
-      if (result.ok) return;
-      assert.equal(result.errors.length, 1, result.errors.join('\n'));
-      assert.ok(result.errors[0]!.startsWith(`${file}: `), result.errors[0]!);
-      assert.match(result.errors[0]!, /nested more than 100 levels|Maximum call stack/);
+      const errors = errorsOf(load({ configPath: file }));
+      assert.equal(errors.length, 1, errors.join('\n'));
+      assert.ok(errors[0]!.startsWith(`${file}: `), errors[0]!);
+      assert.match(errors[0]!, /nested more than 100 levels|Maximum call stack/);
     });
   }
 
   it('is refused by --config-yaml too', () => {
-    const result = loadBootstrap({
-      configPath: '',
-      disableExtensions: [],
-      configYaml: `node: {metadata: {a: ${deepList(150)}}}`,
-      allowUnknownStaticFields: false,
-    });
-    assert.equal(result.ok, false);
-    if (!result.ok)
-      assert.match(result.errors[0]!, /^--config-yaml: node\.metadata\.a\[0\].*: nested more than/);
+    const errors = errorsOf(loadYaml(`node: {metadata: {a: ${deepList(150)}}}`));
+    assert.match(errors[0]!, /^--config-yaml: node\.metadata\.a\[0\].*: nested more than/);
   });
 });
 
@@ -104,10 +91,7 @@ describe('a discovered resource nested too deep', () => {
   it('from a file is rejected; the process lives and the last good endpoints serve', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'proxy-nesting-file-'));
     const file = join(dir, 'eds.json');
-    const write = (text: string) => {
-      writeFileSync(join(dir, 'next.json'), text);
-      renameSync(join(dir, 'next.json'), file);
-    };
+    const write = (text: string) => replaceFile(file, text);
     const cla = 'type.googleapis.com/envoy.api.v2.ClusterLoadAssignment';
     write(
       JSON.stringify({

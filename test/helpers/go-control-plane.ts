@@ -5,10 +5,11 @@
  * can wait for a request, an ACK or a NACK.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { replaceFile } from './replace-file.js';
 
 export const GO_CONTROL_PLANE = '/work/shared/tools/xds-server/xds-server';
 
@@ -137,6 +138,5 @@ export class GoControlPlane {
 }
 
 function writeAtomically(file: string, snapshot: Snapshot): void {
-  writeFileSync(`${file}.next`, JSON.stringify(snapshot));
-  renameSync(`${file}.next`, file);
+  replaceFile(file, JSON.stringify(snapshot));
 }

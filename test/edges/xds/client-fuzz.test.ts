@@ -11,13 +11,14 @@
  * the process. Fixed seed; `FUZZ_RUNS` raises the run count (`npm run fuzz`).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { JsonObject } from '../../../events/index.js';
 import { TYPE_URLS, type WireResource } from '../../../src/edges/xds/types.js';
+import { replaceFile } from '../../helpers/replace-file.js';
 import {
   type DrivenKind,
   STATIC_NAME,
@@ -414,8 +415,7 @@ for (const k of KINDS) {
                 : c.body;
             const text = JSON.stringify(body) ?? '';
             const written = cut ? `${text.slice(0, Math.floor(text.length / 2))}\u0000` : text;
-            writeFileSync(join(dir, 'next.json'), written);
-            renameSync(join(dir, 'next.json'), file);
+            replaceFile(file, written);
             await until('the content counted', async () => outcomes(h, k) > counted);
             assert.equal(outcomes(h, k), counted + 1, 'counted once');
             const verdict = stat(h, k, 'update_success') > accepted ? 'accepted' : 'refused';

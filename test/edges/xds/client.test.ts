@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -19,6 +19,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { JsonObject } from '../../../events/index.js';
 import { type DiscoveryRequest, METHODS, TYPE_URLS } from '../../../src/edges/xds/types.js';
 import { decodeRequest, encodeResponse } from '../../../src/edges/xds/wire.js';
+import { discoveryResponse, replaceFile } from '../../helpers/replace-file.js';
 import {
   cluster,
   servedClient,
@@ -195,12 +196,8 @@ describe('bad pushes from a file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'proxy-xds-bad-'));
   const file = join(dir, 'cds.json');
   let h: XdsClientHarness;
-  const replace = (text: string) => {
-    writeFileSync(join(dir, 'next.json'), text);
-    renameSync(join(dir, 'next.json'), file);
-  };
-  const content = (version: unknown, resources: unknown) =>
-    JSON.stringify({ version_info: version, resources });
+  const replace = (text: string) => replaceFile(file, text);
+  const content = discoveryResponse;
   const typed = (c: JsonObject) => ({ '@type': V3, ...c });
 
   before(async () => {
@@ -305,10 +302,8 @@ describe('bad pushes from a real go-control-plane server (v3, ADS)', {
   it('NACKs a snapshot whose clusters are all invalid, keeps every cluster, applies the next good one', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'proxy-go-xds-'));
     const snapshot = join(dir, 'snap.json');
-    const write = (version: string, clusters: JsonObject[]) => {
-      writeFileSync(join(dir, 'next.json'), JSON.stringify({ node_id: 'test-node', version, clusters }));
-      renameSync(join(dir, 'next.json'), snapshot);
-    };
+    const write = (version: string, clusters: JsonObject[]) =>
+      replaceFile(snapshot, JSON.stringify({ node_id: 'test-node', version, clusters }));
     write('1', [cluster('web')]);
     const server = spawn(GO_XDS, ['-port', '0', '-snapshot', snapshot, '-any-node'], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -353,10 +348,8 @@ describe('an EDS or RDS file that names no watched resource', () => {
     it(`counts its ${kind.toUpperCase()} fetch as an update_success in the subscription's scope`, async () => {
       const dir = mkdtempSync(join(tmpdir(), 'proxy-xds-empty-'));
       const file = join(dir, `${kind}.json`);
-      const write = (version: string, resources: JsonObject[]) => {
-        writeFileSync(join(dir, 'next.json'), JSON.stringify({ version_info: version, resources }));
-        renameSync(join(dir, 'next.json'), file);
-      };
+      const write = (version: string, resources: JsonObject[]) =>
+        replaceFile(file, discoveryResponse(version, resources));
       write('1', [{ '@type': TYPE_URLS.V3[kind], ...validResource(kind, WATCHED[kind]) }]);
       const h = await startXdsClient(xdsBootstrap({ path: file }, kind));
       try {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
+import { replaceFile } from '../../helpers/replace-file.js';
 import { assignment, edsBootstrap, get, until, upstream } from '../../helpers/xds-fixtures.js';
 
 const CLA = 'type.googleapis.com/envoy.api.v2.ClusterLoadAssignment';
@@ -24,10 +25,7 @@ describe('EDS from a file (path)', () => {
   it('serves the file, follows an atomic rename, and keeps the last good members on a bad file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'proxy-xds-file-'));
     const file = join(dir, 'eds.json');
-    const replace = (text: string) => {
-      writeFileSync(join(dir, 'next.json'), text);
-      renameSync(join(dir, 'next.json'), file);
-    };
+    const replace = (text: string) => replaceFile(file, text);
     const a = await upstream('a');
     const b = await upstream('b');
     writeFileSync(file, response('1', [assignment('some_service', [a.port])]));

@@ -6,7 +6,6 @@
  * and `/certs` shows its serial. The key material shows in no admin answer and no log line.
  */
 import assert from 'node:assert/strict';
-import { renameSync, writeFileSync } from 'node:fs';
 import * as https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import type { JsonObject } from '../../../events/index.js';
 import { kindOfTypeUrl } from '../../../src/edges/xds/types.js';
 import { GoControlPlane, type Snapshot, skipGoControlPlane } from '../../helpers/go-control-plane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
+import { discoveryResponse, replaceFile } from '../../helpers/replace-file.js';
 import { type SteadyLoad, steadyLoad } from '../../helpers/steady-load.js';
 import {
   ADMIN,
@@ -341,15 +341,10 @@ function httpsGet(
 
 /** A DiscoveryResponse file of one secret, replaced atomically as a path source must be. */
 function writeSecretFile(file: string, version: string, secret: object): void {
-  const next = `${file}.next`;
-  writeFileSync(
-    next,
-    JSON.stringify({
-      version_info: version,
-      resources: [{ '@type': 'type.googleapis.com/envoy.api.v2.auth.Secret', ...secret }],
-    }),
+  replaceFile(
+    file,
+    discoveryResponse(version, [{ '@type': 'type.googleapis.com/envoy.api.v2.auth.Secret', ...secret }]),
   );
-  renameSync(next, file);
 }
 
 describe('SDS from a file (listener certificate) and a v2 SDS service (cluster trust bundle)', () => {
