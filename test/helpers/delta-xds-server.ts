@@ -7,7 +7,6 @@
  * every response is recorded, so tests can wait for an ACK or a NACK and count what was sent.
  */
 import { createHash } from 'node:crypto';
-import type * as grpc from '@grpc/grpc-js';
 import {
   DELTA_METHODS,
   type DeltaDiscoveryRequest,
@@ -18,7 +17,8 @@ import {
   TYPE_URLS,
 } from '../../src/edges/xds/types.js';
 import { decodeDeltaRequest, encodeDeltaResponse } from '../../src/edges/xds/wire.js';
-import { bindDiscoveryService, wireResource } from './xds-server.js';
+import { DiscoveryStreams, type Stream } from './discovery-streams.js';
+import { wireResource } from './xds-server.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -47,12 +47,7 @@ interface Sub {
   typeUrl: string;
 }
 
-interface Conn {
-  id: number;
-  method: string;
-  call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>;
-  subs: Map<ResourceKind, Sub>;
-}
+type Conn = Stream<DeltaDiscoveryRequest, DeltaDiscoveryResponse, Sub>;
 
 const nameOf = (kind: ResourceKind, json: JsonObject) =>
   String(kind === 'eds' ? json.cluster_name : json.name);
@@ -61,17 +56,15 @@ const nameOf = (kind: ResourceKind, json: JsonObject) =>
 export const versionOfResource = (json: JsonObject): string =>
   createHash('sha256').update(JSON.stringify(json)).digest('hex').slice(0, 16);
 
-export class DeltaXdsServer {
-  readonly requests: SeenDeltaRequest[] = [];
+export class DeltaXdsServer extends DiscoveryStreams<
+  DeltaDiscoveryRequest,
+  DeltaDiscoveryResponse,
+  SeenDeltaRequest,
+  Sub
+> {
   readonly responses: SentDeltaResponse[] = [];
   private readonly resources = new Map<ResourceKind, Map<string, JsonObject>>();
   private systemVersion = '';
-  private readonly conns = new Set<Conn>();
-  private readonly waiters = new Set<() => void>();
-  private server: grpc.Server | null = null;
-  private nextStream = 1;
-  private nextNonce = 1;
-  port = 0;
 
   static async start(port = 0): Promise<DeltaXdsServer> {
     const server = new DeltaXdsServer();
@@ -79,16 +72,8 @@ export class DeltaXdsServer {
     return server;
   }
 
-  async listen(port: number): Promise<void> {
-    const bound = await bindDiscoveryService(
-      port,
-      DELTA_METHODS,
-      { decode: decodeDeltaRequest, encode: encodeDeltaResponse },
-      (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>, path) =>
-        this.onStream(call, path),
-    );
-    this.server = bound.server;
-    this.port = bound.port;
+  listen(port: number): Promise<void> {
+    return this.bind(port, DELTA_METHODS, { decode: decodeDeltaRequest, encode: encodeDeltaResponse });
   }
 
   /** Replaces every resource of a kind; each stream is sent what changed for it. */
@@ -98,41 +83,8 @@ export class DeltaXdsServer {
     for (const conn of this.conns) if (conn.subs.has(kind)) this.push(conn, kind);
   }
 
-  /** Sends `response` as it is on every stream subscribed to `kind`: a hostile server. */
-  sendRaw(kind: ResourceKind, response: DeltaDiscoveryResponse): void {
-    for (const conn of this.conns) {
-      const sub = conn.subs.get(kind);
-      if (!sub) continue;
-      sub.nonce = response.nonce;
-      conn.call.write(response);
-    }
-  }
-
-  /** Resolves with the first request (after index `from`) matching. */
-  async waitFor(
-    match: (r: SeenDeltaRequest) => boolean,
-    timeoutMs = 10_000,
-    from = 0,
-  ): Promise<SeenDeltaRequest> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const hit = this.requests.slice(from).find(match);
-      if (hit) return hit;
-      if (Date.now() > deadline) {
-        const seen = this.requests.map(
-          (r) =>
-            `${r.type_url} n=${r.response_nonce} +${r.resource_names_subscribe.length} -${r.resource_names_unsubscribe.length} ${r.error_detail?.message ?? ''}`,
-        );
-        throw new Error(`no matching delta xDS request within ${timeoutMs} ms; seen:\n${seen.join('\n')}`);
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 50);
-        this.waiters.add(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
+  protected describe(r: SeenDeltaRequest): string {
+    return `${r.type_url} n=${r.response_nonce} +${r.resource_names_subscribe.length} -${r.resource_names_unsubscribe.length} ${r.error_detail?.message ?? ''}`;
   }
 
   /** The ACK (or, with `nack`, the NACK) of the next response of `kind` after request `from`. */
@@ -144,41 +96,14 @@ export class DeltaXdsServer {
     );
   }
 
-  get streams(): number {
-    return this.conns.size;
-  }
-
-  async stop(): Promise<void> {
-    for (const conn of this.conns) conn.call.destroy();
-    this.conns.clear();
-    this.server?.forceShutdown();
-    this.server = null;
-  }
-
-  private onStream(
-    call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, DeltaDiscoveryResponse>,
-    method: string,
-  ): void {
-    const conn: Conn = { id: this.nextStream++, method, call, subs: new Map() };
-    this.conns.add(conn);
-    call.on('data', (request: DeltaDiscoveryRequest) => this.onRequest(conn, request));
-    call.on('error', () => this.conns.delete(conn));
-    call.on('end', () => {
-      this.conns.delete(conn);
-      call.end();
-    });
-  }
-
-  private onRequest(conn: Conn, request: DeltaDiscoveryRequest): void {
+  protected onRequest(conn: Conn, request: DeltaDiscoveryRequest): void {
     const fixed = RESOURCE_KINDS.find(
       (k) => DELTA_METHODS.V2[k] === conn.method || DELTA_METHODS.V3[k] === conn.method,
     );
     const kind = kindOfTypeUrl(request.type_url) ?? fixed;
     let sub = kind ? conn.subs.get(kind) : undefined;
     const answers = !!sub && request.response_nonce !== '' && request.response_nonce === sub.nonce;
-    this.requests.push({ ...request, stream: conn.id, method: conn.method, answers });
-    for (const wake of this.waiters) wake();
-    this.waiters.clear();
+    this.seen({ ...request, stream: conn.id, method: conn.method, answers });
     if (!kind) return;
     const subscribe = request.resource_names_subscribe;
     if (!sub) {

@@ -7,7 +7,6 @@
  */
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { fieldOf } from '../../src/bootstrap/field-lookup.js';
 import { messageType, typeForUrl } from '../../src/bootstrap/schema.js';
@@ -23,6 +22,7 @@ import {
   type WireResource,
 } from '../../src/edges/xds/types.js';
 import { decodeRequest, encodeResponse } from '../../src/edges/xds/wire.js';
+import { DiscoveryStreams, type Stream } from './discovery-streams.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -114,19 +114,10 @@ interface Sub {
   typeUrl: string;
 }
 
-interface Conn {
-  id: number;
-  method: string;
-  call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>;
-  subs: Map<ResourceKind, Sub>;
-}
+type Conn = Stream<DiscoveryRequest, DiscoveryResponse, Sub>;
 
-export class XdsServer {
-  readonly requests: SeenRequest[] = [];
+export class XdsServer extends DiscoveryStreams<DiscoveryRequest, DiscoveryResponse, SeenRequest, Sub> {
   private readonly resources = new Map<ResourceKind, { version: string; items: Map<string, JsonObject> }>();
-  private readonly conns = new Set<Conn>();
-  private readonly waiters = new Set<() => void>();
-  private server: grpc.Server | null = null;
   private rest: http.Server | null = null;
   /** The last nonce sent over REST, per kind. */
   private readonly restNonces = new Map<ResourceKind, string>();
@@ -135,13 +126,10 @@ export class XdsServer {
     ResourceKind,
     { status: number; body: string | Buffer; served: (at: number) => void }
   >();
-  private nextStream = 1;
-  private nextNonce = 1;
   /** Resources of the next responses are written with this version's type URLs. */
   wireVersion: 'V2' | 'V3' = 'V2';
   /** Answer each NACK with the same response again, as go-control-plane does (a rejection storm). */
   resendOnNack = false;
-  port = 0;
 
   /** Listens on 127.0.0.1 (`port` 0 picks one; a restart passes the old one). */
   static async start(port = 0): Promise<XdsServer> {
@@ -150,15 +138,8 @@ export class XdsServer {
     return server;
   }
 
-  async listen(port: number): Promise<void> {
-    const bound = await bindDiscoveryService(
-      port,
-      METHODS,
-      { decode: decodeRequest, encode: encodeResponse },
-      (call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>, path) => this.onStream(call, path),
-    );
-    this.server = bound.server;
-    this.port = bound.port;
+  listen(port: number): Promise<void> {
+    return this.bind(port, METHODS, { decode: decodeRequest, encode: encodeResponse });
   }
 
   /**
@@ -193,15 +174,13 @@ export class XdsServer {
     }
     const request = JSON.parse(body) as DiscoveryRequest;
     const answers = request.response_nonce !== '' && request.response_nonce === this.restNonces.get(kind);
-    this.requests.push({
+    this.seen({
       ...request,
       resource_names: request.resource_names ?? [],
       stream: 0,
       method: `REST ${url}`,
       answers,
     });
-    for (const wake of this.waiters) wake();
-    this.waiters.clear();
     const raw = this.restRaw.get(kind);
     if (raw) {
       this.restRaw.delete(kind);
@@ -235,19 +214,6 @@ export class XdsServer {
   }
 
   /**
-   * Sends `response` as it is (any resources, any type URL, the nonce given) on every stream
-   * subscribed to `kind`: how a test plays a broken or hostile management server.
-   */
-  sendRaw(kind: ResourceKind, response: DiscoveryResponse): void {
-    for (const conn of this.conns) {
-      const sub = conn.subs.get(kind);
-      if (!sub) continue;
-      sub.nonce = response.nonce;
-      conn.call.write(response);
-    }
-  }
-
-  /**
    * Answers the next REST request of `kind` with `body` as it is; resolves with the number of
    * requests seen when it was served, so the request after it answers it (its ACK or NACK).
    */
@@ -255,26 +221,8 @@ export class XdsServer {
     return new Promise((served) => this.restRaw.set(kind, { status, body, served }));
   }
 
-  /** Resolves with the first request (from now on or already seen after `from`) matching. */
-  async waitFor(match: (r: SeenRequest) => boolean, timeoutMs = 10_000, from = 0): Promise<SeenRequest> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const hit = this.requests.slice(from).find(match);
-      if (hit) return hit;
-      if (Date.now() > deadline) {
-        const seen = this.requests.map(
-          (r) => `${r.type_url} v=${r.version_info} n=${r.response_nonce} ${r.error_detail?.message ?? ''}`,
-        );
-        throw new Error(`no matching xDS request within ${timeoutMs} ms; seen:\n${seen.join('\n')}`);
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 50);
-        this.waiters.add(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
+  protected describe(r: SeenRequest): string {
+    return `${r.type_url} v=${r.version_info} n=${r.response_nonce} ${r.error_detail?.message ?? ''}`;
   }
 
   /** An ACK of `version` for `kind`. */
@@ -294,40 +242,20 @@ export class XdsServer {
     );
   }
 
-  get streams(): number {
-    return this.conns.size;
-  }
-
   /** Stops at once: every stream is cut, as when a management server dies. */
-  async stop(): Promise<void> {
-    for (const conn of this.conns) conn.call.destroy();
-    this.conns.clear();
-    this.server?.forceShutdown();
-    this.server = null;
+  override async stop(): Promise<void> {
+    await super.stop();
     this.rest?.closeAllConnections();
     this.rest?.close();
     this.rest = null;
   }
 
-  private onStream(call: grpc.ServerDuplexStream<DiscoveryRequest, DiscoveryResponse>, method: string): void {
-    const conn: Conn = { id: this.nextStream++, method, call, subs: new Map() };
-    this.conns.add(conn);
-    call.on('data', (request: DiscoveryRequest) => this.onRequest(conn, request));
-    call.on('error', () => this.conns.delete(conn));
-    call.on('end', () => {
-      this.conns.delete(conn);
-      call.end();
-    });
-  }
-
-  private onRequest(conn: Conn, request: DiscoveryRequest): void {
+  protected onRequest(conn: Conn, request: DiscoveryRequest): void {
     const fixed = RESOURCE_KINDS.find((k) => METHODS.V2[k] === conn.method || METHODS.V3[k] === conn.method);
     const kind = kindOfTypeUrl(request.type_url) ?? fixed;
     const sub = kind ? conn.subs.get(kind) : undefined;
     const answers = !!sub && request.response_nonce !== '' && request.response_nonce === sub.nonce;
-    this.requests.push({ ...request, stream: conn.id, method: conn.method, answers });
-    for (const wake of this.waiters) wake();
-    this.waiters.clear();
+    this.seen({ ...request, stream: conn.id, method: conn.method, answers });
     if (!kind) return;
     // A request naming an older nonce was overtaken by a newer response: ignored.
     if (sub && request.response_nonce !== '' && request.response_nonce !== sub.nonce) return;
@@ -355,43 +283,4 @@ export class XdsServer {
       nonce: sub.nonce,
     });
   }
-}
-
-/**
- * A gRPC server on 127.0.0.1 answering every bidirectional discovery method of `methods` (v2 and
- * v3, by kind) with `onStream`; the state-of-the-world and the delta test servers share it.
- */
-export async function bindDiscoveryService<Req, Res>(
-  port: number,
-  methods: Record<'V2' | 'V3', Record<string, string>>,
-  codec: { decode: (bytes: Buffer) => Req; encode: (message: Res) => Buffer },
-  onStream: (call: grpc.ServerDuplexStream<Req, Res>, path: string) => void,
-): Promise<{ server: grpc.Server; port: number }> {
-  const server = new grpc.Server();
-  const service: Record<string, grpc.MethodDefinition<Req, Res>> = {};
-  const handlers: grpc.UntypedServiceImplementation = {};
-  for (const version of ['V2', 'V3'] as const) {
-    for (const [kind, path] of Object.entries(methods[version])) {
-      const key = `${version}_${kind}`;
-      service[key] = {
-        path,
-        requestStream: true,
-        responseStream: true,
-        // The server never sends requests nor reads responses.
-        requestSerialize: () => Buffer.alloc(0),
-        requestDeserialize: codec.decode,
-        responseSerialize: codec.encode,
-        responseDeserialize: () => ({}) as Res,
-        originalName: key,
-      };
-      handlers[key] = (call: grpc.ServerDuplexStream<Req, Res>) => onStream(call, path);
-    }
-  }
-  server.addService(service, handlers);
-  const bound = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
-      err ? reject(err) : resolve(p),
-    ),
-  );
-  return { server, port: bound };
 }
