@@ -3,7 +3,8 @@
 # chromium (admin pages in a real browser), curl and nghttp2-client (HTTP/2 peers), nginx-light
 # (the HTTP/1 differential test), openssl (certificates made by the TLS tests) and testssl.sh
 # (bench/tls/testssl.ts), iptables and iproute2 (the network namespaces of the original destination
-# test), haproxy (the benchmarks' peer), and a C toolchain for native/ (node-gyp at `npm ci`).
+# test), haproxy (the benchmarks' peer), faketime (libfaketime: a step of the proxy's wall clock,
+# test/control/clock.test.ts), and a C toolchain for native/ (node-gyp at `npm ci`).
 set -euo pipefail
 need=()
 command -v protoc >/dev/null || need+=(protobuf-compiler libprotobuf-dev)
@@ -17,6 +18,7 @@ command -v testssl >/dev/null || need+=(testssl.sh)
 command -v iptables >/dev/null || need+=(iptables)
 command -v ip >/dev/null || need+=(iproute2)
 command -v haproxy >/dev/null || need+=(haproxy)
+command -v faketime >/dev/null || need+=(faketime)
 command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
 command -v python3 >/dev/null || need+=(python3)

@@ -2,11 +2,15 @@ import type { Observable, SchedulerLike, Subscription } from 'rxjs';
 import type { Envelope, ProxyEvent } from '../../events/index.js';
 import { hostsChange, type ReceivedHosts } from '../../reducers/host-change.js';
 import { foldAll, initialState, mergeWindowMs, type State } from '../../reducers/index.js';
-import { asyncScheduler, BehaviorSubject, observeOn, queueScheduler, Subject } from '../rx.js';
+import { BehaviorSubject, observeOn, queueScheduler, Subject } from '../rx.js';
+import { monotonicScheduler } from './clock.js';
 import { type MergeWindowStats, mergeWindow } from './merge-window.js';
 
 export interface StoreOptions {
-  /** Drives `at` stamps and merge-window timers; a virtual-time scheduler in tests and replays. */
+  /**
+   * Drives `at` stamps and merge-window timers; a virtual-time scheduler in tests and replays.
+   * Default: the monotonic clock (`clock.ts`), which a step of the wall clock does not move.
+   */
   scheduler?: SchedulerLike;
   initial?: State;
   /** First sequence number minus one (a replay that starts from a checkpoint). */
@@ -32,7 +36,7 @@ export class Store {
   private seq: number;
 
   constructor(options: StoreOptions = {}) {
-    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.scheduler = options.scheduler ?? monotonicScheduler;
     this.seq = options.seq ?? options.initial?.seq ?? 0;
     this.states = new BehaviorSubject(options.initial ?? initialState);
     this.ingested$ = this.input.asObservable();

@@ -29,7 +29,7 @@ export async function openConnections(ctx: ServerContext): Promise<number> {
  */
 export async function drainForShutdown(ctx: ServerContext, reason: string): Promise<void> {
   const drainTimeMs = ctx.options.drainTimeS * 1000;
-  const deadline = Date.now() + drainTimeMs;
+  const deadline = performance.now() + drainTimeMs;
   ctx.store.dispatch(shutdownRequested({ reason }), 'server');
   ctx.store.dispatch(serverStateChanged({ state: 'DRAINING' }), 'server');
   ctx.store.dispatch(
@@ -37,9 +37,9 @@ export async function drainForShutdown(ctx: ServerContext, reason: string): Prom
     'server',
   );
   let left = await openConnections(ctx);
-  while (Date.now() < deadline && left > 0) {
+  while (performance.now() < deadline && left > 0) {
     await new Promise((resolve) =>
-      setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))),
+      setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - performance.now()))),
     );
     left = await openConnections(ctx);
   }

@@ -7,6 +7,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { Envelope, JsonObject, ProxyEvent } from '../../events/index.js';
 import { buildContext, type ServerContext } from '../context-core.js';
+import { adoptClockOrigin } from '../control/clock.js';
 import { Store } from '../control/store.js';
 import { flushAccessLogsAtExit, reopenAccessLogs } from '../dataplane/access-log/file-sink.js';
 import { applyTapQuery } from '../dataplane/http/tap.js';
@@ -83,6 +84,7 @@ async function shutdown(code: number): Promise<void> {
 async function init(message: Extract<PrimaryMessage, { kind: 'init' }>): Promise<void> {
   const { options, state } = message;
   workerId = message.workerId;
+  adoptClockOrigin(message.clockOrigin);
   // Before any listener is built: its rate limit buckets are the primary's.
   adoptBucketCells(message.buckets);
   const ctx = buildContext(

@@ -27,7 +27,7 @@ export const clustersHandlers: HandlerDescriptor[] = [
         return renderClustersHtml(req.state, figures, {
           // A past snapshot or a read-only admin gets no buttons: they would act on now, or be refused.
           actions: live && !ctx.options.adminReadOnly ? req.table : [],
-          now: Date.now(),
+          now: ctx.store.scheduler.now(),
           refreshS: Math.max(0, refresh),
           at: live ? null : req.state.seq,
         });

@@ -10,6 +10,7 @@ import { compiledListener } from '../../config/listener.js';
 import { listenerSdsRefs } from '../../config/sds-refs.js';
 import { type Secrets, secretsOf } from '../../config/secrets.js';
 import type { ServerContext } from '../../context-core.js';
+import { clockNow } from '../../control/clock.js';
 import { socketKey } from '../../hot-restart-protocol.js';
 import type { ClusterLookup } from '../http/types.js';
 import { buildChain } from '../network-filters/registry.js';
@@ -262,7 +263,8 @@ export class ListenerManager {
       (l) => l.isAccepting && this.affected(drain, l.spec.direction),
     );
     if (targets.length === 0) return;
-    const left = Math.max(0, drain.startedAt + drain.drainTimeMs - Date.now());
+    // `startedAt` is an envelope's `at`: the store's clock, not the wall clock.
+    const left = Math.max(0, drain.startedAt + drain.drainTimeMs - clockNow());
     for (const l of targets) l.drain(drain.strategy, left);
     const stop = () => {
       for (const l of targets) l.stopAccepting();

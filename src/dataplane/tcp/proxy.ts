@@ -29,7 +29,7 @@ export function createTcpProxy(
   const timers = new Set<NodeJS.Timeout>();
   const closeLater = (session: TcpSession) => {
     if (!drainDeadline) return;
-    const left = Math.max(0, drainDeadline.at - Date.now());
+    const left = Math.max(0, drainDeadline.at - performance.now());
     // Gradual: each connection closes at a uniformly random point of what is left of the
     // drain time, so the share asked to go rises linearly to 100% at the deadline.
     const delay = drainDeadline.strategy === 'gradual' ? Math.random() * left : left;
@@ -48,7 +48,7 @@ export function createTcpProxy(
       closeLater(session);
     },
     drain(strategy, drainTimeMs) {
-      drainDeadline = { strategy, at: Date.now() + drainTimeMs };
+      drainDeadline = { strategy, at: performance.now() + drainTimeMs };
       for (const session of shared.sessions) closeLater(session);
     },
     async close() {

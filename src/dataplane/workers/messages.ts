@@ -59,6 +59,8 @@ export type PrimaryMessage =
       state: State;
       /** The process's local rate limit buckets (shared-buckets.ts): the same memory in every thread. */
       buckets: SharedArrayBuffer;
+      /** The primary's clock origin (src/control/clock.ts), so both read one time. */
+      clockOrigin: number;
     }
   /**
    * A batch the primary's merge window released and its store folded. Not the envelopes as

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { Subscription } from 'rxjs';
 import type { JsonObject, ProxyEvent } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
+import { clockOrigin } from '../../control/clock.js';
 import type { Core } from '../../core.js';
 import { relayWorkerOutput } from '../../logging/broken-pipes.js';
 import { workerResourceLimits } from '../../memory.js';
@@ -266,6 +267,7 @@ export class WorkerPool {
           options: this.ctx.options,
           state: this.ctx.store.state,
           buckets: bucketCells(),
+          clockOrigin: clockOrigin(),
         });
         slot.initialised = true;
         return;

@@ -23,7 +23,10 @@ export interface OutlierDetection {
  * Starts outlier detection (an edge of the process that owns the store; workers send their
  * outcomes to it). Ejections and returns are `health/outlier-changed` events.
  */
-export function startOutlierDetection(deps: HealthDeps, now: () => number = Date.now): OutlierDetection {
+export function startOutlierDetection(
+  deps: HealthDeps,
+  now: () => number = () => deps.store.scheduler.now(),
+): OutlierDetection {
   const logPath = compiledOutlierEventLog(deps.store.state.bootstrap?.config);
   const eventLog = logPath
     ? new JsonLinesLog(logPath, (err) =>
