@@ -23,23 +23,16 @@
  *   extension or a trailer passed too, which all three refuse.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { type Haproxy, hasHaproxy, NO_HAPROXY, startHaproxy } from '../../helpers/haproxy.js';
-import { hcmConfig, rawExchange, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
-import { hasNginx, NO_NGINX, type Nginx, startNginx } from '../../helpers/nginx.js';
-import { type RecordingOrigin, recordingOrigin } from '../../helpers/recording-origin.js';
-
-type Peer = 'proxy' | 'nginx' | 'haproxy';
+import { test } from 'node:test';
+import { type DifferentialCase, frontsOfOneOrigin, peersDeliverTheSame } from '../../helpers/differential.js';
+import { startHaproxy } from '../../helpers/haproxy.js';
+import { rawExchange } from '../../helpers/http-dataplane.js';
 
 /** What reached the origin: nothing, or each request as `METHOD target host=... body=...`. */
 type Arrival = 'refused' | string[];
 
-interface Case {
-  name: string;
+interface Case extends DifferentialCase<Arrival> {
   bytes: string;
-  proxy: Arrival;
-  /** Why a peer delivers something else, when it does. */
-  differs?: Partial<Record<Exclude<Peer, 'proxy'>, string>>;
   /** The proxy's status when it refuses (checked only for the proxy). */
   status?: number;
 }
@@ -238,32 +231,14 @@ const CASES: Case[] = [
   },
 ];
 
-let origin: RecordingOrigin;
-let proxy: TestProxy;
-let nginx: Nginx | null = null;
-let haproxy: Haproxy | null = null;
-
-before(async () => {
-  origin = await recordingOrigin();
-  proxy = await startProxy(hcmConfig('origin'), [
-    { raw: { name: 'origin' }, addresses: [`127.0.0.1:${origin.port}`] },
-  ]);
-  if (hasNginx)
-    nginx = await startNginx(
-      `location / { proxy_pass http://127.0.0.1:${origin.port}; proxy_set_header Host $host; proxy_http_version 1.1; }`,
-    );
-  if (hasHaproxy) haproxy = await startHaproxy(origin.port);
-});
-
-after(async () => {
-  nginx?.stop();
-  haproxy?.stop();
-  await proxy.close();
-  origin.close();
+const fronts = frontsOfOneOrigin({
+  nginxDirectives: 'proxy_set_header Host $host; proxy_http_version 1.1;',
+  startHaproxy,
 });
 
 /** Sends one case on a fresh connection to `port`: the front's status and what reached the origin. */
 async function arrival(port: number, c: Case): Promise<{ status: number; arrival: Arrival }> {
+  const origin = fronts.origin;
   origin.reset();
   const out = await rawExchange(port, Buffer.from(c.bytes, 'latin1'), 2000);
   const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(out)?.[1] ?? 0);
@@ -283,7 +258,7 @@ async function arrival(port: number, c: Case): Promise<{ status: number; arrival
 
 test('the proxy delivers what each case says, and answers a refusal itself', async () => {
   for (const c of CASES) {
-    const got = await arrival(proxy.port, c);
+    const got = await arrival(fronts.proxy.port, c);
     assert.deepEqual(got.arrival, c.proxy, c.name);
     if (c.proxy === 'refused') {
       assert.ok(got.status >= 400, `${c.name}: answered ${got.status || 'nothing'}`);
@@ -292,21 +267,4 @@ test('the proxy delivers what each case says, and answers a refusal itself', asy
   }
 });
 
-for (const [peer, skip] of [
-  ['nginx', hasNginx ? false : NO_NGINX],
-  ['haproxy', hasHaproxy ? false : NO_HAPROXY],
-] as const) {
-  test(`${peer} delivers the same, except where a case names why`, { skip }, async (t) => {
-    const port = (peer === 'nginx' ? nginx : haproxy)?.port ?? 0;
-    const unexplained: string[] = [];
-    for (const c of CASES) {
-      const got = (await arrival(port, c)).arrival;
-      const same = JSON.stringify(got) === JSON.stringify(c.proxy);
-      const reason = c.differs?.[peer];
-      if (same && reason) t.diagnostic(`${c.name}: ${peer} now agrees with the proxy (${reason})`);
-      if (!same && !reason)
-        unexplained.push(`${c.name}: proxy ${JSON.stringify(c.proxy)}, ${peer} ${JSON.stringify(got)}`);
-    }
-    assert.deepEqual(unexplained, []);
-  });
-}
+peersDeliverTheSame(CASES, fronts, async (port, c) => (await arrival(port, c)).arrival);

@@ -5,29 +5,20 @@
  * case where a peer answers otherwise on purpose names its reason.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
+import { type DifferentialCase, frontsOfOneOrigin, peersDeliverTheSame } from '../../helpers/differential.js';
 import { FLAG, FRAME, frame, headersFrame, rawH2 } from '../../helpers/h2-frames.js';
-import { type Haproxy, hasHaproxy, NO_HAPROXY, startH2cHaproxy } from '../../helpers/haproxy.js';
-import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
-import { hasNginx, type Nginx, NO_NGINX, startNginx } from '../../helpers/nginx.js';
-import { type RecordingOrigin, recordingOrigin } from '../../helpers/recording-origin.js';
-
-type Peer = 'proxy' | 'nginx' | 'haproxy';
+import { startH2cHaproxy } from '../../helpers/haproxy.js';
 
 /** What reached the origin: nothing, or the request's Content-Length count, Host, body and any Cookie lines. */
 type Arrival =
   | 'refused'
   | { contentLengths: number; chunked: boolean; host: string; body: string; cookies?: string[] };
 
-interface Case {
-  name: string;
+interface Case extends DifferentialCase<Arrival> {
   fields: Array<[string, string]>;
   /** DATA frames after the HEADERS (the last one ends the stream); none: HEADERS ends it. */
   data: string[];
-  /** What the proxy delivers. */
-  proxy: Arrival;
-  /** Why a peer delivers something else, when it does. */
-  differs?: Partial<Record<Exclude<Peer, 'proxy'>, string>>;
 }
 
 const POST: Array<[string, string]> = [
@@ -175,33 +166,15 @@ const CASES: Case[] = [
   },
 ];
 
-let origin: RecordingOrigin;
-let proxy: TestProxy;
-let nginx: Nginx | null = null;
-let haproxy: Haproxy | null = null;
-
-before(async () => {
-  origin = await recordingOrigin();
-  proxy = await startProxy(hcmConfig('origin'), [
-    { raw: { name: 'origin' }, addresses: [`127.0.0.1:${origin.port}`] },
-  ]);
-  if (hasNginx)
-    nginx = await startNginx(
-      `location / { proxy_pass http://127.0.0.1:${origin.port}; proxy_set_header Host $host; }`,
-      'http2',
-    );
-  if (hasHaproxy) haproxy = await startH2cHaproxy(origin.port);
-});
-
-after(async () => {
-  nginx?.stop();
-  haproxy?.stop();
-  await proxy.close();
-  origin.close();
+const fronts = frontsOfOneOrigin({
+  nginxDirectives: 'proxy_set_header Host $host;',
+  listenFlags: 'http2',
+  startHaproxy: startH2cHaproxy,
 });
 
 /** Sends one case on a fresh connection to `port` and reads what reached the origin. */
 async function arrival(port: number, c: Case): Promise<Arrival> {
+  const origin = fronts.origin;
   origin.reset();
   const h2 = await rawH2(port);
   h2.send(headersFrame(1, c.fields, c.data.length === 0));
@@ -231,31 +204,9 @@ async function arrival(port: number, c: Case): Promise<Arrival> {
 }
 
 test('the proxy delivers what each case says', async () => {
-  for (const c of CASES) assert.deepEqual(await arrival(proxy.port, c), c.proxy, c.name);
+  for (const c of CASES) assert.deepEqual(await arrival(fronts.proxy.port, c), c.proxy, c.name);
 });
 
-for (const [peer, skip] of [
-  ['nginx', hasNginx ? false : NO_NGINX],
-  ['haproxy', hasHaproxy ? false : NO_HAPROXY],
-] as const) {
-  test(`${peer} delivers the same, except where a case names why`, { skip }, async (t) => {
-    const port = (peer === 'nginx' ? nginx : haproxy)?.port ?? 0;
-    const unexplained: string[] = [];
-    for (const c of CASES) {
-      const agrees = (got: Arrival) => JSON.stringify(got) === JSON.stringify(c.proxy);
-      let got = await arrival(port, c);
-      // A loaded machine sometimes makes the peer itself refuse (HAProxy answered a plain GET
-      // "refused" once in a full run): a difference counts only if it is there twice.
-      if (!agrees(got) && !c.differs?.[peer]) {
-        got = await arrival(port, c);
-        if (agrees(got)) t.diagnostic(`${c.name}: ${peer} agreed only when sent again`);
-      }
-      const same = agrees(got);
-      const reason = c.differs?.[peer];
-      if (same && reason) t.diagnostic(`${c.name}: ${peer} now agrees with the proxy (${reason})`);
-      if (!same && !reason)
-        unexplained.push(`${c.name}: proxy ${JSON.stringify(c.proxy)}, ${peer} ${JSON.stringify(got)}`);
-    }
-    assert.deepEqual(unexplained, []);
-  });
-}
+// A loaded machine sometimes makes the peer itself refuse (HAProxy answered a plain GET
+// "refused" once in a full run): a difference counts only if it is there twice.
+peersDeliverTheSame(CASES, fronts, arrival, true);
