@@ -1,5 +1,5 @@
 import { cumulativeCounts } from '../../src/stats/bins.js';
-import type { RenderSlot } from '../../src/stats/store.js';
+import type { Counter, Gauge, RenderSlot } from '../../src/stats/store.js';
 import type { Tag, TagProducer } from '../../src/stats/tags.js';
 import { CHUNK_CHARS } from '../json-chunks.js';
 import { DEFAULT_BUCKETS } from './histogram.js';
@@ -169,28 +169,22 @@ export function* prometheusChunks(
 ): Generator<string> {
   const shared = sharedOf(tags, names);
   let out = '';
-  for (const [metric, members] of yield* groups(shared, sel.counters)) {
-    out += `# TYPE ${metric} counter\n`;
-    for (const s of members) {
-      out += `${metric}{${s.renderedLabels}} ${s.shown}\n`;
-      if (out.length >= limit) {
-        yield out;
-        out = '';
+  const scalars: Array<[string, Array<Counter | Gauge>]> = [
+    ['counter', sel.counters],
+    ['gauge', sel.gauges],
+  ];
+  for (const [type, stats] of scalars)
+    for (const [metric, members] of yield* groups(shared, stats)) {
+      out += `# TYPE ${metric} ${type}\n`;
+      for (const s of members) {
+        out += `${metric}{${s.renderedLabels}} ${s.shown}\n`;
+        if (out.length >= limit) {
+          yield out;
+          out = '';
+        }
       }
+      out += '\n';
     }
-    out += '\n';
-  }
-  for (const [metric, members] of yield* groups(shared, sel.gauges)) {
-    out += `# TYPE ${metric} gauge\n`;
-    for (const s of members) {
-      out += `${metric}{${s.renderedLabels}} ${s.shown}\n`;
-      if (out.length >= limit) {
-        yield out;
-        out = '';
-      }
-    }
-    out += '\n';
-  }
   if (textReadouts) {
     for (const [metric, members] of yield* groups(shared, sel.textReadouts)) {
       out += `# TYPE ${metric} gauge\n`;

@@ -45,33 +45,64 @@ class H2Session {
   }
 }
 
-/** HTTP checks over HTTP/2 (`use_http2`, `codec_client_type: HTTP2`). */
-export class Http2Probe implements Probe {
+/** What the HTTP/2 and gRPC probes share: a session to the host, kept between checks with `reuse`. */
+abstract class H2Probe implements Probe {
   private readonly h2: H2Session;
 
   constructor(
-    private readonly target: ProbeTarget,
-    private readonly settings: HttpCheckSettings,
+    protected readonly target: ProbeTarget,
     private readonly reuse: boolean,
   ) {
     this.h2 = new H2Session(target);
   }
 
+  abstract check(): Promise<CheckResult>;
+
+  /** A check's request on the session; null when none could be opened (a network failure). */
+  protected request(
+    headers: http2.OutgoingHttpHeaders,
+    options?: http2.ClientSessionRequestOptions,
+  ): http2.ClientHttp2Stream | null {
+    try {
+      return this.h2.get().request(headers, options);
+    } catch {
+      return null;
+    }
+  }
+
+  /** A check ended: its session goes unless `reuse_connection` keeps it for the next. */
+  protected checked(): void {
+    if (!this.reuse) this.h2.close();
+  }
+
+  close(): void {
+    this.h2.close();
+  }
+}
+
+/** HTTP checks over HTTP/2 (`use_http2`, `codec_client_type: HTTP2`). */
+export class Http2Probe extends H2Probe {
+  constructor(
+    target: ProbeTarget,
+    private readonly settings: HttpCheckSettings,
+    reuse: boolean,
+  ) {
+    super(target, reuse);
+  }
+
   check(): Promise<CheckResult> {
     return new Promise((resolve) => {
-      let stream: http2.ClientHttp2Stream;
-      try {
-        stream = this.h2.get().request(
-          {
-            ':method': 'GET',
-            ':path': this.settings.path,
-            ':scheme': 'http',
-            ':authority': authorityOf(this.target, this.settings.host),
-            ...withFlatHeaders({}, checkHeaders(this.settings)),
-          },
-          { endStream: true },
-        );
-      } catch {
+      const stream = this.request(
+        {
+          ':method': 'GET',
+          ':path': this.settings.path,
+          ':scheme': 'http',
+          ':authority': authorityOf(this.target, this.settings.host),
+          ...withFlatHeaders({}, checkHeaders(this.settings)),
+        },
+        { endStream: true },
+      );
+      if (stream === null) {
         resolve('network');
         return;
       }
@@ -88,13 +119,9 @@ export class Http2Probe implements Probe {
       stream.on('close', () => {
         if (status === 0 || stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) resolve('network');
         else resolve(httpVerdict(this.settings, this.target, status, clusterHeader, degraded));
-        if (!this.reuse) this.h2.close();
+        this.checked();
       });
     });
-  }
-
-  close(): void {
-    this.h2.close();
   }
 }
 
@@ -161,31 +188,27 @@ function servingStatusOf(data: Buffer): number {
 }
 
 /** `grpc.health.v1.Health/Check` over HTTP/2: passes on grpc-status 0 with status SERVING. */
-export class GrpcProbe implements Probe {
-  private readonly h2: H2Session;
-
+export class GrpcProbe extends H2Probe {
   constructor(
-    private readonly target: ProbeTarget,
+    target: ProbeTarget,
     private readonly settings: GrpcCheckSettings,
-    private readonly reuse: boolean,
+    reuse: boolean,
   ) {
-    this.h2 = new H2Session(target);
+    super(target, reuse);
   }
 
   check(): Promise<CheckResult> {
     return new Promise((resolve) => {
-      let stream: http2.ClientHttp2Stream;
-      try {
-        stream = this.h2.get().request({
-          ':method': 'POST',
-          ':path': '/grpc.health.v1.Health/Check',
-          ':scheme': 'http',
-          ':authority': authorityOf(this.target, this.settings.authority),
-          'content-type': 'application/grpc',
-          te: 'trailers',
-          'user-agent': USER_AGENT,
-        });
-      } catch {
+      const stream = this.request({
+        ':method': 'POST',
+        ':path': '/grpc.health.v1.Health/Check',
+        ':scheme': 'http',
+        ':authority': authorityOf(this.target, this.settings.authority),
+        'content-type': 'application/grpc',
+        te: 'trailers',
+        'user-agent': USER_AGENT,
+      });
+      if (stream === null) {
         resolve('network');
         return;
       }
@@ -215,13 +238,9 @@ export class GrpcProbe implements Probe {
         if (status === 0) resolve('network');
         else if (status !== 200 || grpcStatus !== '0') resolve('active');
         else resolve(servingStatusOf(Buffer.concat(chunks)) === SERVING ? 'success' : 'active');
-        if (!this.reuse) this.h2.close();
+        this.checked();
       });
       stream.end(healthCheckRequestFrame(this.settings.serviceName));
     });
-  }
-
-  close(): void {
-    this.h2.close();
   }
 }
