@@ -13,6 +13,13 @@ const PATHS: Record<ResourceKind, string> = {
   sds: 'secrets',
 };
 
+/**
+ * The most a response body may hold, the reference's async client limit (32 MiB, its
+ * `http.async_response_buffer_limit`): past it the fetch fails. Without it a server could
+ * stream for the whole `request_timeout` into memory (about 200 MB a second over loopback).
+ */
+export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
 interface Poll {
   typeUrl: string;
   names: string[] | null;
@@ -88,8 +95,11 @@ export class RestPoller implements Transport {
           body: JSON.stringify(body),
           signal: AbortSignal.timeout(this.source.requestTimeoutMs),
         });
-        const answer = Buffer.from(await res.arrayBuffer());
-        if (res.status === 200) this.apply(poll, parseJson(answer));
+        const answer = await bodyUpTo(res, MAX_RESPONSE_BYTES);
+        if (answer === null) {
+          this.log.warn({ url, limit: MAX_RESPONSE_BYTES }, 'xDS REST response too large');
+          poll.subscriber.onFailure(`${url}: the response body exceeds ${MAX_RESPONSE_BYTES} bytes`);
+        } else if (res.status === 200) this.apply(poll, parseJson(answer));
         else if (res.status === 304) poll.subscriber.onAttempt();
         else {
           this.log.warn({ url, status: res.status }, 'xDS REST fetch refused');
@@ -111,6 +121,20 @@ export class RestPoller implements Transport {
     poll.error = poll.subscriber.onUpdate(response);
     if (poll.error === null) poll.version = typeof version === 'string' ? version : '';
   }
+}
+
+/** The whole body, or null (the rest left unread, the connection dropped) once past `limit` bytes. */
+async function bodyUpTo(res: Response, limit: number): Promise<Buffer | null> {
+  if (!res.body) return Buffer.alloc(0);
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of res.body) {
+    length += chunk.byteLength;
+    // Leaving the loop cancels the stream.
+    if (length > limit) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, length);
 }
 
 /**
