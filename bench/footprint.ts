@@ -9,7 +9,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { h2loadThroughput, wrk } from './lib/load.js';
-import { findExecutable, rssBytes } from './lib/processes.js';
+import { findExecutable, type RssParts, rssBytes, rssParts } from './lib/processes.js';
 import { startHaproxy, startThisProxy, startUpstream, type Target } from './peers/start.js';
 import type { BenchRow } from './types.js';
 
@@ -24,10 +24,20 @@ const SETTLE_MS = 5000;
 
 interface Measured {
   rss: number;
+  /** What `rss` is made of (read just after it). */
+  parts: RssParts;
   /** RSS `SETTLE_MS` after the runs. */
   settled: number;
+  settledParts: RssParts;
   rps: number;
   h2rps: number;
+}
+
+const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
+
+/** Where a reading's memory is: the binary's and libraries' pages, V8's heap pages, the rest. */
+function partsText(parts: RssParts): string {
+  return `files ${mb(parts.file)}, V8 heap pages ${mb(parts.v8)}, malloc and the rest ${mb(parts.rest)}`;
 }
 
 function log(line: string): void {
@@ -39,11 +49,15 @@ async function drive(target: Target): Promise<Measured> {
   const h1 = await wrk(target.url, WRK_CONNECTIONS, WRK_SECONDS);
   const h2 = target.h2Url ? await h2loadThroughput(target.h2Url, H2_CLIENTS, H2_STREAMS, H2_SECONDS) : null;
   const rss = rssBytes(target.pid);
+  const parts = rssParts(target.pid);
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   const settled = rssBytes(target.pid);
-  const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
-  log(`${target.name}: ${mb(rss)} MB, ${mb(settled)} MB idle, ${h1.perSecond.toFixed(0)} req/s`);
-  return { rss, settled, rps: h1.perSecond, h2rps: h2?.perSecond ?? 0 };
+  const settledParts = rssParts(target.pid);
+  log(
+    `${target.name}: ${mb(rss)} MB (${partsText(parts)}), ${mb(settled)} MB idle (${partsText(settledParts)}), ` +
+      `${h1.perSecond.toFixed(0)} req/s`,
+  );
+  return { rss, parts, settled, settledParts, rps: h1.perSecond, h2rps: h2?.perSecond ?? 0 };
 }
 
 async function measure(launch: () => Promise<Target>): Promise<Measured> {
@@ -60,7 +74,6 @@ async function measure(launch: () => Promise<Target>): Promise<Measured> {
  * workers), per worker beyond 2 for wider ones.
  */
 function growth(byWidth: Map<number, Measured>, n: number, key: 'rss' | 'settled'): string {
-  const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(1);
   const base = byWidth.get(n === 2 ? 1 : 2);
   if (n === 1 || !base) return '';
   const now = (byWidth.get(n) as Measured)[key];
@@ -82,27 +95,27 @@ export async function benchFootprint(): Promise<BenchRow[]> {
       const haproxy = await measure(() => startHaproxy(upstream.port, undefined, n));
       const proxy = await measure(() => startThisProxy(upstream.port, n));
       byWidth.set(n, proxy);
-      const mb = (bytes: number) => Number((bytes / 2 ** 20).toFixed(1));
+      const value = (bytes: number) => Number(mb(bytes));
       out.push(
-        { name: `HAProxy nbthread ${n}: RSS after the runs`, value: mb(haproxy.rss), unit: 'MB' },
+        { name: `HAProxy nbthread ${n}: RSS after the runs`, value: value(haproxy.rss), unit: 'MB' },
         {
           name: `this proxy --concurrency ${n}: RSS after the runs (all processes)`,
-          value: mb(proxy.rss),
+          value: value(proxy.rss),
           unit: 'MB',
           ratio: proxy.rss / haproxy.rss,
-          note: growth(byWidth, n, 'rss'),
+          note: [growth(byWidth, n, 'rss'), partsText(proxy.parts)].filter(Boolean).join('; '),
         },
         {
           name: `HAProxy nbthread ${n}: RSS ${SETTLE_MS / 1000} s later, idle`,
-          value: mb(haproxy.settled),
+          value: value(haproxy.settled),
           unit: 'MB',
         },
         {
           name: `this proxy --concurrency ${n}: RSS ${SETTLE_MS / 1000} s later, idle (all processes)`,
-          value: mb(proxy.settled),
+          value: value(proxy.settled),
           unit: 'MB',
           ratio: proxy.settled / haproxy.settled,
-          note: growth(byWidth, n, 'settled'),
+          note: [growth(byWidth, n, 'settled'), partsText(proxy.settledParts)].filter(Boolean).join('; '),
         },
         {
           name: `this proxy --concurrency ${n}: HTTP/1.1 requests/s`,

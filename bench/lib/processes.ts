@@ -151,3 +151,49 @@ export function rssBytes(pid: number): number {
   }
   return kb * 1024;
 }
+
+/** A resident set split by what maps it (bytes). */
+export interface RssParts {
+  /** Pages of files: the `node` binary's code and data, shared libraries (the page cache's). */
+  file: number;
+  /** Anonymous mappings of exactly 256 KiB: V8's heap pages, one mapping each. */
+  v8: number;
+  /** The other anonymous memory: malloc (`[heap]`, the threads' arenas), stacks, V8's code range. */
+  rest: number;
+}
+
+/** The start of a mapping's line in `/proc/PID/smaps`: `start-end perms offset dev inode [name]`. */
+const MAPPING = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/;
+const V8_PAGE_BYTES = 256 * 1024;
+
+/** `RssParts` of one `/proc/PID/smaps` text; lines it does not know are skipped. */
+export function rssPartsOf(smaps: string): RssParts {
+  const parts: RssParts = { file: 0, v8: 0, rest: 0 };
+  let current: keyof RssParts | null = null;
+  for (const line of smaps.split('\n')) {
+    const mapping = MAPPING.exec(line);
+    if (mapping) {
+      const size = Number.parseInt(mapping[2] as string, 16) - Number.parseInt(mapping[1] as string, 16);
+      const name = mapping[3] as string;
+      current = name.startsWith('/') ? 'file' : name === '' && size === V8_PAGE_BYTES ? 'v8' : 'rest';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && current) parts[current] += Number(rss[1]) * 1024;
+  }
+  return parts;
+}
+
+/** `RssParts` of `pid` and its descendants. */
+export function rssParts(pid: number): RssParts {
+  const sum: RssParts = { file: 0, v8: 0, rest: 0 };
+  for (const p of processTree(pid)) {
+    try {
+      const parts = rssPartsOf(readFileSync(`/proc/${p}/smaps`, 'utf8'));
+      sum.file += parts.file;
+      sum.v8 += parts.v8;
+      sum.rest += parts.rest;
+    } catch {}
+  }
+  return sum;
+}
