@@ -14,19 +14,17 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { clockNow } from '../../src/control/clock.js';
 import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
+import { cleanupsAfterAll } from '../helpers/cleanups.js';
 import { cluster } from '../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { until } from '../helpers/xds-fixtures.js';
 
 const FAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
 const dir = mkdtempSync(join(tmpdir(), 'clock-'));
-const cleanups: Array<() => unknown> = [() => rmSync(dir, { recursive: true, force: true })];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test('the clock moves with the monotonic clock, from the wall clock at the start', () => {
   const a = clockNow();

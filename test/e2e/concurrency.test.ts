@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
+import { cleanupsAfterAll } from '../helpers/cleanups.js';
 import {
   exchange,
   SETTLE_MS,
@@ -10,10 +11,7 @@ import {
 } from '../helpers/dataplane.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 
-const cleanups: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 test('--concurrency 2 serves a TCP listener from two workers with the real port in /listeners', async () => {
   const upstream = await tcpServer((socket) => {

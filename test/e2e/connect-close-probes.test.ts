@@ -11,10 +11,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as net from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import * as tls from 'node:tls';
 import type { JsonObject } from '../../events/index.js';
 import { HCM_TYPE, LOOPBACK_ADMIN } from '../helpers/bootstraps.js';
+import { cleanupsAfterAll } from '../helpers/cleanups.js';
 import { cluster, tcpListener, tcpServer } from '../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { makePki, type TestPki } from '../tls/certs.js';
@@ -22,10 +23,7 @@ import { makePki, type TestPki } from '../tls/certs.js';
 const PROBES = 1000;
 const DOWNSTREAM_TLS = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 let pki: TestPki;
 let echoPort = 0;

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
+import { cleanupsAfterAll } from '../helpers/cleanups.js';
 import { exchange, tcpEchoBootstrap, tcpServer } from '../helpers/dataplane.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 
-const cleanups: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 /** The resident set of the whole process (every thread: the main one and the workers). */
 const rssMb = (pid: number) =>

@@ -8,18 +8,16 @@
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import * as net from 'node:net';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
 import { httpBootstrap } from '../helpers/bootstraps.js';
+import { cleanupsAfterAll } from '../helpers/cleanups.js';
 import { cluster } from '../helpers/dataplane.js';
 import { hcmConfig } from '../helpers/http-dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 
 const IN_FLIGHT = 200;
-const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 /** An upstream that holds every response until `release()`. */
 async function holdingUpstream() {

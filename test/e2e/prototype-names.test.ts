@@ -5,15 +5,13 @@
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
+import { cleanupsAfterAll } from '../helpers/cleanups.js';
 import { cluster } from '../helpers/dataplane.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 test('clusters named __proto__ and constructor work as clusters', async () => {
   const upstream = http.createServer((req, res) => res.end(`upstream ${req.url}`));

@@ -7,9 +7,10 @@
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
 import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
+import { cleanupsAfterAll } from '../helpers/cleanups.js';
 import { cluster } from '../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 
@@ -17,10 +18,7 @@ const EVIL = '^([a-z_.]+)+!$';
 /** Long enough that a backtracking engine would not finish within the test's lifetime. */
 const LONG = 'a'.repeat(40);
 
-const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 /** GET with a hard deadline: a frozen process fails the test instead of hanging it. */
 async function timedGet(url: string, headers: Record<string, string> = {}) {

@@ -4,11 +4,12 @@ import { existsSync } from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { dirname, resolve } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
 import { ListenerManager } from '../../../src/dataplane/listeners/manager.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
+import { cleanupsAfterAll } from '../../helpers/cleanups.js';
 import { boundPort, cluster, loadedContext, staticClusters } from '../../helpers/dataplane.js';
 
 /**
@@ -39,10 +40,7 @@ const MIN_PASSED: Record<string, number> = { HTTP2: 145, AUTO: 144 };
 const EXPLAINED = new Set(['http2/3.5/2']);
 const RERUNS = 2;
 
-const cleanups: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 async function startH2c(codec: string): Promise<number> {
   const upstream = http.createServer((req, res) => {

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as net from 'node:net';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { ListenerManager } from '../../../src/dataplane/listeners/manager.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
+import { cleanupsAfterAll } from '../../helpers/cleanups.js';
 import { boundPort, loadedContext, staticClusters } from '../../helpers/dataplane.js';
 
 /**
@@ -22,10 +23,7 @@ function fdLimit(): number {
   return out === 'unlimited' ? Number.POSITIVE_INFINITY : Number(out);
 }
 
-const cleanups: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 type Outcome = 'answered' | 'refused' | 'reset' | 'unanswered';
 

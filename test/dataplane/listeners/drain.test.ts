@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { drainStarted } from '../../../events/index.js';
 import { ListenerManager } from '../../../src/dataplane/listeners/manager.js';
+import { cleanupsAfterAll } from '../../helpers/cleanups.js';
 import {
   boundPort,
   cluster,
@@ -14,10 +15,7 @@ import {
   until,
 } from '../../helpers/dataplane.js';
 
-const cleanups: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 async function echo() {
   const upstream = await tcpServer((socket) => {

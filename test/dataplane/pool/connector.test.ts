@@ -3,9 +3,10 @@ import { execFileSync } from 'node:child_process';
 import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import type { JsonObject, RawCluster } from '../../../events/index.js';
 import { ListenerManager } from '../../../src/dataplane/listeners/manager.js';
+import { cleanupsAfterAll } from '../../helpers/cleanups.js';
 import {
   boundPort,
   cluster,
@@ -23,10 +24,7 @@ import { hcmConfig, startProxy } from '../../helpers/http-dataplane.js';
  * `tcp_keepalive`, observed on the upstream's accepted socket and in the kernel's socket table.
  */
 
-const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 /** A second loopback address, so the bind is visible (connections default to 127.0.0.1). */
 const SOURCE = '127.0.0.2';

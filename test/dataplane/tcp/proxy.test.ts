@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { activeHealthChanged, type JsonObject } from '../../../events/index.js';
 import { ListenerManager } from '../../../src/dataplane/listeners/manager.js';
+import { cleanupsAfterAll } from '../../helpers/cleanups.js';
 import {
   boundPort,
   closedPort,
@@ -15,10 +16,7 @@ import {
   until,
 } from '../../helpers/dataplane.js';
 
-const cleanups: Array<() => Promise<void>> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 /** Starts a data plane over `bootstrap`; returns its context and the port of listener `l`. */
 async function proxy(bootstrap: JsonObject) {

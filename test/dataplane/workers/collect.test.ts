@@ -9,15 +9,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
+import { cleanupsAfterAll } from '../../helpers/cleanups.js';
 import { repoRoot } from '../../helpers/cli.js';
 import { exchange, settle, tcpEchoBootstrap, tcpServer } from '../../helpers/dataplane.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 const CONNECTIONS = 40;
 

@@ -8,16 +8,14 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { workerExecArgv } from '../../../src/dataplane/workers/pool.js';
+import { cleanupsAfterAll } from '../../helpers/cleanups.js';
 import { repoRoot } from '../../helpers/cli.js';
 import { exchange, tcpEchoBootstrap, tcpServer } from '../../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 /** Listening TCP sockets on 127.0.0.1:`port` (one per data-plane thread that bound it). */
 function listeningSockets(port: number): number {

@@ -7,19 +7,17 @@ import type { AddressInfo } from 'node:net';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import type { JsonObject } from '../../../events/index.js';
 import { healthFlags, hostHealth } from '../../../reducers/settings/health.js';
 import type { HostState } from '../../../reducers/state.js';
+import { cleanupsAfterAll } from '../../helpers/cleanups.js';
 import { makePki } from '../../tls/certs.js';
 import { checkedCluster, fastCheck, startHarness, waitFor } from './helpers.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 async function listen(server: net.Server | http.Server | http2.Http2Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

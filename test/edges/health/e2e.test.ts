@@ -6,16 +6,14 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as net from 'node:net';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
+import { cleanupsAfterAll } from '../../helpers/cleanups.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 import { checkedCluster, fastCheck } from './helpers.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 /** An upstream answering `/healthz` with `health` and anything else with `status`, counting both. */
 interface Upstream {

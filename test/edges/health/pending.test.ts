@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as net from 'node:net';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import {
   bootstrapLoaded,
   clusterUpdated,
@@ -15,13 +15,11 @@ import type { HostState } from '../../../reducers/state.js';
 import { Store } from '../../../src/control/store.js';
 import { newUpstreamHost } from '../../../src/upstream/host.js';
 import { groupByPriority, priorityLoads } from '../../../src/upstream/lb/priority.js';
+import { cleanupsAfterAll } from '../../helpers/cleanups.js';
 import { hostSpec } from '../../helpers/upstream.js';
 import { checkedCluster, fastCheck, startHarness, waitFor } from './helpers.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 function spec(port: number): HostSpec {
   return hostSpec(`127.0.0.1:${port}`);

@@ -5,13 +5,14 @@ import type * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { Report } from '../../../src/bootstrap/report.js';
 import { compileOverloadManager } from '../../../src/config/overload.js';
 import { startOverloadManager } from '../../../src/edges/overload/monitor.js';
 import { startShrinkHeap } from '../../../src/edges/overload/shrink-heap.js';
 import { load } from '../../helpers/bootstrap.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
+import { cleanupsAfterAll } from '../../helpers/cleanups.js';
 import { cluster, loadedContext, until } from '../../helpers/dataplane.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
 
@@ -19,10 +20,7 @@ import { startProxyProcess } from '../../helpers/proxy-process.js';
 // resource (a file holding the pressure) drives the actions here, with two workers: the
 // primary reads the monitors, and each worker acts on the action events it folds.
 
-const cleanups: Array<() => void | Promise<void>> = [];
-after(async () => {
-  for (const c of cleanups.reverse()) await c();
-});
+const cleanups = cleanupsAfterAll();
 
 const INJECTED = 'envoy.resource_monitors.injected_resource';
 
