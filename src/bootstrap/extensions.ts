@@ -70,6 +70,7 @@ export const CONFIG_TYPE = {
   stdoutAccessLog: 'envoy.extensions.access_loggers.stream.v3.StdoutAccessLog',
   stderrAccessLog: 'envoy.extensions.access_loggers.stream.v3.StderrAccessLog',
   zipkin: 'envoy.config.trace.v2.ZipkinConfig',
+  openTelemetry: 'envoy.config.trace.v3.OpenTelemetryConfig',
 } as const;
 
 const ext = (
@@ -115,6 +116,7 @@ export const BUILT_IN_EXTENSIONS: readonly Extension[] = [
   ext('envoy.access_loggers', 'envoy.access_loggers.stdout', [], CONFIG_TYPE.stdoutAccessLog),
   ext('envoy.access_loggers', 'envoy.access_loggers.stderr', [], CONFIG_TYPE.stderrAccessLog),
   ext('envoy.tracers', 'envoy.tracers.zipkin', ['envoy.zipkin'], CONFIG_TYPE.zipkin),
+  ext('envoy.tracers', 'envoy.tracers.opentelemetry', [], CONFIG_TYPE.openTelemetry),
 ];
 
 /** `proxy.x` -> `envoy.x`; every other spelling unchanged. */

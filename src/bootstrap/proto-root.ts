@@ -50,8 +50,12 @@ export function loadProtoRoot(files: readonly string[], sources: readonly string
   return r;
 }
 
-/** The gRPC services filters call (authorization, rate limit), with the types they use. */
-const SERVICE_FILES = ['envoy/service/auth/v2.proto', 'envoy/service/ratelimit/v2.proto'];
+/** The gRPC services filters and tracers call (authorization, rate limit, OTLP traces), with the types they use. */
+const SERVICE_FILES = [
+  'envoy/service/auth/v2.proto',
+  'envoy/service/ratelimit/v2.proto',
+  'opentelemetry/proto/collector/trace/v1/trace_service.proto',
+];
 
 let services: protobuf.Root | undefined;
 

@@ -28,6 +28,7 @@ const ENTRY_FILES = [
   'envoy/config/resource_monitor/injected_resource/v2alpha.proto',
   'envoy/config/transport_socket/raw_buffer/v2.proto',
   'envoy/config/accesslog/v2.proto',
+  'envoy/config/trace/v3.proto',
   'envoy/extensions/access_loggers/stream/v3.proto',
   'envoy/extensions/upstreams/http/v3.proto',
   'envoy/api/v2/discovery.proto',

@@ -80,10 +80,13 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
   if (bootstrap.tracing !== undefined) {
     const tracer = compileBootstrapTracing(objectOf(bootstrap.tracing), 'tracing', report);
     // As the reference: the collector cluster must be known when the tracer is made (CDS may bring it).
-    const collector = tracer?.collectorCluster;
+    const [collector, field] =
+      tracer?.kind === 'opentelemetry'
+        ? [tracer.collector.cluster, 'grpc_service.envoy_grpc.cluster_name']
+        : [tracer?.collectorCluster, 'collector_cluster'];
     const cds = objectOf(bootstrap.dynamic_resources).cds_config !== undefined;
     if (collector && !cds && !clusters.some((c) => objectOf(c).name === collector))
-      report.error('tracing.http.typed_config.collector_cluster', `unknown cluster '${collector}'`);
+      report.error(`tracing.http.typed_config.${field}`, `unknown cluster '${collector}'`);
   }
   if (bootstrap.overload_manager !== undefined)
     compileOverloadManager(objectOf(bootstrap.overload_manager), 'overload_manager', report);

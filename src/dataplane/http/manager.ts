@@ -327,10 +327,10 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
 function startTracer(spec: HcmSpec, deps: HttpConnectionManagerDeps, scope: Scope): HttpTracer | null {
   if (spec.tracing === null) return null;
   const config = deps.ctx.store.state.bootstrap?.config;
-  const zipkin = spec.tracing.provider ?? compiledBootstrapTracing(config);
-  if (zipkin === null) return null;
+  const tracer = spec.tracing.provider ?? compiledBootstrapTracing(config);
+  if (tracer === null) return null;
   const identity = localIdentity(deps.ctx.options, config);
-  return new HttpTracer(spec.tracing, zipkin, {
+  return new HttpTracer(spec.tracing, tracer, {
     clusters: deps.clusters,
     stats: deps.ctx.stats,
     hcmScope: scope,

@@ -3,10 +3,12 @@ import { arrayOf, numberOr, objectOf, percentOr } from '../../../reducers/settin
 import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { Report } from '../../bootstrap/report.js';
+import { compileFilterGrpcService, type FilterGrpcService } from '../http/filters/grpc-call.js';
 import type { RuntimeFraction } from '../http/runtime-fraction.js';
 
 /** A `ZipkinConfig` compiled: where spans go and how ids are made. */
 export interface ZipkinSpec {
+  kind: 'zipkin';
   collectorCluster: string;
   collectorEndpoint: string;
   /** `trace_id_128bit`: a trace this proxy starts gets a 128-bit id. */
@@ -16,6 +18,18 @@ export interface ZipkinSpec {
   /** `collector_endpoint_version`: Zipkin's JSON v1 (`HTTP_JSON_V1`, the v2 default) or v2 (`HTTP_JSON`). */
   encoding: 'json-v1' | 'json-v2';
 }
+
+/** An `OpenTelemetryConfig` compiled: the OTLP collector it exports spans to over gRPC. */
+export interface OpenTelemetrySpec {
+  kind: 'opentelemetry';
+  /** `grpc_service.envoy_grpc`: the collector cluster, the call's timeout, its metadata. */
+  collector: FilterGrpcService;
+  /** `service_name`: the resource's `service.name`. */
+  serviceName: string;
+}
+
+/** A tracer's config compiled. */
+export type TracerSpec = ZipkinSpec | OpenTelemetrySpec;
 
 /** An HCM's `tracing` compiled, the reference's defaults filled in. */
 export interface TracingSpec {
@@ -32,7 +46,7 @@ export interface TracingSpec {
   /** `request_headers_for_tags`: lowercase header names, each a tag when the request has it. */
   requestHeadersForTags: string[];
   /** `provider`; null: the bootstrap's `tracing.http`, or no spans when it has none either. */
-  provider: ZipkinSpec | null;
+  provider: TracerSpec | null;
 }
 
 const ZIPKIN_FIELDS: FieldTable = acting(
@@ -42,6 +56,7 @@ const ZIPKIN_FIELDS: FieldTable = acting(
   'shared_span_context',
   'collector_endpoint_version',
 );
+const OPENTELEMETRY_FIELDS: FieldTable = acting('grpc_service', 'service_name');
 const HTTP_TRACER_FIELDS: FieldTable = acting('name', 'typed_config');
 const HCM_TRACING_FIELDS: FieldTable = {
   ...acting(
@@ -63,6 +78,7 @@ export const FIELD_TABLES = {
   Tracing: BOOTSTRAP_TRACING_FIELDS,
   'Tracing.Http': HTTP_TRACER_FIELDS,
   ZipkinConfig: ZIPKIN_FIELDS,
+  OpenTelemetryConfig: OPENTELEMETRY_FIELDS,
   'HttpConnectionManager.Tracing': HCM_TRACING_FIELDS,
 };
 
@@ -82,6 +98,7 @@ function compileZipkin(config: JsonObject, path: string, report: Report): Zipkin
       `${version} is not implemented: set HTTP_JSON (Zipkin JSON v2) or HTTP_JSON_V1`,
     );
   return {
+    kind: 'zipkin',
     collectorCluster,
     collectorEndpoint,
     traceId128: config.trace_id_128bit === true,
@@ -91,33 +108,58 @@ function compileZipkin(config: JsonObject, path: string, report: Report): Zipkin
 }
 
 /**
+ * `OpenTelemetryConfig`: spans exported over gRPC to the collector cluster of `envoy_grpc`.
+ * The reference's later fields (`http_service`, `resource_detectors`, `sampler`) are not in
+ * this build's schema, so the loader refuses each by name.
+ */
+function compileOpenTelemetry(config: JsonObject, path: string, report: Report): OpenTelemetrySpec {
+  checkFields(config, path, report, OPENTELEMETRY_FIELDS, 'OpenTelemetryConfig');
+  if (config.grpc_service === undefined)
+    report.error(`${path}.grpc_service`, 'required field missing (the OTLP collector over gRPC)', 'missing');
+  return {
+    kind: 'opentelemetry',
+    collector: compileFilterGrpcService(objectOf(config.grpc_service), `${path}.grpc_service`, report, 5000),
+    // The reference's default before its resource detectors named the service.
+    serviceName:
+      typeof config.service_name === 'string' && config.service_name !== ''
+        ? config.service_name
+        : 'unknown_service:envoy',
+  };
+}
+
+/**
  * A `Tracing.Http` (bootstrap `tracing.http` or an HCM's `tracing.provider`): the loader has
  * resolved every spelling of the name (`envoy.zipkin`, `envoy.tracers.zipkin`, `proxy.*`) or the
  * `@type` alone into `typed_config`, and refused tracers this build lacks (`DynamicOtConfig` ...).
  */
-export function compileHttpTracer(raw: JsonObject, path: string, report: Report): ZipkinSpec | null {
+export function compileHttpTracer(raw: JsonObject, path: string, report: Report): TracerSpec | null {
   checkFields(raw, path, report, HTTP_TRACER_FIELDS, 'Tracing.Http');
-  if (configTypeOf(raw) !== CONFIG_TYPE.zipkin) {
-    report.unsupported(`${path}.name`, 'this build has only the Zipkin tracer (envoy.tracers.zipkin)');
-    return null;
-  }
-  return compileZipkin(objectOf(raw.typed_config), `${path}.typed_config`, report);
+  const type = configTypeOf(raw);
+  if (type === CONFIG_TYPE.zipkin)
+    return compileZipkin(objectOf(raw.typed_config), `${path}.typed_config`, report);
+  if (type === CONFIG_TYPE.openTelemetry)
+    return compileOpenTelemetry(objectOf(raw.typed_config), `${path}.typed_config`, report);
+  report.unsupported(
+    `${path}.name`,
+    'this build has the Zipkin (envoy.tracers.zipkin) and OpenTelemetry (envoy.tracers.opentelemetry) tracers only',
+  );
+  return null;
 }
 
 /** Bootstrap `tracing`: the tracer of every HCM whose `tracing` names no provider; null when none. */
-export function compileBootstrapTracing(raw: JsonObject, path: string, report: Report): ZipkinSpec | null {
+export function compileBootstrapTracing(raw: JsonObject, path: string, report: Report): TracerSpec | null {
   checkFields(raw, path, report, BOOTSTRAP_TRACING_FIELDS, 'Tracing');
   return raw.http === undefined ? null : compileHttpTracer(objectOf(raw.http), `${path}.http`, report);
 }
 
-const compiledTracers = new WeakMap<JsonObject, ZipkinSpec | null>();
+const compiledTracers = new WeakMap<JsonObject, TracerSpec | null>();
 
 /**
  * The bootstrap's tracer, compiled once per bootstrap (kept by its identity): every HTTP
  * connection manager that starts a tracer reads the same value. Its findings were given when
  * the bootstrap was validated.
  */
-export function compiledBootstrapTracing(bootstrap: JsonObject | undefined): ZipkinSpec | null {
+export function compiledBootstrapTracing(bootstrap: JsonObject | undefined): TracerSpec | null {
   if (!bootstrap) return null;
   const hit = compiledTracers.get(bootstrap);
   if (hit !== undefined) return hit;

@@ -1,28 +1,28 @@
 /**
  * HTTP tracing of one connection manager: the decision in `x-request-id`, the span from the
- * request's B3 context, the context handed upstream, and the finished span with the
- * reference's tags to the reporter. The exchange calls `start` once per request (before the
+ * caller's context, the context handed upstream, and the finished span with the reference's
+ * tags, through its tracer's provider (Zipkin with B3, OpenTelemetry with W3C trace context). The exchange calls `start` once per request (before the
  * upstream head is built: the ids are written into the request's own headers, which the head
  * copies) and `finish` once at its end.
  */
-import { randomBytes } from 'node:crypto';
-import { networkInterfaces } from 'node:os';
 import type { Counter, Scope } from '../../stats/store.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
 import { type HttpRequest, removeHeader, setHeader } from '../codec/request.js';
 import { type RuntimeLookup, randomDraw } from '../http/runtime-fraction.js';
 import type { ClusterLookup } from '../http/types.js';
 import type { CompiledRoute } from '../router/table.js';
-import { extractContext, extractSampled, firstHeader, injectB3 } from './b3.js';
-import type { TracingSpec, ZipkinSpec } from './config.js';
-import { ZipkinReporter } from './reporter.js';
+import { firstHeader } from './b3.js';
+import type { TracerSpec, TracingSpec } from './config.js';
+import { OpenTelemetryProvider } from './otel-provider.js';
+import type { SpanAnnotation, TraceProvider, TraceSpan } from './provider.js';
 import { decideTrace, type TraceReason, traceReason } from './sampling.js';
-import { type LocalEndpoint, type Span, startSpan, urlTag, zipkinJson } from './span.js';
+import { urlTag } from './span.js';
+import { ZipkinProvider } from './zipkin-provider.js';
 
 /** What the tracer needs from its connection manager and the process. */
 export interface TracerDeps {
   clusters: ClusterLookup;
-  /** The process's stats root (`tracing.zipkin.*`). */
+  /** The process's stats root (`tracing.zipkin.*`, `tracing.opentelemetry.*`). */
   stats: { scope(prefix: string): Scope };
   /** The connection manager's scope (`http.<prefix>.`), for `tracing.*`. */
   hcmScope: Scope;
@@ -31,31 +31,19 @@ export interface TracerDeps {
   local: { cluster: string; node: string; zone: string };
 }
 
-/** A random 64-bit id as 16 hex digits, never all zeros. */
-function newId(): string {
-  const id = randomBytes(8).toString('hex');
-  return id === '0000000000000000' ? '0000000000000001' : id;
-}
-
-/** This host's first external address (else loopback), as the reference's local address. */
-function localEndpoint(serviceName: string): LocalEndpoint {
-  for (const list of Object.values(networkInterfaces()))
-    for (const a of list ?? [])
-      if (!a.internal && a.family === 'IPv4') return { serviceName, ipv4: a.address, port: 0 };
-  return { serviceName, ipv4: '127.0.0.1', port: 0 };
-}
-
 export class HttpTracer {
-  private readonly reporter: ZipkinReporter;
+  private readonly provider: TraceProvider;
   private readonly reasons: Record<TraceReason, Counter>;
-  private readonly endpoint: LocalEndpoint;
 
   constructor(
     readonly spec: TracingSpec,
-    readonly zipkin: ZipkinSpec,
+    tracer: TracerSpec,
     private readonly deps: TracerDeps,
   ) {
-    this.reporter = new ZipkinReporter(zipkin, deps.clusters, deps.stats, deps.runtime);
+    this.provider =
+      tracer.kind === 'zipkin'
+        ? new ZipkinProvider(tracer, deps.clusters, deps.stats, deps.runtime, deps.local.cluster)
+        : new OpenTelemetryProvider(tracer, deps.clusters, deps.stats, deps.runtime);
     const scope = deps.hcmScope.scope('tracing');
     this.reasons = {
       random_sampling: scope.counter('random_sampling'),
@@ -63,13 +51,12 @@ export class HttpTracer {
       client_enabled: scope.counter('client_enabled'),
       not_traceable: scope.counter('not_traceable'),
     };
-    this.endpoint = localEndpoint(deps.local.cluster);
   }
 
   /**
    * Decides, starts the request's span and writes the context the upstream continues into the
-   * request's headers; null when the B3 headers are malformed (the request is then not traced,
-   * as the reference gives it a null span).
+   * request's headers; null when the caller's context is malformed (the request is then not
+   * traced, as the reference gives it a null span).
    */
   start(req: HttpRequest): TracedRequest | null {
     const h = req.headers;
@@ -86,12 +73,8 @@ export class HttpTracer {
     }
     const reason = traceReason(rid);
     this.reasons[reason].inc();
-    const sampled = extractSampled(h, reason !== 'not_traceable');
-    const caller = extractContext(h, sampled);
-    if (caller === 'invalid') return null;
-    const options = { ...this.zipkin, egress: this.spec.egress };
-    const span = startSpan(caller, sampled, options, Date.now() * 1000, newId);
-    injectB3(h, span);
+    const span = this.provider.begin(h, reason !== 'not_traceable', this.spec.egress, Date.now() * 1000);
+    if (span === null) return null;
     // Ingress: a caller's decorator operation names this span; the header goes no further.
     let operation: string | null = null;
     if (!this.spec.egress) {
@@ -137,7 +120,7 @@ export class HttpTracer {
     if (info.responseCode === 0 || info.responseCode >= 500) tags.error = 'true';
     const durationUs = Math.round((info.endedAt - info.startedAt) * 1000);
     const name = traced.operation ?? route?.operation ?? req.authority;
-    const annotations: Array<{ timestamp: number; value: string }> = [];
+    const annotations: SpanAnnotation[] = [];
     if (spec.verbose) {
       const at = (t: number) => span.timestampUs + Math.round((t - info.startedAt) * 1000);
       if (info.firstUpstreamByteAt > 0)
@@ -147,14 +130,12 @@ export class HttpTracer {
         });
       annotations.push({ timestamp: at(info.endedAt), value: 'last_downstream_tx_byte_sent' });
     }
-    this.reporter.report(
-      zipkinJson(span, name, durationUs, this.endpoint, tags, this.zipkin.sharedSpanContext, annotations),
-    );
+    this.provider.report(span, name, durationUs, tags, annotations);
   }
 
   /** Sends what waits and waits for the reports in flight (the connection manager is closing). */
   close(): Promise<void> {
-    return this.reporter.close();
+    return this.provider.close();
   }
 }
 
@@ -162,7 +143,7 @@ export class HttpTracer {
 export class TracedRequest {
   constructor(
     private readonly tracer: HttpTracer,
-    readonly span: Span,
+    readonly span: TraceSpan,
     /** The operation an ingress request's `x-proxy-decorator-operation` named; null for the route's. */
     readonly operation: string | null,
   ) {}

@@ -1,0 +1,289 @@
+/**
+ * The OpenTelemetry tracer (`envoy.tracers.opentelemetry`) end to end: the reference's
+ * OpenTelemetry sandbox front proxy (fixtures/reference-examples-v3/examples/opentelemetry/
+ * envoy-front-proxy.yaml) served as pasted but for where things are, in a proxy process with two
+ * workers, exporting to a real OTLP collector (`TraceService/Export` on a grpc-js server, the
+ * messages decoded from proto/opentelemetry), its upstream recording the W3C trace context it
+ * gets. Spans are flushed one by one (`tracing.opentelemetry.min_flush_spans: 1`).
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import * as grpc from '@grpc/grpc-js';
+import protobuf from 'protobufjs';
+import { parse } from 'yaml';
+import type { JsonObject } from '../../../events/index.js';
+import { load, root } from '../../helpers/bootstrap.js';
+import { cluster, SETTLE_MS, settleMatch, until } from '../../helpers/dataplane.js';
+import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
+
+interface ExportedSpan {
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string;
+  trace_state: string;
+  name: string;
+  kind: string;
+  start_time_unix_nano: string;
+  end_time_unix_nano: string;
+  attributes: Array<{ key: string; value: { string_value?: string } }>;
+}
+
+const protos = new protobuf.Root();
+protos.resolvePath = (_origin, target) => join(root, 'proto', target);
+protos.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto', { keepCase: true });
+const REQUEST = protos.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
+const RESPONSE = protos.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse');
+
+/** What the collector received: each span with its resource's service name. */
+const exported: Array<{ service: string; span: ExportedSpan }> = [];
+const upstreamHeaders: http.IncomingHttpHeaders[] = [];
+let collector: grpc.Server;
+let upstream: http.Server;
+let proxy: ProxyProcess;
+let port: number;
+
+function startCollector(): Promise<number> {
+  collector = new grpc.Server();
+  collector.addService(
+    {
+      Export: {
+        path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+        requestStream: false,
+        responseStream: false,
+        requestSerialize: (m: Uint8Array) => Buffer.from(m),
+        requestDeserialize: (b: Buffer) => b,
+        responseSerialize: (m: Uint8Array) => Buffer.from(m),
+        responseDeserialize: (b: Buffer) => b,
+      },
+    },
+    {
+      Export: (call: grpc.ServerUnaryCall<Buffer, Uint8Array>, done: grpc.sendUnaryData<Uint8Array>) => {
+        const request = REQUEST.toObject(REQUEST.decode(call.request), {
+          longs: String,
+          enums: String,
+          bytes: String,
+          defaults: true,
+          arrays: true,
+        }) as {
+          resource_spans: Array<{
+            resource: { attributes: ExportedSpan['attributes'] };
+            scope_spans: Array<{ spans: ExportedSpan[] }>;
+          }>;
+        };
+        for (const rs of request.resource_spans) {
+          const service =
+            rs.resource.attributes.find((a) => a.key === 'service.name')?.value.string_value ?? '';
+          for (const ss of rs.scope_spans)
+            for (const span of ss.spans) {
+              // Ids as hex, as traceparent writes them (toObject gives bytes as base64).
+              for (const id of ['trace_id', 'span_id', 'parent_span_id'] as const)
+                span[id] = Buffer.from(span[id], 'base64').toString('hex');
+              exported.push({ service, span });
+            }
+        }
+        done(null, RESPONSE.encode(RESPONSE.create({})).finish());
+      },
+    },
+  );
+  return new Promise((resolve, reject) =>
+    collector.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+}
+
+/** The sandbox's front proxy as pasted, but for where its listener, clusters and admin are. */
+function frontProxy(collectorPort: number, upstreamPort: number): JsonObject {
+  const bootstrap = parse(
+    readFileSync(
+      join(root, 'fixtures/reference-examples-v3/examples/opentelemetry/envoy-front-proxy.yaml'),
+      'utf8',
+    ),
+  ) as { static_resources: { listeners: JsonObject[]; clusters: JsonObject[] } } & JsonObject;
+  Object.assign(bootstrap.static_resources.listeners[0] as JsonObject, {
+    name: 'front',
+    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+  });
+  const clusters = bootstrap.static_resources.clusters as Array<JsonObject & { name: string }>;
+  bootstrap.static_resources.clusters = clusters.map((c) =>
+    c.name === 'opentelemetry_collector'
+      ? {
+          ...c,
+          type: 'STATIC',
+          load_assignment: (cluster(c.name, [collectorPort]) as { load_assignment: JsonObject })
+            .load_assignment,
+        }
+      : cluster(c.name, [upstreamPort]),
+  );
+  bootstrap.admin = { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } };
+  bootstrap.layered_runtime = {
+    layers: [{ name: 'static', static_layer: { 'tracing.opentelemetry.min_flush_spans': 1 } }],
+  };
+  return bootstrap;
+}
+
+async function get(path: string, headers: Record<string, string> = {}): Promise<http.IncomingHttpHeaders> {
+  const before = upstreamHeaders.length;
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+    headers,
+    signal: AbortSignal.timeout(10_000),
+  });
+  assert.equal(res.status, 200);
+  await res.text();
+  assert.equal(upstreamHeaders.length, before + 1);
+  return upstreamHeaders[before] as http.IncomingHttpHeaders;
+}
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-(0[01])$/;
+const spansOf = (traceId: string) => exported.filter((e) => e.span.trace_id === traceId);
+const attribute = (span: ExportedSpan, key: string) =>
+  span.attributes.find((a) => a.key === key)?.value.string_value;
+
+describe('envoy.tracers.opentelemetry, the reference sandbox front proxy, two workers, a real OTLP collector', () => {
+  before(async () => {
+    const collectorPort = await startCollector();
+    upstream = http.createServer((req, res) => {
+      upstreamHeaders.push(req.headers);
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    proxy = await startProxyProcess(frontProxy(collectorPort, (upstream.address() as AddressInfo).port), [
+      '--concurrency',
+      '2',
+    ]);
+    port = await proxy.listenerPort('front');
+  });
+
+  after(async () => {
+    await proxy?.stop();
+    upstream?.close();
+    collector?.forceShutdown();
+  });
+
+  it('starts a trace: W3C traceparent upstream, a SERVER span named by the decorator with the reference tags, service.name from service_name', async () => {
+    const headers = await get('/trace/1');
+    const [, traceId, spanId, flags] = TRACEPARENT.exec(String(headers.traceparent)) ?? [];
+    assert.ok(traceId && spanId, `traceparent ${headers.traceparent}`);
+    assert.equal(flags, '01', 'sampled: generate_request_id makes every request traceable at 100%');
+    assert.equal(headers['x-b3-traceid'], undefined, 'no B3 from the OpenTelemetry tracer');
+    await until(() => spansOf(traceId).length === 1, SETTLE_MS, 'the span at the collector');
+    const { service, span } = spansOf(traceId)[0] as { service: string; span: ExportedSpan };
+    assert.equal(service, 'front-envoy');
+    assert.equal(span.span_id, spanId, 'the upstream continues the exported span');
+    assert.equal(span.parent_span_id, '', 'a root span');
+    assert.equal(span.name, 'routeToEnvoy1');
+    assert.equal(span.kind, 'SPAN_KIND_SERVER');
+    assert.ok(BigInt(span.end_time_unix_nano) >= BigInt(span.start_time_unix_nano));
+    assert.ok(Math.abs(Number(BigInt(span.start_time_unix_nano) / 1_000_000n) - Date.now()) < 60_000);
+    assert.equal(attribute(span, 'component'), 'proxy');
+    assert.equal(attribute(span, 'http.method'), 'GET');
+    assert.equal(attribute(span, 'http.url'), `http://127.0.0.1:${port}/trace/1`);
+    assert.equal(attribute(span, 'http.status_code'), '200');
+    assert.equal(attribute(span, 'upstream_cluster'), 'envoy_cluster1');
+    assert.equal(attribute(span, 'guid:x-request-id'), headers['x-request-id']);
+  });
+
+  it("continues a caller's traceparent and tracestate: same trace, the caller's span as parent", async () => {
+    const caller = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const headers = await get('/trace/2', { traceparent: caller, tracestate: 'vendor=a' });
+    const [, traceId, spanId] = TRACEPARENT.exec(String(headers.traceparent)) ?? [];
+    assert.equal(traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
+    assert.notEqual(spanId, '00f067aa0ba902b7');
+    assert.equal(headers.tracestate, 'vendor=a');
+    await until(() => spansOf(traceId as string).length === 1, SETTLE_MS, 'the span at the collector');
+    const { span } = spansOf(traceId as string)[0] as { span: ExportedSpan };
+    assert.equal(span.parent_span_id, '00f067aa0ba902b7');
+    assert.equal(span.span_id, spanId);
+    assert.equal(span.trace_state, 'vendor=a');
+    assert.equal(span.name, 'routeToEnvoy2ViaEnvoy1');
+    assert.equal(attribute(span, 'upstream_cluster'), 'envoy_cluster2');
+  });
+
+  it("an unsampled caller's flag is kept and nothing is exported; a malformed traceparent is not traced", async () => {
+    const unsampled = await get('/trace/1', {
+      traceparent: '00-11111111111111111111111111111111-2222222222222222-00',
+    });
+    assert.match(String(unsampled.traceparent), /^00-11111111111111111111111111111111-[0-9a-f]{16}-00$/);
+    const malformed = '00-zz-2222222222222222-01';
+    assert.equal((await get('/trace/1', { traceparent: malformed })).traceparent, malformed);
+    // Sampled requests after them, on both workers: once theirs are in, the others would be too.
+    const after: string[] = [];
+    for (let i = 0; i < 4; i++)
+      after.push(TRACEPARENT.exec(String((await get('/trace/1')).traceparent))?.[1] as string);
+    await until(() => after.every((id) => spansOf(id).length === 1), SETTLE_MS, 'the later spans');
+    assert.equal(spansOf('11111111111111111111111111111111').length, 0);
+  });
+
+  it('every worker exports its own spans; tracing.opentelemetry.spans_sent counts them all', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 8; i++)
+      ids.push(TRACEPARENT.exec(String((await get('/trace/1')).traceparent))?.[1] as string);
+    await until(() => ids.every((id) => spansOf(id).length === 1), SETTLE_MS, 'every span at the collector');
+    const total = exported.length;
+    const stats = await settleMatch(
+      async () => (await proxy.get('/stats')).body,
+      new RegExp(`^tracing\\.opentelemetry\\.spans_sent: ${total}$`, 'm'),
+      SETTLE_MS,
+    );
+    assert.match(stats, /^tracing\.opentelemetry\.exports_failed: 0$/m);
+  });
+});
+
+describe('envoy.tracers.opentelemetry config', () => {
+  const errors = (typed: JsonObject) => {
+    const loaded = load({
+      configYaml: JSON.stringify({
+        static_resources: {
+          clusters: [cluster('otel', [4317])],
+          listeners: [
+            {
+              name: 'l',
+              address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+              filter_chains: [
+                {
+                  filters: [
+                    {
+                      name: 'envoy.filters.network.http_connection_manager',
+                      typed_config: {
+                        '@type':
+                          'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+                        stat_prefix: 'in',
+                        tracing: {
+                          provider: {
+                            name: 'envoy.tracers.opentelemetry',
+                            typed_config: {
+                              '@type': 'type.googleapis.com/envoy.config.trace.v3.OpenTelemetryConfig',
+                              ...typed,
+                            },
+                          },
+                        },
+                        route_config: { virtual_hosts: [] },
+                        http_filters: [{ name: 'envoy.filters.http.router' }],
+                      },
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        },
+      }),
+    });
+    return loaded.ok ? '' : loaded.errors.join('\n');
+  };
+
+  it('refuses by name the fields this build does not read, google_grpc, and a missing grpc_service', () => {
+    assert.equal(errors({ grpc_service: { envoy_grpc: { cluster_name: 'otel' } }, service_name: 's' }), '');
+    assert.match(errors({ http_service: {} }), /unknown field 'http_service'/);
+    assert.match(errors({ resource_detectors: [] }), /unknown field 'resource_detectors'/);
+    assert.match(errors({ service_name: 's' }), /grpc_service: required field missing/);
+    assert.match(
+      errors({ grpc_service: { google_grpc: { target_uri: 'x:4317', stat_prefix: 'o' } } }),
+      /grpc_service\.google_grpc: google_grpc for a filter .*not implemented/,
+    );
+  });
+});
