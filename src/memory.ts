@@ -3,6 +3,7 @@ import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { isMainThread, type ResourceLimits } from 'node:worker_threads';
 import type { MemoryFigures } from '../views/memory/render.js';
+import { memoryUsage } from './memory-usage.js';
 import { loadAddon } from './native.js';
 
 /**
@@ -11,7 +12,7 @@ import { loadAddon } from './native.js';
  * `rss` is its own heap's resident part.
  */
 export function memoryFigures(): MemoryFigures {
-  const usage = process.memoryUsage();
+  const usage = memoryUsage();
   const heapPhysical = getHeapStatistics().total_physical_size;
   return {
     heapUsed: usage.heapUsed,
@@ -92,7 +93,7 @@ export function lendHeapToStartUp(): void {
  * a large one keeps V8's growth, where 32 MiB of young generation are a small share.
  * True when the limits are set.
  */
-export function settleServingHeap(heapUsed = process.memoryUsage().heapUsed): boolean {
+export function settleServingHeap(heapUsed = memoryUsage().heapUsed): boolean {
   if (applied.length === 0 || heapUsed >= LARGE_HEAP_BYTES) return false;
   for (const flag of applied) setFlagsFromString(flag);
   return true;
@@ -196,7 +197,7 @@ function collectEverything(): void {
  * the time it took.
  */
 export function collectStartUp(): number {
-  if (process.memoryUsage().heapUsed >= LARGE_HEAP_BYTES) return 0;
+  if (memoryUsage().heapUsed >= LARGE_HEAP_BYTES) return 0;
   const started = performance.now();
   collectEverything();
   trimMalloc();
@@ -227,7 +228,7 @@ export function collectWhenIdle(onCollect?: (ms: number) => void, windowMs = IDL
     busy = step.busy;
     last = now;
     if (step.busy) trimMallocInBackground(windowMs);
-    if (!step.collect || process.memoryUsage().heapUsed >= LARGE_HEAP_BYTES) return;
+    if (!step.collect || memoryUsage().heapUsed >= LARGE_HEAP_BYTES) return;
     const started = performance.now();
     if (!collected) {
       collected = true;

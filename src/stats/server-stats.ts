@@ -1,5 +1,6 @@
 import type { State } from '../../reducers/index.js';
 import { firstExpiry, loadedContexts } from '../config/tls-loaded.js';
+import { memoryUsage } from '../memory-usage.js';
 import type { Counter, Gauge, Histogram, StatsStore } from './store.js';
 
 /** `ServerInfo.State` enum values, which `server.state` carries. */
@@ -194,7 +195,7 @@ export class ServerStats {
     const srv = this.server;
     const state = this.store.state;
     srv.uptime.set(Math.max(0, Math.floor((this.facts.now() - state.server.startedAt) / 1000)));
-    const mem = process.memoryUsage();
+    const mem = memoryUsage();
     srv.memoryAllocated.set(mem.heapUsed);
     srv.memoryHeapSize.set(mem.heapTotal);
     srv.memoryPhysicalSize.set(mem.rss);

@@ -18,19 +18,23 @@ export interface ProxyProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `proxy -c <bootstrap.json> ...args` (with `env` added) and waits until `/ready` says LIVE. */
+/**
+ * Starts `proxy -c <bootstrap.json> ...args` (with `env` added; through `prefix`, e.g.
+ * `['prlimit', '--nofile=256', '--']`) and waits until `/ready` says LIVE.
+ */
 export async function startProxyProcess(
   bootstrap: JsonObject,
   args: string[] = [],
   // Generous: a loaded 2-core CI machine has taken over 20 s to start the proxy.
   timeoutMs = 60000,
   env: NodeJS.ProcessEnv = {},
+  prefix: string[] = [],
 ): Promise<ProxyProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'proxy-dp-'));
   const config = join(dir, 'bootstrap.json');
   const adminPath = join(dir, 'admin');
   writeFileSync(config, JSON.stringify(bootstrap));
-  const child = spawnProxy(['-c', config, '--admin-address-path', adminPath, ...args], env);
+  const child = spawnProxy(['-c', config, '--admin-address-path', adminPath, ...args], env, false, prefix);
   let err = '';
   child.stderr?.on('data', (d: Buffer) => {
     err += d;
