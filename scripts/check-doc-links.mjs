@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Checks that every relative link in the repository's markdown (README.md, docs/, folder READMEs)
 // resolves: the file or folder exists inside the repository, and a #anchor names a heading of the
-// target page. Pages are read as GitHub renders them, so the anchors are GitHub's heading slugs.
+// target page; and that every path quoted as code from the root (`src/edges/start.ts`) exists, so
+// the docs' "it is in" claims cannot go stale when code moves. Pages are read as GitHub renders them, so the anchors are GitHub's heading slugs.
 // Plain Node, no dependencies, so CI can run it before `npm ci`. Exit 1 lists each broken link.
 // Usage: node scripts/check-doc-links.mjs [repository root, default: the parent of scripts/]
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -74,6 +75,15 @@ function targets(line) {
   return definition ? [...inline, definition[1]] : inline;
 }
 
+/** Paths quoted as code from the repository's root, outside fences: `src/x.ts`, `test/y/`. */
+function quotedPaths(line) {
+  return [
+    ...line.matchAll(
+      /`((?:src|test|events|reducers|views|bench|scripts|monitoring|native|proto|docs)\/[\w./-]+)`/g,
+    ),
+  ].map((m) => m[1]);
+}
+
 function check(file, target) {
   if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return null; // http:, https:, mailto: ...
   const hash = target.indexOf('#');
@@ -96,6 +106,11 @@ for (const file of markdownFiles(root)) {
       count += 1;
       const problem = check(file, target);
       if (problem) broken.push(`${relative(root, file)}:${number}: ${target}: ${problem}`);
+    }
+    for (const path of quotedPaths(line)) {
+      count += 1;
+      if (!existsSync(join(root, path)))
+        broken.push(`${relative(root, file)}:${number}: \`${path}\`: quoted path, no such file`);
     }
   }
 }

@@ -30,7 +30,7 @@ describe('scripts/check-doc-links.mjs', () => {
     assert.match(out, /all resolve/);
   });
 
-  it('reports missing files, missing anchors and links out of the repository, not code', async () => {
+  it('reports missing files, missing anchors, links out of the repository and quoted paths gone, not code', async () => {
     const repo = join(scratch, 'repo');
     mkdirSync(join(repo, 'docs'), { recursive: true });
     writeFileSync(
@@ -43,7 +43,7 @@ describe('scripts/check-doc-links.mjs', () => {
         '# Top',
         '[a](docs/page.md#the-stats-endpoint-get) [b](docs/page.md#twice-1) [c](#top) [d](https://example.com/x)',
         '[e](docs/gone.md) [f](docs/page.md#nowhere) [g](../outside.md)',
-        '`[h](docs/in-code.md)`',
+        '`[h](docs/in-code.md)` `docs/page.md` `src/moved.ts` `src/<name>.ts`',
         '```',
         '[i](docs/in-fence.md)',
         '```',
@@ -56,7 +56,8 @@ describe('scripts/check-doc-links.mjs', () => {
       'README.md:3: docs/gone.md: no such file',
       'README.md:3: docs/page.md#nowhere: no heading with anchor #nowhere',
       'README.md:3: ../outside.md: points outside the repository',
-      '3 broken link(s) of 7',
+      'README.md:4: `src/moved.ts`: quoted path, no such file',
+      '4 broken link(s) of 9',
     ]);
   });
 });
