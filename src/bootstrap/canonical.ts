@@ -104,14 +104,12 @@ function typePerFilterConfig(owner: JsonObject, path: string, ctx: WalkContext):
     const typeName = perFilterConfigType(key);
     if (typeName === undefined) continue;
     const type = messageType(typeName);
-    const body = canonicalMessage(
-      value,
-      type,
-      `${fieldPath(path, 'per_filter_config')}[${JSON.stringify(key)}]`,
-      ctx,
-    );
+    const here = `${fieldPath(path, 'per_filter_config')}[${JSON.stringify(key)}]`;
+    // The canonical form read again (a worker's bootstrap, a dump) holds the `@type` written here.
+    const again = isPlainObject(value) && typeof value['@type'] === 'string';
+    const body = again ? canonicalAny(value, here, ctx) : canonicalMessage(value, type, here, ctx);
     if (body === undefined) delete map[key];
-    else setEntry(map, key, { '@type': typeUrlOf(type), ...body });
+    else setEntry(map, key, again ? body : { '@type': typeUrlOf(type), ...body });
   }
 }
 
