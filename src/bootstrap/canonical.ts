@@ -25,7 +25,7 @@ import {
   withoutV1Marker,
 } from './extension-entries.js';
 import type { ExtensionCategory } from './extensions.js';
-import { deprecatedField, fieldOf, unknownField } from './field-lookup.js';
+import { deprecatedField, fieldOf, removedInV3, unknownField } from './field-lookup.js';
 import { fieldPath } from './report.js';
 import {
   isV3TypeUrl,
@@ -64,7 +64,7 @@ export function canonicalMessage(
     const here = fieldPath(path, field?.name ?? key);
     const v3Spelling = ctx.v3 && field && !v2Name ? v3FieldName(nameOf(type), field.name) : undefined;
     if (!field || v3Spelling) {
-      unknownField(ctx, here, key, type, v3Spelling);
+      unknownField(ctx, here, key, type, v3Spelling ? { renamedTo: v3Spelling } : undefined);
       continue;
     }
     // A v3 spelling is read as its v2 field; findings name the field as written.
@@ -77,11 +77,15 @@ export function canonicalMessage(
       missingType(value, category, here, ctx);
       continue;
     }
-    if (field.options?.deprecated) {
-      // v3 removed every field v2 had deprecated: only a v2 message can hold one.
+    if (removedInV3(type, field)) {
+      if (ctx.v3) {
+        unknownField(ctx, here, key, type, { removed: true });
+        continue;
+      }
+      // Only a v2 message can hold a field v3 removed.
       if (ctx.seen) ctx.seen.v2 = true;
-      deprecatedField(ctx, here, field, type);
     }
+    if (field.options?.deprecated) deprecatedField(ctx, here, field, type);
     const converted = canonicalField(raw, field.resolve(), here, ctx, nameOf(type));
     if (converted !== undefined) out[field.name] = converted;
   }
