@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Debian packages the test suite uses: protoc (fixtures), promtool (Prometheus output check),
+# Debian packages the test suite uses: protoc (fixtures), prometheus (promtool checks the output
+# and the shipped rules; the server scrapes a proxy in test/monitoring/dashboards.test.ts),
 # chromium (admin pages in a real browser), curl and nghttp2-client (HTTP/2 peers), nginx-light
 # (the HTTP/1 differential test), openssl (certificates made by the TLS tests) and testssl.sh
 # (bench/tls/testssl.ts), iptables and iproute2 (the network namespaces of the original destination
@@ -8,7 +9,7 @@
 set -euo pipefail
 need=()
 command -v protoc >/dev/null || need+=(protobuf-compiler libprotobuf-dev)
-command -v promtool >/dev/null || need+=(prometheus)
+{ command -v promtool && command -v prometheus; } >/dev/null || need+=(prometheus)
 command -v chromium >/dev/null || need+=(chromium)
 command -v curl >/dev/null || need+=(curl)
 command -v nghttp >/dev/null || need+=(nghttp2-client)
