@@ -57,7 +57,8 @@ static void trim_execute(napi_env env, void *data) {
 }
 
 static void trim_complete(napi_env env, napi_status status, void *data) {
-  (void)status;
+  // Cancelled before a pool thread took it (its thread ending): the flag is still set.
+  if (status == napi_cancelled) atomic_flag_clear(&trimming);
   trim_job *job = data;
   napi_delete_async_work(env, job->work);
   free(job);
