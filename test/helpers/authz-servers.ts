@@ -8,6 +8,7 @@ import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
+import fc from 'fast-check';
 import { serviceMessageType } from '../../src/bootstrap/proto-root.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: decoded protobuf messages are walked by the tests
@@ -121,6 +122,33 @@ export function grpcAnswer(
     stream.end(body);
   };
 }
+
+/** How a raw HTTP/2 authorizer answers one stream. */
+export type Behaviour = (stream: http2.ServerHttp2Stream) => void;
+
+/** Authorizers that misbehave, by what they do: each is an error to the ext_authz filters. */
+export const MISBEHAVING_AUTHORIZERS: Record<string, Behaviour> = {
+  'garbage bytes as the message': grpcAnswer(grpcFrame(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f, 0x08]))),
+  'a frame whose length lies': grpcAnswer(grpcFrame(Buffer.from([8, 0]), 100)),
+  'no grpc-status': grpcAnswer(grpcFrame(Buffer.alloc(0)), {}),
+  'an HTTP 500': (stream) => {
+    stream.respond({ ':status': 500 });
+    stream.end('oops');
+  },
+  'a reset stream': (stream) => stream.close(2),
+  'a closed connection': (stream) => stream.session?.destroy(),
+  'an answer past 1 MiB': grpcAnswer(grpcFrame(Buffer.alloc(2 << 20))),
+};
+
+/** Random gRPC answers for a fuzz run: any bytes, framed or not, with a grpc-status of any kind or none. */
+export const randomGrpcAnswer: fc.Arbitrary<Behaviour> = fc
+  .tuple(fc.uint8Array({ maxLength: 64 }), fc.boolean(), fc.constantFrom('0', '7', '14', 'x', ''))
+  .map(([bytes, framed, status]) =>
+    grpcAnswer(
+      framed ? grpcFrame(Buffer.from(bytes)) : Buffer.from(bytes),
+      status === '' ? {} : { 'grpc-status': status },
+    ),
+  );
 
 /** A plain HTTP server on loopback, with what it saw. */
 export async function httpServer(
