@@ -3,14 +3,14 @@
  * (each data-plane worker exports the spans of its own requests, as each reference worker
  * thread does). Spans wait in a buffer and go as one OTLP `ExportTraceServiceRequest` over
  * gRPC (`TraceService/Export`) to the collector cluster, through this build's own upstream
- * pools, when `tracing.opentelemetry.min_flush_spans` (5) wait, on a timer of
- * `tracing.opentelemetry.flush_interval_ms` (5000 ms), and when the connection manager closes.
+ * pools, batched under the runtime keys `tracing.opentelemetry.*` (span-batch.ts).
  */
 import type { Counters, Scope } from '../../stats/store.js';
 import { grpcUnary } from '../http/filters/grpc-call.js';
 import type { RuntimeLookup } from '../http/runtime-fraction.js';
 import type { ClusterLookup } from '../http/types.js';
 import type { OpenTelemetrySpec } from './config.js';
+import { SpanBatch } from './span-batch.js';
 
 /** The `tracing.opentelemetry.*` counters, shared by name by every exporter of the process. */
 const EXPORTER_COUNTERS = {
@@ -39,53 +39,31 @@ export interface OtlpSpan {
   attributes: Array<{ key: string; value: { string_value: string } }>;
 }
 
-/** A runtime integer, or the default. */
-function runtimeInt(runtime: RuntimeLookup, key: string, fallback: number): number {
-  const raw = runtime(key);
-  const n = Number(raw);
-  return raw !== undefined && Number.isInteger(n) && n >= 0 ? n : fallback;
-}
-
 export class OtlpExporter {
-  private pending: OtlpSpan[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly batch: SpanBatch<OtlpSpan>;
   private readonly stats: Counters<typeof EXPORTER_COUNTERS>;
 
   constructor(
     private readonly spec: OpenTelemetrySpec,
     private readonly clusters: ClusterLookup,
     stats: { scope(prefix: string): Scope },
-    private readonly runtime: RuntimeLookup,
+    runtime: RuntimeLookup,
   ) {
     this.stats = stats.scope('tracing.opentelemetry').counters(EXPORTER_COUNTERS);
-    this.arm();
-  }
-
-  private arm(): void {
-    const ms = runtimeInt(this.runtime, 'tracing.opentelemetry.flush_interval_ms', 5000);
-    this.timer = setTimeout(
-      () => {
-        this.stats.timerFlushed.inc();
-        this.flush();
-        this.arm();
-      },
-      Math.max(1, ms),
+    this.batch = new SpanBatch(
+      runtime,
+      'tracing.opentelemetry',
+      (spans) => this.export(spans),
+      () => this.stats.timerFlushed.inc(),
     );
-    this.timer.unref();
   }
 
   add(span: OtlpSpan): void {
-    this.pending.push(span);
-    if (this.pending.length >= runtimeInt(this.runtime, 'tracing.opentelemetry.min_flush_spans', 5))
-      this.flush();
+    this.batch.add(span);
   }
 
-  /** Exports what waits, if anything: one resource (the service), one scope, the spans. */
-  flush(): void {
-    if (this.pending.length === 0) return;
-    const spans = this.pending;
-    this.pending = [];
+  /** One export: one resource (the service), one scope, the spans; resolves when it is answered or failed. */
+  private export(spans: OtlpSpan[]): Promise<void> {
     this.stats.spansSent.add(spans.length);
     const request = {
       resource_spans: [
@@ -96,21 +74,16 @@ export class OtlpExporter {
       ],
     };
     const { cluster, timeoutMs, metadata } = this.spec.collector;
-    const sent = new Promise<void>((resolve) => {
+    return new Promise<void>((resolve) => {
       grpcUnary(this.clusters, { cluster, timeoutMs, metadata, ...EXPORT }, request, (result) => {
         if (!result.ok) this.stats.exportsFailed.inc();
         resolve();
       });
     });
-    this.inFlight.add(sent);
-    void sent.finally(() => this.inFlight.delete(sent));
   }
 
   /** Stops the timer, exports what waits and waits (at most the call's timeout) for every export in flight. */
-  async close(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.flush();
-    await Promise.all(this.inFlight);
+  close(): Promise<void> {
+    return this.batch.close();
   }
 }

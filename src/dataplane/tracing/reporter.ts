@@ -16,6 +16,7 @@ import { poolFor } from '../pool/index.js';
 import type { PoolContext, UpstreamHandler, UpstreamRequest } from '../pool/types.js';
 import type { ZipkinSpec } from './config.js';
 import { type ZipkinSpanJson, zipkinV1 } from './span.js';
+import { runtimeInt, SpanBatch } from './span-batch.js';
 
 /** The `tracing.zipkin.*` counters, shared by name by every reporter of the process. */
 const REPORTER_COUNTERS = {
@@ -28,16 +29,8 @@ const REPORTER_COUNTERS = {
 };
 type ReporterStats = Counters<typeof REPORTER_COUNTERS>;
 
-/** A runtime integer, or the default. */
-function runtimeInt(runtime: RuntimeLookup, key: string, fallback: number): number {
-  const n = Number(runtime(key));
-  return Number.isInteger(n) && n >= 0 && runtime(key) !== undefined ? n : fallback;
-}
-
 export class ZipkinReporter {
-  private pending: ZipkinSpanJson[] = [];
-  private timer: NodeJS.Timeout | null = null;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly batch: SpanBatch<ZipkinSpanJson>;
   private readonly stats: ReporterStats;
 
   constructor(
@@ -47,45 +40,25 @@ export class ZipkinReporter {
     private readonly runtime: RuntimeLookup,
   ) {
     this.stats = stats.scope('tracing.zipkin').counters(REPORTER_COUNTERS);
-    this.arm();
-  }
-
-  private arm(): void {
-    const ms = runtimeInt(this.runtime, 'tracing.zipkin.flush_interval_ms', 5000);
-    this.timer = setTimeout(
-      () => {
-        this.stats.timerFlushed.inc();
-        this.flush();
-        this.arm();
+    this.batch = new SpanBatch(
+      runtime,
+      'tracing.zipkin',
+      (spans) => {
+        this.stats.spansSent.add(spans.length);
+        const body = this.spec.encoding === 'json-v1' ? spans.map(zipkinV1) : spans;
+        return this.post(Buffer.from(JSON.stringify(body)));
       },
-      Math.max(1, ms),
+      () => this.stats.timerFlushed.inc(),
     );
-    this.timer.unref();
   }
 
   report(span: ZipkinSpanJson): void {
-    this.pending.push(span);
-    if (this.pending.length >= runtimeInt(this.runtime, 'tracing.zipkin.min_flush_spans', 5)) this.flush();
-  }
-
-  /** Sends what waits, if anything. */
-  flush(): void {
-    if (this.pending.length === 0) return;
-    const spans = this.pending;
-    this.pending = [];
-    this.stats.spansSent.add(spans.length);
-    const body = this.spec.encoding === 'json-v1' ? spans.map(zipkinV1) : spans;
-    const sent = this.post(Buffer.from(JSON.stringify(body)));
-    this.inFlight.add(sent);
-    void sent.finally(() => this.inFlight.delete(sent));
+    this.batch.add(span);
   }
 
   /** Stops the timer, sends what waits and waits (at most the request timeout) for every report in flight. */
-  async close(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    this.flush();
-    await Promise.all(this.inFlight);
+  close(): Promise<void> {
+    return this.batch.close();
   }
 
   /** One report; resolves when it is answered, failed or timed out (never rejects). */
