@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { compileTestHcm } from '../../helpers/compile.js';
 import { cluster, SETTLE_MS, settle } from '../../helpers/dataplane.js';
 import {
@@ -226,60 +227,25 @@ describe('grpc_http1_bridge in a proxy process with two workers, configured as t
   before(async () => {
     grpcServer = await echoServer();
     proc = await startProxyProcess(
-      {
-        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-        static_resources: {
-          clusters: [cluster('grpc', [grpcServer.port], { http2_protocol_options: {} })],
-          listeners: [
-            {
-              name: 'bridge',
-              address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-              filter_chains: [
-                {
-                  filters: [
-                    {
-                      name: 'envoy.filters.network.http_connection_manager',
-                      typed_config: {
-                        '@type':
-                          'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                        stat_prefix: 'bridge',
-                        route_config: {
-                          virtual_hosts: [
-                            {
-                              name: 'grpc',
-                              domains: ['*'],
-                              routes: [{ match: { prefix: '/' }, route: { cluster: 'grpc' } }],
-                            },
-                          ],
-                        },
-                        // As the reference's docs give the filter (grpc_http1_bridge_filter.rst).
-                        http_filters: [
-                          {
-                            name: 'envoy.filters.http.grpc_http1_bridge',
-                            typed_config: {
-                              '@type':
-                                'type.googleapis.com/envoy.extensions.filters.http.grpc_http1_bridge.v3.Config',
-                            },
-                          },
-                          {
-                            name: 'envoy.filters.http.router',
-                            typed_config: {
-                              '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
-                            },
-                          },
-                        ],
-                      },
-                    },
-                  ],
-                },
-              ],
+      httpBootstrap([cluster('grpc', [grpcServer.port], { http2_protocol_options: {} })], {
+        ...hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'grpc' } }], 'bridge'),
+        // As the reference's docs give the filter (grpc_http1_bridge_filter.rst).
+        http_filters: [
+          {
+            name: 'envoy.filters.http.grpc_http1_bridge',
+            typed_config: {
+              '@type': 'type.googleapis.com/envoy.extensions.filters.http.grpc_http1_bridge.v3.Config',
             },
-          ],
-        },
-      },
+          },
+          {
+            name: 'envoy.filters.http.router',
+            typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' },
+          },
+        ],
+      }),
       ['--concurrency', '2'],
     );
-    port = await proc.listenerPort('bridge');
+    port = await proc.listenerPort('http');
   });
 
   after(async () => {

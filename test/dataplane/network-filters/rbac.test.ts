@@ -65,6 +65,40 @@ describe('envoy.filters.network.rbac', () => {
       address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
       filter_chains: [{ ...chain, filters }],
     });
+    const toEcho: JsonObject = {
+      name: 'envoy.tcp_proxy',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
+        stat_prefix: 'echo',
+        cluster: 'echo',
+      },
+    };
+    /** An mTLS listener whose chain is `rbac`, then an HCM answering `in`. */
+    const mtlsListener = (name: string, rbac: JsonObject): JsonObject =>
+      listener(
+        name,
+        [
+          rbac,
+          {
+            name: 'envoy.http_connection_manager',
+            config: {
+              stat_prefix: name,
+              route_config: answeringRoutes('in'),
+              http_filters: [{ name: 'envoy.router' }],
+            },
+          },
+        ],
+        {
+          tls_context: {
+            common_tls_context: {
+              tls_certificates: [
+                { certificate_chain: { filename: server.cert }, private_key: { filename: server.key } },
+              ],
+              validation_context: { trusted_ca: { filename: pki.ca.cert } },
+            },
+          },
+        },
+      );
     proxy = await startProxyProcess(
       {
         admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
@@ -85,14 +119,7 @@ describe('envoy.filters.network.rbac', () => {
                   },
                 },
               },
-              {
-                name: 'envoy.tcp_proxy',
-                typed_config: {
-                  '@type': 'type.googleapis.com/envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
-                  stat_prefix: 'echo',
-                  cluster: 'echo',
-                },
-              },
+              toEcho,
             ]),
             listener('tcp-matcher', [
               {
@@ -126,84 +153,31 @@ describe('envoy.filters.network.rbac', () => {
                   },
                 },
               },
-              {
-                name: 'envoy.tcp_proxy',
-                typed_config: {
-                  '@type': 'type.googleapis.com/envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
-                  stat_prefix: 'echo',
-                  cluster: 'echo',
-                },
-              },
+              toEcho,
             ]),
-            listener(
-              'mtls-matcher',
-              [
-                {
-                  name: 'envoy.filters.network.rbac',
-                  typed_config: {
-                    '@type': 'type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC',
-                    stat_prefix: 'mtlsm.',
-                    // No on_no_match: a peer without that URI SAN (or any certificate) is denied.
-                    matcher: {
-                      matcher_tree: {
-                        input: input('ssl.v3.UriSanInput'),
-                        exact_match_map: { map: { 'spiffe://test/allowed': action('allowed', 'ALLOW') } },
-                      },
-                    },
-                  },
-                },
-                {
-                  name: 'envoy.http_connection_manager',
-                  config: {
-                    stat_prefix: 'mtlsm',
-                    route_config: answeringRoutes('in'),
-                    http_filters: [{ name: 'envoy.router' }],
-                  },
-                },
-              ],
-              {
-                tls_context: {
-                  common_tls_context: {
-                    tls_certificates: [
-                      { certificate_chain: { filename: server.cert }, private_key: { filename: server.key } },
-                    ],
-                    validation_context: { trusted_ca: { filename: pki.ca.cert } },
+            mtlsListener('mtls-matcher', {
+              name: 'envoy.filters.network.rbac',
+              typed_config: {
+                '@type': 'type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC',
+                stat_prefix: 'mtlsm.',
+                // No on_no_match: a peer without that URI SAN (or any certificate) is denied.
+                matcher: {
+                  matcher_tree: {
+                    input: input('ssl.v3.UriSanInput'),
+                    exact_match_map: { map: { 'spiffe://test/allowed': action('allowed', 'ALLOW') } },
                   },
                 },
               },
-            ),
-            listener(
-              'mtls',
-              [
-                {
-                  name: 'envoy.filters.network.rbac',
-                  config: {
-                    stat_prefix: 'mtls.',
-                    rules: allowOnly({
-                      authenticated: { principal_name: { exact: 'spiffe://test/allowed' } },
-                    }),
-                  },
-                },
-                {
-                  name: 'envoy.http_connection_manager',
-                  config: {
-                    stat_prefix: 'mtls',
-                    route_config: answeringRoutes('in'),
-                    http_filters: [{ name: 'envoy.router' }],
-                  },
-                },
-              ],
-              {
-                tls_context: {
-                  common_tls_context: {
-                    tls_certificates: [
-                      { certificate_chain: { filename: server.cert }, private_key: { filename: server.key } },
-                    ],
-                    validation_context: { trusted_ca: { filename: pki.ca.cert } },
-                  },
-                },
+            }),
+            mtlsListener('mtls', {
+              name: 'envoy.filters.network.rbac',
+              config: {
+                stat_prefix: 'mtls.',
+                rules: allowOnly({
+                  authenticated: { principal_name: { exact: 'spiffe://test/allowed' } },
+                }),
               },
-            ),
+            }),
           ],
         },
       },

@@ -17,6 +17,7 @@ import protobuf from 'protobufjs';
 import { parse } from 'yaml';
 import type { JsonObject } from '../../../events/index.js';
 import { load, root } from '../../helpers/bootstrap.js';
+import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { cluster, SETTLE_MS, settleMatch, until } from '../../helpers/dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 
@@ -235,44 +236,19 @@ describe('envoy.tracers.opentelemetry, the reference sandbox front proxy, two wo
 
 describe('envoy.tracers.opentelemetry config', () => {
   const errors = (typed: JsonObject) => {
-    const loaded = load({
-      configYaml: JSON.stringify({
-        static_resources: {
-          clusters: [cluster('otel', [4317])],
-          listeners: [
-            {
-              name: 'l',
-              address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-              filter_chains: [
-                {
-                  filters: [
-                    {
-                      name: 'envoy.filters.network.http_connection_manager',
-                      typed_config: {
-                        '@type':
-                          'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                        stat_prefix: 'in',
-                        tracing: {
-                          provider: {
-                            name: 'envoy.tracers.opentelemetry',
-                            typed_config: {
-                              '@type': 'type.googleapis.com/envoy.config.trace.v3.OpenTelemetryConfig',
-                              ...typed,
-                            },
-                          },
-                        },
-                        route_config: { virtual_hosts: [] },
-                        http_filters: [{ name: 'envoy.filters.http.router' }],
-                      },
-                    },
-                  ],
-                },
-              ],
-            },
-          ],
+    const hcm = {
+      ...hcmWithRoutes([], 'in'),
+      tracing: {
+        provider: {
+          name: 'envoy.tracers.opentelemetry',
+          typed_config: {
+            '@type': 'type.googleapis.com/envoy.config.trace.v3.OpenTelemetryConfig',
+            ...typed,
+          },
         },
-      }),
-    });
+      },
+    };
+    const loaded = load({ configYaml: JSON.stringify(httpBootstrap([cluster('otel', [4317])], hcm)) });
     return loaded.ok ? '' : loaded.errors.join('\n');
   };
 

@@ -16,6 +16,7 @@ import type { JsonObject } from '../../../../../events/index.js';
 import { Report } from '../../../../../src/bootstrap/report.js';
 import { rbacFactory } from '../../../../../src/dataplane/http/filters/rbac/index.js';
 import { root } from '../../../../helpers/bootstrap.js';
+import { hcmWithRoutes, httpListener } from '../../../../helpers/bootstraps.js';
 import { cluster, SETTLE_MS, settle } from '../../../../helpers/dataplane.js';
 import { countingUpstream } from '../../../../helpers/http-send.js';
 import { type ProxyProcess, startProxyProcess } from '../../../../helpers/proxy-process.js';
@@ -156,42 +157,21 @@ describe('envoy.filters.http.rbac matcher', () => {
     bootstrap.static_resources.clusters = [cluster('local_service', [upstream.port])];
     bootstrap.admin = { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } };
     bootstrap.static_resources.listeners.push({
-      name: 'tree',
-      address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-      filter_chains: [
-        {
-          filters: [
-            {
-              name: 'envoy.filters.network.http_connection_manager',
-              typed_config: {
-                '@type':
-                  'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                stat_prefix: 'tree',
-                route_config: {
-                  virtual_hosts: [
-                    {
-                      name: 'all',
-                      domains: ['*'],
-                      routes: [{ match: { prefix: '/' }, route: { cluster: 'local_service' } }],
-                    },
-                  ],
-                },
-                http_filters: [
-                  {
-                    name: 'envoy.filters.http.rbac',
-                    typed_config: {
-                      '@type': 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC',
-                      matcher: TREE,
-                      shadow_matcher: SHADOW,
-                    },
-                  },
-                  { name: 'envoy.filters.http.router' },
-                ],
-              },
+      ...httpListener({
+        ...hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'local_service' } }], 'tree'),
+        http_filters: [
+          {
+            name: 'envoy.filters.http.rbac',
+            typed_config: {
+              '@type': 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC',
+              matcher: TREE,
+              shadow_matcher: SHADOW,
             },
-          ],
-        },
-      ],
+          },
+          { name: 'envoy.filters.http.router' },
+        ],
+      }),
+      name: 'tree',
     });
     proxy = await startProxyProcess(bootstrap, ['--concurrency', '2']);
     sandbox = await proxy.listenerPort('sandbox');
@@ -370,9 +350,6 @@ describe('envoy.filters.http.rbac matcher refusals', () => {
       report,
     );
     assert.deepEqual(report.errors, []);
-    assert.match(
-      report.warnings.join('\n'),
-      /rbac\.rules: rules is ignored: matcher is set too/,
-    );
+    assert.match(report.warnings.join('\n'), /rbac\.rules: rules is ignored: matcher is set too/);
   });
 });
