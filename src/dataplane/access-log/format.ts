@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Json } from '../../../events/config.js';
+import { headToText } from '../codec/head-text.js';
 import { headerValue } from '../codec/request.js';
 import { flagsText, type StreamInfo } from './stream-info.js';
 
@@ -85,19 +86,6 @@ function responseHeader(info: StreamInfo, name: string): string | undefined {
   return out;
 }
 
-/** A byte past ASCII in a value held as latin1. */
-const HIGH_BYTE = /[\x80-\xff]/;
-
-/**
- * A head value as text. The data plane holds head values as latin1 (a character a byte, as
- * peers send them) while a formatted line is text written as UTF-8, so a value's bytes are
- * read as the UTF-8 they nearly always are: `José` was logged (and put in local reply bodies)
- * as `JosÃ©`. Bytes that are no UTF-8 become U+FFFD, which keeps a JSON line valid UTF-8.
- */
-function headText(value: string): string {
-  return HIGH_BYTE.test(value) ? Buffer.from(value, 'latin1').toString('utf8') : value;
-}
-
 function headerGetter(command: string, arg: string): Getter {
   const [main = '', alternative, extra] = arg.toLowerCase().split('?');
   if (!main || extra !== undefined || alternative === '')
@@ -114,7 +102,7 @@ function headerGetter(command: string, arg: string): Getter {
   const lookup = (info: StreamInfo) => {
     for (const name of names) {
       const v = one(info, name);
-      if (v !== undefined) return headText(v);
+      if (v !== undefined) return headToText(v);
     }
     return undefined;
   };

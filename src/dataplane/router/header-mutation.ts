@@ -6,6 +6,7 @@ import { fault, type Report } from '../../bootstrap/report.js';
 import type { UpstreamHost } from '../../upstream/types.js';
 import { compileStrftime, portOf, withoutPort } from '../access-log/format.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
+import { textToHead } from '../codec/head-text.js';
 import { headerValue } from '../codec/request.js';
 
 /** What a header value's variables read: the stream's record and the upstream host chosen, if any. */
@@ -228,18 +229,6 @@ function checkName(name: string, where: string): string {
   return lower;
 }
 
-/** A character past ASCII. */
-const NOT_ASCII = /[\u0080-\uffff]/;
-
-/**
- * Config text as the bytes a head carries. The data plane holds and writes head values as
- * latin1 strings (a character a byte, as it reads them from peers), so text from config goes
- * as its UTF-8 bytes, as the reference sends it: `€` was written as the single byte 0xAC.
- */
-function wireText(text: string): string {
-  return NOT_ASCII.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text;
-}
-
 /**
  * A header value from config: CR, LF or NUL refused (written into an HTTP/1 head they would
  * inject fields or a whole response), as the reference's `HTTP_HEADER_VALUE` rule does; the
@@ -248,7 +237,7 @@ function wireText(text: string): string {
 export function checkHeaderValue(value: string, where: string): string {
   if (UNSAFE_VALUE.test(value))
     throw fault(where, `${JSON.stringify(value)} holds CR, LF or NUL, which a header value cannot`);
-  return wireText(value);
+  return textToHead(value);
 }
 
 /**
@@ -265,7 +254,7 @@ export function headerText(value: unknown, where: string): string | null {
  */
 export function headerValueField(value: unknown, path: string, report: Report): string {
   if (typeof value !== 'string') return '';
-  if (!UNSAFE_VALUE.test(value)) return wireText(value);
+  if (!UNSAFE_VALUE.test(value)) return textToHead(value);
   report.error(path, `${JSON.stringify(value)} holds CR, LF or NUL, which a header value cannot`);
   return '';
 }

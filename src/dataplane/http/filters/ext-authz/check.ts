@@ -4,6 +4,7 @@
  * request head and answer. Pure functions of the request and the answer; the filter
  * (index.ts) sends and acts.
  */
+import { headToText, textToHead } from '../../../codec/head-text.js';
 import { HOP_BY_HOP } from '../../../codec/hop-by-hop.js';
 import type { HttpRequest } from '../../../codec/request.js';
 import type { CallResult } from '../cluster-call.js';
@@ -32,17 +33,20 @@ function address(ipPort: string | undefined, port?: number): Record<string, unkn
   return { socket_address: { address: ip.replace(/^\[|\]$/g, ''), port_value: Number.isInteger(p) ? p : 0 } };
 }
 
-/** The request's headers as the `headers` map: pseudo-headers included, repeats joined by `,`. */
+/**
+ * The request's headers as the `headers` map: pseudo-headers included, repeats joined by `,`;
+ * values as text (a protobuf string), the UTF-8 the client sent.
+ */
 function headerMap(req: HttpRequest): Record<string, string> {
   const out: Record<string, string> = {
-    ':authority': req.authority,
+    ':authority': headToText(req.authority),
     ':method': req.method,
-    ':path': req.path,
+    ':path': headToText(req.path),
   };
   const h = req.headers;
   for (let i = 0; i < h.length; i += 2) {
     const name = h[i] as string;
-    const value = h[i + 1] as string;
+    const value = headToText(h[i + 1] as string);
     out[name] = Object.hasOwn(out, name) ? `${out[name]},${value}` : value;
   }
   return out;
@@ -67,7 +71,8 @@ export function checkRequest(
   const headers = headerMap(req);
   if (body !== null) headers[PARTIAL_BODY_HEADER] = String(body.partial);
   const now = Date.now();
-  const query = req.path.indexOf('?');
+  const path = headers[':path'] as string;
+  const query = path.indexOf('?');
   const id = req.headers.indexOf('x-request-id');
   return {
     attributes: {
@@ -76,13 +81,13 @@ export function checkRequest(
       request: {
         time: { seconds: Math.floor(now / 1000), nanos: (now % 1000) * 1e6 },
         http: {
-          id: id >= 0 && id % 2 === 0 ? req.headers[id + 1] : '',
+          id: id >= 0 && id % 2 === 0 ? headToText(req.headers[id + 1] as string) : '',
           method: req.method,
           headers,
-          path: req.path,
-          host: req.authority,
+          path,
+          host: headers[':authority'],
           scheme: req.scheme,
-          query: query >= 0 ? req.path.slice(query + 1) : '',
+          query: query >= 0 ? path.slice(query + 1) : '',
           size: body !== null ? body.data.length : req.contentLength >= 0 ? req.contentLength : -1,
           protocol: req.protocol,
           ...(body === null
@@ -106,7 +111,8 @@ function headerOptions(options: unknown): { set: string[]; append: string[] } {
     const key = header?.key?.toLowerCase() ?? '';
     if (!validHeaderName(key) || !validHeaderValue(header?.value ?? '')) continue;
     const appended = (o as { append?: { value?: boolean } | null }).append?.value === true;
-    (appended ? append : set).push(key, header?.value ?? '');
+    // The message's text goes into the head as its UTF-8 bytes.
+    (appended ? append : set).push(key, textToHead(header?.value ?? ''));
   }
   return { set, append };
 }

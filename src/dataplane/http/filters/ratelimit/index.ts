@@ -1,5 +1,6 @@
 import type { Counters } from '../../../../stats/store.js';
 import { FLAG } from '../../../access-log/stream-info.js';
+import { textToHead } from '../../../codec/head-text.js';
 import { headerValue, INTERNAL_HEADER } from '../../../codec/request.js';
 import {
   CONTINUE,
@@ -33,7 +34,8 @@ function headerValues(list: unknown): string[] {
   for (const h of Array.isArray(list) ? list : []) {
     const key = String((h as { key?: unknown }).key ?? '').toLowerCase();
     const value = String((h as { value?: unknown }).value ?? '');
-    if (/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(key) && !/[\r\n\0]/.test(value)) out.push(key, value);
+    // The message's text goes into the head as its UTF-8 bytes.
+    if (/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(key) && !/[\r\n\0]/.test(value)) out.push(key, textToHead(value));
   }
   return out;
 }

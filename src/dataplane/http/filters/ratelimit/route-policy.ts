@@ -8,6 +8,7 @@ import type { JsonObject } from '../../../../../events/config.js';
 import { listOf, objectOf } from '../../../../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../../../bootstrap/report.js';
+import { headToText } from '../../../codec/head-text.js';
 import { type HttpRequest, headerValue } from '../../../codec/request.js';
 import { compileHeaderMatcher, type RequestTest } from '../../../router/matchers.js';
 import type { FilterStream } from '../api.js';
@@ -161,7 +162,8 @@ export function descriptorOf(policy: RateLimitPolicy, source: DescriptorSource):
       case 'request_headers': {
         const value = headerValue(source.req, action.header);
         if (value === undefined) return null;
-        out.push([action.key, value]);
+        // A descriptor is a protobuf string: the header's UTF-8 as text.
+        out.push([action.key, headToText(value)]);
         break;
       }
       case 'remote_address': {

@@ -53,6 +53,9 @@ function decide(request: Message): Message {
       headers: [
         { header: { key: 'x-current-user', value: user }, append: { value: false } },
         { header: { key: 'x-evil', value: 'a\r\nb' } },
+        ...(headers['x-name']
+          ? [{ header: { key: 'x-greeting', value: `größe € ${headers['x-name']}` } }]
+          : []),
       ],
       headers_to_remove: ['x-drop-me'],
     },
@@ -172,6 +175,26 @@ describe('ext_authz with a gRPC authorizer', () => {
     const up = upstream.seen.at(-1);
     assert.equal(up?.headers['x-drop-me'], undefined, 'headers_to_remove applied');
     assert.equal(up?.headers['x-evil'], undefined, 'a header value with CR LF is dropped');
+  });
+
+  /*
+   * Root cause: head values are held a character a byte (latin1) and protobuf strings are
+   * text, so the client's UTF-8 `José` reached the authorizer as `JosÃ©`, and the authorizer's
+   * `€` reached the upstream as the single byte 0xAC (the same in rate limit descriptors and
+   * answers). Each crossing now goes through src/dataplane/codec/head-text.ts.
+   */
+  it('the authorizer reads header bytes past ASCII as the UTF-8 text the client sent; the text it sets reaches the upstream as UTF-8', async () => {
+    const before = authz.seen.length;
+    const utf8 = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+    const res = await send(proxy.port, 'GET', '/service', {
+      authorization: 'Bearer token1',
+      'x-name': utf8('José ☃'),
+    });
+    assert.equal(res.status, 200);
+    const http = authz.seen[before]?.request.attributes.request.http;
+    assert.equal(http.headers['x-name'], 'José ☃');
+    const greeting = upstream.seen.at(-1)?.headers['x-greeting'] as string;
+    assert.deepEqual(Buffer.from(greeting, 'latin1'), Buffer.from('größe € José ☃', 'utf8'));
   });
 
   it('denies with 403 and UAEX when the authorizer says no; never reaches the upstream', async () => {

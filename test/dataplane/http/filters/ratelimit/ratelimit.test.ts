@@ -50,6 +50,8 @@ function flat(request: Message): string[] {
 /** Over the limit for `generic_key=limited` and `user=greedy`; otherwise OK, adding a request header. */
 function decide(request: Message): Message {
   const over = flat(request).some((d) => d.includes('generic_key=limited') || d.includes('user=greedy'));
+  if (flat(request).some((d) => d.startsWith('user=José ☃,')))
+    return { overall_code: 'OK', request_headers_to_add: [{ key: 'x-current-user', value: 'Zoë €' }] };
   return over
     ? { overall_code: 'OVER_LIMIT', headers: [{ key: 'x-rl-reason', value: 'too many' }] }
     : { overall_code: 'OK', request_headers_to_add: [{ key: 'x-current-user', value: 'checked' }] };
@@ -193,6 +195,17 @@ describe('ratelimit with a gRPC rate limit service', () => {
     ]);
     assert.equal((await send(proxy.port, 'GET', '/user', { 'x-user': 'greedy' })).status, 429);
     assert.ok(proxy.counter('cluster.backend.ratelimit.ok') >= 1);
+  });
+
+  // Root cause: head values are held a character a byte and descriptors are protobuf text, so
+  // `José` went to the service as `JosÃ©` and its `€` came back as the byte 0xAC (head-text.ts).
+  it('a descriptor from a header carries its UTF-8 as text; text the service adds reaches the upstream as UTF-8', async () => {
+    const utf8 = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+    const res = await send(proxy.port, 'GET', '/user', { 'x-user': utf8('José ☃') });
+    assert.equal(res.status, 200);
+    assert.equal(flat(rls.seen.at(-1)?.request ?? {})[0], 'user=José ☃,destination_cluster=backend');
+    // The upstream echoes the field's bytes, which the client reads back as UTF-8.
+    assert.equal(res.body, `Hello ${utf8('Zoë €')} from behind Envoy!`);
   });
 
   it('drops a descriptor whose header is missing or whose match fails; no descriptor, no call', async () => {
