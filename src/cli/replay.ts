@@ -11,9 +11,10 @@ import { redactAt, redactPatch } from '../../views/redact.js';
 import { semanticDiff, valueAt } from '../../views/snapshot-diff.js';
 import { extractBundleLog, isBundle } from '../control/bundle-file.js';
 import { ReplayError, type ReplayResult, replayLog } from '../control/replay.js';
-import { renderReplayView } from './replay-views.js';
+import { type ReplayInput, replayInput } from '../control/replay-input.js';
 import { foldEvents, type LogScan, scanLog } from '../control/timeline.js';
 import { parseReplayArgs, type ReplayArgs, USAGE } from './replay-args.js';
+import { renderReplayView } from './replay-views.js';
 
 /** Draws a progress bar on stderr when it is a terminal; returns the callback and a cleanup. */
 function progressBar(): { onProgress?: (read: number, total: number) => void; done(): void } {
@@ -83,16 +84,23 @@ export async function runReplay(argv: string[]): Promise<number> {
   }
   const bar = progressBar();
   let bundle: { path: string; remove(): void } | null = null;
+  let input: ReplayInput | null = null;
   try {
-    if (isBundle(parsed.log)) {
-      const extracted = extractBundleLog(parsed.log);
+    const opened = await replayInput(parsed.log);
+    if (typeof opened === 'string') {
+      await writeFully(process.stderr, `error: ${opened}\n`);
+      return 1;
+    }
+    input = opened;
+    if (isBundle(input.path)) {
+      const extracted = extractBundleLog(input.path);
       if (typeof extracted === 'string') {
-        await writeFully(process.stderr, `error: ${extracted}\n`);
+        await writeFully(process.stderr, `error: ${extracted.replace(input.path, parsed.log)}\n`);
         return 1;
       }
       bundle = extracted;
     }
-    const log = bundle?.path ?? parsed.log;
+    const log = bundle?.path ?? input.path;
     const point = await pointReader(log, parsed);
     if (parsed.timeline) {
       bar.done();
@@ -136,10 +144,10 @@ export async function runReplay(argv: string[]): Promise<number> {
   } catch (err) {
     bar.done();
     if (err instanceof ReplayError) {
-      // A bundle's log is replayed from a temporary copy: name the bundle, not the copy.
+      // A bundle's log, and a piped log, are replayed from a temporary copy: name what was given.
       const message = bundle
         ? err.message.replace(bundle.path, `${parsed.log} (its event log)`)
-        : err.message;
+        : err.message.replace(input?.path ?? parsed.log, parsed.log);
       await writeFully(
         process.stderr,
         err.line > 0
@@ -159,6 +167,7 @@ export async function runReplay(argv: string[]): Promise<number> {
     throw err;
   } finally {
     bundle?.remove();
+    input?.remove();
   }
 }
 
