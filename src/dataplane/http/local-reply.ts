@@ -33,9 +33,9 @@ export interface LocalReplySent {
 }
 
 /**
- * Sends a response made by the proxy itself: a body of `contentType` (none for HEAD), `extra`
- * headers, our `server` header (none for '': `server_header_transformation: PASS_THROUGH`).
- * Nothing of it comes from or goes to an upstream.
+ * Sends a response made by the proxy itself: a body of `contentType` (none for HEAD; null: `extra`
+ * names it already), `extra` headers, our `server` header (none for '':
+ * `server_header_transformation: PASS_THROUGH`). Nothing of it comes from or goes to an upstream.
  */
 export function sendLocalReply(
   sink: ResponseSink,
@@ -44,10 +44,11 @@ export function sendLocalReply(
   status: number,
   body: string | Buffer,
   extra: readonly string[] = [],
-  contentType = 'text/plain',
+  contentType: string | null = 'text/plain',
 ): LocalReplySent {
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-  const headers = bytes.length > 0 ? ['content-type', contentType, ...extra] : [...extra];
+  const headers =
+    bytes.length > 0 && contentType !== null ? ['content-type', contentType, ...extra] : [...extra];
   if (serverName) headers.push('server', serverName);
   const noBody = method === 'HEAD' || bytes.length === 0;
   sink.writeHead(status, headers, bytes.length, noBody);

@@ -20,7 +20,8 @@ export interface ReplyingStream {
  * Sends a response made by the proxy itself, never forwarded upstream, with the `via` any
  * response of the request gets. Its head passes every encoder filter's
  * `encodeHeaders` and its body their `encodeData`, as the reference's local replies pass the
- * encoder chain (neither can be held). Any gRPC request gets a gRPC answer, as from the
+ * encoder chain: neither can be held, but an encoder that rewrites bodies (the compressor)
+ * sends its bytes in the body's place. Any gRPC request gets a gRPC answer, as from the
  * reference's router. Returns the status to count and log: a gRPC reply is a 200 (its status
  * is in `grpc-status`). The HCM's `local_reply_config` rewrites it first, as the reference's.
  */
@@ -51,13 +52,20 @@ export function sendStreamReply(
     info.responseHeaders = head;
     return 200;
   }
+  let typed: string | null | undefined = contentType;
   if (filters !== null) {
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    // As the reference's, the encoders see the reply's type and length (a compressor decides by them).
+    if (bytes.length > 0) {
+      headers.unshift('content-type', contentType ?? 'text/plain');
+      typed = null;
+    }
+    filters.ends.responseLength = bytes.length;
     filters.encodeLocalHeaders(status, headers);
     // A HEAD reply carries no body for the encoders to see.
-    if (req.method !== 'HEAD' && body.length > 0)
-      filters.encodeLocalData(typeof body === 'string' ? Buffer.from(body) : body);
+    body = req.method !== 'HEAD' && bytes.length > 0 ? filters.encodeLocalData(bytes) : bytes;
   }
-  const sent = sendLocalReply(stream.sink, req.method, serverName, status, body, headers, contentType);
+  const sent = sendLocalReply(stream.sink, req.method, serverName, status, body, headers, typed);
   info.responseCode = status;
   info.responseHeaders = sent.headers;
   info.bytesSent += sent.bodyBytes;

@@ -47,6 +47,15 @@ export abstract class CodecFilter<Stats> {
       : this.transform(this.responseCodec, this.directions.response, EMPTY, true);
   }
 
+  /**
+   * A new response head: whatever the codec made of the one before it (a local reply in place
+   * of the upstream's response) ends unsent.
+   */
+  protected newResponse(): void {
+    this.responseCodec?.close();
+    this.responseCodec = null;
+  }
+
   onDestroy(): void {
     this.requestCodec?.close();
     this.responseCodec?.close();

@@ -119,8 +119,8 @@ export interface FilterStream {
    */
   responseLength: number;
   /**
-   * True while the encoders see one of the proxy's own replies: its body comes whole and goes
-   * out as it is, so a filter that rewrites bodies leaves it alone.
+   * True while the encoders see one of the proxy's own replies: its body comes whole, in one
+   * `encodeData` with `end`, and a filter that rewrites bodies returns the whole rewritten body.
    */
   readonly localReply: boolean;
 }
@@ -142,7 +142,8 @@ export interface StreamFilter {
   encodeHeaders?(status: number, headers: string[], stream: FilterStream): FilterStatus | undefined;
   /**
    * The response body on its way downstream. The body of the proxy's own reply passes here too,
-   * in one piece with `end`, but cannot be held (its status is ignored).
+   * in one piece with `end`; it cannot be held (a status is ignored), but bytes returned go on
+   * in its place (the compressor's).
    */
   encodeData?(stream: FilterStream, chunk: Buffer, end: boolean): DataStatus;
   encodeTrailers?(stream: FilterStream, trailers: string[]): DataStatus;

@@ -71,13 +71,18 @@ export class FilterRunner implements HandleHost {
   }
 
   /**
-   * The body of one of the proxy's own replies, in one piece: every encoder sees it, none can
-   * hold or change it.
+   * The body of one of the proxy's own replies, in one piece: every encoder sees it and none can
+   * hold it, but one that rewrites bodies returns its bytes (a compressor's whole stream), which
+   * go on in its place. Returns the body to send.
    */
-  encodeLocalData(body: Buffer): void {
+  encodeLocalData(body: Buffer): Buffer {
     const filters = this.filters;
-    for (let i = filters.length - 1; i >= 0; i--)
-      filters[i]?.encodeData?.(this.handles[i] as FilterHandle, body, true);
+    let out = body;
+    for (let i = filters.length - 1; i >= 0; i--) {
+      const next = filters[i]?.encodeData?.(this.handles[i] as FilterHandle, out, true);
+      if (Buffer.isBuffer(next)) out = next;
+    }
+    return out;
   }
 
   /** The request is over, however it ended. */

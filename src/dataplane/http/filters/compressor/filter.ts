@@ -107,8 +107,8 @@ export class CompressorFilter extends CodecFilter<DirectionStats> implements Str
   }
 
   encodeHeaders(status: number, headers: string[], stream: FilterStream): FilterStatus {
-    // The proxy's own replies go out as they are (their body cannot be rewritten here).
-    if (stream.localReply) return CONTINUE;
+    // The proxy's own replies are compressed too, as the reference's pass its checks alike.
+    this.newResponse();
     const s = this.s;
     const rules = s.config.response;
     const bigEnough = this.responseEnabled() && this.longEnough(rules, stream.responseLength, s.response);

@@ -71,6 +71,7 @@ export class DecompressorFilter extends CodecFilter<DecompressStats> implements 
   }
 
   encodeHeaders(status: number, headers: string[], stream: FilterStream): FilterStatus {
+    this.newResponse();
     if (stream.localReply || !responseHasBody(status, stream.req.method, stream.responseLength))
       return CONTINUE;
     if (this.applies(this.s.config.response, headers, this.s.response)) {

@@ -302,3 +302,73 @@ describe("the reference's compression sandboxes, served", () => {
     });
   }
 });
+
+describe("the proxy's own replies, compressed as the reference's are", () => {
+  // The compressor filter of the reference's docs (its default content types and minimum length)
+  // before a route answering itself and one to a cluster nothing listens on.
+  const TEXT = `direct ${'response '.repeat(40)}`;
+  async function serve(): Promise<{ proxy: ProxyProcess; port: number }> {
+    const deadPort = await freePort();
+    const bootstrap = parse(
+      withFilter(`{ name: envoy.filters.http.compressor, typed_config: { ${V3}, ${GZIP} } }`),
+    ) as Dump;
+    const hcm = bootstrap.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
+    hcm.route_config.virtual_hosts[0].routes = [
+      { match: { prefix: '/direct' }, direct_response: { status: 200, body: { inline_string: TEXT } } },
+      { match: { prefix: '/dead' }, route: { cluster: 'dead' } },
+    ];
+    bootstrap.static_resources.clusters = [
+      {
+        name: 'dead',
+        connect_timeout: '1s',
+        type: 'STATIC',
+        load_assignment: {
+          cluster_name: 'dead',
+          endpoints: [
+            {
+              lb_endpoints: [
+                { endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: deadPort } } } },
+              ],
+            },
+          ],
+        },
+      },
+    ];
+    bootstrap.admin = { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } };
+    const proxy = await startProxyProcess(bootstrap, ['--concurrency', '2']);
+    return { proxy, port: await proxy.listenerPort('l') };
+  }
+
+  it('gzips a direct response and a 503 for the client that accepts it, with their length; the rest go as they are', async () => {
+    const { proxy, port } = await serve();
+    try {
+      const direct = await get(port, '/direct', { 'accept-encoding': 'gzip' });
+      assert.equal(direct.status, 200);
+      assert.equal(direct.headers['content-encoding'], 'gzip');
+      assert.equal(direct.headers['content-type'], 'text/plain');
+      assert.equal(direct.headers.vary, 'Accept-Encoding');
+      assert.equal(direct.headers['content-length'], String(direct.body.length));
+      assert.ok(direct.body.length < TEXT.length, `${direct.body.length} bytes`);
+      assert.equal(gunzipSync(direct.body).toString(), TEXT);
+
+      const failed = await get(port, '/dead', { 'accept-encoding': 'gzip' });
+      assert.equal(failed.status, 503);
+      assert.equal(failed.headers['content-encoding'], 'gzip');
+      assert.equal(
+        gunzipSync(failed.body).toString(),
+        'upstream connect error or disconnect/reset before headers. reset reason: connection failure',
+      );
+
+      const plain = await get(port, '/direct');
+      assert.equal(plain.headers['content-encoding'], undefined);
+      assert.equal(plain.body.toString(), TEXT);
+      assert.equal(plain.headers['content-length'], String(TEXT.length));
+
+      const stats = (await proxy.get('/stats?filter=compressor')).body;
+      assert.ok(stats.includes('http.s.compressor.l.gzip.compressed: 2'), stats);
+      assert.ok(stats.includes('http.s.compressor.l.gzip.no_accept_header: 1'), stats);
+    } finally {
+      await proxy.stop();
+    }
+  });
+});
