@@ -3,10 +3,10 @@
  * step (src/config/config-source.ts), which reads it with these functions too: the config
  * dump shows the resources of a source asking for v3 as v3, and views may not import src/.
  */
-import type { Json, RawCluster } from '../../events/index.js';
+import type { ApiVersion, Json, RawCluster } from '../../events/index.js';
 import { objectOf } from './values.js';
 
-export type ApiVersion = 'V2' | 'V3';
+export type { ApiVersion };
 
 /** `ApiVersion` by name; AUTO and unset mean V2, as in the reference's 1.15 release. */
 export function apiVersion(value: Json | undefined): ApiVersion {

@@ -20,7 +20,8 @@ const isV3 = (source: Json | undefined): boolean => resourceApiVersion(source) =
 /**
  * Which resources came in as v3, so `/config_dump` shows them as v3: the bootstrap's own when
  * it was written in v3 (the loader tells, `apiVersion`), a discovered one when its
- * subscription's config source asks for v3 resources (`resource_api_version: V3`).
+ * subscription's config source asks for v3 resources (`resource_api_version: V3`): CDS, LDS,
+ * EDS per cluster, RDS per table, SDS per secret.
  */
 export interface ApiVersions {
   bootstrap: boolean;
@@ -28,6 +29,7 @@ export interface ApiVersions {
   listeners: boolean;
   route(name: string): boolean;
   endpoints(cluster: ClusterEntry): boolean;
+  secret(name: string): boolean;
 }
 
 export function apiVersions(state: State): ApiVersions {
@@ -36,17 +38,26 @@ export function apiVersions(state: State): ApiVersions {
     bootstrap: state.bootstrap?.apiVersion === 'V3',
     clusters: dynamic.cds === 'V3',
     listeners: dynamic.lds === 'V3',
-    route: (name) => Object.values(state.listeners).some((l) => rdsSourceIsV3(l.config, name)),
+    route: (name) =>
+      Object.values(state.listeners).some((l) => asksV3(l.config, 'route_config_name', 'config_source', name)),
     endpoints: (cluster) => edsApiVersion(cluster.config) === 'V3',
+    secret: (name) =>
+      [...Object.values(state.clusters), ...Object.values(state.listeners)].some((e) =>
+        asksV3(e.config, 'name', 'sds_config', name),
+      ),
   };
 }
 
-/** Whether an HCM in `value` (a listener, at any depth) takes the table `name` from a V3 RDS source. */
-function rdsSourceIsV3(value: Json, name: string): boolean {
-  if (Array.isArray(value)) return value.some((v) => rdsSourceIsV3(v, name));
+/**
+ * Whether `value` (a listener or cluster, at any depth) asks for the resource `name` from a V3
+ * source: an HCM's `rds` (`route_config_name`, `config_source`) or a TLS context's
+ * `SdsSecretConfig` (`name`, `sds_config`).
+ */
+function asksV3(value: Json, nameKey: string, sourceKey: string, name: string): boolean {
+  if (Array.isArray(value)) return value.some((v) => asksV3(v, nameKey, sourceKey, name));
   if (value === null || typeof value !== 'object') return false;
-  if (value.route_config_name === name && isV3(value.config_source)) return true;
-  return Object.values(value).some((v) => rdsSourceIsV3(v, name));
+  if (value[nameKey] === name && isV3(value[sourceKey])) return true;
+  return Object.values(value).some((v) => asksV3(v, nameKey, sourceKey, name));
 }
 
 /**

@@ -289,11 +289,12 @@ function secretsDump(state: State): JsonObject {
   const resources = (state.bootstrap?.config.static_resources ?? {}) as { secrets?: JsonObject[] };
   const at = timestamp(state.bootstrap?.lastUpdated ?? 0);
   const secretFailures = lastRejections(state, 'Secret');
+  const versions = apiVersions(state);
   return {
     static_secrets: (resources.secrets ?? []).map((secret) => ({
       name: String(secret.name ?? ''),
       last_updated: at,
-      secret: any('auth.Secret', secret, apiVersions(state).bootstrap),
+      secret: any('auth.Secret', secret, versions.bootstrap),
     })),
     dynamic_active_secrets: [
       ...byName(Object.values(state.discovery.secrets)).map((s) =>
@@ -302,7 +303,7 @@ function secretsDump(state: State): JsonObject {
             name: s.name,
             version_info: s.versionInfo,
             last_updated: timestamp(s.lastUpdated),
-            secret: any('auth.Secret', s.config),
+            secret: any('auth.Secret', s.config, versions.secret(s.name)),
           },
           secretFailures.get(s.name),
           s.lastUpdated,

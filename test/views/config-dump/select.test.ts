@@ -226,3 +226,42 @@ test('a bootstrap written in v2 (or loaded from a log that did not say) is dumpe
     assert.match(v2.bootstrapTls, /envoy\.api\.v2\.auth\.UpstreamTlsContext/);
   }
 });
+
+test('a secret discovered over an SDS source that asks for V3 is dumped in v3, one over V2 in v2', () => {
+  const sds = (name: string, version: string) => ({
+    name,
+    sds_config: { ads: {}, resource_api_version: version },
+  });
+  const tls = (name: string, version: string) => ({
+    name: 'envoy.transport_sockets.tls',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext',
+      common_tls_context: { tls_certificate_sds_secret_configs: [sds(name, version)] },
+    },
+  });
+  const cluster = (name: string, secret: string, version: string) => ({
+    name,
+    connect_timeout: '1s',
+    transport_socket: tls(secret, version),
+  });
+  const state = foldAll(
+    initialState,
+    [
+      bootstrapLoaded({
+        bootstrap: {
+          static_resources: { clusters: [cluster('a', 'v3-cert', 'V3'), cluster('b', 'v2-cert', 'V2')] },
+        },
+        options: {},
+        version: 't',
+        sources: [],
+      }),
+      secretSet({ secret: { name: 'v3-cert', tls_certificate: {} }, versionInfo: 's1' }),
+      secretSet({ secret: { name: 'v2-cert', tls_certificate: {} }, versionInfo: 's1' }),
+    ].map((event, i) => ({ seq: i + 1, at: 1000 * (i + 1), source: 'test', event })),
+  );
+  const secrets = dump(state, 'secrets').dynamic_active_secrets!;
+  const typeOf = (name: string) =>
+    (secrets.find((s) => s.name === name)?.secret as JsonObject | undefined)?.['@type'];
+  assert.equal(typeOf('v3-cert'), 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret');
+  assert.equal(typeOf('v2-cert'), 'type.googleapis.com/envoy.api.v2.auth.Secret');
+});
