@@ -10,6 +10,7 @@ import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
 import { H1Lifetime } from './h1-lifetime.js';
 import { type ConnectionFacts, connectionFacts, requestFromHead } from './h1-request.js';
+import { owned, ownViews, readInto } from './socket-reads.js';
 import { StreamTimers } from './stream-timers.js';
 import { startUpgrade } from './upgrade.js';
 
@@ -49,6 +50,8 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
   private pendingHead: string | null = null;
   private readonly openedAt = performance.now();
   private readonly facts: ConnectionFacts;
+  /** An upgrade took the socket: reads go to its `data` events again. */
+  private handedOver = false;
 
   constructor(hcm: DownstreamOwner, socket: net.Socket) {
     super(hcm, socket);
@@ -58,12 +61,21 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
       maxHeadersCount: hcm.spec.maxHeadersCount,
     });
     socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    if (readInto(socket, (chunk) => this.onRead(chunk))) socket.resume();
+    else socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('close', () => this.onClose());
     socket.on('error', () => {});
     socket.on('drain', () => this.exchange?.onDownstreamDrain());
     socket.on('end', () => this.onPeerEnd());
     this.armIdle();
+  }
+
+  /** A read into the thread's buffer (`readInto`): what outlives it is copied. */
+  private onRead(chunk: Buffer): boolean {
+    if (this.handedOver) return this.socket.push(Buffer.from(chunk));
+    this.onData(chunk);
+    ownViews(this.chunks);
+    return true;
   }
 
   onData(chunk: Buffer): void {
@@ -126,7 +138,7 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
   private feedBody(framer: BodyFramer): boolean {
     const ex = this.exchange as Exchange;
     while (this.buffered > 0) {
-      const used = framer.feed(this.chunks[0] as Buffer, 0, (data) => ex.onBody(data));
+      const used = framer.feed(this.chunks[0] as Buffer, 0, (data) => ex.onBody(owned(data)));
       if (this.framer !== framer) return true; // the exchange ended while taking the body
       if (framer.error) {
         this.protocolError(400, 'bad chunked encoding');
@@ -182,6 +194,7 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
     // An HTTP/1.0 request refused with 426 is refused before it could become a tunnel.
     if (upgrade !== null && (req.protocol === 'HTTP/1.1' || http1.acceptHttp10)) {
       // An upgrade the HCM and the route enable (WebSocket) becomes a tunnel; others are refused.
+      ownViews(this.chunks);
       if (!req.hasBody && startUpgrade(this.hcm, this.socket, req, upgrade, this.chunks)) this.handOver();
       else {
         this.keepAlive = false;
@@ -205,6 +218,7 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
    * (received bytes, and the close).
    */
   private handOver(): void {
+    this.handedOver = true;
     this.chunks = [];
     this.buffered = 0;
     this.closing = true;

@@ -1,0 +1,57 @@
+import type * as net from 'node:net';
+import type * as tls from 'node:tls';
+
+/**
+ * Where accepted plain sockets read into: one read at a time on this thread, and whatever a
+ * reader keeps of it is copied before its call returns.
+ */
+const readBuffer = Buffer.allocUnsafe(64 * 1024);
+
+/** The socket's slots for Node's `onread` option (its own symbols), found on the first socket. */
+let slots: { buffer: symbol; callback: symbol } | null | undefined;
+
+function slotsOf(socket: net.Socket): { buffer: symbol; callback: symbol } | null {
+  if (slots === undefined) {
+    const own = Object.getOwnPropertySymbols(socket);
+    const buffer = own.find((s) => s.description === 'kBuffer');
+    const callback = own.find((s) => s.description === 'kBufferCb');
+    slots = buffer && callback ? { buffer, callback } : null;
+  }
+  return slots;
+}
+
+/**
+ * Gives what an accepted plain TCP socket receives to `onRead` as a view of one buffer that
+ * every such socket of this thread reads into: what Node's `onread` option does for a socket
+ * it connects (`net.connect({ onread })`, the upstream pools), which an accepted socket cannot
+ * be given. Each read then skips the Buffer Node allocates for it (64 KB, shrunk after) and the
+ * `Readable` around the socket (`push`, `data`): about 6 µs of CPU a read in a ping-pong of
+ * one socket (bench/README.md). The view is valid during the call only; `onRead` returns false
+ * to stop reading. End, errors, `pause` and `resume` go on as before (Node's own `onread`
+ * path). False, and the socket left as it was, for a TLS socket, one with bytes already
+ * waiting in its buffer or held by a read filter, or a Node without these slots.
+ */
+export function readInto(socket: net.Socket, onRead: (chunk: Buffer) => boolean): boolean {
+  const handle = (socket as { _handle?: { useUserBuffer?: (buf: Uint8Array) => void } | null })._handle;
+  if ((socket as tls.TLSSocket).encrypted || typeof handle?.useUserBuffer !== 'function') return false;
+  // Bytes waiting in the socket's buffer, or a read filter holding them (`hold-reads.ts`
+  // takes them at `push`), keep the `data` path.
+  if (socket.readableLength > 0 || Object.hasOwn(socket, 'push')) return false;
+  const s = slotsOf(socket);
+  const own = socket as unknown as Record<symbol, unknown>;
+  if (!s || own[s.buffer]) return false;
+  handle.useUserBuffer(readBuffer);
+  own[s.buffer] = readBuffer;
+  own[s.callback] = (n: number) => onRead(readBuffer.subarray(0, n));
+  return true;
+}
+
+/** `chunk`, or a copy of it when it is a view of the read buffer: for bytes kept past the read. */
+export function owned(chunk: Buffer): Buffer {
+  return chunk.buffer === readBuffer.buffer ? Buffer.from(chunk) : chunk;
+}
+
+/** Replaces the views of the read buffer among `chunks` with copies. */
+export function ownViews(chunks: Buffer[]): void {
+  for (let i = 0; i < chunks.length; i++) chunks[i] = owned(chunks[i] as Buffer);
+}
