@@ -201,26 +201,3 @@ test('weighted pick and redirect location', () => {
     'https://site/new/page?x=1',
   );
 });
-
-test('match.grpc: only requests whose content-type is application/grpc (alone, +proto or ;params)', () => {
-  const grpc = compileTestRoutes({
-    virtual_hosts: [
-      {
-        name: 'all',
-        domains: ['*'],
-        routes: [
-          { match: { prefix: '/', grpc: {} }, route: { cluster: 'grpc' } },
-          { match: { prefix: '/' }, route: { cluster: 'other' } },
-        ],
-      },
-    ],
-  });
-  const clusterFor = (contentType?: string) => {
-    const hit = findRoute(grpc, req('x', '/svc/Method', contentType ? ['content-type', contentType] : []));
-    return hit && hit.route.action.kind === 'cluster' ? hit.route.action.cluster : null;
-  };
-  for (const type of ['application/grpc', 'application/grpc+proto', 'application/grpc;charset=utf-8'])
-    assert.equal(clusterFor(type), 'grpc', type);
-  for (const type of [undefined, 'application/grpc-web', 'application/json'])
-    assert.equal(clusterFor(type), 'other', String(type));
-});
