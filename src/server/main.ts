@@ -104,8 +104,8 @@ export async function serve(options: Options): Promise<ServerContext> {
   }
   // LIVE once every initial discovery fetch is done or timed out (initial_fetch_timeout).
   await edges.xds.initialized;
-  // Stopped by a signal while starting (src/server/shutdown.ts): the exit is under way.
-  if (ctx.store.state.server.state === 'DRAINING') return ctx;
+  // Stopped while starting (a signal, /quitquitquit): the exit is under way, never LIVE.
+  if (ctx.store.state.server.shutdownRequested) return ctx;
   ctx.store.dispatch(serverStateChanged({ state: 'LIVE' }), 'server');
   settleServingHeap();
   log.debug({ ms: collectStartUp() }, 'start-up garbage collected');
