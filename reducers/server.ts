@@ -3,8 +3,8 @@ import type { On } from './on.js';
 import type { State } from './state.js';
 
 export function onBootstrapLoaded(draft: Draft<State>, env: On<'server/bootstrap-loaded'>): void {
-  const { bootstrap, options, version, sources, apiVersion = 'V2' } = env.event;
-  draft.bootstrap = { config: bootstrap, apiVersion, sources, lastUpdated: env.at };
+  const { bootstrap, options, version, sources, apiVersion } = env.event;
+  draft.bootstrap = { config: bootstrap, ...(apiVersion && { apiVersion }), sources, lastUpdated: env.at };
   draft.server.options = options;
   draft.server.version = version;
   draft.server.startedAt = env.at;

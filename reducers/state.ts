@@ -127,8 +127,11 @@ export interface State {
   };
   bootstrap: {
     config: RawBootstrap;
-    /** The version it was written in: `/config_dump` shows its resources in it. */
-    apiVersion: ApiVersion;
+    /**
+     * The version it was written in: `/config_dump` shows its resources in it. Absent is v2, so an
+     * event log recorded before the loader noted it replays to the same snapshot, byte for byte.
+     */
+    apiVersion?: ApiVersion;
     sources: string[];
     lastUpdated: number;
   } | null;
