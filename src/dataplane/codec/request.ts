@@ -8,6 +8,8 @@ export interface PeerIdentity {
   dnsSans: string[];
   /** The subject in RFC 2253 form (`CN=client,O=Acme`), as the reference prints it; '' without a certificate. */
   subject: string;
+  /** The server name the client asked for in its TLS hello (SNI); '' when it sent none. */
+  serverName: string;
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * What a downstream TLS peer proved about itself, read from its certificate at most once per
- * connection and only when a filter asks (most requests never look at it).
+ * connection and only when a filter asks (most requests never look at it), with the server
+ * name it asked for.
  */
 import type * as net from 'node:net';
 import type { TLSSocket } from 'node:tls';
@@ -21,6 +22,7 @@ export class PeerIdentitySource {
         uriSans: sans.filter((s) => s.kind === 'URI').map((s) => s.value),
         dnsSans: sans.filter((s) => s.kind === 'DNS').map((s) => s.value),
         subject: cert ? rfc2253(cert.subject) : '',
+        serverName: typeof this.socket.servername === 'string' ? this.socket.servername : '',
       };
     }
     return this.identity;

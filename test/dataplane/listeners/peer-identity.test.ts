@@ -53,6 +53,7 @@ describe('PeerIdentitySource', () => {
       uriSans: ['spiffe://a/b'],
       dnsSans: ['a.test', 'b.test'],
       subject: 'CN=svc\\+1,O=Acme\\, Inc,C=US',
+      serverName: '',
     });
     source.get();
     assert.equal(socket.reads, 1);
@@ -63,6 +64,7 @@ describe('PeerIdentitySource', () => {
       uriSans: [],
       dnsSans: [],
       subject: '',
+      serverName: '',
     });
     assert.equal(peerIdentitySource({ encrypted: false } as never), undefined);
     assert.equal(peerIdentitySource(undefined), undefined);

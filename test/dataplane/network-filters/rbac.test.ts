@@ -169,6 +169,36 @@ describe('envoy.filters.network.rbac', () => {
                 },
               },
             }),
+            // By the server name the client asked for: a matcher over it, and a permission.
+            mtlsListener('sni-matcher', {
+              name: 'envoy.filters.network.rbac',
+              typed_config: {
+                '@type': 'type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC',
+                stat_prefix: 'snim.',
+                matcher: {
+                  matcher_tree: {
+                    input: input('network.v3.ServerNameInput'),
+                    exact_match_map: { map: { 'proxy.test': action('by-name', 'ALLOW') } },
+                  },
+                },
+              },
+            }),
+            mtlsListener('sni-rules', {
+              name: 'envoy.filters.network.rbac',
+              typed_config: {
+                '@type': 'type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC',
+                stat_prefix: 'snir.',
+                rules: {
+                  action: 'ALLOW',
+                  policies: {
+                    byName: {
+                      permissions: [{ requested_server_name: { suffix: '.test', ignore_case: true } }],
+                      principals: [{ any: true }],
+                    },
+                  },
+                },
+              },
+            }),
             mtlsListener('mtls', {
               name: 'envoy.filters.network.rbac',
               config: {
@@ -233,6 +263,26 @@ describe('envoy.filters.network.rbac', () => {
       await assert.rejects(get('other'));
       assert.equal(await settle(() => stat(`${statPrefix}.rbac.allowed`), 1, SETTLE_MS), 1);
       assert.equal(await settle(() => stat(`${statPrefix}.rbac.denied`), 1, SETTLE_MS), 1);
+    });
+
+  for (const name of ['sni-matcher', 'sni-rules'])
+    it(`${name}: lets in the client that asked for the server name, closes one that asked for another or none`, async () => {
+      const port = await proxy.listenerPort(name);
+      const cert = client.get('allowed') as Issued;
+      // The server's certificate is for proxy.test: the other names skip the client's check of it.
+      const get = (servername: string | undefined, extra: object = {}) =>
+        httpsGet(port, {
+          ca: pki.ca.certPem,
+          cert: cert.certPem,
+          key: cert.keyPem,
+          ...(servername === undefined ? {} : { servername }),
+          checkServerIdentity: () => undefined,
+          ...extra,
+        });
+      assert.equal((await get(name === 'sni-rules' ? 'PROXY.test' : 'proxy.test')).status, 200);
+      await assert.rejects(get(name === 'sni-rules' ? 'other.example' : 'other.test'));
+      // No SNI at all (an IP address is never sent as a server name).
+      await assert.rejects(get(undefined, { servername: '' }));
     });
 
   it("refuses a matcher's HTTP inputs by name, as the reference", () => {

@@ -49,8 +49,8 @@ const PERMISSION_FIELDS: FieldTable = {
     'destination_ip',
     'destination_port',
     'not_rule',
+    'requested_server_name',
   ),
-  requested_server_name: { refuse: 'RBAC requested_server_name is not implemented' },
 };
 const PRINCIPAL_FIELDS: FieldTable = {
   ...acting(
@@ -191,6 +191,11 @@ function compileRule(
     case 'destination_ip': {
       const test = compileCidr(objectOf(value as JsonObject), at, report);
       return (s) => test(splitHostPort(s.req.localAddress ?? '')[0]);
+    }
+    case 'requested_server_name': {
+      // The SNI of a TLS connection; '' for a plain one or a hello without it, as the reference.
+      const test = compileStringMatcher(objectOf(value as JsonObject), at);
+      return (s) => test(s.req.peer?.get().serverName ?? '');
     }
     case 'destination_port':
       return (s) => splitHostPort(s.req.localAddress ?? '')[1] === Number(value);

@@ -72,12 +72,11 @@ const CONNECTION_INPUTS: Record<string, MatchInput<RbacSubject>> = {
   [`${SSL}UriSanInput`]: (s) => orNull(s.req.peer?.get().uriSans.join(',')),
   [`${SSL}DnsSanInput`]: (s) => orNull(s.req.peer?.get().dnsSans.join(',')),
   [`${SSL}SubjectInput`]: (s) => orNull(s.req.peer?.get().subject),
+  [`${NETWORK}ServerNameInput`]: (s) => orNull(s.req.peer?.get().serverName),
 };
 
 /** Inputs the reference offers that this build refuses, with what to use instead. */
 const REFUSED_INPUTS: Record<string, string> = {
-  [`${NETWORK}ServerNameInput`]:
-    'the server name (SNI) input is not implemented; match the certificate with uri_san, dns_san or subject, or use a filter chain match on server_names',
   [`${NETWORK}TransportProtocolInput`]:
     'the transport protocol input is not implemented; use a filter chain match on transport_protocol',
   [`${NETWORK}ApplicationProtocolInput`]:

@@ -241,8 +241,8 @@ describe('envoy.filters.http.rbac matcher refusals', () => {
 
   it('names an input it does not read and says what to use instead', () => {
     assert.match(
-      refusals(single(input('network.v3.ServerNameInput'))),
-      /matchers\[0\]\.predicate\.single_predicate\.input\.typed_config: .*server name \(SNI\).*uri_san/,
+      refusals(single(input('network.v3.TransportProtocolInput'))),
+      /matchers\[0\]\.predicate\.single_predicate\.input\.typed_config: .*transport protocol input .*filter chain match on transport_protocol/,
     );
     assert.match(
       refusals(single(input('network.v3.FilterStateInput'))),

@@ -152,13 +152,14 @@ describe('envoy.filters.http.rbac', () => {
   });
 
   it('refuses malformed rules and the unimplemented ones by name', () => {
+    // (requested_server_name acts: its empty matcher is the malformed part.)
     const report = new Report('t');
     rbacFactory.compile(
       {
         rules: {
           policies: {
             p: {
-              permissions: [{ any: true, header: { name: 'a' } }, { requested_server_name: { exact: 'x' } }],
+              permissions: [{ any: true, header: { name: 'a' } }, { requested_server_name: {} }],
               principals: [
                 { authenticated: { principal_name: { exact: 'spiffe://a' }, bogus: true } },
                 { remote_ip: { address_prefix: 'nope' } },
