@@ -10,6 +10,7 @@ import type { ClusterTraffic, ConnectionCount } from '../pool/cluster-traffic.js
 import { tcpProxyCluster } from './cluster-override.js';
 import { pickCluster, type TcpProxySettings } from './config.js';
 import type { TcpProxyStats } from './stats.js';
+import { upstreamObserver } from './upstream-observer.js';
 
 /** What every session of one `tcp_proxy` filter shares. */
 export interface TcpProxyShared {
@@ -171,6 +172,8 @@ export class TcpSession {
       paused: cx.flowPaused,
       resumed: cx.flowResumed,
     });
+    const observe = upstreamObserver(downstream);
+    if (observe !== undefined) upstream.on('data', observe);
     if (settings.idleTimeoutMs > 0) {
       // A socket's timeout restarts on every read and write, and every relayed byte is read
       // from or written to the downstream, so one timer covers both directions.
