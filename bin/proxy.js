@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // The CLI runs from the build that `npm ci` makes (the `prepare` script).
+// First: no SIGUSR1 may open Node's inspector (src/cli/signal-guard.ts).
+import '../dist/src/cli/signal-guard.js';
 import { limitServingHeap } from '../dist/src/memory.js';
 
 const argv = process.argv.slice(2);

@@ -1,11 +1,13 @@
-import { VERSION } from './version.js';
+// First: no SIGUSR1 may open Node's inspector (cli/signal-guard.ts).
+import './cli/signal-guard.js';
 import { reserveDynamicBaseId, writeBaseId } from './cli/base-id.js';
 import { enableCoreDump } from './cli/core-dump.js';
 import { usageText } from './cli/help.js';
 import { hotRestartVersion } from './cli/hot-restart-version.js';
-import type { Options } from './options.js';
 import { parseCommandLine } from './cli/parse.js';
 import { processTitle } from './cli/process-title.js';
+import type { Options } from './options.js';
+import { VERSION } from './version.js';
 
 function fail(errors: string[]): never {
   for (const error of errors) process.stderr.write(`error: ${error}\n`);
