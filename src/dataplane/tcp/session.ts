@@ -134,9 +134,10 @@ export class TcpSession {
       if (settled) return;
       settled = true;
       upstream.destroy();
+      // A client that left while its upstream connected dropped the attempt: no upstream failed.
+      if (this.downstream.destroyed) return;
       cx.cxConnectFail.inc();
       this.info.flags |= FLAG.UF;
-      if (this.downstream.destroyed) return;
       if (attempt + 1 < this.shared.settings.maxConnectAttempts) {
         this.connect(attempt + 1);
         return;
@@ -188,7 +189,11 @@ export class TcpSession {
   private onDownstreamClose(hadError: boolean): void {
     const upstream = this.upstream;
     if (upstream && !upstream.destroyed) {
-      if (hadError || this.closingLocally || !this.upstreamConnected || !upstream.writable) {
+      if (!this.upstreamConnected) {
+        this.info.flags |= FLAG.DC;
+        this.closingLocally = true;
+        upstream.destroy();
+      } else if (hadError || this.closingLocally || !upstream.writable) {
         upstream.destroy();
       } else if (upstream.writableLength > 0) {
         // The client is gone but what it sent is still on its way to the upstream.

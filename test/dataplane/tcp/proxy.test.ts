@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import * as net from 'node:net';
 import { test } from 'node:test';
 import { activeHealthChanged, type JsonObject } from '../../../events/index.js';
@@ -93,6 +94,58 @@ test('max_connect_attempts retries on another host before giving up', async () =
   const { data } = await exchange(port, 'x');
   assert.equal(data.toString(), 'echo:x');
   assert.equal(counter('cluster.mixed.upstream_cx_connect_fail'), 1);
+});
+
+/**
+ * A port whose listen queue is full and never accepted (python, as node:net accepts at once):
+ * a connect to it stays pending until its timeout.
+ */
+async function unansweredPort(): Promise<number> {
+  const py = spawn('python3', [
+    '-c',
+    [
+      'import socket, time',
+      's = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(0)',
+      'held = [socket.socket() for _ in range(3)]',
+      'for c in held: c.setblocking(False); c.connect_ex(s.getsockname())',
+      'print(s.getsockname()[1], flush=True)',
+      'time.sleep(120)',
+    ].join('\n'),
+  ]);
+  cleanups.push(() => {
+    py.kill();
+  });
+  return new Promise((resolve, reject) => {
+    py.once('error', reject);
+    py.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
+  });
+}
+
+/*
+ * Root cause: when a client reset its connection while the upstream connect was pending, the
+ * attempt was destroyed and then counted as the upstream's connect failure (and logged UF):
+ * a port scan showed as an upstream going bad. It is the client's doing (DC), and a local close.
+ */
+test('a client that resets while its upstream connects: nothing held, no upstream connect failure counted', async () => {
+  const port0 = await unansweredPort();
+  const { port, counter, ctx } = await proxy({
+    static_resources: {
+      clusters: [cluster('slow', [port0], { connect_timeout: '30s' })],
+      listeners: [tcpListener('l', { stat_prefix: 'tp', cluster: 'slow' })],
+    },
+  });
+  for (let i = 0; i < 10; i++) {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('hello');
+    await until(() => counter('cluster.slow.upstream_cx_total') === i + 1, 2000, 'the connect started');
+    socket.resetAndDestroy();
+  }
+  await until(() => ctx.stats.gauge('cluster.slow.upstream_cx_active').value === 0, 5000, 'attempts dropped');
+  await until(() => ctx.stats.gauge('server.total_connections').value === 0, 5000, 'downstreams closed');
+  assert.equal(counter('cluster.slow.upstream_cx_connect_fail'), 0);
+  assert.equal(counter('cluster.slow.upstream_cx_destroy_local'), 10);
 });
 
 test('idle_timeout closes a connection with no traffic either way', async () => {
