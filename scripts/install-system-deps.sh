@@ -6,7 +6,8 @@
 # (bench/tls/testssl.ts), iptables and iproute2 (the network namespaces of the original destination
 # test), haproxy (the benchmarks' peer), faketime (libfaketime: a step of the proxy's wall clock,
 # test/control/clock.test.ts), postgresql (the server behind the postgres sandbox's postgres_proxy,
-# test/e2e/reference-examples-v3-postgres.test.ts), and a C toolchain for native/ (node-gyp at `npm ci`).
+# test/e2e/reference-examples-v3-postgres.test.ts), mariadb-server and mariadb-client (the same for the mysql
+# sandbox, test/e2e/reference-examples-mysql.test.ts), and a C toolchain for native/ (node-gyp at `npm ci`).
 set -euo pipefail
 need=()
 command -v protoc >/dev/null || need+=(protobuf-compiler libprotobuf-dev)
@@ -22,6 +23,7 @@ command -v ip >/dev/null || need+=(iproute2)
 command -v haproxy >/dev/null || need+=(haproxy)
 command -v faketime >/dev/null || need+=(faketime)
 { command -v psql && ls /usr/lib/postgresql/*/bin/postgres; } >/dev/null 2>&1 || need+=(postgresql)
+command -v mariadbd >/dev/null || need+=(mariadb-server mariadb-client)
 command -v g++ >/dev/null || need+=(g++)
 command -v make >/dev/null || need+=(make)
 command -v python3 >/dev/null || need+=(python3)

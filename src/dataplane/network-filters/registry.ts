@@ -9,6 +9,7 @@ import { networkExtAuthzFactory } from './ext-authz/index.js';
 import { httpConnectionManagerFactory } from './http-connection-manager.js';
 import { localRateLimitFactory } from './local-ratelimit/index.js';
 import { networkRbacFactory } from './rbac.js';
+import { mysqlProxyFactory } from './mysql-proxy/index.js';
 import { postgresProxyFactory } from './postgres-proxy/index.js';
 import { sniClusterFactory } from './sni-cluster/index.js';
 import { tcpProxyFactory } from './tcp-proxy.js';
@@ -26,6 +27,7 @@ export const NETWORK_FILTER_FACTORIES: readonly NetworkFilterFactory[] = [
   registered(sniClusterFactory),
   registered(networkExtAuthzFactory),
   registered(postgresProxyFactory),
+  registered(mysqlProxyFactory),
 ];
 
 /** A factory as the registry holds it: its config is only ever the one its own `compile` made. */

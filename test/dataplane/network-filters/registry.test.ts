@@ -30,6 +30,7 @@ const MINIMAL: Record<string, JsonObject> = {
   'envoy.filters.network.rbac': { stat_prefix: 'r.', rules: { action: 'ALLOW', policies: {} } },
   'envoy.filters.network.sni_cluster': {},
   'envoy.filters.network.postgres_proxy': { stat_prefix: 'p' },
+  'envoy.filters.network.mysql_proxy': { stat_prefix: 'm' },
   'envoy.filters.network.ext_authz': {
     stat_prefix: 'a',
     grpc_service: { envoy_grpc: { cluster_name: 'c' } },

@@ -132,7 +132,7 @@ function severity(body: Buffer): string {
   return localized;
 }
 
-/** One connection's decoder: `frontend` and `backend` take each side's bytes as they pass. */
+/** One connection's decoder: `client` (the frontend) and `server` (the backend) take each side's bytes as they pass. */
 export class PostgresDecoder {
   /** What the frontend sends next: its untyped first message, typed ones, or nothing more to read. */
   private frontendState: 'startup' | 'typed' | 'done' = 'startup';
@@ -148,9 +148,13 @@ export class PostgresDecoder {
   });
   private readonly backendFrames = new Framer((type, body) => this.backendMessage(type, body));
 
-  constructor(private readonly count: (...stats: PostgresStat[]) => void) {}
+  constructor(private readonly countOne: (stat: PostgresStat) => void) {}
 
-  frontend(chunk: Buffer): void {
+  private count(...stats: PostgresStat[]): void {
+    for (const s of stats) this.countOne(s);
+  }
+
+  client(chunk: Buffer): void {
     if (this.frontendState === 'done') return;
     if (this.frontendState === 'typed') {
       if (!this.frontendFrames.feed(chunk)) this.frontendState = 'done';
@@ -181,10 +185,10 @@ export class PostgresDecoder {
     this.count('messages', 'messages_frontend');
     this.frontendState = 'typed';
     this.backendStarted = true;
-    if (rest.length > 0) this.frontend(rest);
+    if (rest.length > 0) this.client(rest);
   }
 
-  backend(chunk: Buffer): void {
+  server(chunk: Buffer): void {
     let data = chunk;
     if (this.awaitingEncryptionAnswer && data.length > 0) {
       this.awaitingEncryptionAnswer = false;

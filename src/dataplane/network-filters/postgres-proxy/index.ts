@@ -6,9 +6,9 @@
 import type { JsonObject } from '../../../../events/config.js';
 import { checkFields } from '../../../bootstrap/honoured.js';
 import type { Report } from '../../../bootstrap/report.js';
-import { setUpstreamObserver } from '../../tcp/upstream-observer.js';
 import type { ReadFilterFactory } from '../api.js';
-import { POSTGRES_STATS, PostgresDecoder, type PostgresStat } from './decoder.js';
+import { protocolWatch } from '../protocol-watch.js';
+import { POSTGRES_STATS, PostgresDecoder } from './decoder.js';
 
 const V3ALPHA = 'envoy.extensions.filters.network.postgres_proxy.v3alpha.PostgresProxy';
 
@@ -63,20 +63,6 @@ export const postgresProxyFactory: ReadFilterFactory<PostgresProxySpec> = {
   terminal: false,
   fieldTables: { PostgresProxy: FIELDS },
   compile,
-  start(spec, { ctx }) {
-    const counters = new Map(
-      POSTGRES_STATS.map((s) => [s, ctx.stats.counter(`postgres.${spec.statPrefix}.${s}`)]),
-    );
-    const count = (...stats: PostgresStat[]) => {
-      for (const s of stats) counters.get(s)?.inc();
-    };
-    return {
-      onNewConnection(socket, proceed) {
-        const decoder = new PostgresDecoder(count);
-        socket.on('data', (chunk: Buffer) => decoder.frontend(chunk));
-        setUpstreamObserver(socket, (chunk) => decoder.backend(chunk));
-        proceed();
-      },
-    };
-  },
+  start: (spec, deps) =>
+    protocolWatch(deps, `postgres.${spec.statPrefix}`, POSTGRES_STATS, (count) => new PostgresDecoder(count)),
 };

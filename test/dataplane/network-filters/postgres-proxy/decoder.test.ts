@@ -34,9 +34,7 @@ const severity = (type: 'E' | 'N', level: string) => message(type, `S${level}\0V
 
 function decoder(): { d: PostgresDecoder; counts: Map<PostgresStat, number> } {
   const counts = new Map<PostgresStat, number>();
-  const d = new PostgresDecoder((...stats) => {
-    for (const s of stats) counts.set(s, (counts.get(s) ?? 0) + 1);
-  });
+  const d = new PostgresDecoder((s) => counts.set(s, (counts.get(s) ?? 0) + 1));
   return { d, counts };
 }
 
@@ -79,22 +77,22 @@ const EXPECTED: Partial<Record<PostgresStat, number>> = {
 describe('postgres_proxy decoder', () => {
   it('counts a session fed in whole messages', () => {
     const { d, counts } = decoder();
-    d.frontend(FRONTEND);
-    d.backend(BACKEND);
+    d.client(FRONTEND);
+    d.server(BACKEND);
     assert.deepEqual(Object.fromEntries(counts), EXPECTED);
   });
 
   it('counts the same fed one byte at a time', () => {
     const { d, counts } = decoder();
-    for (let i = 0; i < FRONTEND.length; i++) d.frontend(FRONTEND.subarray(i, i + 1));
-    for (let i = 0; i < BACKEND.length; i++) d.backend(BACKEND.subarray(i, i + 1));
+    for (let i = 0; i < FRONTEND.length; i++) d.client(FRONTEND.subarray(i, i + 1));
+    for (let i = 0; i < BACKEND.length; i++) d.server(BACKEND.subarray(i, i + 1));
     assert.deepEqual(Object.fromEntries(counts), EXPECTED);
   });
 
   it('counts a ROLLBACK, and a statement inside BEGIN as no transaction of its own', () => {
     const { d, counts } = decoder();
-    d.frontend(startup(196608));
-    d.backend(Buffer.concat([complete('BEGIN'), complete('DELETE 3'), complete('ROLLBACK')]));
+    d.client(startup(196608));
+    d.server(Buffer.concat([complete('BEGIN'), complete('DELETE 3'), complete('ROLLBACK')]));
     assert.equal(counts.get('transactions_rollback'), 1);
     assert.equal(counts.get('transactions'), 1);
     assert.equal(counts.get('transactions_commit'), undefined);
@@ -103,40 +101,38 @@ describe('postgres_proxy decoder', () => {
 
   it('reads on after a refused SSL request, and stops at an accepted one', () => {
     const refused = decoder();
-    refused.d.frontend(startup(80877103));
-    refused.d.backend(Buffer.from('N'));
-    refused.d.frontend(startup(196608));
-    refused.d.backend(message('R', int32(0)));
+    refused.d.client(startup(80877103));
+    refused.d.server(Buffer.from('N'));
+    refused.d.client(startup(196608));
+    refused.d.server(message('R', int32(0)));
     assert.equal(refused.counts.get('sessions_unencrypted'), 1);
 
     const accepted = decoder();
-    accepted.d.frontend(startup(80877103));
-    accepted.d.backend(Buffer.from('S'));
+    accepted.d.client(startup(80877103));
+    accepted.d.server(Buffer.from('S'));
     // What follows is TLS: nothing more is read as Postgres.
-    accepted.d.frontend(message('Q', 'SELECT 1\0'));
-    accepted.d.backend(message('R', int32(0)));
+    accepted.d.client(message('Q', 'SELECT 1\0'));
+    accepted.d.server(message('R', int32(0)));
     assert.deepEqual(Object.fromEntries(accepted.counts), { sessions: 1, sessions_encrypted: 1 });
   });
 
   it('stops reading a stream with a length below 4 or a startup over 10000 bytes', () => {
     const short = decoder();
-    short.d.frontend(startup(196608));
-    short.d.backend(
-      Buffer.concat([message('Z', 'I'), Buffer.from([0x43, 0, 0, 0, 2]), complete('SELECT 1')]),
-    );
+    short.d.client(startup(196608));
+    short.d.server(Buffer.concat([message('Z', 'I'), Buffer.from([0x43, 0, 0, 0, 2]), complete('SELECT 1')]));
     assert.equal(short.counts.get('messages_backend'), 1);
     assert.equal(short.counts.get('statements'), undefined);
 
     const http = decoder();
-    http.d.frontend(Buffer.from('GET / HTTP/1.1\r\nhost: x\r\n\r\n'));
-    http.d.frontend(message('Q', 'SELECT 1\0'));
+    http.d.client(Buffer.from('GET / HTTP/1.1\r\nhost: x\r\n\r\n'));
+    http.d.client(message('Q', 'SELECT 1\0'));
     assert.equal(http.counts.size, 0);
   });
 
   it('counts unknown message types and severities as unknown', () => {
     const { d, counts } = decoder();
-    d.frontend(Buffer.concat([startup(196608), message('~', '')]));
-    d.backend(Buffer.concat([message('~', ''), severity('E', 'ODD'), severity('N', 'ODD')]));
+    d.client(Buffer.concat([startup(196608), message('~', '')]));
+    d.server(Buffer.concat([message('~', ''), severity('E', 'ODD'), severity('N', 'ODD')]));
     assert.equal(counts.get('messages_unknown'), 2);
     assert.equal(counts.get('errors_unknown'), 1);
     assert.equal(counts.get('notices_unknown'), 1);
@@ -147,12 +143,12 @@ describe('postgres_proxy decoder', () => {
     fc.assert(
       fc.property(chunks, chunks, fc.boolean(), (front, back, startFirst) => {
         const { d } = decoder();
-        if (startFirst) d.frontend(startup(196608));
+        if (startFirst) d.client(startup(196608));
         for (let i = 0; i < Math.max(front.length, back.length); i++) {
           const f = front[i];
           const b = back[i];
-          if (f) d.frontend(Buffer.from(f));
-          if (b) d.backend(Buffer.from(b));
+          if (f) d.client(Buffer.from(f));
+          if (b) d.server(Buffer.from(b));
         }
       }),
       { seed: 5432, numRuns: Number(process.env.FUZZ_RUNS ?? 300) },
