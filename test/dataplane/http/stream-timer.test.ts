@@ -30,12 +30,12 @@ test('a disarmed timer fires into nothing; the next target counts from its own a
   await sleep(30);
   const second = recorder();
   timer.arm(60, second.target, 0);
-  await sleep(45); // 75 ms after the first arm, 45 after the second
-  assert.equal(first.fired.length, 0);
-  assert.equal(second.fired.length, 0, 'the second target fired early, on the first arm');
-  await sleep(60);
+  // When it fired, not whether it had by some instant: a loaded machine oversleeps any wait.
+  for (let waited = 0; second.fired.length === 0 && waited < 2000; waited += 10) await sleep(10);
   assert.equal(first.fired.length, 0);
   assert.equal(second.fired.length, 1);
+  // On the first arm it would fire about 30 ms after its own arm.
+  assert.ok((second.fired[0]?.[1] ?? 0) >= 55, `the second target fired early: ${second.fired[0]?.[1]} ms`);
   timer.close();
 });
 
