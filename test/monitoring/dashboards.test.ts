@@ -54,6 +54,9 @@ describe('a real Prometheus scraping the proxy with --prometheus-names envoy', {
   const servers: http.Server[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'proxy-prometheus-'));
   let traffic: NodeJS.Timeout | undefined;
+  // Set in after(): a send still in flight then must not schedule the next one, or the loop
+  // (its fetches failing once the proxy stopped) keeps the test process alive for ever.
+  let stopped = false;
 
   const serve = async (status: number): Promise<number> => {
     const server = http.createServer((_req, res) => {
@@ -124,7 +127,7 @@ describe('a real Prometheus scraping the proxy with --prometheus-names envoy', {
       await Promise.all(
         ['/', '/flaky'].map((path) => fetch(`http://127.0.0.1:${port}${path}`).then((r) => r.arrayBuffer())),
       ).catch(() => undefined);
-      traffic = setTimeout(send, 100);
+      if (!stopped) traffic = setTimeout(send, 100);
     };
     void send();
     const target = new URL(proxy.admin).host;
@@ -174,6 +177,7 @@ describe('a real Prometheus scraping the proxy with --prometheus-names envoy', {
   });
 
   after(async () => {
+    stopped = true;
     clearTimeout(traffic);
     if (prometheus && prometheus.exitCode === null) {
       const exited = new Promise((resolve) => prometheus?.once('exit', resolve));
@@ -181,7 +185,10 @@ describe('a real Prometheus scraping the proxy with --prometheus-names envoy', {
       await exited;
     }
     await proxy?.stop();
-    for (const s of servers) s.close();
+    for (const s of servers) {
+      s.closeAllConnections();
+      s.close();
+    }
     rmSync(dir, { recursive: true, force: true });
   });
 
