@@ -61,6 +61,9 @@ describe("the reference's postgres sandbox, served", {
 
   before(async () => {
     const pgBin = bin as string;
+    // util-linux puts runuser in /usr/sbin, which a plain user's PATH (the README's commands
+    // under `env -i`) leaves out.
+    const runuser = ['/usr/sbin/runuser', '/sbin/runuser'].find((p) => existsSync(p)) ?? 'runuser';
     dir = mkdtempSync(join(tmpdir(), 'postgres-sandbox-'));
     chmodSync(dir, 0o755);
     // The server refuses to run as root: it runs as the package's own user.
@@ -69,13 +72,13 @@ describe("the reference's postgres sandbox, served", {
     chownSync(dir, uid, gid);
     const data = join(dir, 'data');
     execFileSync(
-      'runuser',
+      runuser,
       ['-u', 'postgres', '--', join(pgBin, 'initdb'), '-D', data, '-A', 'trust', '-U', 'postgres'],
       { stdio: 'ignore', timeout: 120_000 },
     );
     const pgPort = await freePort();
     server = spawn(
-      'runuser',
+      runuser,
       [
         '-u',
         'postgres',
