@@ -5,7 +5,7 @@
  * HEADERS to the test's script, which answers with raw frames.
  */
 import * as net from 'node:net';
-import { FLAG, FRAME, type Frame, frame, parseFrames } from './h2-frames.js';
+import { FLAG, FRAME, type Frame, frame, headersFrame, parseFrames } from './h2-frames.js';
 
 const CLIENT_PREFACE_LENGTH = 24;
 
@@ -22,6 +22,23 @@ export interface ScriptedH2Upstream {
   /** The SETTINGS parameters (id to value) of the proxy's first SETTINGS frame on each connection. */
   settings(connection: number): Map<number, number>;
   close(): void;
+}
+
+/** Answers stream `id` with a plain 200 whose body is `ok`: the well-behaved upstream the tests come back to. */
+export function answerOk(c: ScriptedConnection, id: number): void {
+  c.send(
+    Buffer.concat([
+      headersFrame(
+        id,
+        [
+          [':status', '200'],
+          ['content-length', '2'],
+        ],
+        false,
+      ),
+      frame(FRAME.DATA, FLAG.END_STREAM, id, Buffer.from('ok')),
+    ]),
+  );
 }
 
 /**

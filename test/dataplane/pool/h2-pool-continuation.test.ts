@@ -13,10 +13,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { httpBootstrap, hcmWithRoutes } from '../../helpers/bootstraps.js';
-import { FLAG, FRAME, frame, headerBlock, headersFrame } from '../../helpers/h2-frames.js';
+import { FRAME, frame, headerBlock } from '../../helpers/h2-frames.js';
 import { rawExchange } from '../../helpers/http-dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
-import { type ScriptedH2Upstream, scriptedH2Upstream } from '../../helpers/scripted-h2-upstream.js';
+import { answerOk, type ScriptedH2Upstream, scriptedH2Upstream } from '../../helpers/scripted-h2-upstream.js';
 
 const FRAME_CONTINUATION = 9;
 const FLOODS = 50;
@@ -30,19 +30,7 @@ let port: number;
 before(async () => {
   upstream = await scriptedH2Upstream((c, id) => {
     if (!flood) {
-      c.send(
-        Buffer.concat([
-          headersFrame(
-            id,
-            [
-              [':status', '200'],
-              ['content-length', '2'],
-            ],
-            false,
-          ),
-          frame(FRAME.DATA, FLAG.END_STREAM, id, Buffer.from('ok')),
-        ]),
-      );
+      answerOk(c, id);
       return;
     }
     c.send(frame(FRAME.HEADERS, 0, id, headerBlock([[':status', '200']])));

@@ -14,6 +14,7 @@ import { after, before, test } from 'node:test';
 import { FLAG, FRAME, frame, headerBlock, headersFrame } from '../../helpers/h2-frames.js';
 import { hcmConfig, rawExchange, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 import {
+  answerOk,
   type ScriptedConnection,
   type ScriptedH2Upstream,
   scriptedH2Upstream,
@@ -25,30 +26,15 @@ const PROTOCOL_ERROR = 1;
 
 type Script = (c: ScriptedConnection, id: number) => void;
 
-const ok: Script = (c, id) =>
-  c.send(
-    Buffer.concat([
-      headersFrame(
-        id,
-        [
-          [':status', '200'],
-          ['content-length', '2'],
-        ],
-        false,
-      ),
-      frame(FRAME.DATA, FLAG.END_STREAM, id, Buffer.from('ok')),
-    ]),
-  );
-
-/** The script for the request in hand: `?case=NAME` in its path picks it (none: `ok`). */
-let next: Script = ok;
+/** The script for the next request: `through` sets it, and after that one it is `answerOk` again. */
+let next: Script = answerOk;
 let upstream: ScriptedH2Upstream;
 let proxy: TestProxy;
 
 before(async () => {
   upstream = await scriptedH2Upstream((c, id) => {
     const script = next;
-    next = ok;
+    next = answerOk;
     script(c, id);
   });
   proxy = await startProxy(hcmConfig('h2', [], { timeout: '5s' }), [
@@ -84,7 +70,7 @@ test('the pool offers no server push, and a PUSH_PROMISE sent anyway ends the se
       [':authority', 'a.test'],
     ]);
     c.send(frame(FRAME_PUSH_PROMISE, FLAG.END_HEADERS, id, Buffer.concat([promised, fields])));
-    ok(c, id);
+    answerOk(c, id);
   });
   assert.match(answer, /^HTTP\/1\.1 503 /);
   assert.ok(session);
