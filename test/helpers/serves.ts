@@ -5,9 +5,10 @@ import { startProxyProcess } from './proxy-process.js';
 
 /**
  * `<source>: <field path>: <message>`: the path names the field, e.g. `static_resources.clusters[0].type`
- * or, under a map, `typed_per_filter_config["envoy.filters.http.cors"].@type`.
+ * or, under a map, `typed_per_filter_config["envoy.filters.http.cors"].@type`; keys are as the
+ * config wrote them, so lowerCamelCase too (`deferredStatOptions`), as protobuf's JSON reads them.
  */
-const NAMES_A_FIELD = /: [a-z_][a-z0-9_]*(\[(\d+|"[^"]*")\])*(\.[a-z_@][a-z0-9_]*(\[(\d+|"[^"]*")\])*)*: /;
+const NAMES_A_FIELD = /: [a-z_][a-zA-Z0-9_]*(\[(\d+|"[^"]*")\])*(\.[a-z_@][a-zA-Z0-9_]*(\[(\d+|"[^"]*")\])*)*: /;
 
 /** Fails unless there is at least one error and every one names the field it refuses. */
 export function assertRefusedNamingFields(errors: string[], context: string): void {
