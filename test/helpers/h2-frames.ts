@@ -17,6 +17,7 @@ export const FRAME = {
   PING: 6,
   GOAWAY: 7,
   WINDOW_UPDATE: 8,
+  CONTINUATION: 9,
 } as const;
 
 export const FLAG = { END_STREAM: 1, ACK: 1, END_HEADERS: 4 } as const;

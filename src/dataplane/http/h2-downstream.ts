@@ -176,6 +176,11 @@ class H2Connection implements SessionEvents {
     stream.respond(431, [], true);
   }
 
+  onTrailerOverflow(stream: ServerStream): void {
+    this.codec.headerOverflow.inc();
+    (stream.handler as H2Stream | null)?.messagingError();
+  }
+
   onConnectionError(_code: number, flood: FloodKind | null): void {
     this.hcm.stats.cxProtocolError.inc();
     if (flood !== null) this.codec.floods.get(flood)?.inc();

@@ -26,7 +26,9 @@ export interface SessionEvents {
   /** A request's DATA disagreed with its content-length (the stream or connection is ended). */
   onMessagingError(stream: ServerStream): void;
   /** A request whose head is over the header list limits: answered 431 by the user. */
-  onHeaderOverflow(stream: ServerStream, request: RequestFields): void;
+  onHeaderOverflow(stream: ServerStream): void;
+  /** A request whose trailers are over the header list limits, its stream then reset. */
+  onTrailerOverflow(stream: ServerStream): void;
   /** The session sent GOAWAY for the peer's fault (`flood` when a flood limit was hit). */
   onConnectionError(code: number, flood: FloodKind | null): void;
   /** The socket closed: every stream is closed. */

@@ -39,3 +39,16 @@ export function trailers(s: Connection, stream: ServerStream, fields: string[], 
   }
   remoteEnd(s, stream, fields);
 }
+
+/**
+ * Trailers over the header list limits: the stream is reset, as the reference resets a stream
+ * whose trailers exceed `max_request_headers_kb` or `max_headers_count`.
+ */
+export function trailerOverflow(s: Connection, stream: ServerStream): void {
+  if (stream.remoteClosed) {
+    s.connectionError(ERROR.STREAM_CLOSED);
+    return;
+  }
+  s.events.onTrailerOverflow(stream);
+  s.reset(stream, ERROR.INTERNAL_ERROR);
+}

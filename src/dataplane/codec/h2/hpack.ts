@@ -27,18 +27,26 @@ export class HpackDecoder {
   private end = 0;
   /** The decoded list's size as SETTINGS_MAX_HEADER_LIST_SIZE counts it (RFC 9113 6.5.2). */
   listSize = 0;
+  /** Fields past this list size are counted but not kept (see `decode`). */
+  private keepUpTo = 0;
 
   constructor(tableSize: number) {
     this.table = new DynamicTable(tableSize);
     this.limit = tableSize;
   }
 
-  /** Appends the fields of `block[start, end)` to `out`; throws HpackError on a malformed block. */
-  decode(block: Buffer, start: number, end: number, out: string[]): void {
+  /**
+   * Appends the fields of `block[start, end)` to `out` while the list is within `maxListSize`,
+   * then only counts them in `listSize`; throws HpackError on a malformed block. The bound
+   * holds while decoding because one byte can name a table entry of 4 KB: a 256 KiB block
+   * decodes to a gigabyte of fields.
+   */
+  decode(block: Buffer, start: number, end: number, out: string[], maxListSize: number): void {
     this.bytes = block;
     this.at = start;
     this.end = end;
     this.listSize = 0;
+    this.keepUpTo = maxListSize;
     let fields = false;
     while (this.at < end) {
       const byte = block[this.at] as number;
@@ -70,8 +78,8 @@ export class HpackDecoder {
   }
 
   private push(out: string[], name: string, value: string): void {
-    out.push(name, value);
     this.listSize += name.length + value.length + ENTRY_OVERHEAD;
+    if (this.listSize <= this.keepUpTo) out.push(name, value);
   }
 
   private nameAt(index: number): string {

@@ -1,6 +1,6 @@
 import type { Connection } from './connection.js';
 import { ping, priority, rstStream, settings, windowUpdate } from './control.js';
-import { messagingError, remoteEnd, trailers } from './ends.js';
+import { messagingError, remoteEnd, trailerOverflow, trailers } from './ends.js';
 import { requestFields } from './fields.js';
 import { DEFAULT_MAX_FRAME, ERROR, FLAG, FRAME_HEADER, PREFACE, TYPE } from './frames.js';
 import { HpackError } from './hpack.js';
@@ -302,11 +302,14 @@ export class FrameReader {
     this.headerBlock(id, this.blockEndStream, block, 0, this.blockLength);
   }
 
-  /** Decodes a whole header block (always: the table it shares with the peer must stay in step), then acts on it. */
-  private decode(block: Buffer, from: number, to: number): string[] | null {
+  /**
+   * Decodes a whole header block (always: the table it shares with the peer must stay in step),
+   * keeping its fields up to `keep` bytes of header list.
+   */
+  private decode(block: Buffer, from: number, to: number, keep: number): string[] | null {
     const fields: string[] = [];
     try {
-      this.s.decoder.decode(block, from, to, fields);
+      this.s.decoder.decode(block, from, to, fields, keep);
     } catch (err) {
       if (!(err instanceof HpackError)) throw err;
       this.s.connectionError(ERROR.COMPRESSION_ERROR);
@@ -321,16 +324,20 @@ export class FrameReader {
       this.s.connectionError(ERROR.PROTOCOL_ERROR);
       return;
     }
-    if (this.decode(b, from, to) !== null) this.s.resetId(id, code);
+    if (this.decode(b, from, to, 0) !== null) this.s.resetId(id, code);
   }
 
   private headerBlock(id: number, end: boolean, block: Buffer, from: number, to: number): void {
     const s = this.s;
-    const fields = this.decode(block, from, to);
+    const fields = this.decode(block, from, to, s.options.maxHeaderListSize);
     if (fields === null) return;
+    // Judged before anything reads the fields: past the limit the list holds only its start.
+    const overflow =
+      s.decoder.listSize > s.options.maxHeaderListSize || fields.length / 2 > s.options.maxHeadersCount;
     const open = s.streams.get(id);
     if (open !== undefined) {
-      trailers(s, open, fields, end);
+      if (overflow) trailerOverflow(s, open);
+      else trailers(s, open, fields, end);
       return;
     }
     if (id <= s.lastPeerStreamId) {
@@ -349,6 +356,12 @@ export class FrameReader {
       else s.resetId(id, ERROR.REFUSED_STREAM);
       return;
     }
+    if (overflow) {
+      const stream = s.openStream(id);
+      if (end) stream.remoteClosed = true;
+      s.events.onHeaderOverflow(stream);
+      return;
+    }
     let request = requestFields(fields);
     // A declared length that no DATA will follow (RFC 9113 8.1.1).
     if (typeof request !== 'string' && end && request.contentLength > 0)
@@ -361,10 +374,6 @@ export class FrameReader {
     const stream = s.openStream(id);
     if (end) stream.remoteClosed = true;
     stream.contentLength = request.contentLength;
-    if (s.decoder.listSize > s.options.maxHeaderListSize || fields.length / 2 > s.options.maxHeadersCount) {
-      s.events.onHeaderOverflow(stream, request);
-      return;
-    }
     s.events.onRequest(stream, request, end);
   }
 }

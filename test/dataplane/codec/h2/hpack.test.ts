@@ -8,7 +8,7 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 200);
 function decode(decoder: HpackDecoder, hex: string): string[] {
   const block = Buffer.from(hex.replace(/\s/g, ''), 'hex');
   const out: string[] = [];
-  decoder.decode(block, 0, block.length, out);
+  decoder.decode(block, 0, block.length, out, Infinity);
   return out;
 }
 
@@ -74,7 +74,7 @@ test('what the encoder writes the decoder reads back, block after block, as the 
           const out = Buffer.alloc(HpackEncoder.bound(code, headers));
           const end = encoder.encode(code, headers, out, 0);
           const decoded: string[] = [];
-          decoder.decode(out, 0, end, decoded);
+          decoder.decode(out, 0, end, decoded, Infinity);
           assert.deepEqual(decoded, [':status', code, ...headers]);
         }
       },
@@ -90,7 +90,7 @@ test('random blocks decode or fail with HpackError, never anything else', () => 
       for (const bytes of blocks) {
         const b = Buffer.from(bytes);
         try {
-          decoder.decode(b, 0, b.length, []);
+          decoder.decode(b, 0, b.length, [], Infinity);
         } catch (err) {
           assert.ok(err instanceof HpackError, String(err));
         }
@@ -98,4 +98,22 @@ test('random blocks decode or fail with HpackError, never anything else', () => 
     }),
     { seed: 22, numRuns: RUNS },
   );
+});
+
+// Root cause of the HPACK bomb (session.test.ts has it on a socket): every field was appended
+// before the list size was judged, so one byte per 4 KB field made a gigabyte from 256 KiB.
+test('fields past the list limit are counted, not kept, and the table stays in step', () => {
+  const d = new HpackDecoder(4096);
+  // A literal `x: aaaa` added to the table (0x40), then index 62 (0xbe) 10,000 times.
+  const block = Buffer.concat([
+    Buffer.from('400178', 'hex'),
+    Buffer.from([0x04]),
+    Buffer.from('aaaa'),
+    Buffer.alloc(10_000, 0xbe),
+  ]);
+  const out: string[] = [];
+  d.decode(block, 0, block.length, out, 100);
+  assert.equal(out.length, 2 * 2, 'two fields of 37 bytes fit in 100');
+  assert.equal(d.listSize, 10_001 * 37);
+  assert.deepEqual(decode(d, 'be'), ['x', 'aaaa']);
 });

@@ -1,7 +1,8 @@
 /**
  * The HTTP/2 server session on real sockets, driven by raw frames: flow control both ways
  * (never beyond the peer's window; the peer's window given back only as the reader consumes),
- * and random frames, which must end in answers or a GOAWAY and never in an exception.
+ * random frames, which must end in answers or a GOAWAY and never in an exception, and header
+ * blocks whose few bytes name a large table entry again and again (an HPACK bomb).
  */
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
@@ -16,6 +17,7 @@ import {
   FRAME,
   type Frame,
   frame,
+  headerBlock,
   headersFrame,
   PREFACE,
   parseFrames,
@@ -38,6 +40,7 @@ const OPTIONS = {
 /** Streams whose request body is held (paused) by the handler until the test resumes them. */
 const paused = new Map<number, ServerStream>();
 let errors = 0;
+let trailerOverflows = 0;
 
 /** Answers each request with `x-size` bytes once its body ended; `x-pause` pauses its reading. */
 function serve(socket: net.Socket): void {
@@ -67,6 +70,9 @@ function serve(socket: net.Socket): void {
     onMessagingError() {},
     onHeaderOverflow(stream) {
       stream.respond(431, [], true);
+    },
+    onTrailerOverflow() {
+      trailerOverflows += 1;
     },
     onConnectionError() {
       errors += 1;
@@ -179,3 +185,65 @@ test('random frames after the preface end in answers or a GOAWAY, never an excep
   );
   assert.ok(errors > 0, 'some runs were connection errors');
 });
+
+/**
+ * Root cause: the HPACK decoder appended every field of a block before the header list limit
+ * was checked, so a 200 KB block naming a 4 KB `cookie` entry by one byte, 200,000 times,
+ * decoded to 800 MB of fields; joining the cookies threw `RangeError: Invalid string length`
+ * out of the socket's data handler, which ended the whole proxy (`--concurrency 2` too). As
+ * trailers, no limit applied at all: 1.8 s of CPU, and the fields went on to the upstream.
+ */
+test('a header block naming a 4 KB entry 200,000 times: 431, as trailers a reset; the next stream is served', async (t) => {
+  const h2 = await rawH2(port);
+  t.after(() => h2.socket.destroy());
+  const literal = (name: string, value: string) =>
+    Buffer.concat([
+      Buffer.from([0x40, name.length]),
+      Buffer.from(name),
+      Buffer.from([0x7f]),
+      length(value.length - 127),
+      Buffer.from(value),
+    ]);
+  // 0x40: literal with incremental indexing, then 0xbe (index 62, the entry just added) repeated.
+  const bomb = (name: string) =>
+    Buffer.concat([literal(name, 'a'.repeat(4000)), Buffer.alloc(200_000, 0xbe)]);
+  const sendBlock = (id: number, block: Buffer) => {
+    for (let at = 0; at < block.length; at += 16384) {
+      const flags = (at === 0 ? FLAG.END_STREAM : 0) | (at + 16384 >= block.length ? FLAG.END_HEADERS : 0);
+      h2.send(
+        frame(at === 0 ? FRAME.HEADERS : FRAME.CONTINUATION, flags, id, block.subarray(at, at + 16384)),
+      );
+    }
+  };
+  sendBlock(1, Buffer.concat([headerBlock(GET), bomb('cookie')]));
+  const frames = await h2.until((f) => f.some((x) => x.streamId === 1 && x.type === FRAME.HEADERS), 5000);
+  const status = frames.find((x) => x.streamId === 1 && x.type === FRAME.HEADERS);
+  assert.ok(status, 'the request is answered');
+  assert.equal(status.payload.subarray(status.payload.length - 3).toString(), '431');
+
+  const before = trailerOverflows;
+  h2.send(headersFrame(3, [[':method', 'POST'], ...GET.slice(1), ['x-pause', '1']], false));
+  sendBlock(3, bomb('x-trailer'));
+  const reset = await h2.until((f) => f.some((x) => x.streamId === 3 && x.type === FRAME.RST_STREAM), 5000);
+  assert.equal(
+    reset.find((x) => x.streamId === 3 && x.type === FRAME.RST_STREAM)?.payload.readUInt32BE(0),
+    2,
+  );
+  assert.equal(trailerOverflows, before + 1);
+
+  h2.send(headersFrame(5, [...GET, ['x-size', '3']], true));
+  const next = await h2.until((f) => f.some((x) => x.streamId === 5 && x.type === FRAME.DATA), 5000);
+  assert.equal(dataBytes(next, 5), 3);
+  assert.ok(!next.some((x) => x.type === FRAME.GOAWAY), 'the connection goes on');
+});
+
+/** The continuation bytes of an HPACK integer (RFC 7541 5.1) past its prefix. */
+function length(rest: number): Buffer {
+  const out: number[] = [];
+  while (rest >= 128) {
+    out.push((rest % 128) + 128);
+    rest = Math.floor(rest / 128);
+  }
+  out.push(rest);
+  return Buffer.from(out);
+}
