@@ -124,7 +124,7 @@ const CORS_ROUTE: RouteHit = {
     csrf: null,
     perFilter: null,
   },
-  route: { cors: null, csrf: null, perFilter: null, action: { kind: 'cluster' } },
+  route: { cors: null, csrf: null, perFilter: null, action: { kind: 'cluster' }, name: '' },
 };
 
 /** A measured chain: its filters, and the request (and route) it sees when not the plain GET. */

@@ -70,6 +70,7 @@ function stream(req: HttpRequest): FilterStream {
     encodingBuffer: null,
     perRoute: () => undefined,
     clearRouteCache: () => {},
+    replaceBuffered: () => {},
     continueDecoding: () => {},
     continueEncoding: () => {},
     sendLocalReply: () => {},

@@ -13,6 +13,37 @@ export interface PeerIdentity {
 }
 
 /**
+ * The rest of what a TLS connection's handshake settled, read only when a script asks (Lua's
+ * SSL connection object): the peer certificate's facts ('' and 0 without one), the local
+ * certificate's names, the version and cipher.
+ */
+export interface TlsFacts {
+  /** The peer's certificate passed the listener's validation. */
+  validated: boolean;
+  /** Lowercase hex, no separators. */
+  sha256: string;
+  /** Lowercase hex. */
+  serial: string;
+  /** RFC 2253, as `subject`. */
+  issuer: string;
+  /** Seconds since the epoch. */
+  validFrom: number;
+  expiration: number;
+  /** The peer certificate's PEM. */
+  pem: string;
+  /** The subject's CN (the first) and O values. */
+  commonName: string;
+  organizations: string[];
+  localSubject: string;
+  localUriSans: string[];
+  localDnsSans: string[];
+  /** `TLSv1.3`, ...; '' when unknown. */
+  version: string;
+  /** The OpenSSL name of the negotiated cipher suite. */
+  cipher: string;
+}
+
+/**
  * A downstream request as the router sees it, whatever the protocol: the codecs (HTTP/1 on
  * raw sockets, HTTP/2 via `node:http2`) fill one of these and hand it to an exchange.
  */
@@ -36,7 +67,7 @@ export interface HttpRequest {
   /** The peer's `ip:port` as the access logs print it, when the codec joined it once per connection. */
   remoteAddress?: string;
   /** The TLS peer's certificate identity, one per connection; absent on a plain connection. */
-  peer?: { get(): PeerIdentity };
+  peer?: { get(): PeerIdentity; facts(): TlsFacts };
   /** Declared body length; -1 when unknown (chunked or HTTP/2 without content-length). */
   contentLength: number;
   /** False when the request has no body at all. */

@@ -6,7 +6,7 @@
 import type * as net from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { subjectAltNames } from '../../tls/peer-check.js';
-import type { PeerIdentity } from '../codec/request.js';
+import type { PeerIdentity, TlsFacts } from '../codec/request.js';
 
 /** A connection's peer identity, computed on first use and kept for its later requests. */
 export class PeerIdentitySource {
@@ -26,6 +26,34 @@ export class PeerIdentitySource {
       };
     }
     return this.identity;
+  }
+
+  /** Read anew at each call: only a script asks, and only the ones that use the SSL object. */
+  facts(): TlsFacts {
+    const socket = this.socket;
+    const peer = socket.getPeerX509Certificate();
+    const local = socket.getX509Certificate();
+    const localSans = local ? subjectAltNames(local) : [];
+    const names = peer ? peer.subject.split('\n') : [];
+    const valuesOf = (key: string) =>
+      names.filter((line) => line.startsWith(`${key}=`)).map((line) => line.slice(key.length + 1));
+    const seconds = (date: string | undefined) => (date ? Math.floor(Date.parse(date) / 1000) : 0);
+    return {
+      validated: peer !== undefined && socket.authorized,
+      sha256: peer ? peer.fingerprint256.replaceAll(':', '').toLowerCase() : '',
+      serial: peer ? peer.serialNumber.toLowerCase() : '',
+      issuer: peer ? rfc2253(peer.issuer) : '',
+      validFrom: seconds(peer?.validFrom),
+      expiration: seconds(peer?.validTo),
+      pem: peer ? peer.toString() : '',
+      commonName: valuesOf('CN')[0] ?? '',
+      organizations: valuesOf('O'),
+      localSubject: local ? rfc2253(local.subject) : '',
+      localUriSans: localSans.filter((s) => s.kind === 'URI').map((s) => s.value),
+      localDnsSans: localSans.filter((s) => s.kind === 'DNS').map((s) => s.value),
+      version: socket.getProtocol() ?? '',
+      cipher: socket.getCipher()?.name ?? '',
+    };
   }
 }
 

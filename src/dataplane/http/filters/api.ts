@@ -58,7 +58,7 @@ export interface RouteLevel {
 /** A route the table matched, with its virtual host. */
 export interface RouteHit {
   readonly vh: RouteLevel;
-  readonly route: RouteLevel & { readonly action: { readonly kind: string } };
+  readonly route: RouteLevel & { readonly action: { readonly kind: string }; readonly name: string };
 }
 
 /**
@@ -103,6 +103,11 @@ export interface FilterStream {
   readonly decodingBuffer: Buffer | null;
   /** The response body this filter holds, in one piece; null when none. */
   readonly encodingBuffer: Buffer | null;
+  /**
+   * Replaces what this filter holds of the request (`decode`) or response body with `bytes`,
+   * which go on when it continues (the reference's `modifyDecodingBuffer`; Lua's `setBytes()`).
+   */
+  replaceBuffered(decode: boolean, bytes: Buffer): void;
   /** The status of the response head on its way, which an encoder holding it may change (the gRPC bridge's 503). */
   responseStatus: number;
   /**

@@ -10,6 +10,7 @@ export interface HandleHost {
   /** The response status while the encoders have it; an encoder may change it. */
   status: number;
   buffered(decode: boolean, index: number): Buffer | null;
+  replaceBuffered(decode: boolean, index: number, bytes: Buffer): void;
   continueAt(decode: boolean, index: number): void;
 }
 
@@ -58,6 +59,10 @@ export class FilterHandle implements FilterStream {
 
   get encodingBuffer(): Buffer | null {
     return this.runner.buffered(false, this.index);
+  }
+
+  replaceBuffered(decode: boolean, bytes: Buffer): void {
+    this.runner.replaceBuffered(decode, this.index, bytes);
   }
 
   perRoute(configType: string, name?: string): unknown {

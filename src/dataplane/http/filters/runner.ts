@@ -113,6 +113,15 @@ export class FilterRunner implements HandleHost {
     return hold === undefined || hold.chunks.length === 0 ? null : joined(hold);
   }
 
+  replaceBuffered(decode: boolean, index: number, bytes: Buffer): void {
+    const d = decode ? this.dec : this.enc;
+    const hold = holdAt(d, decode ? index : this.filters.length - 1 - index);
+    this.release(d, hold.bytes);
+    hold.chunks = bytes.length === 0 ? [] : [bytes];
+    hold.bytes = bytes.length;
+    d.held += bytes.length;
+  }
+
   private filterOf(d: Direction, i: number): StreamFilter {
     return this.filters[d.decode ? i : this.filters.length - 1 - i] as StreamFilter;
   }

@@ -4,6 +4,7 @@ import { inlineBytes } from '../../../../bootstrap/data-source.js';
 import { acting, checkFields, type FieldTable } from '../../../../bootstrap/honoured.js';
 import { readNamedFile } from '../../../../bootstrap/read-file.js';
 import type { Report } from '../../../../bootstrap/report.js';
+import { ABSENT_METHODS } from './prelude.js';
 import { syntaxErrors } from './syntax.js';
 
 /** A compiled `Lua`: the default script and the named ones routes may pick. */
@@ -78,7 +79,25 @@ function checkSyntax(
   scripts.forEach((s, i) => {
     const error = errors[i];
     if (error != null) report.error(s.field, `the script does not compile: ${error}`);
+    else warnAbsentCalls(s.code, s.field, report);
   });
+}
+
+const ABSENT = Object.values(ABSENT_METHODS).flat();
+const ABSENT_CALL = new RegExp(`:\\s*(${ABSENT.join('|')})\\s*\\(`, 'g');
+
+/**
+ * Warns of a script that calls a handle method of the reference's that this proxy does not
+ * have: the call raises an error naming it when it runs (docs/lua.md). A warning, not a
+ * refusal: the call may sit in a branch that never runs.
+ */
+function warnAbsentCalls(code: string, field: string, report: Report): void {
+  const names = new Set([...code.matchAll(ABSENT_CALL)].map((m) => m[1]));
+  if (names.size > 0)
+    report.warn(
+      field,
+      `the script calls ${[...names].map((n) => `${n}()`).join(', ')}, which this proxy does not implement: each call raises a script error (docs/lua.md)`,
+    );
 }
 
 /**
@@ -127,6 +146,7 @@ export function compileLuaPerRoute(raw: JsonObject, path: string, report: Report
     const errors = syntaxErrors([{ name: 'source_code', code }]);
     if (typeof errors !== 'string' && errors[0] != null)
       report.error(`${path}.source_code`, `the script does not compile: ${errors[0]}`);
+    else warnAbsentCalls(code, `${path}.source_code`, report);
     return { code };
   }
   report.error(path, 'needs one of disabled, name, source_code', 'missing');

@@ -1,5 +1,6 @@
 import {
   CONTINUE,
+  type DataStatus,
   type FilterStatus,
   type FilterStream,
   STOP_ITERATION,
@@ -10,6 +11,7 @@ import type { CallResult } from '../cluster-call.js';
 import type { LuaConfig, LuaPerRouteConfig } from './config.js';
 import {
   type Dir,
+  EMPTY,
   Flow,
   REQUEST,
   RESPONSE,
@@ -162,11 +164,11 @@ export class LuaStream implements StreamFilter, StreamState {
     return this.outcome(this.run(REQUEST, false));
   }
 
-  decodeData(stream: FilterStream, chunk: Buffer, end: boolean): FilterStatus {
+  decodeData(stream: FilterStream, chunk: Buffer, end: boolean): DataStatus {
     return this.data(REQUEST, stream, chunk, end);
   }
 
-  decodeTrailers(stream: FilterStream, trailers: string[]): FilterStatus {
+  decodeTrailers(stream: FilterStream, trailers: string[]): DataStatus {
     return this.trailers(REQUEST, stream, trailers);
   }
 
@@ -174,16 +176,17 @@ export class LuaStream implements StreamFilter, StreamState {
     const script = this.script;
     if (script?.vm == null || !script.onResponse || this.reply !== null) return CONTINUE;
     this.flows[RESPONSE].stream = stream;
+    this.flows[RESPONSE].bodiless = stream.responseLength === 0;
     this.responseStatus = status;
     this.responseHeaders = headers;
     return this.outcome(this.run(RESPONSE, false));
   }
 
-  encodeData(stream: FilterStream, chunk: Buffer, end: boolean): FilterStatus {
+  encodeData(stream: FilterStream, chunk: Buffer, end: boolean): DataStatus {
     return this.data(RESPONSE, stream, chunk, end);
   }
 
-  encodeTrailers(stream: FilterStream, trailers: string[]): FilterStatus {
+  encodeTrailers(stream: FilterStream, trailers: string[]): DataStatus {
     return this.trailers(RESPONSE, stream, trailers);
   }
 
@@ -193,7 +196,8 @@ export class LuaStream implements StreamFilter, StreamState {
     http.call = null;
     http.result = result;
     const flow = this.flows[http.dir];
-    if (flow.waiting && flow.stream !== null && !flow.stream.ended) this.resumed(http.dir, flow.stream);
+    if (flow.waiting && flow.stream !== null && !flow.stream.ended)
+      this.resumed(http.dir, flow.stream, false);
   }
 
   onDestroy(): void {
@@ -209,36 +213,46 @@ export class LuaStream implements StreamFilter, StreamState {
   }
 
   /** A body piece: kept for the script; a waiting script resumes with it. */
-  private data(dir: Dir, stream: FilterStream, chunk: Buffer, end: boolean): FilterStatus {
+  private data(dir: Dir, stream: FilterStream, chunk: Buffer, end: boolean): DataStatus {
     const flow = this.flows[dir];
     if (chunk.length > 0) flow.chunks.push(chunk);
     if (end) flow.end = true;
     if (!flow.waiting) return CONTINUE;
-    return this.resumed(dir, stream);
+    return this.resumed(dir, stream, true);
   }
 
-  private trailers(dir: Dir, stream: FilterStream, trailers: string[]): FilterStatus {
+  private trailers(dir: Dir, stream: FilterStream, trailers: string[]): DataStatus {
     const flow = this.flows[dir];
     flow.trailers = trailers;
     flow.end = true;
     if (!flow.waiting) return CONTINUE;
-    return this.resumed(dir, stream);
+    return this.resumed(dir, stream, false);
   }
 
   /**
    * Resumes a waiting coroutine from a data or trailers callback. Until it is done the
    * piece is buffered (within the listener's limit, past it 413 or 500, as the reference's
    * `body()`); once done the filter continues from inside the callback, which lets this
-   * piece and the held ones go on in order.
+   * piece and the held ones go on in order. A body the script changed (`setBytes()`) goes on
+   * in place of the held pieces and of this one (`inData`).
    */
-  private resumed(dir: Dir, stream: FilterStream): FilterStatus {
+  private resumed(dir: Dir, stream: FilterStream, inData: boolean): DataStatus {
     const flow = this.flows[dir];
     flow.waiting = false;
     const status = this.outcome(this.run(dir, true));
     if (status === STOP_ITERATION) return flow.waiting ? STOP_ITERATION_AND_BUFFER : STOP_ITERATION;
+    const replaced = flow.replaced;
+    if (replaced) {
+      // Every piece so far is held here (the script held the headers since it started) or is this one.
+      const body = flow.body();
+      stream.replaceBuffered(dir === REQUEST, body);
+      const length = flow.end ? body.length : -1;
+      if (dir === REQUEST) stream.req.contentLength = length;
+      else stream.responseLength = length;
+    }
     if (dir === REQUEST) stream.continueDecoding();
     else stream.continueEncoding();
-    return CONTINUE;
+    return replaced && inData ? EMPTY : CONTINUE;
   }
 
   /** What a coroutine's step means for its direction. */

@@ -3,6 +3,7 @@ import type { Counter } from '../../../../stats/store.js';
 import type { ClusterLookup } from '../../../pool/cluster-traffic.js';
 import type { FilterStream } from '../api.js';
 import type { CallResult, ClusterCall } from '../cluster-call.js';
+import type { LuaVm } from './vm.js';
 
 /** Request and response: the two coroutines a stream may run, and the flows they read. */
 export type Dir = 0 | 1;
@@ -25,6 +26,10 @@ export class Flow {
   private whole: Buffer | null = null;
   /** The filter handle of this direction (each filter of a request has its own). */
   stream: FilterStream | null = null;
+  /** A response declared empty (a request's `hasBody` says so for it). */
+  bodiless = false;
+  /** `setBytes()` changed the body: what the filter holds goes on as `chunks` say. */
+  replaced = false;
 
   /** The body so far in one piece (the pieces stay apart for `bodyChunks()`). */
   body(): Buffer {
@@ -32,7 +37,18 @@ export class Flow {
     return this.whole;
   }
 
-  private bytes(): number {
+  /** `setBytes()`: the whole body (`piece` null) or the piece `bodyChunks()` handed at `piece`. */
+  replace(piece: number | null, bytes: Buffer): void {
+    if (piece === null) {
+      this.chunks = [bytes];
+      this.nextChunk = 1;
+    } else this.chunks[piece] = bytes;
+    this.current = bytes;
+    this.whole = null;
+    this.replaced = true;
+  }
+
+  bytes(): number {
     let n = 0;
     for (const c of this.chunks) n += c.length;
     return n;
@@ -67,4 +83,14 @@ export interface ScriptHost {
 export interface ScriptState {
   readonly streams: Map<number, StreamState>;
   readonly host: ScriptHost;
+}
+
+/** A primitive acting on one request: reads its arguments from the VM, pushes results, returns how many. */
+export type StreamPrimitive = (vm: LuaVm, s: StreamState) => number;
+/** Registers a stream primitive under `__proxy_<name>`. */
+export type Define = (name: string, fn: StreamPrimitive) => void;
+
+/** A header name argument, lowercase as the proxy holds names. */
+export function headerName(vm: LuaVm, idx: number): string {
+  return vm.checkString(idx, 'a header name').toLowerCase();
 }

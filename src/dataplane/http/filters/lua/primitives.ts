@@ -5,15 +5,22 @@
 import { readFileSync } from 'node:fs';
 import type { Json } from '../../../../../events/config.js';
 import { setDynamicMetadata } from '../../../access-log/stream-info.js';
-import { headerValue, removeHeader, setHeader } from '../../../codec/request.js';
+import { headerValue, removeHeader, setHeader, type TlsFacts } from '../../../codec/request.js';
 import type { RouteHit } from '../api.js';
-import { callCluster } from '../cluster-call.js';
-import { type Flow, REQUEST, RESPONSE, type ScriptState, type StreamState } from './flow.js';
+import { httpCallPrimitives } from './http-call.js';
+import { registerUtilities } from './utilities.js';
+import {
+  type Define,
+  type Flow,
+  headerName,
+  REQUEST,
+  type StreamPrimitive,
+  type ScriptState,
+  type StreamState,
+} from './flow.js';
 import { LuaRaise, type LuaVm } from './vm.js';
 
 const LOG_LEVELS = ['trace', 'trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
-
-type StreamPrimitive = (vm: LuaVm, s: StreamState) => number;
 
 /** The request (0) or response (1) flow a handle names. */
 function flowOf(s: StreamState, dir: number): Flow {
@@ -59,9 +66,6 @@ function setPseudo(s: StreamState, which: number, name: string, value: string): 
   else throw new LuaRaise(`${name} cannot be changed by a script in this build`);
 }
 
-function headerName(vm: LuaVm, idx: number): string {
-  return vm.checkString(idx, 'a header name').toLowerCase();
-}
 /** Registers every primitive in `vm`, acting on `script`'s requests. */
 export function registerPrimitives(vm: LuaVm, script: ScriptState): void {
   const p = (name: string, fn: StreamPrimitive) =>
@@ -70,67 +74,8 @@ export function registerPrimitives(vm: LuaVm, script: ScriptState): void {
   bodyPrimitives(p);
   streamPrimitives(p, vm, script);
   httpCallPrimitives(p, script);
+  registerUtilities(vm);
 }
-
-/** `httpCall()`: a request to a cluster through the proxy's pools; the answer as the reference gives it. */
-function httpCallPrimitives(p: Define, script: ScriptState): void {
-  p('httpcall', (v, s) => {
-    const dir = v.num(2) === REQUEST ? REQUEST : RESPONSE;
-    const cluster = v.checkString(3, 'the cluster');
-    const body = v.type(4) === 0 ? Buffer.alloc(0) : v.bytes(4);
-    const timeout = v.type(5) === 3 ? v.num(5) : Number.NaN;
-    if (!(timeout >= 0)) throw new LuaRaise('http call timeout must be >= 0');
-    if (script.host.clusters.get(cluster) === undefined)
-      throw new LuaRaise('http call cluster invalid. Must be configured');
-    const asynchronous = v.bool(6);
-    const headers: string[] = [];
-    const pseudo: Record<string, string> = {};
-    for (let i = 7; i + 1 <= v.top(); i += 2) {
-      const name = headerName(v, i);
-      const value = v.checkString(i + 1, 'a header value');
-      if (name.startsWith(':') || name === 'host') pseudo[name === 'host' ? ':authority' : name] = value;
-      else headers.push(name, value);
-    }
-    const { ':method': method, ':path': path, ':authority': authority } = pseudo;
-    if (method === undefined || path === undefined || authority === undefined)
-      throw new LuaRaise("http call headers must include ':path', ':method', and ':authority'");
-    const request = { cluster, method, path, authority, headers, body, timeoutMs: timeout, http2: false };
-    if (asynchronous) {
-      callCluster(script.host.clusters, request, () => {});
-      return 0;
-    }
-    if (s.http?.call != null) throw new LuaRaise('an http call is already in flight');
-    s.http = { dir, call: null, result: null };
-    s.http.call = callCluster(script.host.clusters, request, (result) => s.httpDone(result));
-    return 0;
-  });
-  // 0 while the call is in flight; else 1, the body (false when empty), then the headers.
-  p('httpresult', (v, s) => {
-    const http = s.http;
-    if (http == null) throw new LuaRaise('no http call in flight');
-    const result = http.result;
-    if (result === null) {
-      s.flows[http.dir].waiting = true;
-      v.pushNumber(0);
-      return 1;
-    }
-    s.http = null;
-    // A call that got no answer is the reference's made-up 503.
-    const status = result.ok ? result.status : 503;
-    const body = result.ok ? result.body : Buffer.from('upstream failure');
-    const headers = result.ok ? result.headers : [];
-    v.ensureStack(4 + headers.length);
-    v.pushNumber(1);
-    if (body.length === 0) v.pushBool(false);
-    else v.pushBytes(body);
-    v.pushString(':status');
-    v.pushString(String(status));
-    for (const item of headers) v.pushString(item);
-    return 4 + headers.length;
-  });
-}
-
-type Define = (name: string, fn: StreamPrimitive) => void;
 
 /** `headers()` and `trailers()` maps: get, add, replace, remove, pairs, counts. */
 function headerPrimitives(p: Define): void {
@@ -243,8 +188,13 @@ function bodyPrimitives(p: Define): void {
     v.pushBytes(buffer.subarray(index, index + length));
     return 1;
   });
-  p('bset', () => {
-    throw new LuaRaise('setBytes() is not supported by this build');
+  p('bset', (v, s) => {
+    const which = v.num(2);
+    const flow = flowOf(s, which % 2);
+    if (which % 2 === REQUEST ? !s.stream.req.hasBody : flow.bodiless)
+      throw new LuaRaise('setBytes() cannot give a body to a message that has none in this build');
+    flow.replace(which < 2 ? null : flow.nextChunk - 1, v.bytes(3));
+    return 0;
   });
 }
 
@@ -286,19 +236,8 @@ function streamPrimitives(p: Define, vm: LuaVm, script: ScriptState): void {
     return 0;
   });
   p('info', (v, s) => {
-    const req = s.stream.req;
     const what = v.checkString(2, 'the field');
-    const value =
-      what === 'protocol'
-        ? req.protocol
-        : what === 'local'
-          ? (req.localAddress ?? '')
-          : what === 'directRemote'
-            ? `${req.remoteIp}:${req.remotePort ?? 0}`
-            : what === 'remote'
-              ? s.stream.info.downstreamRemote
-              : '';
-    v.pushString(value);
+    v.pushString(streamInfoField(s, what));
     return 1;
   });
   // The stream info's dynamic metadata: later filters and %DYNAMIC_METADATA()% read what a script sets.
@@ -315,6 +254,18 @@ function streamPrimitives(p: Define, vm: LuaVm, script: ScriptState): void {
   p('dmlist', (v, s) => {
     v.pushJson(s.stream.info.dynamicMetadata ?? {});
     return 1;
+  });
+  p('fstate', (v, s) => {
+    const entry = s.stream.info.filterState?.get(v.checkString(2, 'the object name'));
+    const field = v.type(3) === 0 ? undefined : v.checkString(3, 'the field name');
+    const value = field === undefined ? entry?.value : objectField(entry?.value, field);
+    if (value === undefined || value === null) v.pushNil();
+    else v.pushString(typeof value === 'string' ? value : JSON.stringify(value));
+    return 1;
+  });
+  p('reroute', (_v, s) => {
+    s.stream.clearRouteCache();
+    return 0;
   });
   p('metadata', (v, s) => {
     v.pushJson(routeMetadata(s.stream.route, s.filterName));
@@ -334,6 +285,15 @@ function streamPrimitives(p: Define, vm: LuaVm, script: ScriptState): void {
     else v.pushJson(what === 'uriSans' ? identity.uriSans : identity.dnsSans);
     return 1;
   });
+  // The SSL object's other facts (TlsFacts), by name; the prelude makes the object only on TLS.
+  p('tls', (v, s) => {
+    const facts = s.stream.req.peer?.facts();
+    const what = v.checkString(2, 'the field') as keyof TlsFacts;
+    const value = facts?.[what];
+    if (value === undefined) throw new LuaRaise('object used outside of proper scope');
+    v.pushJson(what === 'pem' ? encodeURIComponent(value as string) : value);
+    return 1;
+  });
   vm.register('__proxy_env', (v) => {
     const value = process.env[v.checkString(1, 'the name')];
     if (value === undefined) v.pushNil();
@@ -348,6 +308,34 @@ function streamPrimitives(p: Define, vm: LuaVm, script: ScriptState): void {
     }
     return 1;
   });
+}
+
+/** What `streamInfo()`'s address, protocol and name methods answer. */
+function streamInfoField(s: StreamState, what: string): string {
+  const req = s.stream.req;
+  switch (what) {
+    case 'protocol':
+      return req.protocol;
+    case 'local':
+      return req.originalDst ?? req.localAddress ?? '';
+    case 'directLocal':
+      return req.localAddress ?? '';
+    case 'directRemote':
+      return `${req.remoteIp}:${req.remotePort ?? 0}`;
+    case 'remote':
+      return s.stream.info.downstreamRemote;
+    case 'sni':
+      return req.peer?.get().serverName ?? '';
+    case 'route':
+      return s.stream.route?.route.name ?? '';
+    default:
+      throw new LuaRaise(`no stream info field ${what}`);
+  }
+}
+
+/** A filter state object's field, for an object that has fields. */
+function objectField(value: Json | undefined, field: string): Json | undefined {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? value[field] : undefined;
 }
 
 /** `:authority`, `:path`, `:method`, `:scheme` of a request, first in `pairs()` as the reference lists them. */
