@@ -10,7 +10,7 @@ import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
 import { H1Lifetime } from './h1-lifetime.js';
 import { type ConnectionFacts, connectionFacts, requestFromHead } from './h1-request.js';
-import { owned, ownViews, readInto } from './socket-reads.js';
+import { owned, ownViews, readInto } from '../codec/socket-reads.js';
 import { StreamTimers } from './stream-timers.js';
 import { startUpgrade } from './upgrade.js';
 

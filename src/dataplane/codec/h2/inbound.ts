@@ -1,3 +1,4 @@
+import { owned } from '../socket-reads.js';
 import type { Connection } from './connection.js';
 import { ping, priority, rstStream, settings, windowUpdate } from './control.js';
 import { messagingError, remoteEnd, trailerOverflow, trailers } from './ends.js';
@@ -12,6 +13,8 @@ const MAX_BLOCK = 256 * 1024;
  * Reads a session's input: the client preface, then frames, each handled as RFC 9113 says
  * (section 6 per type, 5.1 per stream state, 5.4 for errors). A frame whole in one socket
  * chunk is read in place; one split across chunks is gathered into a buffer of its size.
+ * Nothing of a chunk outlives `push` but copies: it may be the thread's read buffer
+ * (`socket-reads.ts`).
  */
 export class FrameReader {
   /** Preface bytes matched so far; -1 once it is complete and the first SETTINGS came. */
@@ -231,7 +234,8 @@ export class FrameReader {
       messagingError(this.s, stream, true);
       return;
     }
-    if (to > from) stream.deliver(b.subarray(from, to));
+    // A view of the socket's read buffer is copied: the stream's user may keep it.
+    if (to > from) stream.deliver(owned(b.subarray(from, to)));
     if (end && !stream.closed) remoteEnd(this.s, stream, null);
   }
 

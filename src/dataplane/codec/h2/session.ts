@@ -1,4 +1,5 @@
 import type * as net from 'node:net';
+import { readInto } from '../socket-reads.js';
 import type { Connection, SessionEvents, SessionOptions } from './connection.js';
 import {
   DEFAULT_MAX_FRAME,
@@ -74,7 +75,9 @@ export class ServerSession implements StreamOwner, Connection {
     this.flood = new FloodCounter(options.limits);
     this.reader = new FrameReader(this);
     this.sendPreface();
-    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    // Plain sockets read into the thread's shared buffer (the reader copies what it keeps).
+    if (readInto(socket, (chunk) => this.onRead(chunk))) socket.resume();
+    else socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('drain', () => this.markDirty());
     socket.on('error', () => {});
     socket.on('close', () => this.onSocketClose());
@@ -96,6 +99,11 @@ export class ServerSession implements StreamOwner, Connection {
     if (o.connectionWindowSize > DEFAULT_WINDOW)
       this.writer.u32Frame(TYPE.WINDOW_UPDATE, 0, o.connectionWindowSize - DEFAULT_WINDOW);
     this.markDirty();
+  }
+
+  private onRead(chunk: Buffer): boolean {
+    this.onData(chunk);
+    return true;
   }
 
   /** Bytes from the socket. */

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import * as net from 'node:net';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { owned, readInto } from '../../../src/dataplane/http/socket-reads.js';
+import { owned, readInto } from '../../../src/dataplane/codec/socket-reads.js';
 import { holdReads } from '../../../src/dataplane/network-filters/hold-reads.js';
 
 /** A server on 127.0.0.1 and one client connected to it; resolves with both ends. */
