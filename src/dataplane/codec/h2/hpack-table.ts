@@ -67,12 +67,15 @@ export const STATIC_COUNT = STATIC.length;
 export const STATIC_NAMES = STATIC.map(([name]) => name);
 export const STATIC_VALUES = STATIC.map(([, value]) => value);
 
-/** Each static name's first index, and each full static field's index (`name\0value`). */
+/** Each static name's first index, and each full static field's index by name, then value. */
 export const STATIC_NAME_INDEX = new Map<string, number>();
-export const STATIC_FIELD_INDEX = new Map<string, number>();
+export const STATIC_FIELD_INDEX = new Map<string, Map<string, number>>();
 STATIC.forEach(([name, value], i) => {
   if (!STATIC_NAME_INDEX.has(name)) STATIC_NAME_INDEX.set(name, i + 1);
-  if (value !== '') STATIC_FIELD_INDEX.set(`${name}\0${value}`, i + 1);
+  if (value === '') return;
+  let values = STATIC_FIELD_INDEX.get(name);
+  if (values === undefined) STATIC_FIELD_INDEX.set(name, (values = new Map()));
+  values.set(value, i + 1);
 });
 
 /** RFC 7541 4.1: an entry's size is its name and value lengths (octets) plus 32. */

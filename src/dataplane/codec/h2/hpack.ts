@@ -138,8 +138,12 @@ const INDEX_MAX_ENTRY = 512;
  */
 export class HpackEncoder {
   private readonly table = new DynamicTable(4096);
-  /** `name\0value` and name to the `inserted` count of the entry holding them. */
-  private readonly fields = new Map<string, number>();
+  /**
+   * Name, then value, to the `inserted` count of the entry holding them (two lookups rather
+   * than one of a `name + value` string made for each field), and name alone to the last.
+   */
+  private readonly fields = new Map<string, Map<string, number>>();
+  private fieldCount = 0;
   private readonly names = new Map<string, number>();
   /** A size update owed at the start of the next block (the peer lowered its limit), or -1. */
   private pendingSize = -1;
@@ -176,8 +180,8 @@ export class HpackEncoder {
   }
 
   private field(name: string, value: string, out: Buffer, at: number): number {
-    const key = `${name}\0${value}`;
-    const exact = STATIC_FIELD_INDEX.get(key) ?? this.dynamicIndex(this.fields.get(key));
+    const values = this.fields.get(name);
+    const exact = STATIC_FIELD_INDEX.get(name)?.get(value) ?? this.dynamicIndex(values?.get(value));
     if (exact > 0) return integer(exact, 7, 0x80, out, at);
     const nameIndex = STATIC_NAME_INDEX.get(name) ?? this.dynamicIndex(this.names.get(name));
     const size = name.length + value.length + ENTRY_OVERHEAD;
@@ -188,9 +192,10 @@ export class HpackEncoder {
     at = literal(value, out, at);
     if (indexed) {
       this.table.add(name, value);
-      this.fields.set(key, this.table.inserted);
+      if (values === undefined) this.fields.set(name, new Map([[value, this.table.inserted]]));
+      else values.set(value, this.table.inserted);
       this.names.set(name, this.table.inserted);
-      if (this.fields.size > 1024) this.forgetEvicted();
+      if (++this.fieldCount > 1024) this.forgetEvicted();
     }
     return at;
   }
@@ -204,8 +209,14 @@ export class HpackEncoder {
 
   /** Drops lookups of evicted entries, so the maps stay as small as the table. */
   private forgetEvicted(): void {
-    for (const map of [this.fields, this.names])
-      for (const [key, inserted] of map) if (this.dynamicIndex(inserted) === 0) map.delete(key);
+    this.fieldCount = 0;
+    for (const [name, values] of this.fields) {
+      for (const [value, inserted] of values)
+        if (this.dynamicIndex(inserted) === 0) values.delete(value);
+        else this.fieldCount += 1;
+      if (values.size === 0) this.fields.delete(name);
+    }
+    for (const [name, inserted] of this.names) if (this.dynamicIndex(inserted) === 0) this.names.delete(name);
   }
 }
 
