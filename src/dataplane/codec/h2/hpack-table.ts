@@ -73,9 +73,9 @@ export const STATIC_FIELD_INDEX = new Map<string, Map<string, number>>();
 STATIC.forEach(([name, value], i) => {
   if (!STATIC_NAME_INDEX.has(name)) STATIC_NAME_INDEX.set(name, i + 1);
   if (value === '') return;
-  let values = STATIC_FIELD_INDEX.get(name);
-  if (values === undefined) STATIC_FIELD_INDEX.set(name, (values = new Map()));
+  const values = STATIC_FIELD_INDEX.get(name) ?? new Map<string, number>();
   values.set(value, i + 1);
+  STATIC_FIELD_INDEX.set(name, values);
 });
 
 /** RFC 7541 4.1: an entry's size is its name and value lengths (octets) plus 32. */
