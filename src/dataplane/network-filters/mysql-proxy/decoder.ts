@@ -5,6 +5,8 @@
  * carries the bytes), so a stream it cannot read (SSL, a malformed greeting) stops being read.
  */
 
+import { LengthPrefixedFrames } from '../length-prefixed-frames.js';
+
 /** Every counter the decoder moves, by its name under `mysql.<stat_prefix>.`. */
 export const MYSQL_STATS = [
   'sessions',
@@ -31,41 +33,16 @@ const ERR = 0xff;
 const KEEP = 4;
 
 /** One direction's packets: `length(3, little-endian) sequence(1) payload`. */
-class Packets {
-  private head: number[] = [];
-  private remaining = 0;
-  private seq = 0;
-  private first: number[] = [];
-  private length = 0;
-
-  constructor(private readonly onPacket: (seq: number, length: number, first: number[]) => void) {}
-
-  feed(chunk: Buffer): void {
-    let at = 0;
-    while (at < chunk.length) {
-      if (this.head.length < 4) {
-        this.head.push(chunk[at++] as number);
-        if (this.head.length < 4) continue;
-        const [a = 0, b = 0, c = 0, seq = 0] = this.head;
-        this.length = a | (b << 8) | (c << 16);
-        this.remaining = this.length;
-        this.seq = seq;
-        this.first = [];
-        if (this.remaining === 0) this.finish();
-        continue;
-      }
-      const take = Math.min(this.remaining, chunk.length - at);
-      for (let i = 0; i < take && this.first.length < KEEP; i++) this.first.push(chunk[at + i] as number);
-      this.remaining -= take;
-      at += take;
-      if (this.remaining === 0) this.finish();
-    }
-  }
-
-  private finish(): void {
-    this.head = [];
-    this.onPacket(this.seq, this.length, this.first);
-  }
+function packets(onPacket: (seq: number, length: number, first: Buffer) => void): LengthPrefixedFrames {
+  return new LengthPrefixedFrames({
+    headerLength: 4,
+    bodyLength: (header) => header.readUIntLE(0, 3),
+    keep: () => KEEP,
+    onFrame(header, first, length) {
+      onPacket(header[3] as number, length, first);
+      return true;
+    },
+  });
 }
 
 type Phase = 'greeting' | 'login' | 'auth' | 'command' | 'done';
@@ -75,8 +52,8 @@ export class MysqlDecoder {
   private phase: Phase = 'greeting';
   /** The sequence number the last packet either way carried; -1 before the first. */
   private lastSeq = -1;
-  private readonly clientPackets = new Packets((seq, length, first) => this.clientPacket(seq, length, first));
-  private readonly serverPackets = new Packets((seq, _length, first) => this.serverPacket(seq, first));
+  private readonly clientPackets = packets((seq, length, first) => this.clientPacket(seq, length, first));
+  private readonly serverPackets = packets((seq, _length, first) => this.serverPacket(seq, first));
 
   constructor(private readonly count: (stat: MysqlStat) => void) {
     count('sessions');
@@ -97,7 +74,7 @@ export class MysqlDecoder {
     this.lastSeq = seq;
   }
 
-  private serverPacket(seq: number, first: number[]): void {
+  private serverPacket(seq: number, first: Buffer): void {
     if (this.phase === 'done') return;
     this.inSequence(seq, false);
     const kind = first[0];
@@ -118,7 +95,7 @@ export class MysqlDecoder {
     }
   }
 
-  private clientPacket(seq: number, length: number, first: number[]): void {
+  private clientPacket(seq: number, length: number, first: Buffer): void {
     if (this.phase === 'done') return;
     if (this.phase === 'command') {
       this.inSequence(seq, seq === 0);
@@ -132,7 +109,7 @@ export class MysqlDecoder {
       return;
     }
     this.count('login_attempts');
-    const capabilities = (first[0] as number) | ((first[1] as number) << 8);
+    const capabilities = first.readUInt16LE(0);
     if (capabilities & CLIENT_SSL && capabilities & CLIENT_PROTOCOL_41 && length === SSL_REQUEST_LENGTH) {
       // TLS from here on: the reference stops decoding too.
       this.count('upgraded_to_ssl');

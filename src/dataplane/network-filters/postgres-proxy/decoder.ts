@@ -5,6 +5,8 @@
  * stream it cannot read (SSL, a malformed frame, an old protocol) just stops being counted.
  */
 
+import { LengthPrefixedFrames } from '../length-prefixed-frames.js';
+
 /** Every counter the decoder moves, by its name under `postgres.<stat_prefix>.`. */
 export const POSTGRES_STATS = [
   'sessions',
@@ -73,47 +75,28 @@ const NOTICES: Record<string, PostgresStat> = {
   INFO: 'notices_info',
 };
 
-/** One direction's framing: `type(1) length(4) body`, the length counting itself. */
-class Framer {
-  private head = Buffer.alloc(0);
-  private type = '';
-  private remaining = 0;
-  private body: Buffer[] | null = null;
+/** Whether a backend message's body is read: one of READ_BODIES, no longer than MAX_READ_BODY. */
+const readsBody = (type: string, length: number): boolean => READ_BODIES.has(type) && length <= MAX_READ_BODY;
 
-  constructor(private readonly onMessage: (type: string, body: Buffer | null) => boolean) {}
+const typeOf = (header: Buffer): string => String.fromCharCode(header[0] as number);
 
-  /** False when the stream stopped being readable (a length below 4). */
-  feed(chunk: Buffer): boolean {
-    let at = 0;
-    while (at < chunk.length) {
-      if (this.remaining === 0 && this.body === null) {
-        const need = 5 - this.head.length;
-        this.head = Buffer.concat([this.head, chunk.subarray(at, at + need)]);
-        at += Math.min(need, chunk.length - at);
-        if (this.head.length < 5) return true;
-        this.type = String.fromCharCode(this.head[0] as number);
-        const length = this.head.readUInt32BE(1);
-        this.head = Buffer.alloc(0);
-        if (length < 4) return false;
-        this.remaining = length - 4;
-        this.body = READ_BODIES.has(this.type) && this.remaining <= MAX_READ_BODY ? [] : null;
-        if (this.remaining === 0 && !this.finish()) return false;
-        continue;
-      }
-      const take = Math.min(this.remaining, chunk.length - at);
-      this.body?.push(chunk.subarray(at, at + take));
-      this.remaining -= take;
-      at += take;
-      if (this.remaining === 0 && !this.finish()) return false;
-    }
-    return true;
-  }
-
-  private finish(): boolean {
-    const body = this.body === null ? null : Buffer.concat(this.body);
-    this.body = null;
-    return this.onMessage(this.type, body);
-  }
+/**
+ * One direction's framing: `type(1) length(4) body`, the length counting itself (below 4 the
+ * stream is unreadable). `onMessage` gets the body when `readsBody`, else null.
+ */
+function framer(onMessage: (type: string, body: Buffer | null) => boolean): LengthPrefixedFrames {
+  return new LengthPrefixedFrames({
+    headerLength: 5,
+    bodyLength: (header) => {
+      const length = header.readUInt32BE(1);
+      return length < 4 ? -1 : length - 4;
+    },
+    keep: (header, length) => (readsBody(typeOf(header), length) ? length : 0),
+    onFrame: (header, kept, length) => {
+      const type = typeOf(header);
+      return onMessage(type, readsBody(type, length) ? kept : null);
+    },
+  });
 }
 
 /** The severity of an ErrorResponse or NoticeResponse body: its `V` field, else its `S`. */
@@ -141,12 +124,12 @@ export class PostgresDecoder {
   private backendStarted = false;
   private startup = Buffer.alloc(0);
   private inTransaction = false;
-  private readonly frontendFrames = new Framer((type) => {
+  private readonly frontendFrames = framer((type) => {
     this.count('messages', 'messages_frontend');
     if (!FRONTEND_TYPES.has(type)) this.count('messages_unknown');
     return true;
   });
-  private readonly backendFrames = new Framer((type, body) => this.backendMessage(type, body));
+  private readonly backendFrames = framer((type, body) => this.backendMessage(type, body));
 
   constructor(private readonly countOne: (stat: PostgresStat) => void) {}
 
