@@ -7,15 +7,17 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import * as net from 'node:net';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { parse } from 'yaml';
-import type { Dump } from '../helpers/bootstrap.js';
-import { root } from '../helpers/bootstrap.js';
-import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
+import { freePort } from '../helpers/free-port.js';
+import {
+  countersUnder,
+  scratchDirOf,
+  serveSandbox,
+  stopServer,
+  untilAnswers,
+} from '../helpers/sandbox-database.js';
 
 const SANDBOXES = [
   'fixtures/reference-examples-2020/examples/mysql/envoy.yaml',
@@ -23,14 +25,6 @@ const SANDBOXES = [
 ];
 const MARIADBD = '/usr/sbin/mariadbd';
 const installed = existsSync(MARIADBD) && existsSync('/usr/bin/mariadb');
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function mariadb(port: number, sql: string, password?: string): Promise<string> {
   const args = ['--no-defaults', '-h', '127.0.0.1', '-P', String(port), '-u', 'root', '-N', '-B'];
@@ -48,10 +42,7 @@ describe("the reference's mysql sandbox, served", { skip: !installed && 'MariaDB
   let dbPort: number;
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'mysql-sandbox-'));
-    const uid = Number(execFileSync('id', ['-u', 'mysql'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'mysql'], { encoding: 'utf8' }).trim());
-    chownSync(dir, uid, gid);
+    dir = scratchDirOf('mysql', 'mysql-sandbox-');
     const data = join(dir, 'data');
     execFileSync(
       'mariadb-install-db',
@@ -78,39 +69,17 @@ describe("the reference's mysql sandbox, served", { skip: !installed && 'MariaDB
       ],
       { stdio: 'ignore' },
     );
-    const ready = Date.now() + 60_000;
-    for (;;) {
-      try {
-        await mariadb(dbPort, 'SELECT 1');
-        break;
-      } catch (err) {
-        if (Date.now() > ready) throw err;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
+    await untilAnswers(() => mariadb(dbPort, 'SELECT 1'));
   });
 
   after(async () => {
-    if (server && server.exitCode === null) {
-      const exited = new Promise((resolve) => server.once('exit', resolve));
-      server.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-      if (server.exitCode === null) server.kill('SIGKILL');
-    }
+    await stopServer(server, 'SIGTERM');
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   for (const file of SANDBOXES) {
     it(`${file}: carries the client's sessions and counts them in mysql.egress_mysql.*`, async () => {
-      const bootstrap = parse(readFileSync(join(root, file), 'utf8')) as Dump;
-      bootstrap.static_resources.listeners[0].address.socket_address = {
-        address: '127.0.0.1',
-        port_value: 0,
-      };
-      bootstrap.static_resources.clusters[0].load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address =
-        { address: '127.0.0.1', port_value: dbPort };
-      bootstrap.admin = { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } };
-      const proxy: ProxyProcess = await startProxyProcess(bootstrap, ['--concurrency', '2']);
+      const proxy = await serveSandbox(file, dbPort);
       try {
         const port = await proxy.listenerPort('mysql_listener');
         assert.equal(
@@ -123,12 +92,8 @@ describe("the reference's mysql sandbox, served", { skip: !installed && 'MariaDB
         assert.equal(await mariadb(port, 'SELECT 6 * 7'), '42\n');
         await assert.rejects(mariadb(port, 'SELECT 1', 'wrong'), /Access denied/);
 
-        const stats = await proxy.get('/stats?filter=^mysql\\.egress_mysql\\.');
-        const value = (name: string) => {
-          const m = new RegExp(`^mysql\\.egress_mysql\\.${name}: (\\d+)$`, 'm').exec(stats.body);
-          return m ? Number(m[1]) : Number.NaN;
-        };
-        assert.equal(value('sessions'), 3, stats.body);
+        const { text, value } = await countersUnder(proxy, 'mysql.egress_mysql.');
+        assert.equal(value('sessions'), 3, text);
         assert.equal(value('login_attempts'), 3);
         assert.equal(value('login_failures'), 1);
         assert.equal(value('protocol_errors'), 0);

@@ -7,17 +7,20 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import * as net from 'node:net';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { parse } from 'yaml';
-import type { Dump } from '../helpers/bootstrap.js';
-import { root } from '../helpers/bootstrap.js';
-import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
+import { freePort } from '../helpers/free-port.js';
+import type { ProxyProcess } from '../helpers/proxy-process.js';
+import {
+  countersUnder,
+  scratchDirOf,
+  serveSandbox,
+  stopServer,
+  untilAnswers,
+} from '../helpers/sandbox-database.js';
 
-const SANDBOX = join(root, 'fixtures/reference-examples-v3/examples/postgres/envoy.yaml');
+const SANDBOX = 'fixtures/reference-examples-v3/examples/postgres/envoy.yaml';
 
 /** The server's binaries (Debian keeps them off PATH), or null when Postgres is not installed. */
 function postgresBin(): string | null {
@@ -28,14 +31,6 @@ function postgresBin(): string | null {
     if (existsSync(join(bin, 'postgres')) && existsSync(join(bin, 'psql'))) return bin;
   }
   return null;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function psql(bin: string, port: number, sql: string): Promise<string> {
@@ -64,12 +59,8 @@ describe("the reference's postgres sandbox, served", {
     // util-linux puts runuser in /usr/sbin, which a plain user's PATH (the README's commands
     // under `env -i`) leaves out.
     const runuser = ['/usr/sbin/runuser', '/sbin/runuser'].find((p) => existsSync(p)) ?? 'runuser';
-    dir = mkdtempSync(join(tmpdir(), 'postgres-sandbox-'));
-    chmodSync(dir, 0o755);
     // The server refuses to run as root: it runs as the package's own user.
-    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
-    chownSync(dir, uid, gid);
+    dir = scratchDirOf('postgres', 'postgres-sandbox-');
     const data = join(dir, 'data');
     execFileSync(
       runuser,
@@ -95,35 +86,15 @@ describe("the reference's postgres sandbox, served", {
       ],
       { stdio: 'ignore' },
     );
-    const ready = Date.now() + 60_000;
-    for (;;) {
-      try {
-        await psql(pgBin, pgPort, 'SELECT 1');
-        break;
-      } catch (err) {
-        if (Date.now() > ready) throw err;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
-
-    const bootstrap = parse(readFileSync(SANDBOX, 'utf8')) as Dump;
-    bootstrap.static_resources.listeners[0].address.socket_address = { address: '127.0.0.1', port_value: 0 };
-    bootstrap.static_resources.clusters[0].load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address =
-      { address: '127.0.0.1', port_value: pgPort };
-    bootstrap.admin = { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } };
-    proxy = await startProxyProcess(bootstrap, ['--concurrency', '2']);
+    await untilAnswers(() => psql(pgBin, pgPort, 'SELECT 1'));
+    proxy = await serveSandbox(SANDBOX, pgPort);
     port = await proxy.listenerPort('postgres_listener');
   });
 
   after(async () => {
     await proxy?.stop();
-    if (server && server.exitCode === null) {
-      const exited = new Promise((resolve) => server.once('exit', resolve));
-      // runuser passes the signal on: SIGINT is Postgres's fast shutdown.
-      server.kill('SIGINT');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-      if (server.exitCode === null) server.kill('SIGKILL');
-    }
+    // runuser passes the signal on: SIGINT is Postgres's fast shutdown.
+    await stopServer(server, 'SIGINT');
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -138,13 +109,9 @@ describe("the reference's postgres sandbox, served", {
     );
     await assert.rejects(psql(bin as string, port, 'SELECT * FROM missing'), /does not exist/);
 
-    const stats = await proxy.get('/stats?filter=^postgres\\.egress_postgres\\.');
-    const value = (name: string) => {
-      const m = new RegExp(`^postgres\\.egress_postgres\\.${name}: (\\d+)$`, 'm').exec(stats.body);
-      return m ? Number(m[1]) : Number.NaN;
-    };
+    const { text, value } = await countersUnder(proxy, 'postgres.egress_postgres.');
     // psql asks for SSL first (sslmode prefer), the server says no, and the session goes on in the clear.
-    assert.equal(value('sessions'), 2, stats.body);
+    assert.equal(value('sessions'), 2, text);
     assert.equal(value('sessions_unencrypted'), 2);
     assert.equal(value('statements_insert'), 1);
     assert.equal(value('statements_select'), 1);

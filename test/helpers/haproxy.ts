@@ -3,7 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { daemon, freePort } from './nginx.js';
+import { freePort } from './free-port.js';
+import { daemon } from './nginx.js';
 
 /** Whether haproxy is installed (scripts/install-system-deps.sh installs it). */
 export const hasHaproxy = spawnSync('haproxy', ['-v']).error === undefined;

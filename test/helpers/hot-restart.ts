@@ -1,22 +1,14 @@
-/** What the hot-restart tests share: free ports, polling, the sysctl and the proxied upstream. */
+/** What the hot-restart tests share: polling, the sysctl and the proxied upstream. */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
-import * as net from 'node:net';
+import type * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JsonObject } from '../../events/index.js';
 import { HCM_TYPE } from './bootstraps.js';
 import { cluster } from './dataplane.js';
+import { freePort } from './free-port.js';
 import { hcmConfig } from './http-dataplane.js';
-
-/** A port nothing listens on now (a restarted epoch must bind the same fixed port again). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /**
  * How long a test of several restarts under load may run (node:test's own limit, which

@@ -4,21 +4,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.js';
 
 /** Whether nginx is installed (scripts/install-system-deps.sh installs nginx-light). */
 export const hasNginx = spawnSync('nginx', ['-v']).error === undefined;
 
 export const NO_NGINX = 'nginx is not installed (scripts/install-system-deps.sh installs nginx-light)';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export async function waitForPort(port: number, ms: number): Promise<void> {
   const deadline = Date.now() + ms;

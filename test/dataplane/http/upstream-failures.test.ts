@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
-import * as net from 'node:net';
+import type * as net from 'node:net';
 import { after, before, test } from 'node:test';
+import { freePort } from '../../helpers/free-port.js';
 import { hcmConfig, startProxy } from '../../helpers/http-dataplane.js';
 
 let upstream: http.Server;
@@ -40,14 +41,6 @@ after(() => {
   upstream.close();
   upstream.closeAllConnections();
 });
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 test('retries: num_retries bounds attempts, retry_success counted', async () => {
   const proxy = await startProxy(

@@ -16,7 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync, gzipSync, zstdDecompressSync } from 'node:zlib';
 import { parse } from 'yaml';
 import { bootstrapOf, type Dump, errorsOf, loadYaml, root } from '../../../../helpers/bootstrap.js';
-import { freePort } from '../../../../helpers/nginx.js';
+import { freePort } from '../../../../helpers/free-port.js';
 import { type ProxyProcess, startProxyProcess } from '../../../../helpers/proxy-process.js';
 
 const SANDBOXES = join(root, 'fixtures/reference-examples-v3/examples');
