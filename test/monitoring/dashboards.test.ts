@@ -10,12 +10,14 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import * as http from 'node:http';
-import { type AddressInfo, createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { root } from '../helpers/bootstrap.js';
+import { hcmWithRoutes, httpListener } from '../helpers/bootstraps.js';
+import { freePort } from '../helpers/free-port.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { ADMIN, staticCluster, until } from '../helpers/xds-fixtures.js';
 
@@ -35,15 +37,6 @@ const RELABEL = [
 interface Series {
   metric: Record<string, string>;
   value: [number, string];
-}
-
-/** A port free now: Prometheus takes its listen address from the command line only. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe('a real Prometheus scraping the proxy with --prometheus-names envoy', { skip: missing }, () => {
@@ -86,43 +79,14 @@ describe('a real Prometheus scraping the proxy with --prometheus-names envoy', {
         admin: ADMIN,
         static_resources: {
           clusters: [staticCluster('web', [web]), staticCluster('flaky', [flaky])],
-          listeners: [
-            {
-              name: 'in',
-              address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-              filter_chains: [
-                {
-                  filters: [
-                    {
-                      name: 'envoy.filters.network.http_connection_manager',
-                      typed_config: {
-                        '@type':
-                          'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                        stat_prefix: 'ingress',
-                        http_filters: [{ name: 'envoy.filters.http.router' }],
-                        route_config: {
-                          virtual_hosts: [
-                            {
-                              name: 'all',
-                              domains: ['*'],
-                              routes: [route('/flaky', 'flaky'), route('/', 'web')],
-                            },
-                          ],
-                        },
-                      },
-                    },
-                  ],
-                },
-              ],
-            },
-          ],
+          listeners: [httpListener(hcmWithRoutes([route('/flaky', 'flaky'), route('/', 'web')], 'ingress'))],
         },
       },
       ['--concurrency', '2', '--prometheus-names', 'envoy'],
       60_000,
     );
     // Requests keep coming while Prometheus scrapes, so every rate has two samples to differ.
-    const port = await proxy.listenerPort('in');
+    const port = await proxy.listenerPort('http');
     const send = async () => {
       await Promise.all(
         ['/', '/flaky'].map((path) => fetch(`http://127.0.0.1:${port}${path}`).then((r) => r.arrayBuffer())),

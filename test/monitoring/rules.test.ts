@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { root } from '../helpers/bootstrap.js';
+import { hcmWithRoutes, httpListener } from '../helpers/bootstraps.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { ADMIN, adsConfig, staticCluster, until } from '../helpers/xds-fixtures.js';
 import { XdsServer } from '../helpers/xds-server.js';
@@ -136,34 +137,9 @@ describe('monitoring/envoy.rules.yml', { skip: missing }, () => {
             staticCluster('slow', [slow]),
           ],
           listeners: [
-            {
-              name: 'in',
-              address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-              filter_chains: [
-                {
-                  filters: [
-                    {
-                      name: 'envoy.filters.network.http_connection_manager',
-                      typed_config: {
-                        '@type':
-                          'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                        stat_prefix: 'ingress',
-                        http_filters: [{ name: 'envoy.filters.http.router' }],
-                        route_config: {
-                          virtual_hosts: [
-                            {
-                              name: 'all',
-                              domains: ['*'],
-                              routes: [route('/flaky', 'flaky'), route('/slow', 'slow'), route('/', 'web')],
-                            },
-                          ],
-                        },
-                      },
-                    },
-                  ],
-                },
-              ],
-            },
+            httpListener(
+              hcmWithRoutes([route('/flaky', 'flaky'), route('/slow', 'slow'), route('/', 'web')], 'ingress'),
+            ),
           ],
         },
       },
@@ -172,7 +148,7 @@ describe('monitoring/envoy.rules.yml', { skip: missing }, () => {
     );
     await xds.ack('cds', 'c1');
     first = await scrape();
-    const port = await proxy.listenerPort('in');
+    const port = await proxy.listenerPort('http');
     const get = async (path: string) => (await fetch(`http://127.0.0.1:${port}${path}`)).status;
     for (let i = 0; i < 10; i++) assert.equal(await get('/'), 200);
     for (let i = 0; i < 10; i++) assert.equal(await get('/flaky'), 503);
