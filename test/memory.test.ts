@@ -8,6 +8,21 @@ const compiled = import.meta.url.includes('/dist/');
 const root = fileURLToPath(new URL('../', import.meta.url));
 const memoryModule = `${root}src/memory.${compiled ? 'js' : 'ts'}`;
 
+/**
+ * Runs the ES module `code` in a child node (under tsx unless the tests are compiled, after
+ * `nodeArgs`), which must exit 0; its output, trimmed. A child of its own gives each case a
+ * fresh heap and its own V8 flags.
+ */
+function runChild(code: string, nodeArgs: string[] = [], env: Record<string, string> = {}): string {
+  const run = spawnSync(
+    process.execPath,
+    [...nodeArgs, ...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
+    { cwd: root, encoding: 'utf8', timeout: 30_000, env: { ...process.env, ...env } },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  return run.stdout.trim();
+}
+
 test('a serving process caps both generations unless node was given a flag for one', () => {
   assert.deepEqual(servingHeapFlags([]), ['--semi-space-growth-factor=1', '--heap-growing-percent=20']);
   assert.deepEqual(servingHeapFlags(['--max-semi-space-size=16']), ['--heap-growing-percent=20']);
@@ -32,13 +47,7 @@ function newSpaceGrowth(nodeArgs: string[], env: Record<string, string> = {}): n
     for (let i = 0; i < 3e6; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 40000) keep = []; }
     console.log((size() - before) / 2 ** 20);
   `;
-  const run = spawnSync(
-    process.execPath,
-    [...nodeArgs, ...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
-    { cwd: root, encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env } },
-  );
-  assert.equal(run.status, 0, run.stderr);
-  return Number(run.stdout.trim());
+  return Number(runChild(code, nodeArgs, env));
 }
 
 test('the young generation does not grow under allocation', () => {
@@ -71,13 +80,7 @@ test('start-up lends V8 its growth back; once LIVE a small heap is limited again
     churn();
     console.log(JSON.stringify({ grew: grew > 0, large, small, after: size() - settled }));
   `;
-  const run = spawnSync(
-    process.execPath,
-    [...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
-    { cwd: root, encoding: 'utf8', timeout: 20_000 },
-  );
-  assert.equal(run.status, 0, run.stderr);
-  assert.deepEqual(JSON.parse(run.stdout.trim()), { grew: true, large: false, small: true, after: 0 });
+  assert.deepEqual(JSON.parse(runChild(code)), { grew: true, large: false, small: true, after: 0 });
 });
 
 /**
@@ -95,13 +98,7 @@ function workerNewSpace(nodeArgs: string[]): { capped: number; uncapped: number;
     const limits = workerResourceLimits();
     console.log(JSON.stringify({ capped: await run(limits), uncapped: await run({}), limits }));
   `;
-  const run = spawnSync(
-    process.execPath,
-    [...nodeArgs, ...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
-    { cwd: root, encoding: 'utf8', timeout: 30_000 },
-  );
-  assert.equal(run.status, 0, run.stderr);
-  return JSON.parse(run.stdout.trim());
+  return JSON.parse(runChild(code, nodeArgs));
 }
 
 test("a worker thread started during start-up keeps to the main thread's young generation", () => {
@@ -161,13 +158,7 @@ function burstThenIdle(): Record<'main' | 'worker', { collections: number; burst
     ${run}
     console.log(JSON.stringify({ main: result, worker }));
   `;
-  const run2 = spawnSync(
-    process.execPath,
-    [...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
-    { cwd: root, encoding: 'utf8', timeout: 30_000 },
-  );
-  assert.equal(run2.status, 0, run2.stderr);
-  return JSON.parse(run2.stdout.trim());
+  return JSON.parse(runChild(code));
 }
 
 test('once a burst of load ends, a thread gives back the heap it left, a worker thread too', () => {
@@ -186,29 +177,30 @@ test('once a burst of load ends, a thread gives back the heap it left, a worker 
   }
 });
 
-test('the free pages of the malloc arenas go back to the system', () => {
-  // Buffers under glibc's mmap threshold come from a malloc arena; every other one is kept, so
-  // the freed half is pages inside the arena that glibc's own trim (the top only) keeps.
-  const code = `
-    import { readFileSync } from 'node:fs';
-    const { trimMalloc } = await import(${JSON.stringify(pathToFileURL(memoryModule).href)});
+/**
+ * Child code (run with --expose-gc) that frees every other one of 4000 16 KiB buffers: under
+ * glibc's mmap threshold they come from a malloc arena, so the freed half is pages inside it
+ * that glibc's own trim (the top only) keeps. `kept` holds the rest, `before` the RSS then,
+ * `rss()` reads it again.
+ */
+const HALF_FREED_ARENA = `
+    const { readFileSync } = await import('node:fs');
     const rss = () => Number(/VmRSS:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) * 1024;
     let all = Array.from({ length: 4000 }, () => Buffer.allocUnsafeSlow(16 * 1024).fill(1));
     const kept = all.filter((_, i) => i % 2 === 0);
     all = null;
     globalThis.gc();
     globalThis.gc();
-    const before = rss();
+    const before = rss();`;
+
+test('the free pages of the malloc arenas go back to the system', () => {
+  const code = `
+    const { trimMalloc } = await import(${JSON.stringify(pathToFileURL(memoryModule).href)});
+    ${HALF_FREED_ARENA}
     const released = trimMalloc();
     console.log(JSON.stringify({ released, freed: before - rss(), kept: kept.length }));
   `;
-  const run = spawnSync(
-    process.execPath,
-    ['--expose-gc', ...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
-    { cwd: root, encoding: 'utf8', timeout: 30_000 },
-  );
-  assert.equal(run.status, 0, run.stderr);
-  const { released, freed } = JSON.parse(run.stdout.trim());
+  const { released, freed } = JSON.parse(runChild(code, ['--expose-gc']));
   assert.equal(released, true, 'malloc_trim released nothing (is native/ built? npm ci builds it)');
   // About 31 MiB were freed inside the arena; most of it leaves the resident set.
   assert.ok(freed > 16 * 2 ** 20, `RSS fell by ${freed} bytes only`);
@@ -218,15 +210,8 @@ test('the arenas are trimmed off the event loop while threads serve, one trim at
   // The same freed half as above, trimmed on a thread-pool thread: the loop keeps running, a
   // second call while one runs (or within the interval) starts none, and the pages go back.
   const code = `
-    import { readFileSync } from 'node:fs';
     const { trimMallocInBackground } = await import(${JSON.stringify(pathToFileURL(memoryModule).href)});
-    const rss = () => Number(/VmRSS:\\s+(\\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))[1]) * 1024;
-    let all = Array.from({ length: 4000 }, () => Buffer.allocUnsafeSlow(16 * 1024).fill(1));
-    const kept = all.filter((_, i) => i % 2 === 0);
-    all = null;
-    globalThis.gc();
-    globalThis.gc();
-    const before = rss();
+    ${HALF_FREED_ARENA}
     const started = trimMallocInBackground(60_000);
     const again = trimMallocInBackground(60_000);
     let freed = 0;
@@ -236,13 +221,7 @@ test('the arenas are trimmed off the event loop while threads serve, one trim at
     }
     console.log(JSON.stringify({ started, again, freed, kept: kept.length }));
   `;
-  const run = spawnSync(
-    process.execPath,
-    ['--expose-gc', ...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
-    { cwd: root, encoding: 'utf8', timeout: 30_000 },
-  );
-  assert.equal(run.status, 0, run.stderr);
-  const { started, again, freed } = JSON.parse(run.stdout.trim());
+  const { started, again, freed } = JSON.parse(runChild(code, ['--expose-gc']));
   assert.equal(started, true, 'no background trim started (is native/ built? npm ci builds it)');
   assert.equal(again, false, 'a second trim started within the interval');
   assert.ok(freed > 16 * 2 ** 20, `RSS fell by ${freed} bytes only`);
@@ -262,13 +241,7 @@ test("start-up's garbage goes back at once", () => {
     const ms = collectStartUp();
     console.log(JSON.stringify({ loaded, collected: getHeapStatistics().total_physical_size, ms }));
   `;
-  const run = spawnSync(
-    process.execPath,
-    [...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
-    { cwd: root, encoding: 'utf8', timeout: 30_000 },
-  );
-  assert.equal(run.status, 0, run.stderr);
-  const { loaded, collected, ms } = JSON.parse(run.stdout.trim());
+  const { loaded, collected, ms } = JSON.parse(runChild(code));
   assert.ok(ms > 0, 'no collection ran');
   assert.ok(collected < loaded, `the heap holds ${collected} bytes after the collection, ${loaded} before`);
 });
