@@ -36,6 +36,7 @@ const V3_ALIASES: Record<string, string> = {
  * honours are in the v2 messages themselves, with v3's numbers (`proto/extras.md`).
  */
 const V3_FIELD_NAMES: Record<string, Record<string, string>> = {
+  '.envoy.api.v2.Cluster': { ignore_health_on_host_removal: 'drain_connections_on_host_removal' },
   '.envoy.api.v2.route.RouteAction': {
     host_rewrite_literal: 'host_rewrite',
     host_rewrite_header: 'auto_host_rewrite_header',

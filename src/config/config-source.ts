@@ -8,6 +8,7 @@ import { type ApiVersion, apiVersion, resourceApiVersion } from '../../reducers/
 import { durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import { fieldPath, Report } from '../bootstrap/report.js';
+import { compileInitialMetadata, HEADER_VALUE_FIELDS } from './grpc-metadata.js';
 import { rdsNamesOf } from './rds-names.js';
 import { clusterSdsRefs, listenerSdsRefs } from './sds-refs.js';
 
@@ -24,6 +25,8 @@ export interface GrpcSource {
   nodeOnFirstOnly: boolean;
   /** `rate_limit_settings`: a token bucket on the stream's requests; null: none. */
   rateLimit: { maxTokens: number; fillRate: number } | null;
+  /** `initial_metadata`: headers sent at the start of each stream (a mesh's token), `[name, value]`. */
+  metadata: Array<[string, string]>;
 }
 
 /** A REST management server: a static cluster polled every `refreshDelayMs` with JSON. */
@@ -73,7 +76,7 @@ const GRPC_SERVICE_FIELDS: FieldTable = {
   ...acting('envoy_grpc'),
   google_grpc: notYet('google_grpc (use envoy_grpc with a static cluster)'),
   timeout: 'advise',
-  initial_metadata: notYet('initial_metadata on xDS streams'),
+  initial_metadata: 'act',
 };
 
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
@@ -82,6 +85,7 @@ export const FIELD_TABLES = {
   ApiConfigSource: API_CONFIG_SOURCE_FIELDS,
   RateLimitSettings: RATE_LIMIT_FIELDS,
   GrpcService: GRPC_SERVICE_FIELDS,
+  'HeaderValue (initial_metadata)': HEADER_VALUE_FIELDS,
 };
 
 /**
@@ -143,6 +147,11 @@ export function compileApiConfigSource(
     report.error(`${servicePath}.envoy_grpc.cluster_name`, 'required field missing', 'missing');
     return undefined;
   }
+  const metadata = compileInitialMetadata(
+    service.initial_metadata,
+    fieldPath(servicePath, 'initial_metadata'),
+    report,
+  );
   if (typeof cluster !== 'string') return undefined;
   return {
     api: 'GRPC',
@@ -158,6 +167,7 @@ export function compileApiConfigSource(
             fieldPath(path, 'rate_limit_settings'),
             report,
           ),
+    metadata,
   };
 }
 

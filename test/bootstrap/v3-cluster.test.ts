@@ -92,6 +92,12 @@ describe('v3 spellings and v3 messages in findings', () => {
     assert.equal(route.host_rewrite, 'www.example.org');
   });
 
+  it("reads a cluster's ignore_health_on_host_removal (Consul's bootstraps) as drain_connections_on_host_removal", () => {
+    const c = bootstrapOf(loadYaml(cluster('ignore_health_on_host_removal: true'))).static_resources
+      .clusters[0];
+    assert.equal(c.drain_connections_on_host_removal, true);
+  });
+
   it('refuses a renamed field this build lacks at its v3 path, naming its v2 spelling', () => {
     const errors = errorsOf(loadYaml(v3Route('cluster: c, host_rewrite_header: x-host')));
     assert.equal(errors.length, 1, errors.join('\n'));

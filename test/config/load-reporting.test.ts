@@ -29,6 +29,7 @@ describe('cluster_manager.load_stats_config', () => {
       nodeOnFirstOnly: false,
       // rate_limit_settings is a discovery source's; a load-reporting source has none.
       rateLimit: null,
+      metadata: [],
     });
     const v3 = bootstrapOf(
       loadYaml(

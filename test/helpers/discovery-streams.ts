@@ -21,6 +21,8 @@ export abstract class DiscoveryStreams<
   Sub extends { nonce: string },
 > {
   readonly requests: Seen[] = [];
+  /** The headers (gRPC metadata) each stream opened with, in arrival order. */
+  readonly streamHeaders: Array<Record<string, string>> = [];
   protected readonly conns = new Set<Stream<Req, Res, Sub>>();
   private readonly waiters = new Set<() => void>();
   private server: grpc.Server | null = null;
@@ -124,6 +126,9 @@ export abstract class DiscoveryStreams<
   private onStream(call: grpc.ServerDuplexStream<Req, Res>, method: string): void {
     const conn: Stream<Req, Res, Sub> = { id: this.nextStream++, method, call, subs: new Map() };
     this.conns.add(conn);
+    this.streamHeaders.push(
+      Object.fromEntries(Object.entries(call.metadata.getMap()).map(([k, v]) => [k, String(v)])),
+    );
     call.on('data', (request: Req) => this.onRequest(conn, request));
     call.on('error', () => this.conns.delete(conn));
     call.on('end', () => {

@@ -72,6 +72,9 @@ const SIMPLE: Record<string, Getter> = {
   // Without TLS there is never a server name, peer certificate or transport failure to name.
   REQUESTED_SERVER_NAME: () => null,
   UPSTREAM_TRANSPORT_FAILURE_REASON: () => null,
+  // The reference sets it only where an L4 filter closes the connection with a reason
+  // (network RBAC's denial); no filter of this build records one, so it is never set.
+  CONNECTION_TERMINATION_DETAILS: () => null,
 };
 
 /** Commands taking `(HEADER?ALTERNATIVE)`. */

@@ -32,6 +32,13 @@ export function grpc(): typeof Grpc {
   return grpcModule;
 }
 
+/** `initial_metadata` of a management server's `GrpcService`, as the headers of a new stream. */
+export function streamMetadata(pairs: ReadonlyArray<readonly [string, string]>): Grpc.Metadata {
+  const metadata = new (grpc().Metadata)();
+  for (const [key, value] of pairs) metadata.add(key, value);
+  return metadata;
+}
+
 /** A timer that does not keep the process up: a redial or re-read is no reason to stay alive. */
 export function unrefTimeout(ms: number, fn: () => void): NodeJS.Timeout {
   const timer = setTimeout(fn, ms);
@@ -83,6 +90,8 @@ export interface StreamOptions {
   onConnected: (connected: boolean) => void;
   rateLimit?: RateLimit | null;
   counters?: StreamCounters;
+  /** `initial_metadata`: headers of every stream. */
+  metadata?: ReadonlyArray<readonly [string, string]>;
 }
 
 /** A `rate_limit_settings` bucket: full at the start, refilled at its rate. */
@@ -205,7 +214,12 @@ export abstract class ManagementStream<W extends StreamWatch, Req extends { node
     const client = new Client(target, credentials.createInsecure(), {
       'grpc.max_receive_message_length': -1,
     });
-    const call = client.makeBidiStreamRequest(this.options.method, this.codec.encode, this.codec.decode);
+    const call = client.makeBidiStreamRequest(
+      this.options.method,
+      this.codec.encode,
+      this.codec.decode,
+      streamMetadata(this.options.metadata ?? []),
+    );
     this.client = client;
     this.call = call;
     this.sentNode = false;

@@ -103,6 +103,7 @@ export class Transports {
       node: this.node,
       nodeOnFirstOnly: grpc.nodeOnFirstOnly,
       rateLimit: grpc.rateLimit,
+      metadata: grpc.metadata,
       counters: this.counters,
       log: this.log,
       onConnected: (up) => {

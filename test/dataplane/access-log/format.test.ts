@@ -127,7 +127,10 @@ describe('access log text format', () => {
       one('%UPSTREAM_HOST% %PROTOCOL% %REQ(:PATH)%', info({ upstreamHost: '', request: null })),
       '- - -',
     );
-    assert.equal(one('%REQUESTED_SERVER_NAME%|%UPSTREAM_TRANSPORT_FAILURE_REASON%'), '-|-');
+    assert.equal(
+      one('%REQUESTED_SERVER_NAME%|%UPSTREAM_TRANSPORT_FAILURE_REASON%|%CONNECTION_TERMINATION_DETAILS%'),
+      '-|-|-',
+    );
   });
 
   it('%RESPONSE_FLAGS% prints the reference letters in its order, - when none', () => {

@@ -68,3 +68,64 @@ describe('a CDS response over 4 MiB', () => {
     assert.doesNotMatch((await proxy.get('/stats?filter=^cluster_manager.cds')).body, /update_failure/);
   });
 });
+
+/**
+ * `initial_metadata` of the ADS `GrpcService`: Consul's sidecars authenticate to their agent
+ * with `x-consul-token`, Kuma's with `authorization`, as headers of the stream. Each stream
+ * carries them, a redial after the server died too.
+ */
+describe('initial_metadata of the management server', () => {
+  let xds: XdsServer;
+  let proxy: ProxyProcess;
+
+  before(async () => {
+    xds = await XdsServer.start();
+    xds.set('cds', [], 'c0');
+    proxy = await startProxyProcess(
+      {
+        admin: ADMIN,
+        dynamic_resources: {
+          cds_config: ADS_V3,
+          ads_config: {
+            ...adsConfig('V3'),
+            grpc_services: [
+              {
+                envoy_grpc: { cluster_name: 'xds_cluster' },
+                initial_metadata: [
+                  { key: 'x-consul-token', value: 'token-1' },
+                  { key: 'Authorization', value: 'Bearer kuma' },
+                  { key: 'x-empty', value: '' },
+                ],
+              },
+            ],
+          },
+        },
+        static_resources: { clusters: [staticCluster('xds_cluster', [xds.port], true)] },
+      },
+      ['--concurrency', '1'],
+    );
+  });
+  after(async () => {
+    await proxy?.stop();
+    await xds?.stop();
+  });
+
+  it('goes with every stream, a redialled one too', async () => {
+    const until = async (count: number) => {
+      const deadline = Date.now() + 20_000;
+      while (xds.streamHeaders.length < count && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      assert.ok(xds.streamHeaders.length >= count, `${xds.streamHeaders.length} streams`);
+    };
+    await until(1);
+    const port = xds.port;
+    await xds.stop();
+    await xds.listen(port);
+    await until(2);
+    for (const headers of xds.streamHeaders) {
+      assert.equal(headers['x-consul-token'], 'token-1');
+      assert.equal(headers.authorization, 'Bearer kuma');
+      assert.equal(headers['x-empty'], '');
+    }
+  });
+});

@@ -19,7 +19,7 @@ import type { DataPlaneFigures } from '../../../dataplane/figures.js';
 import type { Loggers } from '../../../logging/loggers.js';
 import type { Options } from '../../../options.js';
 import type { Counter, StatsStore } from '../../../stats/store.js';
-import { backoffMs, endCall, grpc, unrefTimeout } from '../grpc-stream.js';
+import { backoffMs, endCall, grpc, streamMetadata, unrefTimeout } from '../grpc-stream.js';
 import { decodeMessage, encodeMessage, localNode, nodeMessage } from '../wire.js';
 import { type ClusterStats, LoadLedger } from './ledger.js';
 
@@ -125,6 +125,7 @@ export class LoadReporter {
       METHOD[this.source.transport],
       (r: LoadStatsRequest) => encodeMessage(REQUEST, r),
       (b: Buffer) => decodeMessage<LoadStatsResponse>(RESPONSE, b),
+      streamMetadata(this.source.metadata),
     );
     this.client = client;
     this.call = call;
