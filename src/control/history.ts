@@ -18,6 +18,12 @@ export interface HistoryOptions {
   capacity?: number;
   /** A checkpoint every this many batches; a past state folds at most this many. Default 256. */
   checkpointEvery?: number;
+  /**
+   * About how many bytes of events are retained (`weigh`); older ones are forgotten. Default
+   * 64 MiB: a management server pushing 100,000 endpoints every few milliseconds makes events
+   * of 10 MB each, which 10,000 of would never fit in memory.
+   */
+  maxBytes?: number;
   /** Sequence numbers of this run start after this one (a restart appending to an earlier run's log). */
   startSeq?: number;
 }
@@ -26,6 +32,24 @@ export interface HistoryOptions {
 interface Applied {
   mark: number;
   batch: readonly Envelope<ProxyEvent>[];
+  /** `weigh` of its envelopes. */
+  bytes: number;
+}
+
+/**
+ * About how many bytes a value of an envelope holds on the heap: a walk of its objects, arrays
+ * and strings with V8's usual sizes. An estimate, to bound the history, not a measure.
+ */
+export function weigh(value: unknown): number {
+  if (typeof value === 'string') return 16 + value.length;
+  if (typeof value !== 'object' || value === null) return 8;
+  let bytes = 32;
+  if (Array.isArray(value)) {
+    for (const item of value) bytes += 8 + weigh(item);
+    return bytes;
+  }
+  for (const key in value) bytes += 16 + weigh((value as Record<string, unknown>)[key]);
+  return bytes;
 }
 
 interface Checkpoint {
@@ -38,8 +62,17 @@ interface Checkpoint {
 export class History {
   private readonly capacity: number;
   private readonly checkpointEvery: number;
+  private readonly maxBytes: number;
   private envelopes: Envelope<ProxyEvent>[] = [];
+  /** `weigh` of each of `envelopes`, in step with it, and their sum. */
+  private envelopeBytes: number[] = [];
+  private envelopesTotal = 0;
+  /** Weights taken at ingestion, so a batch's envelopes are walked once. */
+  private readonly weights = new WeakMap<Envelope<ProxyEvent>, number>();
   private applies: Applied[] = [];
+  /** The sum of `applies`' bytes, and of those since the last checkpoint. */
+  private appliesTotal = 0;
+  private sinceCheckpoint = 0;
   /** Absolute index of `applies[0]`. */
   private applyBase = 0;
   private checkpoints: Checkpoint[];
@@ -49,6 +82,7 @@ export class History {
   constructor(initial: State, options: HistoryOptions = {}) {
     this.capacity = Math.max(1, options.capacity ?? 10_000);
     this.checkpointEvery = Math.max(1, options.checkpointEvery ?? 256);
+    this.maxBytes = Math.max(1, options.maxBytes ?? 64 * 1024 * 1024);
     this.lastIngested = Math.max(initial.seq, options.startSeq ?? 0);
     this.latest = initial;
     this.checkpoints = [{ index: 0, mark: this.lastIngested, state: initial }];
@@ -57,33 +91,68 @@ export class History {
   /** Records an envelope as it entered the store. */
   recordIngested(env: Envelope<ProxyEvent>): void {
     this.lastIngested = Math.max(this.lastIngested, env.seq);
+    const bytes = this.weightOf(env);
     this.envelopes.push(env);
-    if (this.envelopes.length > this.capacity * 1.25) {
-      this.envelopes = this.envelopes.slice(this.envelopes.length - this.capacity);
+    this.envelopeBytes.push(bytes);
+    this.envelopesTotal += bytes;
+    // Trimmed in steps of a quarter, so the copy is paid once per many envelopes; the newest
+    // one always stays.
+    if (this.envelopes.length <= this.capacity * 1.25 && this.envelopesTotal <= this.maxBytes * 1.25) return;
+    let drop = Math.max(0, this.envelopes.length - this.capacity);
+    let total = this.envelopesTotal;
+    for (let i = 0; i < drop; i++) total -= this.envelopeBytes[i] as number;
+    while (total > this.maxBytes && drop < this.envelopes.length - 1) total -= this.envelopeBytes[drop++] as number;
+    this.envelopes = this.envelopes.slice(drop);
+    this.envelopeBytes = this.envelopeBytes.slice(drop);
+    this.envelopesTotal = total;
+  }
+
+  private weightOf(env: Envelope<ProxyEvent>): number {
+    let bytes = this.weights.get(env);
+    if (bytes === undefined) {
+      bytes = weigh(env);
+      this.weights.set(env, bytes);
     }
+    return bytes;
   }
 
   /** Records a batch the reducer folded and the snapshot it produced. */
   recordApplied(batch: readonly Envelope<ProxyEvent>[], state: State): void {
     // A batch folded synchronously may be reported before its envelope's ingestion is.
     let mark = this.lastIngested;
-    for (const env of batch) mark = Math.max(mark, env.seq);
-    this.applies.push({ mark, batch });
+    let bytes = 0;
+    for (const env of batch) {
+      mark = Math.max(mark, env.seq);
+      bytes += this.weightOf(env);
+    }
+    this.applies.push({ mark, batch, bytes });
+    this.appliesTotal += bytes;
+    this.sinceCheckpoint += bytes;
     this.latest = state;
     const count = this.applyBase + this.applies.length;
     const last = this.checkpoints[this.checkpoints.length - 1] as Checkpoint;
-    if (count - last.index >= this.checkpointEvery) {
+    // Heavy batches take a checkpoint sooner, so the bytes can be trimmed in small steps.
+    if (count - last.index >= this.checkpointEvery || this.sinceCheckpoint >= this.maxBytes / 8) {
       this.checkpoints.push({ index: count, mark, state });
+      this.sinceCheckpoint = 0;
       this.trim();
     }
   }
 
-  /** Forgets the oldest checkpoint interval while more than `capacity` batches are held. */
+  /**
+   * Forgets the oldest checkpoint interval while more than `capacity` batches, or more than
+   * `maxBytes` of them, are held.
+   */
   private trim(): void {
-    while (this.applies.length > this.capacity && this.checkpoints.length > 1) {
+    while (
+      (this.applies.length > this.capacity || this.appliesTotal > this.maxBytes) &&
+      this.checkpoints.length > 1
+    ) {
       this.checkpoints.shift();
       const first = this.checkpoints[0] as Checkpoint;
-      this.applies = this.applies.slice(first.index - this.applyBase);
+      const drop = first.index - this.applyBase;
+      for (let i = 0; i < drop; i++) this.appliesTotal -= (this.applies[i] as Applied).bytes;
+      this.applies = this.applies.slice(drop);
       this.applyBase = first.index;
     }
   }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { activeHealthChanged, hostsUpdated, runtimeModified } from '../../events/index.js';
 import type { State } from '../../reducers/index.js';
-import { History, type HistoryOptions } from '../../src/control/history.js';
+import { History, type HistoryOptions, weigh } from '../../src/control/history.js';
 import { bootstrapWith, cluster, virtualStore } from '../helpers/event-log.js';
 
 /**
@@ -103,4 +103,35 @@ test('blame beyond what is retained is too old', () => {
   assert.equal(result.kind, 'too-old');
   const n = history.blame(['runtime', 'layers', 'admin', 'values', 'n']);
   assert.equal(n.kind === 'changed' && n.envelope.seq, 51);
+});
+
+/**
+ * Root cause: the history was bounded by a count of events only (10,000), whatever each one
+ * held. A management server pushing 100,000 endpoints every few milliseconds makes each
+ * `endpoints/hosts-set` about 11 MB on the heap: the real proxy grew by that much per push
+ * (1.8 GB after 32 pushes, towards 100 GB at the count's limit). It now also keeps at most
+ * `maxBytes` of events (64 MiB unless told), the oldest forgotten first.
+ */
+test('a history of heavy events keeps about maxBytes of them, and answers for what it keeps', () => {
+  const { history, store } = recorded('0s', { maxBytes: 1024 * 1024 });
+  const hosts = (n: number) =>
+    Array.from({ length: 2000 }, (_, i) => ({ address: `10.0.${i >> 8}.${i & 255}:80`, weight: n + 1 }));
+  for (let n = 0; n < 60; n++)
+    store.dispatch(hostsUpdated({ cluster: 'svc', updates: hosts(n) }), 'eds');
+  const kept = history.envelopesSince(0);
+  const keptBytes = kept.reduce((sum, env) => sum + weigh(env), 0);
+  assert.ok(weigh(kept.at(-1)) > 100_000, `one event weighs ${weigh(kept.at(-1))} bytes`);
+  assert.ok(keptBytes <= 1.25 * 1024 * 1024, `${kept.length} envelopes of ${keptBytes} bytes kept`);
+  assert.equal(kept.at(-1)!.seq, history.latestSeq(), 'the newest is kept');
+  const oldest = history.oldestSeq();
+  assert.ok(oldest > 30, `the batches reach back to seq ${oldest}`);
+  assert.equal(history.stateAt(oldest - 1), null);
+  assert.equal(history.stateAt(history.latestSeq() - 1)!.clusters.svc!.hosts.length, 2);
+});
+
+test('weigh counts strings by length and containers by their members', () => {
+  assert.equal(weigh(7), 8);
+  assert.equal(weigh('abcd'), 20);
+  assert.ok(weigh({ a: 'x'.repeat(1000) }) > 1000);
+  assert.ok(weigh(Array.from({ length: 100 }, () => 1)) > 1600);
 });
