@@ -16,18 +16,35 @@ export interface LuaConfig {
   main: { code: string; field: 'inline_code' | 'default_source_code' } | null;
   /** `source_codes`, by name, as text. */
   sources: ReadonlyMap<string, string>;
+  /** `stat_prefix`: the errors counter's scope under `lua.`; '' for none. */
+  statPrefix: string;
+  /** `clear_route_cache` (default true): a script that changes request headers routes the request again. */
+  clearRouteCache: boolean;
 }
 
 /**
- * A compiled `LuaPerRoute`: no script on this route, the named one of `source_codes`, or a
- * script of its own (`source_code`), which each worker loads the first time a request needs it.
+ * A compiled `LuaPerRoute`: no script on this route, the named one of `source_codes`, a
+ * script of its own (`source_code`, which each worker loads the first time a request needs it),
+ * or the default one; each with the context `filterContext()` answers.
  */
-export type LuaPerRouteConfig = { disabled: true } | { name: string } | { code: string };
-
-const LUA_FIELDS: FieldTable = acting('inline_code', 'default_source_code', 'source_codes');
-const PER_ROUTE_FIELDS: FieldTable = {
-  ...acting('disabled', 'name', 'source_code'),
+export type LuaPerRouteConfig = (
+  | { disabled: true }
+  | { name: string }
+  | { code: string }
+  | { main: true }
+) & {
+  /** `filter_context`: what `filterContext()` answers on this route. */
+  context: JsonObject;
 };
+
+const LUA_FIELDS: FieldTable = acting(
+  'inline_code',
+  'default_source_code',
+  'source_codes',
+  'stat_prefix',
+  'clear_route_cache',
+);
+const PER_ROUTE_FIELDS: FieldTable = acting('disabled', 'name', 'source_code', 'filter_context');
 const DATA_SOURCE_FIELDS: FieldTable = acting('filename', 'inline_bytes', 'inline_string');
 
 /** The field tables of the Lua filter, by message name. */
@@ -113,7 +130,14 @@ export function compileLua(raw: JsonObject, path: string, report: Report): LuaCo
     if (text !== undefined) sources.set(name, text);
   }
   checkSyntax(main, sources, path, report);
-  return { main, sources };
+  // A BoolValue, as the canonical config holds it: the value, or `{ value }`.
+  const clear = raw.clear_route_cache;
+  return {
+    main,
+    sources,
+    statPrefix: typeof raw.stat_prefix === 'string' ? raw.stat_prefix : '',
+    clearRouteCache: !(clear === false || objectOf(clear).value === false),
+  };
 }
 
 /**
@@ -135,20 +159,23 @@ function mainScript(raw: JsonObject, path: string, report: Report): LuaConfig['m
 /** Compiles a route's or virtual host's `LuaPerRoute`. */
 export function compileLuaPerRoute(raw: JsonObject, path: string, report: Report): LuaPerRouteConfig {
   checkFields(raw, path, report, PER_ROUTE_FIELDS, 'LuaPerRoute');
+  const context = objectOf(raw.filter_context);
   if (raw.disabled !== undefined) {
     if (raw.disabled !== true) report.error(`${path}.disabled`, 'must be true when set');
-    return { disabled: true };
+    return { disabled: true, context };
   }
-  if (typeof raw.name === 'string' && raw.name !== '') return { name: raw.name };
+  if (typeof raw.name === 'string' && raw.name !== '') return { name: raw.name, context };
   if (raw.source_code !== undefined) {
     const code = sourceText(objectOf(raw.source_code), `${path}.source_code`, report);
-    if (code === undefined) return { disabled: true };
+    if (code === undefined) return { disabled: true, context };
     const errors = syntaxErrors([{ name: 'source_code', code }]);
     if (typeof errors !== 'string' && errors[0] != null)
       report.error(`${path}.source_code`, `the script does not compile: ${errors[0]}`);
     else warnAbsentCalls(code, `${path}.source_code`, report);
-    return { code };
+    return { code, context };
   }
-  report.error(path, 'needs one of disabled, name, source_code', 'missing');
-  return { disabled: true };
+  // A context alone runs the filter's default script with it, as the reference's.
+  if (raw.filter_context !== undefined) return { main: true, context };
+  report.error(path, 'needs one of disabled, name, source_code, filter_context', 'missing');
+  return { disabled: true, context };
 }

@@ -8,6 +8,7 @@ import {
   type StreamFilter,
 } from '../api.js';
 import type { CallResult } from '../cluster-call.js';
+import type { JsonObject } from '../../../../../events/config.js';
 import type { LuaConfig, LuaPerRouteConfig } from './config.js';
 import {
   type Dir,
@@ -96,7 +97,7 @@ export function startScripts(config: LuaConfig, host: ScriptHost): Scripts {
 
 /** The script a request runs: the route's override (disabled, a named one, its own) or the default. */
 function scriptFor(scripts: Scripts, perRoute: LuaPerRouteConfig | undefined): Script | null | undefined {
-  if (perRoute === undefined) return scripts.main;
+  if (perRoute === undefined || 'main' in perRoute) return scripts.main;
   if ('disabled' in perRoute) return null;
   if ('name' in perRoute) return scripts.named.get(perRoute.name);
   let script = scripts.ofRoutes.get(perRoute);
@@ -106,6 +107,8 @@ function scriptFor(scripts: Scripts, perRoute: LuaPerRouteConfig | undefined): S
   }
   return script;
 }
+
+const EMPTY_CONTEXT: JsonObject = Object.freeze({});
 
 let nextId = 1;
 /** The Lua filter of one request: runs `envoy_on_request` and `envoy_on_response` as coroutines. */
@@ -119,9 +122,15 @@ export class LuaStream implements StreamFilter, StreamState {
   /** `respond()`'s answer, sent once the coroutine has yielded (never from inside Lua). */
   reply: { status: number; body: string; headers: string[] } | null = null;
   http: StreamState['http'] = null;
+  /** The script changed the request's headers since the route was last chosen. */
+  routeStale = false;
+  /** The route's `filter_context`. */
+  context: JsonObject = EMPTY_CONTEXT;
 
   constructor(
     private readonly scripts: Scripts,
+    /** `clear_route_cache`. */
+    private readonly clearRoutes: boolean,
     private readonly configType: string,
     /** Its `http_filters` name, by which a route may key its override. */
     readonly filterName: string,
@@ -137,11 +146,10 @@ export class LuaStream implements StreamFilter, StreamState {
     flow.stream = stream;
     flow.end = !stream.req.hasBody;
     // A route naming a script this filter does not have runs none, as the reference.
-    const script = scriptFor(
-      this.scripts,
-      stream.perRoute(this.configType, this.filterName) as LuaPerRouteConfig | undefined,
-    );
+    const perRoute = stream.perRoute(this.configType, this.filterName) as LuaPerRouteConfig | undefined;
+    const script = scriptFor(this.scripts, perRoute);
     if (script == null) return CONTINUE;
+    if (perRoute !== undefined) this.context = perRoute.context;
     this.script = script;
     if (script.vm === null && script.loadError === null) {
       flow.waiting = true;
@@ -281,8 +289,19 @@ export class LuaStream implements StreamFilter, StreamState {
     const code = vm.num(1);
     const error = code === FAILED ? vm.str(2) : '';
     vm.clear();
+    this.settleRoute();
     if (code === FAILED) this.fail(dir, error);
     return code;
+  }
+
+  /**
+   * Routes the request again if the script changed its headers (`clear_route_cache`, on unless
+   * the config turns it off, as the reference); before the next filter or a read of the route.
+   */
+  settleRoute(): void {
+    if (!this.routeStale) return;
+    this.routeStale = false;
+    if (this.clearRoutes) this.stream.clearRouteCache();
   }
 
   /**

@@ -1,4 +1,5 @@
 import type bunyan from 'bunyan';
+import type { JsonObject } from '../../../../../events/config.js';
 import type { Counter } from '../../../../stats/store.js';
 import type { ClusterLookup } from '../../../pool/cluster-traffic.js';
 import type { FilterStream } from '../api.js';
@@ -69,6 +70,11 @@ export interface StreamState {
   http: { dir: Dir; call: ClusterCall | null; result: CallResult | null } | null;
   /** The call's answer: kept for the script, which resumes if it waits for it. */
   httpDone(result: CallResult): void;
+  /** Set when the script changes the request's headers; `settleRoute()` routes it again then. */
+  routeStale: boolean;
+  settleRoute(): void;
+  /** The route's `filter_context` (`filterContext()`). */
+  readonly context: JsonObject;
 }
 
 /** What a script's state shares with the requests that run it on this worker. */

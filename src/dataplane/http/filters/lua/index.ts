@@ -22,11 +22,12 @@ export const luaFactory: HttpFilterFactory<LuaConfig> = {
   perRouteByName: true,
   start(config, ctx, name = '') {
     // One Lua state per script per worker, as the reference: globals are per worker.
+    const scope = ctx.scope.scope('lua');
     const scripts = startScripts(config, {
       log: ctx.log('lua'),
-      errors: ctx.scope.scope('lua').counter('errors'),
+      errors: (config.statPrefix === '' ? scope : scope.scope(config.statPrefix)).counter('errors'),
       clusters: ctx.clusters,
     });
-    return () => new LuaStream(scripts, CONFIG_TYPE, name);
+    return () => new LuaStream(scripts, config.clearRouteCache, CONFIG_TYPE, name);
   },
 };

@@ -11,7 +11,7 @@
  * raises an error naming it, and the compile step warns of a script that calls one (config.ts).
  */
 export const ABSENT_METHODS = {
-  Handle: ['setUpstreamOverrideHost', 'connectionStreamInfo', 'filterContext'],
+  Handle: ['setUpstreamOverrideHost', 'connectionStreamInfo'],
   Headers: ['setHttp1ReasonPhrase'],
   StreamInfo: ['dynamicTypedMetadata'],
   Ssl: [
@@ -27,7 +27,7 @@ export const PRELUDE = String.raw`
 local P = {}
 for _, name in ipairs({ 'hget', 'hadd', 'hset', 'hdel', 'hlist', 'hcount', 'hat', 'body', 'blen', 'bget',
   'bset', 'chunk', 'trailers', 'respond', 'log', 'info', 'dmget', 'dmset', 'dmlist', 'ssl',
-  'metadata', 'readfile', 'env', 'httpcall', 'httpresult', 'fstate', 'tls', 'reroute', 'b64', 'now',
+  'metadata', 'readfile', 'env', 'httpcall', 'httpresult', 'fstate', 'tls', 'reroute', 'context', 'b64', 'now',
   'verify' }) do
   P[name] = _G['__proxy_' .. name]
   _G['__proxy_' .. name] = nil
@@ -250,6 +250,7 @@ function Handle:httpCall(cluster, headers, body, timeout, asynchronous)
   return out, answer[2] or nil
 end
 function Handle:clearRouteCache() P.reroute(self.id) end
+function Handle:filterContext() return P.context(self.id) end
 function Handle:base64Escape(s) return P.b64(s) end
 function Handle:timestamp(format)
   if format ~= nil and format ~= EnvoyTimestampResolution.MILLISECOND then

@@ -92,6 +92,7 @@ function headerPrimitives(p: Define): void {
   });
   p('hadd', (v, s) => {
     const which = v.num(2);
+    if (which === 0) s.routeStale = true;
     const name = headerName(v, 3);
     const value = v.checkString(4, 'a header value');
     if (name.startsWith(':') || name === 'host') setPseudo(s, which, name, value);
@@ -100,6 +101,7 @@ function headerPrimitives(p: Define): void {
   });
   p('hset', (v, s) => {
     const which = v.num(2);
+    if (which === 0) s.routeStale = true;
     const name = headerName(v, 3);
     const value = v.checkString(4, 'a header value');
     if (name.startsWith(':') || name === 'host') setPseudo(s, which, name, value);
@@ -107,9 +109,11 @@ function headerPrimitives(p: Define): void {
     return 0;
   });
   p('hdel', (v, s) => {
+    const which = v.num(2);
+    if (which === 0) s.routeStale = true;
     const name = headerName(v, 3);
     if (name.startsWith(':')) throw new LuaRaise(`${name} cannot be removed`);
-    removeHeader(headersOf(s, v.num(2)), name);
+    removeHeader(headersOf(s, which), name);
     return 0;
   });
   p('hlist', (v, s) => {
@@ -264,10 +268,16 @@ function streamPrimitives(p: Define, vm: LuaVm, script: ScriptState): void {
     return 1;
   });
   p('reroute', (_v, s) => {
+    s.routeStale = false;
     s.stream.clearRouteCache();
     return 0;
   });
+  p('context', (v, s) => {
+    v.pushJson(s.context);
+    return 1;
+  });
   p('metadata', (v, s) => {
+    s.settleRoute();
     v.pushJson(routeMetadata(s.stream.route, s.filterName));
     return 1;
   });
@@ -327,6 +337,7 @@ function streamInfoField(s: StreamState, what: string): string {
     case 'sni':
       return req.peer?.get().serverName ?? '';
     case 'route':
+      s.settleRoute();
       return s.stream.route?.route.name ?? '';
     default:
       throw new LuaRaise(`no stream info field ${what}`);

@@ -97,18 +97,25 @@ describe('compileLua', () => {
     );
   });
 
-  it('reads LuaPerRoute disabled, name or source_code; refuses disabled: false, an empty one and a source_code that does not compile', () => {
+  it('reads LuaPerRoute disabled, name, source_code or filter_context; refuses disabled: false, an empty one and a source_code that does not compile', () => {
     assert.deepEqual(compileLuaPerRoute({ disabled: true } as never, 'r', new Report('t')), {
       disabled: true,
+      context: {},
     });
-    assert.deepEqual(compileLuaPerRoute({ name: 'a.lua' } as never, 'r', new Report('t')), { name: 'a.lua' });
+    assert.deepEqual(compileLuaPerRoute({ name: 'a.lua' } as never, 'r', new Report('t')), {
+      name: 'a.lua',
+      context: {},
+    });
+    // filter_context alone: the default script, with the context.
+    assert.deepEqual(compileLuaPerRoute({ filter_context: { k: 'v' } } as never, 'r', new Report('t')), {
+      main: true,
+      context: { k: 'v' },
+    });
     assert.deepEqual(paths(compileLuaPerRoute, { disabled: false }), ['f.disabled']);
     assert.deepEqual(paths(compileLuaPerRoute, {}), ['f']);
     assert.deepEqual(
       compileLuaPerRoute({ source_code: { inline_string: 'x = 1' } } as never, 'r', new Report('t')),
-      {
-        code: 'x = 1',
-      },
+      { code: 'x = 1', context: {} },
     );
     assert.deepEqual(paths(compileLuaPerRoute, { source_code: { inline_string: 'if then' } }), [
       'f.source_code',

@@ -66,9 +66,13 @@ function envoy_on_request(h)
       ['x-noxff-dup'] = noxff['x-dup'] }, body)
   elseif path == '/bad-option' then
     h:httpCall('web', { [':method'] = 'GET', [':path'] = '/', [':authority'] = 'web' }, nil, { retries = 2 })
-  elseif path == '/reroute' or path == '/no-reroute' then
+  elseif path == '/reroute' then
     hh:replace(':path', '/moved')
-    if path == '/reroute' then h:clearRouteCache() end
+    h:clearRouteCache()
+  elseif path == '/auto-reroute' then
+    hh:replace(':path', '/moved')
+  elseif path == '/context' then
+    h:respond({ [':status'] = '200' }, h:filterContext().key .. ' ' .. h:filterContext().n)
   elseif path == '/info' then
     local si = h:streamInfo()
     h:respond({ [':status'] = '200' }, table.concat({ si:routeName(), si:downstreamDirectLocalAddress(),
@@ -93,6 +97,16 @@ end
 /** The example of the reference's docs for bodyChunks(): the response's route adds the header it keys on. */
 const ROUTES: Json[] = [
   {
+    match: { prefix: '/context' },
+    route: { cluster: 'web' },
+    typed_per_filter_config: {
+      'envoy.filters.http.lua': {
+        '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.LuaPerRoute',
+        filter_context: { key: 'from-the-route', n: 2 },
+      },
+    },
+  },
+  {
     name: 'chunked',
     match: { prefix: '/chunked' },
     route: { cluster: 'web' },
@@ -116,8 +130,23 @@ describe('the Lua handle API on two workers', () => {
         inline_code: SCRIPT,
       },
     };
+    // A second filter that changes the path without routing again, and counts its errors apart.
+    const keeping = {
+      name: 'keeping',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua',
+        clear_route_cache: false,
+        stat_prefix: 'keeping',
+        default_source_code: {
+          inline_string: `function envoy_on_request(h)
+            if h:headers():get(':path') == '/kept' then h:headers():replace(':path', '/moved') end
+            if h:headers():get(':path') == '/keeping-error' then error('kept apart') end
+          end`,
+        },
+      },
+    };
     proxy = await startProxyProcess(
-      bootstrapWith([lua], ROUTES, upstream.port),
+      bootstrapWith([lua, keeping], ROUTES, upstream.port),
       ['--concurrency', '2'],
       30_000,
     );
@@ -208,10 +237,25 @@ describe('the Lua handle API on two workers', () => {
     );
   });
 
-  it('clearRouteCache() routes the request again after the script changed its path', async () => {
+  it('a script that changes the path routes the request again (clearRouteCache(), or by itself unless clear_route_cache is false)', async () => {
     assert.equal((await send(port, 'GET', '/reroute')).body, 'moved');
-    const kept = await send(port, 'GET', '/no-reroute');
+    assert.equal((await send(port, 'GET', '/auto-reroute')).body, 'moved');
+    const kept = await send(port, 'GET', '/kept');
     assert.equal(JSON.parse(kept.body).path, '/moved', 'the route chosen first still sends to the upstream');
+  });
+
+  it("filterContext() answers the route's filter_context; stat_prefix counts a filter's errors apart", async () => {
+    assert.equal((await send(port, 'GET', '/context')).body, 'from-the-route 2');
+    await send(port, 'GET', '/keeping-error');
+    await until(() => /kept apart/.test(proxy.stderr()), 'the error in the log');
+    const stats = async () => (await proxy.get('/stats?filter=lua\\.')).body;
+    const deadline = Date.now() + 10_000;
+    let text = await stats();
+    while (!/http\.lua\.lua\.keeping\.errors: 1/.test(text) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      text = await stats();
+    }
+    assert.match(text, /http\.lua\.lua\.keeping\.errors: 1/);
   });
 
   it("streamInfo(): the route's name, the local addresses, no virtual cluster, no filter state, no SNI on plain TCP", async () => {
