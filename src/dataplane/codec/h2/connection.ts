@@ -2,7 +2,7 @@ import type { RequestFields } from './fields.js';
 import type { FrameWriter } from './frames.js';
 import type { HpackDecoder, HpackEncoder } from './hpack.js';
 import type { FloodCounter, FloodKind, FloodLimits } from './limits.js';
-import type { ClosedStreams, ServerStream } from './stream.js';
+import type { BaseStream, ClosedStreams, ServerStream } from './stream.js';
 
 export interface SessionOptions {
   /** Our SETTINGS: the decoder's table, the stream limit (null: none sent), windows, header list. */
@@ -17,32 +17,39 @@ export interface SessionOptions {
   limits: FloodLimits;
 }
 
-/** What a session tells its user. */
-export interface SessionEvents {
-  /** A new request; the user sets `stream.handler`. */
-  onRequest(stream: ServerStream, request: RequestFields, endStream: boolean): void;
-  /** A request refused as malformed (RFC 9113 8.1.1), its stream reset: the decoded fields and why. */
+/** What a session of either role tells its user. */
+export interface CodecEvents {
+  /** A message refused as malformed (RFC 9113 8.1.1), its stream reset: the decoded fields and why. */
   onMalformed(fields: readonly string[], reason: string): void;
-  /** A request's DATA disagreed with its content-length (the stream or connection is ended). */
-  onMessagingError(stream: ServerStream): void;
-  /** A request whose head is over the header list limits: answered 431 by the user. */
-  onHeaderOverflow(stream: ServerStream): void;
-  /** A request whose trailers are over the header list limits, its stream then reset. */
-  onTrailerOverflow(stream: ServerStream): void;
+  /** A message's DATA disagreed with its content-length (the stream or connection is ended). */
+  onMessagingError(stream: BaseStream): void;
+  /** A message whose trailers are over the header list limits, its stream then reset. */
+  onTrailerOverflow(stream: BaseStream): void;
   /** The session sent GOAWAY for the peer's fault (`flood` when a flood limit was hit). */
   onConnectionError(code: number, flood: FloodKind | null): void;
   /** The socket closed: every stream is closed. */
   onClose(): void;
 }
 
+/** What a server session tells its user. */
+export interface SessionEvents extends CodecEvents {
+  /** A new request; the user sets `stream.handler`. */
+  onRequest(stream: ServerStream, request: RequestFields, endStream: boolean): void;
+  onMessagingError(stream: ServerStream): void;
+  onTrailerOverflow(stream: ServerStream): void;
+  /** A request whose head is over the header list limits: answered 431 by the user. */
+  onHeaderOverflow(stream: ServerStream): void;
+}
+
 /**
  * What the frame handlers (`inbound.ts`, `control.ts`, `ends.ts`) read and call of the session
- * they serve: its state, its output and the errors it raises. `ServerSession` implements it.
+ * they serve: its state, its output and the errors it raises. `BaseSession` implements it,
+ * with what differs by role (header blocks, resets, GOAWAY, idle ids) left to each role.
  */
 export interface Connection {
   readonly options: SessionOptions;
-  readonly events: SessionEvents;
-  readonly streams: Map<number, ServerStream>;
+  readonly events: CodecEvents;
+  readonly streams: Map<number, BaseStream>;
   readonly gone: ClosedStreams;
   readonly writer: FrameWriter;
   readonly decoder: HpackDecoder;
@@ -53,18 +60,23 @@ export interface Connection {
   settingsAcked: boolean;
   peerMaxFrame: number;
   peerInitialWindow: number;
+  peerMaxStreams: number;
   sendWindow: number;
   /** A connection error was sent or the socket is gone: input is ignored. */
   readonly dead: boolean;
   connectionError(code: number, flood?: FloodKind | null): void;
-  reset(stream: ServerStream, code: number): void;
+  reset(stream: BaseStream, code: number): void;
   resetId(id: number, code: number): void;
-  closeStream(stream: ServerStream, code: number, how: number): void;
-  openStream(id: number): ServerStream;
+  closeStream(stream: BaseStream, code: number, how: number): void;
   queued(control: boolean): boolean;
   markDirty(): void;
-  ready(stream: ServerStream): void;
-  consumed(stream: ServerStream, n: number): void;
+  ready(stream: BaseStream): void;
+  consumed(stream: BaseStream, n: number): void;
   connectionConsumed(n: number): void;
-  peerGoAway(): void;
+  idle(id: number): boolean;
+  /** `overflow`: the block is over the header list limits (its list holds only its start). */
+  streamBlock(stream: BaseStream, fields: string[], end: boolean, overflow: boolean): void;
+  newStreamBlock(id: number, fields: string[], end: boolean, overflow: boolean): void;
+  peerReset(stream: BaseStream, code: number): void;
+  peerGoAway(lastStreamId: number, code: number): void;
 }

@@ -1,6 +1,5 @@
 import type { Connection } from './connection.js';
 import { DEFAULT_MAX_FRAME, ERROR, FLAG, MAX_WINDOW, SETTING, TYPE } from './frames.js';
-import { CLOSED } from './stream.js';
 
 /*
  * The frames that act on the connection rather than carry a request (RFC 9113 6.3-6.9), as
@@ -40,15 +39,12 @@ export function rstStream(s: Connection, b: Buffer, p: number, length: number, i
     s.connectionError(ERROR.FRAME_SIZE_ERROR);
     return;
   }
-  if (id > s.lastPeerStreamId) {
+  if (s.idle(id)) {
     s.connectionError(ERROR.PROTOCOL_ERROR);
     return;
   }
   const stream = s.streams.get(id);
-  if (stream === undefined) return;
-  const premature = !stream.endSent;
-  s.closeStream(stream, b.readUInt32BE(p), CLOSED);
-  if (premature && s.flood.prematureReset()) s.connectionError(ERROR.ENHANCE_YOUR_CALM);
+  if (stream !== undefined) s.peerReset(stream, b.readUInt32BE(p));
 }
 
 export function settings(
@@ -93,6 +89,9 @@ export function settings(
           return;
         }
         if (!initialWindow(s, value)) return;
+        break;
+      case SETTING.MAX_CONCURRENT_STREAMS:
+        s.peerMaxStreams = value;
         break;
       case SETTING.MAX_FRAME_SIZE:
         if (value < DEFAULT_MAX_FRAME || value > 0xffffff) {
@@ -166,7 +165,7 @@ export function windowUpdate(s: Connection, b: Buffer, p: number, length: number
   }
   const stream = s.streams.get(id);
   if (stream === undefined) {
-    if (id > s.lastPeerStreamId) s.connectionError(ERROR.PROTOCOL_ERROR);
+    if (s.idle(id)) s.connectionError(ERROR.PROTOCOL_ERROR);
     return;
   }
   if (increment === 0) {

@@ -1,6 +1,6 @@
 /**
- * What makes an HTTP/2 request's fields well-formed (RFC 9113 8.1.1, 8.2, 8.3.1): checked on
- * the decoded list before anything of the request is used.
+ * What makes an HTTP/2 message's fields well-formed (RFC 9113 8.1.1, 8.2, 8.3): checked on
+ * the decoded list before anything of the request or response is used.
  */
 
 import { validAuthority } from '../h1-parse.js';
@@ -69,6 +69,13 @@ function checkRegular(name: string, value: string): string | null {
   return null;
 }
 
+/** A `content-length` value after the one before (-1: none); a string says why it is malformed. */
+function contentLengthOf(value: string, before: number): number | string {
+  if (!/^[0-9]{1,15}$/.test(value)) return 'invalid content-length';
+  const n = Number(value);
+  return before >= 0 && n !== before ? 'conflicting content-length' : n;
+}
+
 /**
  * Splits a request's decoded fields; a string names what is malformed (a stream error of
  * type PROTOCOL_ERROR).
@@ -101,9 +108,8 @@ export function requestFields(list: readonly string[]): RequestFields | string {
     const problem = checkRegular(name, value);
     if (problem !== null) return problem;
     if (name === 'content-length') {
-      if (!/^[0-9]{1,15}$/.test(value)) return 'invalid content-length';
-      const n = Number(value);
-      if (contentLength >= 0 && n !== contentLength) return 'conflicting content-length';
+      const n = contentLengthOf(value, contentLength);
+      if (typeof n === 'string') return n;
       contentLength = n;
       continue;
     }
@@ -143,6 +149,38 @@ export function requestFields(list: readonly string[]): RequestFields | string {
     headers,
     contentLength,
   };
+}
+
+/** A response's head, split out of the decoded list. */
+export interface ResponseFields {
+  status: number;
+  /** The other fields, flat, in order (`content-length` among them). */
+  headers: string[];
+  /** `content-length` as a number, -1 when absent. */
+  contentLength: number;
+}
+
+/** A status is three digits (RFC 9110 15); 101 has no place in HTTP/2 (RFC 9113 8.6). */
+const STATUS = /^[1-5][0-9][0-9]$/;
+
+/** Splits a response's decoded fields; a string names what is malformed (a stream error). */
+export function responseFields(list: readonly string[]): ResponseFields | string {
+  if (list[0] !== ':status') return 'no :status';
+  const status = list[1] as string;
+  if (!STATUS.test(status) || status === '101') return 'invalid :status';
+  let contentLength = -1;
+  for (let i = 2; i < list.length; i += 2) {
+    const name = list[i] as string;
+    const value = list[i + 1] as string;
+    if (name.charCodeAt(0) === 58) return `unexpected or repeated pseudo-header ${name}`;
+    const problem = checkRegular(name, value);
+    if (problem !== null) return problem;
+    if (name !== 'content-length') continue;
+    const n = contentLengthOf(value, contentLength);
+    if (typeof n === 'string') return n;
+    contentLength = n;
+  }
+  return { status: Number(status), headers: list.slice(2), contentLength };
 }
 
 /** Checks a trailer block (RFC 9113 8.1: no pseudo-header fields); returns why it is malformed, or null. */

@@ -1,16 +1,21 @@
 import { owned } from '../socket-reads.js';
 import type { Connection } from './connection.js';
 import { ping, priority, rstStream, settings, windowUpdate } from './control.js';
-import { messagingError, remoteEnd, trailerOverflow, trailers } from './ends.js';
-import { requestFields } from './fields.js';
+import { messagingError, remoteEnd } from './ends.js';
 import { DEFAULT_MAX_FRAME, ERROR, FLAG, FRAME_HEADER, PREFACE, TYPE } from './frames.js';
 import { HpackError } from './hpack.js';
 
 /** A header block larger than this (HEADERS and its CONTINUATIONs) ends the connection. */
 const MAX_BLOCK = 256 * 1024;
+/**
+ * A header block in more CONTINUATION frames than this ends the connection: a block of
+ * MAX_BLOCK fits in 16 at the smallest frame size, and a flood of tiny ones (CVE-2024-27983's
+ * class) costs a frame's work each before the byte cap would see it.
+ */
+const MAX_CONTINUATIONS = 64;
 
 /**
- * Reads a session's input: the client preface, then frames, each handled as RFC 9113 says
+ * Reads a session's input: the client preface (a server's), then frames, each handled as RFC 9113 says
  * (section 6 per type, 5.1 per stream state, 5.4 for errors). A frame whole in one socket
  * chunk is read in place; one split across chunks is gathered into a buffer of its size.
  * Nothing of a chunk outlives `push` but copies: it may be the thread's read buffer
@@ -28,11 +33,16 @@ export class FrameReader {
   private blockEndStream = false;
   private block: Buffer | null = null;
   private blockLength = 0;
+  private blockFrames = 0;
   /** How much DATA the peer may still send on the connection. */
   recvWindow: number;
 
-  constructor(private readonly s: Connection) {
+  constructor(
+    private readonly s: Connection,
+    expectPreface: boolean,
+  ) {
     this.recvWindow = s.options.connectionWindowSize;
+    if (!expectPreface) this.prefaceAt = -1;
   }
 
   push(chunk: Buffer): void {
@@ -160,7 +170,7 @@ export class FrameReader {
           s.connectionError(ERROR.FRAME_SIZE_ERROR);
           return;
         }
-        s.peerGoAway();
+        s.peerGoAway(b.readUInt32BE(p) & 0x7fffffff, b.readUInt32BE(p + 4));
         return;
       case TYPE.WINDOW_UPDATE:
         windowUpdate(s, b, p, length, id);
@@ -176,7 +186,7 @@ export class FrameReader {
   /** DATA on a stream not open: ignored after our reset (RFC 9113 5.4.2), else a connection error. */
   private dataOnGone(id: number): void {
     const s = this.s;
-    if (id > s.lastPeerStreamId) s.connectionError(ERROR.PROTOCOL_ERROR);
+    if (s.idle(id)) s.connectionError(ERROR.PROTOCOL_ERROR);
     else if (!s.gone.resetByUs(id)) s.connectionError(ERROR.STREAM_CLOSED);
   }
 
@@ -276,6 +286,7 @@ export class FrameReader {
     this.blockEndStream = end;
     this.block = Buffer.allocUnsafe(Math.max(4096, (to - from) * 2));
     this.blockLength = b.copy(this.block, 0, from, to);
+    this.blockFrames = 0;
   }
 
   private continuation(b: Buffer, p: number, length: number, flags: number, id: number): void {
@@ -290,7 +301,8 @@ export class FrameReader {
       return;
     }
     const need = this.blockLength + length;
-    if (need > MAX_BLOCK) {
+    this.blockFrames += 1;
+    if (need > MAX_BLOCK || this.blockFrames > MAX_CONTINUATIONS) {
       s.connectionError(ERROR.ENHANCE_YOUR_CALM);
       return;
     }
@@ -339,45 +351,10 @@ export class FrameReader {
     const overflow =
       s.decoder.listSize > s.options.maxHeaderListSize || fields.length / 2 > s.options.maxHeadersCount;
     const open = s.streams.get(id);
-    if (open !== undefined) {
-      if (overflow) trailerOverflow(s, open);
-      else trailers(s, open, fields, end);
-      return;
-    }
-    if (id <= s.lastPeerStreamId) {
-      // A stream gone: ignored after our reset; else a stream that was used (STREAM_CLOSED) or never was.
-      if (!s.gone.resetByUs(id))
-        s.connectionError(s.gone.wasClosed(id) ? ERROR.STREAM_CLOSED : ERROR.PROTOCOL_ERROR);
-      return;
-    }
-    s.lastPeerStreamId = id;
-    // RFC 9113 6.8: streams above our GOAWAY's last one are ignored.
-    if (id > s.goAwayLastId) return;
-    const max = s.options.maxConcurrentStreams;
-    if (max !== null && s.streams.size >= max) {
-      // Before our SETTINGS are acknowledged the peer may not know the limit yet.
-      if (s.settingsAcked) s.connectionError(ERROR.PROTOCOL_ERROR);
-      else s.resetId(id, ERROR.REFUSED_STREAM);
-      return;
-    }
-    if (overflow) {
-      const stream = s.openStream(id);
-      if (end) stream.remoteClosed = true;
-      s.events.onHeaderOverflow(stream);
-      return;
-    }
-    let request = requestFields(fields);
-    // A declared length that no DATA will follow (RFC 9113 8.1.1).
-    if (typeof request !== 'string' && end && request.contentLength > 0)
-      request = 'content-length without DATA';
-    if (typeof request === 'string') {
-      s.resetId(id, ERROR.PROTOCOL_ERROR);
-      s.events.onMalformed(fields, request);
-      return;
-    }
-    const stream = s.openStream(id);
-    if (end) stream.remoteClosed = true;
-    stream.contentLength = request.contentLength;
-    s.events.onRequest(stream, request, end);
+    if (open !== undefined) s.streamBlock(open, fields, end, overflow);
+    else if (s.idle(id)) s.newStreamBlock(id, fields, end, overflow);
+    // A stream gone: ignored after our reset; else a stream that was used (STREAM_CLOSED) or never was.
+    else if (!s.gone.resetByUs(id))
+      s.connectionError(s.gone.wasClosed(id) ? ERROR.STREAM_CLOSED : ERROR.PROTOCOL_ERROR);
   }
 }

@@ -1,229 +1,24 @@
 import type * as net from 'node:net';
-import { readInto } from '../socket-reads.js';
-import type { Connection, SessionEvents, SessionOptions } from './connection.js';
-import {
-  DEFAULT_MAX_FRAME,
-  DEFAULT_WINDOW,
-  ERROR,
-  FLAG,
-  FrameWriter,
-  MAX_WINDOW,
-  SETTING,
-  TYPE,
-} from './frames.js';
-import { HpackDecoder, HpackEncoder } from './hpack.js';
-import { FrameReader } from './inbound.js';
-import { FloodCounter, type FloodKind } from './limits.js';
-import { writeGoaway, writeHeaderBlock, writeSettings } from './output.js';
-import { CLOSED, ClosedStreams, RESET_BY_US, ServerStream, type StreamOwner } from './stream.js';
-
-/** Socket bytes queued beyond this stop DATA frames until it drains. */
-const SOCKET_HIGH_WATER = 256 * 1024;
-/** How long a session that sent a final GOAWAY waits for the peer to read it before destroying the socket. */
-const CLOSE_GRACE_MS = 1000;
-
-/** Sessions with output to flush at the end of this event loop turn. */
-const dirty = new Set<ServerSession>();
-let flushScheduled = false;
-function flushAll(): void {
-  flushScheduled = false;
-  // Sessions marked while this runs are flushed by it too: a Set visits what is added during iteration.
-  for (const session of dirty) {
-    dirty.delete(session);
-    session.flush();
-  }
-}
+import type { SessionEvents, SessionOptions } from './connection.js';
+import { trailerOverflow, trailers } from './ends.js';
+import { requestFields } from './fields.js';
+import { ERROR } from './frames.js';
+import { BaseSession } from './session-base.js';
+import { type BaseStream, CLOSED, RESET_BY_US, type ServerOwner, ServerStream } from './stream.js';
 
 /**
- * An HTTP/2 server connection (RFC 9113) on a socket: frames in, streams to the user, and
- * responses out under the peer's flow-control windows, batched into one write per event loop
- * turn. Errors of the peer end its stream (RST_STREAM) or the connection (GOAWAY, then close).
+ * An HTTP/2 server connection (RFC 9113): the peer's streams are requests handed to the user,
+ * answered by responses. What it shares with a client (frames, windows, errors) is
+ * `BaseSession`'s.
  */
-export class ServerSession implements StreamOwner, Connection {
-  readonly streams = new Map<number, ServerStream>();
-  /** Our recent resets and closes, for frames that arrive on streams gone. */
-  readonly gone = new ClosedStreams();
-  readonly writer = new FrameWriter();
-  readonly decoder: HpackDecoder;
-  readonly encoder = new HpackEncoder();
-  readonly flood: FloodCounter;
-  readonly reader: FrameReader;
-  lastPeerStreamId = 0;
-  /** Our GOAWAY's last stream: streams above it are ignored. */
-  goAwayLastId = MAX_WINDOW;
-  settingsAcked = false;
-  peerMaxFrame = DEFAULT_MAX_FRAME;
-  peerInitialWindow = DEFAULT_WINDOW;
-  sendWindow = DEFAULT_WINDOW;
-  /** Connection-level bytes received and not announced back yet. */
-  private recvUnacked = 0;
-  private readonly ready_ = new Set<ServerStream>();
-  /** Frames (and control frames) handed to the socket whose write has not completed. */
-  private inFlightFrames = 0;
-  private inFlightControl = 0;
-  private closing = false;
-  /** The socket is gone or a connection error was sent: input is ignored. */
-  dead = false;
-  private closeTimer: NodeJS.Timeout | null = null;
+export class ServerSession extends BaseSession implements ServerOwner {
+  declare readonly events: SessionEvents;
+  declare readonly streams: Map<number, ServerStream>;
 
-  constructor(
-    readonly socket: net.Socket,
-    readonly options: SessionOptions,
-    readonly events: SessionEvents,
-  ) {
-    this.decoder = new HpackDecoder(options.headerTableSize);
-    this.flood = new FloodCounter(options.limits);
-    this.reader = new FrameReader(this);
-    this.sendPreface();
-    // Plain sockets read into the thread's shared buffer (the reader copies what it keeps).
-    if (readInto(socket, (chunk) => this.onRead(chunk))) socket.resume();
-    else socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('drain', () => this.markDirty());
-    socket.on('error', () => {});
-    socket.on('close', () => this.onSocketClose());
+  constructor(socket: net.Socket, options: SessionOptions, events: SessionEvents) {
+    super(socket, options, events, true);
+    this.sendSettings([]);
   }
-
-  get closed(): boolean {
-    return this.closing || this.dead;
-  }
-
-  private sendPreface(): void {
-    const o = this.options;
-    const settings: Array<[number, number]> = [[SETTING.MAX_HEADER_LIST_SIZE, o.maxHeaderListSize]];
-    if (o.headerTableSize !== 4096) settings.push([SETTING.HEADER_TABLE_SIZE, o.headerTableSize]);
-    if (o.maxConcurrentStreams !== null)
-      settings.push([SETTING.MAX_CONCURRENT_STREAMS, o.maxConcurrentStreams]);
-    if (o.initialWindowSize !== DEFAULT_WINDOW)
-      settings.push([SETTING.INITIAL_WINDOW_SIZE, o.initialWindowSize]);
-    writeSettings(this.writer, settings);
-    if (o.connectionWindowSize > DEFAULT_WINDOW)
-      this.writer.u32Frame(TYPE.WINDOW_UPDATE, 0, o.connectionWindowSize - DEFAULT_WINDOW);
-    this.markDirty();
-  }
-
-  private onRead(chunk: Buffer): boolean {
-    this.onData(chunk);
-    return true;
-  }
-
-  /** Bytes from the socket. */
-  onData(chunk: Buffer): void {
-    if (this.dead) return;
-    this.reader.push(chunk);
-    this.flush();
-  }
-
-  // ---- output ----
-
-  markDirty(): void {
-    if (this.dead) return;
-    dirty.add(this);
-    if (!flushScheduled) {
-      flushScheduled = true;
-      setImmediate(flushAll);
-    }
-  }
-
-  /** Counts a frame about to be queued; false (and the connection ended) when that is a flood. */
-  queued(control: boolean): boolean {
-    const flood = this.flood.frameQueued(control);
-    if (flood === null) return true;
-    this.connectionError(ERROR.ENHANCE_YOUR_CALM, flood);
-    return false;
-  }
-
-  /** Writes what is queued, DATA first as the windows and the socket allow. */
-  flush(): void {
-    if (this.ready_.size > 0 && !this.dead) this.sendData();
-    const out = this.writer.take();
-    if (this.streams.size === 0) this.writer.release();
-    if (out === null) return;
-    const socket = this.socket;
-    if (socket.destroyed) return;
-    const frames = this.flood.outboundFrames - this.inFlightFrames;
-    const control = this.flood.outboundControlFrames - this.inFlightControl;
-    this.inFlightFrames += frames;
-    this.inFlightControl += control;
-    const written = () => {
-      this.inFlightFrames -= frames;
-      this.inFlightControl -= control;
-      this.flood.written(frames, control);
-    };
-    if (out.length === 1) socket.write(out[0] as Buffer, written);
-    else {
-      socket.cork();
-      for (let i = 0; i < out.length - 1; i++) socket.write(out[i] as Buffer);
-      socket.write(out[out.length - 1] as Buffer, written);
-      socket.uncork();
-    }
-  }
-
-  private sendData(): void {
-    for (const stream of this.ready_) {
-      if (this.socket.writableLength > SOCKET_HIGH_WATER) return;
-      if (stream.closed) {
-        this.ready_.delete(stream);
-        continue;
-      }
-      while (stream.outBytes > 0 && this.sendWindow > 0 && stream.sendWindow > 0 && !this.dead)
-        this.dataFrame(stream);
-      if (this.dead) return;
-      if (stream.outBytes === 0) {
-        this.ready_.delete(stream);
-        if (stream.localEnded && !stream.endSent) this.endStream(stream);
-      }
-      stream.sent();
-    }
-  }
-
-  /** One DATA frame of the stream's queue, as large as the windows and the frame size allow. */
-  private dataFrame(stream: ServerStream): void {
-    if (!this.queued(false)) return;
-    const n = Math.min(stream.outBytes, this.sendWindow, stream.sendWindow, this.peerMaxFrame);
-    const last = n === stream.outBytes && stream.localEnded && stream.trailers === null;
-    this.writer.header(n, TYPE.DATA, last ? FLAG.END_STREAM : 0, stream.id);
-    let left = n;
-    while (left > 0) {
-      const first = stream.out[0] as Buffer;
-      const take = Math.min(left, first.length - stream.outOffset);
-      this.writer.bytes(first, stream.outOffset, stream.outOffset + take);
-      left -= take;
-      stream.outOffset += take;
-      if (stream.outOffset === first.length) {
-        stream.out.shift();
-        stream.outOffset = 0;
-      }
-    }
-    stream.outBytes -= n;
-    stream.sendWindow -= n;
-    this.sendWindow -= n;
-    this.flood.outboundDataFrames += 1;
-    if (last) {
-      stream.endSent = true;
-      this.localDone(stream);
-    }
-  }
-
-  /** The response's end once its DATA is out: trailers, or an empty DATA frame with END_STREAM. */
-  private endStream(stream: ServerStream): void {
-    if (!this.queued(false)) return;
-    if (stream.trailers !== null) this.headersFrame(stream.id, null, stream.trailers, true);
-    else this.writer.header(0, TYPE.DATA, FLAG.END_STREAM, stream.id);
-    stream.endSent = true;
-    this.localDone(stream);
-  }
-
-  /** Our side of the stream is over: it closes, or (the request still coming) is reset with NO_ERROR (RFC 9113 8.1). */
-  private localDone(stream: ServerStream): void {
-    if (!stream.remoteClosed) this.resetId(stream.id, ERROR.NO_ERROR);
-    this.closeStream(stream, -1, stream.remoteClosed ? CLOSED : RESET_BY_US);
-  }
-
-  private headersFrame(id: number, status: string | null, headers: readonly string[], end: boolean): void {
-    writeHeaderBlock(this.writer, this.encoder, this.peerMaxFrame, id, status, headers, end);
-  }
-
-  // ---- StreamOwner ----
 
   sendHeaders(stream: ServerStream, status: number, headers: readonly string[], endStream: boolean): void {
     if (this.dead || !this.queued(false)) return;
@@ -235,125 +30,73 @@ export class ServerSession implements StreamOwner, Connection {
     this.markDirty();
   }
 
-  ready(stream: ServerStream): void {
-    if (this.dead) return;
-    this.ready_.add(stream);
-    this.markDirty();
+  /** Our side of the stream is over: it closes, or (the request still coming) is reset with NO_ERROR (RFC 9113 8.1). */
+  protected localDone(stream: BaseStream): void {
+    if (!stream.remoteClosed) this.resetId(stream.id, ERROR.NO_ERROR);
+    this.closeStream(stream, -1, stream.remoteClosed ? CLOSED : RESET_BY_US);
   }
 
-  reset(stream: ServerStream, code: number): void {
-    if (stream.closed) return;
-    this.resetId(stream.id, code);
-    this.closeStream(stream, code, RESET_BY_US);
+  /** The request's end changes nothing: the stream lasts until its response is out. */
+  ended(): void {}
+
+  idle(id: number): boolean {
+    return id > this.lastPeerStreamId;
   }
 
-  /** Sends RST_STREAM for a stream that may have no object (refused, or gone). */
-  resetId(id: number, code: number): void {
-    if (this.dead || !this.queued(true)) return;
-    this.writer.u32Frame(TYPE.RST_STREAM, id, code);
-    this.gone.remember(id, RESET_BY_US);
-    this.markDirty();
+  /** A second block on a request: its trailers. */
+  streamBlock(stream: BaseStream, fields: string[], end: boolean, overflow: boolean): void {
+    if (overflow) trailerOverflow(this, stream);
+    else trailers(this, stream, fields, end);
   }
 
-  consumed(stream: ServerStream, n: number): void {
-    stream.recvUnacked += n;
-    // Announced in halves of the window: one WINDOW_UPDATE per half a window read, not per frame.
-    if (stream.remoteClosed || stream.recvUnacked < this.options.initialWindowSize / 2) return;
-    this.windowUpdate(stream.id, stream.recvUnacked);
-    stream.recvWindow += stream.recvUnacked;
-    stream.recvUnacked = 0;
+  /** A new request, checked (RFC 9113 8.1.1) and within our limits before the user hears of it. */
+  newStreamBlock(id: number, fields: string[], end: boolean, overflow: boolean): void {
+    this.lastPeerStreamId = id;
+    // RFC 9113 6.8: streams above our GOAWAY's last one are ignored.
+    if (id > this.goAwayLastId) return;
+    const max = this.options.maxConcurrentStreams;
+    if (max !== null && this.streams.size >= max) {
+      // Before our SETTINGS are acknowledged the peer may not know the limit yet.
+      if (this.settingsAcked) this.connectionError(ERROR.PROTOCOL_ERROR);
+      else this.resetId(id, ERROR.REFUSED_STREAM);
+      return;
+    }
+    if (overflow) {
+      const stream = this.openStream(id);
+      if (end) stream.remoteClosed = true;
+      this.events.onHeaderOverflow(stream);
+      return;
+    }
+    let request = requestFields(fields);
+    // A declared length that no DATA will follow (RFC 9113 8.1.1).
+    if (typeof request !== 'string' && end && request.contentLength > 0)
+      request = 'content-length without DATA';
+    if (typeof request === 'string') {
+      this.resetId(id, ERROR.PROTOCOL_ERROR);
+      this.events.onMalformed(fields, request);
+      return;
+    }
+    const stream = this.openStream(id);
+    if (end) stream.remoteClosed = true;
+    stream.contentLength = request.contentLength;
+    this.events.onRequest(stream, request, end);
   }
 
-  /** The connection received `n` bytes of DATA; they are announced back in halves of its window. */
-  connectionConsumed(n: number): void {
-    this.recvUnacked += n;
-    if (this.recvUnacked < this.options.connectionWindowSize / 2) return;
-    this.windowUpdate(0, this.recvUnacked);
-    this.reader.recvWindow += this.recvUnacked;
-    this.recvUnacked = 0;
-  }
-
-  private windowUpdate(id: number, n: number): void {
-    if (this.dead || !this.queued(false)) return;
-    this.writer.u32Frame(TYPE.WINDOW_UPDATE, id, n);
-    this.markDirty();
-  }
-
-  // ---- streams ----
-
-  openStream(id: number): ServerStream {
+  private openStream(id: number): ServerStream {
     const stream = new ServerStream(id, this, this.options.initialWindowSize, this.peerInitialWindow);
     this.streams.set(id, stream);
     this.flood.streamsOpened += 1;
     return stream;
   }
 
-  closeStream(stream: ServerStream, code: number, how: number): void {
-    if (stream.closed) return;
-    this.streams.delete(stream.id);
-    this.ready_.delete(stream);
-    this.gone.remember(stream.id, how);
-    stream.close(code);
-    if (this.closing && this.streams.size === 0) this.end();
+  /** A reset before the response ended counts towards the rapid reset limit (CVE-2023-44487). */
+  override peerReset(stream: BaseStream, code: number): void {
+    const premature = !stream.endSent;
+    this.closeStream(stream, code, CLOSED);
+    if (premature && this.flood.prematureReset()) this.connectionError(ERROR.ENHANCE_YOUR_CALM);
   }
 
-  // ---- connection end ----
-
-  /**
-   * GOAWAY without closing: `lastStreamId` the highest stream still served (2^31-1 first, so
-   * streams already on their way are served, as RFC 9113 6.8 advises for a graceful close).
-   */
-  goaway(code: number, lastStreamId: number): void {
-    if (this.dead) return;
-    this.goAwayLastId = Math.min(this.goAwayLastId, lastStreamId);
-    writeGoaway(this.writer, lastStreamId, code);
-    this.markDirty();
-  }
-
-  /** Graceful close: GOAWAY naming the last stream received; the socket ends when the open streams are done. */
-  close(): void {
-    if (this.closing || this.dead) return;
-    this.goaway(ERROR.NO_ERROR, this.lastPeerStreamId);
-    this.closing = true;
-    if (this.streams.size === 0) this.end();
-  }
-
-  /** A connection error (RFC 9113 5.4.1): GOAWAY with its code, streams closed, then the socket closed. */
-  connectionError(code: number, flood: FloodKind | null = null): void {
-    if (this.dead) return;
-    // What was queued may never be read (a flood): only the GOAWAY is sent.
-    this.writer.take();
-    this.ready_.clear();
-    this.goaway(code, this.lastPeerStreamId);
-    this.dead = true;
-    this.events.onConnectionError(code, flood);
-    this.closeAll(code);
-    this.end();
-  }
-
-  private end(): void {
-    this.dead = true;
-    dirty.delete(this);
-    this.flush();
-    const socket = this.socket;
-    if (socket.destroyed) return;
-    socket.end();
-    this.closeTimer = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
-  }
-
-  private closeAll(code: number): void {
-    for (const stream of [...this.streams.values()]) this.closeStream(stream, code, CLOSED);
-  }
-
-  private onSocketClose(): void {
-    this.dead = true;
-    dirty.delete(this);
-    if (this.closeTimer) clearTimeout(this.closeTimer);
-    this.closeAll(ERROR.CANCEL);
-    this.events.onClose();
-  }
-
-  /** The peer's GOAWAY: no new streams come; the connection ends when those open are done. */
+  /** No new streams come; the connection ends when those open are done. */
   peerGoAway(): void {
     this.closing = true;
     if (this.streams.size === 0) this.end();

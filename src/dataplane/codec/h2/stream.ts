@@ -13,22 +13,28 @@ export interface StreamHandler {
 
 /** What a stream asks of its session. */
 export interface StreamOwner {
-  sendHeaders(stream: ServerStream, status: number, headers: readonly string[], endStream: boolean): void;
   /** The stream has DATA (or its end) to send once windows allow. */
-  ready(stream: ServerStream): void;
-  reset(stream: ServerStream, code: number): void;
+  ready(stream: BaseStream): void;
+  reset(stream: BaseStream, code: number): void;
   /** The stream's user consumed `n` bytes: the peer may send that many more. */
-  consumed(stream: ServerStream, n: number): void;
+  consumed(stream: BaseStream, n: number): void;
+  /** The handler heard the peer's end (a client stream closes once its own end is out too). */
+  ended(stream: BaseStream): void;
+}
+
+/** What a server stream asks beyond that: its response head sent. */
+export interface ServerOwner extends StreamOwner {
+  sendHeaders(stream: ServerStream, status: number, headers: readonly string[], endStream: boolean): void;
 }
 
 /** A queue's size from which `write` asks the writer to wait for `onDrain`. */
 const HIGH_WATER = 64 * 1024;
 
 /**
- * One request/response stream of a server session (RFC 9113 5.1). Its response side queues
- * DATA until the peer's windows allow it; its request side holds received DATA while paused.
+ * One stream of a session (RFC 9113 5.1), either role: its sending side queues DATA until the
+ * peer's windows allow it; its receiving side holds received DATA while paused.
  */
-export class ServerStream {
+export class BaseStream {
   handler: StreamHandler | null = null;
   /** END_STREAM came from the peer (half-closed remote). */
   remoteClosed = false;
@@ -37,7 +43,6 @@ export class ServerStream {
   /** The END_STREAM frame went into the output. */
   endSent = false;
   closed = false;
-  headersSent = false;
   /** How much more DATA the peer may send, and what was consumed but not announced yet. */
   recvWindow: number;
   recvUnacked = 0;
@@ -59,21 +64,14 @@ export class ServerStream {
   private heldTrailers: string[] | null = null;
 
   constructor(
-    readonly id: number,
+    /** A client stream's id is given when it opens (0 while it waits for the peer's stream limit). */
+    public id: number,
     private readonly owner: StreamOwner,
     recvWindow: number,
     sendWindow: number,
   ) {
     this.recvWindow = recvWindow;
     this.sendWindow = sendWindow;
-  }
-
-  /** Sends the response head; `endStream` when there is no body. */
-  respond(status: number, headers: readonly string[], endStream: boolean): void {
-    if (this.closed || this.headersSent) return;
-    this.headersSent = true;
-    if (endStream) this.localEnded = true;
-    this.owner.sendHeaders(this, status, headers, endStream);
   }
 
   /** Queues body bytes; false when the queue is long enough that the writer should wait for `onDrain`. */
@@ -128,6 +126,7 @@ export class ServerStream {
       return;
     }
     this.handler?.onEnd(trailers);
+    this.owner.ended(this);
   }
 
   pause(): void {
@@ -149,6 +148,7 @@ export class ServerStream {
     if (this.heldEnd) {
       this.heldEnd = false;
       this.handler?.onEnd(this.heldTrailers);
+      this.owner.ended(this);
     }
   }
 
@@ -161,6 +161,28 @@ export class ServerStream {
     const handler = this.handler;
     this.handler = null;
     handler?.onClose(code);
+  }
+}
+
+/** A request/response stream of a server session: the response head is its own. */
+export class ServerStream extends BaseStream {
+  headersSent = false;
+
+  constructor(
+    id: number,
+    private readonly server: ServerOwner,
+    recvWindow: number,
+    sendWindow: number,
+  ) {
+    super(id, server, recvWindow, sendWindow);
+  }
+
+  /** Sends the response head; `endStream` when there is no body. */
+  respond(status: number, headers: readonly string[], endStream: boolean): void {
+    if (this.closed || this.headersSent) return;
+    this.headersSent = true;
+    if (endStream) this.localEnded = true;
+    this.server.sendHeaders(this, status, headers, endStream);
   }
 }
 
