@@ -30,13 +30,24 @@ export class ClientStream extends BaseStream {
   endHeard = false;
 
   constructor(
-    session: ClientSession,
+    private readonly session: ClientSession,
     /** The request head, flat, its pseudo-fields first. */
     readonly head: readonly string[],
     /** A HEAD request: the response's content-length describes a body that is not sent. */
     readonly headOnly: boolean,
   ) {
     super(0, session, session.options.initialWindowSize, 0);
+  }
+
+  /** DATA before the response head is malformed (RFC 9113 8.1). */
+  override deliver(chunk: Buffer): void {
+    if (this.headed) super.deliver(chunk);
+    else this.session.reset(this, ERROR.PROTOCOL_ERROR);
+  }
+
+  override deliverEnd(trailers: string[] | null): void {
+    if (this.headed) super.deliverEnd(trailers);
+    else this.session.reset(this, ERROR.PROTOCOL_ERROR);
   }
 }
 

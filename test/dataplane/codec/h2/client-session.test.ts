@@ -291,6 +291,8 @@ test('a body short of or beyond its content-length, or trailers with a pseudo-he
     assert.equal(code, ERR.PROTOCOL);
     assert.ok(!events.some((e) => e.startsWith('end')), events.join('|'));
   }
+  const early = await answered((c, id) => c.send(frame(FRAME.DATA, FLAG.END_STREAM, id, Buffer.from('ok'))));
+  assert.equal(early.code, ERR.PROTOCOL, 'DATA before the head');
   const reset = await answered((c, id) =>
     c.send(
       Buffer.concat([
