@@ -11,6 +11,7 @@ import { applyEdge } from './edge.js';
 import { upstreamRequestHead } from './headers.js';
 import { normalizeRequestPath } from './path-normalize.js';
 import { upstreamResetText } from './local-reply.js';
+import { StreamTimer, type TimerTarget } from './stream-timer.js';
 import { requestFilters } from './filters/api.js';
 import { runUpgradeFilters } from './upgrade-filters.js';
 import type { HttpRequest } from '../codec/request.js';
@@ -86,6 +87,47 @@ class UpgradeAnswer {
       upstream.destroy();
     }
   };
+}
+
+const ROUTE_TIMEOUT = 0;
+const IDLE_TIMEOUT = 1;
+
+/**
+ * An upgrade's timeouts, as the reference applies them to an upgraded stream: the route's
+ * `timeout` until the upstream answers, and the stream idle timeout (the route's `idle_timeout`,
+ * else the HCM's `stream_idle_timeout`) over the whole tunnel, restarted by a byte either way.
+ * Without them a silent upstream or an idle tunnel held both connections for ever.
+ */
+class UpgradeTimers implements TimerTarget {
+  private readonly route = new StreamTimer();
+  private readonly idle = new StreamTimer();
+
+  constructor(
+    routeMs: number,
+    idleMs: number,
+    private readonly fire: (idle: boolean) => void,
+  ) {
+    if (routeMs > 0) this.route.arm(routeMs, this, ROUTE_TIMEOUT);
+    if (idleMs > 0) this.idle.arm(idleMs, this, IDLE_TIMEOUT);
+  }
+
+  traffic(): void {
+    this.idle.refresh();
+  }
+
+  answered(): void {
+    this.route.close();
+  }
+
+  stop(): void {
+    this.route.close();
+    this.idle.close();
+  }
+
+  onTimer(kind: number): void {
+    this.stop();
+    this.fire(kind === IDLE_TIMEOUT);
+  }
 }
 
 /**
@@ -185,14 +227,27 @@ export function startUpgrade(
       },
     });
     const answer = new UpgradeAnswer(upstream, downstream, rest, req.method, info);
+    const idleMs = route.idleTimeoutMs ?? hcm.timeouts.streamIdleMs;
+    const timers = new UpgradeTimers(route.timeoutMs, idleMs, (idle) => {
+      (idle ? s.rqIdleTimeout : traffic.rqTimeout).inc();
+      info.flags |= idle ? FLAG.SI : FLAG.UT;
+      close(idle ? 408 : 504);
+    });
     upstream.on('data', answer.onData);
+    upstream.on('data', () => {
+      timers.traffic();
+      if (answer.status !== 0) timers.answered();
+    });
     downstream.on('data', (chunk: Buffer) => {
+      timers.traffic();
       info.bytesReceived += chunk.length;
     });
     let closed = false;
-    const close = () => {
+    /** Ends the tunnel; `timedOut`: the status of the timeout that ended it (408, 504), else 0. */
+    const close = (timedOut = 0) => {
       if (closed) return;
       closed = true;
+      timers.stop();
       s.cxUpgradesActive.dec();
       connection.end();
       const status = answer.status;
@@ -201,7 +256,8 @@ export function startUpgrade(
       if (status === 0 && info.bytesSent === 0 && !downstream.destroyed) {
         // Nothing came back: the client gets the router's answer, and the socket closes after it.
         downstream.unpipe(upstream);
-        reply(503, upstreamResetText('connection failure'), FLAG.UF);
+        if (timedOut === 0) reply(503, upstreamResetText('connection failure'), FLAG.UF);
+        else reply(timedOut, timedOut === 408 ? 'stream timeout' : 'upstream request timeout', 0);
         return;
       }
       end(status);
@@ -209,9 +265,9 @@ export function startUpgrade(
       if (answer.refused) downstream.end();
       else downstream.destroy();
     };
-    upstream.on('close', close);
+    upstream.on('close', () => close());
     upstream.on('error', () => {});
-    downstream.on('close', close);
+    downstream.on('close', () => close());
   };
   // The per-request filters see the upgrade's head as any other request's (the CSRF filter
   // refuses an upgrading POST from another origin); one that answers it ends it, and the

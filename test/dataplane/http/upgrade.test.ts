@@ -300,6 +300,121 @@ describe('an upstream that refuses the upgrade', () => {
     });
 });
 
+/**
+ * Root cause: the upgrade path armed no timer at all, so an upstream that accepted the upgrade
+ * and never answered held the client for ever (route `timeout` and `stream_idle_timeout`
+ * ignored), and an idle tunnel lived for ever; the reference applies the route timeout until
+ * the answer and the stream idle timeout to the whole upgraded stream.
+ */
+describe('the timeouts of an upgrade', () => {
+  let silent: net.Server;
+  let upstream: Awaited<ReturnType<typeof echoServer>>;
+  const sockets: net.Socket[] = [];
+  before(async () => {
+    upstream = await echoServer();
+    silent = net.createServer((socket) => {
+      sockets.push(socket);
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  });
+  after(() => {
+    for (const socket of sockets) socket.destroy();
+    silent.close();
+    upstream.server.closeAllConnections();
+    upstream.server.close();
+  });
+
+  const start = (port: number, route: Record<string, unknown>, hcm: Record<string, unknown> = {}) =>
+    startProxy(
+      {
+        stat_prefix: 'ingress',
+        upgrade_configs: [{ upgrade_type: 'websocket' }],
+        ...hcm,
+        route_config: {
+          name: 'local',
+          virtual_hosts: [
+            {
+              name: 'all',
+              domains: ['*'],
+              routes: [{ match: { prefix: '/' }, route: { cluster: 'ws', ...route } }],
+            },
+          ],
+        },
+        http_filters: [{ name: 'proxy.filters.http.router' }],
+      },
+      [{ raw: { name: 'ws', connect_timeout: '1s' }, addresses: [`127.0.0.1:${port}`] }],
+    );
+
+  it('a silent upstream: 504 at the route timeout, upstream_rq_timeout counted', async () => {
+    const proxy = await start((silent.address() as net.AddressInfo).port, { timeout: '0.3s' });
+    try {
+      const began = performance.now();
+      const { status } = await talk(proxy.port, '/room', []);
+      assert.match(status, /^HTTP\/1\.1 504 /);
+      assert.ok(performance.now() - began >= 250);
+      assert.equal(proxy.counter('cluster.ws.upstream_rq_timeout'), 1);
+      await until(
+        () => proxy.gauge('http.ingress.downstream_cx_upgrades_active') === 0,
+        5000,
+        'the tunnel ended',
+      );
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a silent upstream: 408 at the stream idle timeout when it comes first', async () => {
+    const proxy = await start(
+      (silent.address() as net.AddressInfo).port,
+      { timeout: '0s' },
+      { stream_idle_timeout: '0.3s' },
+    );
+    try {
+      const { status } = await talk(proxy.port, '/room', []);
+      assert.match(status, /^HTTP\/1\.1 408 /);
+      assert.equal(proxy.counter('http.ingress.downstream_rq_idle_timeout'), 1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it("an idle tunnel closes at the route's idle_timeout, traffic restarting it", async () => {
+    const proxy = await start(upstream.port, { idle_timeout: '0.4s' });
+    try {
+      const key = randomBytes(16).toString('base64');
+      const socket = net.connect(proxy.port, '127.0.0.1');
+      socket.on('error', () => {});
+      let received = '';
+      socket.on('data', (c: Buffer) => {
+        received += c.toString('latin1');
+      });
+      const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(performance.now())));
+      socket.write(
+        `GET /room HTTP/1.1\r\nhost: a\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-key: ${key}\r\nsec-websocket-version: 13\r\n\r\n`,
+      );
+      await until(() => received.includes(' 101 '), 5000, 'the 101');
+      // Traffic at 250 ms restarts the count: the tunnel is still open past 400 ms.
+      await new Promise((r) => setTimeout(r, 250));
+      socket.write(clientFrame('still here'));
+      await until(() => received.includes('echo: still here'), 5000, 'the echo');
+      const echoed = performance.now();
+      const end = await Promise.race([closed, new Promise<number>((r) => setTimeout(() => r(-1), 5000))]);
+      socket.destroy();
+      assert.ok(end > 0, 'the idle tunnel was closed');
+      assert.ok(end - echoed >= 300, `closed ${Math.round(end - echoed)} ms after the last traffic`);
+      assert.equal(proxy.counter('http.ingress.downstream_rq_idle_timeout'), 1);
+      await until(
+        () => proxy.gauge('http.ingress.downstream_cx_upgrades_active') === 0,
+        5000,
+        'the tunnel ended',
+      );
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 describe('upgrade_configs compile', () => {
   const compile = (upgrades: unknown) => {
     const report = new Report('test');
