@@ -66,6 +66,11 @@ export interface HttpRequest {
   originalDst?: string;
   /** The peer's `ip:port` as the access logs print it, when the codec joined it once per connection. */
   remoteAddress?: string;
+  /**
+   * The same object for every request of one downstream connection (the codecs set it): what
+   * filters key a connection's own state by (the local rate limit's per-connection buckets).
+   */
+  connection?: object;
   /** The TLS peer's certificate identity, one per connection; absent on a plain connection. */
   peer?: { get(): PeerIdentity; facts(): TlsFacts };
   /** Declared body length; -1 when unknown (chunked or HTTP/2 without content-length). */

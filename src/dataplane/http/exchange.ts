@@ -127,8 +127,8 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
   }
 
   /** A filter's answer at any point: the upstream attempt, if one is under way, is dropped. */
-  sendLocalReply(status: number, body: string, headers?: string[]): void {
-    if (!this.ended) this.reply(status, body, headers);
+  sendLocalReply(status: number, body: string, headers?: string[], grpcStatus?: number): void {
+    if (!this.ended) this.reply(status, body, headers, grpcStatus);
   }
 
   /** The response head past the filters, to the downstream. */
@@ -301,21 +301,21 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
   }
 
   /** The proxy's own answer in place of the upstream's (dropped), or a reset once the response started. */
-  reply(status: number, text: string | Buffer, headers?: string[]): void {
+  reply(status: number, text: string | Buffer, headers?: string[], grpcStatus?: number): void {
     this.router.attempt?.drop();
     if (this.sink.headersSent) {
       this.resetDownstream();
       return;
     }
-    this.localReply(status, text, headers);
+    this.localReply(status, text, headers, grpcStatus);
   }
 
   /** A response made by the proxy itself (src/dataplane/http/stream-reply.ts), and the request's end. */
-  private localReply(status: number, body: string | Buffer, extra?: string[]): void {
+  private localReply(status: number, body: string | Buffer, extra?: string[], grpcStatus?: number): void {
     // As the reference: a 400 is an invalid message, and ends an HTTP/1 connection unless
     // `stream_error_on_invalid_http_message` (or its HTTP/1 override) says otherwise.
     if (status === 400) this.owner.onInvalidMessage?.();
-    this.finish(sendStreamReply(this, status, body, extra));
+    this.finish(sendStreamReply(this, status, body, extra, grpcStatus));
   }
 
   private finish(status: number): void {

@@ -65,6 +65,9 @@ export class GrpcStatTracker {
   }
 }
 
+/** The status the rate limit filters answer with `rate_limited_as_resource_exhausted`. */
+export const GRPC_RESOURCE_EXHAUSTED = 8;
+
 /** The reference's `httpToGrpcStatus`: the gRPC status a local reply's HTTP status stands for. */
 export function grpcStatusForHttp(status: number): number {
   switch (status) {
@@ -102,15 +105,17 @@ export function percentEncode(text: string): string {
 /**
  * The head of a local reply to a gRPC request, as the reference's connection manager sends it:
  * a trailers-only response (200, no body) with `content-type: application/grpc`, the status
- * mapped to `grpc-status` and the text in `grpc-message`, then `extra` and our `server` header.
+ * mapped to `grpc-status` (or `grpcStatus`, a filter's own) and the text in `grpc-message`,
+ * then `extra` and our `server` header.
  */
 export function grpcLocalReplyHead(
   serverName: string,
   status: number,
   body: string | Buffer,
   extra: readonly string[],
+  grpcStatus = grpcStatusForHttp(status),
 ): string[] {
-  const headers = ['content-type', 'application/grpc', 'grpc-status', String(grpcStatusForHttp(status))];
+  const headers = ['content-type', 'application/grpc', 'grpc-status', String(grpcStatus)];
   const text = typeof body === 'string' ? body : body.toString();
   if (text !== '') headers.push('grpc-message', percentEncode(text));
   headers.push(...extra);

@@ -173,6 +173,7 @@ export function requestFromHead(
     remoteAddress: facts.remoteAddress,
     contentLength: chunked ? -1 : Math.max(contentLength, 0),
     hasBody,
+    connection: facts,
   };
   if (teTrailers) req.acceptsTrailers = true;
   if (facts.originalDst) req.originalDst = facts.originalDst;

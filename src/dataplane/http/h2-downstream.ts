@@ -247,6 +247,7 @@ class H2Stream implements ResponseSink, ExchangeOwner, StreamHandler {
       localAddress: conn.localAddress,
       contentLength: hasBody ? fields.contentLength : 0,
       hasBody,
+      connection: conn,
     };
     if (conn.originalDst) req.originalDst = conn.originalDst;
     if (conn.peer) req.peer = conn.peer;

@@ -30,6 +30,7 @@ export function sendStreamReply(
   original: number,
   originalBody: string | Buffer,
   extra: string[] = [],
+  grpcStatus?: number,
 ): number {
   const { hcm, req, info, filters } = stream;
   const via = hcm.spec.edge.via;
@@ -45,7 +46,7 @@ export function sendStreamReply(
   // Read here, not per request: the content type of every request would cost every request.
   if (isGrpcContentType(headerValue(req, 'content-type'))) {
     // A gRPC answer is a 200 (its status is in `grpc-status`) whose head ends it: no body.
-    const head = grpcLocalReplyHead(serverName, status, body, headers);
+    const head = grpcLocalReplyHead(serverName, status, body, headers, grpcStatus);
     filters?.encodeLocalHeaders(200, head);
     stream.sink.writeHead(200, head, 0, true);
     info.responseCode = 200;

@@ -113,8 +113,10 @@ export interface FilterStream {
   /**
    * Answers the request from the proxy; later filters and the router never see it. Once the
    * response has started it resets the stream instead. Nothing after it reaches any filter.
+   * A gRPC request's answer carries `grpcStatus` if given, else the one `status` maps to (the
+   * reference's `grpc_status`: the rate limit filters' RESOURCE_EXHAUSTED).
    */
-  sendLocalReply(status: number, body: string, headers?: string[]): void;
+  sendLocalReply(status: number, body: string, headers?: string[], grpcStatus?: number): void;
   /** True once the request was answered or reset (a held filter checks it before acting). */
   readonly ended: boolean;
   /**

@@ -29,7 +29,7 @@ export interface FilterChainEnds {
   /** True once the request was answered or reset: nothing more runs. */
   readonly ended: boolean;
   readonly router: ChainRouter;
-  sendLocalReply(status: number, body: string, headers?: string[]): void;
+  sendLocalReply(status: number, body: string, headers?: string[], grpcStatus?: number): void;
   /** The listener's `per_connection_buffer_limit_bytes`: what the filters of one direction may hold. */
   readonly bufferLimit: number;
   /** The response body's declared length, -1 when unknown; an encoder may set -1. */

@@ -81,8 +81,8 @@ export class FilterHandle implements FilterStream {
     this.runner.continueAt(false, this.index);
   }
 
-  sendLocalReply(status: number, body: string, headers?: string[]): void {
-    if (!this.runner.ends.ended) this.runner.ends.sendLocalReply(status, body, headers);
+  sendLocalReply(status: number, body: string, headers?: string[], grpcStatus?: number): void {
+    if (!this.runner.ends.ended) this.runner.ends.sendLocalReply(status, body, headers, grpcStatus);
   }
 
   get responseStatus(): number {

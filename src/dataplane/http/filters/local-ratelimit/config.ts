@@ -5,7 +5,7 @@
  */
 import type { JsonObject } from '../../../../../events/config.js';
 import { durationMs, listOf, numberOr, objectOf } from '../../../../../reducers/settings/values.js';
-import { acting, checkFields, notYet } from '../../../../bootstrap/honoured.js';
+import { acting, checkFields } from '../../../../bootstrap/honoured.js';
 import type { Report } from '../../../../bootstrap/report.js';
 import type { TokenBucketSpec } from '../../../network-filters/local-ratelimit/bucket.js';
 import { appends } from '../../../router/header-mutation.js';
@@ -89,6 +89,10 @@ export interface LocalRateLimitConfig {
   alwaysConsumeDefault: boolean;
   /** `enable_x_ratelimit_headers: DRAFT_VERSION_03`. */
   rateLimitHeaders: boolean;
+  /** `local_rate_limit_per_downstream_connection`: each downstream connection has buckets of its own. */
+  perConnection: boolean;
+  /** A limited gRPC request is answered RESOURCE_EXHAUSTED (8), not UNAVAILABLE (14, what 429 maps to). */
+  resourceExhausted: boolean;
   /** A route's or virtual host's config: where it was written, so its buckets are that route's own; '' for the filter's. */
   routeAt: string;
 }
@@ -99,10 +103,7 @@ export const FIELD_TABLES = {
     ...acting('response_headers_to_add', 'request_headers_to_add_when_not_enforced'),
     ...acting('descriptors', 'stage', 'vh_rate_limits', 'always_consume_default_token_bucket'),
     ...acting('enable_x_ratelimit_headers'),
-    local_rate_limit_per_downstream_connection: 'act' as const,
-    rate_limited_as_resource_exhausted: notYet(
-      'LocalRateLimit.rate_limited_as_resource_exhausted (gRPC status)',
-    ),
+    ...acting('local_rate_limit_per_downstream_connection', 'rate_limited_as_resource_exhausted'),
   },
   LocalRateLimitDescriptor: acting('entries', 'token_bucket'),
   'LocalRateLimitDescriptor.Entry': acting('key', 'value'),
@@ -201,11 +202,6 @@ export function compileLocalRateLimit(
   checkFields(raw, path, report, FIELD_TABLES.LocalRateLimit, 'LocalRateLimit');
   const statPrefix = typeof raw.stat_prefix === 'string' ? raw.stat_prefix : '';
   if (statPrefix === '') report.error(`${path}.stat_prefix`, 'required field missing', 'missing');
-  if (raw.local_rate_limit_per_downstream_connection === true)
-    report.unsupported(
-      `${path}.local_rate_limit_per_downstream_connection`,
-      'a bucket per downstream connection is not implemented',
-    );
   if (raw.status !== undefined)
     checkFields(objectOf(raw.status), `${path}.status`, report, FIELD_TABLES.HttpStatus, 'HttpStatus');
   if (routeAt !== '' && raw.token_bucket === undefined)
@@ -243,6 +239,8 @@ export function compileLocalRateLimit(
     // A BoolValue, as the canonical config holds it: the value, or `{ value }`.
     alwaysConsumeDefault: !(always === false || objectOf(always).value === false),
     rateLimitHeaders: raw.enable_x_ratelimit_headers === 'DRAFT_VERSION_03',
+    perConnection: raw.local_rate_limit_per_downstream_connection === true,
+    resourceExhausted: raw.rate_limited_as_resource_exhausted === true,
     routeAt,
   };
 }

@@ -9,6 +9,7 @@
 import type { Scope } from '../../../../stats/store.js';
 import { FLAG } from '../../../access-log/stream-info.js';
 import { removeHeader } from '../../../codec/request.js';
+import { GRPC_RESOURCE_EXHAUSTED } from '../../grpc.js';
 import type { TokenBucket } from '../../../network-filters/local-ratelimit/bucket.js';
 import { fractionEnabled, type RuntimeFraction, randomDraw } from '../../runtime-fraction.js';
 import {
@@ -42,6 +43,8 @@ function addHeaders(headers: string[], add: readonly LiteralHeader[]): void {
 interface Limits {
   config: LocalRateLimitConfig;
   limiter: LocalLimiter;
+  /** `local_rate_limit_per_downstream_connection`: each connection's own buckets, made on its first request. */
+  perConnection: WeakMap<object, LocalLimiter> | null;
   enabled: ReturnType<Scope['counter']>;
   ok: ReturnType<Scope['counter']>;
   rateLimited: ReturnType<Scope['counter']>;
@@ -59,11 +62,24 @@ function limitsOf(config: LocalRateLimitConfig, ctx: FilterContext): Limits {
   return {
     config,
     limiter: new LocalLimiter(config, key),
+    perConnection: config.perConnection ? new WeakMap() : null,
     enabled: scope.counter('enabled'),
     ok: scope.counter('ok'),
     rateLimited: scope.counter('rate_limited'),
     enforced: scope.counter('enforced'),
   };
+}
+
+/** The limiter a request takes from: the process's, or its connection's own. */
+function limiterOf(limits: Limits, stream: FilterStream): LocalLimiter {
+  const connection = stream.req.connection;
+  if (limits.perConnection === null || connection === undefined) return limits.limiter;
+  let limiter = limits.perConnection.get(connection);
+  if (limiter === undefined) {
+    limiter = new LocalLimiter(limits.config, '', false);
+    limits.perConnection.set(connection, limiter);
+  }
+  return limiter;
 }
 
 /** The draft RateLimit headers (`enable_x_ratelimit_headers: DRAFT_VERSION_03`) of a bucket now. */
@@ -117,7 +133,7 @@ export const localRateLimitFactory: HttpFilterFactory<LocalRateLimitConfig> = {
             cfg.descriptors.length === 0
               ? []
               : requestDescriptors(stream, cfg.stage, cfg.vhRateLimits, ctx.localCluster);
-          const verdict = limits.limiter.decide(request);
+          const verdict = limiterOf(limits, stream).decide(request);
           if (cfg.rateLimitHeaders) described = verdict.bucket;
           if (verdict.allowed) {
             limits.ok.inc();
@@ -132,7 +148,12 @@ export const localRateLimitFactory: HttpFilterFactory<LocalRateLimitConfig> = {
           stream.info.flags |= FLAG.RL;
           const headers: string[] = [];
           addHeaders(headers, cfg.responseHeaders);
-          stream.sendLocalReply(cfg.status, 'local_rate_limited', headers);
+          stream.sendLocalReply(
+            cfg.status,
+            'local_rate_limited',
+            headers,
+            cfg.resourceExhausted ? GRPC_RESOURCE_EXHAUSTED : undefined,
+          );
           return STOP_ITERATION;
         },
         encodeHeaders(_status: number, headers: string[]): FilterStatus {

@@ -5,7 +5,11 @@
  * filter's bucket too unless a descriptor matched and `always_consume_default_token_bucket` is
  * false. The buckets are the process's (../../../network-filters/local-ratelimit/bucket.ts).
  */
-import { TokenBucket } from '../../../network-filters/local-ratelimit/bucket.js';
+import {
+  sharedClockUs,
+  TokenBucket,
+  type TokenBucketSpec,
+} from '../../../network-filters/local-ratelimit/bucket.js';
 import type { Descriptor } from '../ratelimit/route-policy.js';
 import type { LocalRateLimitConfig } from './config.js';
 
@@ -24,15 +28,23 @@ export class LocalLimiter {
   private readonly descriptors: Array<{ text: string; bucket: TokenBucket }>;
   private readonly byText: Map<string, TokenBucket>;
 
-  /** `key` names the buckets: every thread with the same key takes from the same tokens. */
+  /**
+   * `key` names the buckets: every thread with the same key takes from the same tokens. Not
+   * `shared`: buckets of this limiter's own (one connection's), in this thread's memory.
+   */
   constructor(
     private readonly config: LocalRateLimitConfig,
     key: string,
+    shared = true,
   ) {
-    this.bucket = config.bucket === null ? null : new TokenBucket(config.bucket, key);
+    const made = (spec: TokenBucketSpec, name: string) =>
+      shared
+        ? new TokenBucket(spec, name)
+        : new TokenBucket(spec, name, sharedClockUs, { cells: new BigInt64Array(1), index: 0 });
+    this.bucket = config.bucket === null ? null : made(config.bucket, key);
     this.descriptors = config.descriptors.map((d, i) => ({
       text: textOf(d.entries),
-      bucket: new TokenBucket(d.bucket, `${key}\0descriptor ${i}`),
+      bucket: made(d.bucket, `${key}\0descriptor ${i}`),
     }));
     this.byText = new Map(this.descriptors.map((d) => [d.text, d.bucket]));
   }

@@ -23,6 +23,8 @@ export interface RateLimitConfig {
   failureModeDeny: boolean;
   /** `x-proxy-ratelimited: true` on a 429 (the reference's `x-envoy-ratelimited`). */
   ratelimitedHeader: boolean;
+  /** A limited gRPC request is answered RESOURCE_EXHAUSTED (8), not UNAVAILABLE (14, what 429 maps to). */
+  resourceExhausted: boolean;
   service: FilterGrpcService;
   /** `/envoy.service.ratelimit.v2.RateLimitService/ShouldRateLimit` or the v3 one. */
   path: string;
@@ -40,8 +42,8 @@ const RATE_LIMIT_FIELDS: FieldTable = {
     'failure_mode_deny',
     'rate_limit_service',
     'disable_x_envoy_ratelimited_header',
+    'rate_limited_as_resource_exhausted',
   ),
-  rate_limited_as_resource_exhausted: notYet('ratelimit rate_limited_as_resource_exhausted'),
   enable_x_ratelimit_headers: notYet('ratelimit enable_x_ratelimit_headers (the draft RateLimit headers)'),
 };
 const SERVICE_FIELDS: FieldTable = acting('grpc_service', 'transport_api_version');
@@ -82,6 +84,7 @@ export function compileRateLimit(raw: JsonObject, path: string, report: Report):
     timeoutMs: durationField(raw.timeout, DEFAULT_TIMEOUT_MS, `${path}.timeout`, report),
     failureModeDeny: raw.failure_mode_deny === true,
     ratelimitedHeader: raw.disable_x_envoy_ratelimited_header !== true,
+    resourceExhausted: raw.rate_limited_as_resource_exhausted === true,
     service: compileFilterGrpcService(
       objectOf(service.grpc_service),
       `${servicePath}.grpc_service`,

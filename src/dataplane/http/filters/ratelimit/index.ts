@@ -11,6 +11,7 @@ import {
   STOP_ITERATION,
   type StreamFilter,
 } from '../api.js';
+import { GRPC_RESOURCE_EXHAUSTED } from '../../grpc.js';
 import type { ClusterCall } from '../cluster-call.js';
 import { perClusterStats } from '../cluster-stats.js';
 import { type GrpcCallResult, grpcUnary } from '../grpc-call.js';
@@ -101,7 +102,12 @@ class RateLimitFilter implements StreamFilter {
       stream.info.flags |= FLAG.RL;
       const headers = headerValues(result.message.headers);
       if (this.config.ratelimitedHeader) headers.push('x-proxy-ratelimited', 'true');
-      stream.sendLocalReply(429, '', headers);
+      stream.sendLocalReply(
+        429,
+        '',
+        headers,
+        this.config.resourceExhausted ? GRPC_RESOURCE_EXHAUSTED : undefined,
+      );
       return;
     }
     stats?.error.inc();

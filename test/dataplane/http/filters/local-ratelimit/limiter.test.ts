@@ -28,6 +28,8 @@ function limiter(over: Partial<LocalRateLimitConfig>): LocalLimiter {
     vhRateLimits: 'OVERRIDE',
     alwaysConsumeDefault: true,
     rateLimitHeaders: false,
+    perConnection: false,
+    resourceExhausted: false,
     routeAt: '',
     ...over,
   };

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as http from 'node:http';
+import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -44,15 +45,13 @@ describe('the local rate limit compile step', () => {
     const errors = errorsOf(
       loadYaml(
         withFilter(
-          `{ name: envoy.filters.http.local_ratelimit, typed_config: { ${V3}, stat_prefix: p, token_bucket: { max_tokens: 0, fill_interval: 0.01s }, local_rate_limit_per_downstream_connection: true, rate_limited_as_resource_exhausted: true, stage: 11, response_headers_to_add: [{ header: { key: x, value: '%START_TIME%' } }] } }`,
+          `{ name: envoy.filters.http.local_ratelimit, typed_config: { ${V3}, stat_prefix: p, token_bucket: { max_tokens: 0, fill_interval: 0.01s }, stage: 11, response_headers_to_add: [{ header: { key: x, value: '%START_TIME%' } }] } }`,
         ),
       ),
     ).join('\n');
     for (const field of [
       'token_bucket.max_tokens: must be greater than 0',
       'token_bucket.fill_interval: must be at least 50ms',
-      'local_rate_limit_per_downstream_connection: a bucket per downstream connection is not implemented',
-      'rate_limited_as_resource_exhausted: LocalRateLimit.rate_limited_as_resource_exhausted (gRPC status) is not implemented',
       'stage: must be in [0, 10]',
       'response_headers_to_add[0].header.value: header formatter variables',
     ])
@@ -313,6 +312,90 @@ describe("the reference's per-route and descriptor configs, served with two data
       assert.match(stats, /^test\.http_local_rate_limit\.rate_limited: 1$/m);
     } finally {
       await proxy.stop();
+    }
+  });
+});
+
+describe('local_rate_limit_per_downstream_connection and rate_limited_as_resource_exhausted, served with two data-plane threads', () => {
+  let proxy: ProxyProcess;
+  let port: number;
+
+  before(async () => {
+    // The reference docs' filter, with each connection's own bucket of 2 (an hour to refill).
+    const yaml = withFilter(
+      `{ name: envoy.filters.http.local_ratelimit, typed_config: { ${V3}, stat_prefix: per_connection, token_bucket: { max_tokens: 2, tokens_per_fill: 2, fill_interval: 3600s }, filter_enabled: { runtime_key: local_rate_limit_enabled, default_value: { numerator: 100, denominator: HUNDRED } }, filter_enforced: { runtime_key: local_rate_limit_enforced, default_value: { numerator: 100, denominator: HUNDRED } }, local_rate_limit_per_downstream_connection: true, rate_limited_as_resource_exhausted: true } }`,
+    );
+    const bootstrap = parse(yaml) as Dump;
+    bootstrap.admin = { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } };
+    proxy = await startProxyProcess(bootstrap, ['--concurrency', '2']);
+    port = await proxy.listenerPort('l');
+  });
+  after(async () => {
+    await proxy?.stop();
+  });
+
+  it('gives each HTTP/1.1 connection its own bucket: the third request on one is refused, a new connection is let in', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const statuses = async (n: number) => {
+      const out: number[] = [];
+      for (let i = 0; i < n; i++)
+        out.push(
+          await new Promise<number>((resolve, reject) => {
+            const req = http.get({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
+              res.resume();
+              res.on('end', () => resolve(res.statusCode ?? 0));
+            });
+            req.setTimeout(10_000, () => req.destroy(new Error('timed out')));
+            req.on('error', reject);
+          }),
+        );
+      return out;
+    };
+    try {
+      assert.deepEqual(await statuses(3), [200, 200, 429]);
+    } finally {
+      agent.destroy();
+    }
+    // Another connection, another bucket: the process-wide bucket would refuse it.
+    assert.equal((await get(port)).status, 200);
+    assert.equal((await get(port)).status, 200);
+  });
+
+  it('answers a refused gRPC request RESOURCE_EXHAUSTED (8), not UNAVAILABLE; an HTTP/2 connection has its own bucket', async () => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    const call = () =>
+      new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+        const stream = session.request({
+          ':method': 'POST',
+          ':path': '/pkg.Svc/Call',
+          'content-type': 'application/grpc',
+        });
+        let head: http2.IncomingHttpHeaders = {};
+        stream.on('response', (h) => {
+          head = h;
+        });
+        stream.on('trailers', (t) => {
+          head = { ...head, ...t };
+        });
+        stream.resume();
+        stream.on('end', () => resolve(head));
+        stream.on('error', reject);
+        stream.end(Buffer.from([0, 0, 0, 0, 0]));
+      });
+    try {
+      const answers = [await call(), await call(), await call()];
+      // The route's direct response answers the first two (its own gRPC status); the bucket refuses the third.
+      assert.deepEqual(
+        answers.map((h) => [h[':status'], h['grpc-status'] === '8']),
+        [
+          [200, false],
+          [200, false],
+          [200, true],
+        ],
+      );
+      assert.equal(answers[2]?.['grpc-message'], 'local_rate_limited');
+    } finally {
+      session.close();
     }
   });
 });

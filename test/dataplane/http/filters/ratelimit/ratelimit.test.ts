@@ -220,6 +220,22 @@ describe('ratelimit with a gRPC rate limit service', () => {
   });
 });
 
+describe('ratelimit rate_limited_as_resource_exhausted', () => {
+  let proxy: TestProxy;
+  before(async () => {
+    proxy = await proxyTo(rls.port, { ...SERVICE, rate_limited_as_resource_exhausted: true });
+  });
+  after(() => proxy.close());
+
+  it('answers a limited gRPC request RESOURCE_EXHAUSTED (8) instead of UNAVAILABLE; others still get 429', async () => {
+    const grpc = await send(proxy.port, 'POST', '/limited', { 'content-type': 'application/grpc' });
+    assert.equal(grpc.status, 200);
+    assert.equal(grpc.headers['grpc-status'], '8');
+    assert.equal(grpc.headers['x-rl-reason'], 'too many');
+    assert.equal((await send(proxy.port, 'GET', '/limited')).status, 429);
+  });
+});
+
 describe('ratelimit request_type', () => {
   it('internal: only requests the edge step found internal (x-forwarded-for a private address) are asked about', async () => {
     const proxy = await proxyTo(rls.port, { ...SERVICE, request_type: 'internal' });
@@ -318,15 +334,15 @@ describe('ratelimit compile', () => {
   it('refuses the unimplemented fields by name, and a filter without domain or service', () => {
     const report = new Report('t');
     rateLimitFactory.compile(
-      { domain: 'd', rate_limit_service: {}, rate_limited_as_resource_exhausted: true, bogus: 1 } as never,
+      { domain: 'd', rate_limit_service: {}, enable_x_ratelimit_headers: 'DRAFT_VERSION_03', bogus: 1 } as never,
       'f',
       report,
     );
     rateLimitFactory.compile({ request_type: 'sometimes' } as never, 'g', report);
     assert.deepEqual(report.problems.map((p) => p.path).sort(), [
       'f.bogus',
+      'f.enable_x_ratelimit_headers',
       'f.rate_limit_service.grpc_service.envoy_grpc.cluster_name',
-      'f.rate_limited_as_resource_exhausted',
       'g.domain',
       'g.rate_limit_service',
       'g.rate_limit_service.grpc_service.envoy_grpc.cluster_name',
