@@ -106,16 +106,30 @@ export function settleServingHeap(heapUsed = memoryUsage().heapUsed): boolean {
 const WORKER_YOUNG_GENERATION_MB = 6;
 
 /**
- * The heap limits of a data-plane worker thread while this process limits its heap: the V8
- * flags are the process's, but a worker thread starts while start-up has V8's own growth
- * (`lendHeapToStartUp`) and would keep the young generation it grew to then, about 11 MiB
- * a thread more under load than capped (bench/README.md, "Workers as threads"). None when the
- * operator's flags size the young generation.
+ * From this old-generation limit on, V8 maps the binary's built-in code anew for each isolate
+ * ("short builtin calls", x64): 2.1 MB of the binary's pages more in the resident set for
+ * each thread once it has served. An isolate below it calls the built-ins where the binary
+ * has them, pages every such thread shares (bench/README.md, "Footprint: the binary's pages").
+ */
+const SHORT_BUILTIN_CALLS_MB = 2048;
+
+/**
+ * The heap limits of a data-plane worker thread. Young generation, while this process limits
+ * its heap: the V8 flags are the process's, but a worker thread starts while start-up has
+ * V8's own growth (`lendHeapToStartUp`) and would keep the young generation it grew to then,
+ * about 11 MiB a thread more under load than capped (bench/README.md, "Workers as threads");
+ * none when the operator's flags size it. Old generation, where the process's limit is 2 GiB
+ * or more: just under `SHORT_BUILTIN_CALLS_MB`, so the workers share the binary's built-ins
+ * instead of each paging in a copy. An operator's `--max-old-space-size` wins over it.
  */
 export function workerResourceLimits(): ResourceLimits {
-  return applied.includes('--semi-space-growth-factor=1')
+  const limits: ResourceLimits = applied.includes('--semi-space-growth-factor=1')
     ? { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB }
     : {};
+  if (getHeapStatistics().heap_size_limit >= SHORT_BUILTIN_CALLS_MB * 2 ** 20) {
+    limits.maxOldGenerationSizeMb = SHORT_BUILTIN_CALLS_MB - 1;
+  }
+  return limits;
 }
 
 /** V8's collector: node's `gc` under --expose-gc, else the one a context made after setting that flag has. */

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { ResourceLimits } from 'node:worker_threads';
 import { idleStep, servingHeapFlags } from '../src/memory.js';
 
 const compiled = import.meta.url.includes('/dist/');
@@ -87,7 +88,7 @@ test('start-up lends V8 its growth back; once LIVE a small heap is limited again
  * The new space (MiB) of a worker thread after an allocation churn, started while start-up
  * lends V8 its growth, with `workerResourceLimits()` (and without, for comparison).
  */
-function workerNewSpace(nodeArgs: string[]): { capped: number; uncapped: number; limits: object } {
+function workerNewSpace(nodeArgs: string[]): { capped: number; uncapped: number; limits: ResourceLimits } {
   const code = `
     import { Worker } from 'node:worker_threads';
     const { limitServingHeap, lendHeapToStartUp, workerResourceLimits } = await import(${JSON.stringify(memoryModule)});
@@ -103,12 +104,57 @@ function workerNewSpace(nodeArgs: string[]): { capped: number; uncapped: number;
 
 test("a worker thread started during start-up keeps to the main thread's young generation", () => {
   const { capped, uncapped, limits } = workerNewSpace([]);
-  assert.deepEqual(limits, { maxYoungGenerationSizeMb: 6 });
+  assert.equal(limits.maxYoungGenerationSizeMb, 6);
   // Within the cap V8 sizes the new space by load: mostly 2-4 MiB, 4.5 with both cores busy.
   assert.ok(capped <= 6, `a capped worker's new space is ${capped} MiB, past the 6 MiB cap`);
   assert.ok(uncapped > capped, `an uncapped worker's new space (${uncapped} MiB) grows past it`);
   // The operator sizing the young generation sizes the workers' too.
-  assert.deepEqual(workerNewSpace(['--max-semi-space-size=16']).limits, {});
+  assert.equal(workerNewSpace(['--max-semi-space-size=16']).limits.maxYoungGenerationSizeMb, undefined);
+});
+
+/**
+ * Root cause: V8 maps the binary's built-in code anew for every isolate whose old generation
+ * may reach 2 GiB (short builtin calls), so each worker thread added 2.1 MB of the binary's
+ * pages to the resident set once it had served. In a child process: the copies mapped (the
+ * binary's executable mappings beyond its own text) before and after two workers start with
+ * `workerResourceLimits()`, and after one more starts with V8's defaults.
+ */
+test('data-plane workers share the binary\'s built-ins instead of each mapping a copy', (t) => {
+  const code = `
+    import { readFileSync } from 'node:fs';
+    import { Worker } from 'node:worker_threads';
+    const { workerResourceLimits } = await import(${JSON.stringify(memoryModule)});
+    const copies = () => readFileSync('/proc/self/maps', 'utf8').split('\\n').filter((line) => {
+      const [, perms, , , , path] = line.trim().split(/\\s+/);
+      return path === process.execPath && perms.includes('x');
+    }).length - 1;
+    const start = (resourceLimits) => new Promise((resolve) => {
+      const worker = new Worker("process.getBuiltinModule('node:worker_threads').parentPort.postMessage(0)", { eval: true, resourceLimits });
+      worker.once('message', () => resolve(worker));
+    });
+    const before = copies();
+    const workers = [await start(workerResourceLimits()), await start(workerResourceLimits())];
+    const withLimits = copies();
+    workers.push(await start({}));
+    console.log(JSON.stringify({ before, withLimits, withDefaults: copies(), limits: workerResourceLimits() }));
+    await Promise.all(workers.map((w) => w.terminate()));
+  `;
+  const run = spawnSync(process.execPath, [...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code], {
+    cwd: root,
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
+  assert.equal(run.status, 0, run.stderr);
+  const { before, withLimits, withDefaults, limits } = JSON.parse(run.stdout.trim());
+  if (before === 0) {
+    // A heap limit under 2 GiB (a small machine or container): no isolate maps a copy.
+    t.skip('the main thread maps no copy of the built-ins here');
+    return;
+  }
+  assert.equal(limits.maxOldGenerationSizeMb, 2047);
+  assert.equal(withLimits, before, 'a worker with the proxy\'s limits mapped a copy of the built-ins');
+  // The control: a worker with V8's defaults maps one.
+  assert.equal(withDefaults, before + 1);
 });
 
 test('a burst of load is collected once, when a busy window is followed by an idle one', () => {
