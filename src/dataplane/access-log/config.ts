@@ -1,4 +1,5 @@
-import { statSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Json, JsonObject } from '../../../events/config.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { listOf, objectOf } from '../../../reducers/settings/values.js';
@@ -74,10 +75,10 @@ export function compileAccessLogs(list: Json | undefined, path: string, report: 
     );
     const file = typeof config.path === 'string' ? config.path : '';
     if (!stream && !file) report.error(`${here}.path`, 'required field missing', 'missing');
-    // As the reference opens the file when the config is made: a directory fails there, not
-    // on every line later (nothing but a log line said the access log was lost).
-    if (!stream && file && statSync(file, { throwIfNoEntry: false })?.isDirectory())
-      report.error(`${here}.path`, `unable to open file '${file}': is a directory`);
+    // As the reference opens the file when the config is made: what cannot be opened fails
+    // there, not on every line later (nothing but a log line said the access log was lost).
+    const problem = !stream && file ? whyNotWritable(file) : null;
+    if (problem) report.error(`${here}.path`, `unable to open file '${file}': ${problem}`);
     const formats = ['format', 'json_format', 'typed_json_format', 'log_format'].filter(
       (k) => config[k] !== undefined,
     );
@@ -96,6 +97,26 @@ export function compileAccessLogs(list: Json | undefined, path: string, report: 
     if (format) out.push({ path: file, ...(stream ? { stream } : {}), format, filter });
   });
   return out;
+}
+
+/**
+ * Why a file access log could not be opened for appending (a directory, a read-only filesystem,
+ * a missing directory, no permission), or null. Asked without opening it, so `--mode validate`
+ * and a refused push create no file.
+ */
+function whyNotWritable(file: string): string | null {
+  try {
+    const stat = statSync(file, { throwIfNoEntry: false });
+    if (stat?.isDirectory()) return 'is a directory';
+    // A new file needs a directory it may be created in.
+    if (stat) accessSync(file, constants.W_OK);
+    else accessSync(dirname(file), constants.W_OK | constants.X_OK);
+    return null;
+  } catch (err) {
+    // "EROFS: read-only file system, access '/x'": the reason, with its code.
+    const { code, message } = err as NodeJS.ErrnoException;
+    return `${/^\w+: ([^,]+)/.exec(message)?.[1] ?? message} (${code})`;
+  }
 }
 
 /** A v3 `SubstitutionFormatString`: one format, and a text source only inline (no file is read per line). */

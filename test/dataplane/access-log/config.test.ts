@@ -6,7 +6,8 @@
  * path that is a directory, naming the field.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -15,6 +16,7 @@ import { Report } from '../../../src/bootstrap/report.js';
 import { compileAccessLogs } from '../../../src/dataplane/access-log/config.js';
 import { runProxy } from '../../helpers/cli.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
+import { mountTinyFs } from '../../helpers/tiny-fs.js';
 import { ADMIN, adsConfig, httpListener, staticCluster } from '../../helpers/xds-fixtures.js';
 import { XdsServer } from '../../helpers/xds-server.js';
 
@@ -88,6 +90,84 @@ describe('an access log path that is a directory', () => {
       assert.match((await proxy.get('/listeners')).body, /^good::/m);
       assert.doesNotMatch((await proxy.get('/listeners')).body, /bad/);
     } finally {
+      await proxy.stop();
+      await xds.stop();
+    }
+  });
+});
+
+/**
+ * Root cause: only a directory was refused; any other path the file could not be opened at (a
+ * read-only filesystem, a directory that does not exist, no permission) passed `--mode
+ * validate` and an LDS push was ACKed, then the data plane's open failed with one log line
+ * (`cannot open access log: EROFS ...`) and every access log line was lost while the listener
+ * served. The reference's open fails the config (`unable to open file '...': Read-only file
+ * system`); now the compile step asks whether the file could be opened for appending, without
+ * creating it.
+ */
+describe('an access log path that cannot be opened for appending', () => {
+  const tiny = mountTinyFs('64k');
+  after(() => {
+    if (typeof tiny !== 'string') tiny.unmount();
+  });
+
+  it('is refused naming the field and the reason: a read-only filesystem, a missing directory', (t) => {
+    if (typeof tiny === 'string') return t.skip(tiny);
+    writeFileSync(join(tiny.dir, 'old.log'), '');
+    execFileSync('mount', ['-o', 'remount,ro', tiny.dir]);
+    try {
+      const report = new Report('t');
+      compileAccessLogs(
+        [
+          fileLog(join(tiny.dir, 'old.log')),
+          fileLog(join(tiny.dir, 'new.log')),
+          fileLog(join(dir, 'missing', 'x.log')),
+          fileLog(join(dir, 'fine.log')),
+        ],
+        'x',
+        report,
+      );
+      assert.deepEqual(
+        report.problems.map((p) => `${p.path}: ${p.message}`),
+        [
+          `x[0].typed_config.path: unable to open file '${tiny.dir}/old.log': read-only file system (EROFS)`,
+          `x[1].typed_config.path: unable to open file '${tiny.dir}/new.log': read-only file system (EROFS)`,
+          `x[2].typed_config.path: unable to open file '${dir}/missing/x.log': no such file or directory (ENOENT)`,
+        ],
+      );
+      assert.equal(existsSync(join(dir, 'fine.log')), false, 'asking creates no file');
+    } finally {
+      execFileSync('mount', ['-o', 'remount,rw', tiny.dir]);
+    }
+  });
+
+  it('on a read-only filesystem in an LDS push is NACKed; the listener before it serves on', async (t) => {
+    if (typeof tiny === 'string') return t.skip(tiny);
+    const xds = await XdsServer.start();
+    const ADS_V3 = { ads: {}, resource_api_version: 'V3' };
+    xds.set('lds', [logging('good', join(dir, 'good.log'))], 'l1');
+    const proxy = await startProxyProcess(
+      {
+        admin: ADMIN,
+        dynamic_resources: { lds_config: ADS_V3, ads_config: adsConfig('V3') },
+        static_resources: { clusters: [staticCluster('xds_cluster', [xds.port], true)] },
+      },
+      ['--concurrency', '2'],
+    );
+    execFileSync('mount', ['-o', 'remount,ro', tiny.dir]);
+    try {
+      await xds.ack('lds', 'l1');
+      const from = xds.requests.length;
+      xds.set('lds', [logging('good', join(dir, 'good.log')), logging('bad', join(tiny.dir, 'a.log'))], 'l2');
+      const nack = await xds.nack('lds', 20_000, from);
+      assert.match(
+        nack.error_detail?.message ?? '',
+        /Listener 'bad': .*access_log\[0\]\.typed_config\.path: unable to open file '.*a\.log': read-only file system \(EROFS\)/,
+      );
+      assert.match((await proxy.get('/listeners')).body, /^good::/m);
+      assert.doesNotMatch((await proxy.get('/listeners')).body, /bad/);
+    } finally {
+      execFileSync('mount', ['-o', 'remount,rw', tiny.dir]);
       await proxy.stop();
       await xds.stop();
     }
