@@ -1,4 +1,5 @@
-import { isUtf8 } from 'node:buffer';
+import { constants as bufferConstants, isUtf8 } from 'node:buffer';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { decodeBinary, decodeText } from './decode.js';
@@ -41,8 +42,18 @@ export function parseYamlText(text: string, label: string): Parsed {
   return { ok: true, json: json ?? {} };
 }
 
-/** JSON with a line/column for syntax errors. */
-function parseJsonText(text: string, label: string): Parsed {
+/**
+ * JSON with a line/column for syntax errors. V8 gives a position for some errors only; for an
+ * unexpected token it quotes the text around it instead, which may be a secret's value. So the
+ * quote is dropped and the place is found by the YAML parser's JSON schema, which reads JSON
+ * as JSON and says where it stops.
+ */
+export function parseJsonText(text: string, label: string): Parsed {
+  if (text.startsWith('\uFEFF'))
+    return {
+      ok: false,
+      error: `${label}: line 1, column 1: JSON syntax error: a byte order mark (U+FEFF) before the JSON text; save the file as UTF-8 without one`,
+    };
   try {
     return { ok: true, json: JSON.parse(text) };
   } catch (err) {
@@ -52,8 +63,16 @@ function parseJsonText(text: string, label: string): Parsed {
     if (position) {
       const before = text.slice(0, Number(position[1])).split('\n');
       where = `line ${before.length}, column ${before[before.length - 1]!.length + 1}`;
+    } else {
+      const lineCounter = new LineCounter();
+      const problem = parseDocument(text, { schema: 'json', lineCounter, prettyErrors: false }).errors[0];
+      if (problem) {
+        const at = lineCounter.linePos(problem.pos[0]);
+        where = `line ${at.line}, column ${at.col}`;
+      }
     }
-    return { ok: false, error: `${label}: ${where}: JSON syntax error: ${message}` };
+    const reason = /^(Unexpected token '.*?'), /.exec(message)?.[1] ?? message;
+    return { ok: false, error: `${label}: ${where}: JSON syntax error: ${reason}` };
   }
 }
 
@@ -74,6 +93,14 @@ export function readConfigFile(file: string, typeName = BOOTSTRAP_TYPE): Parsed 
   }
   let bytes: Buffer;
   try {
+    // Text past the longest string the runtime makes cannot be parsed: refused before a byte is
+    // read (it was read whole, then failed as a "text proto3 parse error" whatever its format).
+    const size = format === 'pb' ? 0 : (statSync(file, { throwIfNoEntry: false })?.size ?? 0);
+    if (size > bufferConstants.MAX_STRING_LENGTH)
+      return {
+        ok: false,
+        error: `${file}: ${size} bytes, past the ${bufferConstants.MAX_STRING_LENGTH} a config text may have (the longest string the runtime makes)`,
+      };
     bytes = readNamedFile(file);
   } catch (err) {
     return { ok: false, error: `${file}: cannot read the config file: ${(err as Error).message}` };
@@ -91,7 +118,12 @@ export function readConfigFile(file: string, typeName = BOOTSTRAP_TYPE): Parsed 
         return { ok: true, json: decodeText(bytes.toString('utf8'), typeName) };
     }
   } catch (err) {
-    const kind = format === 'pb' ? 'binary proto3 decode error' : 'text proto3 parse error';
+    const kind = {
+      json: 'JSON error',
+      yaml: 'YAML error',
+      pb: 'binary proto3 decode error',
+      pb_text: 'text proto3 parse error',
+    }[format];
     return { ok: false, error: `${file}: ${kind}: ${(err as Error).message}` };
   }
 }

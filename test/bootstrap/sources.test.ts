@@ -6,10 +6,11 @@
  * YAML, text proto) is refused naming the line, and a REST response is NACKed.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import fc from 'fast-check';
 import { readConfigFile } from '../../src/bootstrap/sources.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 import { assignment, edsBootstrap, get, staticCluster, upstream } from '../helpers/xds-fixtures.js';
@@ -81,5 +82,66 @@ describe('a REST response that is not UTF-8', () => {
       await xds.stop();
       await a.close();
     }
+  });
+});
+
+/**
+ * Root cause: a JSON syntax error was told as V8 tells it. For an unexpected token V8 gives no
+ * position and quotes the text before it instead, so the error said `unknown position` and
+ * could carry a piece of a secret's value into `--mode validate`, a NACK and the event log (an
+ * SDS file or REST response); a file starting with a byte order mark said `unknown position`
+ * too. And a file past the longest string the runtime makes was read whole (1 GB of memory and
+ * more) and then failed as a `text proto3 parse error`, whatever its format.
+ */
+describe('readConfigFile with malformed JSON', () => {
+  it('names the line and column of an unexpected token and quotes none of the text', () => {
+    const file = join(dir, 'secret.json');
+    const secret = 'hunter2-SECRET-VALUE';
+    writeFileSync(file, `{"resources": [\n  {"password": {"inline_string": "${secret}"}, "x": y}\n]}`);
+    const read = readConfigFile(file);
+    assert.equal(read.ok, false);
+    if (read.ok) return;
+    assert.equal(read.error, `${file}: line 2, column 64: JSON syntax error: Unexpected token 'y'`);
+    assert.ok(!read.error.includes('SECRET'), read.error);
+  });
+
+  it('says where for every malformed JSON, fast-checked', () => {
+    fc.assert(
+      fc.property(
+        fc.json(),
+        fc.nat(),
+        fc.constantFrom('x', ',', '}', ']', ':', "'", ''),
+        (json, at, junk) => {
+          const cut = at % (json.length + 1);
+          const text = json.slice(0, cut) + junk + json.slice(cut);
+          const file = join(dir, 'fuzz.json');
+          writeFileSync(file, text);
+          const read = readConfigFile(file);
+          if (read.ok) return;
+          assert.match(read.error, /^\S+: line \d+, column \d+: JSON syntax error: /, JSON.stringify(text));
+        },
+      ),
+      { seed: 7, numRuns: Number(process.env.FUZZ_RUNS ?? 200) },
+    );
+  });
+
+  it('refuses a byte order mark naming it', () => {
+    const file = join(dir, 'bom.json');
+    writeFileSync(file, '\uFEFF{"node": {"id": "a"}}');
+    const read = readConfigFile(file);
+    assert.equal(read.ok, false);
+    if (!read.ok)
+      assert.match(read.error, /bom\.json: line 1, column 1: JSON syntax error: a byte order mark/);
+  });
+
+  it('refuses a file past the longest string the runtime makes before reading it', () => {
+    const file = join(dir, 'huge.json');
+    // Sparse: no disk, and the old reading would take 600 MB of memory.
+    writeFileSync(file, '');
+    truncateSync(file, 600 * 1024 * 1024);
+    const read = readConfigFile(file);
+    assert.equal(read.ok, false);
+    if (!read.ok)
+      assert.match(read.error, /huge\.json: 629145600 bytes, past the \d+ a config text may have/);
   });
 });

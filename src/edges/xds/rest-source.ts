@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type bunyan from 'bunyan';
 import type { JsonObject } from '../../../events/config.js';
+import { parseJsonText } from '../../bootstrap/sources.js';
 import type { RestSource } from '../../config/config-source.js';
 import { kindOfTypeUrl, type ResourceKind, type Subscriber, type Transport } from './types.js';
 
@@ -143,9 +144,7 @@ async function bodyUpTo(res: Response, limit: number): Promise<Buffer | null> {
  */
 function parseJson(body: Buffer): unknown {
   if (!isUtf8(body)) return new Error('the body is not valid UTF-8 text');
-  try {
-    return JSON.parse(body.toString('utf8')) as unknown;
-  } catch (err) {
-    return err as Error;
-  }
+  // Its error names the line and column, never quoting the text (a secret's value, for SDS).
+  const parsed = parseJsonText(body.toString('utf8'), 'the body');
+  return parsed.ok ? parsed.json : new Error(parsed.error);
 }
