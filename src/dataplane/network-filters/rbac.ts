@@ -9,6 +9,7 @@ import { acting, checkFields } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import { joinHostPort } from '../access-log/stream-info.js';
 import type { HttpRequest } from '../codec/request.js';
+import { durationField } from '../http/timeouts.js';
 import { type RbacEngine, type RbacSubject, startRbacEngine } from '../http/filters/rbac/engine.js';
 import {
   compileRbacPair,
@@ -19,8 +20,14 @@ import { peerIdentitySource } from '../listeners/peer-identity.js';
 import type { ReadFilterFactory } from './api.js';
 
 export interface NetworkRbacSpec {
-  /** Stats are `<statPrefix>rbac.allowed` and so on, at the root, as the reference names them. */
+  /**
+   * Stats are `<statPrefix>rbac.allowed` and so on, at the root, as the reference names them;
+   * the shadow ones after `shadow_rules_stat_prefix` (`shadowPrefix`).
+   */
   statPrefix: string;
+  shadowPrefix: string;
+  /** `delay_deny`: how long a denied connection is held before it is closed; 0 closes it at once. */
+  delayDenyMs: number;
   rules: RbacEngine | null;
   shadow: RbacEngine | null;
 }
@@ -32,6 +39,8 @@ const RBAC_FIELDS = acting(
   'shadow_matcher',
   'stat_prefix',
   'enforcement_type',
+  'shadow_rules_stat_prefix',
+  'delay_deny',
 );
 
 /** Compiles an `envoy.config.filter.network.rbac.v2.RBAC`. */
@@ -44,6 +53,8 @@ export function compileNetworkRbac(raw: JsonObject, path: string, report: Report
     report.unsupported(`${path}.enforcement_type`, 'CONTINUOUS enforcement is not implemented');
   return {
     statPrefix,
+    shadowPrefix: typeof raw.shadow_rules_stat_prefix === 'string' ? raw.shadow_rules_stat_prefix : '',
+    delayDenyMs: durationField(raw.delay_deny, 0, `${path}.delay_deny`, report),
     rules: compileRbacPair(raw, path, report, 'rules', 'matcher', true),
     shadow: compileRbacPair(raw, path, report, 'shadow_rules', 'shadow_matcher', true),
   };
@@ -84,8 +95,9 @@ export const networkRbacFactory: ReadFilterFactory<NetworkRbacSpec> = {
     const counter = (stat: string) => ctx.stats.counter(`${spec.statPrefix}rbac.${stat}`);
     const allowed = counter('allowed');
     const denied = counter('denied');
-    const shadowAllowed = counter('shadow_allowed');
-    const shadowDenied = counter('shadow_denied');
+    const shadowAt = spec.shadowPrefix === '' ? '' : `${spec.shadowPrefix.replace(/\.$/, '')}.`;
+    const shadowAllowed = counter(`${shadowAt}shadow_allowed`);
+    const shadowDenied = counter(`${shadowAt}shadow_denied`);
     const start = (engine: RbacEngine | null) =>
       engine === null ? null : startRbacEngine(engine, (stat) => ctx.stats.counter(stat));
     const rules = start(spec.rules);
@@ -93,10 +105,16 @@ export const networkRbacFactory: ReadFilterFactory<NetworkRbacSpec> = {
     return {
       onNewConnection(socket, proceed) {
         const subject = connectionSubject(socket);
-        if (shadow !== null) (shadow(subject) ? shadowAllowed : shadowDenied).inc();
-        if (rules !== null && !rules(subject)) {
+        if (shadow !== null) (shadow(subject).allowed ? shadowAllowed : shadowDenied).inc();
+        if (rules !== null && !rules(subject).allowed) {
           denied.inc();
-          socket.destroy();
+          if (spec.delayDenyMs <= 0) {
+            socket.destroy();
+            return;
+          }
+          // Held, its bytes unread (the chain holds them until a filter proceeds), then closed.
+          const timer = setTimeout(() => socket.destroy(), spec.delayDenyMs);
+          socket.once('close', () => clearTimeout(timer));
           return;
         }
         if (rules !== null) allowed.inc();

@@ -199,6 +199,21 @@ describe('envoy.filters.network.rbac', () => {
                 },
               },
             }),
+            // Denied connections held 300 ms before they are closed; shadow stats under their own prefix.
+            listener('tcp-delay', [
+              {
+                name: 'envoy.filters.network.rbac',
+                typed_config: {
+                  '@type': 'type.googleapis.com/envoy.extensions.filters.network.rbac.v3.RBAC',
+                  stat_prefix: 'tcpd.',
+                  shadow_rules_stat_prefix: 'trial',
+                  delay_deny: '0.3s',
+                  rules: allowOnly({ source_ip: { address_prefix: '127.0.0.2', prefix_len: 32 } }),
+                  shadow_rules: allowOnly({ source_ip: { address_prefix: '127.0.0.2', prefix_len: 32 } }),
+                },
+              },
+              toEcho,
+            ]),
             mtlsListener('mtls', {
               name: 'envoy.filters.network.rbac',
               config: {
@@ -234,6 +249,18 @@ describe('envoy.filters.network.rbac', () => {
     assert.equal(await settle(() => stat('tcp.rbac.denied'), 1, SETTLE_MS), 1);
     assert.equal(await settle(() => stat('tcp.rbac.shadow_denied'), 2, SETTLE_MS), 2);
     assert.equal(await settle(() => stat('tcp.rbac.shadow_allowed'), 0, SETTLE_MS), 0);
+  });
+
+  it('delay_deny holds a denied connection before closing it; shadow_rules_stat_prefix names the shadow counters', async () => {
+    const port = await proxy.listenerPort('tcp-delay');
+    assert.equal(await exchangeFrom(port, '127.0.0.2', 'hi'), 'echo:hi');
+    const started = Date.now();
+    assert.equal(await exchangeFrom(port, '127.0.0.1', 'hi'), '');
+    const held = Date.now() - started;
+    assert.ok(held >= 250, `closed after ${held} ms`);
+    assert.equal(await settle(() => stat('tcpd.rbac.denied'), 1, SETTLE_MS), 1);
+    assert.equal(await settle(() => stat('tcpd.rbac.trial.shadow_denied'), 1, SETTLE_MS), 1);
+    assert.equal(await settle(() => stat('tcpd.rbac.trial.shadow_allowed'), 1, SETTLE_MS), 1);
   });
 
   it('a matcher: the Ip matcher over the source address lets in one and on_no_match DENY closes another', async () => {

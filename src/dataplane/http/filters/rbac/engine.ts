@@ -34,8 +34,19 @@ export type RbacEngine =
   | { kind: 'policies'; action: 'ALLOW' | 'DENY' | 'LOG'; policies: Array<{ name: string; test: Test }> }
   | { kind: 'matcher'; plan: MatcherPlan<RbacSubject, RbacAction> };
 
-/** Started rules: whether they let a request through. */
-export type RbacDecide = (subject: RbacSubject) => boolean;
+/**
+ * What started rules say of a request: whether they let it through, and the policy (or the
+ * matcher action's name) that decided, '' when none matched (the reference's effective policy id).
+ */
+export interface RbacVerdict {
+  readonly allowed: boolean;
+  readonly policy: string;
+  /** A `LOG` action's verdict: whether the request should be logged (a policy matched); else undefined. */
+  readonly logged?: boolean;
+}
+
+/** Started rules. Their verdicts are made once per policy, so deciding allocates nothing. */
+export type RbacDecide = (subject: RbacSubject) => RbacVerdict;
 
 const RBAC_FIELDS: FieldTable = acting('action', 'policies');
 const POLICY_FIELDS: FieldTable = acting('permissions', 'principals');
@@ -258,14 +269,34 @@ export function compileRbacEngine(
 export function startRbacEngine(engine: RbacEngine, counters: CounterSource): RbacDecide {
   if (engine.kind === 'matcher') {
     const decide = engine.plan(counters);
+    const verdicts = new Map<RbacAction, RbacVerdict>();
+    const none: RbacVerdict = { allowed: false, policy: '' };
     return (s) => {
       const action = decide(s);
-      return action !== null && action.action !== 'DENY';
+      if (action === null) return none;
+      let verdict = verdicts.get(action);
+      if (verdict === undefined) {
+        verdict =
+          action.action === 'LOG'
+            ? { allowed: true, policy: action.name, logged: true }
+            : { allowed: action.action !== 'DENY', policy: action.name };
+        verdicts.set(action, verdict);
+      }
+      return verdict;
     };
   }
   const { action, policies } = engine;
+  // A LOG action lets every request through; whether a policy matched says whether to log it.
+  const logged = (matched: boolean) => (action === 'LOG' ? { logged: matched } : {});
+  const hits: RbacVerdict[] = policies.map((p) => ({
+    allowed: action !== 'DENY',
+    policy: p.name,
+    ...logged(true),
+  }));
+  const miss: RbacVerdict = { allowed: action !== 'ALLOW', policy: '', ...logged(false) };
   return (s) => {
-    const matched = policies.some((p) => p.test(s));
-    return action === 'ALLOW' ? matched : action === 'DENY' ? !matched : true;
+    for (let i = 0; i < policies.length; i++)
+      if ((policies[i] as { test: Test }).test(s)) return hits[i] as RbacVerdict;
+    return miss;
   };
 }

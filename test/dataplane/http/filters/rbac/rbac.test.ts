@@ -4,9 +4,14 @@
  * replaces them. A counting upstream on loopback shows what got through.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { flushAccessLogs } from '../../../../../src/dataplane/access-log/file-sink.js';
 import { Report } from '../../../../../src/bootstrap/report.js';
 import { rbacFactory } from '../../../../../src/dataplane/http/filters/rbac/index.js';
+import { fileAccessLog } from '../../../../helpers/bootstraps.js';
 import { startProxy, type TestProxy } from '../../../../helpers/http-dataplane.js';
 import { countingUpstream, send } from '../../../../helpers/http-send.js';
 
@@ -181,5 +186,120 @@ describe('envoy.filters.http.rbac', () => {
       'f.rules.policies.p.principals[1].remote_ip',
       'f.rules.policies.q.principals',
     ]);
+  });
+});
+
+describe('RBAC stats prefixes, per-policy counters and dynamic metadata in the access log', () => {
+  const logPath = join(mkdtempSync(join(tmpdir(), 'rbac-')), 'access.log');
+  let own: TestProxy;
+  const meta = (key: string) => `%DYNAMIC_METADATA(envoy.filters.http.rbac:${key})%`;
+
+  before(async () => {
+    own = await startProxy(
+      {
+        stat_prefix: 'edge',
+        access_log: [
+          fileAccessLog(
+            logPath,
+            `%REQ(:PATH)% %RESPONSE_CODE% ${meta('trial_shadow_engine_result')} ${meta('trial_shadow_effective_policy_id')} ${meta('live_enforced_engine_result')} ${meta('live_enforced_effective_policy_id')} %DYNAMIC_METADATA(envoy.common:access_log_hint)%\n`,
+          ),
+        ],
+        route_config: {
+          virtual_hosts: [
+            {
+              name: 'all',
+              domains: ['*'],
+              routes: [
+                {
+                  match: { prefix: '/logme' },
+                  route: { cluster: 'backend' },
+                  typed_per_filter_config: {
+                    'envoy.filters.http.rbac': {
+                      '@type': 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBACPerRoute',
+                      rbac: {
+                        rules: {
+                          action: 'LOG',
+                          policies: {
+                            audit: {
+                              permissions: [{ any: true }],
+                              principals: [{ header: { name: 'x-audit', present_match: true } }],
+                            },
+                          },
+                        },
+                      },
+                    },
+                  },
+                },
+                { match: { prefix: '/' }, route: { cluster: 'backend' } },
+              ],
+            },
+          ],
+        },
+        http_filters: [
+          {
+            name: 'envoy.filters.http.rbac',
+            typed_config: {
+              '@type': RBAC_V3,
+              rules_stat_prefix: 'live_',
+              shadow_rules_stat_prefix: 'trial_',
+              track_per_rule_stats: true,
+              rules: {
+                action: 'ALLOW',
+                policies: {
+                  readers: {
+                    permissions: [{ header: { name: ':method', exact_match: 'GET' } }],
+                    principals: [{ any: true }],
+                  },
+                },
+              },
+              shadow_rules: {
+                action: 'DENY',
+                policies: {
+                  'no-bob': {
+                    permissions: [{ any: true }],
+                    principals: [{ header: { name: 'x-user', exact_match: 'bob' } }],
+                  },
+                },
+              },
+            },
+          },
+          { name: 'envoy.filters.http.router' },
+        ],
+      },
+      [{ raw: { name: 'backend', connect_timeout: '1s' }, addresses: [`127.0.0.1:${upstream.port}`] }],
+    );
+  });
+  after(async () => {
+    await own.close();
+  });
+
+  it('names its counters after rules_stat_prefix and shadow_rules_stat_prefix, one per policy that decided', async () => {
+    assert.equal((await send(own.port, 'GET', '/read', { 'x-user': 'bob' })).status, 200);
+    assert.equal((await send(own.port, 'POST', '/write', { 'x-user': 'alice' })).status, 403);
+    // The reference's statPrefixJoin: rbac.<rules prefix>, the shadow prefix after it.
+    assert.equal(own.counter('http.edge.rbac.live_.allowed'), 1);
+    assert.equal(own.counter('http.edge.rbac.live_.denied'), 1);
+    assert.equal(own.counter('http.edge.rbac.live_.trial_.shadow_denied'), 1);
+    assert.equal(own.counter('http.edge.rbac.live_.trial_.shadow_allowed'), 1);
+    assert.equal(own.counter('http.edge.rbac.live_.policy.readers.allowed'), 1);
+    assert.equal(own.counter('http.edge.rbac.live_.trial_.policy.no-bob.shadow_denied'), 1);
+    // No policy matched the denied POST nor alice's shadow pass: no per-policy counter for them.
+    assert.equal(own.counter('http.edge.rbac.live_.policy.readers.denied'), 0);
+  });
+
+  it('records the shadow and enforced outcomes as dynamic metadata the access log reads, refused requests too; a LOG action its hint', async () => {
+    assert.equal((await send(own.port, 'GET', '/logme', { 'x-audit': '1' })).status, 200);
+    assert.equal((await send(own.port, 'POST', '/logme')).status, 200);
+    flushAccessLogs();
+    const lines = readFileSync(logPath, 'utf8').trim().split('\n');
+    assert.deepEqual(lines, [
+      '/read 200 denied no-bob allowed readers -',
+      '/write 403 allowed - denied - -',
+      // The route's LOG rules (no shadow rules there): everything passes, the hint says which to log.
+      '/logme 200 - - allowed audit true',
+      '/logme 200 - - allowed - false',
+    ]);
+    assert.equal(own.counter('http.edge.rbac.live_.logged'), 1);
+    assert.equal(own.counter('http.edge.rbac.live_.not_logged'), 1);
   });
 });
