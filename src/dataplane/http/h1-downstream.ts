@@ -2,15 +2,16 @@ import type * as net from 'node:net';
 import { FLAG } from '../access-log/stream-info.js';
 import { BodyFramer, Framing } from '../codec/h1-body.js';
 import type { RequestHead } from '../codec/h1-head.js';
+import { responseHeadBytes } from '../codec/h1-head-bytes.js';
 import { RequestHeadParser } from '../codec/h1-parse.js';
 import { bodilessStatus, reasonPhrase } from '../codec/h1-status.js';
 import type { ResponseSink } from '../codec/request.js';
+import { owned, ownViews, readInto } from '../codec/socket-reads.js';
 import { codecReply } from './codec-reply.js';
 import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
 import { H1Lifetime } from './h1-lifetime.js';
 import { type ConnectionFacts, connectionFacts, requestFromHead } from './h1-request.js';
-import { owned, ownViews, readInto } from '../codec/socket-reads.js';
 import { StreamTimers } from './stream-timers.js';
 import { startUpgrade } from './upgrade.js';
 
@@ -21,8 +22,8 @@ const HEAD_JOIN_MAX = 16 * 1024;
 
 /**
  * A downstream HTTP/1.x connection on a raw socket: parses request heads and bodies from
- * the socket's Buffers, runs one exchange at a time, and writes responses as one head string
- * plus body bytes. It is the exchange's sink. Each head becomes a request in `h1-request.ts`;
+ * the socket's Buffers, runs one exchange at a time, and writes responses as one head
+ * with the first body bytes after it. It is the exchange's sink. Each head becomes a request in `h1-request.ts`;
  * the connection's timeouts, drain and close are its `H1Lifetime` (`h1-lifetime.ts`).
  *
  * Pipelined requests wait in the buffer until the current response is complete, so they are
@@ -47,7 +48,14 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
   private chunkedOut = false;
   private headOnly = false;
   private isHead = false;
-  private pendingHead: string | null = null;
+  /**
+   * A response head not written yet (its fields; null when none waits), kept until the first
+   * body bytes to go out in the same Buffer, and what its first and last lines say.
+   */
+  private pendingHeaders: string[] | null = null;
+  private pendingVersion = 'HTTP/1.1';
+  private pendingStatus = 0;
+  private pendingFraming = '';
   private readonly openedAt = performance.now();
   private readonly facts: ConnectionFacts;
   /** An upgrade took the socket: reads go to its `data` events again. */
@@ -279,51 +287,59 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
       this.keepAlive = false;
     }
     const http10 = this.exchange?.req.protocol === 'HTTP/1.0' && this.hcm.spec.http1.acceptHttp10;
-    // As the reference: an accepted HTTP/1.0 request gets an HTTP/1.0 answer.
-    let head = `${http10 ? 'HTTP/1.0' : 'HTTP/1.1'} ${status} ${reasonPhrase(status)}\r\n`;
-    for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
     this.headOnly = this.isHead || bodilessStatus(status);
     this.chunkedOut = false;
+    let framing = '';
     if (!bodilessStatus(status)) {
-      if (contentLength >= 0) head += `content-length: ${contentLength}\r\n`;
+      if (contentLength >= 0) framing = `content-length: ${contentLength}\r\n`;
       else if (this.isHead) {
         // no framing needed
-      } else if (endStream) head += 'content-length: 0\r\n';
+      } else if (endStream) framing = 'content-length: 0\r\n';
       else if (this.exchange?.req.protocol === 'HTTP/1.0') this.keepAlive = false;
       else {
-        head += 'transfer-encoding: chunked\r\n';
+        framing = 'transfer-encoding: chunked\r\n';
         this.chunkedOut = true;
       }
     }
-    if (!this.keepAlive) head += 'connection: close\r\n';
-    else if (http10) head += 'connection: keep-alive\r\n';
-    head += '\r\n';
-    this.hcm.stats.cxTxBytes.add(head.length);
-    if (endStream) {
-      this.socket.write(head, 'latin1');
-      this.pendingHead = null;
-    } else this.pendingHead = head;
+    if (!this.keepAlive) framing += 'connection: close\r\n';
+    else if (http10) framing += 'connection: keep-alive\r\n';
+    // As the reference: an accepted HTTP/1.0 request gets an HTTP/1.0 answer.
+    this.pendingVersion = http10 ? 'HTTP/1.0' : 'HTTP/1.1';
+    this.pendingStatus = status;
+    this.pendingFraming = `${framing}\r\n`;
+    this.pendingHeaders = headers;
+    if (endStream) this.socket.write(this.takeHead(null));
+  }
+
+  /** The pending response head as bytes, with `body` after it in the same Buffer when given. */
+  private takeHead(body: Buffer | null): Buffer {
+    const status = this.pendingStatus;
+    const head = responseHeadBytes(
+      this.pendingVersion,
+      status,
+      reasonPhrase(status),
+      this.pendingHeaders as string[],
+      this.pendingFraming,
+      body,
+    );
+    this.pendingHeaders = null;
+    this.hcm.stats.cxTxBytes.add(head.length - (body?.length ?? 0));
+    return head;
   }
 
   writeData(chunk: Buffer): boolean {
     if (this.headOnly || chunk.length === 0) return true;
     this.hcm.stats.cxTxBytes.add(chunk.length);
     const s = this.socket;
-    const head = this.pendingHead;
-    this.pendingHead = null;
+    const pending = this.pendingHeaders !== null;
     if (!this.chunkedOut) {
-      if (head === null) return s.write(chunk);
+      if (!pending) return s.write(chunk);
       // Head and first body bytes as one Buffer: one write, no `writev` of two pieces (the
       // usual small response); a large first chunk is corked instead of copied.
-      if (chunk.length <= HEAD_JOIN_MAX) {
-        const out = Buffer.allocUnsafe(head.length + chunk.length);
-        out.write(head, 0, 'latin1');
-        chunk.copy(out, head.length);
-        return s.write(out);
-      }
+      if (chunk.length <= HEAD_JOIN_MAX) return s.write(this.takeHead(chunk));
     }
     s.cork();
-    if (head !== null) s.write(head, 'latin1');
+    if (pending) s.write(this.takeHead(null));
     if (this.chunkedOut) s.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
     let ok = s.write(chunk);
     if (this.chunkedOut) ok = s.write('\r\n', 'latin1');
@@ -332,9 +348,7 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
   }
 
   end(trailers?: readonly string[]): void {
-    const head = this.pendingHead;
-    this.pendingHead = null;
-    if (head !== null) this.socket.write(head, 'latin1');
+    if (this.pendingHeaders !== null) this.socket.write(this.takeHead(null));
     if (!this.chunkedOut || this.headOnly) return;
     // Trailers go in the last chunk only to a client that said it reads them (`te: trailers`).
     if (trailers === undefined || trailers.length === 0 || this.exchange?.req.acceptsTrailers !== true)

@@ -6,6 +6,7 @@
 import type * as net from 'node:net';
 import { BodyFramer, Framing } from '../codec/h1-body.js';
 import type { ResponseHead } from '../codec/h1-head.js';
+import { requestHeadBytes } from '../codec/h1-head-bytes.js';
 import { ResponseHeadParser } from '../codec/h1-parse.js';
 import { bodilessStatus } from '../codec/h1-status.js';
 import type { ClusterTraffic, ConnectionCount, Count } from './cluster-traffic.js';
@@ -164,18 +165,16 @@ export class H1Connection {
     this.answered = false;
     this.idleArmed = false;
     const h = req.head;
-    let head = `${h.method} ${h.path} HTTP/1.1\r\nhost: ${h.authority}\r\n`;
-    const hs = h.headers;
-    for (let i = 0; i < hs.length; i += 2) head += `${hs[i]}: ${hs[i + 1]}\r\n`;
-    if (req.chunked) head += 'transfer-encoding: chunked\r\n';
-    else if (h.hasBody || h.contentLength > 0) head += `content-length: ${h.contentLength}\r\n`;
+    let framing = '\r\n';
+    if (req.chunked) framing = 'transfer-encoding: chunked\r\n\r\n';
+    else if (h.hasBody || h.contentLength > 0) framing = `content-length: ${h.contentLength}\r\n\r\n`;
     const max = this.pool.maxRequestsPerConnection;
     if (max > 0 && this.requests >= max) this.keepAlive = false;
-    head += '\r\n';
+    const head = requestHeadBytes(h.method, h.path, h.authority, h.headers, framing);
     this.traffic.cxTxBytes.add(head.length);
     // The body, when it came with the head, is fed in this same tick (after this call).
     if (h.hasBody) this.tick.begin(head);
-    else this.socket.write(head, 'latin1');
+    else this.socket.write(head);
     req.handler.onUpstreamReady(req);
   }
 

@@ -22,8 +22,8 @@ export class TickWrites {
     return this.held !== null;
   }
 
-  /** Starts holding, with `first` (a latin1 string) as the first piece. */
-  begin(first: string): void {
+  /** Starts holding, with `first` (a string is latin1) as the first piece. */
+  begin(first: string | Buffer): void {
     this.held = [first];
     this.bytes = first.length;
     queueMicrotask(this.flushNow);
