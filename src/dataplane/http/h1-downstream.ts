@@ -2,9 +2,8 @@ import type * as net from 'node:net';
 import { FLAG } from '../access-log/stream-info.js';
 import { BodyFramer, Framing } from '../codec/h1-body.js';
 import type { RequestHead } from '../codec/h1-head.js';
-import { responseHeadBytes } from '../codec/h1-head-bytes.js';
 import { RequestHeadParser } from '../codec/h1-parse.js';
-import { bodilessStatus, reasonPhrase } from '../codec/h1-status.js';
+import { bodilessStatus } from '../codec/h1-status.js';
 import type { ResponseSink } from '../codec/request.js';
 import { owned, ownViews, readInto } from '../codec/socket-reads.js';
 import { codecReply } from './codec-reply.js';
@@ -12,6 +11,7 @@ import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
 import { H1Lifetime } from './h1-lifetime.js';
 import { type ConnectionFacts, connectionFacts, requestFromHead } from './h1-request.js';
+import { PendingHead } from './h1-response-head.js';
 import { StreamTimers } from './stream-timers.js';
 import { startUpgrade } from './upgrade.js';
 
@@ -48,14 +48,7 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
   private chunkedOut = false;
   private headOnly = false;
   private isHead = false;
-  /**
-   * A response head not written yet (its fields; null when none waits), kept until the first
-   * body bytes to go out in the same Buffer, and what its first and last lines say.
-   */
-  private pendingHeaders: string[] | null = null;
-  private pendingVersion = 'HTTP/1.1';
-  private pendingStatus = 0;
-  private pendingFraming = '';
+  private readonly pendingHead: PendingHead;
   private readonly openedAt = performance.now();
   private readonly facts: ConnectionFacts;
   /** An upgrade took the socket: reads go to its `data` events again. */
@@ -64,6 +57,7 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
   constructor(hcm: DownstreamOwner, socket: net.Socket) {
     super(hcm, socket);
     this.facts = connectionFacts(socket);
+    this.pendingHead = new PendingHead(hcm.stats.cxTxBytes);
     this.parser = new RequestHeadParser({
       maxHeadBytes: hcm.maxRequestHeadersBytes,
       maxHeadersCount: hcm.spec.maxHeadersCount,
@@ -304,42 +298,23 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
     if (!this.keepAlive) framing += 'connection: close\r\n';
     else if (http10) framing += 'connection: keep-alive\r\n';
     // As the reference: an accepted HTTP/1.0 request gets an HTTP/1.0 answer.
-    this.pendingVersion = http10 ? 'HTTP/1.0' : 'HTTP/1.1';
-    this.pendingStatus = status;
-    this.pendingFraming = `${framing}\r\n`;
-    this.pendingHeaders = headers;
-    if (endStream) this.socket.write(this.takeHead(null));
-  }
-
-  /** The pending response head as bytes, with `body` after it in the same Buffer when given. */
-  private takeHead(body: Buffer | null): Buffer {
-    const status = this.pendingStatus;
-    const head = responseHeadBytes(
-      this.pendingVersion,
-      status,
-      reasonPhrase(status),
-      this.pendingHeaders as string[],
-      this.pendingFraming,
-      body,
-    );
-    this.pendingHeaders = null;
-    this.hcm.stats.cxTxBytes.add(head.length - (body?.length ?? 0));
-    return head;
+    this.pendingHead.set(http10 ? 'HTTP/1.0' : 'HTTP/1.1', status, headers, `${framing}\r\n`);
+    if (endStream) this.socket.write(this.pendingHead.take(null));
   }
 
   writeData(chunk: Buffer): boolean {
     if (this.headOnly || chunk.length === 0) return true;
     this.hcm.stats.cxTxBytes.add(chunk.length);
     const s = this.socket;
-    const pending = this.pendingHeaders !== null;
+    const pending = this.pendingHead.waiting;
     if (!this.chunkedOut) {
       if (!pending) return s.write(chunk);
       // Head and first body bytes as one Buffer: one write, no `writev` of two pieces (the
       // usual small response); a large first chunk is corked instead of copied.
-      if (chunk.length <= HEAD_JOIN_MAX) return s.write(this.takeHead(chunk));
+      if (chunk.length <= HEAD_JOIN_MAX) return s.write(this.pendingHead.take(chunk));
     }
     s.cork();
-    if (pending) s.write(this.takeHead(null));
+    if (pending) s.write(this.pendingHead.take(null));
     if (this.chunkedOut) s.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
     let ok = s.write(chunk);
     if (this.chunkedOut) ok = s.write('\r\n', 'latin1');
@@ -348,7 +323,7 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
   }
 
   end(trailers?: readonly string[]): void {
-    if (this.pendingHeaders !== null) this.socket.write(this.takeHead(null));
+    if (this.pendingHead.waiting) this.socket.write(this.pendingHead.take(null));
     if (!this.chunkedOut || this.headOnly) return;
     // Trailers go in the last chunk only to a client that said it reads them (`te: trailers`).
     if (trailers === undefined || trailers.length === 0 || this.exchange?.req.acceptsTrailers !== true)
