@@ -143,7 +143,12 @@ async function profiler(query: Extract<WorkerQuery, { kind: 'profiler' }>): Prom
     return { file: null, error: null };
   }
   if (!profilers.isRunning(kind)) return { file: null, error: `worker ${workerId}: not started` };
-  return { file: await profilers.stop(kind, profileFile(query.path, kind, workerId)), error: null };
+  const file = profileFile(query.path, kind, workerId);
+  try {
+    return { file: await profilers.stop(kind, file), error: null };
+  } catch (err) {
+    return { file: null, error: null, unwritten: `cannot write ${file}: ${(err as Error).message}` };
+  }
 }
 
 async function answer(query: WorkerQuery): Promise<WorkerAnswers[keyof WorkerAnswers] | null> {

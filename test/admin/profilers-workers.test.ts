@@ -3,7 +3,7 @@
  * thread and two workers, so each worker writes its own profile next to `admin.profile_path`.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { scratchDir } from '../helpers/admin.js';
@@ -11,7 +11,9 @@ import { cluster, exchange, tcpListener, tcpServer } from '../helpers/dataplane.
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 
 const scratch = scratchDir();
-const profilePath = join(scratch.dir, 'proxy.prof');
+const profileDir = join(scratch.dir, 'profiles');
+const profilePath = join(profileDir, 'proxy.prof');
+mkdirSync(profileDir);
 let proxy: ProxyProcess;
 let port = 0;
 const cleanups: Array<() => Promise<void> | void> = [scratch.remove];
@@ -85,4 +87,43 @@ test('/heapprofiler writes one heap profile per process and says where', async (
     assert.ok(JSON.parse(readFileSync(f, 'utf8')).head, f);
   }
   assert.equal((await proxy.post('/heapprofiler?enable=n')).status, 400);
+});
+
+/**
+ * Root cause: stopping the profilers awaited the primary's write first; when it failed (the
+ * `profile_path` directory gone, a full or read-only disk) the handler threw, the admin
+ * answered `500 internal error`, and the workers were never asked to stop: their profilers ran
+ * on, costing CPU on every data-plane thread until the process ended (the next start said
+ * `worker 1: already started`). A start did not ask whether the profile could be written at
+ * all, as the reference's profiler does when it opens its file. Now every thread stops whatever
+ * fails to be written, the answer names the file and why, and a start that could not write is
+ * refused naming it.
+ */
+test('a profile that cannot be written: every profiler still stops, the answer names the file', async () => {
+  assert.equal((await proxy.post('/cpuprofiler?enable=y')).body, 'OK\n');
+  await traffic(300);
+  rmSync(profileDir, { recursive: true });
+  const stopped = await proxy.post('/cpuprofiler?enable=n');
+  assert.equal(stopped.status, 500);
+  assert.match(stopped.body, new RegExp(`^profiler stopped; cannot write ${profilePath}: ENOENT`));
+  for (const worker of [1, 2])
+    assert.match(stopped.body, new RegExp(`cannot write \\S+\\.worker-${worker}: ENOENT`));
+
+  const refused = await proxy.post('/cpuprofiler?enable=y');
+  assert.equal(refused.status, 500);
+  assert.equal(
+    refused.body,
+    `failure to start the profiler: cannot write ${profilePath}: no such file or directory (ENOENT)\n`,
+  );
+  const heap = await proxy.post('/heapprofiler?enable=y');
+  assert.equal(heap.status, 500);
+  assert.match(heap.body, /^Fail to start heap profiler: cannot write \S+\.heapprofile: no such file/);
+  assert.equal((await proxy.post('/heapprofiler?enable=n')).status, 400, 'nothing was started');
+
+  mkdirSync(profileDir);
+  assert.equal((await proxy.post('/cpuprofiler?enable=y')).body, 'OK\n');
+  assert.equal((await proxy.post('/cpuprofiler?enable=n')).body, 'OK\n');
+  for (const f of [profilePath, `${profilePath}.worker-1`, `${profilePath}.worker-2`])
+    assert.ok(existsSync(f), f);
+  assert.doesNotMatch(proxy.stderr(), /already started/, 'the workers stopped with the primary');
 });

@@ -27,8 +27,13 @@ export const profilingHandlers: HandlerDescriptor[] = [
     handle: async (req, ctx): Promise<AdminResponse> => {
       const enable = req.query.get('enable') === 'y';
       // Enabling a running profiler or disabling a stopped one changes nothing, as in the reference.
-      if (enable && !ctx.profilers.isRunning('cpu')) await startProfiler(ctx, 'cpu');
-      else if (!enable && ctx.profilers.isRunning('cpu')) await stopProfiler(ctx, 'cpu');
+      if (enable && !ctx.profilers.isRunning('cpu')) {
+        const problem = await startProfiler(ctx, 'cpu');
+        if (problem) return text(`failure to start the profiler: ${problem}\n`, 500);
+      } else if (!enable && ctx.profilers.isRunning('cpu')) {
+        const { unwritten } = await stopProfiler(ctx, 'cpu');
+        if (unwritten.length > 0) return text(`profiler stopped; ${unwritten.join('; ')}\n`, 500);
+      }
       return text('OK\n');
     },
   },
@@ -43,11 +48,13 @@ export const profilingHandlers: HandlerDescriptor[] = [
       if (enable) {
         if (ctx.profilers.isRunning('heap'))
           return text('Fail to start heap profiler: already started\n', 400);
-        await startProfiler(ctx, 'heap');
+        const problem = await startProfiler(ctx, 'heap');
+        if (problem) return text(`Fail to start heap profiler: ${problem}\n`, 500);
         return text('Starting heap profiler\n');
       }
       if (!ctx.profilers.isRunning('heap')) return text('Fail to stop heap profiler: not started\n', 400);
-      const files = await stopProfiler(ctx, 'heap');
+      const { files, unwritten } = await stopProfiler(ctx, 'heap');
+      if (unwritten.length > 0) return text(`Heap profiler stopped; ${unwritten.join('; ')}\n`, 500);
       const written =
         files.length === 1 ? `profile written to ${files[0]}` : `profiles written to ${files.join(', ')}`;
       return text(`Heap profiler stopped; ${written}\n`);

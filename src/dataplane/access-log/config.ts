@@ -1,5 +1,3 @@
-import { accessSync, constants, statSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Json, JsonObject } from '../../../events/config.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
 import { listOf, objectOf } from '../../../reducers/settings/values.js';
@@ -8,6 +6,7 @@ import { builtInForType, CONFIG_TYPE, configTypeOf } from '../../bootstrap/exten
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { attempt, type Report } from '../../bootstrap/report.js';
 import type { Core } from '../../core.js';
+import { whyNotWritable } from '../../writable.js';
 import { type AccessLogFile, openAccessLogFile, openAccessLogStream } from './file-sink.js';
 import { type AccessLogFilter, compileAccessLogFilter, type RuntimeLookup } from './filters.js';
 import { compileJsonFormat, compileTextFormat, DEFAULT_FORMAT, type Formatter } from './format.js';
@@ -97,26 +96,6 @@ export function compileAccessLogs(list: Json | undefined, path: string, report: 
     if (format) out.push({ path: file, ...(stream ? { stream } : {}), format, filter });
   });
   return out;
-}
-
-/**
- * Why a file access log could not be opened for appending (a directory, a read-only filesystem,
- * a missing directory, no permission), or null. Asked without opening it, so `--mode validate`
- * and a refused push create no file.
- */
-function whyNotWritable(file: string): string | null {
-  try {
-    const stat = statSync(file, { throwIfNoEntry: false });
-    if (stat?.isDirectory()) return 'is a directory';
-    // A new file needs a directory it may be created in.
-    if (stat) accessSync(file, constants.W_OK);
-    else accessSync(dirname(file), constants.W_OK | constants.X_OK);
-    return null;
-  } catch (err) {
-    // "EROFS: read-only file system, access '/x'": the reason, with its code.
-    const { code, message } = err as NodeJS.ErrnoException;
-    return `${/^\w+: ([^,]+)/.exec(message)?.[1] ?? message} (${code})`;
-  }
 }
 
 /** A v3 `SubstitutionFormatString`: one format, and a text source only inline (no file is read per line). */

@@ -29,10 +29,14 @@ export type WorkerQuery =
   /** `/tap`: attach the session a TapRequest body asks for (`request`), or detach it (null). */
   | { kind: 'tap'; configId: string; request: JsonObject | null };
 
-/** A worker's profiler answer: the file it wrote (on stop), or why it did nothing. */
+/**
+ * A worker's profiler answer: the file it wrote (on stop), or why it did nothing; `unwritten`
+ * when it stopped but its profile could not be written.
+ */
 export interface ProfilerAnswer {
   file: string | null;
   error: string | null;
+  unwritten?: string;
 }
 
 /** The answer to each query kind. */
