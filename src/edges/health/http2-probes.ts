@@ -1,8 +1,12 @@
-import * as http2 from 'node:http2';
-import { hostKey } from '../../../reducers/settings/endpoints.js';
 import type { GrpcCheckSettings, HttpCheckSettings } from '../../config/health.js';
-import { upstreamH2Settings } from '../../dataplane/codec/h2-client-settings.js';
-import { withFlatHeaders } from '../../dataplane/codec/h2-headers.js';
+import {
+  type ClientEvents,
+  ClientSession,
+  type ClientStream,
+  type ResponseHandler,
+} from '../../dataplane/codec/h2/client-session.js';
+import { ERROR } from '../../dataplane/codec/h2/frames.js';
+import { upstreamSessionOptions } from '../../dataplane/pool/h2-session-options.js';
 import {
   authorityOf,
   type CheckResult,
@@ -17,24 +21,39 @@ import {
   USER_AGENT,
 } from './probe.js';
 
-/** One HTTP/2 (h2c) session per host, kept between checks when `reuse_connection` is on. */
+/** The value of `name` in a flat `[name, value, ...]` list, undefined when absent. */
+function fieldOf(flat: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < flat.length; i += 2) if (flat[i] === name) return flat[i + 1];
+  return undefined;
+}
+
+/** A check's stream sees its head, body and trailers; each probe reads what it needs of them. */
+type CheckHandler = Partial<ResponseHandler> & Pick<ResponseHandler, 'onClose'>;
+
+/**
+ * One HTTP/2 session per host (h2c, or TLS with ALPN h2), kept between checks when
+ * `reuse_connection` is on. It runs on the codec the upstream pools use, with their limits.
+ */
 class H2Session {
-  private session: http2.ClientHttp2Session | null = null;
+  private session: ClientSession | null = null;
 
   constructor(private readonly target: ProbeTarget) {}
 
   /** The live session, connecting when there is none. */
-  get(): http2.ClientHttp2Session {
-    if (this.session && !this.session.closed && !this.session.destroyed) return this.session;
-    const scheme = this.target.connect.tls ? 'https' : 'http';
-    const session = http2.connect(`${scheme}://${hostKey(this.target.ip, this.target.port)}`, {
-      settings: upstreamH2Settings(),
-      createConnection: () => connectTo(this.target, true),
-    });
-    session.on('error', () => {});
-    session.on('close', () => {
-      if (this.session === session) this.session = null;
-    });
+  get(): ClientSession {
+    if (this.session && !this.session.closed) return this.session;
+    let session: ClientSession | null = null;
+    const events: ClientEvents = {
+      onMalformed() {},
+      onMessagingError() {},
+      onTrailerOverflow() {},
+      onConnectionError() {},
+      onGoAway() {},
+      onClose: () => {
+        if (this.session === session) this.session = null;
+      },
+    };
+    session = new ClientSession(connectTo(this.target, true), upstreamSessionOptions(null), events);
     this.session = session;
     return session;
   }
@@ -59,12 +78,16 @@ abstract class H2Probe implements Probe {
   abstract check(): Promise<CheckResult>;
 
   /** A check's request on the session; null when none could be opened (a network failure). */
-  protected request(
-    headers: http2.OutgoingHttpHeaders,
-    options?: http2.ClientSessionRequestOptions,
-  ): http2.ClientHttp2Stream | null {
+  protected request(head: string[], endStream: boolean, handler: CheckHandler): ClientStream | null {
+    const all: ResponseHandler = {
+      onHead: handler.onHead ?? (() => {}),
+      onData: handler.onData ?? (() => {}),
+      onEnd: handler.onEnd ?? (() => {}),
+      onDrain: () => {},
+      onClose: handler.onClose,
+    };
     try {
-      return this.h2.get().request(headers, options);
+      return this.h2.get().request(head, endStream, false, all);
     } catch {
       return null;
     }
@@ -92,35 +115,32 @@ export class Http2Probe extends H2Probe {
 
   check(): Promise<CheckResult> {
     return new Promise((resolve) => {
-      const stream = this.request(
-        {
-          ':method': 'GET',
-          ':path': this.settings.path,
-          ':scheme': 'http',
-          ':authority': authorityOf(this.target, this.settings.host),
-          ...withFlatHeaders({}, checkHeaders(this.settings)),
-        },
-        { endStream: true },
-      );
-      if (stream === null) {
-        resolve('network');
-        return;
-      }
       let status = 0;
-      let clusterHeader: string | string[] | undefined;
+      let clusterHeader: string | undefined;
       let degraded = false;
-      stream.on('response', (headers) => {
-        status = Number(headers[':status'] ?? 0);
-        clusterHeader = headers[HEALTHCHECKED_CLUSTER];
-        degraded = headers[DEGRADED] !== undefined;
+      const head = [
+        ':method',
+        'GET',
+        ':scheme',
+        'http',
+        ':authority',
+        authorityOf(this.target, this.settings.host),
+      ];
+      head.push(':path', this.settings.path, ...checkHeaders(this.settings));
+      const stream = this.request(head, true, {
+        onHead: (code, headers) => {
+          status = code;
+          clusterHeader = fieldOf(headers, HEALTHCHECKED_CLUSTER);
+          degraded = fieldOf(headers, DEGRADED) !== undefined;
+        },
+        // -1: the exchange completed; any other code is a reset.
+        onClose: (code) => {
+          if (status === 0 || code !== -1) resolve('network');
+          else resolve(httpVerdict(this.settings, this.target, status, clusterHeader, degraded));
+          this.checked();
+        },
       });
-      stream.on('error', () => resolve('network'));
-      stream.resume();
-      stream.on('close', () => {
-        if (status === 0 || stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) resolve('network');
-        else resolve(httpVerdict(this.settings, this.target, status, clusterHeader, degraded));
-        this.checked();
-      });
+      if (stream === null) resolve('network');
     });
   }
 }
@@ -199,48 +219,51 @@ export class GrpcProbe extends H2Probe {
 
   check(): Promise<CheckResult> {
     return new Promise((resolve) => {
-      const stream = this.request({
-        ':method': 'POST',
-        ':path': '/grpc.health.v1.Health/Check',
-        ':scheme': 'http',
-        ':authority': authorityOf(this.target, this.settings.authority),
-        'content-type': 'application/grpc',
-        te: 'trailers',
-        'user-agent': USER_AGENT,
+      let status = 0;
+      let grpcStatus: string | undefined;
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      const head = [
+        ':method',
+        'POST',
+        ':scheme',
+        'http',
+        ':authority',
+        authorityOf(this.target, this.settings.authority),
+      ];
+      head.push(':path', '/grpc.health.v1.Health/Check', 'content-type', 'application/grpc');
+      head.push('te', 'trailers', 'user-agent', USER_AGENT);
+      const stream = this.request(head, false, {
+        onHead: (code, headers) => {
+          status = code;
+          // A trailers-only answer carries grpc-status in the headers.
+          grpcStatus = fieldOf(headers, 'grpc-status');
+        },
+        onData: (chunk) => {
+          chunks.push(chunk);
+          bytes += chunk.length;
+          // A health answer is a few bytes: one past the limit is no answer, and is not held.
+          if (bytes > MAX_ANSWER_BYTES) {
+            resolve('active');
+            stream?.reset(ERROR.CANCEL);
+          }
+        },
+        onEnd: (trailers) => {
+          if (trailers !== null) grpcStatus = fieldOf(trailers, 'grpc-status') ?? grpcStatus;
+        },
+        onClose: () => {
+          if (status === 0) resolve('network');
+          else if (status !== 200 || grpcStatus !== '0') resolve('active');
+          else resolve(servingStatusOf(Buffer.concat(chunks)) === SERVING ? 'success' : 'active');
+          this.checked();
+        },
       });
       if (stream === null) {
         resolve('network');
         return;
       }
-      let status = 0;
-      let grpcStatus: string | undefined;
-      const chunks: Buffer[] = [];
-      stream.on('response', (headers) => {
-        status = Number(headers[':status'] ?? 0);
-        // A trailers-only answer carries grpc-status in the headers.
-        if (headers['grpc-status'] !== undefined) grpcStatus = String(headers['grpc-status']);
-      });
-      stream.on('trailers', (trailers) => {
-        if (trailers['grpc-status'] !== undefined) grpcStatus = String(trailers['grpc-status']);
-      });
-      let bytes = 0;
-      stream.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        bytes += chunk.length;
-        // A health answer is a few bytes: one past the limit is no answer, and is not held.
-        if (bytes > MAX_ANSWER_BYTES) {
-          resolve('active');
-          stream.close(http2.constants.NGHTTP2_CANCEL);
-        }
-      });
-      stream.on('error', () => resolve('network'));
-      stream.on('close', () => {
-        if (status === 0) resolve('network');
-        else if (status !== 200 || grpcStatus !== '0') resolve('active');
-        else resolve(servingStatusOf(Buffer.concat(chunks)) === SERVING ? 'success' : 'active');
-        this.checked();
-      });
-      stream.end(healthCheckRequestFrame(this.settings.serviceName));
+      stream.write(healthCheckRequestFrame(this.settings.serviceName));
+      stream.end();
     });
   }
 }

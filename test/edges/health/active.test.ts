@@ -115,7 +115,7 @@ test('HTTP/2 check (use_http2) over h2c; a check slower than timeout is a networ
   let delayMs = 0;
   let streams = 0;
   const sessions = new Set<http2.ServerHttp2Session>();
-  // Server push offered by the checker: it must be off, as for the pools (h2-client-settings.ts).
+  // Server push offered by the checker: it must be off, as for the pools (the codec sends ENABLE_PUSH 0).
   const enablePush: Array<boolean | undefined> = [];
   const server = http2.createServer();
   server.on('session', (s) => {
