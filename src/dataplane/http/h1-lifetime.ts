@@ -8,6 +8,32 @@ import type * as net from 'node:net';
 import type { DownstreamOwner } from './downstream.js';
 import { StreamTimer, type TimerTarget } from './stream-timer.js';
 
+/**
+ * After our side of `socket` was ended: the peer gets `ms` (`delayed_close_timeout`) to close
+ * its own, restarted while the write buffer still drains, then the socket is destroyed; with
+ * `ms` 0, once what is written is flushed. Whoever ended it must be reading it, or the peer's
+ * close is never seen.
+ */
+export function destroyAfterDelayedClose(socket: net.Socket, ms: number): void {
+  if (ms <= 0) {
+    socket.once('finish', () => socket.destroy());
+    return;
+  }
+  let pending = socket.writableLength;
+  let timer: NodeJS.Timeout;
+  const check = () => {
+    const now = socket.writableLength;
+    if (now > 0 && now < pending) {
+      pending = now;
+      timer = setTimeout(check, ms).unref();
+      return;
+    }
+    socket.destroy();
+  };
+  timer = setTimeout(check, ms).unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
 export abstract class H1Lifetime implements TimerTarget {
   /** False once a request, the client or the server asked to close: no further request is read. */
   protected keepAlive = true;
@@ -20,7 +46,6 @@ export abstract class H1Lifetime implements TimerTarget {
   protected idleArmed = false;
   protected headTimer: NodeJS.Timeout | null = null;
   private durationTimer: NodeJS.Timeout | null = null;
-  private closeTimer: NodeJS.Timeout | null = null;
   private drainTimer: NodeJS.Timeout | null = null;
   /** Drained while idle: the next response closes the connection. */
   protected closeAfterNext = false;
@@ -103,23 +128,7 @@ export abstract class H1Lifetime implements TimerTarget {
     this.discard();
     if (last === undefined) this.socket.end();
     else this.socket.end(last, 'latin1');
-    const ms = this.hcm.timeouts.delayedCloseMs;
-    if (ms <= 0) {
-      this.socket.once('finish', () => this.socket.destroy());
-      return;
-    }
-    let pending = this.socket.writableLength;
-    const check = () => {
-      const now = this.socket.writableLength;
-      if (now > 0 && now < pending) {
-        pending = now;
-        this.closeTimer = setTimeout(check, ms).unref();
-        return;
-      }
-      this.closeTimer = null;
-      this.socket.destroy();
-    };
-    this.closeTimer = setTimeout(check, ms).unref();
+    destroyAfterDelayedClose(this.socket, this.hcm.timeouts.delayedCloseMs);
   }
 
   /**
@@ -154,7 +163,6 @@ export abstract class H1Lifetime implements TimerTarget {
 
   protected clearTimers(): void {
     this.idleTimer.close();
-    for (const timer of [this.headTimer, this.durationTimer, this.closeTimer, this.drainTimer])
-      if (timer) clearTimeout(timer);
+    for (const timer of [this.headTimer, this.durationTimer, this.drainTimer]) if (timer) clearTimeout(timer);
   }
 }

@@ -12,6 +12,7 @@ import { upstreamRequestHead } from './headers.js';
 import { normalizeRequestPath } from './path-normalize.js';
 import { upstreamResetText } from './local-reply.js';
 import { StreamTimer, type TimerTarget } from './stream-timer.js';
+import { destroyAfterDelayedClose } from './h1-lifetime.js';
 import { requestFilters } from './filters/api.js';
 import { runUpgradeFilters } from './upgrade-filters.js';
 import type { HttpRequest } from '../codec/request.js';
@@ -20,6 +21,39 @@ import type { HttpRequest } from '../codec/request.js';
 function upgradeEnabled(hcm: UpgradeTable, route: CompiledRoute, type: string): boolean {
   if (!hcm.has(type)) return false;
   return route.upgrades?.get(type) ?? (hcm.get(type) as boolean);
+}
+
+/**
+ * Ends the client's connection after what is written to it (`last`, if given). The socket,
+ * paused since the upgrade request, is read again (its bytes dropped) so the client's close is
+ * seen: paused, a client that closed was never noticed and its socket was held for ever.
+ */
+function endDownstream(downstream: net.Socket, delayedCloseMs: number, last?: string): void {
+  if (downstream.writableEnded) return;
+  downstream.unpipe();
+  downstream.resume();
+  if (last === undefined) downstream.end();
+  else downstream.end(last, 'latin1');
+  destroyAfterDelayedClose(downstream, delayedCloseMs);
+}
+
+/** Counts and logs the upgrade's request once it ended with `status` (0: none). */
+function finishRequest(hcm: DownstreamOwner, info: StreamInfo, status: number): void {
+  const s = hcm.stats;
+  s.rqActive.dec();
+  if (status > 0) {
+    s.rqClasses[Math.floor(status / 100) - 1]?.inc();
+    s.rqCompleted.inc();
+  }
+  info.responseCode = status;
+  hcm.onStreamEnd(info);
+}
+
+/** The proxy's own answer to an upgrade request, which closes the connection. */
+function localAnswer(status: number, text: string, server: string, headers: readonly string[]): string {
+  let extra = '';
+  for (let i = 0; i < headers.length; i += 2) extra += `${headers[i]}: ${headers[i + 1]}\r\n`;
+  return `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\ncontent-length: ${text.length}\r\ncontent-type: text/plain\r\nserver: ${server}\r\n${extra}connection: close\r\n\r\n${text}`;
 }
 
 /**
@@ -43,6 +77,7 @@ class UpgradeAnswer {
     private readonly rest: Buffer[],
     private readonly method: string,
     private readonly info: StreamInfo,
+    private readonly delayedCloseMs: number,
   ) {}
 
   get refused(): boolean {
@@ -83,7 +118,7 @@ class UpgradeAnswer {
       downstream.once('drain', () => upstream.resume());
     }
     if (refusal.done) {
-      downstream.end();
+      endDownstream(downstream, this.delayedCloseMs);
       upstream.destroy();
     }
   };
@@ -168,20 +203,14 @@ export function startUpgrade(
   const end = (status: number) => {
     if (ended) return;
     ended = true;
-    s.rqActive.dec();
-    if (status > 0) {
-      s.rqClasses[Math.floor(status / 100) - 1]?.inc();
-      s.rqCompleted.inc();
-    }
-    info.responseCode = status;
-    hcm.onStreamEnd(info);
+    finishRequest(hcm, info, status);
   };
   const reply = (status: number, text: string, flag: number, headers: readonly string[] = []) => {
     info.flags |= flag;
-    let extra = '';
-    for (let i = 0; i < headers.length; i += 2) extra += `${headers[i]}: ${headers[i + 1]}\r\n`;
-    downstream.end(
-      `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\ncontent-length: ${text.length}\r\ncontent-type: text/plain\r\nserver: ${hcm.serverName}\r\n${extra}connection: close\r\n\r\n${text}`,
+    endDownstream(
+      downstream,
+      hcm.timeouts.delayedCloseMs,
+      localAnswer(status, text, hcm.serverName, headers),
     );
     end(status);
   };
@@ -226,7 +255,14 @@ export function startUpgrade(
         upstream.write(text, 'latin1');
       },
     });
-    const answer = new UpgradeAnswer(upstream, downstream, rest, req.method, info);
+    const answer = new UpgradeAnswer(
+      upstream,
+      downstream,
+      rest,
+      req.method,
+      info,
+      hcm.timeouts.delayedCloseMs,
+    );
     const idleMs = route.idleTimeoutMs ?? hcm.timeouts.streamIdleMs;
     const timers = new UpgradeTimers(route.timeoutMs, idleMs, (idle) => {
       (idle ? s.rqIdleTimeout : traffic.rqTimeout).inc();
@@ -262,7 +298,7 @@ export function startUpgrade(
       }
       end(status);
       // A refusal's answer may still be on its way out: the socket closes once it is written.
-      if (answer.refused) downstream.end();
+      if (answer.refused) endDownstream(downstream, hcm.timeouts.delayedCloseMs);
       else downstream.destroy();
     };
     upstream.on('close', () => close());

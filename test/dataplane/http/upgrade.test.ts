@@ -13,6 +13,7 @@ import { compileHcm } from '../../../src/dataplane/http/hcm-config.js';
 import { newUpstreamHost } from '../../../src/upstream/host.js';
 import { until } from '../../helpers/dataplane.js';
 import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { halfOpenFront } from './hostile-clients.js';
 
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 const accept = (key: string) =>
@@ -285,6 +286,41 @@ describe('an upstream that refuses the upgrade', () => {
       }, 1500);
     });
   }
+
+  // Root cause: after a refusal the client's socket stayed paused (as it is until a 101), so a
+  // client that then closed was never noticed: its socket, file descriptor and
+  // `downstream_cx_active` were held for ever (and a graceful stop waited on them), whenever
+  // the upgrade's head had come in more than one read. Now the socket is read again and
+  // closed after `delayed_close_timeout`.
+  for (const how of ['end', 'reset'] as const)
+    it(`a refusal to a head sent in pieces, then the client leaves (${how}): its connection is closed`, async () => {
+      const front = await halfOpenFront(proxy);
+      try {
+        const socket = net.connect(front.port, '127.0.0.1');
+        socket.on('error', () => {});
+        let answer = '';
+        socket.on('data', (d: Buffer) => {
+          answer += d.toString('latin1');
+        });
+        await new Promise((resolve) => socket.once('connect', resolve));
+        const head = UPGRADE('/length');
+        for (let at = 0; at < head.length; at += 16) {
+          socket.write(head.slice(at, at + 16));
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        await until(() => answer === REFUSALS['/length'], 5000, 'the refusal');
+        if (how === 'end') socket.end();
+        else socket.resetAndDestroy();
+        await until(
+          () => proxy.gauge('http.ingress.downstream_cx_active') === 0,
+          5000,
+          'the connection closed',
+        );
+        socket.destroy();
+      } finally {
+        front.close();
+      }
+    });
 
   for (const path of Object.keys(REFUSALS))
     it(`${path}: the refusal reaches the client whole, the connection closes, and nothing after the upgrade reaches the upstream`, async () => {
