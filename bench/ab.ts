@@ -9,11 +9,13 @@
  * (geometric mean of the per-round ratios, and in how many rounds it was lower).
  *
  * Usage (after `npm run build`, in each build compared):
- *   node dist/bench/ab.js [--load h1|post|rate|h2|h2post] [--rounds N] [--seconds S] ROOT[,NODE_FLAG...] ...
+ *   node dist/bench/ab.js [--load h1|post|rate|h2|h2post] [--upstream h1|h2] [--rounds N] [--seconds S] ROOT[,NODE_FLAG...] ...
  * where each ROOT is a checkout with its own `dist/` (e.g. a worktree of the commit before),
  * optionally with node flags for that peer (`.,--max-semi-space-size=4`). Loads: `wrk -c50`
  * GETs (h1), POSTs of 100 bytes (post), 2,000 GETs a second over 20 connections (rate),
- * `h2load -c10 -m10` h2c GETs (h2) or POSTs of 100 bytes (h2post).
+ * `h2load -c10 -m10` h2c GETs (h2) or POSTs of 100 bytes (h2post). `--upstream h2` makes nginx
+ * an h2c upstream and the proxies' cluster (and HAProxy's server) speak HTTP/2 to it: the
+ * upstream HTTP/2 client is then in the measured path.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -86,11 +88,14 @@ async function main(): Promise<void> {
     return value ?? fallback;
   };
   const load = option('--load', 'h1') as Load;
+  const upstreamProtocol = option('--upstream', 'h1');
   const rounds = Number(option('--rounds', '8'));
   const seconds = Number(option('--seconds', '3'));
-  if (!LOADS.includes(load) || argv.length === 0 || !(rounds > 0) || !(seconds > 0)) {
+  const h2Upstream = upstreamProtocol === 'h2';
+  const valid = LOADS.includes(load) && (h2Upstream || upstreamProtocol === 'h1');
+  if (!valid || argv.length === 0 || !(rounds > 0) || !(seconds > 0)) {
     process.stderr.write(
-      `usage: node dist/bench/ab.js [--load ${LOADS.join('|')}] [--rounds N] [--seconds S] ROOT[,NODE_FLAG...] ...\n`,
+      `usage: node dist/bench/ab.js [--load ${LOADS.join('|')}] [--upstream h1|h2] [--rounds N] [--seconds S] ROOT[,NODE_FLAG...] ...\n`,
     );
     process.exit(1);
   }
@@ -103,9 +108,9 @@ async function main(): Promise<void> {
   const started: Target[] = [];
   const peers: Array<{ name: string; target: Target }> = [];
   try {
-    const upstream = await startUpstream();
+    const upstream = await startUpstream(undefined, h2Upstream);
     started.push(upstream.target);
-    const haproxy = await startHaproxy(upstream.port);
+    const haproxy = await startHaproxy(upstream.port, undefined, 1, h2Upstream);
     started.push(haproxy);
     peers.push({ name: 'HAProxy', target: haproxy });
     for (const [i, spec] of argv.entries()) {
@@ -113,7 +118,7 @@ async function main(): Promise<void> {
       const start = pathToFileURL(join(resolve(root as string), 'dist/bench/peers/start.js')).href;
       // Each build starts its own proxy, from its own `bin/` and `dist/`.
       const { startThisProxy } = (await import(`${start}?${i}`)) as typeof import('./peers/start.js');
-      const target = await startThisProxy(upstream.port, 1, undefined, flags);
+      const target = await startThisProxy(upstream.port, 1, undefined, flags, { http2Upstream: h2Upstream });
       started.push(target);
       peers.push({ name: `${i}: ${spec}`, target });
     }

@@ -28,10 +28,10 @@ ${servers}
 `;
 }
 
-/** The upstream: `GET <anything>` answers 200 with `UPSTREAM_BODY`. */
-export function upstreamConf(port: number): string {
+/** The upstream: `GET <anything>` answers 200 with `UPSTREAM_BODY`; h2c (prior knowledge) with `http2`. */
+export function upstreamConf(port: number, http2 = false): string {
   return main(`  server {
-    listen 127.0.0.1:${port} reuseport backlog=4096;
+    listen 127.0.0.1:${port}${http2 ? ' http2' : ''} reuseport backlog=4096;
     location / {
       default_type text/plain;
       return 200 ${JSON.stringify(UPSTREAM_BODY)};

@@ -80,12 +80,12 @@ async function startNginx(
   return target;
 }
 
-/** The nginx upstream (one worker, fixed body) on a free port; returns the port too. */
-export async function startUpstream(cpus?: string): Promise<{ target: Target; port: number }> {
+/** The nginx upstream (one worker, fixed body; h2c with `http2`) on a free port; returns the port too. */
+export async function startUpstream(cpus?: string, http2 = false): Promise<{ target: Target; port: number }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/`;
   return {
-    target: await startNginx('direct (no proxy)', upstreamConf(port), port, url, undefined, cpus),
+    target: await startNginx('direct (no proxy)', upstreamConf(port, http2), port, url, undefined, cpus),
     port,
   };
 }
