@@ -6,6 +6,7 @@ import type { UpgradeTable } from '../router/upgrade-config.js';
 import type { DownstreamOwner } from './downstream.js';
 import { BodyFramer, responseFraming } from '../codec/h1-body.js';
 import { ResponseHeadParser } from '../codec/h1-parse.js';
+import type { ResponseHead } from '../codec/h1-head.js';
 import { reasonPhrase } from '../codec/h1-status.js';
 import { applyEdge } from './edge.js';
 import { upstreamRequestHead } from './headers.js';
@@ -49,6 +50,14 @@ function finishRequest(hcm: DownstreamOwner, info: StreamInfo, status: number): 
   hcm.onStreamEnd(info);
 }
 
+/** The client's answer when the upstream gave none: its status, text and flag. */
+function failureReply(protocolError: boolean, timedOut: number): [number, string, number] {
+  if (protocolError) return [502, upstreamResetText('protocol error'), FLAG.UPE];
+  if (timedOut === 408) return [408, 'stream timeout', 0];
+  if (timedOut === 504) return [504, 'upstream request timeout', 0];
+  return [503, upstreamResetText('connection failure'), FLAG.UF];
+}
+
 /** The proxy's own answer to an upgrade request, which closes the connection. */
 function localAnswer(status: number, text: string, server: string, headers: readonly string[]): string {
   let extra = '';
@@ -69,6 +78,10 @@ class UpgradeAnswer {
   private readonly parser = new ResponseHeadParser();
   /** The refusal's body, read to its end, when the upstream answered other than 101. */
   private refusal: BodyFramer | null = null;
+  /** The bytes of a head not yet whole. */
+  private held: Buffer[] = [];
+  /** The answer broke HTTP/1 (a malformed head): the client gets 502. */
+  protocolError = false;
 
   constructor(
     private readonly upstream: net.Socket,
@@ -86,23 +99,36 @@ class UpgradeAnswer {
 
   readonly onData = (chunk: Buffer): void => {
     const { upstream, downstream } = this;
-    this.info.bytesSent += chunk.length;
+    let from = 0;
     let off = 0;
     if (this.refusal === null) {
-      const head = this.parser.feed(chunk, 0);
-      off = this.parser.used;
-      if (this.parser.error) {
-        upstream.destroy();
-        return;
-      }
-      if (head === null) {
-        downstream.write(chunk);
-        return;
+      let head: ResponseHead | null = null;
+      // Heads are held until whole and accepted: a malformed one never reaches the client in
+      // part, and 100 Continue and other interim answers are dropped, as the router drops them.
+      while (head === null || (head.status < 200 && head.status !== 101)) {
+        if (head !== null) {
+          this.held = [];
+          from = off;
+          if (off === chunk.length) return;
+        }
+        head = this.parser.feed(chunk, off);
+        off += this.parser.used;
+        if (this.parser.error) {
+          this.protocolError = true;
+          upstream.destroy();
+          return;
+        }
+        if (head === null) {
+          this.held.push(chunk.subarray(from));
+          return;
+        }
       }
       this.status = head.status;
+      const held = this.held;
+      this.held = [];
       if (head.status === 101) {
         upstream.off('data', this.onData);
-        downstream.write(chunk);
+        this.relay([...held, chunk.subarray(from)]);
         upstream.pipe(downstream);
         for (const c of this.rest) upstream.write(c);
         downstream.pipe(upstream);
@@ -110,10 +136,11 @@ class UpgradeAnswer {
         return;
       }
       this.refusal = new BodyFramer(responseFraming(head, this.method), head.contentLength);
+      for (const c of held) this.relay([c]);
     }
     const refusal = this.refusal;
     const used = refusal.done ? 0 : refusal.feed(chunk, off, () => {});
-    if (!downstream.write(chunk.subarray(0, off + used))) {
+    if (!this.relay([chunk.subarray(from, off + used)])) {
       upstream.pause();
       downstream.once('drain', () => upstream.resume());
     }
@@ -122,6 +149,16 @@ class UpgradeAnswer {
       upstream.destroy();
     }
   };
+
+  /** Writes `parts` to the client, counting them; false when its buffer is full. */
+  private relay(parts: Buffer[]): boolean {
+    let ok = true;
+    for (const part of parts) {
+      this.info.bytesSent += part.length;
+      ok = this.downstream.write(part);
+    }
+    return ok;
+  }
 }
 
 const ROUTE_TIMEOUT = 0;
@@ -292,8 +329,8 @@ export function startUpgrade(
       if (status === 0 && info.bytesSent === 0 && !downstream.destroyed) {
         // Nothing came back: the client gets the router's answer, and the socket closes after it.
         downstream.unpipe(upstream);
-        if (timedOut === 0) reply(503, upstreamResetText('connection failure'), FLAG.UF);
-        else reply(timedOut, timedOut === 408 ? 'stream timeout' : 'upstream request timeout', 0);
+        if (answer.protocolError) traffic.cxProtocolError.inc();
+        reply(...failureReply(answer.protocolError, timedOut));
         return;
       }
       end(status);

@@ -451,6 +451,90 @@ describe('the timeouts of an upgrade', () => {
   });
 });
 
+/**
+ * Root cause: the upstream's answer to an upgrade was relayed to the client as it came, before
+ * its head was whole: a malformed head sent in two reads reached the client in part (then the
+ * connection was reset), one in a single read was a reset with no answer, and a 100 Continue
+ * before the 101 was taken for the answer (bodiless), ending the upgrade. Heads are now held
+ * until whole: a malformed one is a 502 (`UPE`), interim answers are dropped.
+ */
+describe('hostile answers to an upgrade', () => {
+  let upstream: net.Server;
+  let proxy: TestProxy;
+  const sockets: net.Socket[] = [];
+  const ANSWERS: Record<string, Array<string>> = {
+    '/split-bad': ['HTTP/1.1 200 OK\r\nX-A: 1\r\n', 'X-B: \x01\r\ncontent-length: 0\r\n\r\n'],
+    '/bad': ['HTTP/1.1 200 OK\r\ncontent-length: 5\r\ncontent-length: 6\r\n\r\nhello'],
+    '/interim': [
+      'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n',
+    ],
+  };
+
+  before(async () => {
+    upstream = net.createServer((socket) => {
+      sockets.push(socket);
+      socket.on('error', () => {});
+      socket.once('data', (d: Buffer) => {
+        const parts = ANSWERS[d.toString('latin1').split(' ')[1] ?? ''] ?? [];
+        parts.forEach((part, i) => setTimeout(() => socket.write(part, 'latin1'), i * 100));
+        socket.on('data', (more: Buffer) => socket.write(more));
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    proxy = await startProxy(
+      {
+        stat_prefix: 'ingress',
+        upgrade_configs: [{ upgrade_type: 'websocket' }],
+        route_config: {
+          virtual_hosts: [
+            { name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'ws' } }] },
+          ],
+        },
+        http_filters: [{ name: 'proxy.filters.http.router' }],
+      },
+      [{ raw: { name: 'ws' }, addresses: [`127.0.0.1:${(upstream.address() as net.AddressInfo).port}`] }],
+    );
+  });
+
+  after(async () => {
+    await proxy.close();
+    for (const socket of sockets) socket.destroy();
+    upstream.close();
+  });
+
+  async function upgrade(path: string, after = ''): Promise<string> {
+    const socket = net.connect(proxy.port, '127.0.0.1');
+    socket.on('error', () => {});
+    let answer = '';
+    socket.on('data', (d: Buffer) => {
+      answer += d.toString('latin1');
+      if (after !== '' && answer.includes('\r\n\r\n') && !answer.includes(after)) socket.write(after);
+    });
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`);
+    await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1000))]);
+    socket.destroy();
+    return answer;
+  }
+
+  for (const path of ['/split-bad', '/bad'])
+    it(`${path}: a malformed answer is a 502, nothing of it relayed`, async () => {
+      const before = proxy.counter('cluster.ws.upstream_cx_protocol_error');
+      const answer = await upgrade(path);
+      assert.match(answer, /^HTTP\/1\.1 502 Bad Gateway\r\n/);
+      assert.ok(answer.endsWith('reset reason: protocol error'), answer);
+      assert.equal(proxy.counter('cluster.ws.upstream_cx_protocol_error'), before + 1);
+    });
+
+  it('/interim: a 100 Continue before the 101 is dropped and the tunnel opens', async () => {
+    const answer = await upgrade('/interim', 'ping');
+    assert.equal(
+      answer,
+      'HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\nping',
+    );
+  });
+});
+
 describe('upgrade_configs compile', () => {
   const compile = (upgrades: unknown) => {
     const report = new Report('test');
