@@ -476,7 +476,9 @@ describe('hostile answers to an upgrade', () => {
       socket.on('error', () => {});
       socket.once('data', (d: Buffer) => {
         const parts = ANSWERS[d.toString('latin1').split(' ')[1] ?? ''] ?? [];
-        parts.forEach((part, i) => setTimeout(() => socket.write(part, 'latin1'), i * 100));
+        parts.forEach((part, i) => {
+          setTimeout(() => socket.write(part, 'latin1'), i * 100);
+        });
         socket.on('data', (more: Buffer) => socket.write(more));
       });
     });
