@@ -164,7 +164,8 @@ export function xdsBootstrap(source: Source, kind: DrivenKind = 'cds'): JsonObje
 
 export async function startXdsClient(bootstrap: JsonObject): Promise<XdsClientHarness> {
   const ctx = loadedContext(bootstrap);
-  const client = await startXds(ctx);
+  // No data plane runs here to bind the listeners: a listener response is judged at once.
+  const client = await startXds(ctx, false);
   return {
     ctx,
     client,

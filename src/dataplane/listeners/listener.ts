@@ -152,6 +152,11 @@ export class ActiveListener {
     sockets.offer(address, this.server);
   }
 
+  /** Where the server socket is bound (the real port when the config said 0). */
+  get address(): net.AddressInfo {
+    return this.server.address() as net.AddressInfo;
+  }
+
   get isAccepting(): boolean {
     return this.accepting;
   }

@@ -191,6 +191,12 @@ export class ListenerManager {
       this.listeners.set(spec.name, listener);
       this.retire(previous);
       log.info({ listener: spec.name }, 'listener updated in place');
+      // Pending only when put back after a failed move (src/edges/xds/listener-binds.ts): it
+      // is bound again, where it was.
+      if (entry.state === 'pending') {
+        const { address, port } = listener.address;
+        this.report(listenerBound({ name: spec.name, address, port }), 'listener');
+      }
       return;
     }
     try {

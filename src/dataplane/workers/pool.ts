@@ -15,6 +15,7 @@ import {
   type WorkerMessage,
   type WorkerQuery,
 } from './messages.js';
+import { ListenerReports } from './listener-reports.js';
 import { bucketCells } from './shared-buckets.js';
 
 /** Restarts of a crashed worker wait this long, so a worker that dies at once does not spin. */
@@ -98,8 +99,12 @@ export class WorkerPool {
   /** Each live worker's latest answer to the kinds asked with `orLast`, by kind and worker. */
   private readonly lastAnswers = new Map<WorkerQuery['kind'], Map<number, unknown>>();
   private readonly readyWaiters = new Map<number, () => void>();
-  /** Per listener: the workers that reported it stopped (the listener is stopped when all did). */
-  private readonly stoppedBy = new Map<string, Set<number>>();
+  /** Every thread's listener binds and stops, each folded into one event. */
+  private readonly listenerReports = new ListenerReports(
+    () => this.ctx.store.state,
+    () => this.liveThreads(),
+    (event, source) => this.ctx.store.dispatch(event, source),
+  );
   /** Port-0 listeners being bound by a first worker, by listener name. */
   private readonly portClaims = new Map<string, PortClaim>();
   private nextRequest = 1;
@@ -243,6 +248,7 @@ export class WorkerPool {
         if (request.due.delete(slot.id) && request.due.size === 0) request.done();
       }
       this.releaseClaims(slot);
+      this.listenerReports.settle();
       if (this.closing) {
         log.info({ worker: slot.id, code }, 'data-plane worker exited');
         return;
@@ -312,7 +318,8 @@ export class WorkerPool {
    * wait for.
    */
   private claimPort(thread: number, name: string, answer: (port: number) => void): void {
-    const bound = boundPort(this.ctx.store.state.listeners[name]);
+    // Bound by every thread, or by some while the others are yet to answer.
+    const bound = boundPort(this.ctx.store.state.listeners[name]) || this.listenerReports.boundPort(name);
     const claim = this.portClaims.get(name);
     if (!bound && claim) claim.waiting.push({ thread, answer });
     else {
@@ -345,35 +352,27 @@ export class WorkerPool {
 
   /**
    * An event of data-plane thread `thread` (the main one's by default). Every thread binds
-   * and stops the same listeners, so listener reports are folded into one event: the first
-   * bind (or bind failure) of a listener, and its stop once every live thread has stopped it.
-   * Other events pass through as they are.
+   * and stops the same listeners, so their reports are folded into one event each, once every
+   * live thread answered (`ListenerReports`). Other events pass through as they are.
    */
   report(event: ProxyEvent, source: string, thread = PRIMARY_THREAD): void {
-    const state = this.ctx.store.state;
     switch (event.type) {
       case 'listener/bound':
-      case 'listener/bind-failed': {
-        const entry = state.listeners[event.name];
-        if (entry && entry.state === 'pending') this.ctx.store.dispatch(event, source);
+      case 'listener/bind-failed':
         this.settleClaim(event.name, event.type === 'listener/bound' ? event.port : 0);
+        this.listenerReports.bind(event, thread);
         return;
-      }
-      case 'listener/stopped': {
-        const live = [PRIMARY_THREAD, ...this.slots.filter((s) => s.worker).map((s) => s.id)];
-        const done: string[] = [];
-        for (const name of event.names) {
-          const by = this.stoppedBy.get(name) ?? new Set<number>();
-          by.add(thread);
-          this.stoppedBy.set(name, by);
-          if (live.every((id) => by.has(id)) && state.listeners[name]?.state !== 'stopped') done.push(name);
-        }
-        if (done.length > 0) this.ctx.store.dispatch({ ...event, names: done }, source);
+      case 'listener/stopped':
+        this.listenerReports.stopped(event, thread, source);
         return;
-      }
       default:
         this.ctx.store.dispatch(event, source);
     }
+  }
+
+  /** The data-plane threads running now: the main one and every worker not ended. */
+  private liveThreads(): number[] {
+    return [PRIMARY_THREAD, ...this.slots.filter((s) => s.worker).map((s) => s.id)];
   }
 
   private broadcast(message: PrimaryMessage): void {

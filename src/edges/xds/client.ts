@@ -42,12 +42,13 @@ export interface XdsContext {
 
 /**
  * Starts discovery for the snapshot's bootstrap (stopped at shutdown); with nothing to
- * discover it is initialised at once.
+ * discover it is initialised at once. `bindsListeners`: a data plane binds the listeners, so
+ * a listener response is answered once they are bound (false where none runs beside it).
  */
-export async function startXds(ctx: XdsContext): Promise<XdsClient> {
+export async function startXds(ctx: XdsContext, bindsListeners = true): Promise<XdsClient> {
   // The `version` gauges hash each accepted version_info synchronously.
   await prepareHashing();
-  const client = new DiscoveryClient(ctx);
+  const client = new DiscoveryClient(ctx, bindsListeners);
   ctx.onShutdown(() => client.close());
   return client;
 }
@@ -81,7 +82,10 @@ class DiscoveryClient implements XdsClient {
   private closed = false;
   private readonly subscription;
 
-  constructor(private readonly ctx: XdsContext) {
+  constructor(
+    private readonly ctx: XdsContext,
+    bindsListeners: boolean,
+  ) {
     const log = ctx.log.get('upstream');
     const bootstrap = ctx.store.state.bootstrap?.config ?? {};
     this.dynamic = compiledDynamicSources(bootstrap);
@@ -124,6 +128,7 @@ class DiscoveryClient implements XdsClient {
       subscriptions,
       init: this.init,
       secretWait: this.secretWait,
+      bindsListeners,
     };
     this.subscribers = new Subscribers(judge);
     // A response dispatches one event per resource: the subscriptions follow once, after them all.

@@ -1,6 +1,11 @@
 import { ManagementStream, type StreamOptions, type StreamWatch } from './grpc-stream.js';
 import { INVALID_ARGUMENT } from './stream.js';
-import type { DeltaDiscoveryRequest, DeltaDiscoveryResponse, Subscriber } from './types.js';
+import {
+  type DeltaDiscoveryRequest,
+  type DeltaDiscoveryResponse,
+  type Subscriber,
+  whenJudged,
+} from './types.js';
 import { decodeDeltaResponse, encodeDeltaRequest } from './wire.js';
 
 interface DeltaWatch extends StreamWatch {
@@ -85,13 +90,14 @@ export class DeltaStream extends ManagementStream<DeltaWatch, DeltaDiscoveryRequ
   }
 
   protected onWatchResponse(watch: DeltaWatch, response: DeltaDiscoveryResponse): void {
-    const error = watch.subscriber.onUpdate(response);
-    if (error === null) {
-      for (const r of response.resources) watch.versions.set(r.name, r.version);
-      for (const name of response.removed_resources) watch.versions.delete(name);
-    }
-    watch.ack = { nonce: response.nonce, error };
-    this.send(watch);
+    whenJudged(watch.subscriber.onUpdate(response), (error) => {
+      if (error === null) {
+        for (const r of response.resources) watch.versions.set(r.name, r.version);
+        for (const name of response.removed_resources) watch.versions.delete(name);
+      }
+      watch.ack = { nonce: response.nonce, error };
+      this.send(watch);
+    });
   }
 
   protected requestOf(watch: DeltaWatch): DeltaDiscoveryRequest | null {

@@ -13,9 +13,10 @@ import { staticSecrets } from '../../config/secrets.js';
 import { type ApplyContext, applyChange, type Change } from './apply.js';
 import { decodeDeltaUpdate } from './delta-resources.js';
 import type { InitTargets } from './init-targets.js';
+import { bindFailures, listenersBefore, pendingBinds, restoreListeners } from './listener-binds.js';
 import { type DecodedResource, type DecodedResponse, decodeUpdate } from './resources.js';
 import type { SubscriptionStats } from './subscription-stats.js';
-import { RESOURCE_NAME, type ResourceKind, type Update } from './types.js';
+import { type Judged, RESOURCE_NAME, type ResourceKind, type Update } from './types.js';
 import type { Want } from './wants.js';
 
 export interface JudgeContext extends ApplyContext {
@@ -26,6 +27,8 @@ export interface JudgeContext extends ApplyContext {
   readonly unknownFields: { add(n: number): void };
   readonly subscriptions: SubscriptionStats;
   readonly init: InitTargets;
+  /** A data plane binds the listeners: a listener response waits for their binds. */
+  readonly bindsListeners: boolean;
 }
 
 /** A watch's response, decoded, with what it changes when accepted. */
@@ -53,8 +56,12 @@ function decode(
   return { ...decoded, change: { resources: decoded.resources, removed: null, version: decoded.version } };
 }
 
-/** Judges `update` for the watch `w`: null accepts it (applied), a message rejects it (the NACK's detail). */
-export function judgeResponse(ctx: JudgeContext, w: Want, delta: boolean, update: Update): string | null {
+/**
+ * Judges `update` for the watch `w`: null accepts it (applied), a message rejects it (the
+ * NACK's detail). A listener response that binds listeners is judged once they are bound
+ * (src/edges/xds/listener-binds.ts): a promise.
+ */
+export function judgeResponse(ctx: JudgeContext, w: Want, delta: boolean, update: Update): Judged {
   const kind = w.kind;
   const decoded = decode(ctx, w, delta, update);
   const version = decoded.version;
@@ -66,7 +73,32 @@ export function judgeResponse(ctx: JudgeContext, w: Want, delta: boolean, update
   const rejected = [...decoded.rejected, ...staticConflicts(ctx, kind, decoded.resources)];
   if (decoded.errors.length > 0) rejected.push({ name: '', errors: decoded.errors });
   if (rejected.length > 0) return reject(ctx, w, version, rejected);
+  const before =
+    kind === 'lds' && ctx.bindsListeners ? listenersBefore(ctx.store.state, decoded.resources) : null;
   applyChange(ctx, kind, decoded.change);
+  const binding = before ? pendingBinds(ctx.store.state, before) : [];
+  if (!before || binding.length === 0) return accepted(ctx, w, delta, decoded);
+  return bindFailures(ctx.store, binding).then((failed) => {
+    if (failed.length === 0) return accepted(ctx, w, delta, decoded);
+    restoreListeners(
+      ctx.store,
+      before,
+      failed.map((f) => f.name),
+      version,
+    );
+    return reject(ctx, w, version, failed);
+  });
+}
+
+/** An applied response: counted, the initial fetch of what it names over, its version recorded. */
+function accepted(
+  ctx: JudgeContext,
+  w: Want,
+  delta: boolean,
+  decoded: DecodedResponse & { change: Change },
+): null {
+  const kind = w.kind;
+  const version = decoded.version;
   const names = decoded.resources.map((r) => r.name);
   // A file or REST subscription counts every fetch it accepts in its own scope, as the
   // reference's do; a gRPC mux tells an EDS or RDS watch only of a response naming it.

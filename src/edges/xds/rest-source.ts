@@ -100,7 +100,7 @@ export class RestPoller implements Transport {
         if (answer === null) {
           this.log.warn({ url, limit: MAX_RESPONSE_BYTES }, 'xDS REST response too large');
           poll.subscriber.onFailure(`${url}: the response body exceeds ${MAX_RESPONSE_BYTES} bytes`);
-        } else if (res.status === 200) this.apply(poll, parseJson(answer));
+        } else if (res.status === 200) await this.apply(poll, parseJson(answer));
         else if (res.status === 304) poll.subscriber.onAttempt();
         else {
           this.log.warn({ url, status: res.status }, 'xDS REST fetch refused');
@@ -116,10 +116,10 @@ export class RestPoller implements Transport {
     poll.timer.unref();
   }
 
-  private apply(poll: Poll, response: unknown): void {
+  private async apply(poll: Poll, response: unknown): Promise<void> {
     const { version_info: version, nonce } = (response ?? {}) as { version_info?: unknown; nonce?: unknown };
     poll.nonce = typeof nonce === 'string' ? nonce : '';
-    poll.error = poll.subscriber.onUpdate(response);
+    poll.error = await poll.subscriber.onUpdate(response);
     if (poll.error === null) poll.version = typeof version === 'string' ? version : '';
   }
 }

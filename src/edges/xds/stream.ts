@@ -1,5 +1,5 @@
 import { ManagementStream, type StreamOptions, type StreamWatch } from './grpc-stream.js';
-import type { DiscoveryRequest, DiscoveryResponse, Subscriber } from './types.js';
+import { type DiscoveryRequest, type DiscoveryResponse, type Subscriber, whenJudged } from './types.js';
 import { decodeResponse, encodeRequest } from './wire.js';
 
 /** `google.rpc.Code.INVALID_ARGUMENT`: the code of a NACK's `error_detail`, as the reference sends. */
@@ -58,11 +58,12 @@ export class XdsStream extends ManagementStream<Watch, DiscoveryRequest, Discove
   }
 
   protected onWatchResponse(watch: Watch, response: DiscoveryResponse): void {
-    watch.nonce = response.nonce;
-    const error = watch.subscriber.onUpdate(response);
-    if (error === null) watch.version = response.version_info;
-    watch.error = error;
-    this.send(watch);
+    whenJudged(watch.subscriber.onUpdate(response), (error) => {
+      watch.nonce = response.nonce;
+      if (error === null) watch.version = response.version_info;
+      watch.error = error;
+      this.send(watch);
+    });
   }
 
   protected requestOf(watch: Watch): DiscoveryRequest {

@@ -9,7 +9,7 @@ import { rejectedAgain } from '../../../events/index.js';
 import { unrefTimeout } from './grpc-stream.js';
 import { type JudgeContext, judgeResponse } from './judge.js';
 import { RejectedCopies } from './repeats.js';
-import { RESOURCE_NAME, type ResourceKind, type Subscriber } from './types.js';
+import { type Judged, RESOURCE_NAME, type ResourceKind, type Subscriber, type Update } from './types.js';
 import type { Want } from './wants.js';
 
 /** While a management server keeps re-sending a rejected update, how often the copies are reported. */
@@ -31,25 +31,42 @@ export class Subscribers {
     }
     const seen = entry.copies;
     const { log, subscriptions } = this.ctx;
-    return {
-      onUpdate: (update) => {
-        const again = seen.again(update);
-        if (again !== null) {
-          subscriptions.count(w.kind, w.names, 'update_rejected');
-          this.reportSoon();
-          return again;
-        }
-        this.report(w.kind, seen);
-        let error: string | null;
-        try {
-          error = judgeResponse(this.ctx, w, delta, update);
-        } catch (err) {
-          log.error({ err, kind: w.kind }, `${w.kind.toUpperCase()} update failed`);
-          subscriptions.count(w.kind, w.names, 'update_rejected');
-          error = `update failed: ${(err as Error).message}`;
-        }
+    const judge = (update: Update): Judged => {
+      const again = seen.again(update);
+      if (again !== null) {
+        subscriptions.count(w.kind, w.names, 'update_rejected');
+        this.reportSoon();
+        return again;
+      }
+      this.report(w.kind, seen);
+      const failed = (err: unknown) => {
+        log.error({ err, kind: w.kind }, `${w.kind.toUpperCase()} update failed`);
+        subscriptions.count(w.kind, w.names, 'update_rejected');
+        return `update failed: ${(err as Error).message}`;
+      };
+      const judged = (error: string | null) => {
         seen.judged(update, error);
         return error;
+      };
+      try {
+        const verdict = judgeResponse(this.ctx, w, delta, update);
+        return verdict instanceof Promise ? verdict.catch(failed).then(judged) : judged(verdict);
+      } catch (err) {
+        return judged(failed(err));
+      }
+    };
+    // While a judgement waits (a listener response for its binds), the next update waits its turn.
+    let waiting: Promise<unknown> | null = null;
+    return {
+      onUpdate: (update) => {
+        const verdict = waiting ? waiting.then(() => judge(update)) : judge(update);
+        if (verdict instanceof Promise) {
+          const turn = verdict.finally(() => {
+            if (waiting === turn) waiting = null;
+          });
+          waiting = turn;
+        }
+        return verdict;
       },
       onFailure: () => {
         this.report(w.kind, seen);

@@ -146,9 +146,21 @@ export interface DeltaDiscoveryResponse {
 export type Update = unknown;
 
 /** The owner of a watch: told of each update to judge, and of each fetch that brought none. */
+/**
+ * A judgement: null accepts (the ACK), a message rejects (the NACK's detail); a promise of one
+ * when it waits for something (a listener response for its binds).
+ */
+export type Judged = string | null | Promise<string | null>;
+
+/** Calls `then` with the judgement: at once when it is made, else when it is. */
+export function whenJudged(judged: Judged, then: (error: string | null) => void): void {
+  if (judged instanceof Promise) void judged.then(then);
+  else then(judged);
+}
+
 export interface Subscriber {
   /** Judges an update: null accepts it (the ACK), a message rejects it whole (the NACK's detail). */
-  onUpdate(update: Update): string | null;
+  onUpdate(update: Update): Judged;
   /** A fetch that brought nothing to judge: a stream broken or not dialled, a failed request, a file that does not parse. */
   onFailure(why: string): void;
   /** A fetch with no outcome to count (a gRPC subscription sent, a REST poll answered 304), which the reference counts as an attempt. */
