@@ -7,10 +7,19 @@
 import { createRequire } from 'node:module';
 import type * as Grpc from '@grpc/grpc-js';
 import type bunyan from 'bunyan';
+import { probeSettings, type SettingsProbe } from './settings-probe.js';
 import type { Subscriber, Transport } from './types.js';
 
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
+
+/**
+ * How long a dial may take to become a connection (TCP, then the server's HTTP/2 SETTINGS):
+ * gRPC's MIN_CONNECT_TIMEOUT. grpc-js waits for the SETTINGS without a deadline, so a server
+ * (or a load balancer in front of it) that accepts and says nothing held the stream for ever;
+ * each dial is asked first (`probeSettings`).
+ */
+export const CONNECT_DEADLINE_MS = 20_000;
 
 let grpcModule: typeof Grpc | null = null;
 
@@ -146,6 +155,8 @@ export abstract class ManagementStream<W extends StreamWatch, Req extends { node
   private closed = false;
   private readonly bucket: TokenBucket | null;
   private drainTimer: NodeJS.Timeout | null = null;
+  /** The dial's check that the server speaks HTTP/2, before grpc-js dials. */
+  private probe: SettingsProbe | null = null;
 
   constructor(
     protected readonly options: StreamOptions,
@@ -189,6 +200,8 @@ export abstract class ManagementStream<W extends StreamWatch, Req extends { node
     this.client = null;
     if (this.drainTimer) clearTimeout(this.drainTimer);
     this.drainTimer = null;
+    this.probe?.cancel();
+    this.probe = null;
     for (const watch of this.watches.values()) watch.queued = false;
     this.options.counters?.pendingRequests.set(0);
   }
@@ -202,12 +215,22 @@ export abstract class ManagementStream<W extends StreamWatch, Req extends { node
   }
 
   private connect(): void {
-    if (this.closed || this.watches.size === 0) return;
+    if (this.closed || this.watches.size === 0 || this.probe) return;
     const target = this.options.target();
     if (!target) {
       this.failed('the management cluster has no member');
       return;
     }
+    this.probe = probeSettings(target, CONNECT_DEADLINE_MS, (error) => {
+      this.probe = null;
+      if (this.closed || this.call) return;
+      if (error) this.failed(error);
+      else this.dial(target);
+    });
+  }
+
+  private dial(target: string): void {
+    if (this.watches.size === 0) return;
     const { Client, credentials } = grpc();
     // No limit on a response's size, as the reference's `envoy_grpc` sets none by default:
     // grpc-js's 4 MiB would refuse an ordinary large CDS push and retry it for ever.

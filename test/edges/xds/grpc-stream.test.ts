@@ -7,10 +7,22 @@
  * neither has the proxy's.
  */
 import assert from 'node:assert/strict';
+import * as net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
-import { ADMIN, adsConfig, staticCluster } from '../../helpers/xds-fixtures.js';
+import {
+  ADMIN,
+  adsConfig,
+  assignment,
+  edsBootstrap,
+  GRPC_SOURCE,
+  get,
+  staticCluster,
+  statValue,
+  until,
+  upstream,
+} from '../../helpers/xds-fixtures.js';
 import { XdsServer } from '../../helpers/xds-server.js';
 
 const ADS_V3 = { ads: {}, resource_api_version: 'V3' };
@@ -126,6 +138,53 @@ describe('initial_metadata of the management server', () => {
       assert.equal(headers['x-consul-token'], 'token-1');
       assert.equal(headers.authorization, 'Bearer kuma');
       assert.equal(headers['x-empty'], '');
+    }
+  });
+});
+
+/**
+ * Root cause: grpc-js takes a dial as connected only once the server's HTTP/2 SETTINGS arrive,
+ * and waits for them without a deadline. A management server (or a load balancer in front of
+ * one) that accepts the TCP connection and says nothing held the xDS stream for ever: one
+ * connection for the life of the process, no redial, no `update_failure`, and the real server
+ * behind the same address was never reached once it answered. Now a dial not connected within
+ * gRPC's MIN_CONNECT_TIMEOUT (20 s) is a failed fetch, and the stream redials with backoff.
+ */
+describe('a management server that accepts and never sends SETTINGS', () => {
+  it('is left after 20 s and redialled; once a real server listens there, EDS arrives', async () => {
+    const sockets = new Set<net.Socket>();
+    let accepted = 0;
+    const hole = net.createServer((socket) => {
+      accepted++;
+      sockets.add(socket);
+      socket.resume();
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => hole.listen(0, '127.0.0.1', resolve));
+    const port = (hole.address() as net.AddressInfo).port;
+    const origin = await upstream('real');
+    let xds: XdsServer | null = null;
+    // initial_fetch_timeout 15 s lets the proxy go LIVE while the first dial waits.
+    const proxy = await startProxyProcess(edsBootstrap(port, GRPC_SOURCE), ['--concurrency', '2']);
+    try {
+      assert.equal(accepted, 1);
+      await until('a second dial', async () => accepted >= 2, 40_000);
+      // The dial left behind is closed, not kept beside the new one.
+      await until('the first connection closed', async () => sockets.size <= 1, 10_000);
+      assert.ok(((await statValue(proxy, 'cluster.some_service.update_failure')) ?? 0) >= 1);
+      assert.match(proxy.stderr(), /no HTTP\/2 SETTINGS from 127\.0\.0\.1:\d+ within 20000 ms/);
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => hole.close(() => resolve()));
+      xds = await XdsServer.start(port);
+      xds.set('eds', [assignment('some_service', [origin.port])], 'e1');
+      await xds.ack('eds', 'e1', 60_000);
+      const listener = await proxy.listenerPort('listener_0');
+      await until('the discovered host answers', async () => (await get(listener)).body === 'real', 10_000);
+    } finally {
+      await proxy.stop();
+      await xds?.stop();
+      hole.close();
+      await origin.close();
     }
   });
 });
