@@ -19,41 +19,9 @@ export interface Http2Options {
    * malformed resets its stream; false (the reference's default) ends the whole connection.
    */
   streamErrorOnInvalidMessaging: boolean;
-  /** The flood limits (downstream only), the reference's defaults where unset. */
+  /** The flood limits, the reference's defaults where unset. */
   limits: FloodLimits;
 }
-
-/** `Http2ProtocolOptions` fields, on the connection manager and on a cluster alike. */
-export const HTTP2_OPTIONS_FIELDS: FieldTable = {
-  ...acting(
-    'hpack_table_size',
-    'max_concurrent_streams',
-    'initial_stream_window_size',
-    'initial_connection_window_size',
-  ),
-  allow_connect: notYet('CONNECT over HTTP/2 (allow_connect)'),
-  allow_metadata: notYet('METADATA frames (allow_metadata)'),
-  max_outbound_frames: notYet('the outbound frame flood limit on upstream connections (max_outbound_frames)'),
-  max_outbound_control_frames: notYet(
-    'the outbound control frame flood limit on upstream connections (max_outbound_control_frames)',
-  ),
-  max_consecutive_inbound_frames_with_empty_payload: notYet(
-    'the empty frame flood limit on upstream connections (max_consecutive_inbound_frames_with_empty_payload)',
-  ),
-  max_inbound_priority_frames_per_stream: notYet(
-    'the PRIORITY frame flood limit on upstream connections (max_inbound_priority_frames_per_stream)',
-  ),
-  max_inbound_window_update_frames_per_data_frame_sent: notYet(
-    'the WINDOW_UPDATE flood limit on upstream connections (max_inbound_window_update_frames_per_data_frame_sent)',
-  ),
-  stream_error_on_invalid_http_messaging: notYet(
-    'resetting only the stream on invalid HTTP messaging from an upstream (stream_error_on_invalid_http_messaging)',
-  ),
-  override_stream_error_on_invalid_http_message: notYet(
-    'resetting only the stream on invalid HTTP messaging from an upstream (override_stream_error_on_invalid_http_message)',
-  ),
-  custom_settings_parameters: notYet('custom SETTINGS parameters (custom_settings_parameters)'),
-};
 
 /** The flood limits, as `http2_protocol_options` names them, and where each goes. */
 const FLOOD_FIELDS: Array<[string, keyof FloodLimits, number]> = [
@@ -65,16 +33,32 @@ const FLOOD_FIELDS: Array<[string, keyof FloodLimits, number]> = [
 ];
 
 /**
- * The connection manager's `http2_protocol_options`: the downstream codec (our own) also acts
- * on invalid messaging and counts the flood limits.
+ * `Http2ProtocolOptions` fields, on the connection manager and on a cluster alike: the flood
+ * limits act both ways, the downstream codec and the upstream sessions being one codec.
  */
-export const DOWNSTREAM_HTTP2_OPTIONS_FIELDS: FieldTable = {
-  ...HTTP2_OPTIONS_FIELDS,
+export const HTTP2_OPTIONS_FIELDS: FieldTable = {
   ...acting(
-    'stream_error_on_invalid_http_messaging',
-    'override_stream_error_on_invalid_http_message',
+    'hpack_table_size',
+    'max_concurrent_streams',
+    'initial_stream_window_size',
+    'initial_connection_window_size',
     ...FLOOD_FIELDS.map(([field]) => field),
   ),
+  allow_connect: notYet('CONNECT over HTTP/2 (allow_connect)'),
+  allow_metadata: notYet('METADATA frames (allow_metadata)'),
+  stream_error_on_invalid_http_messaging: notYet(
+    'resetting only the stream on invalid HTTP messaging from an upstream (stream_error_on_invalid_http_messaging)',
+  ),
+  override_stream_error_on_invalid_http_message: notYet(
+    'resetting only the stream on invalid HTTP messaging from an upstream (override_stream_error_on_invalid_http_message)',
+  ),
+  custom_settings_parameters: notYet('custom SETTINGS parameters (custom_settings_parameters)'),
+};
+
+/** The connection manager's `http2_protocol_options`: the downstream codec also acts on invalid messaging. */
+export const DOWNSTREAM_HTTP2_OPTIONS_FIELDS: FieldTable = {
+  ...HTTP2_OPTIONS_FIELDS,
+  ...acting('stream_error_on_invalid_http_messaging', 'override_stream_error_on_invalid_http_message'),
 };
 
 /** The largest HTTP/2 window (RFC 7540 6.9.1) and the reference's upper bound of max_concurrent_streams. */
@@ -128,8 +112,6 @@ export function compileHttp2Options(
   );
   const limits: FloodLimits = { ...DEFAULT_FLOOD_LIMITS };
   for (const [field, key, min] of FLOOD_FIELDS) {
-    // Checked only where the field acts (the connection manager): a cluster refuses it by name.
-    if (fields[field] !== 'act') continue;
     const value = boundedField(options, field, [min, 2 ** 32 - 1], path, report);
     if (value !== undefined) limits[key] = value;
   }

@@ -6,7 +6,7 @@ import { RESPONSE_LIMITS } from '../codec/h1-head.js';
 
 /**
  * The codec's options for an upstream HTTP/2 session (the pools' and the health checks'): what
- * the cluster's `http2_protocol_options` sets, response heads held to the HTTP/1 pool's limits
+ * the cluster's `http2_protocol_options` sets (SETTINGS, windows, flood limits), response heads held to the HTTP/1 pool's limits
  * (the reference's 80 KiB and 100 fields), and a response whose body disagrees with its
  * `content-length` resetting only its stream, as nghttp2 did for the node:http2 client.
  */
@@ -20,6 +20,6 @@ export function upstreamSessionOptions(options: Http2Options | null): SessionOpt
     maxHeaderListSize: RESPONSE_LIMITS.maxHeadBytes,
     maxHeadersCount: RESPONSE_LIMITS.maxHeadersCount,
     streamErrorOnInvalidMessaging: true,
-    limits: DEFAULT_FLOOD_LIMITS,
+    limits: options?.limits ?? DEFAULT_FLOOD_LIMITS,
   };
 }
