@@ -213,6 +213,17 @@ function acceptsTrailers(headers: readonly string[]): boolean {
   return false;
 }
 
+/** Removes `expect: 100-continue` from `headers` (flat, names lowercase); whether it was there. */
+function takeExpectContinue(headers: string[]): boolean {
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i] === 'expect' && (headers[i + 1] as string).toLowerCase() === '100-continue') {
+      headers.splice(i, 2);
+      return true;
+    }
+  }
+  return false;
+}
+
 /** One downstream HTTP/2 stream: the exchange's sink and owner, and the codec stream's handler. */
 class H2Stream implements ResponseSink, ExchangeOwner, StreamHandler {
   headersSent = false;
@@ -260,6 +271,9 @@ class H2Stream implements ResponseSink, ExchangeOwner, StreamHandler {
     }
     this.timers = conn.spareTimers.pop() ?? new StreamTimers();
     if (acceptsTrailers(fields.headers)) req.acceptsTrailers = true;
+    // The proxy answers `expect: 100-continue` itself, as the HTTP/1 codec and the reference do
+    // for every protocol: forwarded, the upstream's 100 was dropped and the client waited.
+    if (takeExpectContinue(fields.headers) && hasBody) stream.interim(100);
     const ex = new Exchange(hcm, req, this, this);
     this.exchange = ex;
     if (hasBody) this.body = ex;

@@ -177,6 +177,12 @@ export class ServerStream extends BaseStream {
     super(id, server, recvWindow, sendWindow);
   }
 
+  /** Sends an interim (1xx) head before the response's. */
+  interim(status: number): void {
+    if (this.closed || this.headersSent) return;
+    this.server.sendHeaders(this, status, [], false);
+  }
+
   /** Sends the response head; `endStream` when there is no body. */
   respond(status: number, headers: readonly string[], endStream: boolean): void {
     if (this.closed || this.headersSent) return;
