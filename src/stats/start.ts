@@ -1,10 +1,10 @@
 import type { State } from '../../reducers/index.js';
 import { compiledStatsSettings, DEFAULT_FLUSH_INTERVAL_MS } from '../config/stats.js';
-import type { Core } from '../core.js';
-import { pairwise, startWith } from '../rx.js';
+import type { Options } from '../options.js';
+import { type Observable, pairwise, startWith } from '../rx.js';
 import { VERSION } from '../version.js';
 import { HystrixStream } from './hystrix.js';
-import { ServerStats, versionStat } from './server-stats.js';
+import { ServerStats, type SnapshotSource, versionStat } from './server-stats.js';
 import type { StatsStore } from './store.js';
 import { type StatsConfig, TagConfigError, TagProducer } from './tags.js';
 
@@ -13,6 +13,21 @@ import { type StatsConfig, TagConfigError, TagProducer } from './tags.js';
  * (`collectWorkerStats`). With `flush`, each worker closes its interval windows first.
  */
 export type StatsSource = (flush: boolean) => Promise<StatsStore>;
+
+/**
+ * What the stats edge runs on: the part of a process's `Core` (src/core.ts) it reads, named
+ * here so that the stats room, which every thread's context builds on, imports nothing above it.
+ */
+export interface StatsHost {
+  readonly options: Pick<Options, 'statsTags' | 'concurrency' | 'restartEpoch'>;
+  readonly store: SnapshotSource & {
+    readonly state$: Observable<State>;
+    readonly scheduler: { now(): number };
+  };
+  readonly stats: StatsStore;
+  readonly log: { get(component: 'main'): { warn(message: string): void; error(message: string): void } };
+  onShutdown(step: () => void): void;
+}
 
 /**
  * The stats edge of a process (`ctx.statsRuntime`): what the stats admin handlers read (tag
@@ -32,7 +47,7 @@ export class StatsRuntime {
   /** A timer flush still waiting for the workers: the next tick is skipped, not queued. */
   private flushing = false;
 
-  constructor(private readonly core: Core) {
+  constructor(private readonly core: StatsHost) {
     this.tagProducer = new TagProducer({}, core.options.statsTags);
   }
 

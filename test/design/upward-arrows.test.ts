@@ -82,7 +82,7 @@ function upwardPairs(graph: Map<string, string[]>, listed: Map<string, number>):
 const design = readDesign(readFileSync(join(ROOT, 'docs/design.md'), 'utf8'));
 
 /** How many pairs of rooms may have an arrow that runs back up: issue 26 asks for 8; it only goes down. */
-const MOST_PAIRS = 4;
+const MOST_PAIRS = 3;
 
 test('every import from a lower room to a higher one is a pair docs/design.md lists with its reason', (t) => {
   const pairs = upwardPairs(importGraph(), design.floors);
@@ -105,7 +105,7 @@ test('the design tables are read: floors for the rooms, and the pairs', () => {
   // A guard against a parser that finds no table and so no rule.
   assert.equal(design.floors.get('events/'), 1);
   assert.ok(design.floors.size >= 20, `only ${design.floors.size} rooms have a floor`);
-  assert.ok(design.allowed.has('src/stats/ -> src/core.ts'));
+  assert.ok(design.allowed.has('src/dataplane/ -> src/context-core.ts'));
   const sample = [
     SECTION,
     '| floor | rooms |',
