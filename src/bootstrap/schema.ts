@@ -29,6 +29,8 @@ const ENTRY_FILES = [
   'envoy/config/transport_socket/raw_buffer/v2.proto',
   'envoy/config/accesslog/v2.proto',
   'envoy/config/trace/v3.proto',
+  'envoy/extensions/tracers/opentelemetry/resource_detectors/v3.proto',
+  'envoy/extensions/tracers/opentelemetry/samplers/v3.proto',
   'envoy/extensions/access_loggers/stream/v3.proto',
   'envoy/extensions/upstreams/http/v3.proto',
   'envoy/api/v2/discovery.proto',

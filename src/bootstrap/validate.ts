@@ -11,7 +11,7 @@ import { checkRouteClusters, inlineRouteConfigs } from '../config/route-clusters
 import { checkSecret } from '../config/secret.js';
 import { staticSecrets } from '../config/secrets.js';
 import { compileAccessLogs } from '../dataplane/access-log/config.js';
-import { compileBootstrapTracing } from '../dataplane/tracing/config.js';
+import { compileBootstrapTracing, tracerCluster } from '../dataplane/tracing/config.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
 
@@ -80,10 +80,7 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
   if (bootstrap.tracing !== undefined) {
     const tracer = compileBootstrapTracing(objectOf(bootstrap.tracing), 'tracing', report);
     // As the reference: the collector cluster must be known when the tracer is made (CDS may bring it).
-    const [collector, field] =
-      tracer?.kind === 'opentelemetry'
-        ? [tracer.collector.cluster, 'grpc_service.envoy_grpc.cluster_name']
-        : [tracer?.collectorCluster, 'collector_cluster'];
+    const [collector, field] = tracer === null ? ['', ''] : tracerCluster(tracer);
     const cds = objectOf(bootstrap.dynamic_resources).cds_config !== undefined;
     if (collector && !cds && !clusters.some((c) => objectOf(c).name === collector))
       report.error(`tracing.http.typed_config.${field}`, `unknown cluster '${collector}'`);

@@ -1,5 +1,5 @@
-import type { JsonObject } from '../../../events/config.js';
-import { arrayOf, numberOr, objectOf, percentOr } from '../../../reducers/settings/values.js';
+import type { Json, JsonObject } from '../../../events/config.js';
+import { arrayOf, durationMs, numberOr, objectOf, percentOr } from '../../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import { Report } from '../../bootstrap/report.js';
@@ -19,13 +19,33 @@ export interface ZipkinSpec {
   encoding: 'json-v1' | 'json-v2';
 }
 
-/** An `OpenTelemetryConfig` compiled: the OTLP collector it exports spans to over gRPC. */
+/** An OTLP/HTTP collector (`http_service`): where the protobuf POST goes. */
+export interface OtlpHttpCollector {
+  cluster: string;
+  /** The path of `http_uri.uri` (`/v1/traces`) and its host, the request's authority. */
+  path: string;
+  authority: string;
+  timeoutMs: number;
+  /** `request_headers_to_add`, flat, names lowercase. */
+  headers: string[];
+}
+
+/** An `OpenTelemetryConfig` compiled: the OTLP collector it exports spans to, over gRPC or HTTP. */
 export interface OpenTelemetrySpec {
   kind: 'opentelemetry';
-  /** `grpc_service.envoy_grpc`: the collector cluster, the call's timeout, its metadata. */
-  collector: FilterGrpcService;
-  /** `service_name`: the resource's `service.name`. */
-  serviceName: string;
+  collector: { kind: 'grpc'; service: FilterGrpcService } | ({ kind: 'http' } & OtlpHttpCollector);
+  /** The resource's attributes: `service.name` (`service_name`), then the resource detectors'. */
+  resource: Array<[string, string]>;
+  /** `sampler` `always_on`: every span is sampled, whatever the connection manager or the caller decided. */
+  alwaysOn: boolean;
+}
+
+/** The collector cluster a tracer reports to, and the field naming it (the bootstrap checks it exists). */
+export function tracerCluster(spec: TracerSpec): [string, string] {
+  if (spec.kind === 'zipkin') return [spec.collectorCluster, 'collector_cluster'];
+  return spec.collector.kind === 'grpc'
+    ? [spec.collector.service.cluster, 'grpc_service.envoy_grpc.cluster_name']
+    : [spec.collector.cluster, 'http_service.http_uri.cluster'];
 }
 
 /** A tracer's config compiled. */
@@ -56,7 +76,13 @@ const ZIPKIN_FIELDS: FieldTable = acting(
   'shared_span_context',
   'collector_endpoint_version',
 );
-const OPENTELEMETRY_FIELDS: FieldTable = acting('grpc_service', 'service_name');
+const OPENTELEMETRY_FIELDS: FieldTable = {
+  ...acting('grpc_service', 'http_service', 'service_name', 'resource_detectors', 'sampler'),
+  max_cache_size: notYet(
+    'OpenTelemetryConfig.max_cache_size (spans are batched by the runtime keys tracing.opentelemetry.*)',
+  ),
+};
+const OTLP_HTTP_FIELDS: FieldTable = acting('http_uri', 'request_headers_to_add');
 const HTTP_TRACER_FIELDS: FieldTable = acting('name', 'typed_config');
 const HCM_TRACING_FIELDS: FieldTable = {
   ...acting(
@@ -79,6 +105,7 @@ export const FIELD_TABLES = {
   'Tracing.Http': HTTP_TRACER_FIELDS,
   ZipkinConfig: ZIPKIN_FIELDS,
   OpenTelemetryConfig: OPENTELEMETRY_FIELDS,
+  'OpenTelemetryConfig.HttpService': OTLP_HTTP_FIELDS,
   'HttpConnectionManager.Tracing': HCM_TRACING_FIELDS,
 };
 
@@ -107,23 +134,126 @@ function compileZipkin(config: JsonObject, path: string, report: Report): Zipkin
   };
 }
 
+/** The resource detectors this build runs, by extension name. */
+const RESOURCE_DETECTORS = 'envoy.tracers.opentelemetry.resource_detectors.';
+const SAMPLERS = 'envoy.tracers.opentelemetry.samplers.';
+
 /**
- * `OpenTelemetryConfig`: spans exported over gRPC to the collector cluster of `envoy_grpc`.
- * The reference's later fields (`http_service`, `resource_detectors`, `sampler`) are not in
- * this build's schema, so the loader refuses each by name.
+ * `OTEL_RESOURCE_ATTRIBUTES` (`key=value,key=value`), as the reference's environment detector
+ * reads it when the tracer is made.
+ */
+function environmentAttributes(path: string, report: Report): Array<[string, string]> {
+  const text = process.env.OTEL_RESOURCE_ATTRIBUTES ?? '';
+  if (text.trim() === '') {
+    report.warn(path, 'OTEL_RESOURCE_ATTRIBUTES is empty: the environment resource detector adds nothing');
+    return [];
+  }
+  return text.split(',').flatMap((pair): Array<[string, string]> => {
+    const eq = pair.indexOf('=');
+    return eq > 0 ? [[pair.slice(0, eq).trim(), pair.slice(eq + 1).trim()]] : [];
+  });
+}
+
+/** `resource_detectors`: `environment` and `static_config` act; the others are refused by name. */
+function detectedAttributes(list: Json | undefined, path: string, report: Report): Array<[string, string]> {
+  return arrayOf(list).flatMap((raw, i) => {
+    const at = `${path}[${i}]`;
+    const entry = objectOf(raw as JsonObject);
+    const name = typeof entry.name === 'string' ? entry.name : '';
+    const config = objectOf(entry.typed_config);
+    if (name === `${RESOURCE_DETECTORS}environment`) return environmentAttributes(at, report);
+    if (name === `${RESOURCE_DETECTORS}static_config`)
+      return Object.entries(objectOf(config.attributes)).map(([k, v]): [string, string] => [k, String(v)]);
+    report.unsupported(
+      `${at}.name`,
+      `the resource detector '${name}' is not implemented (${RESOURCE_DETECTORS}environment and static_config are)`,
+    );
+    return [];
+  });
+}
+
+/** `sampler`: `always_on` acts; the others are refused by name (the connection manager's sampling decides). */
+function compileSampler(raw: JsonObject | undefined, path: string, report: Report): boolean {
+  if (raw === undefined) return false;
+  const name = typeof raw.name === 'string' ? raw.name : '';
+  if (name === `${SAMPLERS}always_on`) return true;
+  report.unsupported(
+    `${path}.name`,
+    `the sampler '${name}' is not implemented (${SAMPLERS}always_on is; without a sampler the connection manager's sampling decides)`,
+  );
+  return false;
+}
+
+/** `http_service`: OTLP/HTTP, protobuf POSTed to `http_uri.uri`'s path on `http_uri.cluster`. */
+function compileOtlpHttp(raw: JsonObject, path: string, report: Report): OtlpHttpCollector {
+  checkFields(raw, path, report, OTLP_HTTP_FIELDS, 'OpenTelemetryConfig.HttpService');
+  const uri = objectOf(raw.http_uri);
+  const at = `${path}.http_uri`;
+  const cluster = typeof uri.cluster === 'string' ? uri.cluster : '';
+  if (cluster === '') report.error(`${at}.cluster`, 'required field missing', 'missing');
+  let url: URL | null = null;
+  try {
+    url = new URL(String(uri.uri ?? ''));
+  } catch {
+    report.error(`${at}.uri`, `not a URI: ${JSON.stringify(uri.uri ?? '')}`);
+  }
+  if (uri.timeout === undefined) report.error(`${at}.timeout`, 'required field missing', 'missing');
+  const headers = arrayOf(raw.request_headers_to_add).flatMap((option) => {
+    const header = objectOf(objectOf(option as JsonObject).header);
+    return [String(header.key ?? '').toLowerCase(), String(header.value ?? '')];
+  });
+  return {
+    cluster,
+    path: url === null ? '/' : `${url.pathname}${url.search}`,
+    authority: url?.host ?? cluster,
+    timeoutMs: durationMs(uri.timeout, 0),
+    headers,
+  };
+}
+
+/**
+ * `OpenTelemetryConfig`: spans exported to the collector over gRPC (`grpc_service`) or HTTP
+ * (`http_service`), with the resource the detectors describe.
  */
 function compileOpenTelemetry(config: JsonObject, path: string, report: Report): OpenTelemetrySpec {
   checkFields(config, path, report, OPENTELEMETRY_FIELDS, 'OpenTelemetryConfig');
-  if (config.grpc_service === undefined)
-    report.error(`${path}.grpc_service`, 'required field missing (the OTLP collector over gRPC)', 'missing');
+  const http = config.http_service !== undefined;
+  if (http && config.grpc_service !== undefined)
+    report.error(path, 'only one of grpc_service and http_service may be set');
+  if (!http && config.grpc_service === undefined)
+    report.error(
+      `${path}.grpc_service`,
+      'required field missing (an OTLP collector: grpc_service or http_service)',
+      'missing',
+    );
+  const collector: OpenTelemetrySpec['collector'] = http
+    ? { kind: 'http', ...compileOtlpHttp(objectOf(config.http_service), `${path}.http_service`, report) }
+    : {
+        kind: 'grpc',
+        service: compileFilterGrpcService(
+          objectOf(config.grpc_service),
+          `${path}.grpc_service`,
+          report,
+          5000,
+        ),
+      };
+  // The reference's default before its resource detectors named the service.
+  const serviceName =
+    typeof config.service_name === 'string' && config.service_name !== ''
+      ? config.service_name
+      : 'unknown_service:envoy';
   return {
     kind: 'opentelemetry',
-    collector: compileFilterGrpcService(objectOf(config.grpc_service), `${path}.grpc_service`, report, 5000),
-    // The reference's default before its resource detectors named the service.
-    serviceName:
-      typeof config.service_name === 'string' && config.service_name !== ''
-        ? config.service_name
-        : 'unknown_service:envoy',
+    collector,
+    resource: [
+      ['service.name', serviceName],
+      ...detectedAttributes(config.resource_detectors, `${path}.resource_detectors`, report),
+    ],
+    alwaysOn: compileSampler(
+      config.sampler === undefined ? undefined : objectOf(config.sampler),
+      `${path}.sampler`,
+      report,
+    ),
   };
 }
 

@@ -37,7 +37,7 @@ export class OpenTelemetryProvider implements TraceProvider<OtelSpan> {
   private readonly exporter: OtlpExporter;
 
   constructor(
-    spec: OpenTelemetrySpec,
+    private readonly spec: OpenTelemetrySpec,
     clusters: ClusterLookup,
     stats: { scope(prefix: string): Scope },
     runtime: RuntimeLookup,
@@ -52,7 +52,7 @@ export class OpenTelemetryProvider implements TraceProvider<OtelSpan> {
       traceId: caller?.traceId ?? randomHex(16),
       spanId: randomHex(8),
       parentId: caller?.parentId ?? '',
-      sampled: caller?.sampled ?? traceable,
+      sampled: this.spec.alwaysOn || (caller?.sampled ?? traceable),
       traceState: caller?.traceState ?? '',
       timestampUs,
       egress,

@@ -252,14 +252,202 @@ describe('envoy.tracers.opentelemetry config', () => {
     return loaded.ok ? '' : loaded.errors.join('\n');
   };
 
-  it('refuses by name the fields this build does not read, google_grpc, and a missing grpc_service', () => {
+  it('refuses by name what this build does not read: max_cache_size, both collectors, the other detectors and samplers, google_grpc, no collector', () => {
     assert.equal(errors({ grpc_service: { envoy_grpc: { cluster_name: 'otel' } }, service_name: 's' }), '');
-    assert.match(errors({ http_service: {} }), /unknown field 'http_service'/);
-    assert.match(errors({ resource_detectors: [] }), /unknown field 'resource_detectors'/);
+    assert.match(
+      errors({ max_cache_size: 10, grpc_service: { envoy_grpc: { cluster_name: 'otel' } } }),
+      /max_cache_size/,
+    );
+    assert.match(
+      errors({
+        http_service: { http_uri: { uri: 'http://c/v1/traces', cluster: 'otel', timeout: '1s' } },
+        grpc_service: { envoy_grpc: { cluster_name: 'otel' } },
+      }),
+      /only one of grpc_service and http_service/,
+    );
+    const detector = (name: string, type: string) => ({
+      name,
+      typed_config: { '@type': `type.googleapis.com/envoy.extensions.tracers.opentelemetry.${type}` },
+    });
+    assert.match(
+      errors({
+        grpc_service: { envoy_grpc: { cluster_name: 'otel' } },
+        resource_detectors: [
+          detector(
+            'envoy.tracers.opentelemetry.resource_detectors.dynatrace',
+            'resource_detectors.v3.EnvironmentResourceDetectorConfig',
+          ),
+        ],
+        sampler: detector(
+          'envoy.tracers.opentelemetry.samplers.parent_based',
+          'samplers.v3.AlwaysOnSamplerConfig',
+        ),
+      }),
+      /resource_detectors\[0\]\.name: the resource detector 'envoy\.tracers\.opentelemetry\.resource_detectors\.dynatrace' is not implemented[\s\S]*sampler\.name: the sampler 'envoy\.tracers\.opentelemetry\.samplers\.parent_based' is not implemented/,
+    );
+    assert.match(
+      errors({
+        grpc_service: { envoy_grpc: { cluster_name: 'otel' } },
+        sampler: detector('x', 'samplers.v3.TraceIdRatioBasedSamplerConfig'),
+      }),
+      /unknown type URL .*TraceIdRatioBasedSamplerConfig/,
+    );
     assert.match(errors({ service_name: 's' }), /grpc_service: required field missing/);
     assert.match(
       errors({ grpc_service: { google_grpc: { target_uri: 'x:4317', stat_prefix: 'o' } } }),
       /grpc_service\.google_grpc: google_grpc for a filter .*not implemented/,
     );
+  });
+});
+
+describe('envoy.tracers.opentelemetry over OTLP/HTTP, with resource detectors and the always_on sampler, two workers', () => {
+  const posts: Array<{
+    path: string;
+    headers: http.IncomingHttpHeaders;
+    resource: Record<string, string>;
+    spans: ExportedSpan[];
+  }> = [];
+  let otlp: http.Server;
+  let backend: http.Server;
+  let traced: ProxyProcess;
+  let tracedPort: number;
+
+  before(async () => {
+    otlp = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const request = REQUEST.toObject(REQUEST.decode(Buffer.concat(chunks)), {
+          longs: String,
+          enums: String,
+          bytes: String,
+          defaults: true,
+          arrays: true,
+        }) as {
+          resource_spans: Array<{
+            resource: { attributes: ExportedSpan['attributes'] };
+            scope_spans: Array<{ spans: ExportedSpan[] }>;
+          }>;
+        };
+        for (const rs of request.resource_spans)
+          posts.push({
+            path: req.url ?? '',
+            headers: req.headers,
+            resource: Object.fromEntries(
+              rs.resource.attributes.map((a) => [a.key, a.value.string_value ?? '']),
+            ),
+            spans: rs.scope_spans.flatMap((ss) =>
+              ss.spans.map((span) => ({
+                ...span,
+                trace_id: Buffer.from(span.trace_id, 'base64').toString('hex'),
+              })),
+            ),
+          });
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+      });
+    });
+    backend = http.createServer((_req, res) => res.end('ok'));
+    for (const server of [otlp, backend]) await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const portOf = (server: http.Server) => (server.address() as AddressInfo).port;
+    // The reference docs' http_service example (opentelemetry.proto), on this machine.
+    const yaml = `
+admin: { address: { socket_address: { address: 127.0.0.1, port_value: 0 } } }
+layered_runtime: { layers: [{ name: static, static_layer: { tracing.opentelemetry.min_flush_spans: 1 } }] }
+static_resources:
+  listeners:
+  - name: traced
+    address: { socket_address: { address: 127.0.0.1, port_value: 0 } }
+    filter_chains:
+    - filters:
+      - name: envoy.filters.network.http_connection_manager
+        typed_config:
+          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+          stat_prefix: traced
+          generate_request_id: true
+          tracing:
+            random_sampling: { value: 0 }
+            provider:
+              name: envoy.tracers.opentelemetry
+              typed_config:
+                "@type": type.googleapis.com/envoy.config.trace.v3.OpenTelemetryConfig
+                service_name: docs-example
+                http_service:
+                  http_uri:
+                    uri: "http://some-o11y.com/otlp/v1/traces"
+                    cluster: "some-o11y.com|443"
+                    timeout: 10s
+                  request_headers_to_add:
+                  - header:
+                      key: "Authorization"
+                      value: "auth-token"
+                resource_detectors:
+                - name: envoy.tracers.opentelemetry.resource_detectors.environment
+                  typed_config:
+                    "@type": type.googleapis.com/envoy.extensions.tracers.opentelemetry.resource_detectors.v3.EnvironmentResourceDetectorConfig
+                - name: envoy.tracers.opentelemetry.resource_detectors.static_config
+                  typed_config:
+                    "@type": type.googleapis.com/envoy.extensions.tracers.opentelemetry.resource_detectors.v3.StaticConfigResourceDetectorConfig
+                    attributes: { host.name: proxy-1 }
+                sampler:
+                  name: envoy.tracers.opentelemetry.samplers.always_on
+                  typed_config:
+                    "@type": type.googleapis.com/envoy.extensions.tracers.opentelemetry.samplers.v3.AlwaysOnSamplerConfig
+          route_config:
+            virtual_hosts: [{ name: all, domains: ["*"], routes: [{ match: { prefix: / }, route: { cluster: backend } }] }]
+          http_filters:
+          - name: envoy.filters.http.router
+            typed_config: { "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router }
+  clusters:
+  - name: "some-o11y.com|443"
+    connect_timeout: 1s
+    load_assignment: { cluster_name: otlp, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: ${portOf(otlp)} } } } }] }] }
+  - name: backend
+    connect_timeout: 1s
+    load_assignment: { cluster_name: backend, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 127.0.0.1, port_value: ${portOf(backend)} } } } }] }] }
+`;
+    traced = await startProxyProcess(parse(yaml) as JsonObject, ['--concurrency', '2'], 60_000, {
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test,service.version=1.2',
+    });
+    tracedPort = await traced.listenerPort('traced');
+  });
+
+  after(async () => {
+    await traced?.stop();
+    otlp?.close();
+    backend?.close();
+  });
+
+  it('POSTs each span as OTLP protobuf to the URI path with the added headers; the resource has the detected attributes', async () => {
+    // random_sampling 0%: only the always_on sampler makes these spans sampled.
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`http://127.0.0.1:${tracedPort}/r${i}`, {
+        signal: AbortSignal.timeout(10_000),
+      });
+      assert.equal(res.status, 200);
+      await res.text();
+    }
+    await until(() => posts.flatMap((p) => p.spans).length === 4, SETTLE_MS, 'four spans at the collector');
+    for (const post of posts) {
+      assert.equal(post.path, '/otlp/v1/traces');
+      assert.equal(post.headers['content-type'], 'application/x-protobuf');
+      assert.equal(post.headers.authorization, 'auth-token');
+      assert.equal(post.headers.host, 'some-o11y.com');
+      assert.deepEqual(post.resource, {
+        'service.name': 'docs-example',
+        'deployment.environment': 'test',
+        'service.version': '1.2',
+        'host.name': 'proxy-1',
+      });
+    }
+    assert.deepEqual(
+      posts.flatMap((p) => p.spans.map((s) => attribute(s, 'http.url'))).sort(),
+      [0, 1, 2, 3].map((i) => `http://127.0.0.1:${tracedPort}/r${i}`),
+    );
+    const stats = await settleMatch(
+      async () => (await traced.get('/stats')).body,
+      /^tracing\.opentelemetry\.spans_sent: 4$/m,
+      SETTLE_MS,
+    );
+    assert.match(stats, /^tracing\.opentelemetry\.exports_failed: 0$/m);
   });
 });
