@@ -46,7 +46,7 @@ test('one thread failed while the others bound: listener/bind-failed, whichever 
     [failed, bound],
   ]) {
     const { reports, dispatched } = fold([0, 1]);
-    order.forEach((event, thread) => reports.bind(event, thread));
+    for (const [thread, event] of order.entries()) reports.bind(event, thread);
     assert.deepEqual(dispatched, [failed]);
   }
 });
