@@ -55,7 +55,10 @@ export function parseJsonText(text: string, label: string): Parsed {
       error: `${label}: line 1, column 1: JSON syntax error: a byte order mark (U+FEFF) before the JSON text; save the file as UTF-8 without one`,
     };
   try {
-    return { ok: true, json: JSON.parse(text) };
+    const json: unknown = JSON.parse(text);
+    const duplicate = duplicateKey(text);
+    if (duplicate) return { ok: false, error: `${label}: ${duplicate}` };
+    return { ok: true, json };
   } catch (err) {
     const message = (err as Error).message;
     const position = /position (\d+)/.exec(message);
@@ -74,6 +77,47 @@ export function parseJsonText(text: string, label: string): Parsed {
     const reason = /^(Unexpected token '.*?'), /.exec(message)?.[1] ?? message;
     return { ok: false, error: `${label}: ${where}: JSON syntax error: ${reason}` };
   }
+}
+
+/**
+ * Where a JSON object names a key twice, or null. `JSON.parse` keeps the last value and drops
+ * the first without a word; the reference's parser refuses a field set twice (`'id' has
+ * already been set`), as this loader's YAML refuses a key twice. `text` is valid JSON (it
+ * parsed): one pass over its strings and brackets, each object's keys in a set.
+ */
+function duplicateKey(text: string): string | null {
+  const objects: Array<Set<string> | null> = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const start = i;
+      let escaped = false;
+      for (i++; text.charCodeAt(i) !== 0x22; i++) {
+        if (text.charCodeAt(i) !== 0x5c) continue;
+        escaped = true;
+        i++;
+      }
+      if (!expectKey) continue;
+      expectKey = false;
+      const keys = objects[objects.length - 1] as Set<string>;
+      const key = escaped ? (JSON.parse(text.slice(start, i + 1)) as string) : text.slice(start + 1, i);
+      if (!keys.has(key)) {
+        keys.add(key);
+        continue;
+      }
+      const before = text.slice(0, start).split('\n');
+      const where = `line ${before.length}, column ${before[before.length - 1]!.length + 1}`;
+      return `${where}: JSON error: key ${JSON.stringify(key)} appears twice in one object`;
+    }
+    if (c === 0x7b) {
+      objects.push(new Set());
+      expectKey = true;
+    } else if (c === 0x5b) objects.push(null);
+    else if (c === 0x7d || c === 0x5d) objects.pop();
+    else if (c === 0x2c) expectKey = objects[objects.length - 1] != null;
+  }
+  return null;
 }
 
 /**

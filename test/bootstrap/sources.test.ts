@@ -145,3 +145,45 @@ describe('readConfigFile with malformed JSON', () => {
       assert.match(read.error, /huge\.json: 629145600 bytes, past the \d+ a config text may have/);
   });
 });
+
+/**
+ * Root cause: JSON was read with `JSON.parse` alone, which keeps the last of two values of one
+ * key and drops the first without a word: `{"node": {"id": "a", "id": "b"}}` loaded as node
+ * `b` and `--mode validate` said OK, while the same bootstrap in YAML was refused (`Map keys
+ * must be unique`) and the reference's JSON parser refuses it (`'id' has already been set`).
+ * Now a key named twice in one object is refused naming the line and the key.
+ */
+describe('readConfigFile with a key twice in one JSON object', () => {
+  it('refuses it naming the line, column and key', () => {
+    const file = join(dir, 'twice.json');
+    writeFileSync(file, '{"node": {"id": "a",\n  "cluster": "c", "id": "b"}}');
+    const read = readConfigFile(file);
+    assert.equal(read.ok, false);
+    if (!read.ok)
+      assert.equal(
+        read.error,
+        `${file}: line 2, column 19: JSON error: key "id" appears twice in one object`,
+      );
+  });
+
+  it('reads every object without one as JSON.parse does, and finds any key made twice, fast-checked', () => {
+    const file = join(dir, 'keys.json');
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.string(), (value, key) => {
+        const once = JSON.stringify({ [key]: value, z: [value, { [key]: 1 }] });
+        writeFileSync(file, once);
+        const read = readConfigFile(file);
+        assert.ok(read.ok, read.ok ? '' : read.error);
+        assert.deepEqual(read.json, JSON.parse(once));
+        writeFileSync(
+          file,
+          `{${JSON.stringify(key)}: 1, "y": ${JSON.stringify(value)}, ${JSON.stringify(key)}: 2}`,
+        );
+        const twice = readConfigFile(file);
+        assert.equal(twice.ok, false);
+        if (!twice.ok) assert.match(twice.error, /JSON error: key .* appears twice in one object$/);
+      }),
+      { seed: 11, numRuns: Number(process.env.FUZZ_RUNS ?? 200) },
+    );
+  });
+});
