@@ -60,11 +60,13 @@ describe('ext_authz and ratelimit by every spelling', () => {
     );
     const rl = errorsOf(
       loadYaml(
-        bootstrap(`{ name: envoy.rate_limit, config: { ${RLS}, rate_limited_as_resource_exhausted: true } }`),
+        bootstrap(
+          `{ name: envoy.rate_limit, config: { ${RLS}, enable_x_ratelimit_headers: DRAFT_VERSION_03 } }`,
+        ),
       ),
     );
     assert.ok(
-      rl.some((e) => e.includes('rate_limited_as_resource_exhausted')),
+      rl.some((e) => e.includes('enable_x_ratelimit_headers')),
       rl.join('\n'),
     );
   });
