@@ -132,6 +132,7 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
   let laterApp: Upstream;
   let slow: Awaited<ReturnType<typeof slowUpstream>>;
   let version = 0;
+  const timeouts: Record<string, string> = {};
   const state = {
     listeners: ['ingress'],
     clusters: ['app', 'slow'],
@@ -143,7 +144,10 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
     version: String(version),
     listeners: state.listeners.map((n) => listener(n, n === 'ingress' ? 'ingress-routes' : 'extra-routes')),
     routes: [routes('ingress-routes'), routes('extra-routes')],
-    clusters: state.clusters.map(edsCluster),
+    clusters: state.clusters.map((n) => ({
+      ...edsCluster(n),
+      ...(timeouts[n] ? { connect_timeout: timeouts[n] } : {}),
+    })),
     endpoints: Object.entries(state.endpoints).map(([name, p]) => assignment(name, [p])),
   });
 
@@ -209,7 +213,7 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
       h1Clients: 2,
       h2Clients: 1,
       probeEveryMs: 100,
-      maxRequests: 50_000,
+      maxRequests: 2_000_000,
       body: 'app',
     });
     await until('traffic', async () => load.ok > 20, 30_000);
@@ -272,6 +276,34 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
     assert.equal((await getPath(port, '/slow')).status, 503);
     slow.release();
     assert.deepEqual(await inFlight, { status: 200, body: 'slow' });
+  });
+
+  it('a changed EDS cluster is applied with the endpoints it already has, serving on meanwhile', async () => {
+    timeouts.app = '7s';
+    await acked('.Cluster', push());
+    const appTimeout = async () =>
+      (
+        JSON.parse((await proxy.get('/config_dump?resource=dynamic_active_clusters')).body) as {
+          configs: Array<{ cluster: { name: string; connect_timeout?: string } }>;
+        }
+      ).configs.find((c) => c.cluster.name === 'app')?.cluster.connect_timeout;
+    await until(
+      'the new cluster settings in /config_dump',
+      async () => (await appTimeout()) === '7s',
+      30_000,
+    );
+    assert.equal((await getPath(port, '/')).body, 'app');
+    assert.match((await proxy.get('/clusters')).body, new RegExp(`app::127\\.0\\.0\\.1:${app2.port}::`));
+  });
+
+  it('a cluster removed and added again serves again', async () => {
+    state.clusters = state.clusters.filter((c) => c !== 'later');
+    await acked('.Cluster', push());
+    await until('later gone', async () => !(await clusterNames()).has('later'), 30_000);
+    assert.equal((await getPath(port, '/later')).status, 503);
+    state.clusters.push('later');
+    await acked('.Cluster', push());
+    await until('later serves again', async () => (await getPath(port, '/later')).body === 'later', 30_000);
   });
 
   it('a listener added and removed by LDS binds and unbinds while the first one serves on', async () => {

@@ -126,7 +126,8 @@ export class GoControlPlane {
   }
 
   async stop(): Promise<void> {
-    if (this.child.exitCode === null) {
+    // A child ended by a signal has no exit code: stopping it twice must not wait for ever.
+    if (this.child.exitCode === null && this.child.signalCode === null) {
       const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
       this.child.kill('SIGTERM');
       const timer = setTimeout(() => this.child.kill('SIGKILL'), 5000);
