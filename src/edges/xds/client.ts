@@ -9,10 +9,7 @@ import { secretRemoved } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
 import { disabledExtensions } from '../../bootstrap/catalog.js';
 import { compiledDynamicSources, type DynamicSources, type GrpcSource } from '../../config/config-source.js';
-import type { Store } from '../../control/store.js';
-import type { Loggers } from '../../logging/loggers.js';
-import type { Options } from '../../options.js';
-import type { StatsStore } from '../../stats/store.js';
+import type { Core } from '../../core.js';
 import { prepareHashing } from '../../upstream/hash.js';
 import { applyChange } from './apply.js';
 import { InitTargets } from './init-targets.js';
@@ -32,20 +29,12 @@ export interface XdsClient {
 }
 
 /** The part of the server context discovery runs on. */
-export interface XdsContext {
-  readonly options: Options;
-  readonly store: Store;
-  readonly stats: StatsStore;
-  readonly log: Loggers;
-  onShutdown(step: () => Promise<void> | void): void;
-}
-
 /**
  * Starts discovery for the snapshot's bootstrap (stopped at shutdown); with nothing to
  * discover it is initialised at once. `bindsListeners`: a data plane binds the listeners, so
  * a listener response is answered once they are bound (false where none runs beside it).
  */
-export async function startXds(ctx: XdsContext, bindsListeners = true): Promise<XdsClient> {
+export async function startXds(ctx: Core, bindsListeners = true): Promise<XdsClient> {
   // The `version` gauges hash each accepted version_info synchronously.
   await prepareHashing();
   const client = new DiscoveryClient(ctx, bindsListeners);
@@ -54,7 +43,7 @@ export async function startXds(ctx: XdsContext, bindsListeners = true): Promise<
 }
 
 /** The ADS source of the bootstrap (null without one, or with one not served, logged). */
-function adsSource(dynamic: DynamicSources, log: ReturnType<Loggers['get']>): GrpcSource | null {
+function adsSource(dynamic: DynamicSources, log: ReturnType<Core['log']['get']>): GrpcSource | null {
   if (dynamic.adsErrors.length > 0)
     log.error({ errors: dynamic.adsErrors }, 'dynamic_resources.ads_config is not served');
   return dynamic.ads;
@@ -83,7 +72,7 @@ class DiscoveryClient implements XdsClient {
   private readonly subscription;
 
   constructor(
-    private readonly ctx: XdsContext,
+    private readonly ctx: Core,
     bindsListeners: boolean,
   ) {
     const log = ctx.log.get('upstream');
