@@ -38,6 +38,16 @@ function listing(req: AdminRequest, ctx: ServerContext) {
   return loggerLevels(req.state, ctx.log.list());
 }
 
+/** The loggers' levels now, and the levels the query asks for (null: a query that is not understood). */
+function asked(req: AdminRequest, ctx: ServerContext) {
+  const before = listing(req, ctx);
+  const levels = requestedLevels(
+    req.query,
+    before.map(([n]) => n),
+  );
+  return { before, levels };
+}
+
 export const loggingHandlers: HandlerDescriptor[] = [
   {
     path: '/logging',
@@ -45,20 +55,12 @@ export const loggingHandlers: HandlerDescriptor[] = [
     mutates: true,
     params: [],
     events: (req, ctx) => {
-      const before = listing(req, ctx);
-      const levels = requestedLevels(
-        req.query,
-        before.map(([n]) => n),
-      );
+      const { before, levels } = asked(req, ctx);
       if (!levels) return loggingUsage(LEVEL_NAMES, before);
       return Object.keys(levels).length > 0 ? [logLevelsChanged({ levels })] : [];
     },
     handle: (req, ctx) => {
-      const before = listing(req, ctx);
-      const levels = requestedLevels(
-        req.query,
-        before.map(([n]) => n),
-      );
+      const { before, levels } = asked(req, ctx);
       if (!levels) return loggingUsage(LEVEL_NAMES, before);
       if (Object.keys(levels).length === 0) return text(activeLoggers(before));
       ctx.store.dispatch(logLevelsChanged({ levels }), 'admin');

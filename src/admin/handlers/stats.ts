@@ -2,9 +2,10 @@ import { recentLookupsCleared, recentLookupsDisabled, recentLookupsEnabled } fro
 import { statsData, streamStats } from '../../../views/stats/index.js';
 import { renderRecentLookups } from '../../../views/stats/recent-lookups.js';
 import { builtInForType, CONFIG_TYPE } from '../../bootstrap/extensions.js';
+import type { ServerContext } from '../../context-core.js';
 import { collectRecentLookups } from '../../dataplane/workers/collect.js';
 import { eventHandler } from '../event-handler.js';
-import type { HandlerDescriptor, ParamDescriptor } from '../registry.js';
+import type { AdminRequest, HandlerDescriptor, ParamDescriptor } from '../registry.js';
 
 const HYSTRIX_SINK =
   builtInForType('envoy.stats_sinks', CONFIG_TYPE.hystrixSink)?.name ?? CONFIG_TYPE.hystrixSink;
@@ -62,6 +63,12 @@ function lookupSwitch(spec: Parameters<typeof eventHandler>[0]): HandlerDescript
   };
 }
 
+/** Every thread's stats in `format` (none: the one `?format=` asks for). */
+async function statsIn(req: AdminRequest, ctx: ServerContext, format?: 'prometheus') {
+  const runtime = ctx.statsRuntime;
+  return streamStats(await runtime.forQuery(), runtime.tags, req.query, format, ctx.options.prometheusNames);
+}
+
 /** `/stats` in every format, `/stats/prometheus`, recent lookups and the hystrix stream. */
 export const statsHandlers: HandlerDescriptor[] = [
   {
@@ -69,16 +76,7 @@ export const statsHandlers: HandlerDescriptor[] = [
     help: 'print server stats',
     mutates: false,
     params: STATS_PARAMS,
-    async handle(req, ctx) {
-      const runtime = ctx.statsRuntime;
-      return streamStats(
-        await runtime.forQuery(),
-        runtime.tags,
-        req.query,
-        undefined,
-        ctx.options.prometheusNames,
-      );
-    },
+    handle: (req, ctx) => statsIn(req, ctx),
     async data(_req, ctx) {
       return statsData(await ctx.statsRuntime.forQuery());
     },
@@ -88,16 +86,7 @@ export const statsHandlers: HandlerDescriptor[] = [
     help: 'print server stats in prometheus format',
     mutates: false,
     params: STATS_PARAMS.filter((p) => ['usedonly', 'filter', 'text_readouts', 'names'].includes(p.name)),
-    async handle(req, ctx) {
-      const runtime = ctx.statsRuntime;
-      return streamStats(
-        await runtime.forQuery(),
-        runtime.tags,
-        req.query,
-        'prometheus',
-        ctx.options.prometheusNames,
-      );
-    },
+    handle: (req, ctx) => statsIn(req, ctx, 'prometheus'),
   },
   {
     path: '/stats/recentlookups',
