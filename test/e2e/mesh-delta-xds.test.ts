@@ -33,8 +33,9 @@ const edsCluster = (name: string): JsonObject => ({
   eds_cluster_config: { eds_config: { ...ADS_V3, initial_fetch_timeout: '120s' } },
 });
 
-const listener = (name: string, table: string): JsonObject => ({
+const listener = (name: string, table: string, bufferLimit?: number): JsonObject => ({
   name,
+  ...(bufferLimit ? { per_connection_buffer_limit_bytes: bufferLimit } : {}),
   address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
   filter_chains: [
     {
@@ -62,12 +63,13 @@ const listener = (name: string, table: string): JsonObject => ({
 });
 
 /** `/later/...` to cluster `later`, `/slow` to `slow`, everything else to `app`. */
-const routes = (name: string): JsonObject => ({
+const routes = (name: string, tableVersion: string): JsonObject => ({
   name,
   virtual_hosts: [
     {
       name: 'all',
       domains: ['*'],
+      response_headers_to_add: [{ header: { key: 'x-table', value: tableVersion } }],
       routes: [
         { match: { prefix: '/later' }, route: { cluster: 'later', timeout: '30s' } },
         { match: { prefix: '/slow' }, route: { cluster: 'slow', timeout: '30s' } },
@@ -87,6 +89,19 @@ function getPath(port: number, path: string): Promise<{ status: number; body: st
         body += d;
       });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('error', reject);
+    });
+    req.setTimeout(ANSWER_MS, () => req.destroy(new Error(`no answer within ${ANSWER_MS / 1000} s`)));
+    req.on('error', reject);
+  });
+}
+
+/** The `name` response header of a GET. */
+function getHeader(port: number, name: string): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.headers[name] as string | undefined));
       res.on('error', reject);
     });
     req.setTimeout(ANSWER_MS, () => req.destroy(new Error(`no answer within ${ANSWER_MS / 1000} s`)));
@@ -137,13 +152,17 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
     listeners: ['ingress'],
     clusters: ['app', 'slow'],
     endpoints: {} as Record<string, number>,
+    bufferLimit: undefined as number | undefined,
+    tableVersion: 'v1',
   };
 
   const snapshot = (): Snapshot => ({
     node_id: 'sidecar',
     version: String(version),
-    listeners: state.listeners.map((n) => listener(n, n === 'ingress' ? 'ingress-routes' : 'extra-routes')),
-    routes: [routes('ingress-routes'), routes('extra-routes')],
+    listeners: state.listeners.map((n) =>
+      listener(n, n === 'ingress' ? 'ingress-routes' : 'extra-routes', state.bufferLimit),
+    ),
+    routes: [routes('ingress-routes', state.tableVersion), routes('extra-routes', state.tableVersion)],
     clusters: state.clusters.map((n) => ({
       ...edsCluster(n),
       ...(timeouts[n] ? { connect_timeout: timeouts[n] } : {}),
@@ -326,6 +345,30 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
       async () => !(await proxy.get('/listeners')).body.includes('extra'),
       30_000,
     );
+  });
+
+  it('a changed listener and a changed route table take over under load with no failed request', async () => {
+    state.bufferLimit = 65_536;
+    await acked('.Listener', push());
+    await until(
+      'the changed listener in /config_dump',
+      async () => (await proxy.get('/config_dump?resource=dynamic_listeners')).body.includes('65536'),
+      30_000,
+    );
+    assert.equal(await proxy.listenerPort('ingress'), port, 'the same port');
+    state.tableVersion = 'v2';
+    await acked('RouteConfiguration', push());
+    await until(
+      'the changed table serves',
+      () =>
+        getHeader(port, 'x-table').then(
+          (v) => v === 'v2',
+          () => false,
+        ),
+      30_000,
+    );
+    const okBefore = load.ok;
+    await until('traffic on the changed listener', async () => load.ok > okBefore + 50, 30_000);
   });
 
   it('serves on while the management server is down, then resubscribes with the versions it holds', async () => {
