@@ -235,11 +235,20 @@ describe('a real Prometheus scraping the proxy with --prometheus-names envoy', {
       'envoy_cluster_name',
     );
     assert.deepEqual(ratio, { flaky: 1, web: 0 });
-    const res = await fetch(`${api}/api/v1/rules`);
-    const { data } = (await res.json()) as {
-      data: { groups: Array<{ rules: Array<{ name: string; health: string; lastError?: string }> }> };
+    type Rule = { name: string; health: string; lastError?: string };
+    const loaded = async (): Promise<Rule[]> => {
+      const res = await fetch(`${api}/api/v1/rules`);
+      const { data } = (await res.json()) as { data: { groups: Array<{ rules: Rule[] }> } };
+      return data.groups.flatMap((g) => g.rules);
     };
-    const rules = data.groups.flatMap((g) => g.rules);
+    // Each group is evaluated on its own tick: until a rule's first evaluation its health is
+    // `unknown` (on a loaded machine the alerting groups can lag the recording one).
+    await until(
+      'every rule evaluated once',
+      async () => (await loaded()).every((rule) => rule.health !== 'unknown'),
+      30_000,
+    );
+    const rules = await loaded();
     assert.ok(rules.length >= 15, `${rules.length} rules loaded`);
     for (const rule of rules)
       assert.equal(rule.health, 'ok', `${rule.name}: ${rule.health} ${rule.lastError ?? ''}`);
