@@ -339,6 +339,40 @@ for (const apiType of ['GRPC', 'DELTA_GRPC'] as const)
       }
     });
 
+    it('a management server restart resubscribes to the secrets it holds and rotates nothing', async () => {
+      const port = await proxy.listenerPort('inbound');
+      const updates = () =>
+        proxy
+          .stderr()
+          .split('\n')
+          .filter((l) => l.includes("sds: secret 'inbound-")).length;
+      const updatesBefore = updates();
+      assert.ok(updatesBefore >= 4, `the log names each secret update (${updatesBefore})`);
+      const cpPort = cp.port;
+      await cp.stop();
+      assert.equal(
+        (await mtlsGet(port, clientNew, [pki.ca.certPem], false)).body,
+        'app',
+        'serves while it is down',
+      );
+      cp = await GoControlPlane.start(snapshot(String(version), serverB, [newCa]), ['-port', String(cpPort)]);
+      const resubscribed = await cp.waitFor(
+        (l) =>
+          (l.event === 'request' || l.event === 'delta_request') && String(l.type_url).endsWith('Secret'),
+        60_000,
+      );
+      if (apiType === 'DELTA_GRPC')
+        assert.deepEqual(Object.keys(resubscribed.initial_resource_versions as object).sort(), [
+          'inbound-cert',
+          'inbound-trust',
+        ]);
+      else assert.equal(resubscribed.version_info, String(version), 'the version it holds');
+      // The same content again (state of the world may send it): no secret changes.
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.equal(updates(), updatesBefore, 'no secret set again');
+      assert.equal((await mtlsGet(port, clientNew, [pki.ca.certPem], false)).serial, serialOf(serverB));
+    });
+
     it('/config_dump shows the new secret versions; no output holds either private key', async () => {
       const dump = (await proxy.get('/config_dump?include_eds')).body;
       const secrets = (
