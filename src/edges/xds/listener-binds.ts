@@ -24,9 +24,17 @@ export function listenersBefore(state: State, resources: DecodedResource[]): Lis
   return new Map(resources.map((r) => [r.name, state.listeners[r.name]]));
 }
 
-/** The listeners of the response that the apply left waiting for their bind. */
+/**
+ * The listeners of the response that the apply left waiting for their bind. After
+ * `/drain_listeners` the data plane adds none of the drained direction: nothing to wait for.
+ */
 export function pendingBinds(state: State, before: ListenersBefore): string[] {
-  return [...before.keys()].filter((name) => state.listeners[name]?.state === 'pending');
+  const drained = (entry: ListenerEntry) =>
+    state.drain.active && (!state.drain.inboundOnly || entry.config.traffic_direction === 'INBOUND');
+  return [...before.keys()].filter((name) => {
+    const entry = state.listeners[name];
+    return entry?.state === 'pending' && !drained(entry);
+  });
 }
 
 /** Resolves, once none of `names` is pending (or after `BIND_WAIT_MS`), with those that failed and why. */

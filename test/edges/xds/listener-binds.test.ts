@@ -116,4 +116,17 @@ describe('listener discovery with two data-plane threads: a listener that cannot
     assert.ok(await everyConnectionAnswers(taken, 'busy'));
     assert.ok(await everyConnectionAnswers(front, 'front'));
   });
+
+  it('after /drain_listeners no listener is added, and a response adding one is answered at once', async () => {
+    assert.equal((await proxy.post('/drain_listeners')).status, 200);
+    const asked = Date.now();
+    xds.set(
+      'lds',
+      [answering('front', 'front'), answering('busy', 'busy', taken), answering('late', 'late')],
+      'l5',
+    );
+    await xds.ack('lds', 'l5', 10_000);
+    // Not the 30 s a bind is waited for: the data plane binds nothing of a drained direction.
+    assert.ok(Date.now() - asked < 10_000);
+  });
 });
