@@ -3,8 +3,9 @@
  * (`ssl_verify_client on`): the cluster comes by CDS and its client certificate and trust
  * bundle by SDS, both from the real go-control-plane server over delta ADS, at --concurrency 2.
  * Under load the control plane rotates the client certificate, then widens the trust bundle
- * to a second root: no request fails, and nginx's log shows new connections presenting the
- * new certificate (its serial).
+ * to a second root, moves the upstream to a certificate of that root and drops the first: no
+ * request fails, and nginx's log shows new connections presenting the new certificate (its
+ * serial).
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -54,7 +55,7 @@ const meshCluster = (port: number): JsonObject => ({
  * serial; a connection serves 25 requests, so the proxy keeps opening new ones under load.
  */
 async function mtlsNginx(base: string, server: Issued, clientCa: string, accessLog: string): Promise<Nginx> {
-  const dir = join(base, 'nginx');
+  const dir = join(base, `nginx-${server.cert.split('/').pop()}`);
   mkdirSync(dir);
   const port = await freePort();
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
@@ -96,15 +97,18 @@ describe('upstream mTLS to nginx (ssl_verify_client) with SDS from go-control-pl
   let first: Issued;
   let second: Issued;
   let nginx: Nginx;
+  /** The same upstream with a certificate of the second root. */
+  let nginx2: Nginx;
+  let accessLog2: string;
   let accessLog: string;
   let cp: GoControlPlane;
   let proxy: ProxyProcess;
   let version = 1;
 
-  const snapshot = (cert: Issued, bundle: Issued[]): Snapshot => ({
+  const snapshot = (cert: Issued, bundle: Issued[], upstream = nginx.port): Snapshot => ({
     node_id: 'sidecar',
     version: String(version),
-    clusters: [meshCluster(nginx.port)],
+    clusters: [meshCluster(upstream)],
     secrets: [
       {
         name: 'workload-cert',
@@ -144,9 +148,9 @@ describe('upstream mTLS to nginx (ssl_verify_client) with SDS from go-control-pl
   };
 
   /** The client serials nginx logged, one a request, lowercase. */
-  const loggedSerials = () =>
-    existsSync(accessLog)
-      ? readFileSync(accessLog, 'utf8')
+  const loggedSerials = (file = accessLog) =>
+    existsSync(file)
+      ? readFileSync(file, 'utf8')
           .split('\n')
           .filter((l) => l !== '')
           .map((l) => l.toLowerCase())
@@ -162,6 +166,13 @@ describe('upstream mTLS to nginx (ssl_verify_client) with SDS from go-control-pl
     const clientCa = join(pki.dir, 'client-ca.pem');
     writeFileSync(clientCa, pki.ca.certPem);
     nginx = await mtlsNginx(pki.dir, server, clientCa, accessLog);
+    accessLog2 = join(pki.dir, 'access2.log');
+    nginx2 = await mtlsNginx(
+      pki.dir,
+      pki.leaf('backend-2', ['DNS:backend.mesh'], newCa),
+      clientCa,
+      accessLog2,
+    );
     cp = await GoControlPlane.start(snapshot(first, [pki.ca]));
     proxy = await startProxyProcess(
       {
@@ -184,16 +195,17 @@ describe('upstream mTLS to nginx (ssl_verify_client) with SDS from go-control-pl
     await proxy?.stop();
     await cp?.stop();
     nginx?.stop();
+    nginx2?.stop();
     pki?.remove();
   });
 
-  it('presents the pushed certificate, then the rotated one on new connections, with no failed request', async () => {
+  it('presents the pushed certificate, then the rotated one; follows a root rotation of the upstream; no failed request', async () => {
     const port = await proxy.listenerPort('outbound');
     const load = steadyLoad(port, {
       h1Clients: 2,
       h2Clients: 1,
       probeEveryMs: 100,
-      maxRequests: 30_000,
+      maxRequests: 1_000_000,
       body: 'ok',
     });
     try {
@@ -218,6 +230,38 @@ describe('upstream mTLS to nginx (ssl_verify_client) with SDS from go-control-pl
       await secretsAcked(widened);
       const okBefore = load.ok;
       await until('traffic after the bundle rotation', async () => load.ok > okBefore + 50, 30_000);
+
+      // The upstream moves to a certificate of the second root, then the first root goes.
+      const moved = cp.log.length;
+      version += 1;
+      cp.set(snapshot(second, [pki.ca, newCa], nginx2.port));
+      await cp.waitFor(
+        (l) =>
+          l.event === 'delta_response' &&
+          String(l.type_url).endsWith('.Cluster') &&
+          l.system_version_info === String(version),
+        30_000,
+        moved,
+      );
+      await until(
+        'requests on the upstream of the second root',
+        async () => loggedSerials(accessLog2).length > 20,
+        30_000,
+      );
+      assert.ok(
+        loggedSerials(accessLog2).every((s) => s === serialOf(second)),
+        'with the new client certificate',
+      );
+      const narrowed = cp.log.length;
+      version += 1;
+      cp.set(snapshot(second, [newCa], nginx2.port));
+      await secretsAcked(narrowed);
+      const onSecond = loggedSerials(accessLog2).length;
+      await until(
+        'traffic after the first root went',
+        async () => loggedSerials(accessLog2).length > onSecond + 50,
+        30_000,
+      );
     } finally {
       const result = await load.stop();
       assert.deepEqual(result.failed, []);
