@@ -20,7 +20,10 @@ export interface HeadError {
   readonly reason: string;
 }
 
-/** A request head. `headers` are flat `[name, value, ...]`, lowercase names, every field kept. */
+/**
+ * A request head. `headers` are flat `[name, value, ...]`, lowercase names, every field kept;
+ * `requestFromHead` (http/h1-request.ts) takes them over as the request's.
+ */
 export interface RequestHead {
   method: string;
   target: string;

@@ -301,7 +301,7 @@ export class RequestHeadParser extends HeadScanner<RequestHead> {
     const version = v === 'HTTP/1.1' ? 'HTTP/1.1' : v === 'HTTP/1.0' ? 'HTTP/1.0' : otherVersion(v);
     if (version === null) return this.fail(400, 'bad version');
     if (version === 'HTTP/2') return this.fail(505, 'unsupported version');
-    const f = readFields(text, pos, count);
+    const f = readFields(text, pos, count, REQUEST_FIELDS_ROOM);
     if ('reason' in f) return this.fail(f.status, f.reason);
     if (f.hosts > 1) return this.fail(400, 'duplicate host');
     if (f.hosts === 0 && version === 'HTTP/1.1') return this.fail(400, 'missing host');
@@ -317,6 +317,13 @@ export class RequestHeadParser extends HeadScanner<RequestHead> {
     };
   }
 }
+
+/**
+ * Slots for the fields the edge step appends to a request's (`x-forwarded-for`,
+ * `x-forwarded-proto`, `x-request-id` and up to three more, http/edge.ts): the request's
+ * fields become the exchange's in place (http/h1-request.ts), so they grow into this room.
+ */
+const REQUEST_FIELDS_ROOM = 12;
 
 /** Response heads: `HTTP/1.x`, a status 100-599, fields and framing as for requests; errors are 502. */
 export class ResponseHeadParser extends HeadScanner<ResponseHead> {

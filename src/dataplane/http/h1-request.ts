@@ -101,12 +101,14 @@ export function requestFromHead(
   let connection = '';
   let upgrade: string | null = null;
   let expectContinue = false;
-  const headers: string[] = [];
+  // The head's fields become the request's in place: a second array was about 150 bytes of
+  // garbage per request, and the parser gave the first one room for what the edge appends.
+  const headers = head.headers;
+  let kept = 0;
   let teTrailers = false;
-  const raw = head.headers;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i] as string;
-    const value = raw[i + 1] as string;
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i] as string;
+    const value = headers[i + 1] as string;
     switch (name) {
       case 'host':
         authority = value.toLowerCase();
@@ -135,8 +137,10 @@ export function requestFromHead(
       case 'http2-settings':
         continue;
     }
-    headers.push(name, value);
+    headers[kept++] = name;
+    headers[kept++] = value;
   }
+  headers.length = kept;
   // An upgrade needs both fields (RFC 9110 7.8); h2c is not offered, so such a request is
   // served as HTTP/1.1, as the reference and nginx do (`curl --http2` sends it on http://).
   if (upgrade !== null && (!connection.includes('upgrade') || upgrade.toLowerCase() === 'h2c'))
