@@ -154,15 +154,16 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
     endpoints: {} as Record<string, number>,
     bufferLimit: undefined as number | undefined,
     tableVersion: 'v1',
+    ingressTable: 'ingress-routes',
   };
 
   const snapshot = (): Snapshot => ({
     node_id: 'sidecar',
     version: String(version),
     listeners: state.listeners.map((n) =>
-      listener(n, n === 'ingress' ? 'ingress-routes' : 'extra-routes', state.bufferLimit),
+      listener(n, n === 'ingress' ? state.ingressTable : 'extra-routes', state.bufferLimit),
     ),
-    routes: [routes('ingress-routes', state.tableVersion), routes('extra-routes', state.tableVersion)],
+    routes: ['ingress-routes', 'ingress-routes-b', 'extra-routes'].map((t) => routes(t, state.tableVersion)),
     clusters: state.clusters.map((n) => ({
       ...edsCluster(n),
       ...(timeouts[n] ? { connect_timeout: timeouts[n] } : {}),
@@ -369,6 +370,41 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
     );
     const okBefore = load.ok;
     await until('traffic on the changed listener', async () => load.ok > okBefore + 50, 30_000);
+  });
+
+  it('a listener changed to a route table it has not got yet keeps serving until the table arrives', async () => {
+    // A changed listener was applied at once, before the route table it names had come by RDS
+    // (subscribed only then): every request in that round trip was answered 404. It now waits,
+    // like a listener waiting for its secrets, and the old one serves meanwhile.
+    const statuses: number[] = [];
+    let stop = false;
+    const probe = (async () => {
+      while (!stop)
+        statuses.push(
+          await getPath(port, '/').then(
+            (r) => r.status,
+            () => 0,
+          ),
+        );
+    })();
+    try {
+      for (const table of ['ingress-routes-b', 'ingress-routes']) {
+        state.ingressTable = table;
+        const from = push();
+        await acked('.Listener', from);
+        await acked('RouteConfiguration', from);
+        const seen = statuses.length;
+        await until('requests after the switch', async () => statuses.length > seen + 20, 30_000);
+      }
+    } finally {
+      stop = true;
+      await probe;
+    }
+    assert.deepEqual(
+      statuses.filter((s) => s !== 200),
+      [],
+      'no request answered without routes',
+    );
   });
 
   it('serves on while the management server is down, then resubscribes with the versions it holds', async () => {

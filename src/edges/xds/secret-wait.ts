@@ -1,14 +1,18 @@
 /**
  * Discovered clusters and listeners whose TLS contexts name secrets SDS has yet to send wait for
  * them before they are applied, as the reference's init manager warms them: a new one is not
- * used yet, a changed one keeps serving as it was. Each waits until every secret it names has
- * arrived, or its SDS source's `initial_fetch_timeout` passed (then it is applied as it is,
- * refusing handshakes until the secrets come, as bootstrap ones do). The secrets they name are
- * subscribed meanwhile (`wants`).
+ * used yet, a changed one keeps serving as it was. A changed listener also waits for the route
+ * tables its connection managers take from RDS (a new one is applied at once and answers 404
+ * until they come): applied at once, it answered 404 to every request between its update and
+ * its table's. Each waits until everything it names has arrived, or the source's
+ * `initial_fetch_timeout` passed (then it is applied as it is, refusing handshakes until the
+ * secrets come, as bootstrap ones do). What they name is subscribed meanwhile (`wants`).
  */
 import type { JsonObject } from '../../../events/config.js';
 import type { State } from '../../../reducers/index.js';
+import { entryOf } from '../../../reducers/names.js';
 import { configSourceOf } from '../../config/config-source.js';
+import { rdsNamesOf } from '../../config/rds-names.js';
 import { clusterSdsRefs, listenerSdsRefs, type SdsRef } from '../../config/sds-refs.js';
 import type { Loggers } from '../../logging/loggers.js';
 import type { DecodedResource } from './resources.js';
@@ -24,8 +28,29 @@ interface Entry extends Held {
   timer: NodeJS.Timeout | null;
 }
 
-const refsOf = (kind: WaitingKind, config: JsonObject): SdsRef[] =>
-  kind === 'cds' ? clusterSdsRefs(config) : listenerSdsRefs(config);
+/** Something a held resource waits for: a secret, or a route table. */
+interface Need {
+  what: 'secret' | 'route table';
+  name: string;
+  configSource: JsonObject;
+}
+
+const secretNeeds = (refs: SdsRef[]): Need[] =>
+  refs.map((ref) => ({ what: 'secret', name: ref.name, configSource: ref.configSource }));
+
+function needsOf(kind: WaitingKind, resource: DecodedResource, state: State): Need[] {
+  if (kind === 'cds') return secretNeeds(clusterSdsRefs(resource.config));
+  const needs = secretNeeds(listenerSdsRefs(resource.config));
+  if (entryOf(state.listeners, resource.name))
+    for (const table of rdsNamesOf(resource.config))
+      needs.push({ what: 'route table', name: table.name, configSource: table.configSource });
+  return needs;
+}
+
+const present = (need: Need, state: State): boolean =>
+  need.what === 'secret'
+    ? Boolean(state.discovery.secrets[need.name])
+    : entryOf(state.discovery.routes, need.name) !== undefined;
 
 const NAMES: Record<WaitingKind, string> = { cds: 'cluster', lds: 'listener' };
 
@@ -45,22 +70,21 @@ export class SecretWait {
    * any earlier copy held (false), so it is applied now.
    */
   hold(kind: WaitingKind, resource: DecodedResource, version: string, state: State): boolean {
-    const refs = refsOf(kind, resource.config);
-    const missing = refs.filter((ref) => !state.discovery.secrets[ref.name]);
+    const missing = needsOf(kind, resource, state).filter((need) => !present(need, state));
     if (missing.length === 0) {
       this.drop(kind, [resource.name]);
       return false;
     }
     this.drop(kind, [resource.name]);
     const timeoutMs = Math.max(
-      ...missing.map((ref) => configSourceOf(ref.configSource)?.initialFetchTimeoutMs ?? 0),
+      ...missing.map((need) => configSourceOf(need.configSource)?.initialFetchTimeoutMs ?? 0),
     );
     const timer =
       timeoutMs > 0
         ? setTimeout(() => {
             this.log.warn(
               { kind, name: resource.name },
-              `${kind}: ${NAMES[kind]} '${resource.name}' applied without its secrets after ${timeoutMs} ms`,
+              `${kind}: ${NAMES[kind]} '${resource.name}' applied without ${missing.map((n) => `${n.what} '${n.name}'`).join(', ')} after ${timeoutMs} ms`,
             );
             this.releaseNow(kind, [resource.name]);
           }, timeoutMs)
@@ -70,7 +94,7 @@ export class SecretWait {
     this.generation++;
     this.log.info(
       { kind, version },
-      `${kind}: ${NAMES[kind]} '${resource.name}' waits for secret(s) ${missing.map((r) => `'${r.name}'`).join(', ')}`,
+      `${kind}: ${NAMES[kind]} '${resource.name}' waits for ${missing.map((n) => `${n.what} '${n.name}'`).join(', ')}`,
     );
     return true;
   }
@@ -99,11 +123,11 @@ export class SecretWait {
     return [...this.held[kind].values()].map((entry) => entry.config);
   }
 
-  /** Applies the held resources whose every secret is in `state` now. */
+  /** Applies the held resources whose every need is in `state` now. */
   check(state: State): void {
     for (const kind of ['cds', 'lds'] as const) {
       const ready = [...this.held[kind].values()]
-        .filter((entry) => refsOf(kind, entry.config).every((ref) => state.discovery.secrets[ref.name]))
+        .filter((entry) => needsOf(kind, entry, state).every((need) => present(need, state)))
         .map((entry) => entry.name);
       if (ready.length > 0) this.releaseNow(kind, ready);
     }

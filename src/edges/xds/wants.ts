@@ -47,12 +47,12 @@ export function wants(
     const eds = compiledCluster(cluster.config).eds;
     if (eds) want('eds', eds.source, eds.serviceName);
   }
-  for (const listener of Object.values(state.listeners))
-    for (const { name, configSource } of rdsNamesOf(listener.config))
-      want('rds', configSourceOf(configSource), name);
   const listeners = [...Object.values(state.listeners).map((l) => l.config), ...waiting.listeners];
-  for (const listener of listeners)
+  for (const listener of listeners) {
+    for (const { name, configSource } of rdsNamesOf(listener))
+      want('rds', configSourceOf(configSource), name);
     for (const ref of listenerSdsRefs(listener)) want('sds', configSourceOf(ref.configSource), ref.name);
+  }
   const clusters = [...Object.values(state.clusters).map((c) => c.config), ...waiting.clusters];
   for (const cluster of clusters)
     for (const ref of clusterSdsRefs(cluster)) want('sds', configSourceOf(ref.configSource), ref.name);
