@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
+import { rdsNamesOf } from '../../../src/config/rds-names.js';
 import {
   cluster,
   startXdsClient,
@@ -160,6 +161,68 @@ describe('a listener discovered after start waits for its SDS secrets', () => {
       await h.close();
       await xds.stop();
       pki.remove();
+    }
+  });
+});
+
+/** Listener `name` whose HTTP connection manager takes route table `table` from RDS over ADS. */
+const rdsListener = (name: string, table: string, timeout: string): JsonObject =>
+  validResource('lds', name, {
+    filter_chains: [
+      {
+        filters: [
+          {
+            name: 'envoy.filters.network.http_connection_manager',
+            typed_config: {
+              '@type':
+                'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+              stat_prefix: name,
+              rds: {
+                config_source: { ads: {}, resource_api_version: 'V3', initial_fetch_timeout: timeout },
+                route_config_name: table,
+              },
+              http_filters: [
+                {
+                  name: 'envoy.filters.http.router',
+                  typed_config: {
+                    '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
+                  },
+                },
+              ],
+            },
+          },
+        ],
+      },
+    ],
+  });
+
+describe('a changed listener waits for the route table it names', () => {
+  // Root cause: a changed listener was applied at once, before the table it names had come by
+  // RDS (subscribed only then), so every request of that round trip was answered 404.
+  it('serves as it was until the table arrives; after initial_fetch_timeout it is applied as it is', async () => {
+    const xds = await XdsServer.start();
+    xds.wireVersion = 'V3';
+    xds.set('lds', [rdsListener('web', 'table-a', '15s')], 'l1');
+    xds.set('rds', [validResource('rds', 'table-a')], 'r1');
+    const h = await startXdsClient(xdsBootstrap({ grpc: xds.port }, 'lds'));
+    const tables = () => rdsNamesOf(h.ctx.store.state.listeners.web?.config ?? {}).map((t) => t.name);
+    try {
+      await h.client.initialized;
+      assert.deepEqual(tables(), ['table-a']);
+      xds.set('lds', [rdsListener('web', 'table-b', '15s')], 'l2');
+      await xds.ack('lds', 'l2');
+      await xds.waitFor(
+        (r) => r.type_url.endsWith('RouteConfiguration') && r.resource_names.includes('table-b'),
+      );
+      assert.deepEqual(tables(), ['table-a'], 'the old listener serves on');
+      xds.set('rds', [validResource('rds', 'table-a'), validResource('rds', 'table-b')], 'r2');
+      await until('web changed', async () => tables()[0] === 'table-b');
+      xds.set('lds', [rdsListener('web', 'never', '0.3s')], 'l3');
+      await xds.ack('lds', 'l3');
+      await until('applied after its timeout', async () => tables()[0] === 'never');
+    } finally {
+      await h.close();
+      await xds.stop();
     }
   });
 });
