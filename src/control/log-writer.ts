@@ -164,6 +164,10 @@ export class LogWriter {
    */
   async reopen(): Promise<void> {
     await this.flush();
+    // A write started while that flush settled (an append past the flush size, an admin
+    // mutation's flush) still holds the old descriptor: closing it under that write failed it
+    // with EBADF, or, were the number taken meanwhile, put its lines into another file or socket.
+    while (this.inFlight) await this.inFlight;
     // The new file first: when it cannot be opened, the old one is still written (a closed
     // descriptor's number is soon another file's or socket's).
     const fd = openPrivate(this.path);

@@ -6,7 +6,8 @@
  * takes writes again, and `failure` says meanwhile that the file is behind.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { LogWriter } from '../../src/control/log-writer.js';
@@ -58,5 +59,61 @@ describe('LogWriter on a full tmpfs', { skip: typeof tiny === 'string' ? tiny : 
       Array.from({ length: 41 }, (_, i) => i + 1),
       'every line, once, in order',
     );
+  });
+});
+
+/**
+ * Root cause: `reopen` waited for the write in flight, then closed the file; a write started
+ * while that wait settled (an append past the flush size, an admin mutation's flush, a second
+ * `/reopen_logs`) still held the old descriptor and failed with EBADF (26 rounds of 100 here),
+ * logged as an event-log write error; were the number reused meanwhile, by an accepted
+ * connection say, its lines would have gone there. Now the swap waits until no write is in
+ * flight.
+ */
+describe('LogWriter reopened while a write starts', () => {
+  it('never writes on the descriptor it closed: no error, every line once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'log-writer-reopen-'));
+    try {
+      const path = join(dir, 'events.ndjson');
+      const errors: Error[] = [];
+      const writer = new LogWriter(path, {
+        onError: (err) => errors.push(err),
+        onRecovered: () => {},
+        resync: () => '{"resync":true}\n',
+      });
+      let n = 0;
+      const line = () => `${JSON.stringify({ seq: ++n, pad: 'p'.repeat(2000) })}\n`;
+      const rounds = 100;
+      for (let round = 0; round < rounds; round++) {
+        writer.append(line());
+        const first = writer.flush();
+        renameSync(path, `${path}.${round}`);
+        const reopened = writer.reopen();
+        // Between the flush reopen waits for and its swap of the file: another write.
+        void first.then(() => {
+          writer.append(line());
+          void writer.flush();
+        });
+        await reopened;
+        await writer.flush();
+      }
+      await writer.close();
+      assert.deepEqual(
+        errors.map((e) => e.message),
+        [],
+      );
+      const files = [...Array.from({ length: rounds }, (_, r) => `${path}.${r}`), path];
+      const seqs = files
+        .flatMap((f) => readFileSync(f, 'utf8').split('\n').filter(Boolean))
+        .map((l) => (JSON.parse(l) as { seq: number }).seq)
+        .sort((a, b) => a - b);
+      assert.deepEqual(
+        seqs,
+        Array.from({ length: n }, (_, i) => i + 1),
+        'every line, once',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
