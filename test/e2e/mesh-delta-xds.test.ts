@@ -24,13 +24,16 @@ import { ADMIN, assignment, staticCluster, type Upstream, until, upstream } from
 const ADS_V3 = { ads: {}, resource_api_version: 'V3' };
 const ANSWER_MS = 20_000;
 
-const edsCluster = (name: string): JsonObject => ({
+const edsCluster = (name: string, serviceName?: string): JsonObject => ({
   name,
   // A loaded 2-core machine can take longer than a sidecar's usual connect timeout.
   connect_timeout: '5s',
   type: 'EDS',
   // Long enough that a warming cluster stays warming for the whole test.
-  eds_cluster_config: { eds_config: { ...ADS_V3, initial_fetch_timeout: '120s' } },
+  eds_cluster_config: {
+    eds_config: { ...ADS_V3, initial_fetch_timeout: '120s' },
+    ...(serviceName ? { service_name: serviceName } : {}),
+  },
 });
 
 const listener = (name: string, table: string, bufferLimit?: number): JsonObject => ({
@@ -155,6 +158,7 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
     bufferLimit: undefined as number | undefined,
     tableVersion: 'v1',
     ingressTable: 'ingress-routes',
+    serviceNames: {} as Record<string, string>,
   };
 
   const snapshot = (): Snapshot => ({
@@ -165,7 +169,7 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
     ),
     routes: ['ingress-routes', 'ingress-routes-b', 'extra-routes'].map((t) => routes(t, state.tableVersion)),
     clusters: state.clusters.map((n) => ({
-      ...edsCluster(n),
+      ...edsCluster(n, state.serviceNames[n]),
       ...(timeouts[n] ? { connect_timeout: timeouts[n] } : {}),
     })),
     endpoints: Object.entries(state.endpoints).map(([name, p]) => assignment(name, [p])),
@@ -407,6 +411,42 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
     );
   });
 
+  it('a cluster changed to endpoints it has not got yet serves on as it was until they arrive', async () => {
+    const statuses: number[] = [];
+    let stop = false;
+    const probe = (async () => {
+      while (!stop)
+        statuses.push(
+          await getPath(port, '/').then(
+            (r) => r.status,
+            () => 0,
+          ),
+        );
+    })();
+    try {
+      state.serviceNames.app = 'app-v2';
+      state.endpoints['app-v2'] = app1.port;
+      const from = push();
+      await acked('.Cluster', from);
+      await acked('ClusterLoadAssignment', from);
+      await until(
+        'the cluster on its new endpoints',
+        async () => (await proxy.get('/clusters')).body.includes(`app::127.0.0.1:${app1.port}::`),
+        30_000,
+      );
+      const seen = statuses.length;
+      await until('requests after the change', async () => statuses.length > seen + 20, 30_000);
+    } finally {
+      stop = true;
+      await probe;
+    }
+    assert.deepEqual(
+      statuses.filter((s) => s !== 200),
+      [],
+      'no request without endpoints',
+    );
+  });
+
   it('serves on while the management server is down, then resubscribes with the versions it holds', async () => {
     const cpPort = cp.port;
     await cp.stop();
@@ -425,7 +465,7 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
         (firsts.find((l) => String(l.type_url).endsWith(type))?.initial_resource_versions ?? {}) as object,
       ).sort();
     assert.deepEqual(held('.Cluster'), ['app', 'later']);
-    assert.deepEqual(held('ClusterLoadAssignment'), ['app', 'later']);
+    assert.deepEqual(held('ClusterLoadAssignment'), ['app-v2', 'later']);
     assert.deepEqual(held('.Listener'), ['ingress']);
     assert.deepEqual(held('RouteConfiguration'), ['ingress-routes']);
     const resent = cp.log
