@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { ServerContext } from '../context-core.js';
 import type { JsonObject } from '../../events/index.js';
 import { Report } from '../bootstrap/report.js';
+import type { ServerContext } from '../context-core.js';
 import { type AccessLogSpec, compileAccessLogs, startAccessLogs } from '../dataplane/access-log/config.js';
 import { compileTextFormat, DEFAULT_FORMAT } from '../dataplane/access-log/format.js';
 import { joinHostPort, newStreamInfo } from '../dataplane/access-log/stream-info.js';
