@@ -4,7 +4,7 @@
  */
 import type { JsonObject } from '../../../../../events/config.js';
 import { objectOf } from '../../../../../reducers/settings/values.js';
-import { acting, checkFields, type FieldTable, notYet } from '../../../../bootstrap/honoured.js';
+import { acting, checkFields, type FieldTable } from '../../../../bootstrap/honoured.js';
 import type { Report } from '../../../../bootstrap/report.js';
 import { durationField } from '../../timeouts.js';
 import {
@@ -25,6 +25,8 @@ export interface RateLimitConfig {
   ratelimitedHeader: boolean;
   /** A limited gRPC request is answered RESOURCE_EXHAUSTED (8), not UNAVAILABLE (14, what 429 maps to). */
   resourceExhausted: boolean;
+  /** `enable_x_ratelimit_headers: DRAFT_VERSION_03`: the draft RateLimit headers from the service's statuses. */
+  rateLimitHeaders: boolean;
   service: FilterGrpcService;
   /** `/envoy.service.ratelimit.v2.RateLimitService/ShouldRateLimit` or the v3 one. */
   path: string;
@@ -43,8 +45,8 @@ const RATE_LIMIT_FIELDS: FieldTable = {
     'rate_limit_service',
     'disable_x_envoy_ratelimited_header',
     'rate_limited_as_resource_exhausted',
+    'enable_x_ratelimit_headers',
   ),
-  enable_x_ratelimit_headers: notYet('ratelimit enable_x_ratelimit_headers (the draft RateLimit headers)'),
 };
 const SERVICE_FIELDS: FieldTable = acting('grpc_service', 'transport_api_version');
 
@@ -85,6 +87,7 @@ export function compileRateLimit(raw: JsonObject, path: string, report: Report):
     failureModeDeny: raw.failure_mode_deny === true,
     ratelimitedHeader: raw.disable_x_envoy_ratelimited_header !== true,
     resourceExhausted: raw.rate_limited_as_resource_exhausted === true,
+    rateLimitHeaders: raw.enable_x_ratelimit_headers === 'DRAFT_VERSION_03',
     service: compileFilterGrpcService(
       objectOf(service.grpc_service),
       `${servicePath}.grpc_service`,

@@ -41,9 +41,56 @@ function headerValues(list: unknown): string[] {
   return out;
 }
 
+/** A rate limit unit's window in seconds; 0 for one the headers do not describe. */
+const WINDOW_SECONDS: Record<string, number> = {
+  SECOND: 1,
+  MINUTE: 60,
+  HOUR: 3600,
+  DAY: 86_400,
+  WEEK: 604_800,
+  MONTH: 2_592_000,
+  YEAR: 31_536_000,
+};
+
+interface DescriptorStatus {
+  current_limit?: { requests_per_unit?: number; unit?: string; name?: string } | null;
+  limit_remaining?: number;
+  duration_until_reset?: { seconds?: number } | null;
+}
+
+/**
+ * The draft RateLimit headers of an answer's `statuses`, as the reference builds them: the
+ * status with the fewest requests remaining gives the limit, the remaining and the reset; each
+ * status with a limit adds its quota policy (`, 10;w=60;name="per-ip"`). Null when none has a limit.
+ */
+function draftRateLimitHeaders(statuses: readonly DescriptorStatus[]): string[] | null {
+  let min: DescriptorStatus | null = null;
+  let policy = '';
+  for (const status of statuses) {
+    const limit = status.current_limit;
+    if (limit == null) continue;
+    if (min === null || (status.limit_remaining ?? 0) < (min.limit_remaining ?? 0)) min = status;
+    const window = WINDOW_SECONDS[limit.unit ?? ''] ?? 0;
+    if (window === 0) continue;
+    policy += `, ${limit.requests_per_unit ?? 0};w=${window}`;
+    if (limit.name) policy += `;name="${limit.name}"`;
+  }
+  if (min === null) return null;
+  return [
+    'x-ratelimit-limit',
+    `${min.current_limit?.requests_per_unit ?? 0}${policy}`,
+    'x-ratelimit-remaining',
+    String(min.limit_remaining ?? 0),
+    'x-ratelimit-reset',
+    String(Math.trunc(Number(min.duration_until_reset?.seconds ?? 0))),
+  ];
+}
+
 /** One request's rate limit check: asks the service, holds the request until it answers. */
 class RateLimitFilter implements StreamFilter {
   private call: ClusterCall | null = null;
+  /** The draft RateLimit headers the response gets (`enable_x_ratelimit_headers`). */
+  private rateLimitHeaders: string[] | null = null;
 
   constructor(
     private readonly config: RateLimitConfig,
@@ -87,10 +134,18 @@ class RateLimitFilter implements StreamFilter {
     this.call = null;
   }
 
+  encodeHeaders(_status: number, headers: string[]): FilterStatus {
+    if (this.rateLimitHeaders !== null) headers.push(...this.rateLimitHeaders);
+    return CONTINUE;
+  }
+
   private act(stream: FilterStream, result: GrpcCallResult): void {
     if (stream.ended) return;
     const stats = this.stats(stream.routeCluster);
     const code = result.ok ? result.message.overall_code : 'UNKNOWN';
+    // On the answer's 200 and its 429 alike; not on a failure's 500, as the reference.
+    if (result.ok && this.config.rateLimitHeaders && (code === 'OK' || code === 'OVER_LIMIT'))
+      this.rateLimitHeaders = draftRateLimitHeaders((result.message.statuses ?? []) as DescriptorStatus[]);
     if (result.ok && code === 'OK') {
       stats?.ok.inc();
       stream.req.headers.push(...headerValues(result.message.request_headers_to_add));

@@ -60,13 +60,11 @@ describe('ext_authz and ratelimit by every spelling', () => {
     );
     const rl = errorsOf(
       loadYaml(
-        bootstrap(
-          `{ name: envoy.rate_limit, config: { ${RLS}, enable_x_ratelimit_headers: DRAFT_VERSION_03 } }`,
-        ),
+        bootstrap(`{ name: envoy.rate_limit, config: { ${RLS}, rate_limited_as_resource_exhaustd: true } }`),
       ),
     );
     assert.ok(
-      rl.some((e) => e.includes('enable_x_ratelimit_headers')),
+      rl.some((e) => e.includes("unknown field 'rate_limited_as_resource_exhaustd'")),
       rl.join('\n'),
     );
   });

@@ -53,8 +53,36 @@ function decide(request: Message): Message {
   if (flat(request).some((d) => d.startsWith('user=José ☃,')))
     return { overall_code: 'OK', request_headers_to_add: [{ key: 'x-current-user', value: 'Zoë €' }] };
   return over
-    ? { overall_code: 'OVER_LIMIT', headers: [{ key: 'x-rl-reason', value: 'too many' }] }
-    : { overall_code: 'OK', request_headers_to_add: [{ key: 'x-current-user', value: 'checked' }] };
+    ? {
+        overall_code: 'OVER_LIMIT',
+        headers: [{ key: 'x-rl-reason', value: 'too many' }],
+        statuses: [
+          {
+            code: 'OVER_LIMIT',
+            current_limit: { requests_per_unit: 5, unit: 'SECOND' },
+            limit_remaining: 0,
+            duration_until_reset: { seconds: 1 },
+          },
+        ],
+      }
+    : {
+        overall_code: 'OK',
+        request_headers_to_add: [{ key: 'x-current-user', value: 'checked' }],
+        statuses: [
+          {
+            code: 'OK',
+            current_limit: { requests_per_unit: 10, unit: 'MINUTE', name: 'per-user' },
+            limit_remaining: 7,
+            duration_until_reset: { seconds: 30 },
+          },
+          {
+            code: 'OK',
+            current_limit: { requests_per_unit: 1000, unit: 'HOUR' },
+            limit_remaining: 900,
+            duration_until_reset: { seconds: 1800 },
+          },
+        ],
+      };
 }
 
 const logPath = join(mkdtempSync(join(tmpdir(), 'ratelimit-')), 'access.log');
@@ -220,11 +248,29 @@ describe('ratelimit with a gRPC rate limit service', () => {
   });
 });
 
-describe('ratelimit rate_limited_as_resource_exhausted', () => {
+describe('ratelimit rate_limited_as_resource_exhausted and enable_x_ratelimit_headers', () => {
   let proxy: TestProxy;
   before(async () => {
-    proxy = await proxyTo(rls.port, { ...SERVICE, rate_limited_as_resource_exhausted: true });
+    proxy = await proxyTo(rls.port, {
+      ...SERVICE,
+      rate_limited_as_resource_exhausted: true,
+      enable_x_ratelimit_headers: 'DRAFT_VERSION_03',
+    });
   });
+
+  it("adds the draft RateLimit headers of the service's statuses to the 200 and the 429, as the reference builds them", async () => {
+    const ok = await send(proxy.port, 'GET', '/user', { 'x-user': 'alice' });
+    assert.equal(ok.status, 200);
+    assert.equal(ok.headers['x-ratelimit-limit'], '10, 10;w=60;name="per-user", 1000;w=3600');
+    assert.equal(ok.headers['x-ratelimit-remaining'], '7');
+    assert.equal(ok.headers['x-ratelimit-reset'], '30');
+    const limited = await send(proxy.port, 'GET', '/limited');
+    assert.equal(limited.status, 429);
+    assert.equal(limited.headers['x-ratelimit-limit'], '5, 5;w=1');
+    assert.equal(limited.headers['x-ratelimit-remaining'], '0');
+    assert.equal(limited.headers['x-ratelimit-reset'], '1');
+  });
+
   after(() => proxy.close());
 
   it('answers a limited gRPC request RESOURCE_EXHAUSTED (8) instead of UNAVAILABLE; others still get 429', async () => {
@@ -333,15 +379,10 @@ describe('ratelimit when the service fails', () => {
 describe('ratelimit compile', () => {
   it('refuses the unimplemented fields by name, and a filter without domain or service', () => {
     const report = new Report('t');
-    rateLimitFactory.compile(
-      { domain: 'd', rate_limit_service: {}, enable_x_ratelimit_headers: 'DRAFT_VERSION_03', bogus: 1 } as never,
-      'f',
-      report,
-    );
+    rateLimitFactory.compile({ domain: 'd', rate_limit_service: {}, bogus: 1 } as never, 'f', report);
     rateLimitFactory.compile({ request_type: 'sometimes' } as never, 'g', report);
     assert.deepEqual(report.problems.map((p) => p.path).sort(), [
       'f.bogus',
-      'f.enable_x_ratelimit_headers',
       'f.rate_limit_service.grpc_service.envoy_grpc.cluster_name',
       'g.domain',
       'g.rate_limit_service',
