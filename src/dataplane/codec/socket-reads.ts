@@ -1,5 +1,6 @@
 import type * as net from 'node:net';
 import type * as tls from 'node:tls';
+import { peerFault } from './peer-guard.js';
 
 /**
  * Where accepted plain sockets read into: one read at a time on this thread, and whatever a
@@ -29,7 +30,9 @@ function slotsOf(socket: net.Socket): { buffer: symbol; callback: symbol } | nul
  * one socket (bench/README.md). The view is valid during the call only; `onRead` returns false
  * to stop reading. End, errors, `pause` and `resume` go on as before (Node's own `onread`
  * path). False, and the socket left as it was, for a TLS socket, one with bytes already
- * waiting in its buffer or held by a read filter, or a Node without these slots.
+ * waiting in its buffer or held by a read filter, or a Node without these slots. A throw from
+ * `onRead` destroys this socket only (`peerFault`): the read runs straight from libuv, where an
+ * uncaught throw would end the process.
  */
 export function readInto(socket: net.Socket, onRead: (chunk: Buffer) => boolean): boolean {
   const handle = (socket as { _handle?: { useUserBuffer?: (buf: Uint8Array) => void } | null })._handle;
@@ -42,7 +45,14 @@ export function readInto(socket: net.Socket, onRead: (chunk: Buffer) => boolean)
   if (!s || own[s.buffer]) return false;
   handle.useUserBuffer(readBuffer);
   own[s.buffer] = readBuffer;
-  own[s.callback] = (n: number) => onRead(readBuffer.subarray(0, n));
+  own[s.callback] = (n: number) => {
+    try {
+      return onRead(readBuffer.subarray(0, n));
+    } catch (err) {
+      peerFault(err, 'socket read', socket);
+      return false;
+    }
+  };
   return true;
 }
 

@@ -4,6 +4,7 @@ import { BodyFramer, Framing } from '../codec/h1-body.js';
 import type { RequestHead } from '../codec/h1-head.js';
 import { RequestHeadParser } from '../codec/h1-parse.js';
 import { bodilessStatus } from '../codec/h1-status.js';
+import { guardedData } from '../codec/peer-guard.js';
 import type { ResponseSink } from '../codec/request.js';
 import { owned, ownViews, readInto } from '../codec/socket-reads.js';
 import { codecReply } from './codec-reply.js';
@@ -64,7 +65,11 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
     });
     socket.setNoDelay(true);
     if (readInto(socket, (chunk) => this.onRead(chunk))) socket.resume();
-    else socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    else
+      socket.on(
+        'data',
+        guardedData(socket, 'downstream read', (chunk) => this.onData(chunk)),
+      );
     socket.on('close', () => this.onClose());
     socket.on('error', () => {});
     socket.on('drain', () => this.exchange?.onDownstreamDrain());

@@ -10,6 +10,7 @@ import type { RuntimeLookup } from '../access-log/filters.js';
 import { flagsText, type StreamInfo } from '../access-log/stream-info.js';
 import { ERROR } from '../codec/h2/frames.js';
 import type { ServerSession } from '../codec/h2/session.js';
+import { guardedData } from '../codec/peer-guard.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 import { discoveredRoutes } from '../router/discovered.js';
 import type { RouteTable } from '../router/table.js';
@@ -182,7 +183,8 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
             socket.destroy();
           }, idleMs).unref()
         : null;
-    const sniff = (chunk: Buffer) => {
+    // The first bytes of every request on a new connection pass here: guarded like later reads.
+    const sniff = guardedData(socket, 'http read', (chunk) => {
       seen = seen ? Buffer.concat([seen, chunk]) : chunk;
       const n = Math.min(seen.length, PREFACE.length);
       const isH2 = seen.compare(PREFACE, 0, n, 0, n) === 0;
@@ -190,7 +192,7 @@ export class HttpConnectionManager implements NetworkFilterHandler, DownstreamOw
       stop();
       if (isH2) this.startH2(socket, seen);
       else this.startH1(socket, seen);
-    };
+    });
     // The peer's FIN before a request: nothing to answer (the socket is half-open, not closed).
     const ended = () => socket.destroy();
     const closed = () => {

@@ -5,6 +5,7 @@ import type { DownstreamTls } from '../../config/tls-context.js';
 import type { Counter, Scope } from '../../stats/store.js';
 import { checkPeer } from '../../tls/peer-check.js';
 import { countFailure, countHandshake, type SslStats, sslStats } from '../../tls/stats.js';
+import { peerFault } from '../codec/peer-guard.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 import type { ConnectionFacts } from './chain-match.js';
 import { isRestored, restoreAs } from './original-dst.js';
@@ -97,7 +98,13 @@ export class ListenerTls {
         rejectUnauthorized: false,
         handshakeTimeout: handshakeTimeoutMs(this.handlers[chain]?.connectionIdleMs ?? 0),
       },
-      (socket) => this.secured(socket, this.contexts[chain] ?? ctx, chain, ssl),
+      (socket) => {
+        try {
+          this.secured(socket, this.contexts[chain] ?? ctx, chain, ssl);
+        } catch (err) {
+          peerFault(err, 'tls handshake', socket);
+        }
+      },
     );
     server.on('tlsClientError', (err: NodeJS.ErrnoException, socket) => {
       // A peer gone before its handshake finished (a TCP probe) failed no handshake.

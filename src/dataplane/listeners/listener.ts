@@ -8,6 +8,7 @@ import {
   listenerScope,
   type StatsStore,
 } from '../../stats/store.js';
+import { peerFault } from '../codec/peer-guard.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 import {
   type CompiledMatch,
@@ -224,7 +225,16 @@ export class ActiveListener {
     return this.server;
   }
 
+  /** A new connection: a throw while taking it closes it alone (src/dataplane/codec/peer-guard.ts). */
   private accept(socket: net.Socket): void {
+    try {
+      this.take(socket);
+    } catch (err) {
+      peerFault(err, 'listener accept', socket);
+    }
+  }
+
+  private take(socket: net.Socket): void {
     // A connection handed off by another listener was restored there.
     if (this.spec.restoreOriginalDst && !isRestored(socket)) {
       const target = restoreOriginalDst(socket);

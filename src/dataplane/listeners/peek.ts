@@ -1,6 +1,7 @@
 import type * as net from 'node:net';
 import type { ListenerSpec } from '../../config/listener.js';
 import { ClientHelloReader } from '../../tls/client-hello.js';
+import { guardedData } from '../codec/peer-guard.js';
 import { sniffHttp } from './http-sniff.js';
 
 /** What a peek found: the facts a filter chain may match on. */
@@ -45,7 +46,8 @@ export function peekFirstBytes(
     const found = sniffHttp(Buffer.concat(chunks));
     if (found.kind === 'done') settle('raw_buffer', '', found.protocols);
   };
-  const onData = (chunk: Buffer) => {
+  // Guarded here, not at `on`: `settle` takes this very function off again.
+  const onData = guardedData(socket, 'listener filter', (chunk) => {
     chunks.push(chunk);
     if (sniffing) return sniff();
     const scan = reader.push(chunk);
@@ -54,7 +56,7 @@ export function peekFirstBytes(
       sniff();
     } else if (scan.kind === 'plain') settle('raw_buffer', '', []);
     else if (scan.kind === 'tls') settle('tls', scan.serverName, scan.alpn);
-  };
+  });
   // A peer that closes before its ClientHello (a TCP probe) has nothing to hand on.
   const onEnd = () => socket.destroy();
   socket.on('data', onData);

@@ -4,6 +4,7 @@ import type { UpstreamTls } from '../../config/tls-context.js';
 import type { Counter, Scope } from '../../stats/store.js';
 import { dial } from '../../tls/upstream.js';
 import type { ClusterBuild, UpstreamHost } from '../../upstream/types.js';
+import { guardedData, peerFault } from '../codec/peer-guard.js';
 import { type ConnectOptions, connectOptionsOf } from './connect-options.js';
 
 /** How one caller wants its connection. */
@@ -93,8 +94,13 @@ export class Connector {
         onread: {
           buffer: readBuffer,
           callback: (n) => {
-            onRead(readBuffer.subarray(0, n), true);
-            return true;
+            try {
+              onRead(readBuffer.subarray(0, n), true);
+              return true;
+            } catch (err) {
+              peerFault(err, 'upstream read', socket);
+              return false;
+            }
           },
         },
       };
@@ -130,7 +136,11 @@ export class Connector {
           }, ms)
         : null;
     if (timer) socket.once('close', () => clearTimeout(timer));
-    if (onRead && o.tls) socket.on('data', (chunk: Buffer) => onRead(chunk, false));
+    if (onRead && o.tls)
+      socket.on(
+        'data',
+        guardedData(socket, 'upstream read', (chunk) => onRead(chunk, false)),
+      );
     return socket;
   }
 }

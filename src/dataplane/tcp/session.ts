@@ -4,6 +4,7 @@ import type { MetadataCriteria } from '../../upstream/lb/criteria.js';
 import type { ClusterRuntime } from '../../upstream/types.js';
 import type { AccessLogger } from '../access-log/config.js';
 import { FLAG, joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
+import { guardedData } from '../codec/peer-guard.js';
 import type { ClusterLookup } from '../http/types.js';
 import { restoredDestination } from '../listeners/original-dst.js';
 import type { ClusterTraffic, ConnectionCount } from '../pool/cluster-traffic.js';
@@ -174,7 +175,7 @@ export class TcpSession {
       resumed: cx.flowResumed,
     });
     const observe = upstreamObserver(downstream);
-    if (observe !== undefined) upstream.on('data', observe);
+    if (observe !== undefined) upstream.on('data', guardedData(upstream, 'tcp proxy upstream read', observe));
     if (settings.idleTimeoutMs > 0) {
       // A socket's timeout restarts on every read and write, and every relayed byte is read
       // from or written to the downstream, so one timer covers both directions.
@@ -250,14 +251,17 @@ function relay(
     flow.resumed.inc();
     from.resume();
   };
-  from.on('data', (chunk: Buffer) => {
-    for (const c of bytes) c.add(chunk.length);
-    if (!to.write(chunk)) {
-      from.pause();
-      flow.paused.inc();
-      to.once('drain', resume);
-    }
-  });
+  from.on(
+    'data',
+    guardedData(from, 'tcp proxy read', (chunk) => {
+      for (const c of bytes) c.add(chunk.length);
+      if (!to.write(chunk)) {
+        from.pause();
+        flow.paused.inc();
+        to.once('drain', resume);
+      }
+    }),
+  );
   const passFin = () => {
     if (!to.destroyed) to.end();
   };

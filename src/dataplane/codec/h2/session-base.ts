@@ -1,4 +1,5 @@
 import type * as net from 'node:net';
+import { guardedData } from '../peer-guard.js';
 import { readInto } from '../socket-reads.js';
 import type { CodecEvents, SessionOptions } from './connection.js';
 import {
@@ -82,7 +83,11 @@ export abstract class BaseSession implements StreamOwner {
     this.reader = new FrameReader(this, expectPreface);
     // Plain sockets read into the thread's shared buffer (the reader copies what it keeps).
     if (readInto(socket, (chunk) => this.onRead(chunk))) socket.resume();
-    else socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    else
+      socket.on(
+        'data',
+        guardedData(socket, 'http2 read', (chunk) => this.onData(chunk)),
+      );
     socket.on('drain', () => this.markDirty());
     socket.on('error', () => {});
     socket.on('close', () => this.onSocketClose());
