@@ -5,14 +5,15 @@
  * `sendLocalReply`, whose mappers apply. See docs/data-plane.md, "Local replies".
  */
 import type * as net from 'node:net';
-import { joinHostPort, newStreamInfo } from '../access-log/stream-info.js';
+import { joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
 import { reasonPhrase } from '../codec/h1-status.js';
 import type { DownstreamOwner } from './downstream.js';
 import { rewriteLocalReply } from './local-reply-config.js';
 
 /**
- * The reply's status (after the rewrite) and its bytes, the connection's last. The mappers see
- * a stream with no request (a `header_filter` never matches), the status and `flags` (`DPE`
+ * The reply's status (after the rewrite), its bytes (the connection's last) and the stream info
+ * its access log line reads, as the reference logs the stream its codec answered. The mappers
+ * see a stream with no request (a `header_filter` never matches), the status and `flags` (`DPE`
  * for a protocol error).
  */
 export function codecReply(
@@ -21,24 +22,26 @@ export function codecReply(
   original: number,
   text: string,
   flags: number,
-): { status: number; bytes: string } {
+): { status: number; bytes: string; info: StreamInfo } {
   let status = original;
   let body: string | Buffer = text ? `${text}\n` : '';
   let contentType = 'text/plain';
   const headers: string[] = [];
+  const info = newStreamInfo(
+    null,
+    joinHostPort(socket.remoteAddress, socket.remotePort),
+    joinHostPort(socket.localAddress, socket.localPort),
+  );
+  info.flags = flags;
   const rewrite = hcm.spec.localReply;
   if (rewrite !== null) {
-    const info = newStreamInfo(
-      null,
-      joinHostPort(socket.remoteAddress, socket.remotePort),
-      joinHostPort(socket.localAddress, socket.localPort),
-    );
-    info.flags = flags;
     ({ status, body, contentType } = rewriteLocalReply(rewrite, info, hcm.runtime, status, body, headers));
   }
-  let head = `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`;
+  info.responseCode = status;
+  info.bytesSent = Buffer.byteLength(body);
+  let head = `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\ncontent-length: ${info.bytesSent}\r\n`;
   if (body.length > 0) head += `content-type: ${contentType}\r\n`;
   for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
   // A string in, a string out: the rewrite keeps the codec's text or formats a new one.
-  return { status, bytes: `${head}connection: close\r\n\r\n${body}` };
+  return { status, bytes: `${head}connection: close\r\n\r\n${body}`, info };
 }

@@ -259,11 +259,12 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
       this.socket.destroy();
       return;
     }
-    const { status, bytes } = codecReply(this.hcm, this.socket, original, text, flags);
+    const { status, bytes, info } = codecReply(this.hcm, this.socket, original, text, flags);
     const s = this.hcm.stats;
     s.rqClasses[Math.floor(status / 100) - 1]?.inc();
     s.rqCompleted.inc();
     this.endSocket(bytes);
+    this.hcm.onStreamEnd(info);
   }
 
   protected busy(): boolean {

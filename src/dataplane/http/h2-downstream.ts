@@ -171,9 +171,18 @@ class H2Connection implements SessionEvents {
     (stream.handler as H2Stream | null)?.messagingError();
   }
 
-  onHeaderOverflow(stream: ServerStream): void {
+  /** Answers 431, counted and logged (with `DPE`) as the HTTP/1 codec's 431 is. */
+  onHeaderOverflow(stream: ServerStream, fields: readonly string[]): void {
     this.codec.headerOverflow.inc();
     stream.respond(431, [], true);
+    const s = this.hcm.stats;
+    s.rqTooLarge.inc();
+    s.rqClasses[3]?.inc();
+    s.rqCompleted.inc();
+    const info = newStreamInfo(partialRequest(fields, this), this.remoteAddress, this.localAddress);
+    info.flags |= FLAG.DPE;
+    info.responseCode = 431;
+    this.hcm.onStreamEnd(info);
   }
 
   onTrailerOverflow(stream: ServerStream): void {

@@ -37,8 +37,11 @@ export interface SessionEvents extends CodecEvents {
   onRequest(stream: ServerStream, request: RequestFields, endStream: boolean): void;
   onMessagingError(stream: ServerStream): void;
   onTrailerOverflow(stream: ServerStream): void;
-  /** A request whose head is over the header list limits: answered 431 by the user. */
-  onHeaderOverflow(stream: ServerStream): void;
+  /**
+   * A request whose head is over the header list limits: answered 431 by the user. `fields`:
+   * those the decoder kept before the limit, for the access log line.
+   */
+  onHeaderOverflow(stream: ServerStream, fields: readonly string[]): void;
 }
 
 /**

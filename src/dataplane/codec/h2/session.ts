@@ -64,7 +64,7 @@ export class ServerSession extends BaseSession implements ServerOwner {
     if (overflow) {
       const stream = this.openStream(id);
       if (end) stream.remoteClosed = true;
-      this.events.onHeaderOverflow(stream);
+      this.events.onHeaderOverflow(stream, fields);
       return;
     }
     let request = requestFields(fields);
