@@ -63,4 +63,6 @@ export interface HostSpec {
   metadata: JsonObject;
   /** Health reported by discovery (`health_status` of an `LbEndpoint`). */
   edsHealth: 'UNKNOWN' | 'HEALTHY' | 'UNHEALTHY' | 'DRAINING' | 'TIMEOUT' | 'DEGRADED';
+  /** A unix socket (`address.pipe`, `@` for an abstract one): `ip` and `address` hold its path, `port` is 0. */
+  pipe?: true;
 }

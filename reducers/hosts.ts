@@ -64,6 +64,7 @@ export function withHealth(
     failedOutlierCheck: previous?.failedOutlierCheck ?? false,
   };
   if (spec.localityWeight !== undefined) host.localityWeight = spec.localityWeight;
+  if (spec.pipe) host.pipe = true;
   // Only on the few members that wait, so every other record keeps its shape and its JSON.
   if (checked && (previous ? previous.pendingActiveHc === true : pending)) host.pendingActiveHc = true;
   // The times of past verdicts stay with the member when discovery rewrites its record.

@@ -1,3 +1,6 @@
+/** The reference's default `--log-format`. */
+export const DEFAULT_LOG_FORMAT = '[%Y-%m-%d %T.%e][%t][%l][%n] [%g:%#] %v';
+
 /**
  * The effective command-line options: every option of the spec with its default applied.
  * `/server_info` echoes these as `command_line_options`.

@@ -96,8 +96,18 @@ function assignmentMembers(assignment: JsonObject): HostSpec[] {
   return out;
 }
 
-/** An `Address`'s socket address as a host's key, IP and port. */
-function socketHost(address: Json | undefined): Pick<HostSpec, 'address' | 'ip' | 'port'> {
+/**
+ * The name the socket calls take for a pipe's path: Linux's abstract namespace is the
+ * reference's `@name`, a leading NUL for Node.
+ */
+export function pipeSocketPath(path: string): string {
+  return path.startsWith('@') ? `\0${path.slice(1)}` : path;
+}
+
+/** An `Address`'s socket address as a host's key, IP and port; a pipe's path as both. */
+function socketHost(address: Json | undefined): Pick<HostSpec, 'address' | 'ip' | 'port' | 'pipe'> {
+  const pipe = str(objectOf(objectOf(address).pipe).path);
+  if (pipe) return { address: pipe, ip: pipe, port: 0, pipe: true };
   const socket = objectOf(objectOf(address).socket_address);
   const ip = str(socket.address);
   const port = num(socket.port_value, 0);

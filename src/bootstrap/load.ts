@@ -1,5 +1,6 @@
 import type { ApiVersion, JsonObject, RawBootstrap } from '../../events/index.js';
 import type { Options } from '../options.js';
+import { checkLogFormatOption } from './application-log.js';
 import { canonicalMessage } from './canonical.js';
 import { disabledExtensions } from './catalog.js';
 import { mergeCanonical } from './merge.js';
@@ -31,7 +32,8 @@ export type LoadResult =
 export type LoadOptions = Pick<
   Options,
   'configPath' | 'configYaml' | 'allowUnknownStaticFields' | 'disableExtensions'
->;
+> &
+  Partial<Pick<Options, 'logFormat'>>;
 
 /** Label `--config-yaml` findings carry in place of a file name. */
 const CONFIG_YAML_LABEL = '--config-yaml';
@@ -46,6 +48,7 @@ export function loadBootstrap(options: LoadOptions): LoadResult {
   // The compile steps run even after field errors, so one pass reports every problem.
   const compiled = new Report(read.sources.join(' + '));
   validateBootstrap(read.bootstrap, compiled);
+  checkLogFormatOption(read.bootstrap, options.logFormat, compiled);
   const merged = asWritten(compiled, read.written, read.refused);
   return result({
     ...read,

@@ -12,6 +12,8 @@ import { checkSecret } from '../config/secret.js';
 import { staticSecrets } from '../config/secrets.js';
 import { compileAccessLogs } from '../dataplane/access-log/config.js';
 import { compileBootstrapTracing, tracerCluster } from '../dataplane/tracing/config.js';
+import { compileApplicationLogConfig } from './application-log.js';
+import { compileBootstrapExtensions, compileDefaultRegexEngine } from './bootstrap-extensions.js';
 import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
 import type { Report } from './report.js';
 
@@ -109,6 +111,9 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
   const outlierLog = objectOf(bootstrap.cluster_manager).outlier_detection;
   if (outlierLog !== undefined)
     compileOutlierEventLog(objectOf(outlierLog), 'cluster_manager.outlier_detection', report);
+  compileBootstrapExtensions(bootstrap.bootstrap_extensions, report);
+  compileDefaultRegexEngine(bootstrap.default_regex_engine, report);
+  compileApplicationLogConfig(bootstrap, report);
 }
 
 const BOOTSTRAP_FIELDS: FieldTable = {
@@ -124,6 +129,11 @@ const BOOTSTRAP_FIELDS: FieldTable = {
   tracing: 'act',
   // src/edges/overload/: monitors read by an edge, actions taken by the data plane.
   overload_manager: 'act',
+  // ./bootstrap-extensions.ts and ./application-log.ts.
+  ...acting('bootstrap_extensions', 'default_regex_engine', 'application_log_config'),
+  // Envoy Gateway and Istio ask to create each stat on its first use, which saves the
+  // reference memory; here every stat is made with its resource either way.
+  deferred_stat_options: 'advise',
 };
 const STATIC_FIELDS: FieldTable = {
   ...acting('listeners', 'clusters', 'secrets'),
@@ -136,6 +146,9 @@ const CLUSTER_MANAGER_FIELDS: FieldTable = {
   upstream_bind_config: notYet('a manager-wide upstream_bind_config (set it per cluster)'),
   // Load reports to a gRPC management server (src/edges/xds/lrs/).
   load_stats_config: 'act',
+  // Istio's: the reference builds a cluster's state on its first use to save memory; here
+  // every cluster is built when it arrives, which behaves the same.
+  enable_deferred_cluster_creation: 'advise',
 };
 const ADMIN_FIELDS: FieldTable = acting('access_log_path', 'access_log', 'profile_path', 'address');
 

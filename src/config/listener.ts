@@ -70,6 +70,10 @@ export interface ListenerSpec {
   /** `transparent` (IP_TRANSPARENT) and `freebind` (IP_FREEBIND), set before the socket binds. */
   transparent: boolean;
   freebind: boolean;
+  /** `ignore_global_conn_limit` or `bypass_overload_manager`: outside the process-wide connection limit. */
+  ignoreGlobalLimit: boolean;
+  /** `bypass_overload_manager`: no overload action applies to it or its requests (Istio's and Envoy Gateway's stats listeners). */
+  bypassOverload: boolean;
   chains: FilterChainSpec[];
 }
 
@@ -92,6 +96,7 @@ const LISTENER_FIELDS: FieldTable = {
   listener_filters: 'act',
   // Through the native socket helper (./native.ts); refused by name where it does not load.
   ...acting('use_original_dst', 'transparent', 'freebind'),
+  ...acting('ignore_global_conn_limit', 'bypass_overload_manager'),
   udp_listener_config: notYet('UDP listening'),
   api_listener: notYet('the API listener'),
 };
@@ -210,6 +215,8 @@ function listenerSpec(raw: JsonObject, path: string, report: Report, secrets: Se
     direction: stringOr(raw.traffic_direction, 'UNSPECIFIED') as TrafficDirection,
     bufferLimitBytes: numberOr(raw.per_connection_buffer_limit_bytes, ONE_MIB),
     backlog: numberOr(raw.tcp_backlog_size, DEFAULT_BACKLOG),
+    ignoreGlobalLimit: raw.ignore_global_conn_limit === true || raw.bypass_overload_manager === true,
+    bypassOverload: raw.bypass_overload_manager === true,
     restoreOriginalDst,
     handOffToOriginalDst: raw.use_original_dst === true,
     transparent,

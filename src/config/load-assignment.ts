@@ -130,6 +130,12 @@ function checkRules(assignment: JsonObject, p: string, report: Report, ipOnly: b
         );
       if (ipOnly)
         checkIpLiteral(socket?.address, `${ep}.endpoint.address.socket_address.address`, report, 'endpoint');
+      // A unix socket is dialled by its path (the pools, health checks and xDS); DNS has nothing to resolve in it.
+      else if (address?.pipe)
+        report.error(
+          `${ep}.endpoint.address.pipe`,
+          'a pipe endpoint needs a STATIC or EDS cluster (a DNS cluster resolves names)',
+        );
       // The reference's SocketAddress rule (port_value <= 65535): a larger one names no port.
       const port = int(socket?.port_value, 0);
       if (port > 65535)

@@ -7,7 +7,12 @@ import { Report } from '../bootstrap/report.js';
 /** A resource monitor: what it measures, under the name the config gives it (its stats use that name). */
 export type MonitorSpec =
   | { name: string; kind: 'fixed_heap'; maxHeapBytes: number }
-  | { name: string; kind: 'injected_resource'; filename: string };
+  | { name: string; kind: 'injected_resource'; filename: string }
+  /**
+   * The reference's proactive monitor of open downstream connections: no pressure is read, the
+   * listeners refuse a connection over `maxConnections` (src/dataplane/listeners/limits.ts).
+   */
+  | { name: string; kind: 'global_downstream_max_connections'; maxConnections: number };
 
 /** An action and the monitors' pressures that make it active (any one at or above its value). */
 export interface ActionSpec {
@@ -30,6 +35,7 @@ const TRIGGER_FIELDS: FieldTable = acting('name', 'threshold');
 const THRESHOLD_FIELDS: FieldTable = acting('value');
 const FIXED_HEAP_FIELDS: FieldTable = acting('max_heap_size_bytes');
 const INJECTED_FIELDS: FieldTable = acting('filename');
+const DOWNSTREAM_CONNECTIONS_FIELDS: FieldTable = acting('max_active_downstream_connections');
 
 const ACTIONS: Record<string, OverloadActionKind> = {
   shrink_heap: 'shrink_heap',
@@ -54,6 +60,7 @@ export const FIELD_TABLES = {
   ThresholdTrigger: THRESHOLD_FIELDS,
   FixedHeapConfig: FIXED_HEAP_FIELDS,
   InjectedResourceConfig: INJECTED_FIELDS,
+  DownstreamConnectionsConfig: DOWNSTREAM_CONNECTIONS_FIELDS,
 };
 
 /** A monitor's own config: the deprecated `config` Struct or `typed_config` without its `@type`. */
@@ -89,9 +96,21 @@ function compileMonitor(raw: JsonObject, path: string, report: Report): MonitorS
     }
     return { name, kind, filename };
   }
+  if (kind === 'global_downstream_max_connections') {
+    checkFields(config, configPath, report, DOWNSTREAM_CONNECTIONS_FIELDS, 'DownstreamConnectionsConfig');
+    const max = Number(config.max_active_downstream_connections ?? 0);
+    if (!Number.isSafeInteger(max) || max <= 0) {
+      report.error(
+        `${configPath}.max_active_downstream_connections`,
+        'must be a positive number of connections',
+      );
+      return null;
+    }
+    return { name, kind, maxConnections: max };
+  }
   report.unsupported(
     `${path}.name`,
-    `resource monitor '${name}' is not implemented (fixed_heap and injected_resource are)`,
+    `resource monitor '${name}' is not implemented (fixed_heap, injected_resource and global_downstream_max_connections are)`,
   );
   return null;
 }
@@ -101,6 +120,7 @@ function compileAction(
   path: string,
   monitors: ReadonlySet<string>,
   report: Report,
+  proactive: ReadonlySet<string> = new Set(),
 ): ActionSpec | null {
   checkFields(raw, path, report, ACTION_FIELDS, 'OverloadAction');
   const name = typeof raw.name === 'string' ? raw.name : '';
@@ -118,6 +138,11 @@ function compileAction(
     const monitor = typeof t.name === 'string' ? t.name : '';
     if (!monitors.has(monitor))
       report.error(`${at}.name`, `unknown trigger resource '${monitor}': name one of resource_monitors`);
+    else if (proactive.has(monitor))
+      report.unsupported(
+        `${at}.name`,
+        `a trigger on '${monitor}' (it limits connections itself; it has no pressure here) is not implemented`,
+      );
     else if (triggers.some((x) => x.monitor === monitor))
       report.error(`${at}.name`, `duplicate trigger resource '${monitor}' for overload action '${name}'`);
     if (t.threshold === undefined) {
@@ -157,10 +182,13 @@ export function compileOverloadManager(raw: JsonObject, path: string, report: Re
     else monitors.push(monitor);
   });
   const names = new Set(monitors.map((m) => m.name));
+  const proactive = new Set(
+    monitors.filter((m) => m.kind === 'global_downstream_max_connections').map((m) => m.name),
+  );
   const actions: ActionSpec[] = [];
   listOf(raw.actions).forEach((a, i) => {
     const at = `${path}.actions[${i}]`;
-    const action = compileAction(a, at, names, report);
+    const action = compileAction(a, at, names, report, proactive);
     if (!action) return;
     if (actions.some((x) => x.kind === action.kind))
       report.error(`${at}.name`, `duplicate overload action '${action.name}'`);
@@ -187,4 +215,15 @@ export function compiledOverloadManager(bootstrap: JsonObject | undefined): Over
       : compileOverloadManager(objectOf(raw), 'overload_manager', new Report('overload'));
   compiled.set(bootstrap, spec);
   return spec;
+}
+
+/**
+ * The connections the `global_downstream_max_connections` monitor allows open at once, or
+ * null without one: it takes the place of the runtime key `overload.global_downstream_max_connections`.
+ */
+export function globalConnectionLimit(bootstrap: JsonObject | undefined): number | null {
+  const monitor = compiledOverloadManager(bootstrap)?.monitors.find(
+    (m) => m.kind === 'global_downstream_max_connections',
+  );
+  return monitor?.kind === 'global_downstream_max_connections' ? monitor.maxConnections : null;
 }

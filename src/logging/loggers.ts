@@ -1,6 +1,6 @@
 import bunyan from 'bunyan';
 import type { LogLevel } from '../../events/logging.js';
-import type { Options } from '../options.js';
+import { DEFAULT_LOG_FORMAT, type Options } from '../options.js';
 import { parseComponentLevels } from './component-levels.js';
 import { escapeLogLine } from './escape.js';
 import { compileLogFormat, type LogFormatter } from './format.js';
@@ -26,7 +26,7 @@ const DEFAULTS: LoggingOptions = {
   logLevel: 'info',
   componentLogLevel: '',
   logPath: '',
-  logFormat: '[%Y-%m-%d %T.%e][%t][%l][%n] [%g:%#] %v',
+  logFormat: DEFAULT_LOG_FORMAT,
   logFormatEscaped: false,
   logJson: false,
   fileFlushIntervalMsec: 10000,

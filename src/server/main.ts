@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { bootstrapLoaded, hotRestarted, hotRestartParent, serverStateChanged } from '../../events/index.js';
 import { startAdmin } from '../admin/server.js';
+import { withApplicationLogFormat } from '../bootstrap/application-log.js';
 import { loadBootstrap } from '../bootstrap/load.js';
 import { hotRestartVersion } from '../cli/hot-restart-version.js';
 import { commandLineOptionsJson } from '../cli/server-info-options.js';
@@ -59,7 +60,12 @@ export async function serve(options: Options): Promise<ServerContext> {
   const parent = await connectToParent(options);
   await parent?.releaseLog();
   // The history and the event log record from here: the bootstrap is their first event.
-  const ctx = createContext({ options, bootstrap: loaded.bootstrap, sockets: new ListenSockets(parent) });
+  // The bootstrap's application_log_config is the log format of every part of the process.
+  const ctx = createContext({
+    options: withApplicationLogFormat(options, loaded.bootstrap),
+    bootstrap: loaded.bootstrap,
+    sockets: new ListenSockets(parent),
+  });
   const log = ctx.log.get('main');
   stopOnSignals(ctx);
   ctx.store.dispatch(

@@ -1,5 +1,6 @@
 import * as net from 'node:net';
 import * as tls from 'node:tls';
+import { pipeSocketPath } from '../../reducers/settings/endpoints.js';
 import type { UpstreamTls } from '../config/tls-context.js';
 import type { Scope } from '../stats/store.js';
 import { checkPeer } from './peer-check.js';
@@ -23,6 +24,8 @@ function keepSession(ctx: UpstreamTls, session: Buffer): void {
 export interface DialTarget {
   ip: string;
   port: number;
+  /** `ip` is a unix socket's path (an endpoint's `pipe`). */
+  pipe?: boolean;
   localAddress: string | null;
   localPort: number;
   keepAlive: boolean;
@@ -43,8 +46,10 @@ export interface DialTarget {
  */
 export function dial(target: DialTarget, onReady?: () => void): net.Socket {
   const raw = new net.Socket(target.socketOptions);
-  const opts: net.TcpSocketConnectOpts = { host: target.ip, port: target.port };
-  if (target.localAddress) {
+  const opts: net.TcpSocketConnectOpts | net.IpcSocketConnectOpts = target.pipe
+    ? { path: pipeSocketPath(target.ip) }
+    : { host: target.ip, port: target.port };
+  if (target.localAddress && 'host' in opts) {
     opts.localAddress = target.localAddress;
     if (target.localPort) opts.localPort = target.localPort;
   }

@@ -9,6 +9,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { FieldTable } from '../../src/bootstrap/honoured.js';
+import { FIELD_TABLES as applicationLogTables } from '../../src/bootstrap/application-log.js';
+import { FIELD_TABLES as bootstrapExtensionTables } from '../../src/bootstrap/bootstrap-extensions.js';
 import { FIELD_TABLES as bootstrapTables } from '../../src/bootstrap/validate.js';
 import { FIELD_TABLES as clusterTables } from '../../src/config/cluster.js';
 import { FIELD_TABLES as configSourceTables } from '../../src/config/config-source.js';
@@ -39,6 +41,8 @@ const TABLES: Record<string, FieldTable> = {
   ...configSourceTables,
   ...overloadTables,
   ...accessLogTables,
+  ...bootstrapExtensionTables,
+  ...applicationLogTables,
 };
 
 /** `| message | field | rule | text |` as the doc writes it, one per refused or advisory field. */

@@ -36,11 +36,15 @@ export abstract class DiscoveryStreams<
   /** A request arrived on `conn`: record it (`seen`), then answer as the protocol asks. */
   protected abstract onRequest(conn: Stream<Req, Res, Sub>, request: Req): void;
 
-  /** Serves every method of `methods` on `port` (0 picks one; a restart passes the old one). */
+  /**
+   * Serves every method of `methods` on `port` (0 picks one; a restart passes the old one), or
+   * at `address` (`unix:/path`) when given.
+   */
   protected async bind(
     port: number,
     methods: Record<'V2' | 'V3', Record<string, string>>,
     codec: { decode: (bytes: Buffer) => Req; encode: (message: Res) => Buffer },
+    address = `127.0.0.1:${port}`,
   ): Promise<void> {
     const server = new grpc.Server();
     const service: Record<string, grpc.MethodDefinition<Req, Res>> = {};
@@ -64,7 +68,7 @@ export abstract class DiscoveryStreams<
     }
     server.addService(service, handlers);
     this.port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+      server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, p) =>
         err ? reject(err) : resolve(p),
       ),
     );

@@ -20,7 +20,8 @@ export interface ProxyProcess {
 
 /**
  * Starts `proxy -c <bootstrap.json> ...args` (with `env` added; through `prefix`, e.g.
- * `['prlimit', '--nofile=256', '--']`) and waits until `/ready` says LIVE.
+ * `['prlimit', '--nofile=256', '--']`) and waits until `/ready` says LIVE, or with `until:
+ * 'admin'` only until the admin answers it (a server still initializing answers 503).
  */
 export async function startProxyProcess(
   bootstrap: JsonObject,
@@ -29,6 +30,7 @@ export async function startProxyProcess(
   timeoutMs = 60000,
   env: NodeJS.ProcessEnv = {},
   prefix: string[] = [],
+  until: 'live' | 'admin' = 'live',
 ): Promise<ProxyProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'proxy-dp-'));
   const config = join(dir, 'bootstrap.json');
@@ -64,8 +66,8 @@ export async function startProxyProcess(
       const address = readFileSync(adminPath, 'utf8').trim();
       if (address) admin = `http://${address}`;
     }
-    if (admin && (await request('GET', '/ready').catch(() => ({ status: 0, body: '' }))).status === 200)
-      break;
+    const ready = admin ? (await request('GET', '/ready').catch(() => ({ status: 0, body: '' }))).status : 0;
+    if (ready === 200 || (until === 'admin' && ready !== 0)) break;
     await new Promise((r) => setTimeout(r, 50));
   }
   return {

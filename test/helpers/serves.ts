@@ -8,7 +8,8 @@ import { startProxyProcess } from './proxy-process.js';
  * or, under a map, `typed_per_filter_config["envoy.filters.http.cors"].@type`; keys are as the
  * config wrote them, so lowerCamelCase too (`deferredStatOptions`), as protobuf's JSON reads them.
  */
-const NAMES_A_FIELD = /: [a-z_][a-zA-Z0-9_]*(\[(\d+|"[^"]*")\])*(\.[a-z_@][a-zA-Z0-9_]*(\[(\d+|"[^"]*")\])*)*: /;
+const NAMES_A_FIELD =
+  /: [a-z_][a-zA-Z0-9_]*(\[(\d+|"[^"]*")\])*(\.[a-z_@][a-zA-Z0-9_]*(\[(\d+|"[^"]*")\])*)*: /;
 
 /** Fails unless there is at least one error and every one names the field it refuses. */
 export function assertRefusedNamingFields(errors: string[], context: string): void {

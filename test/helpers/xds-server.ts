@@ -142,6 +142,13 @@ export class XdsServer extends DiscoveryStreams<DiscoveryRequest, DiscoveryRespo
     return this.bind(port, METHODS, { decode: decodeRequest, encode: encodeResponse });
   }
 
+  /** Listens on a unix socket (`path`), as Istio's agent serves its proxy's xDS. */
+  static async startUnix(path: string): Promise<XdsServer> {
+    const server = new XdsServer();
+    await server.bind(0, METHODS, { decode: decodeRequest, encode: encodeResponse }, `unix:${path}`);
+    return server;
+  }
+
   /**
    * Serves the REST API too (`POST /v2/discovery:endpoints` and the like, JSON), on its own
    * port: 304 when the request already has the version, else the resources it names.

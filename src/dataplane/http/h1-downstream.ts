@@ -11,6 +11,7 @@ import { codecReply } from './codec-reply.js';
 import type { DownstreamOwner } from './downstream.js';
 import { Exchange, type ExchangeOwner } from './exchange.js';
 import { H1Lifetime } from './h1-lifetime.js';
+import { overloadOf } from './head-checks.js';
 import { type ConnectionFacts, connectionFacts, requestFromHead } from './h1-request.js';
 import { PendingHead } from './h1-response-head.js';
 import { StreamTimers } from './stream-timers.js';
@@ -282,7 +283,7 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
     if (this.closeAfterNext || (this.hcm.draining && this.hcm.shouldDrainClose())) {
       if (this.keepAlive) this.hcm.stats.cxDrainClose.inc();
       this.keepAlive = false;
-    } else if (this.keepAlive && this.hcm.deps.ctx.store.state.server.overload?.disable_http_keepalive) {
+    } else if (this.keepAlive && overloadOf(this.hcm)?.disable_http_keepalive) {
       this.hcm.stats.cxOverloadDisableKeepalive.inc();
       this.keepAlive = false;
     }

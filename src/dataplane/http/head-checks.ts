@@ -1,5 +1,6 @@
 import { FLAG, type StreamInfo } from '../access-log/stream-info.js';
 import type { HttpRequest } from '../codec/request.js';
+import type { State } from '../../../reducers/index.js';
 import type { DownstreamOwner } from './downstream.js';
 import { underscoreHeaders } from './edge.js';
 import { normalizeRequestPath } from './path-normalize.js';
@@ -56,6 +57,11 @@ export function checkHead(hcm: DownstreamOwner, req: HttpRequest): HeadAnswer | 
   return null;
 }
 
+/** The overload actions active for `hcm`'s requests: none on a listener with `bypass_overload_manager`. */
+export function overloadOf(hcm: DownstreamOwner): State['server']['overload'] {
+  return hcm.deps.bypassOverload ? undefined : hcm.deps.ctx.store.state.server.overload;
+}
+
 /**
  * The answers given before the filter chain: the overload manager's `stop_accepting_requests`
  * (before any filter, health checks too, and never sent upstream, as the reference), then the
@@ -67,7 +73,7 @@ export function answerBeforeFilters(
   info: StreamInfo,
 ): HeadAnswer | null {
   const server = hcm.deps.ctx.store.state.server;
-  if (server.overload?.stop_accepting_requests) {
+  if (overloadOf(hcm)?.stop_accepting_requests) {
     hcm.stats.rqOverloadClose.inc();
     return OVERLOADED;
   }

@@ -18,4 +18,6 @@ export interface HttpConnectionManagerDeps {
   bufferLimitBytes?: number;
   /** Which data-plane thread builds it, for the filters' shares of process-wide budgets; absent: the only one. */
   slice?: WorkerSlice;
+  /** The listener's `bypass_overload_manager`: its requests meet no overload action. */
+  bypassOverload?: boolean;
 }

@@ -7,6 +7,7 @@
 
 import type { State } from '../../../reducers/index.js';
 import { runtimeValue } from '../../../reducers/runtime.js';
+import { globalConnectionLimit } from '../../config/overload.js';
 
 /** The runtime key of the process-wide limit. */
 export const GLOBAL_LIMIT_KEY = 'overload.global_downstream_max_connections';
@@ -42,6 +43,11 @@ function limitOf(state: State, keys: readonly string[]): number {
   return Number.POSITIVE_INFINITY;
 }
 
+/** The process-wide limit: the overload manager's monitor when it has one, else the runtime key. */
+function globalLimitOf(state: State): number {
+  return globalConnectionLimit(state.bootstrap?.config) ?? limitOf(state, [GLOBAL_LIMIT_KEY]);
+}
+
 /** Why a connection was refused: the stat it counts in. */
 export type Overflow = 'downstream_global_cx_overflow' | 'downstream_cx_overflow';
 
@@ -60,21 +66,24 @@ export class ConnectionLimits {
 
   /**
    * Takes one connection for `listener`, or says which limit refuses it: the global one is
-   * checked first, as the reference checks it before the listener sees the socket.
+   * checked first, as the reference checks it before the listener sees the socket. The
+   * overload manager's `global_downstream_max_connections` monitor sets the global limit in
+   * place of the runtime key; a listener with `ignore_global_conn_limit` (or
+   * `bypass_overload_manager`) neither meets it nor counts in it (`exempt`).
    */
-  admit(listener: string): Overflow | null {
+  admit(listener: string, exempt = false): Overflow | null {
     const state = this.state();
-    if (this.total >= this.share(limitOf(state, [GLOBAL_LIMIT_KEY]))) return 'downstream_global_cx_overflow';
+    if (!exempt && this.total >= this.share(globalLimitOf(state))) return 'downstream_global_cx_overflow';
     const open = this.byListener.get(listener) ?? 0;
     if (open >= this.share(limitOf(state, listenerLimitKeys(listener)))) return 'downstream_cx_overflow';
-    this.total += 1;
+    if (!exempt) this.total += 1;
     this.byListener.set(listener, open + 1);
     return null;
   }
 
-  /** Gives back a connection `admit` took. */
-  release(listener: string): void {
-    this.total -= 1;
+  /** Gives back a connection `admit` took (with the same `exempt`). */
+  release(listener: string, exempt = false): void {
+    if (!exempt) this.total -= 1;
     const open = (this.byListener.get(listener) ?? 1) - 1;
     if (open > 0) this.byListener.set(listener, open);
     else this.byListener.delete(listener);

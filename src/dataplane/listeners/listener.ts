@@ -252,7 +252,8 @@ export class ActiveListener {
     }
     const stats = this.stats;
     const name = this.spec.name;
-    const overflow = this.limits.admit(name);
+    const exempt = this.spec.ignoreGlobalLimit;
+    const overflow = this.limits.admit(name, exempt);
     if (overflow) {
       // Closed at once, before any listener filter or chain sees it, and not counted as a connection.
       stats[overflow].inc();
@@ -266,7 +267,7 @@ export class ActiveListener {
     this.open.add(socket);
     socket.once('close', () => {
       this.open.delete(socket);
-      this.limits.release(name);
+      this.limits.release(name, exempt);
       stats.downstream_cx_active.dec();
       stats.server_total_connections.dec();
       stats.downstream_cx_destroy.inc();

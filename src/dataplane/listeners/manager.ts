@@ -95,7 +95,7 @@ export class ListenerManager {
     const paused = state.server.overload?.stop_accepting_connections === true;
     if (paused !== this.acceptPaused) {
       this.acceptPaused = paused;
-      for (const l of this.listeners.values()) l.pauseAccepting(paused);
+      for (const l of this.listeners.values()) l.pauseAccepting(paused && !l.spec.bypassOverload);
     }
     const secrets = secretsOf(state);
     if (secrets !== this.lastSecrets) {
@@ -184,10 +184,11 @@ export class ListenerManager {
       listenerName: spec.name,
       bufferLimitBytes: spec.bufferLimitBytes,
       slice: this.slice,
+      bypassOverload: spec.bypassOverload,
     };
     const handlers = spec.chains.map((chain) => buildChain(chain.filters, deps));
     const listener = new ActiveListener(spec, handlers, this.ctx.stats, this.limits);
-    listener.pauseAccepting(this.acceptPaused);
+    listener.pauseAccepting(this.acceptPaused && !spec.bypassOverload);
     if (spec.handOffToOriginalDst) listener.handOff = (ip, port) => this.listenerAt(ip, port);
     this.boundConfigs.set(entry.name, entry.config);
     const previous = this.listeners.get(spec.name);

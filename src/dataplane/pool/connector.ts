@@ -111,6 +111,7 @@ export class Connector {
       {
         ip: host.ip,
         port: host.port,
+        pipe: host.state.pipe === true,
         localAddress: o.localAddress,
         localPort: o.localPort,
         keepAlive: o.keepAlive,

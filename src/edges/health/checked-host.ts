@@ -58,6 +58,7 @@ export class CheckedHost {
         {
           ip: host.ip,
           port: host.port,
+          pipe: host.pipe === true,
           cluster: cluster.name,
           connect: connectOptionsOf(cluster.config, secretsOf(store.state)),
           scope,

@@ -19,6 +19,8 @@ export type CheckResult = HealthCheckResult;
 export interface ProbeTarget {
   ip: string;
   port: number;
+  /** `ip` is a unix socket's path. */
+  pipe?: boolean;
   cluster: string;
   /** The cluster's bind, keep-alive and TLS settings: checks connect as its traffic does. */
   connect: ConnectOptions;
@@ -35,6 +37,7 @@ export function connectTo(target: ProbeTarget, http2: boolean, onReady?: () => v
     {
       ip: target.ip,
       port: target.port,
+      pipe: target.pipe === true,
       localAddress: o.localAddress,
       localPort: o.localPort,
       keepAlive: o.keepAlive,

@@ -29,7 +29,12 @@ async function heapPressure(ctx: ServerContext, maxBytes: number, waitMs: number
   return Math.min(1, bytes / maxBytes);
 }
 
-function readPressure(ctx: ServerContext, monitor: MonitorSpec, waitMs: number): Promise<number> {
+/** The pressure of a monitor that has one (the connection limit acts at the listeners instead). */
+function readPressure(
+  ctx: ServerContext,
+  monitor: Exclude<MonitorSpec, { kind: 'global_downstream_max_connections' }>,
+  waitMs: number,
+): Promise<number> {
   return monitor.kind === 'fixed_heap'
     ? heapPressure(ctx, monitor.maxHeapBytes, waitMs)
     : injectedPressure(monitor.filename);
@@ -48,12 +53,14 @@ export function startOverloadManager(ctx: ServerContext): (() => void) | null {
   if (!spec) return null;
   const log = ctx.log.get('main');
   const scope = ctx.stats.scope('overload');
-  const monitors = spec.monitors.map((m) => ({
-    spec: m,
-    pressure: scope.gauge(`${m.name}.pressure`),
-    failed: scope.counter(`${m.name}.failed_updates`),
-    skipped: scope.counter(`${m.name}.skipped_updates`),
-  }));
+  const monitors = spec.monitors
+    .flatMap((m) => (m.kind === 'global_downstream_max_connections' ? [] : [m]))
+    .map((m) => ({
+      spec: m,
+      pressure: scope.gauge(`${m.name}.pressure`),
+      failed: scope.counter(`${m.name}.failed_updates`),
+      skipped: scope.counter(`${m.name}.skipped_updates`),
+    }));
   const actions = spec.actions.map((a) => ({ spec: a, active: scope.gauge(`${a.name}.active`) }));
   const pressures = new Map<string, number>();
   const active = new Set<OverloadActionKind>(

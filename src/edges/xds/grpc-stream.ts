@@ -7,6 +7,8 @@
 import { createRequire } from 'node:module';
 import type * as Grpc from '@grpc/grpc-js';
 import type bunyan from 'bunyan';
+import type { HostSpec } from '../../../events/index.js';
+import { hostKey } from '../../../reducers/settings/endpoints.js';
 import { probeSettings, type SettingsProbe } from './settings-probe.js';
 import type { Subscriber, Transport } from './types.js';
 
@@ -46,6 +48,15 @@ export function streamMetadata(pairs: ReadonlyArray<readonly [string, string]>):
   const metadata = new (grpc().Metadata)();
   for (const [key, value] of pairs) metadata.add(key, value);
   return metadata;
+}
+
+/**
+ * The gRPC target of a management server's member: `ip:port`, or for a unix socket (Istio's
+ * `xds-grpc` and `sds-grpc` clusters are pipes to its agent) `unix:PATH` or `unix-abstract:NAME`.
+ */
+export function grpcTarget(host: Pick<HostSpec, 'ip' | 'port' | 'pipe'>): string {
+  if (!host.pipe) return hostKey(host.ip, host.port);
+  return host.ip.startsWith('@') ? `unix-abstract:${host.ip.slice(1)}` : `unix:${host.ip}`;
 }
 
 /** A timer that does not keep the process up: a redial or re-read is no reason to stay alive. */

@@ -11,8 +11,17 @@ export interface SettingsProbe {
   cancel(): void;
 }
 
+/** Where a gRPC target is: `host:port`, `[v6]:port`, or a unix socket (`unix:PATH`, `unix-abstract:NAME`). */
+function connectOptionsOf(target: string): net.NetConnectOpts {
+  if (target.startsWith('unix:')) return { path: target.slice('unix:'.length) };
+  if (target.startsWith('unix-abstract:')) return { path: `\0${target.slice('unix-abstract:'.length)}` };
+  const colon = target.lastIndexOf(':');
+  const host = target.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+  return { host, port: Number(target.slice(colon + 1)) };
+}
+
 /**
- * Asks `target` (`host:port`, `[v6]:port`) whether it speaks HTTP/2: connects, sends the
+ * Asks `target` (`host:port`, `[v6]:port`, a unix socket) whether it speaks HTTP/2: connects, sends the
  * preface and waits for the server's first frame to be SETTINGS, then closes. `done(null)` once
  * it was; `done(reason)` when the connection failed, something else came, or nothing within
  * `deadlineMs`. The socket is the probe's own, so a server that accepts and says nothing costs
@@ -24,9 +33,7 @@ export function probeSettings(
   deadlineMs: number,
   done: (error: string | null) => void,
 ): SettingsProbe {
-  const colon = target.lastIndexOf(':');
-  const host = target.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
-  const socket = net.connect({ host, port: Number(target.slice(colon + 1)) });
+  const socket = net.connect(connectOptionsOf(target));
   let ended = false;
   const end = (error: string | null) => {
     if (ended) return;

@@ -6,14 +6,13 @@
 
 import type { JsonObject } from '../../../events/config.js';
 import { entryOf } from '../../../reducers/index.js';
-import { hostKey } from '../../../reducers/settings/endpoints.js';
 import type { ConfigSourceSpec, GrpcSource } from '../../config/config-source.js';
 import type { Store } from '../../control/store.js';
 import type { Loggers } from '../../logging/loggers.js';
 import type { StatsStore } from '../../stats/store.js';
 import { DeltaStream } from './delta-stream.js';
 import { FileSource } from './file-source.js';
-import type { StreamOptions } from './grpc-stream.js';
+import { grpcTarget, type StreamOptions } from './grpc-stream.js';
 import { RestPoller } from './rest-source.js';
 import { XdsStream } from './stream.js';
 import { DELTA_METHODS, METHODS, type ResourceKind, type Transport } from './types.js';
@@ -75,8 +74,7 @@ export class Transports {
     if (hosts.length === 0) return null;
     const n = this.picks.get(cluster) ?? 0;
     this.picks.set(cluster, n + 1);
-    const host = hosts[n % hosts.length]!;
-    return hostKey(host.ip, host.port);
+    return grpcTarget(hosts[n % hosts.length]!);
   }
 
   /** The transport of a source for `kind`, made on first use; null when it has none (no ADS). */

@@ -156,3 +156,41 @@ test('--concurrency 2: each worker holds its share, never more than the limit in
   assert.deepEqual(await attempts(port, 4), [true, true, true, true]);
   assert.equal(await settled('downstream_cx_total', accepted + 4), accepted + 4);
 });
+
+test("the overload manager's global_downstream_max_connections monitor (Istio's and Envoy Gateway's bootstraps) limits every listener but those exempt", async () => {
+  const base = bootstrap({ overload: { global_downstream_max_connections: 100 } });
+  const listeners = (base.static_resources as { listeners: JsonObject[] }).listeners;
+  const http = listeners[0] as JsonObject;
+  listeners.push(
+    { ...http, name: 'ignores', ignore_global_conn_limit: true },
+    { ...http, name: 'bypasses', bypass_overload_manager: true },
+  );
+  const proxy = await startProxyProcess(
+    {
+      ...base,
+      overload_manager: {
+        refresh_interval: '0.25s',
+        resource_monitors: [
+          {
+            name: 'envoy.resource_monitors.global_downstream_max_connections',
+            typed_config: {
+              '@type':
+                'type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig',
+              max_active_downstream_connections: 2,
+            },
+          },
+        ],
+      },
+    },
+    ['--concurrency', '1'],
+  );
+  cleanups.push(proxy.stop);
+  // The monitor's 2 wins over the runtime key's 100, as in the reference.
+  assert.deepEqual(await attempts(await proxy.listenerPort('http'), 3), [true, true, false]);
+  assert.equal(await counter(proxy, 'downstream_global_cx_overflow'), 1);
+  // Exempt listeners neither meet the limit nor count in it.
+  assert.deepEqual(await attempts(await proxy.listenerPort('ignores'), 3), [true, true, true]);
+  assert.deepEqual(await attempts(await proxy.listenerPort('bypasses'), 3), [true, true, true]);
+  assert.deepEqual(await attempts(await proxy.listenerPort('http'), 1), [false]);
+  assert.equal(await counter(proxy, 'downstream_global_cx_overflow'), 2);
+});

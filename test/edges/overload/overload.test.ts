@@ -63,6 +63,56 @@ test('compile: monitors and triggers checked as the reference checks them, unkno
   );
 });
 
+test('global_downstream_max_connections: a positive limit, and no trigger on it (it has no pressure here)', () => {
+  const monitor = (max: number) => ({
+    name: 'envoy.resource_monitors.global_downstream_max_connections',
+    typed_config: { max_active_downstream_connections: max },
+  });
+  const ok = new Report('t');
+  const spec = compileOverloadManager({ resource_monitors: [monitor(50000)] }, 'overload_manager', ok);
+  assert.deepEqual(ok.errors, []);
+  assert.deepEqual(spec.monitors, [
+    {
+      name: 'envoy.resource_monitors.global_downstream_max_connections',
+      kind: 'global_downstream_max_connections',
+      maxConnections: 50000,
+    },
+  ]);
+  const bad = new Report('t');
+  compileOverloadManager(
+    {
+      resource_monitors: [monitor(0)],
+      actions: [],
+    },
+    'overload_manager',
+    bad,
+  );
+  assert.match(
+    bad.errors.join('\n'),
+    /max_active_downstream_connections: must be a positive number of connections/,
+  );
+  const trigger = new Report('t');
+  compileOverloadManager(
+    {
+      resource_monitors: [monitor(5)],
+      actions: [
+        {
+          name: 'envoy.overload_actions.stop_accepting_requests',
+          triggers: [
+            { name: 'envoy.resource_monitors.global_downstream_max_connections', threshold: { value: 0.9 } },
+          ],
+        },
+      ],
+    },
+    'overload_manager',
+    trigger,
+  );
+  assert.match(
+    trigger.errors.join('\n'),
+    /actions\[0\]\.triggers\[0\]\.name: a trigger on .* is not implemented/,
+  );
+});
+
 test('the monitors given by their v2alpha and v3 type URLs load (regression)', () => {
   // Root cause: the loader had no message for the monitors' typed configs, so a bootstrap
   // naming a monitor by its `@type` (as the reference's google_com_proxy example does) was
@@ -328,4 +378,54 @@ test('--concurrency 2: stop_accepting_requests answers 503 without the upstream,
   const events = await proxy.get('/events?type=server/overload');
   assert.equal(events.status, 200);
   assert.equal(events.body.match(/server\/overload-action-changed/g)?.length, 6);
+});
+
+test("bypass_overload_manager (Istio's and Envoy Gateway's stats listeners): no action applies to that listener while another is refused", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'overload-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const pressureFile = join(dir, 'pressure');
+  writeFileSync(pressureFile, '0');
+  const actions = ['stop_accepting_requests', 'disable_http_keepalive', 'stop_accepting_connections'];
+  const base = httpBootstrap(
+    [],
+    hcmWithRoutes([
+      { match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok' } } },
+    ]),
+  );
+  const listeners = (base.static_resources as { listeners: Record<string, unknown>[] }).listeners;
+  listeners.push({ ...listeners[0], name: 'stats', bypass_overload_manager: true });
+  const proxy = await startProxyProcess(
+    {
+      ...base,
+      overload_manager: {
+        refresh_interval: '0.05s',
+        resource_monitors: [{ name: INJECTED, config: { filename: pressureFile } }],
+        actions: actions.map((a) => ({
+          name: `envoy.overload_actions.${a}`,
+          triggers: [{ name: INJECTED, threshold: { value: 0.9 } }],
+        })),
+      },
+    },
+    ['--concurrency', '1'],
+  );
+  cleanups.push(proxy.stop);
+  const refusing = await proxy.listenerPort('http');
+  const stats = await proxy.listenerPort('stats');
+  writeFileSync(pressureFile, '0.95');
+  await eventually(
+    async () => (await proxy.get('/stats?filter=stop_accepting_connections.active$')).body.includes(': 1'),
+    'every action active',
+  );
+  let refusedAnswered = false;
+  const held = get(refusing).then((res) => {
+    refusedAnswered = true;
+    return res;
+  });
+  for (let i = 0; i < 3; i++) {
+    const res = await get(stats);
+    assert.deepEqual([res.status, res.body, res.connection], [200, 'ok', undefined]);
+  }
+  assert.equal(refusedAnswered, false, 'the other listener holds its new connection');
+  writeFileSync(pressureFile, '0');
+  assert.equal((await held).status, 200);
 });

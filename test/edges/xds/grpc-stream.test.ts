@@ -8,6 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
@@ -186,5 +189,55 @@ describe('a management server that accepts and never sends SETTINGS', () => {
       hole.close();
       await origin.close();
     }
+  });
+});
+
+/**
+ * A management cluster whose member is a unix socket (`pipe`): Istio's sidecar reaches its
+ * agent's xDS server over `/etc/istio/proxy/XDS`. The stream dials the socket by its path.
+ */
+describe('a management server on a unix socket', () => {
+  let xds: XdsServer;
+  let proxy: ProxyProcess;
+  let dir: string;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'xds-uds-'));
+    xds = await XdsServer.startUnix(join(dir, 'XDS'));
+    xds.set('cds', [cluster(1)], 'c1');
+    proxy = await startProxyProcess(
+      {
+        admin: ADMIN,
+        dynamic_resources: { cds_config: ADS_V3, ads_config: adsConfig('V3') },
+        static_resources: {
+          clusters: [
+            {
+              name: 'xds_cluster',
+              connect_timeout: '1s',
+              type: 'STATIC',
+              http2_protocol_options: {},
+              load_assignment: {
+                cluster_name: 'xds_cluster',
+                endpoints: [
+                  { lb_endpoints: [{ endpoint: { address: { pipe: { path: join(dir, 'XDS') } } } }] },
+                ],
+              },
+            },
+          ],
+        },
+      },
+      ['--concurrency', '1'],
+    );
+  });
+  after(async () => {
+    await proxy?.stop();
+    await xds?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('streams over it: the discovered cluster arrives and is ACKed', async () => {
+    await xds.ack('cds', 'c1');
+    assert.match((await proxy.get('/clusters')).body, /^svc-1::added_via_api::true$/m);
+    assert.match((await proxy.get('/stats?filter=control_plane.connected_state')).body, /: 1$/m);
   });
 });

@@ -10,7 +10,6 @@
 import type * as Grpc from '@grpc/grpc-js';
 import type bunyan from 'bunyan';
 import { entryOf } from '../../../../reducers/names.js';
-import { hostKey } from '../../../../reducers/settings/endpoints.js';
 import type { ClustersFigures } from '../../../../views/clusters/figures.js';
 import type { ApiVersion, GrpcSource } from '../../../config/config-source.js';
 import { loadStatsSourceOf } from '../../../config/load-reporting.js';
@@ -19,7 +18,7 @@ import type { DataPlaneFigures } from '../../../dataplane/figures.js';
 import type { Loggers } from '../../../logging/loggers.js';
 import type { Options } from '../../../options.js';
 import type { Counter, StatsStore } from '../../../stats/store.js';
-import { backoffMs, endCall, grpc, streamMetadata, unrefTimeout } from '../grpc-stream.js';
+import { backoffMs, endCall, grpc, grpcTarget, streamMetadata, unrefTimeout } from '../grpc-stream.js';
 import { decodeMessage, encodeMessage, localNode, nodeMessage } from '../wire.js';
 import { type ClusterStats, LoadLedger } from './ledger.js';
 
@@ -147,8 +146,7 @@ export class LoadReporter {
   private target(): string | null {
     const hosts = entryOf(this.ctx.store.state.clusters, this.source.cluster)?.hosts ?? [];
     if (hosts.length === 0) return null;
-    const host = hosts[this.pick++ % hosts.length]!;
-    return hostKey(host.ip, host.port);
+    return grpcTarget(hosts[this.pick++ % hosts.length]!);
   }
 
   private onResponse(call: Call, response: LoadStatsResponse): void {
