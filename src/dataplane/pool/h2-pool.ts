@@ -221,7 +221,11 @@ export class H2Pool implements ConnectionPool {
       onMalformed: () => {},
       onMessagingError: () => {},
       onTrailerOverflow: () => {},
-      onConnectionError: () => {},
+      // The upstream broke the protocol or flooded us: counted as the reference counts its codec errors.
+      onConnectionError: (_code, flood) => {
+        t.cxProtocolError.inc();
+        if (flood !== null) t.scope.counter(`http2.${flood}`).inc();
+      },
       onGoAway: () => {
         if (this.session === session) this.retire();
       },
