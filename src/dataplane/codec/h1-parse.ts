@@ -8,7 +8,7 @@
  * "HTTP/1 parsing rules".
  */
 
-import { readFields } from './h1-fields.js';
+import { Framing, readFields } from './h1-fields.js';
 import {
   type H1Limits,
   type HeadError,
@@ -74,6 +74,8 @@ abstract class HeadScanner<H> {
   private readonly start = new Int32Array(6);
   /** Name start, name end, value start, value end of each field. */
   private pos: Int32Array = new Int32Array(4 * 32);
+  /** The framing of the head being built, read into the head before the next. */
+  protected readonly framing = new Framing();
   private readonly part1: number;
   private readonly part2: number;
   private readonly part3: number;
@@ -301,8 +303,9 @@ export class RequestHeadParser extends HeadScanner<RequestHead> {
     const version = v === 'HTTP/1.1' ? 'HTTP/1.1' : v === 'HTTP/1.0' ? 'HTTP/1.0' : otherVersion(v);
     if (version === null) return this.fail(400, 'bad version');
     if (version === 'HTTP/2') return this.fail(505, 'unsupported version');
-    const f = readFields(text, pos, count, REQUEST_FIELDS_ROOM);
-    if ('reason' in f) return this.fail(f.status, f.reason);
+    const f = this.framing;
+    const headers = readFields(text, pos, count, f, REQUEST_FIELDS_ROOM);
+    if (!Array.isArray(headers)) return this.fail(headers.status, headers.reason);
     if (f.hosts > 1) return this.fail(400, 'duplicate host');
     if (f.hosts === 0 && version === 'HTTP/1.1') return this.fail(400, 'missing host');
     if (!validAuthority(f.host)) return this.fail(400, 'bad host');
@@ -311,7 +314,7 @@ export class RequestHeadParser extends HeadScanner<RequestHead> {
       method: text.slice(start[0], start[1]),
       target: text.slice(start[2], start[3]),
       version,
-      headers: f.headers,
+      headers,
       contentLength: f.contentLength,
       chunked: f.chunked,
     };
@@ -345,12 +348,13 @@ export class ResponseHeadParser extends HeadScanner<ResponseHead> {
           48
         : 0;
     if (status < 100 || status > 599) return this.fail(502, 'bad status');
-    const f = readFields(text, pos, count);
-    if ('reason' in f) return this.fail(f.status, f.reason);
+    const f = this.framing;
+    const headers = readFields(text, pos, count, f);
+    if (!Array.isArray(headers)) return this.fail(headers.status, headers.reason);
     return {
       version: v === 'HTTP/1.0' ? 'HTTP/1.0' : 'HTTP/1.1',
       status,
-      headers: f.headers,
+      headers,
       contentLength: f.contentLength,
       chunked: f.chunked,
     };

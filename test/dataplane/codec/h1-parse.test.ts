@@ -312,3 +312,29 @@ test('property: split-point invariance, any chunking gives the same head or the 
     { seed: 7, numRuns: Math.ceil((RUNS * 2) / 3) },
   );
 });
+
+// Root cause guarded: the framing a head's fields ask for is kept in one record per parser,
+// filled again by each head; a field left from the head before (a length, `chunked`, a Host)
+// would frame the next head's body wrongly on a kept-alive connection.
+test('each head on one parser gets its own framing, none left from the head before', () => {
+  const requests = new RequestHeadParser();
+  const seq = [
+    ['POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n', 5, false],
+    ['GET / HTTP/1.1\r\nHost: b\r\n\r\n', -1, false],
+    ['POST / HTTP/1.1\r\nHost: c\r\nTransfer-Encoding: chunked\r\n\r\n', -1, true],
+    ['GET / HTTP/1.0\r\n\r\n', -1, false],
+  ] as const;
+  for (const [text, contentLength, chunked] of seq) {
+    const h = head(run(requests, Buffer.from(text, 'latin1')));
+    assert.deepEqual({ contentLength: h.contentLength, chunked: h.chunked }, { contentLength, chunked }, text);
+  }
+  const responses = new ResponseHeadParser();
+  for (const [text, contentLength, chunked] of [
+    ['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n', -1, true],
+    ['HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n', 7, false],
+    ['HTTP/1.1 204 No Content\r\n\r\n', -1, false],
+  ] as const) {
+    const h = head(run(responses, Buffer.from(text, 'latin1')));
+    assert.deepEqual({ contentLength: h.contentLength, chunked: h.chunked }, { contentLength, chunked }, text);
+  }
+});
