@@ -72,6 +72,12 @@ function dropFields(headers: string[], names: Set<string>): void {
   headers.length = to;
 }
 
+/** Whether a TE value lists the `trailers` member (RFC 9110 10.1.4: `trailers` takes no parameters). */
+function namesTrailers(te: string): boolean {
+  for (const member of te.split(',')) if (member.trim().toLowerCase() === 'trailers') return true;
+  return false;
+}
+
 /** A request head read as the exchange's request, with what it asks of the connection. */
 export interface H1RequestStart {
   req: HttpRequest;
@@ -129,7 +135,12 @@ export function requestFromHead(
         if (protocol === 'HTTP/1.1' && value.toLowerCase() === '100-continue') expectContinue = true;
         continue;
       case 'te':
-        if (value.toLowerCase().includes('trailers')) teTrailers = true;
+        // As the reference (and HTTP/2, which allows no other value): `te: trailers` goes on,
+        // once, for gRPC origins; other transfer codings are this hop's.
+        if (teTrailers || !namesTrailers(value)) continue;
+        teTrailers = true;
+        headers[kept++] = name;
+        headers[kept++] = 'trailers';
         continue;
       case 'keep-alive':
       case 'proxy-connection':
