@@ -13,7 +13,7 @@ export type RequestTest = (req: HttpRequest) => boolean;
 
 /**
  * `HeaderMatcher`: exact_match, safe_regex_match, regex_match, range_match, present_match,
- * prefix_match, suffix_match, invert_match. A matcher with no specifier matches when the
+ * prefix_match, suffix_match, v3's string_match, invert_match. A matcher with no specifier matches when the
  * header is present, as the reference does.
  */
 export function compileHeaderMatcher(raw: JsonObject, where: string): RequestTest {
@@ -46,6 +46,10 @@ export function compileHeaderMatcher(raw: JsonObject, where: string): RequestTes
       const n = Number(v);
       return n >= start && n < end;
     };
+  } else if (raw.string_match !== undefined) {
+    // v3's spelling of every string match (exact, prefix, suffix, contains, safe_regex, ignore_case).
+    const match = compileStringMatcher(objectOf(raw.string_match), `${where}.string_match`);
+    test = (v) => v !== undefined && match(v);
   } else if (raw.present_match !== undefined) {
     const want = raw.present_match !== false;
     test = (v) => (v !== undefined) === want;

@@ -86,3 +86,21 @@ test('any request path a peer sends is matched or not, never a throw', () => {
     { seed: 11, numRuns: Number(process.env.FUZZ_RUNS ?? 500) },
   );
 });
+
+test("a header matcher's v3 string_match (Envoy Gateway's and Istio's routes): each kind, ignore_case, invert, a missing header", () => {
+  const header = (string_match: JsonObject, extra: JsonObject = {}) => ({
+    prefix: '/',
+    headers: [{ name: 'x-verb', string_match, ...extra }],
+  });
+  const method = (m: string) => ['x-verb', m];
+  assert.equal(takes(header({ exact: 'GET' }), '/', method('GET')), true);
+  assert.equal(takes(header({ exact: 'GET' }), '/', method('get')), false);
+  assert.equal(takes(header({ exact: 'GET', ignore_case: true }), '/', method('get')), true);
+  assert.equal(takes(header({ prefix: 'PO' }), '/', method('POST')), true);
+  assert.equal(takes(header({ suffix: 'ST' }), '/', method('POST')), true);
+  assert.equal(takes(header({ safe_regex: { regex: '^P(UT|OST)$' } }), '/', method('PUT')), true);
+  assert.equal(takes(header({ exact: 'GET' }, { invert_match: true }), '/', method('GET')), false);
+  const missing = { prefix: '/', headers: [{ name: 'x-absent', string_match: { prefix: '' } }] };
+  assert.equal(takes(missing, '/', method('GET')), false);
+  assert.throws(() => compileRouteMatch(header({ safe_regex: { regex: '(' } }), 'match'), /string_match/);
+});
