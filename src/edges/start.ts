@@ -7,10 +7,9 @@
 
 import type { ServerContext } from '../context-core.js';
 import { flushAccessLogsAtExit } from '../dataplane/access-log/file-sink.js';
+import { reportPeerFaults } from '../dataplane/peer-faults.js';
 import { collectWorkerStats } from '../dataplane/workers/collect.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
-import { startXds, type XdsClient } from './xds/client.js';
-import { startLoadReporting } from './xds/lrs/reporter.js';
 import { startContentionSampler } from './contention-sampler.js';
 import { startDnsDiscovery } from './dns/discovery.js';
 import { type HealthEdges, startHealthEdges } from './health/index.js';
@@ -19,6 +18,8 @@ import { startOverloadManager } from './overload/monitor.js';
 import { startShrinkHeap } from './overload/shrink-heap.js';
 import { loadDiskRuntimeLayers } from './runtime-disk.js';
 import { reopenAccessLogsOnSignal } from './signals.js';
+import { startXds, type XdsClient } from './xds/client.js';
+import { startLoadReporting } from './xds/lrs/reporter.js';
 
 /**
  * The edges the admin shows the result of: the disk runtime layers (read once, before the
@@ -54,6 +55,7 @@ export async function startEdges(ctx: ServerContext): Promise<Edges> {
     ctx.log.close();
   });
   logLifecycle(ctx);
+  reportPeerFaults(ctx);
   // Access log files: SIGUSR1 reopens them (rotation); the process's exit flushes them.
   ctx.onShutdown(reopenAccessLogsOnSignal());
   ctx.onShutdown(flushAccessLogsAtExit());

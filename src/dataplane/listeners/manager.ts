@@ -12,9 +12,9 @@ import { type Secrets, secretsOf } from '../../config/secrets.js';
 import type { ServerContext } from '../../context-core.js';
 import { clockNow } from '../../control/clock.js';
 import { socketKey } from '../../hot-restart-protocol.js';
-import { setPeerFaultSink } from '../codec/peer-guard.js';
 import type { ClusterLookup } from '../http/types.js';
 import { buildChain } from '../network-filters/registry.js';
+import { reportPeerFaults } from '../peer-faults.js';
 import { ConnectionLimits, WHOLE, type WorkerSlice } from './limits.js';
 import { ActiveListener } from './listener.js';
 
@@ -61,17 +61,7 @@ export class ListenerManager {
       ctx.store.dispatch(event, source),
   ) {
     this.limits = new ConnectionLimits(() => ctx.store.state, slice);
-    // One data plane a thread: what its peer-input guards catch is counted and logged here.
-    const bugs = ctx.stats.counter('server.envoy_bug_failures');
-    const log = ctx.log.get('envoy_bug');
-    setPeerFaultSink({
-      count: () => bugs.inc(),
-      log: (err, where, notLogged) =>
-        log.error(
-          { err, where, notLogged },
-          `exception on ${where} input: that connection closed, the process serves on`,
-        ),
-    });
+    reportPeerFaults(ctx);
   }
 
   /** Starts following the snapshots; resolves once the listeners present now are bound or failed. */

@@ -3,6 +3,7 @@ import type { GrpcCheckSettings, HttpCheckSettings, TcpCheckSettings } from '../
 import { BodyFramer, Framing, responseFraming } from '../../dataplane/codec/h1-body.js';
 import type { ResponseHead } from '../../dataplane/codec/h1-head.js';
 import { ResponseHeadParser } from '../../dataplane/codec/h1-parse.js';
+import { guardedData } from '../../dataplane/codec/peer-guard.js';
 import { GrpcProbe, Http2Probe } from './http2-probes.js';
 import {
   authorityOf,
@@ -57,11 +58,15 @@ class Http1Probe extends SocketProbe {
     const socket = connectTo(this.target, false);
     this.socket = socket;
     this.parser = new ResponseHeadParser();
-    socket.on('data', (chunk: Buffer) => {
-      if (!this.pending) return;
-      const result = this.read(chunk);
-      if (result) this.settle(result);
-    });
+    // A throw reading the answer closes the socket: the check fails as `network`.
+    socket.on(
+      'data',
+      guardedData(socket, 'HTTP health check read', (chunk) => {
+        if (!this.pending) return;
+        const result = this.read(chunk);
+        if (result) this.settle(result);
+      }),
+    );
     socket.on('error', () => {});
     socket.on('close', () => {
       if (this.socket === socket) this.socket = null;
@@ -155,16 +160,19 @@ class TcpProbe extends SocketProbe {
       if (this.settings.send) socket.write(this.settings.send);
     });
     this.socket = socket;
-    socket.on('data', (chunk: Buffer) => {
-      this.received = Buffer.concat([this.received, chunk]);
-      if (this.pending && payloadsFound(this.received, this.settings.receive)) {
-        if (!this.reuse) this.close();
-        this.settle('success');
-      } else if (this.received.length > MAX_ANSWER_BYTES) {
-        this.close();
-        this.settle('active');
-      }
-    });
+    socket.on(
+      'data',
+      guardedData(socket, 'TCP health check read', (chunk) => {
+        this.received = Buffer.concat([this.received, chunk]);
+        if (this.pending && payloadsFound(this.received, this.settings.receive)) {
+          if (!this.reuse) this.close();
+          this.settle('success');
+        } else if (this.received.length > MAX_ANSWER_BYTES) {
+          this.close();
+          this.settle('active');
+        }
+      }),
+    );
     socket.on('error', () => {});
     socket.on('close', () => {
       if (this.socket === socket) this.socket = null;

@@ -1,11 +1,6 @@
 import { ManagementStream, type StreamOptions, type StreamWatch } from './grpc-stream.js';
 import { INVALID_ARGUMENT } from './stream.js';
-import {
-  type DeltaDiscoveryRequest,
-  type DeltaDiscoveryResponse,
-  type Subscriber,
-  whenJudged,
-} from './types.js';
+import { type DeltaDiscoveryRequest, type DeltaDiscoveryResponse, judge, type Subscriber } from './types.js';
 import { decodeDeltaResponse, encodeDeltaRequest } from './wire.js';
 
 interface DeltaWatch extends StreamWatch {
@@ -90,7 +85,7 @@ export class DeltaStream extends ManagementStream<DeltaWatch, DeltaDiscoveryRequ
   }
 
   protected onWatchResponse(watch: DeltaWatch, response: DeltaDiscoveryResponse): void {
-    whenJudged(watch.subscriber.onUpdate(response), (error) => {
+    judge(watch.subscriber, response, (error) => {
       if (error === null) {
         for (const r of response.resources) watch.versions.set(r.name, r.version);
         for (const name of response.removed_resources) watch.versions.delete(name);

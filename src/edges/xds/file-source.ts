@@ -4,7 +4,7 @@ import type bunyan from 'bunyan';
 import { readConfigFile } from '../../bootstrap/sources.js';
 import { unrefTimeout } from './grpc-stream.js';
 import { responseShapeError } from './resources.js';
-import { type Subscriber, type Transport, whenJudged } from './types.js';
+import { judge, type Subscriber, type Transport } from './types.js';
 
 /** How long after the last change event the file is read: an editor's or `mv`'s burst of events is one update. */
 const SETTLE_MS = 20;
@@ -84,7 +84,7 @@ export class FileSource implements Transport {
     const text = JSON.stringify(json);
     if (text === this.lastText) return;
     this.lastText = text;
-    whenJudged(subscriber.onUpdate(json), (error) => {
+    judge(subscriber, json, (error) => {
       if (error !== null) this.log.warn({ file: this.file }, `xDS file source rejected: ${error}`);
     });
   }

@@ -1,5 +1,5 @@
 import { ManagementStream, type StreamOptions, type StreamWatch } from './grpc-stream.js';
-import { type DiscoveryRequest, type DiscoveryResponse, type Subscriber, whenJudged } from './types.js';
+import { type DiscoveryRequest, type DiscoveryResponse, judge, type Subscriber } from './types.js';
 import { decodeResponse, encodeRequest } from './wire.js';
 
 /** `google.rpc.Code.INVALID_ARGUMENT`: the code of a NACK's `error_detail`, as the reference sends. */
@@ -58,7 +58,7 @@ export class XdsStream extends ManagementStream<Watch, DiscoveryRequest, Discove
   }
 
   protected onWatchResponse(watch: Watch, response: DiscoveryResponse): void {
-    whenJudged(watch.subscriber.onUpdate(response), (error) => {
+    judge(watch.subscriber, response, (error) => {
       watch.nonce = response.nonce;
       if (error === null) watch.version = response.version_info;
       watch.error = error;

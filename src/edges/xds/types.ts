@@ -5,6 +5,7 @@
  */
 import type { DiscoveryKind } from '../../../events/discovery.js';
 import type { ApiVersion } from '../../config/config-source.js';
+import { peerFault } from '../../dataplane/codec/peer-guard.js';
 
 /** The kinds of resource, as the discovery events name them. */
 export type ResourceKind = DiscoveryKind;
@@ -152,10 +153,26 @@ export type Update = unknown;
  */
 export type Judged = string | null | Promise<string | null>;
 
-/** Calls `then` with the judgement: at once when it is made, else when it is. */
-export function whenJudged(judged: Judged, then: (error: string | null) => void): void {
-  if (judged instanceof Promise) void judged.then(then);
+/**
+ * Calls `then` with `subscriber`'s judgement of `update`: at once when it is made, else when it
+ * is. A throw or a rejection while judging (a bug a management server's bytes reached) rejects
+ * the update naming it, so it is NACKed, and is counted and logged as the data plane's read
+ * guards do (docs/reliability.md, "The peer-input guard"): it ended the process.
+ */
+export function judge(subscriber: Subscriber, update: Update, then: (error: string | null) => void): void {
+  let judged: Judged;
+  try {
+    judged = subscriber.onUpdate(update);
+  } catch (err) {
+    judged = failedJudging(err);
+  }
+  if (judged instanceof Promise) void judged.then(then, (err: unknown) => then(failedJudging(err)));
   else then(judged);
+}
+
+function failedJudging(err: unknown): string {
+  peerFault(err, 'xDS update', null);
+  return `internal error while applying the update: ${err instanceof Error ? err.message : String(err)}`;
 }
 
 export interface Subscriber {
