@@ -8,6 +8,7 @@ import { BodyFramer, responseFraming } from '../codec/h1-body.js';
 import { ResponseHeadParser } from '../codec/h1-parse.js';
 import type { ResponseHead } from '../codec/h1-head.js';
 import { reasonPhrase } from '../codec/h1-status.js';
+import { peerFault } from '../codec/peer-guard.js';
 import { applyEdge } from './edge.js';
 import { upstreamRequestHead } from './headers.js';
 import { normalizeRequestPath } from './path-normalize.js';
@@ -97,7 +98,16 @@ class UpgradeAnswer {
     return this.refusal !== null;
   }
 
+  /** The upstream's bytes until its answer is whole: a throw reading them ends this tunnel alone. */
   readonly onData = (chunk: Buffer): void => {
+    try {
+      this.read(chunk);
+    } catch (err) {
+      peerFault(err, 'upgrade answer read', this.upstream);
+    }
+  };
+
+  private read(chunk: Buffer): void {
     const { upstream, downstream } = this;
     let from = 0;
     let off = 0;
@@ -148,7 +158,7 @@ class UpgradeAnswer {
       endDownstream(downstream, this.delayedCloseMs);
       upstream.destroy();
     }
-  };
+  }
 
   /** Writes `parts` to the client, counting them; false when its buffer is full. */
   private relay(parts: Buffer[]): boolean {
