@@ -113,6 +113,13 @@ export class H1Connection {
   requests = 0;
   private buf: Buffer | null = null;
   private framer: BodyFramer | null = null;
+  /** The request the body bytes being framed go to, and whether they must be copied out. */
+  private bodyTo: H1Request | null = null;
+  private copyBody = false;
+  /** Made once per connection: a closure over both per read was garbage on every response. */
+  private readonly deliverBody = (data: Buffer): void => {
+    (this.bodyTo as H1Request).handler.onUpstreamData(this.copyBody ? Buffer.from(data) : data);
+  };
   private readonly parser = new ResponseHeadParser();
   /** What a request still waiting for its response head is told when the connection closes. */
   private failure: UpstreamFailure = 'reset';
@@ -213,9 +220,9 @@ export class H1Connection {
         if (this.startResponse(req, head)) this.endResponse(req, off < buf.length);
         continue;
       }
-      off += this.framer.feed(buf, off, (data) =>
-        req.handler.onUpstreamData(copy ? Buffer.from(data) : data),
-      );
+      this.bodyTo = req;
+      this.copyBody = copy;
+      off += this.framer.feed(buf, off, this.deliverBody);
       if (this.framer.error) {
         this.protocolError();
         return;
