@@ -15,8 +15,9 @@ export interface Http2Options {
   /** `initial_connection_window_size`: the session's receive window; null keeps HTTP/2's 65535. */
   connectionWindowSize: number | null;
   /**
-   * `stream_error_on_invalid_http_messaging` (downstream only): a request the proxy finds
-   * malformed resets its stream; false (the reference's default) ends the whole connection.
+   * `override_stream_error_on_invalid_http_message`, else the deprecated
+   * `stream_error_on_invalid_http_messaging`: a request (downstream) or response (upstream) the
+   * proxy finds malformed resets its stream; false (the reference's default) ends the whole connection.
    */
   streamErrorOnInvalidMessaging: boolean;
   /** The flood limits, the reference's defaults where unset. */
@@ -34,7 +35,8 @@ const FLOOD_FIELDS: Array<[string, keyof FloodLimits, number]> = [
 
 /**
  * `Http2ProtocolOptions` fields, on the connection manager and on a cluster alike: the flood
- * limits act both ways, the downstream codec and the upstream sessions being one codec.
+ * limits and the answer to invalid messaging act both ways, the downstream codec and the
+ * upstream sessions being one codec.
  */
 export const HTTP2_OPTIONS_FIELDS: FieldTable = {
   ...acting(
@@ -42,23 +44,13 @@ export const HTTP2_OPTIONS_FIELDS: FieldTable = {
     'max_concurrent_streams',
     'initial_stream_window_size',
     'initial_connection_window_size',
+    'stream_error_on_invalid_http_messaging',
+    'override_stream_error_on_invalid_http_message',
     ...FLOOD_FIELDS.map(([field]) => field),
   ),
   allow_connect: notYet('CONNECT over HTTP/2 (allow_connect)'),
   allow_metadata: notYet('METADATA frames (allow_metadata)'),
-  stream_error_on_invalid_http_messaging: notYet(
-    'resetting only the stream on invalid HTTP messaging from an upstream (stream_error_on_invalid_http_messaging)',
-  ),
-  override_stream_error_on_invalid_http_message: notYet(
-    'resetting only the stream on invalid HTTP messaging from an upstream (override_stream_error_on_invalid_http_message)',
-  ),
   custom_settings_parameters: notYet('custom SETTINGS parameters (custom_settings_parameters)'),
-};
-
-/** The connection manager's `http2_protocol_options`: the downstream codec also acts on invalid messaging. */
-export const DOWNSTREAM_HTTP2_OPTIONS_FIELDS: FieldTable = {
-  ...HTTP2_OPTIONS_FIELDS,
-  ...acting('stream_error_on_invalid_http_messaging', 'override_stream_error_on_invalid_http_message'),
 };
 
 /** The largest HTTP/2 window (RFC 7540 6.9.1) and the reference's upper bound of max_concurrent_streams. */
@@ -88,13 +80,8 @@ function boundedField(
  * `http2_protocol_options` of a connection manager (the downstream codec) or a cluster (its
  * upstream sessions): the SETTINGS sent and the connection window.
  */
-export function compileHttp2Options(
-  options: JsonObject,
-  path: string,
-  report: Report,
-  fields: FieldTable = HTTP2_OPTIONS_FIELDS,
-): Http2Options {
-  checkFields(options, path, report, fields, 'Http2ProtocolOptions');
+export function compileHttp2Options(options: JsonObject, path: string, report: Report): Http2Options {
+  checkFields(options, path, report, HTTP2_OPTIONS_FIELDS, 'Http2ProtocolOptions');
   const windowBounds: [number, number] = [65535, MAX_31];
   const headerTableSize = boundedField(options, 'hpack_table_size', [0, 2 ** 32 - 1], path, report);
   const maxConcurrentStreams = boundedField(options, 'max_concurrent_streams', [1, MAX_31], path, report);
@@ -118,7 +105,10 @@ export function compileHttp2Options(
   return {
     settings,
     connectionWindowSize: connectionWindow ?? null,
-    streamErrorOnInvalidMessaging: options.stream_error_on_invalid_http_messaging === true,
+    streamErrorOnInvalidMessaging:
+      typeof options.override_stream_error_on_invalid_http_message === 'boolean'
+        ? options.override_stream_error_on_invalid_http_message
+        : options.stream_error_on_invalid_http_messaging === true,
     limits,
   };
 }

@@ -3,12 +3,7 @@ import { listOf, numberOr, objectOf } from '../../../reducers/settings/values.js
 import { acting, checkFields, type FieldTable, notYet } from '../../bootstrap/honoured.js';
 import type { Report } from '../../bootstrap/report.js';
 import { compileConfigSource } from '../../config/config-source.js';
-import {
-  compileHttp2Options,
-  DOWNSTREAM_HTTP2_OPTIONS_FIELDS,
-  HTTP2_OPTIONS_FIELDS,
-  type Http2Options,
-} from '../../config/h2-options.js';
+import { compileHttp2Options, HTTP2_OPTIONS_FIELDS, type Http2Options } from '../../config/h2-options.js';
 import { type AccessLogSpec, compileAccessLogs } from '../access-log/config.js';
 import { headerValueField } from '../router/header-mutation.js';
 import { compileRouteTable, type RouteTable } from '../router/table.js';
@@ -228,12 +223,7 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
         ? null
         : compileHcmTracing(objectOf(config.tracing), `${path}.tracing`, report),
     http2: {
-      ...compileHttp2Options(
-        h2Options,
-        `${path}.http2_protocol_options`,
-        report,
-        DOWNSTREAM_HTTP2_OPTIONS_FIELDS,
-      ),
+      ...compileHttp2Options(h2Options, `${path}.http2_protocol_options`, report),
       streamErrorOnInvalidMessaging: http2StreamError(h2Options, config.stream_error_on_invalid_http_message),
     },
     http1: compileHttp1Settings(

@@ -217,9 +217,16 @@ export class H2Pool implements ConnectionPool {
         }
       },
     });
+    // A malformed response (RFC 9113 8.1.1): counted, then the reference's default (the cluster's
+    // stream_error_on_invalid_http_messaging false) ends the whole connection, not only its stream.
+    const invalid = () => {
+      t.scope.counter('http2.rx_messaging_error').inc();
+      if (session && !session.options.streamErrorOnInvalidMessaging)
+        session.connectionError(ERROR.PROTOCOL_ERROR);
+    };
     const events: ClientEvents = {
-      onMalformed: () => {},
-      onMessagingError: () => {},
+      onMalformed: invalid,
+      onMessagingError: invalid,
       onTrailerOverflow: () => {},
       // The upstream broke the protocol or flooded us: counted as the reference counts its codec errors.
       onConnectionError: (_code, flood) => {
