@@ -15,6 +15,7 @@ import { type PeerFaultSink, peerFault, setPeerFaultSink } from '../../../src/da
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { repoRoot } from '../../helpers/cli.js';
 import { cluster } from '../../helpers/dataplane.js';
+import { FRAME, headersFrame, type RawH2, rawH2 } from '../../helpers/h2-frames.js';
 import { rawExchange } from '../../helpers/http-dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 
@@ -108,6 +109,40 @@ describe('the peer-input guard, with a real proxy at --concurrency 2', () => {
       /exception on socket read input[\s\S]*a throw on peer bytes, asked for by the test/,
     );
     assert.match(proxy.stderr(), /at Buffer\.subarray/, 'with its stack');
+  });
+
+  it('closes an HTTP/2 connection whose frame threw (a read after the preface), and serves the next one', async () => {
+    const settled = (h2: RawH2) => h2.until((fs) => fs.some((f) => f.type === FRAME.SETTINGS), 10_000);
+    const request = (value: string) =>
+      headersFrame(
+        1,
+        [
+          [':method', 'GET'],
+          [':scheme', 'http'],
+          [':path', '/'],
+          [':authority', 'a'],
+          ['x-test', value],
+        ],
+        true,
+      );
+    const bad = await rawH2(port);
+    await settled(bad);
+    bad.send(request(MARKER));
+    assert.equal(await bad.closed(10_000), true, 'the connection is closed');
+    assert.equal(proxy.child.exitCode, null, 'the proxy is still running');
+    const good = await rawH2(port);
+    await settled(good);
+    good.send(request('plain'));
+    const frames = await good.until(
+      (fs) => fs.some((f) => f.type === FRAME.HEADERS && f.streamId === 1),
+      10_000,
+    );
+    assert.ok(
+      frames.some((f) => f.type === FRAME.HEADERS && f.streamId === 1),
+      'the next connection is answered',
+    );
+    good.socket.destroy();
+    assert.equal(await stat(proxy, 'server.envoy_bug_failures'), 9);
   });
 });
 
