@@ -8,9 +8,10 @@
  * left served by some threads only. The response's other listeners stay applied, as in the
  * reference.
  */
-import { type RawListener, listenerAdded, listenerRemoved } from '../../../events/index.js';
-import type { ListenerEntry, State } from '../../../reducers/index.js';
+
 import type { Subscription } from 'rxjs';
+import { listenerAdded, listenerRemoved, type RawListener } from '../../../events/index.js';
+import type { ListenerEntry, State } from '../../../reducers/index.js';
 import type { Store } from '../../control/store.js';
 import type { DecodedResource } from './resources.js';
 

@@ -15,8 +15,8 @@ import { compileListener } from '../../config/listener.js';
 import { compileClusterLoadAssignment } from '../../config/load-assignment.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../../config/route-clusters.js';
 import { compileRouteConfiguration } from '../../config/route-configuration.js';
-import { NO_SECRETS, type Secrets } from '../../config/secrets.js';
 import { compileSecret } from '../../config/secret.js';
+import { NO_SECRETS, type Secrets } from '../../config/secrets.js';
 import { kindOfTypeUrl, MESSAGE_OF, RESOURCE_NAME, type ResourceKind, type WireResource } from './types.js';
 
 export interface DecodedResource {
