@@ -26,7 +26,7 @@ const FIELD = (name: string) => new RegExp(`unknown field '${name}'`);
  * starts to validate is fine (the count says so); one refused but not listed fails the test.
  */
 const REFUSALS: Record<string, RegExp> = {
-  'consul/access-logs-enabled.yaml': /%RESPONSE_CODE_DETAILS% is not a command this build knows/,
+  'consul/access-logs-enabled.yaml': /%UPSTREAM_LOCAL_ADDRESS% is not a command this build knows/,
   'envoy-gateway/enable-prometheus.yaml': /TLS to a management server \('xds_cluster'/,
   'envoy-gateway/otel-metrics.yaml': /unknown extension 'envoy\.stat_sinks\.open_telemetry'/,
   'istio/all_golden.json': /unknown extension 'envoy\.stat_sinks\.statsd'/,

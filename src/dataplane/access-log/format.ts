@@ -53,6 +53,7 @@ const SIMPLE: Record<string, Getter> = {
   PROTOCOL: (i) => i.request?.protocol ?? null,
   RESPONSE_CODE: (i) => i.responseCode,
   RESPONSE_FLAGS: (i) => flagsText(i.flags),
+  RESPONSE_CODE_DETAILS: (i) => orNull(i.details),
   LOCAL_REPLY_BODY: (i) => i.localReplyBody,
   DURATION: (i) => ms(i.startedAt, i.endedAt),
   RESPONSE_DURATION: (i) => ms(i.startedAt, i.firstUpstreamByteAt),

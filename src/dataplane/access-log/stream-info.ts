@@ -69,6 +69,11 @@ export interface StreamInfo {
   responseHeaders: string[] | null;
   /** `RESPONSE_FLAGS` bits. */
   flags: number;
+  /**
+   * Why the response is what it is, in the reference's words (`%RESPONSE_CODE_DETAILS%`):
+   * `via_upstream`, `route_not_found`, ...; one string constant per reason, '' when none is known.
+   */
+  details: string;
   /** Body bytes received from the downstream (all bytes for TCP). */
   bytesReceived: number;
   /** Body bytes sent to the downstream (all bytes for TCP). */
@@ -128,6 +133,7 @@ export function newStreamInfo(request: HttpRequest | null, remote: string, local
     localReplyBody: '',
     responseHeaders: null,
     flags: 0,
+    details: '',
     bytesReceived: 0,
     bytesSent: 0,
     upstreamHost: '',

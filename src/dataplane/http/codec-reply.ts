@@ -5,7 +5,7 @@
  * `sendLocalReply`, whose mappers apply. See docs/data-plane.md, "Local replies".
  */
 import type * as net from 'node:net';
-import { joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
+import { FLAG, joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
 import { reasonPhrase } from '../codec/h1-status.js';
 import type { DownstreamOwner } from './downstream.js';
 import { rewriteLocalReply } from './local-reply-config.js';
@@ -33,6 +33,7 @@ export function codecReply(
     joinHostPort(socket.localAddress, socket.localPort),
   );
   info.flags = flags;
+  info.details = codecDetails(original, text, flags);
   const rewrite = hcm.spec.localReply;
   if (rewrite !== null) {
     ({ status, body, contentType } = rewriteLocalReply(rewrite, info, hcm.runtime, status, body, headers));
@@ -44,4 +45,12 @@ export function codecReply(
   for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
   // A string in, a string out: the rewrite keeps the codec's text or formats a new one.
   return { status, bytes: `${head}connection: close\r\n\r\n${body}`, info };
+}
+
+/** `%RESPONSE_CODE_DETAILS%` of a codec reply, in the reference's words; '' for a refused CONNECT or upgrade. */
+function codecDetails(status: number, text: string, flags: number): string {
+  if (status === 431) return 'http1.headers_too_large';
+  if (flags & FLAG.DPE) return 'http1.codec_error';
+  if (status === 408) return text === 'stream timeout' ? 'stream_idle_timeout' : 'request_header_timeout';
+  return '';
 }

@@ -17,6 +17,8 @@ import { DURATION_TIMEOUT, REQUEST_TIMEOUT, type StreamTimers } from './stream-t
 
 /** The text of each stream timeout's 408, by its kind (src/dataplane/http/stream-timers.ts). */
 const STREAM_TIMEOUT_TEXT = ['stream timeout', 'request timeout', 'downstream duration timeout'];
+/** `%RESPONSE_CODE_DETAILS%` of each, by the same index. */
+const STREAM_TIMEOUT_DETAILS = ['stream_idle_timeout', 'request_overall_timeout', 'max_duration_timeout'];
 /** What an exchange tells the codec that owns its downstream stream. */
 export interface ExchangeOwner {
   onExchangeDone(exchange: Exchange): void;
@@ -195,6 +197,7 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
       this.info.flags |= FLAG.SI;
     }
     this.router.attempt?.cancel();
+    this.info.details = STREAM_TIMEOUT_DETAILS[kind] as string;
     this.reply(408, STREAM_TIMEOUT_TEXT[kind] as string);
   }
 
@@ -228,6 +231,8 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
     if (this.ended) return;
     this.hcm.stats.rqRxReset.inc();
     this.info.flags |= FLAG.DC;
+    // A response under way keeps why it began (`via_upstream`), as the reference's log shows it.
+    if (this.info.details === '') this.info.details = 'downstream_remote_disconnect';
     this.router.attempt?.cancel();
     this.finish(0);
   }
@@ -240,6 +245,7 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
   onDownstreamProtocolError(status: number): void {
     if (this.ended) return;
     this.info.flags |= FLAG.DPE;
+    this.info.details = 'http1.codec_error';
     this.router.attempt?.cancel();
     this.reply(status, '');
   }

@@ -75,6 +75,7 @@ export function answerBeforeFilters(
   const server = hcm.deps.ctx.store.state.server;
   if (overloadOf(hcm)?.stop_accepting_requests) {
     hcm.stats.rqOverloadClose.inc();
+    info.details = 'overload';
     return OVERLOADED;
   }
   const hc = hcm.filters.healthCheck;

@@ -20,6 +20,14 @@ export const RESET_FLAG: Record<string, number> = {
   'protocol error': FLAG.UPE,
 };
 
+/** `%RESPONSE_CODE_DETAILS%` of each of `RESET_REASON`'s words, spaces made `_` as the reference's. */
+export const RESET_DETAILS: Record<string, string> = {
+  overflow: 'upstream_reset_before_response_started{overflow}',
+  'connection failure': 'upstream_reset_before_response_started{connection_failure}',
+  'connection termination': 'upstream_reset_before_response_started{connection_termination}',
+  'protocol error': 'upstream_reset_before_response_started{protocol_error}',
+};
+
 /** The body of a 503 (or 502) about the upstream, in the reference's words. */
 export function upstreamResetText(reason: string): string {
   return `upstream connect error or disconnect/reset before headers. reset reason: ${reason}`;

@@ -12,7 +12,7 @@ import { peerFault } from '../codec/peer-guard.js';
 import { applyEdge } from './edge.js';
 import { upstreamRequestHead } from './headers.js';
 import { normalizeRequestPath } from './path-normalize.js';
-import { upstreamResetText } from './local-reply.js';
+import { RESET_DETAILS, upstreamResetText } from './local-reply.js';
 import { StreamTimer, type TimerTarget } from './stream-timer.js';
 import { destroyAfterDelayedClose } from './h1-lifetime.js';
 import { requestFilters } from './filters/api.js';
@@ -51,12 +51,18 @@ function finishRequest(hcm: DownstreamOwner, info: StreamInfo, status: number): 
   hcm.onStreamEnd(info);
 }
 
-/** The client's answer when the upstream gave none: its status, text and flag. */
-function failureReply(protocolError: boolean, timedOut: number): [number, string, number] {
-  if (protocolError) return [502, upstreamResetText('protocol error'), FLAG.UPE];
-  if (timedOut === 408) return [408, 'stream timeout', 0];
-  if (timedOut === 504) return [504, 'upstream request timeout', 0];
-  return [503, upstreamResetText('connection failure'), FLAG.UF];
+/** The client's answer when the upstream gave none: its status, text, flag and details. */
+function failureReply(protocolError: boolean, timedOut: number): [number, string, number, string] {
+  if (protocolError)
+    return [502, upstreamResetText('protocol error'), FLAG.UPE, RESET_DETAILS['protocol error'] as string];
+  if (timedOut === 408) return [408, 'stream timeout', 0, 'stream_idle_timeout'];
+  if (timedOut === 504) return [504, 'upstream request timeout', 0, 'response_timeout'];
+  return [
+    503,
+    upstreamResetText('connection failure'),
+    FLAG.UF,
+    RESET_DETAILS['connection failure'] as string,
+  ];
 }
 
 /** The proxy's own answer to an upgrade request, which closes the connection. */
@@ -134,6 +140,7 @@ class UpgradeAnswer {
         }
       }
       this.status = head.status;
+      this.info.details = 'via_upstream';
       const held = this.held;
       this.held = [];
       if (head.status === 101) {
@@ -252,8 +259,15 @@ export function startUpgrade(
     ended = true;
     finishRequest(hcm, info, status);
   };
-  const reply = (status: number, text: string, flag: number, headers: readonly string[] = []) => {
+  const reply = (
+    status: number,
+    text: string,
+    flag: number,
+    details: string,
+    headers: readonly string[] = [],
+  ) => {
     info.flags |= flag;
+    info.details = details;
     endDownstream(
       downstream,
       hcm.timeouts.delayedCloseMs,
@@ -266,14 +280,14 @@ export function startUpgrade(
     const cluster = hcm.deps.clusters.get(clusterName);
     if (!cluster) {
       s.noCluster.inc();
-      reply(route.clusterNotFoundStatus, '', FLAG.NR);
+      reply(route.clusterNotFoundStatus, '', FLAG.NR, 'cluster_not_found');
       return;
     }
     info.upstreamCluster = clusterName;
     const { traffic } = cluster;
     // As the router does: a full breaker is an overflow (UO), not a missing host.
     if (!traffic.admitRequest(route.priority)) {
-      reply(503, upstreamResetText('overflow'), FLAG.UO);
+      reply(503, upstreamResetText('overflow'), FLAG.UO, RESET_DETAILS.overflow as string);
       return;
     }
     const host = cluster.lb.choose({
@@ -283,7 +297,7 @@ export function startUpgrade(
     });
     if (!host) {
       traffic.cxNoneHealthy.inc();
-      reply(503, 'no healthy upstream', FLAG.UH);
+      reply(503, 'no healthy upstream', FLAG.UH, 'no_healthy_upstream');
       return;
     }
     info.upstreamHost = host.address;
@@ -361,7 +375,7 @@ export function startUpgrade(
     downstream.pause();
     const chain = runUpgradeFilters(filters, routes, req, info, hit, {
       pass: tunnel,
-      reply: (status, body, headers) => reply(status, body, 0, headers),
+      reply: (status, body, headers) => reply(status, body, 0, info.details, headers),
     });
     downstream.once('close', () => {
       if (chain.abandon()) end(0);

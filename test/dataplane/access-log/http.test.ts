@@ -169,7 +169,7 @@ test('response flags: NR for no route or cluster, UH with no host, UF when the c
           typed_config: {
             '@type': 'type.googleapis.com/envoy.config.accesslog.v2.FileAccessLog',
             path,
-            format: '%REQ(:PATH)% %RESPONSE_CODE% %RESPONSE_FLAGS%\n',
+            format: '%REQ(:PATH)% %RESPONSE_CODE% %RESPONSE_FLAGS% %RESPONSE_CODE_DETAILS%\n',
           },
         },
       ],
@@ -189,11 +189,69 @@ test('response flags: NR for no route or cluster, UH with no host, UF when the c
   for (const p of ['/missing', '/empty', '/down', '/full']) await get(proxy.port, p, host);
   flushAccessLogs();
   assert.deepEqual(readFileSync(path, 'utf8').split('\n').filter(Boolean), [
-    '/nohost 404 NR',
-    '/missing 503 NR',
-    '/empty 503 UH',
-    '/down 503 UF',
-    '/full 503 UO',
+    '/nohost 404 NR route_not_found',
+    '/missing 503 NR cluster_not_found',
+    '/empty 503 UH no_healthy_upstream',
+    '/down 503 UF upstream_reset_before_response_started{connection_failure}',
+    '/full 503 UO upstream_reset_before_response_started{overflow}',
+  ]);
+});
+
+test('%RESPONSE_CODE_DETAILS% says why: relayed, a direct response, a timeout, a filter reply', async () => {
+  const path = join(dir, 'details.log');
+  const proxy = await startProxy(
+    {
+      ...hcmConfig('b', [{ match: { prefix: '/direct' }, direct_response: { status: 299 } }], {
+        timeout: '0.2s',
+      }),
+      http_filters: [
+        {
+          name: 'envoy.filters.http.fault',
+          typed_config: {
+            '@type': 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault',
+            abort: { http_status: 418, percentage: { numerator: 100 } },
+            headers: [{ name: 'x-chaos', present_match: true }],
+          },
+        },
+        { name: 'envoy.filters.http.router' },
+      ],
+      access_log: [
+        {
+          name: 'envoy.access_loggers.file',
+          typed_config: {
+            '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog',
+            path,
+            log_format: {
+              json_format: {
+                path: '%REQ(:PATH)%',
+                code: '%RESPONSE_CODE%',
+                details: '%RESPONSE_CODE_DETAILS%',
+              },
+            },
+          },
+        },
+      ],
+    },
+    [{ raw: { name: 'b' }, addresses: [`127.0.0.1:${upPort}`] }],
+  );
+  proxies.push(proxy);
+  await get(proxy.port, '/ok');
+  await get(proxy.port, '/fail');
+  await get(proxy.port, '/direct');
+  await get(proxy.port, '/slow');
+  await get(proxy.port, '/chaos', { 'x-chaos': '1' });
+  flushAccessLogs();
+  const got = readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(got, [
+    { path: '/ok', code: 200, details: 'via_upstream' },
+    // The upstream's own 503 is relayed: its details are the upstream's, not a failure's.
+    { path: '/fail', code: 503, details: 'via_upstream' },
+    { path: '/direct', code: 299, details: 'direct_response' },
+    { path: '/slow', code: 504, details: 'response_timeout' },
+    { path: '/chaos', code: 418, details: 'fault_filter_abort' },
   ]);
 });
 

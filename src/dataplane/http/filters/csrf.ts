@@ -31,6 +31,7 @@ export const csrfFactory: HttpFilterFactory<CsrfPolicy> = {
       decodeHeaders(stream: FilterStream): FilterStatus {
         const hit = forwardingRoute(stream.route);
         if (!csrf.rejects(stream.req, hit && (hit.route.csrf ?? hit.vh.csrf))) return CONTINUE;
+        stream.info.details = 'csrf_origin_mismatch';
         stream.sendLocalReply(403, 'Invalid origin', []);
         return STOP_ITERATION;
       },

@@ -68,6 +68,7 @@ class ExtAuthzFilter implements StreamFilter {
       this.stats(stream.routeCluster)?.disabled.inc();
       if (!this.denyAtDisable()) return CONTINUE;
       stream.info.flags |= FLAG.UAEX;
+      stream.info.details = 'ext_authz_error';
       stream.sendLocalReply(config.statusOnError, '');
       return STOP_ITERATION;
     }
@@ -177,6 +178,7 @@ class ExtAuthzFilter implements StreamFilter {
     if (verdict.kind === 'denied') {
       stats?.denied.inc();
       stream.info.flags |= FLAG.UAEX;
+      stream.info.details = 'ext_authz_denied';
       stream.sendLocalReply(verdict.status, verdict.body, verdict.headers);
       return;
     }
@@ -187,6 +189,7 @@ class ExtAuthzFilter implements StreamFilter {
       return;
     }
     stream.info.flags |= FLAG.UAEX;
+    stream.info.details = 'ext_authz_error';
     stream.sendLocalReply(this.config.statusOnError, '');
   }
 }

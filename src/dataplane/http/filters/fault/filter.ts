@@ -143,6 +143,7 @@ export class FaultFilter implements StreamFilter {
     this.stats.abortsInjected.inc();
     if (cluster !== '') this.stats.byCluster(cluster, 'aborts_injected');
     stream.info.flags |= FLAG.FI;
+    stream.info.details = 'fault_filter_abort';
     stream.sendLocalReply(status, 'fault filter abort');
     return true;
   }

@@ -146,6 +146,7 @@ export const localRateLimitFactory: HttpFilterFactory<LocalRateLimitConfig> = {
           }
           limits.enforced.inc();
           stream.info.flags |= FLAG.RL;
+          stream.info.details = 'local_rate_limited';
           const headers: string[] = [];
           addHeaders(headers, cfg.responseHeaders);
           stream.sendLocalReply(

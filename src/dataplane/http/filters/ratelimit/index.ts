@@ -155,6 +155,7 @@ class RateLimitFilter implements StreamFilter {
     if (result.ok && code === 'OVER_LIMIT') {
       stats?.overLimit.inc();
       stream.info.flags |= FLAG.RL;
+      stream.info.details = 'request_rate_limited';
       const headers = headerValues(result.message.headers);
       if (this.config.ratelimitedHeader) headers.push('x-proxy-ratelimited', 'true');
       stream.sendLocalReply(
@@ -168,6 +169,7 @@ class RateLimitFilter implements StreamFilter {
     stats?.error.inc();
     if (this.config.failureModeDeny) {
       stream.info.flags |= FLAG.RLSE;
+      stream.info.details = 'rate_limiter_error';
       stream.sendLocalReply(500, '');
       return;
     }

@@ -172,6 +172,7 @@ export const rbacFactory: HttpFilterFactory<RbacFilterConfig> = {
           return CONTINUE;
         }
         stats.denied.inc();
+        stream.info.details = `rbac_access_denied_matched_policy[${verdict.policy || 'none'}]`;
         stream.sendLocalReply(403, 'RBAC: access denied');
         return STOP_ITERATION;
       },

@@ -126,6 +126,7 @@ function routeRequest(stream: RouterStream, hit: RouteHit | null): UpstreamAttem
   const info = stream.info;
   if (!hit) {
     info.flags |= FLAG.NR;
+    info.details = 'route_not_found';
     hcm.stats.noRoute.inc();
     stream.reply(404, '');
     return null;
@@ -135,11 +136,13 @@ function routeRequest(stream: RouterStream, hit: RouteHit | null): UpstreamAttem
   const action = route.action;
   if (action.kind === 'direct') {
     hcm.stats.rqDirectResponse.inc();
+    info.details = 'direct_response';
     stream.reply(action.status, action.body ?? '', responseHeaders(action.status, [], route, info));
     return null;
   }
   if (action.kind === 'redirect') {
     hcm.stats.rqRedirect.inc();
+    info.details = 'direct_response';
     const location = ['location', redirectLocation(action, route, stream.req)];
     stream.reply(action.status, '', responseHeaders(action.status, location, route, info));
     return null;
@@ -156,6 +159,7 @@ function routeRequest(stream: RouterStream, hit: RouteHit | null): UpstreamAttem
   const cluster = hcm.deps.clusters.get(clusterName);
   if (!cluster) {
     info.flags |= FLAG.NR;
+    info.details = 'cluster_not_found';
     hcm.stats.noCluster.inc();
     stream.reply(route.clusterNotFoundStatus, '');
     return null;

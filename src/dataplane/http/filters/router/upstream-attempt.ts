@@ -22,7 +22,7 @@ import {
   retriableStatus,
 } from '../../../router/retry.js';
 import type { CompiledRoute } from '../../../router/table.js';
-import { RESET_FLAG, RESET_REASON, upstreamResetText } from '../../local-reply.js';
+import { RESET_DETAILS, RESET_FLAG, RESET_REASON, upstreamResetText } from '../../local-reply.js';
 import type { TimerTarget } from '../../stream-timer.js';
 import type { StreamTimers } from '../../stream-timers.js';
 import type { RouterOptions } from '../chain.js';
@@ -200,6 +200,7 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
     if (!host) {
       t.cxNoneHealthy.inc();
       this.stream.info.flags |= FLAG.UH;
+      this.stream.info.details = 'no_healthy_upstream';
       this.stream.reply(503, 'no healthy upstream');
       return;
     }
@@ -293,6 +294,7 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
     this.drop();
     if (perTry && this.retryIfAllowed(true)) return;
     this.stream.info.flags |= FLAG.UT;
+    this.stream.info.details = perTry ? 'upstream_per_try_timeout' : 'response_timeout';
     const status = this.timeoutStatus;
     this.stream.reply(status, status === 204 ? '' : 'upstream request timeout');
   }
@@ -300,6 +302,7 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
   /** 503 about the upstream, in the reference's words; a breaker's refusal says `x-proxy-overloaded`. */
   private upstreamLocalReply(status: number, reason: string): void {
     this.stream.info.flags |= RESET_FLAG[reason] ?? 0;
+    this.stream.info.details = RESET_DETAILS[reason] ?? '';
     const overloaded = reason === 'overflow' && !this.router.suppressEnvoyHeaders;
     this.stream.reply(status, upstreamResetText(reason), overloaded ? OVERLOADED : undefined);
   }
@@ -364,6 +367,7 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
     const out = this.mutations.length === 0 ? headers : headers.slice();
     // A response header's %RESPONSE_CODE% is the upstream's status, as in the reference.
     this.stream.info.responseCode = status;
+    this.stream.info.details = 'via_upstream';
     if (out !== headers)
       applyHeaderMutations(out, this.mutations, true, { info: this.stream.info, host: this.lastHost });
     this.stream.upstreamHead(status, out, contentLength);
@@ -387,6 +391,7 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
     if (this.stream.ended) return;
     this.traffic.rqRxReset.inc();
     this.stream.info.flags |= FLAG.UC;
+    this.stream.info.details = 'upstream_reset_after_response_started{connection_termination}';
     this.endTry(0);
     this.stream.resetDownstream();
   }
