@@ -231,8 +231,8 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
     if (this.ended) return;
     this.hcm.stats.rqRxReset.inc();
     this.info.flags |= FLAG.DC;
-    // A response under way keeps why it began (`via_upstream`), as the reference's log shows it.
-    if (this.info.details === '') this.info.details = 'downstream_remote_disconnect';
+    // Over a response under way too (`via_upstream`), as the reference's connection close does.
+    this.info.details = 'downstream_remote_disconnect';
     this.router.attempt?.cancel();
     this.finish(0);
   }

@@ -51,17 +51,19 @@ function finishRequest(hcm: DownstreamOwner, info: StreamInfo, status: number): 
   hcm.onStreamEnd(info);
 }
 
-/** The client's answer when the upstream gave none: its status, text, flag and details. */
-function failureReply(protocolError: boolean, timedOut: number): [number, string, number, string] {
+/** A local answer's response flag and `%RESPONSE_CODE_DETAILS%`. */
+type Why = readonly [flag: number, details: string];
+
+/** The client's answer when the upstream gave none: its status, text and why. */
+function failureReply(protocolError: boolean, timedOut: number): [number, string, Why] {
   if (protocolError)
-    return [502, upstreamResetText('protocol error'), FLAG.UPE, RESET_DETAILS['protocol error'] as string];
-  if (timedOut === 408) return [408, 'stream timeout', 0, 'stream_idle_timeout'];
-  if (timedOut === 504) return [504, 'upstream request timeout', 0, 'response_timeout'];
+    return [502, upstreamResetText('protocol error'), [FLAG.UPE, RESET_DETAILS['protocol error'] as string]];
+  if (timedOut === 408) return [408, 'stream timeout', [0, 'stream_idle_timeout']];
+  if (timedOut === 504) return [504, 'upstream request timeout', [0, 'response_timeout']];
   return [
     503,
     upstreamResetText('connection failure'),
-    FLAG.UF,
-    RESET_DETAILS['connection failure'] as string,
+    [FLAG.UF, RESET_DETAILS['connection failure'] as string],
   ];
 }
 
@@ -259,20 +261,11 @@ export function startUpgrade(
     ended = true;
     finishRequest(hcm, info, status);
   };
-  const reply = (
-    status: number,
-    text: string,
-    flag: number,
-    details: string,
-    headers: readonly string[] = [],
-  ) => {
+  const reply = (status: number, text: string, [flag, details]: Why, headers: readonly string[] = []) => {
     info.flags |= flag;
     info.details = details;
-    endDownstream(
-      downstream,
-      hcm.timeouts.delayedCloseMs,
-      localAnswer(status, text, hcm.serverName, headers),
-    );
+    const bytes = localAnswer(status, text, hcm.serverName, headers);
+    endDownstream(downstream, hcm.timeouts.delayedCloseMs, bytes);
     end(status);
   };
   const tunnel = (): void => {
@@ -280,14 +273,14 @@ export function startUpgrade(
     const cluster = hcm.deps.clusters.get(clusterName);
     if (!cluster) {
       s.noCluster.inc();
-      reply(route.clusterNotFoundStatus, '', FLAG.NR, 'cluster_not_found');
+      reply(route.clusterNotFoundStatus, '', [FLAG.NR, 'cluster_not_found']);
       return;
     }
     info.upstreamCluster = clusterName;
     const { traffic } = cluster;
     // As the router does: a full breaker is an overflow (UO), not a missing host.
     if (!traffic.admitRequest(route.priority)) {
-      reply(503, upstreamResetText('overflow'), FLAG.UO, RESET_DETAILS.overflow as string);
+      reply(503, upstreamResetText('overflow'), [FLAG.UO, RESET_DETAILS.overflow as string]);
       return;
     }
     const host = cluster.lb.choose({
@@ -297,7 +290,7 @@ export function startUpgrade(
     });
     if (!host) {
       traffic.cxNoneHealthy.inc();
-      reply(503, 'no healthy upstream', FLAG.UH, 'no_healthy_upstream');
+      reply(503, 'no healthy upstream', [FLAG.UH, 'no_healthy_upstream']);
       return;
     }
     info.upstreamHost = host.address;
@@ -375,7 +368,7 @@ export function startUpgrade(
     downstream.pause();
     const chain = runUpgradeFilters(filters, routes, req, info, hit, {
       pass: tunnel,
-      reply: (status, body, headers) => reply(status, body, 0, info.details, headers),
+      reply: (status, body, headers) => reply(status, body, [0, info.details], headers),
     });
     downstream.once('close', () => {
       if (chain.abandon()) end(0);

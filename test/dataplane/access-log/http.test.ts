@@ -256,7 +256,9 @@ test('%RESPONSE_CODE_DETAILS% says why: relayed, a direct response, a timeout, a
 });
 
 test('DC when the client goes away before the response', async () => {
-  const { proxy, lines } = await logged({ format: '%REQ(:PATH)% %RESPONSE_CODE% %RESPONSE_FLAGS%\n' });
+  const { proxy, lines } = await logged({
+    format: '%REQ(:PATH)% %RESPONSE_CODE% %RESPONSE_FLAGS% %RESPONSE_CODE_DETAILS%\n',
+  });
   await new Promise<void>((resolve) => {
     const req = http.request({ port: proxy.port, host: '127.0.0.1', path: '/hang', agent: false });
     req.on('error', () => resolve());
@@ -264,7 +266,7 @@ test('DC when the client goes away before the response', async () => {
     req.end();
     setTimeout(() => req.destroy(), 100);
   });
-  assert.deepEqual(await waitFor(lines, 1), ['/hang 0 DC']);
+  assert.deepEqual(await waitFor(lines, 1), ['/hang 0 DC downstream_remote_disconnect']);
 });
 
 test('URX when the retries run out on a retriable answer', async () => {
