@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http2 from 'node:http2';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,13 +95,24 @@ test('serving a static bootstrap loads neither gRPC nor the replay and restarter
 });
 
 test('a gRPC management server loads gRPC when it is first dialled', async () => {
-  const port = await closedPort();
+  // An HTTP/2 server that answers every call UNIMPLEMENTED: a refused port would fail the
+  // dial's SETTINGS check before gRPC is needed, so the server has to speak HTTP/2.
+  const server = http2.createServer();
+  server.on('stream', (stream) =>
+    stream.respond(
+      { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '12' },
+      { endStream: true },
+    ),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  after(() => server.close());
+  const { port } = server.address() as { port: number };
   const bootstrap = {
     admin: ADMIN,
     static_resources: { clusters: [staticCluster('xds_cluster', [port], true)] },
     dynamic_resources: { cds_config: { ads: {} }, ads_config: adsConfig() },
   };
-  // The dial is refused: the stream logs that it closed and will retry.
+  // The call is answered UNIMPLEMENTED: the stream logs that it closed and will retry.
   const modules = await modulesLoadedServing(
     'ads',
     bootstrap,
