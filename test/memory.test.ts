@@ -119,7 +119,7 @@ test("a worker thread started during start-up keeps to the main thread's young g
  * binary's executable mappings beyond its own text) before and after two workers start with
  * `workerResourceLimits()`, and after one more starts with V8's defaults.
  */
-test('data-plane workers share the binary\'s built-ins instead of each mapping a copy', (t) => {
+test("data-plane workers share the binary's built-ins instead of each mapping a copy", (t) => {
   const code = `
     import { readFileSync } from 'node:fs';
     import { Worker } from 'node:worker_threads';
@@ -139,11 +139,15 @@ test('data-plane workers share the binary\'s built-ins instead of each mapping a
     console.log(JSON.stringify({ before, withLimits, withDefaults: copies(), limits: workerResourceLimits() }));
     await Promise.all(workers.map((w) => w.terminate()));
   `;
-  const run = spawnSync(process.execPath, [...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code], {
-    cwd: root,
-    encoding: 'utf8',
-    timeout: 20_000,
-  });
+  const run = spawnSync(
+    process.execPath,
+    [...(compiled ? [] : ['--import', 'tsx']), '--input-type=module', '-e', code],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 20_000,
+    },
+  );
   assert.equal(run.status, 0, run.stderr);
   const { before, withLimits, withDefaults, limits } = JSON.parse(run.stdout.trim());
   if (before === 0) {
@@ -152,9 +156,11 @@ test('data-plane workers share the binary\'s built-ins instead of each mapping a
     return;
   }
   assert.equal(limits.maxOldGenerationSizeMb, 2047);
-  assert.equal(withLimits, before, 'a worker with the proxy\'s limits mapped a copy of the built-ins');
-  // The control: a worker with V8's defaults maps one.
-  assert.equal(withDefaults, before + 1);
+  assert.equal(withLimits, before, "a worker with the proxy's limits mapped a copy of the built-ins");
+  // The control, when the address space allows it: a worker with V8's defaults maps one, unless
+  // its code range happened to land within reach of the binary (a CI run saw that), so the
+  // control may show no copy; it never shows fewer.
+  assert.ok(withDefaults === before || withDefaults === before + 1, JSON.stringify({ before, withDefaults }));
 });
 
 test('a burst of load is collected once, when a busy window is followed by an idle one', () => {
