@@ -8,7 +8,7 @@
  * serial).
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
@@ -18,8 +18,7 @@ import {
   type Snapshot,
   skipGoControlPlane,
 } from '../helpers/go-control-plane.js';
-import { freePort } from '../helpers/free-port.js';
-import { daemon, hasNginx, NO_NGINX, type Nginx } from '../helpers/nginx.js';
+import { hasNginx, NO_NGINX, type Nginx, startNginx } from '../helpers/nginx.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { steadyLoad } from '../helpers/steady-load.js';
 import { ADMIN, adsConfig, httpListener, staticCluster, until } from '../helpers/xds-fixtures.js';
@@ -54,38 +53,18 @@ const meshCluster = (port: number): JsonObject => ({
  * nginx asking every client for a certificate of `clientCa`, logging each request's client
  * serial; a connection serves 25 requests, so the proxy keeps opening new ones under load.
  */
-async function mtlsNginx(base: string, server: Issued, clientCa: string, accessLog: string): Promise<Nginx> {
-  const dir = join(base, `nginx-${server.cert.split('/').pop()}`);
-  mkdirSync(dir);
-  const port = await freePort();
-  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
-    .map((n) => `${n}_temp_path ${join(dir, n)};`)
-    .join('\n');
-  writeFileSync(
-    join(dir, 'nginx.conf'),
-    `daemon off;
-master_process off;
-worker_processes 1;
-pid ${join(dir, 'nginx.pid')};
-error_log ${join(dir, 'error.log')} info;
-events { worker_connections 256; }
-http {
-  ${temp}
-  log_format serial '$ssl_client_serial';
-  access_log ${accessLog} serial;
-  server {
-    listen 127.0.0.1:${port} ssl;
-    ssl_certificate ${server.cert};
+function mtlsNginx(server: Issued, clientCa: string, accessLog: string): Promise<Nginx> {
+  return startNginx(
+    `ssl_certificate ${server.cert};
     ssl_certificate_key ${server.key};
     ssl_client_certificate ${clientCa};
     ssl_verify_client on;
     keepalive_requests 25;
-    location / { return 200 'ok'; }
-  }
-}
-`,
+    location / { return 200 'ok'; }`,
+    'ssl',
+    `log_format serial '$ssl_client_serial';
+  access_log ${accessLog} serial;`,
   );
-  return daemon('nginx', ['-p', dir, '-e', join(dir, 'error.log'), '-c', join(dir, 'nginx.conf')], dir, port);
 }
 
 describe('upstream mTLS to nginx (ssl_verify_client) with SDS from go-control-plane, rotated under load', {
@@ -165,14 +144,9 @@ describe('upstream mTLS to nginx (ssl_verify_client) with SDS from go-control-pl
     accessLog = join(pki.dir, 'access.log');
     const clientCa = join(pki.dir, 'client-ca.pem');
     writeFileSync(clientCa, pki.ca.certPem);
-    nginx = await mtlsNginx(pki.dir, server, clientCa, accessLog);
+    nginx = await mtlsNginx(server, clientCa, accessLog);
     accessLog2 = join(pki.dir, 'access2.log');
-    nginx2 = await mtlsNginx(
-      pki.dir,
-      pki.leaf('backend-2', ['DNS:backend.mesh'], newCa),
-      clientCa,
-      accessLog2,
-    );
+    nginx2 = await mtlsNginx(pki.leaf('backend-2', ['DNS:backend.mesh'], newCa), clientCa, accessLog2);
     cp = await GoControlPlane.start(snapshot(first, [pki.ca]));
     proxy = await startProxyProcess(
       {

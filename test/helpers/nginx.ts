@@ -34,9 +34,14 @@ export interface Nginx {
 
 /**
  * Starts nginx with one `server` on 127.0.0.1 whose body (locations) is `locations`;
- * `listenFlags` go on its `listen` line (`http2` for h2c with prior knowledge).
+ * `listenFlags` go on its `listen` line (`http2` for h2c with prior knowledge, `ssl`) and
+ * `httpDirectives` in its `http` block (no access log unless they name one).
  */
-export async function startNginx(locations: string, listenFlags = ''): Promise<Nginx> {
+export async function startNginx(
+  locations: string,
+  listenFlags = '',
+  httpDirectives = 'access_log off;',
+): Promise<Nginx> {
   const dir = mkdtempSync(join(tmpdir(), 'nginx-'));
   const port = await freePort();
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']
@@ -49,9 +54,9 @@ master_process off;
 worker_processes 1;
 pid ${join(dir, 'nginx.pid')};
 error_log ${join(dir, 'error.log')} info;
-events { worker_connections 64; }
+events { worker_connections 256; }
 http {
-  access_log off;
+  ${httpDirectives}
   ${temp}
   server {
     listen 127.0.0.1:${port}${listenFlags ? ` ${listenFlags}` : ''};
