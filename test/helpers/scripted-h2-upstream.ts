@@ -5,7 +5,9 @@
  * HEADERS to the test's script, which answers with raw frames.
  */
 import * as net from 'node:net';
+import { hcmWithRoutes, httpBootstrap } from './bootstraps.js';
 import { FLAG, FRAME, type Frame, frame, headersFrame, parseFrames } from './h2-frames.js';
+import { type ProxyProcess, startProxyProcess } from './proxy-process.js';
 
 const CLIENT_PREFACE_LENGTH = 24;
 
@@ -101,4 +103,35 @@ export async function scriptedH2Upstream(
       for (const s of sockets) s.destroy();
     },
   };
+}
+
+/**
+ * A proxy process whose every request goes, with a 5 s route timeout, to the HTTP/2 cluster `h2`
+ * of one member: `upstream`.
+ */
+export function proxyToScripted(upstream: ScriptedH2Upstream, concurrency: number): Promise<ProxyProcess> {
+  const cluster = {
+    name: 'h2',
+    connect_timeout: '1s',
+    http2_protocol_options: {},
+    load_assignment: {
+      cluster_name: 'h2',
+      endpoints: [
+        {
+          lb_endpoints: [
+            {
+              endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstream.port } } },
+            },
+          ],
+        },
+      ],
+    },
+  };
+  return startProxyProcess(
+    httpBootstrap(
+      [cluster],
+      hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'h2', timeout: '5s' } }]),
+    ),
+    ['--concurrency', String(concurrency)],
+  );
 }

@@ -10,11 +10,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { httpBootstrap, hcmWithRoutes } from '../../helpers/bootstraps.js';
 import { FRAME, frame, headerBlock } from '../../helpers/h2-frames.js';
 import { rawExchange } from '../../helpers/http-dataplane.js';
-import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
-import { answerOk, type ScriptedH2Upstream, scriptedH2Upstream } from '../../helpers/scripted-h2-upstream.js';
+import type { ProxyProcess } from '../../helpers/proxy-process.js';
+import {
+  answerOk,
+  proxyToScripted,
+  type ScriptedH2Upstream,
+  scriptedH2Upstream,
+} from '../../helpers/scripted-h2-upstream.js';
 
 const FRAME_CONTINUATION = 9;
 const FLOODS = 50;
@@ -35,30 +39,7 @@ before(async () => {
     const more = frame(FRAME_CONTINUATION, 0, id, headerBlock([['x-a', 'b'.repeat(100)]]));
     for (let i = 0; i < 5000 && !c.socket.destroyed; i++) c.send(more);
   });
-  const cluster = {
-    name: 'h2',
-    connect_timeout: '1s',
-    http2_protocol_options: {},
-    load_assignment: {
-      cluster_name: 'h2',
-      endpoints: [
-        {
-          lb_endpoints: [
-            {
-              endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstream.port } } },
-            },
-          ],
-        },
-      ],
-    },
-  };
-  proxy = await startProxyProcess(
-    httpBootstrap(
-      [cluster],
-      hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'h2', timeout: '5s' } }]),
-    ),
-    ['--concurrency', '1'],
-  );
+  proxy = await proxyToScripted(upstream, 1);
   port = await proxy.listenerPort('http');
 });
 

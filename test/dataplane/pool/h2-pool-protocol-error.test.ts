@@ -8,12 +8,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { FLAG, FRAME, frame, headerBlock, headersFrame } from '../../helpers/h2-frames.js';
 import { rawExchange } from '../../helpers/http-dataplane.js';
-import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
+import type { ProxyProcess } from '../../helpers/proxy-process.js';
 import {
   answerOk,
+  proxyToScripted,
   type ScriptedConnection,
   type ScriptedH2Upstream,
   scriptedH2Upstream,
@@ -73,30 +73,7 @@ before(async () => {
     next = answerOk;
     script(c, id);
   });
-  const cluster = {
-    name: 'h2',
-    connect_timeout: '1s',
-    http2_protocol_options: {},
-    load_assignment: {
-      cluster_name: 'h2',
-      endpoints: [
-        {
-          lb_endpoints: [
-            {
-              endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstream.port } } },
-            },
-          ],
-        },
-      ],
-    },
-  };
-  proxy = await startProxyProcess(
-    httpBootstrap(
-      [cluster],
-      hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'h2', timeout: '5s' } }]),
-    ),
-    ['--concurrency', '2'],
-  );
+  proxy = await proxyToScripted(upstream, 2);
   port = await proxy.listenerPort('http');
 });
 
