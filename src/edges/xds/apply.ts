@@ -22,7 +22,7 @@ import type { Store } from '../../control/store.js';
 import type { Loggers } from '../../logging/loggers.js';
 import type { StatsStore } from '../../stats/store.js';
 import type { DecodedResource } from './resources.js';
-import type { SecretWait } from './secret-wait.js';
+import type { Warming } from './warming.js';
 import type { ResourceKind } from './types.js';
 
 /** What one accepted response changes. */
@@ -44,7 +44,7 @@ export interface ApplyContext {
   readonly stats: StatsStore;
   readonly log: ReturnType<Loggers['get']>;
   /** Where discovered clusters and listeners wait for their secrets; none: applied at once. */
-  readonly secretWait?: SecretWait;
+  readonly warming?: Warming;
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -133,12 +133,12 @@ function applyEndpoints(ctx: ApplyContext, change: Change): void {
 }
 
 /**
- * The resources of a response to apply now: those naming secrets SDS has yet to send wait
- * (`SecretWait`); held ones the response removes, or (state of the world) leaves out, are
+ * The resources of a response to apply now: those naming secrets SDS (or, a changed listener,
+ * route tables RDS) has yet to send wait (`Warming`); held ones the response removes, or (state of the world) leaves out, are
  * forgotten.
  */
 function readyNow(ctx: ApplyContext, kind: 'cds' | 'lds', change: Change): DecodedResource[] {
-  const wait = ctx.secretWait;
+  const wait = ctx.warming;
   if (!wait || change.released) return change.resources;
   if (change.removed) wait.drop(kind, change.removed);
   else wait.keepOnly(kind, new Set(change.resources.map((r) => r.name)));

@@ -14,7 +14,7 @@ import { prepareHashing } from '../../upstream/hash.js';
 import { applyChange } from './apply.js';
 import { InitTargets } from './init-targets.js';
 import type { JudgeContext } from './judge.js';
-import { SecretWait } from './secret-wait.js';
+import { Warming } from './warming.js';
 import { Subscribers } from './subscribers.js';
 import { SubscriptionStats } from './subscription-stats.js';
 import { Transports } from './transports.js';
@@ -54,7 +54,7 @@ class DiscoveryClient implements XdsClient {
   private readonly transports: Transports;
   private readonly init: InitTargets;
   private readonly subscribers: Subscribers;
-  private readonly secretWait: SecretWait;
+  private readonly warming: Warming;
   /** The watches of the last reconcile, per transport: their type URLs. */
   private active = new Map<Transport, Set<string>>();
   /** What the last reconcile followed: the wants change only with these. */
@@ -91,7 +91,7 @@ class DiscoveryClient implements XdsClient {
       log,
       (kind, names) => subscriptions.timedOut(kind, names),
     );
-    this.secretWait = new SecretWait((kind, resources) => {
+    this.warming = new Warming((kind, resources) => {
       const state = ctx.store.state;
       const version =
         kind === 'cds' ? state.clusterManager.versionInfo : (state.discovery.versions.lds ?? '');
@@ -116,7 +116,7 @@ class DiscoveryClient implements XdsClient {
       unknownFields: ctx.stats.counter('server.dynamic_unknown_fields'),
       subscriptions,
       init: this.init,
-      secretWait: this.secretWait,
+      warming: this.warming,
       bindsListeners,
     };
     this.subscribers = new Subscribers(judge);
@@ -127,7 +127,7 @@ class DiscoveryClient implements XdsClient {
       queueMicrotask(() => {
         this.due = false;
         if (this.closed) return;
-        this.secretWait.check(ctx.store.state);
+        this.warming.check(ctx.store.state);
         this.reconcile(ctx.store.state);
       });
     });
@@ -140,15 +140,15 @@ class DiscoveryClient implements XdsClient {
 
   private wants(state: State): Want[] {
     return wants(state, this.dynamic, (kind, source) => this.transports.keyOf(kind, source), {
-      clusters: this.secretWait.configs('cds'),
-      listeners: this.secretWait.configs('lds'),
+      clusters: this.warming.configs('cds'),
+      listeners: this.warming.configs('lds'),
     });
   }
 
   /** Follows the state: every watch it needs started or changed, the others stopped. */
   private reconcile(state: State): void {
     const { clusters, listeners } = state;
-    const waiting = this.secretWait.generation;
+    const waiting = this.warming.generation;
     const seen = this.seen;
     if (clusters === seen.clusters && listeners === seen.listeners && waiting === seen.waiting) return;
     this.seen = { clusters, listeners, waiting };
@@ -191,7 +191,7 @@ class DiscoveryClient implements XdsClient {
     this.subscription.unsubscribe();
     this.init.close();
     this.subscribers.close();
-    this.secretWait.close();
+    this.warming.close();
     this.transports.close();
   }
 }

@@ -19,7 +19,7 @@ import type { DecodedResource } from './resources.js';
 
 export type WaitingKind = 'cds' | 'lds';
 
-/** A resource held for its secrets, with the version it came at. */
+/** A resource held for what it names, with the version it came at. */
 export interface Held extends DecodedResource {
   version: string;
 }
@@ -54,7 +54,7 @@ const present = (need: Need, state: State): boolean =>
 
 const NAMES: Record<WaitingKind, string> = { cds: 'cluster', lds: 'listener' };
 
-export class SecretWait {
+export class Warming {
   private readonly held: Record<WaitingKind, Map<string, Entry>> = { cds: new Map(), lds: new Map() };
   /** Moves each time the held set changes: the subscriptions follow it. */
   generation = 0;
@@ -66,8 +66,9 @@ export class SecretWait {
   ) {}
 
   /**
-   * Holds `resource` when a secret it names by SDS is not in `state` yet (true); else forgets
-   * any earlier copy held (false), so it is applied now.
+   * Holds `resource` when a secret it names by SDS (or, a changed listener, a route table it
+   * names by RDS) is not in `state` yet (true); else forgets any earlier copy held (false), so it
+   * is applied now.
    */
   hold(kind: WaitingKind, resource: DecodedResource, version: string, state: State): boolean {
     const missing = needsOf(kind, resource, state).filter((need) => !present(need, state));
@@ -118,7 +119,7 @@ export class SecretWait {
     );
   }
 
-  /** The configs held, whose secrets are subscribed. */
+  /** The configs held, whose secrets and route tables are subscribed. */
   configs(kind: WaitingKind): JsonObject[] {
     return [...this.held[kind].values()].map((entry) => entry.config);
   }
