@@ -1,6 +1,7 @@
 """Regenerates proto/envoy/** from the reference's v2 field tables (formats.md Appendix A) plus
 proto/extras.md (messages the appendix only references, in the same table format).
-Usage: python3 proto/generate.py [path/to/formats.md]   (writes next to this script)"""
+Usage: python3 proto/generate.py [path/to/formats.md [out-dir]]   (out-dir: next to this script)
+A note in parentheses after a field's type or an enum's values is for the reader, not the schema."""
 import re, sys, os, collections
 HERE = os.path.dirname(os.path.abspath(__file__))
 src = open(sys.argv[1] if len(sys.argv) > 1 else '/work/shared/reference/formats.md').read()
@@ -24,14 +25,16 @@ def parse(text):
         m = re.match(r'^- enum `([^`]+)`: (.*)$', line)
         if m:
             full = m.group(1)
-            enums[full] = [tuple(v.strip().split('=')) for v in m.group(2).split(',')]
+            values = re.sub(r'\s*\([^)]*\)$', '', m.group(2))
+            enums[full] = [tuple(v.strip().split('=')) for v in values.split(',')]
             pkg_of[full] = os.path.dirname(cur_file).replace('/', '.')
             continue
         m = re.match(r'^\| (\w+) \| (\d+) \| (.+?) \|$', line)
         if m and cur_msg:
             name, num, typ = m.groups()
             flags = re.findall(r'\[([^\]]+)\]', typ)
-            typ = re.sub(r'\s*\[[^\]]+\]', '', typ).strip()
+            typ = re.sub(r'\s*\[[^\]]+\]', '', typ)
+            typ = re.sub(r'\s*\([^)]*\)$', '', typ).strip()
             msgs[cur_msg]['fields'].append(dict(name=name, num=int(num), type=typ, flags=flags))
 parse(src); parse(extra)
 SCALARS = {'string','bool','bytes','double','float','int32','int64','uint32','uint64','sint32','sint64','fixed32','fixed64','sfixed32','sfixed64'}
@@ -97,7 +100,7 @@ def add_dep(p, dep):
     if dep.startswith('google/'): files[p]['imports'].add(dep); return
     dp = pkg(dep)
     if dp != p: files[p]['imports'].add(file_of_pkg(dp))
-outdir = HERE
+outdir = sys.argv[2] if len(sys.argv) > 2 else HERE
 for p, f in files.items():
     body = []
     for full in f['items']:
