@@ -68,6 +68,12 @@ export const DEFAULT_OPTIONS: Options = {
 const UINT32_MAX = 0xffffffff;
 const MAX_STATS_LIMIT = 100_000_000;
 const MIN_OBJ_NAME_LEN = 60;
+/**
+ * The longest delay a Node timer holds (2^31-1 ms, 24.8 days): a longer one fires after 1 ms,
+ * so a larger drain time closed a gracefully drained listener at once.
+ */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_TIMER_S = Math.floor(MAX_TIMER_MS / 1000);
 
 /** The meow flag definitions, every one collected as an array so repeats are seen. */
 function meowFlags(): AnyFlags {
@@ -111,7 +117,8 @@ class FlagReader {
     }
     const n = Number(text.trim());
     if (n > max) {
-      this.errors.push(`invalid value '${text}' for --${name}: at most ${max}`);
+      const why = max === MAX_TIMER_MS || max === MAX_TIMER_S ? ' (24.8 days, the longest timer)' : '';
+      this.errors.push(`invalid value '${text}' for --${name}: at most ${max}${why}`);
       return undefined;
     }
     return n;
@@ -212,11 +219,12 @@ function readNumbers(r: FlagReader, options: Options, env: NodeJS.ProcessEnv): v
   options.concurrency = Math.max(1, workers);
 
   options.fileFlushIntervalMsec =
-    r.integer('file-flush-interval-msec', r.value('file-flush-interval-msec')) ??
+    r.integer('file-flush-interval-msec', r.value('file-flush-interval-msec'), MAX_TIMER_MS) ??
     options.fileFlushIntervalMsec;
-  options.drainTimeS = r.integer('drain-time-s', r.value('drain-time-s')) ?? options.drainTimeS;
+  options.drainTimeS = r.integer('drain-time-s', r.value('drain-time-s'), MAX_TIMER_S) ?? options.drainTimeS;
   options.parentShutdownTimeS =
-    r.integer('parent-shutdown-time-s', r.value('parent-shutdown-time-s')) ?? options.parentShutdownTimeS;
+    r.integer('parent-shutdown-time-s', r.value('parent-shutdown-time-s'), MAX_TIMER_S) ??
+    options.parentShutdownTimeS;
 
   const maxStats = r.integer('max-stats', r.value('max-stats'));
   if (maxStats !== undefined) {

@@ -190,6 +190,25 @@ describe('parseCommandLine values', () => {
       rejects([`--${name}`, '-1'], new RegExp(`^invalid value '-1' for --${name}`));
     }
     rejects(['--base-id', '4294967296'], /^invalid value '4294967296' for --base-id: at most 4294967295/);
+  });
+
+  it('refuses times a timer cannot hold: past 2^31-1 ms a Node timer fires after 1 ms', () => {
+    // Root cause: the drain, parent-shutdown and flush timers were armed with the option as
+    // given, and Node fires a delay above 2^31-1 ms after 1 ms: `--drain-time-s 3000000` made
+    // `/drain_listeners?graceful` close every listener at once, and a large flush interval flushed
+    // every millisecond.
+    for (const name of ['drain-time-s', 'parent-shutdown-time-s']) {
+      rejects(
+        [`--${name}`, '2147484'],
+        new RegExp(`^invalid value '2147484' for --${name}: at most 2147483 \\(24.8 days`),
+      );
+      assert.equal(options(`--${name}`, '2147483').drainTimeS, name === 'drain-time-s' ? 2147483 : 600);
+    }
+    rejects(
+      ['--file-flush-interval-msec', '2147483648'],
+      /^invalid value '2147483648' for --file-flush-interval-msec: at most 2147483647 \(24.8 days/,
+    );
+    assert.equal(options('--file-flush-interval-msec', '2147483647').fileFlushIntervalMsec, 2 ** 31 - 1);
     rejects(
       ['--max-stats', '100000001'],
       /^the 'max-stats' value specified \(100000001\) is more than the maximum value of 100M$/,
