@@ -14,6 +14,7 @@ export const FRAME = {
   PRIORITY: 2,
   RST_STREAM: 3,
   SETTINGS: 4,
+  PUSH_PROMISE: 5,
   PING: 6,
   GOAWAY: 7,
   WINDOW_UPDATE: 8,

@@ -6,7 +6,7 @@
  */
 import * as net from 'node:net';
 import { hcmWithRoutes, httpBootstrap } from './bootstraps.js';
-import { FLAG, FRAME, type Frame, frame, headersFrame, parseFrames } from './h2-frames.js';
+import { FLAG, FRAME, type Frame, frame, headerBlock, headersFrame, parseFrames } from './h2-frames.js';
 import { type ProxyProcess, startProxyProcess } from './proxy-process.js';
 
 const CLIENT_PREFACE_LENGTH = 24;
@@ -17,6 +17,9 @@ export interface ScriptedConnection {
   frames(): Frame[];
   send(bytes: Buffer): void;
 }
+
+/** What answers the request whose HEADERS came on stream `id`, in raw frames. */
+export type Script = (c: ScriptedConnection, id: number) => void;
 
 export interface ScriptedH2Upstream {
   port: number;
@@ -41,6 +44,44 @@ export function answerOk(c: ScriptedConnection, id: number): void {
       frame(FRAME.DATA, FLAG.END_STREAM, id, Buffer.from('ok')),
     ]),
   );
+}
+
+/**
+ * Promises stream `id + 1` (a GET of /pushed) on stream `id`: server push, which the proxy's
+ * pools refuse with `ENABLE_PUSH 0`, so the promise is a connection error (RFC 9113 8.4).
+ */
+export function pushPromise(c: ScriptedConnection, id: number): void {
+  const promised = Buffer.alloc(4);
+  promised.writeUInt32BE(id + 1);
+  const fields = headerBlock([
+    [':method', 'GET'],
+    [':path', '/pushed'],
+    [':scheme', 'http'],
+    [':authority', 'a.test'],
+  ]);
+  c.send(frame(FRAME.PUSH_PROMISE, FLAG.END_HEADERS, id, Buffer.concat([promised, fields])));
+}
+
+/** A scripted upstream that answers every request with `answerOk` but the one a test scripts. */
+export interface ScriptedNext {
+  upstream: ScriptedH2Upstream;
+  /** `script` answers the next request; the one after it is `answerOk`'s again. */
+  answerNextWith(script: Script): void;
+}
+
+export async function scriptedNextRequest(): Promise<ScriptedNext> {
+  let next: Script = answerOk;
+  const upstream = await scriptedH2Upstream((c, id) => {
+    const script = next;
+    next = answerOk;
+    script(c, id);
+  });
+  return {
+    upstream,
+    answerNextWith: (script) => {
+      next = script;
+    },
+  };
 }
 
 /**

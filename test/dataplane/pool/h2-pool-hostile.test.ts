@@ -11,47 +11,41 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { FLAG, FRAME, frame, headerBlock, headersFrame } from '../../helpers/h2-frames.js';
+import { FLAG, FRAME, frame, headersFrame } from '../../helpers/h2-frames.js';
 import { hcmConfig, rawExchange, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 import {
   answerOk,
+  pushPromise,
+  type Script,
   type ScriptedConnection,
-  type ScriptedH2Upstream,
-  scriptedH2Upstream,
+  type ScriptedNext,
+  scriptedNextRequest,
 } from '../../helpers/scripted-h2-upstream.js';
 
 const SETTINGS_ENABLE_PUSH = 2;
-const FRAME_PUSH_PROMISE = 5;
 const PROTOCOL_ERROR = 1;
 
-type Script = (c: ScriptedConnection, id: number) => void;
-
-/** The script for the next request: `through` sets it, and after that one it is `answerOk` again. */
-let next: Script = answerOk;
-let upstream: ScriptedH2Upstream;
+/** `through` scripts the next request. */
+let scripted: ScriptedNext;
 let proxy: TestProxy;
 
 before(async () => {
-  upstream = await scriptedH2Upstream((c, id) => {
-    const script = next;
-    next = answerOk;
-    script(c, id);
-  });
+  scripted = await scriptedNextRequest();
   proxy = await startProxy(hcmConfig('h2', [], { timeout: '5s' }), [
-    { raw: { name: 'h2', http2_protocol_options: {} }, addresses: [`127.0.0.1:${upstream.port}`] },
+    { raw: { name: 'h2', http2_protocol_options: {} }, addresses: [`127.0.0.1:${scripted.upstream.port}`] },
   ]);
 });
 
 after(async () => {
   await proxy.close();
-  upstream.close();
+  scripted.upstream.close();
 });
 
 const GET = 'GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n';
 
 /** Sends one request with `script` answering it, then checks a plain one is answered after. */
 async function through(script: Script): Promise<string> {
-  next = script;
+  scripted.answerNextWith(script);
   const answer = await rawExchange(proxy.port, GET, 5000);
   assert.match(await rawExchange(proxy.port, GET, 5000), /^HTTP\/1\.1 200 OK\r\n.*\r\n\r\nok$/s);
   return answer;
@@ -61,19 +55,12 @@ test('the pool offers no server push, and a PUSH_PROMISE sent anyway ends the se
   let session: ScriptedConnection | undefined;
   const answer = await through((c, id) => {
     session = c;
-    const promised = Buffer.alloc(4);
-    promised.writeUInt32BE(id + 1);
-    const fields = headerBlock([
-      [':method', 'GET'],
-      [':path', '/pushed'],
-      [':scheme', 'http'],
-      [':authority', 'a.test'],
-    ]);
-    c.send(frame(FRAME_PUSH_PROMISE, FLAG.END_HEADERS, id, Buffer.concat([promised, fields])));
+    pushPromise(c, id);
     answerOk(c, id);
   });
   assert.match(answer, /^HTTP\/1\.1 503 /);
   assert.ok(session);
+  const { upstream } = scripted;
   assert.equal(upstream.settings(upstream.connections.indexOf(session)).get(SETTINGS_ENABLE_PUSH), 0);
   const goaway = session.frames().find((f) => f.type === FRAME.GOAWAY);
   assert.equal(goaway?.payload.readUInt32BE(4), PROTOCOL_ERROR);

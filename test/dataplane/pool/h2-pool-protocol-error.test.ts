@@ -8,22 +8,19 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { FLAG, FRAME, frame, headerBlock, headersFrame } from '../../helpers/h2-frames.js';
+import { FRAME, frame, headersFrame } from '../../helpers/h2-frames.js';
 import { rawExchange } from '../../helpers/http-dataplane.js';
 import type { ProxyProcess } from '../../helpers/proxy-process.js';
 import {
-  answerOk,
   proxyToScripted,
-  type ScriptedConnection,
-  type ScriptedH2Upstream,
-  scriptedH2Upstream,
+  pushPromise,
+  type Script,
+  type ScriptedNext,
+  scriptedNextRequest,
 } from '../../helpers/scripted-h2-upstream.js';
 
-const FRAME_PUSH_PROMISE = 5;
 const GET = 'GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n';
 const SETTLE_MS = 15000;
-
-type Script = (c: ScriptedConnection, id: number) => void;
 
 function repeat(bytes: Buffer, n: number): Buffer {
   return Buffer.concat(Array.from({ length: n }, () => bytes));
@@ -31,20 +28,7 @@ function repeat(bytes: Buffer, n: number): Buffer {
 
 /** Each script ends the proxy's connection; the stat it must count. */
 const HOSTILE: Array<[string, Script]> = [
-  [
-    'upstream_cx_protocol_error',
-    (c, id) => {
-      const promised = Buffer.alloc(4);
-      promised.writeUInt32BE(id + 1);
-      const fields = headerBlock([
-        [':method', 'GET'],
-        [':path', '/pushed'],
-        [':scheme', 'http'],
-        [':authority', 'a.test'],
-      ]);
-      c.send(frame(FRAME_PUSH_PROMISE, FLAG.END_HEADERS, id, Buffer.concat([promised, fields])));
-    },
-  ],
+  ['upstream_cx_protocol_error', pushPromise],
   [
     'http2.inbound_empty_frames_flood',
     (c, id) => {
@@ -62,24 +46,19 @@ const HOSTILE: Array<[string, Script]> = [
   ],
 ];
 
-let next: Script = answerOk;
-let upstream: ScriptedH2Upstream;
+let scripted: ScriptedNext;
 let proxy: ProxyProcess;
 let port: number;
 
 before(async () => {
-  upstream = await scriptedH2Upstream((c, id) => {
-    const script = next;
-    next = answerOk;
-    script(c, id);
-  });
-  proxy = await proxyToScripted(upstream, 2);
+  scripted = await scriptedNextRequest();
+  proxy = await proxyToScripted(scripted.upstream, 2);
   port = await proxy.listenerPort('http');
 });
 
 after(async () => {
   await proxy?.stop();
-  upstream?.close();
+  scripted?.upstream.close();
 });
 
 /** The cluster's counter `name` as /stats shows it (0 when absent). */
@@ -91,7 +70,7 @@ async function counter(name: string): Promise<number> {
 
 test('each connection an upstream ends by a protocol error or a flood is counted under the cluster, across workers', async () => {
   for (const [name, script] of HOSTILE) {
-    next = script;
+    scripted.answerNextWith(script);
     assert.doesNotMatch(await rawExchange(port, GET, 5000), /^HTTP\/1\.1 200 /, name);
   }
   // Worker stats reach the admin's view when they are merged: wait for them, bounded.
