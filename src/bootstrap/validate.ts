@@ -1,5 +1,5 @@
 import type { Json, JsonObject } from '../../events/index.js';
-import { arrayOf, objectOf } from '../../reducers/settings/values.js';
+import { arrayOf, durationMs, objectOf } from '../../reducers/settings/values.js';
 import { compileCluster } from '../config/cluster.js';
 import { checkBootstrapSources } from '../config/config-source.js';
 import { compileOutlierEventLog } from '../config/health.js';
@@ -111,9 +111,21 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
   const outlierLog = objectOf(bootstrap.cluster_manager).outlier_detection;
   if (outlierLog !== undefined)
     compileOutlierEventLog(objectOf(outlierLog), 'cluster_manager.outlier_detection', report);
+  checkStatsFlushInterval(bootstrap.stats_flush_interval, report);
   compileBootstrapExtensions(bootstrap.bootstrap_extensions, report);
   compileDefaultRegexEngine(bootstrap.default_regex_engine, report);
   compileApplicationLogConfig(bootstrap, report);
+}
+
+/**
+ * The reference's rule (`gte 1ms, lt 300s`): the flush is an interval timer, and past 2^31-1 ms
+ * Node fires it every millisecond.
+ */
+function checkStatsFlushInterval(value: Json | undefined, report: Report): void {
+  if (value === undefined) return;
+  const ms = durationMs(value, Number.NaN);
+  if (!(ms >= 1 && ms < 300_000))
+    report.error('stats_flush_interval', `must be at least 0.001s and less than 300s, got ${String(value)}`);
 }
 
 const BOOTSTRAP_FIELDS: FieldTable = {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
 import { compiledStatsSettings, DEFAULT_FLUSH_INTERVAL_MS } from '../../src/config/stats.js';
-import { bootstrapOf, loadYaml } from '../helpers/bootstrap.js';
+import { bootstrapOf, errorsOf, loadYaml } from '../helpers/bootstrap.js';
 
 test('a bootstrap without stats fields gets the defaults', () => {
   assert.deepEqual(compiledStatsSettings(undefined), {
@@ -65,4 +65,17 @@ test('malformed stats sinks give no hystrix sink; num_buckets is at least 1', ()
   });
   assert.deepEqual(compiledStatsSettings(sink(0)).hystrix, { numBuckets: 1 });
   assert.equal(compiledStatsSettings({ stats_flush_on_admin: true }).flushOnAdmin, true);
+});
+
+test("stats_flush_interval outside the reference's [1ms, 300s) is refused naming the field", () => {
+  // Root cause: the interval went to setInterval unchecked, and Node runs a delay past 2^31-1 ms
+  // (`3000000s`) every millisecond: the flush, and any stats sink's send, ran 1,000 times a
+  // second. The reference's proto bounds it to [1ms, 300s).
+  for (const bad of ['300s', '3000000s', '0.000500s', '0s']) {
+    assert.deepEqual(errorsOf(loadYaml(`stats_flush_interval: ${bad}`)), [
+      `--config-yaml: stats_flush_interval: must be at least 0.001s and less than 300s, got ${bad}`,
+    ]);
+  }
+  for (const good of ['0.001s', '299.999s', '5s'])
+    assert.equal(bootstrapOf(loadYaml(`stats_flush_interval: ${good}`)).stats_flush_interval, good);
 });
