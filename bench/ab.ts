@@ -30,6 +30,9 @@ type Load = (typeof LOADS)[number];
 
 interface Round {
   us: number;
+  /** User and system time per request, µs, from `/proc/<pid>/stat` (10 ms ticks). */
+  user: number;
+  sys: number;
   perSecond: number;
   failed: number;
 }
@@ -47,6 +50,13 @@ function cpuNanoseconds(pid: number): number {
   return sum;
 }
 
+/** Clock ticks of user and system time of `pid` so far (`/proc/<pid>/stat` fields 14 and 15). */
+function userSysTicks(pid: number): [number, number] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return [Number(fields[11]), Number(fields[12])];
+}
+
 function run(command: string, args: string[], seconds: number): Promise<string> {
   return new Promise((done, fail) => {
     execFile(command, args, { timeout: (seconds + 20) * 1000 }, (err, out) =>
@@ -56,7 +66,7 @@ function run(command: string, args: string[], seconds: number): Promise<string> 
 }
 
 /** Runs `load` at `target` for `seconds`: the requests completed and those that failed. */
-async function drive(load: Load, target: Target, seconds: number, files: string): Promise<Omit<Round, 'us'>> {
+async function drive(load: Load, target: Target, seconds: number, files: string): Promise<Omit<Round, 'us' | 'user' | 'sys'>> {
   const h2 = load === 'h2' || load === 'h2post';
   const url = h2 ? (target.h2Url as string) : target.url;
   let out: string;
@@ -129,25 +139,32 @@ async function main(): Promise<void> {
         const i = (k + r) % peers.length;
         const peer = peers[i] as (typeof peers)[number];
         const before = cpuNanoseconds(peer.target.pid);
+        const [user, sys] = userSysTicks(peer.target.pid);
         const out = await drive(load, peer.target, seconds, files);
         const requests = out.perSecond * seconds;
+        const [userAfter, sysAfter] = userSysTicks(peer.target.pid);
+        // Ticks are 10 ms (USER_HZ 100): 1e4 µs each.
         (results[i] as Round[]).push({
           ...out,
           us: (cpuNanoseconds(peer.target.pid) - before) / 1000 / requests,
+          user: ((userAfter - user) * 1e4) / requests,
+          sys: ((sysAfter - sys) * 1e4) / requests,
         });
       }
       const loadAverage = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
       const cells = peers.map((p, i) => {
         const x = (results[i] as Round[])[r] as Round;
-        return `${p.name} ${x.us.toFixed(1)} µs ${x.perSecond.toFixed(0)}/s${x.failed ? ` (${x.failed} failed)` : ''}`;
+        return `${p.name} ${x.us.toFixed(1)} µs (user ${x.user.toFixed(1)} sys ${x.sys.toFixed(1)}) ${x.perSecond.toFixed(0)}/s${x.failed ? ` (${x.failed} failed)` : ''}`;
       });
       process.stdout.write(`round ${r + 1}, load average ${loadAverage}: ${cells.join(' | ')}\n`);
     }
     const us = (i: number) => (results[i] as Round[]).map((x) => x.us);
     for (const [i, p] of peers.entries()) {
       const toHaproxy = geometricMean(us(i).map((x, r) => x / (us(0)[r] as number)));
+      const user = median((results[i] as Round[]).map((x) => x.user));
+      const sys = median((results[i] as Round[]).map((x) => x.sys));
       process.stdout.write(
-        `${p.name}: median ${median(us(i)).toFixed(1)} µs (${Math.min(...us(i)).toFixed(1)}-${Math.max(...us(i)).toFixed(1)}), ${toHaproxy.toFixed(2)}x HAProxy\n`,
+        `${p.name}: median ${median(us(i)).toFixed(1)} µs (${Math.min(...us(i)).toFixed(1)}-${Math.max(...us(i)).toFixed(1)}; user ${user.toFixed(1)}, sys ${sys.toFixed(1)}), ${toHaproxy.toFixed(2)}x HAProxy\n`,
       );
     }
     for (let i = 2; i < peers.length; i++) {
