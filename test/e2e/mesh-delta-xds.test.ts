@@ -17,6 +17,7 @@ import {
   type Snapshot,
   skipGoControlPlane,
 } from '../helpers/go-control-plane.js';
+import type { Answer } from '../helpers/http-send.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { type SteadyLoad, steadyLoad } from '../helpers/steady-load.js';
 import { ADMIN, assignment, staticCluster, type Upstream, until, upstream } from '../helpers/xds-fixtures.js';
@@ -82,8 +83,8 @@ const routes = (name: string, tableVersion: string): JsonObject => ({
   ],
 });
 
-/** A GET answered within ANSWER_MS: its status and body. */
-function getPath(port: number, path: string): Promise<{ status: number; body: string }> {
+/** A GET answered within ANSWER_MS: its status, headers and body. */
+function getPath(port: number, path: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
       let body = '';
@@ -91,7 +92,7 @@ function getPath(port: number, path: string): Promise<{ status: number; body: st
       res.on('data', (d: string) => {
         body += d;
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
       res.on('error', reject);
     });
     req.setTimeout(ANSWER_MS, () => req.destroy(new Error(`no answer within ${ANSWER_MS / 1000} s`)));
@@ -99,17 +100,26 @@ function getPath(port: number, path: string): Promise<{ status: number; body: st
   });
 }
 
-/** The `name` response header of a GET. */
-function getHeader(port: number, name: string): Promise<string | undefined> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.headers[name] as string | undefined));
-      res.on('error', reject);
-    });
-    req.setTimeout(ANSWER_MS, () => req.destroy(new Error(`no answer within ${ANSWER_MS / 1000} s`)));
-    req.on('error', reject);
-  });
+/** The status of every GET of `/` sent one after another while `change` runs (0: no answer). */
+async function statusesWhile(port: number, change: (statuses: number[]) => Promise<void>): Promise<number[]> {
+  const statuses: number[] = [];
+  let stop = false;
+  const probe = (async () => {
+    while (!stop)
+      statuses.push(
+        await getPath(port, '/').then(
+          (r) => r.status,
+          () => 0,
+        ),
+      );
+  })();
+  try {
+    await change(statuses);
+  } finally {
+    stop = true;
+    await probe;
+  }
+  return statuses;
 }
 
 /** An upstream that answers `slow` once released (or after 20 s), and says when a request came in. */
@@ -184,21 +194,8 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
   };
 
   /** The ACK (never a NACK) of the next delta response of `type` from log line `from` on. */
-  const acked = async (type: string, from: number): Promise<LogLine> => {
-    const response = await cp.waitFor(
-      (l) => l.event === 'delta_response' && String(l.type_url).endsWith(type),
-      30_000,
-      from,
-    );
-    const answer = await cp.waitFor(
-      (l) =>
-        l.event === 'delta_request' && l.stream === response.stream && l.response_nonce === response.nonce,
-      30_000,
-      from,
-    );
-    assert.notEqual(answer.error_detail, true, `${type} NACKed: ${String(answer.error_message)}`);
-    return answer;
-  };
+  const acked = (type: string, from: number): Promise<LogLine> =>
+    cp.deltaAck(type, (l) => String(l.type_url).endsWith(type), from);
 
   const clusterNames = async () =>
     new Set(
@@ -299,7 +296,8 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
     await until('the cluster is gone', async () => !(await clusterNames()).has('slow'), 30_000);
     assert.equal((await getPath(port, '/slow')).status, 503);
     slow.release();
-    assert.deepEqual(await inFlight, { status: 200, body: 'slow' });
+    const { status, body } = await inFlight;
+    assert.deepEqual({ status, body }, { status: 200, body: 'slow' });
   });
 
   it('a changed EDS cluster is applied with the endpoints it already has, serving on meanwhile', async () => {
@@ -366,8 +364,8 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
     await until(
       'the changed table serves',
       () =>
-        getHeader(port, 'x-table').then(
-          (v) => v === 'v2',
+        getPath(port, '/').then(
+          (r) => r.headers['x-table'] === 'v2',
           () => false,
         ),
       30_000,
@@ -380,30 +378,16 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
     // A changed listener was applied at once, before the route table it names had come by RDS
     // (subscribed only then): every request in that round trip was answered 404. It now waits,
     // like a listener waiting for its secrets, and the old one serves meanwhile.
-    const statuses: number[] = [];
-    let stop = false;
-    const probe = (async () => {
-      while (!stop)
-        statuses.push(
-          await getPath(port, '/').then(
-            (r) => r.status,
-            () => 0,
-          ),
-        );
-    })();
-    try {
+    const statuses = await statusesWhile(port, async (seen) => {
       for (const table of ['ingress-routes-b', 'ingress-routes']) {
         state.ingressTable = table;
         const from = push();
         await acked('.Listener', from);
         await acked('RouteConfiguration', from);
-        const seen = statuses.length;
-        await until('requests after the switch', async () => statuses.length > seen + 20, 30_000);
+        const before = seen.length;
+        await until('requests after the switch', async () => seen.length > before + 20, 30_000);
       }
-    } finally {
-      stop = true;
-      await probe;
-    }
+    });
     assert.deepEqual(
       statuses.filter((s) => s !== 200),
       [],
@@ -412,18 +396,7 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
   });
 
   it('a cluster changed to endpoints it has not got yet serves on as it was until they arrive', async () => {
-    const statuses: number[] = [];
-    let stop = false;
-    const probe = (async () => {
-      while (!stop)
-        statuses.push(
-          await getPath(port, '/').then(
-            (r) => r.status,
-            () => 0,
-          ),
-        );
-    })();
-    try {
+    const statuses = await statusesWhile(port, async (seen) => {
       state.serviceNames.app = 'app-v2';
       state.endpoints['app-v2'] = app1.port;
       const from = push();
@@ -434,12 +407,9 @@ describe('delta ADS from go-control-plane drives LDS, RDS, CDS and EDS under loa
         async () => (await proxy.get('/clusters')).body.includes(`app::127.0.0.1:${app1.port}::`),
         30_000,
       );
-      const seen = statuses.length;
-      await until('requests after the change', async () => statuses.length > seen + 20, 30_000);
-    } finally {
-      stop = true;
-      await probe;
-    }
+      const before = seen.length;
+      await until('requests after the change', async () => seen.length > before + 20, 30_000);
+    });
     assert.deepEqual(
       statuses.filter((s) => s !== 200),
       [],

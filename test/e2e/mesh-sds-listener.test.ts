@@ -192,37 +192,12 @@ for (const apiType of ['GRPC', 'DELTA_GRPC'] as const)
 
     /** The secrets of snapshot `v` ACKed (not NACKed) on the proxy's stream. */
     const secretsAcked = async (v: string, from: number): Promise<LogLine> => {
-      if (apiType === 'GRPC')
-        return cp.waitFor(
-          (l) =>
-            l.event === 'request' &&
-            String(l.type_url).endsWith('Secret') &&
-            l.version_info === v &&
-            l.response_nonce !== '' &&
-            l.error_detail !== true,
-          30_000,
-          from,
-        );
-      const response = await cp.waitFor(
-        (l) =>
-          l.event === 'delta_response' &&
-          String(l.type_url).endsWith('Secret') &&
-          l.system_version_info === v,
-        30_000,
+      if (apiType === 'GRPC') return cp.ack('Secret', v, 30_000, from);
+      return cp.deltaAck(
+        `secrets of version ${v}`,
+        (l) => String(l.type_url).endsWith('Secret') && l.system_version_info === v,
         from,
       );
-      const answer = await cp.waitFor(
-        (l) =>
-          l.event === 'delta_request' && l.stream === response.stream && l.response_nonce === response.nonce,
-        30_000,
-        from,
-      );
-      assert.notEqual(
-        answer.error_detail,
-        true,
-        `secrets of version ${v} NACKed: ${String(answer.error_message)}`,
-      );
-      return answer;
     };
 
     before(async () => {

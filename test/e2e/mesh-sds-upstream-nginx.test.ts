@@ -107,24 +107,12 @@ describe('upstream mTLS to nginx (ssl_verify_client) with SDS from go-control-pl
   });
 
   /** The ACK (never a NACK) of the secrets of the current version. */
-  const secretsAcked = async (from: number): Promise<LogLine> => {
-    const response = await cp.waitFor(
-      (l) =>
-        l.event === 'delta_response' &&
-        String(l.type_url).endsWith('Secret') &&
-        l.system_version_info === String(version),
-      30_000,
+  const secretsAcked = (from: number): Promise<LogLine> =>
+    cp.deltaAck(
+      'secrets',
+      (l) => String(l.type_url).endsWith('Secret') && l.system_version_info === String(version),
       from,
     );
-    const answer = await cp.waitFor(
-      (l) =>
-        l.event === 'delta_request' && l.stream === response.stream && l.response_nonce === response.nonce,
-      30_000,
-      from,
-    );
-    assert.notEqual(answer.error_detail, true, `secrets NACKed: ${String(answer.error_message)}`);
-    return answer;
-  };
 
   /** The client serials nginx logged, one a request, lowercase. */
   const loggedSerials = (file = accessLog) =>

@@ -4,6 +4,7 @@
  * Tests skip where the binary is missing. Its log (one JSON object per line) is kept so tests
  * can wait for a request, an ACK or a NACK.
  */
+import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -112,8 +113,8 @@ export class GoControlPlane {
     }
   }
 
-  /** A state-of-the-world ACK of `version` for a type URL ending in `type`. */
-  ack(type: string, version: string, timeoutMs?: number): Promise<LogLine> {
+  /** A state-of-the-world ACK of `version` for a type URL ending in `type`, from log line `from` on. */
+  ack(type: string, version: string, timeoutMs?: number, from = 0): Promise<LogLine> {
     return this.waitFor(
       (l) =>
         l.event === 'request' &&
@@ -122,7 +123,28 @@ export class GoControlPlane {
         l.response_nonce !== '' &&
         l.error_detail !== true,
       timeoutMs,
+      from,
     );
+  }
+
+  /**
+   * The proxy's answer to the first delta response from log line `from` on that `response`
+   * matches: its ACK; a NACK fails, naming `what` and the proxy's error message.
+   */
+  async deltaAck(
+    what: string,
+    response: (line: LogLine) => boolean,
+    from: number,
+    timeoutMs = 30_000,
+  ): Promise<LogLine> {
+    const sent = await this.waitFor((l) => l.event === 'delta_response' && response(l), timeoutMs, from);
+    const answer = await this.waitFor(
+      (l) => l.event === 'delta_request' && l.stream === sent.stream && l.response_nonce === sent.nonce,
+      timeoutMs,
+      from,
+    );
+    assert.notEqual(answer.error_detail, true, `${what} NACKed: ${String(answer.error_message)}`);
+    return answer;
   }
 
   async stop(): Promise<void> {
