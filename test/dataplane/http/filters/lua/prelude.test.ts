@@ -7,8 +7,7 @@
  * script error naming it at run time and a warning naming it at --mode validate.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, sign } from 'node:crypto';
-import { X509Certificate } from 'node:crypto';
+import { generateKeyPairSync, sign, X509Certificate } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -18,7 +17,7 @@ import { compileLua } from '../../../../../src/dataplane/http/filters/lua/config
 import { send } from '../../../../helpers/http-send.js';
 import { type ProxyProcess, startProxyProcess } from '../../../../helpers/proxy-process.js';
 import { makePki, type TestPki } from '../../../../tls/certs.js';
-import { httpsGet } from '../../../../tls/helpers.js';
+import { httpsGet, mtlsHcmListener } from '../../../../tls/helpers.js';
 import { bootstrapWith } from './helpers.js';
 
 /** Echoes what it got (path, headers, body); `/dup` answers one header twice. */
@@ -296,59 +295,27 @@ end`;
     const bootstrap: JsonObject = {
       static_resources: {
         listeners: [
-          {
-            name: 'mtls',
-            address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-            filter_chains: [
-              {
-                transport_socket: {
-                  name: 'envoy.transport_sockets.tls',
-                  typed_config: {
-                    '@type':
-                      'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
-                    common_tls_context: {
-                      tls_certificates: [
-                        {
-                          certificate_chain: { filename: server.cert },
-                          private_key: { filename: server.key },
-                        },
-                      ],
-                      validation_context: { trusted_ca: { filename: pki.ca.cert } },
-                    },
-                  },
+          mtlsHcmListener('mtls', server, pki.ca, {
+            route_config: {
+              virtual_hosts: [
+                {
+                  name: 'all',
+                  domains: ['*'],
+                  routes: [{ match: { prefix: '/' }, direct_response: { status: 204 } }],
                 },
-                filters: [
-                  {
-                    name: 'envoy.filters.network.http_connection_manager',
-                    typed_config: {
-                      '@type':
-                        'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                      stat_prefix: 'mtls',
-                      route_config: {
-                        virtual_hosts: [
-                          {
-                            name: 'all',
-                            domains: ['*'],
-                            routes: [{ match: { prefix: '/' }, direct_response: { status: 204 } }],
-                          },
-                        ],
-                      },
-                      http_filters: [
-                        {
-                          name: 'envoy.filters.http.lua',
-                          typed_config: {
-                            '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua',
-                            inline_code: script,
-                          },
-                        },
-                        { name: 'envoy.filters.http.router' },
-                      ],
-                    },
-                  },
-                ],
+              ],
+            },
+            http_filters: [
+              {
+                name: 'envoy.filters.http.lua',
+                typed_config: {
+                  '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua',
+                  inline_code: script,
+                },
               },
+              { name: 'envoy.filters.http.router' },
             ],
-          },
+          }),
         ],
       },
       admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },

@@ -11,7 +11,7 @@ import { SETTLE_MS, settle } from '../../../../helpers/dataplane.js';
 import { answeringRoutes } from '../../../../helpers/http-dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../../../helpers/proxy-process.js';
 import { type Issued, makePki, type TestPki } from '../../../../tls/certs.js';
-import { httpsGet } from '../../../../tls/helpers.js';
+import { httpsGet, mtlsHcmListener } from '../../../../tls/helpers.js';
 
 const principal = (match: JsonObject): JsonObject => ({ authenticated: { principal_name: match } });
 
@@ -20,61 +20,37 @@ function bootstrap(server: Issued, ca: Issued): JsonObject {
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
     static_resources: {
       listeners: [
-        {
-          name: 'mtls',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [
-            {
-              transport_socket: {
-                name: 'envoy.transport_sockets.tls',
+        mtlsHcmListener(
+          'mtls',
+          server,
+          ca,
+          {
+            route_config: answeringRoutes('in'),
+            http_filters: [
+              {
+                name: 'envoy.filters.http.rbac',
                 typed_config: {
-                  '@type':
-                    'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
-                  common_tls_context: {
-                    alpn_protocols: ['h2', 'http/1.1'],
-                    tls_certificates: [
-                      { certificate_chain: { filename: server.cert }, private_key: { filename: server.key } },
-                    ],
-                    validation_context: { trusted_ca: { filename: ca.cert } },
+                  '@type': 'type.googleapis.com/envoy.config.filter.http.rbac.v2.RBAC',
+                  rules: {
+                    action: 'ALLOW',
+                    policies: {
+                      'service-account': {
+                        permissions: [{ any: true }],
+                        principals: [
+                          principal({ exact: 'spiffe://cluster.local/ns/default/sa/allowed' }),
+                          principal({ suffix: '.allowed.test' }),
+                          principal({ exact: 'CN=by-subject' }),
+                        ],
+                      },
+                    },
                   },
                 },
               },
-              filters: [
-                {
-                  name: 'envoy.filters.network.http_connection_manager',
-                  typed_config: {
-                    '@type':
-                      'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                    stat_prefix: 'mtls',
-                    route_config: answeringRoutes('in'),
-                    http_filters: [
-                      {
-                        name: 'envoy.filters.http.rbac',
-                        typed_config: {
-                          '@type': 'type.googleapis.com/envoy.config.filter.http.rbac.v2.RBAC',
-                          rules: {
-                            action: 'ALLOW',
-                            policies: {
-                              'service-account': {
-                                permissions: [{ any: true }],
-                                principals: [
-                                  principal({ exact: 'spiffe://cluster.local/ns/default/sa/allowed' }),
-                                  principal({ suffix: '.allowed.test' }),
-                                  principal({ exact: 'CN=by-subject' }),
-                                ],
-                              },
-                            },
-                          },
-                        },
-                      },
-                      { name: 'envoy.filters.http.router' },
-                    ],
-                  },
-                },
-              ],
-            },
-          ],
-        },
+              { name: 'envoy.filters.http.router' },
+            ],
+          },
+          ['h2', 'http/1.1'],
+        ),
       ],
     },
   };
