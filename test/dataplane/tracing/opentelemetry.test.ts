@@ -13,31 +13,13 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import protobuf from 'protobufjs';
 import { parse } from 'yaml';
 import type { JsonObject } from '../../../events/index.js';
 import { load, root } from '../../helpers/bootstrap.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { cluster, SETTLE_MS, settleMatch, until } from '../../helpers/dataplane.js';
+import { decodeExport, EXPORT_ACCEPTED, type ExportedSpan } from '../../helpers/otlp.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
-
-interface ExportedSpan {
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string;
-  trace_state: string;
-  name: string;
-  kind: string;
-  start_time_unix_nano: string;
-  end_time_unix_nano: string;
-  attributes: Array<{ key: string; value: { string_value?: string } }>;
-}
-
-const protos = new protobuf.Root();
-protos.resolvePath = (_origin, target) => join(root, 'proto', target);
-protos.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto', { keepCase: true });
-const REQUEST = protos.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
-const RESPONSE = protos.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse');
 
 /** What the collector received: each span with its resource's service name. */
 const exported: Array<{ service: string; span: ExportedSpan }> = [];
@@ -63,30 +45,9 @@ function startCollector(): Promise<number> {
     },
     {
       Export: (call: grpc.ServerUnaryCall<Buffer, Uint8Array>, done: grpc.sendUnaryData<Uint8Array>) => {
-        const request = REQUEST.toObject(REQUEST.decode(call.request), {
-          longs: String,
-          enums: String,
-          bytes: String,
-          defaults: true,
-          arrays: true,
-        }) as {
-          resource_spans: Array<{
-            resource: { attributes: ExportedSpan['attributes'] };
-            scope_spans: Array<{ spans: ExportedSpan[] }>;
-          }>;
-        };
-        for (const rs of request.resource_spans) {
-          const service =
-            rs.resource.attributes.find((a) => a.key === 'service.name')?.value.string_value ?? '';
-          for (const ss of rs.scope_spans)
-            for (const span of ss.spans) {
-              // Ids as hex, as traceparent writes them (toObject gives bytes as base64).
-              for (const id of ['trace_id', 'span_id', 'parent_span_id'] as const)
-                span[id] = Buffer.from(span[id], 'base64').toString('hex');
-              exported.push({ service, span });
-            }
-        }
-        done(null, RESPONSE.encode(RESPONSE.create({})).finish());
+        for (const { resource, spans } of decodeExport(call.request))
+          for (const span of spans) exported.push({ service: resource['service.name'] ?? '', span });
+        done(null, EXPORT_ACCEPTED);
       },
     },
   );
@@ -325,32 +286,8 @@ describe('envoy.tracers.opentelemetry over OTLP/HTTP, with resource detectors an
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const request = REQUEST.toObject(REQUEST.decode(Buffer.concat(chunks)), {
-          longs: String,
-          enums: String,
-          bytes: String,
-          defaults: true,
-          arrays: true,
-        }) as {
-          resource_spans: Array<{
-            resource: { attributes: ExportedSpan['attributes'] };
-            scope_spans: Array<{ spans: ExportedSpan[] }>;
-          }>;
-        };
-        for (const rs of request.resource_spans)
-          posts.push({
-            path: req.url ?? '',
-            headers: req.headers,
-            resource: Object.fromEntries(
-              rs.resource.attributes.map((a) => [a.key, a.value.string_value ?? '']),
-            ),
-            spans: rs.scope_spans.flatMap((ss) =>
-              ss.spans.map((span) => ({
-                ...span,
-                trace_id: Buffer.from(span.trace_id, 'base64').toString('hex'),
-              })),
-            ),
-          });
+        for (const exported of decodeExport(Buffer.concat(chunks)))
+          posts.push({ path: req.url ?? '', headers: req.headers, ...exported });
         res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
       });
     });
