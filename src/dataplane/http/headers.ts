@@ -127,8 +127,24 @@ export const SERVICE_TIME_HEADER = 'x-proxy-upstream-service-time';
 export type ServerHeader = 'OVERWRITE' | 'APPEND_IF_ABSENT' | 'PASS_THROUGH';
 
 /**
- * The response headers the client gets from an upstream's: hop-by-hop headers and the
- * length dropped (the downstream codec frames the body itself), `server` replaced by ours
+ * The fields an HTTP/1 upstream's `Connection` names (lowercase), or null when it names none:
+ * they were for the upstream's hop only (RFC 9110 7.6.1), as `Connection: X-Secret` says.
+ */
+export function connectionNominated(headers: readonly string[]): Set<string> | null {
+  let nominated: Set<string> | null = null;
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i] !== 'connection') continue;
+    for (const option of (headers[i + 1] as string).split(',')) {
+      const name = option.trim().toLowerCase();
+      if (name !== '') (nominated ??= new Set()).add(name);
+    }
+  }
+  return nominated;
+}
+
+/**
+ * The response headers the client gets from an upstream's: hop-by-hop headers (those its
+ * `Connection` names too) and the length dropped (the downstream codec frames the body itself), `server` replaced by ours
  * (`OVERWRITE`), set only when the upstream sent none (`APPEND_IF_ABSENT`) or left as it came
  * (`PASS_THROUGH`), `x-proxy-upstream-service-time` set to `serviceTime` (ms) unless it is null.
  */
@@ -140,9 +156,11 @@ export function downstreamResponseHeaders(
 ): string[] {
   const out: string[] = [];
   let upstreamServer = false;
+  const nominated = connectionNominated(headers);
   for (let i = 0; i < headers.length; i += 2) {
     const name = headers[i] as string;
     if (HOP_BY_HOP.has(name) || name === 'content-length') continue;
+    if (nominated !== null && nominated.has(name)) continue;
     if (name === 'server') {
       if (serverHeader === 'OVERWRITE') continue;
       upstreamServer = true;

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
+import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { downstreamResponseHeaders, upstreamRequestHead } from '../../../src/dataplane/http/headers.js';
@@ -85,6 +86,54 @@ test('response headers lose hop-by-hop headers, the length and the upstream serv
     ),
     ['content-type', 'text/plain', 'x-a', '1', 'server', 'proxy'],
   );
+});
+
+// Root cause: the response path dropped the fixed hop-by-hop names but never read the
+// upstream's `Connection` list, so a field it names (`Connection: X-Secret`), meant for the
+// upstream's hop alone (RFC 9110 7.6.1), reached the client.
+test("response fields an upstream's Connection names stop at the proxy", async () => {
+  assert.deepEqual(
+    downstreamResponseHeaders(
+      [
+        'connection',
+        'keep-alive, X-Secret',
+        'x-secret',
+        'a',
+        'connection',
+        ' x-other ,',
+        'x-other',
+        'b',
+        'x-kept',
+        'c',
+      ],
+      'proxy',
+    ),
+    ['x-kept', 'c', 'server', 'proxy'],
+  );
+  const origin = net.createServer((socket) => {
+    socket.once('data', () =>
+      socket.end(
+        'HTTP/1.1 200 OK\r\nConnection: keep-alive, X-Secret\r\nX-Secret: leak\r\nX-Kept: k\r\nContent-Length: 2\r\n\r\nok',
+      ),
+    );
+  });
+  await new Promise<void>((r) => origin.listen(0, '127.0.0.1', r));
+  const proxy = await startProxyProcess(
+    httpBootstrap(
+      [cluster('up', [(origin.address() as AddressInfo).port])],
+      hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'up' } }]),
+    ),
+    ['--concurrency', '2'],
+  );
+  try {
+    const res = await fetch(`http://127.0.0.1:${await proxy.listenerPort('http')}/`);
+    assert.equal(await res.text(), 'ok');
+    assert.equal(res.headers.get('x-kept'), 'k');
+    assert.equal(res.headers.get('x-secret'), null);
+  } finally {
+    await proxy.stop();
+    origin.close();
+  }
 });
 
 test('server_header_transformation: the upstream server replaced, kept when set, or passed through', () => {
