@@ -9,8 +9,10 @@ import { ResponseHeadParser } from '../codec/h1-parse.js';
 import type { ResponseHead } from '../codec/h1-head.js';
 import { reasonPhrase } from '../codec/h1-status.js';
 import { peerFault } from '../codec/peer-guard.js';
-import { applyEdge } from './edge.js';
-import { upstreamRequestHead } from './headers.js';
+import { appendVia, applyEdge } from './edge.js';
+import { downstreamResponseHeaders, upstreamRequestHead } from './headers.js';
+import { applyHeaderMutations, type HeaderMutation } from '../router/header-mutation.js';
+import type { UpstreamHost } from '../../upstream/types.js';
 import { normalizeRequestPath } from './path-normalize.js';
 import { RESET_DETAILS, upstreamResetText } from './local-reply.js';
 import { StreamTimer, type TimerTarget } from './stream-timer.js';
@@ -75,6 +77,37 @@ function localAnswer(status: number, text: string, server: string, headers: read
 }
 
 /**
+ * The head the client gets for the upstream's answer `head`, as any response's: hop-by-hop
+ * fields and those its `Connection` names dropped, `server`, the service time, `via` and the
+ * route's response mutations applied; a 101 keeps `connection: upgrade` and its `upgrade`, a
+ * refusal keeps the framing its body is relayed in and closes. It was relayed as the upstream
+ * wrote it, so the route's `response_headers_to_add` never reached a WebSocket client.
+ */
+function answerHead(
+  hcm: DownstreamOwner,
+  head: ResponseHead,
+  serviceTime: string | null,
+  mutations: readonly HeaderMutation[],
+  ctx: { info: StreamInfo; host: UpstreamHost },
+): string {
+  const out = downstreamResponseHeaders(head.headers, hcm.serverName, serviceTime, hcm.spec.serverHeader);
+  if (hcm.spec.edge.via) appendVia(out, hcm.spec.edge.via);
+  if (mutations.length > 0) applyHeaderMutations(out, mutations, true, ctx);
+  if (head.status === 101) {
+    out.push('connection', 'upgrade');
+    for (let i = 0; i < head.headers.length; i += 2)
+      if (head.headers[i] === 'upgrade') out.push('upgrade', head.headers[i + 1] as string);
+  } else {
+    if (head.chunked) out.push('transfer-encoding', 'chunked');
+    else if (head.contentLength >= 0) out.push('content-length', String(head.contentLength));
+    out.push('connection', 'close');
+  }
+  let text = `HTTP/1.1 ${head.status} ${reasonPhrase(head.status)}\r\n`;
+  for (let i = 0; i < out.length; i += 2) text += `${out[i]}: ${out[i + 1]}\r\n`;
+  return `${text}\r\n`;
+}
+
+/**
  * The upstream's answer to an upgrade request, read as it arrives. The client's bytes go
  * upstream only once it switched protocols: before that the connection is still HTTP, and
  * bytes relayed after a refusal would be requests no route, filter or edge check ever saw (a
@@ -100,6 +133,8 @@ class UpgradeAnswer {
     private readonly method: string,
     private readonly info: StreamInfo,
     private readonly delayedCloseMs: number,
+    /** The head the client gets for the upstream's. */
+    private readonly rewrite: (head: ResponseHead) => string,
   ) {}
 
   get refused(): boolean {
@@ -143,11 +178,12 @@ class UpgradeAnswer {
       }
       this.status = head.status;
       this.info.details = 'via_upstream';
-      const held = this.held;
       this.held = [];
+      this.relay([Buffer.from(this.rewrite(head), 'latin1')]);
+      from = off;
       if (head.status === 101) {
         upstream.off('data', this.onData);
-        this.relay([...held, chunk.subarray(from)]);
+        this.relay([chunk.subarray(off)]);
         upstream.pipe(downstream);
         for (const c of this.rest) upstream.write(c);
         downstream.pipe(upstream);
@@ -155,7 +191,6 @@ class UpgradeAnswer {
         return;
       }
       this.refusal = new BodyFramer(responseFraming(head, this.method), head.contentLength);
-      for (const c of held) this.relay([c]);
     }
     const refusal = this.refusal;
     const used = refusal.done ? 0 : refusal.feed(chunk, off, () => {});
@@ -299,6 +334,8 @@ export function startUpgrade(
     s.cxUpgradesTotal.inc();
     s.cxUpgradesActive.inc();
     const head = upstreamRequestHead(req, route, hcm);
+    const mutations = target?.mutations ?? route.mutations;
+    if (mutations.length > 0) applyHeaderMutations(head.headers, mutations, false, { info, host });
     let text = `${head.method} ${head.path} HTTP/1.1\r\nhost: ${head.authority}\r\n`;
     for (let i = 0; i < head.headers.length; i += 2) text += `${head.headers[i]}: ${head.headers[i + 1]}\r\n`;
     text += `connection: upgrade\r\nupgrade: ${upgrade}\r\n\r\n`;
@@ -316,6 +353,12 @@ export function startUpgrade(
       req.method,
       info,
       hcm.timeouts.delayedCloseMs,
+      (answer) => {
+        const serviceTime = hcm.filters.router.suppressEnvoyHeaders
+          ? null
+          : String(Math.round(performance.now() - info.startedAt));
+        return answerHead(hcm, answer, serviceTime, mutations, { info, host });
+      },
     );
     const idleMs = route.idleTimeoutMs ?? hcm.timeouts.streamIdleMs;
     const timers = new UpgradeTimers(route.timeoutMs, idleMs, (idle) => {

@@ -15,6 +15,15 @@ import { until } from '../../helpers/dataplane.js';
 import { startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 import { halfOpenFront } from './hostile-clients.js';
 
+/** A router that adds no `x-proxy-upstream-service-time`, so answers compare byte for byte. */
+const SUPPRESSED_ROUTER = {
+  name: 'proxy.filters.http.router',
+  typed_config: {
+    '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
+    suppress_envoy_headers: true,
+  },
+};
+
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 const accept = (key: string) =>
   createHash('sha1')
@@ -84,7 +93,8 @@ async function talk(
   port: number,
   path: string,
   messages: string[],
-): Promise<{ status: string; echoes: string[] }> {
+  extra = '',
+): Promise<{ status: string; echoes: string[]; head: string }> {
   const key = randomBytes(16).toString('base64');
   const socket = net.connect(port, '127.0.0.1');
   let received = Buffer.alloc(0);
@@ -93,7 +103,7 @@ async function talk(
   });
   socket.on('error', () => {});
   socket.write(
-    `GET ${path} HTTP/1.1\r\nhost: example.com\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-key: ${key}\r\nsec-websocket-version: 13\r\n\r\n`,
+    `GET ${path} HTTP/1.1\r\nhost: example.com\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-key: ${key}\r\nsec-websocket-version: 13\r\n${extra}\r\n`,
   );
   const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
   await Promise.race([until(() => received.indexOf('\r\n\r\n') >= 0, 5000, 'the handshake answer'), closed]);
@@ -102,7 +112,7 @@ async function talk(
   const status = head.split('\r\n')[0] ?? '';
   if (!status.includes(' 101 ')) {
     socket.destroy();
-    return { status, echoes: [] };
+    return { status, echoes: [], head };
   }
   assert.match(head, new RegExp(`sec-websocket-accept: ${accept(key).replace(/[+/]/g, '\\$&')}`, 'i'));
   const echoes: string[] = [];
@@ -117,7 +127,7 @@ async function talk(
   }
   socket.end();
   await closed;
-  return { status, echoes };
+  return { status, echoes, head };
 }
 
 describe('WebSocket upgrades through the proxy', () => {
@@ -140,6 +150,13 @@ describe('WebSocket upgrades through the proxy', () => {
                 {
                   match: { prefix: '/off' },
                   route: { cluster: 'ws', upgrade_configs: [{ upgrade_type: 'websocket', enabled: false }] },
+                },
+                {
+                  match: { prefix: '/mutated' },
+                  route: { cluster: 'ws' },
+                  request_headers_to_add: [{ header: { key: 'x-req-added', value: 'yes' } }],
+                  request_headers_to_remove: ['x-drop'],
+                  response_headers_to_add: [{ header: { key: 'x-added', value: 'yes' } }],
                 },
                 { match: { prefix: '/' }, route: { cluster: 'ws', prefix_rewrite: '/chat' } },
               ],
@@ -172,6 +189,21 @@ describe('WebSocket upgrades through the proxy', () => {
       'the tunnel closed',
     );
     assert.equal(proxy.counter('cluster.ws.upstream_rq_101'), 1);
+  });
+
+  // Root cause: the upgrade path wrote the request head from the client's fields alone and
+  // relayed the upstream's 101 head as it came, so the route's header mutations never acted on
+  // either and the 101 went out without `server`; every other response goes through them.
+  it("applies the route's header mutations and server header to the upgrade and its 101", async () => {
+    const { status, echoes, head } = await talk(proxy.port, '/mutated', ['hi'], 'x-drop: 1\r\n');
+    assert.match(status, /^HTTP\/1\.1 101 /);
+    assert.deepEqual(echoes, ['echo: hi']);
+    assert.match(head, /\r\nx-added: yes\r\n/);
+    assert.match(head, /\r\nserver: proxy\r\n/);
+    assert.match(head, /\r\nupgrade: websocket(\r\n|$)/i);
+    const seen = upstream.seen.at(-1) ?? {};
+    assert.equal(seen['x-req-added'], 'yes');
+    assert.equal(seen['x-drop'], undefined);
   });
 
   it('refuses with 403 an upgrade the route disables', async () => {
@@ -214,6 +246,14 @@ describe('an upstream that refuses the upgrade', () => {
     '/chunked': 'HTTP/1.1 426 Upgrade Required\r\ntransfer-encoding: chunked\r\n\r\n4\r\nnope\r\n0\r\n\r\n',
     '/no-body': 'HTTP/1.1 204 No Content\r\n\r\n',
   };
+  /** What the client gets of each: the head as any response's (`suppress_envoy_headers`), the body as it came. */
+  const RELAYED: Record<string, string> = {
+    '/length':
+      'HTTP/1.1 400 Bad Request\r\nserver: proxy\r\ncontent-length: 4\r\nconnection: close\r\n\r\nnope',
+    '/chunked':
+      'HTTP/1.1 426 Upgrade Required\r\nserver: proxy\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n4\r\nnope\r\n0\r\n\r\n',
+    '/no-body': 'HTTP/1.1 204 No Content\r\nserver: proxy\r\nconnection: close\r\n\r\n',
+  };
 
   before(async () => {
     upstream = net.createServer((socket) => {
@@ -249,7 +289,7 @@ describe('an upstream that refuses the upgrade', () => {
             },
           ],
         },
-        http_filters: [{ name: 'proxy.filters.http.router' }],
+        http_filters: [SUPPRESSED_ROUTER],
       },
       [{ raw: { name: 'ws' }, addresses: [`127.0.0.1:${(upstream.address() as net.AddressInfo).port}`] }],
     );
@@ -308,7 +348,7 @@ describe('an upstream that refuses the upgrade', () => {
           socket.write(head.slice(at, at + 16));
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
-        await until(() => answer === REFUSALS['/length'], 5000, 'the refusal');
+        await until(() => answer === RELAYED['/length'], 5000, 'the refusal');
         if (how === 'end') socket.end();
         else socket.resetAndDestroy();
         await until(
@@ -326,12 +366,12 @@ describe('an upstream that refuses the upgrade', () => {
     it(`${path}: the refusal reaches the client whole, the connection closes, and nothing after the upgrade reaches the upstream`, async () => {
       heads.length = 0;
       const later = await exchange(path, 300);
-      assert.equal(later.answer, REFUSALS[path]);
+      assert.equal(later.answer, RELAYED[path]);
       assert.ok(later.closed, 'the proxy closed the connection');
       assert.deepEqual(heads, [`GET ${path} HTTP/1.1`], 'only the upgrade request reached the upstream');
       heads.length = 0;
       const together = await exchange(path, null);
-      assert.equal(together.answer, REFUSALS[path]);
+      assert.equal(together.answer, RELAYED[path]);
       assert.deepEqual(heads, [`GET ${path} HTTP/1.1`], 'only the upgrade request reached the upstream');
     });
 });
@@ -492,7 +532,7 @@ describe('hostile answers to an upgrade', () => {
             { name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'ws' } }] },
           ],
         },
-        http_filters: [{ name: 'proxy.filters.http.router' }],
+        http_filters: [SUPPRESSED_ROUTER],
       },
       [{ raw: { name: 'ws' }, addresses: [`127.0.0.1:${(upstream.address() as net.AddressInfo).port}`] }],
     );
@@ -532,7 +572,7 @@ describe('hostile answers to an upgrade', () => {
     const answer = await upgrade('/interim', 'ping');
     assert.equal(
       answer,
-      'HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\nping',
+      'HTTP/1.1 101 Switching Protocols\r\nserver: proxy\r\nconnection: upgrade\r\nupgrade: websocket\r\n\r\nping',
     );
   });
 });
