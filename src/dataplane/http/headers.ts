@@ -136,7 +136,9 @@ export function connectionNominated(headers: readonly string[]): Set<string> | n
     if (headers[i] !== 'connection') continue;
     for (const option of (headers[i + 1] as string).split(',')) {
       const name = option.trim().toLowerCase();
-      if (name !== '') (nominated ??= new Set()).add(name);
+      if (name === '') continue;
+      nominated ??= new Set();
+      nominated.add(name);
     }
   }
   return nominated;
@@ -160,7 +162,7 @@ export function downstreamResponseHeaders(
   for (let i = 0; i < headers.length; i += 2) {
     const name = headers[i] as string;
     if (HOP_BY_HOP.has(name) || name === 'content-length') continue;
-    if (nominated !== null && nominated.has(name)) continue;
+    if (nominated?.has(name)) continue;
     if (name === 'server') {
       if (serverHeader === 'OVERWRITE') continue;
       upstreamServer = true;
