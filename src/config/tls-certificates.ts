@@ -71,6 +71,55 @@ export function firstCertificate(
   }
 }
 
+/** PEM blocks: a label, its body, and the same label closing it. */
+const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----([\s\S]*?)-----END ([A-Z0-9 ]+)-----/g;
+const CERTIFICATE_LABELS = new Set(['CERTIFICATE', 'TRUSTED CERTIFICATE', 'X509 CERTIFICATE']);
+
+/**
+ * The first certificate of a CA bundle, once every certificate in it parses; else an error.
+ * OpenSSL, as node:tls hands it the bundle, stops at the first block it cannot read and keeps
+ * the certificates before it: a corrupt or cut block silently dropped every CA after it, so peers
+ * signed by a rotated-in root failed their handshakes. The reference refuses such a bundle
+ * (`Failed to load trusted CA certificates`); text between blocks is ignored by both.
+ */
+export function caBundle(
+  bytes: Buffer,
+  source: string,
+  path: string,
+  report: Report,
+): LoadedCertificate | undefined {
+  const text = bytes.toString('latin1');
+  let first: LoadedCertificate | undefined;
+  let n = 0;
+  let end = 0;
+  for (const m of text.matchAll(PEM_BLOCK)) {
+    n++;
+    end = m.index + m[0].length;
+    const where = `block ${n} of '${source}'`;
+    if (m[1] !== m[3]) {
+      report.error(path, `failed to load trusted CA certificates: ${where} begins ${m[1]} and ends ${m[3]}`);
+      return undefined;
+    }
+    if (!CERTIFICATE_LABELS.has(m[1]!)) continue;
+    try {
+      const cert = new X509Certificate(m[0]);
+      first ??= { path: source, cert };
+    } catch (err) {
+      report.error(
+        path,
+        `failed to load trusted CA certificates: ${where} does not parse: ${(err as Error).message}`,
+      );
+      return undefined;
+    }
+  }
+  if (text.indexOf('-----BEGIN ', end) !== -1) {
+    report.error(path, `failed to load trusted CA certificates: '${source}' has a block with no END line`);
+    return undefined;
+  }
+  if (!first) report.error(path, `no certificate in '${source}'`);
+  return first;
+}
+
 /** A `TlsCertificate` loaded: its chain and key as node:tls takes them. */
 export interface LoadedPair {
   cert: Buffer;

@@ -9,7 +9,7 @@ import { listOf, objectOf, stringsOf } from '../../reducers/settings/values.js';
 import { checkFields } from '../bootstrap/honoured.js';
 import { attempt, type Report } from '../bootstrap/report.js';
 import { compileStringMatcher, type StringTest } from './matchers.js';
-import { firstCertificate, type LoadedCertificate, readSource } from './tls-certificates.js';
+import { caBundle, type LoadedCertificate, readSource } from './tls-certificates.js';
 import { SAN_MATCHER_FIELDS, VALIDATION_FIELDS } from './tls-fields.js';
 
 /** What is checked on the peer's certificate after the handshake. */
@@ -104,7 +104,7 @@ export function compileValidation(
     const ca = readSource(objectOf(validation.trusted_ca), at, report);
     if (ca) {
       secure.ca = ca.bytes;
-      const first = firstCertificate(ca.bytes, ca.path, at, report);
+      const first = caBundle(ca.bytes, ca.path, at, report);
       if (first) caCerts.push(first);
       verifyChain = validation.trust_chain_verification !== 'ACCEPT_UNTRUSTED';
     }
