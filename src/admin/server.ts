@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { JsonObject } from '../../events/index.js';
@@ -12,6 +12,14 @@ import { routeAdmin } from './dispatch.js';
 import { handlers } from './handlers/index.js';
 import { adminPipeOf, listenOnPipe } from './pipe.js';
 import type { AdminResponse, HandlerDescriptor } from './registry.js';
+
+/**
+ * `node:http` without its ES module facade: building the facade reads every export, and
+ * `node:http`'s `WebSocket`, `CloseEvent` and `MessageEvent` are getters that load Node's
+ * bundled undici (0.8 MB of source), about 3 MB of the main thread's heap that nothing here
+ * uses (bench/README.md, "Footprint: where a worker's memory goes").
+ */
+const { createServer } = process.getBuiltinModule('node:http');
 
 /** Headers every admin answer carries, streaming ones included. */
 function commonHeaders(res: Response, contentType: string): void {

@@ -13,7 +13,8 @@ const dir = mkdtempSync(join(tmpdir(), 'proxy-lazy-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 // Preloaded into the proxy: every ES module it loads (a load hook) and every CommonJS
-// `require` (of the process's main thread), one URL or request a line, as they happen.
+// `require` (of the process's main thread), one URL or request a line, as they happen; and
+// at exit, each thread's built-in modules (`builtin:` and its `process.moduleLoadList` entry).
 writeFileSync(
   join(dir, 'hooks.mjs'),
   `import { appendFileSync } from 'node:fs';
@@ -33,6 +34,9 @@ Module._load = function (request, ...rest) {
   appendFileSync(process.env.LAZY_TEST_MODULES, request + '\\n');
   return load.call(this, request, ...rest);
 };
+process.on('exit', () =>
+  appendFileSync(process.env.LAZY_TEST_MODULES, process.moduleLoadList.map((m) => 'builtin:' + m + '\\n').join('')),
+);
 `,
 );
 
@@ -92,6 +96,11 @@ test('serving a static bootstrap loads neither gRPC nor the replay and restarter
   assert.ok(!loaded(modules, '@grpc/grpc-js'));
   assert.ok(!loaded(modules, 'src/cli/replay.'));
   assert.ok(!loaded(modules, 'src/cli/restarter.'));
+  // Root cause: the admin imported `node:http` as an ES module, whose facade reads every
+  // export, and `node:http`'s WebSocket and MessageEvent getters load Node's bundled undici
+  // (about 3 MB of heap in use). Nothing of the proxy's uses it.
+  assert.ok(loaded(modules, 'builtin:NativeModule http'), 'the exit hook listed the built-ins');
+  assert.ok(!loaded(modules, 'builtin:NativeModule internal/deps/undici/undici'));
 });
 
 test('a gRPC management server loads gRPC when it is first dialled', async () => {
