@@ -66,6 +66,8 @@ export const CONFIG_TYPE = {
   downstreamTls: 'envoy.api.v2.auth.DownstreamTlsContext',
   rawBuffer: 'envoy.config.transport_socket.raw_buffer.v2.RawBuffer',
   hystrixSink: 'envoy.config.metrics.v2.HystrixSink',
+  statsdSink: 'envoy.config.metrics.v2.StatsdSink',
+  dogStatsdSink: 'envoy.config.metrics.v2.DogStatsdSink',
   fileAccessLog: 'envoy.config.accesslog.v2.FileAccessLog',
   stdoutAccessLog: 'envoy.extensions.access_loggers.stream.v3.StdoutAccessLog',
   stderrAccessLog: 'envoy.extensions.access_loggers.stream.v3.StderrAccessLog',
@@ -107,6 +109,8 @@ export const BUILT_IN_EXTENSIONS: readonly Extension[] = [
     CONFIG_TYPE.rawBuffer,
   ),
   ext('envoy.stats_sinks', 'envoy.stat_sinks.hystrix', ['envoy.hystrix'], CONFIG_TYPE.hystrixSink),
+  ext('envoy.stats_sinks', 'envoy.stat_sinks.statsd', ['envoy.statsd'], CONFIG_TYPE.statsdSink),
+  ext('envoy.stats_sinks', 'envoy.stat_sinks.dog_statsd', ['envoy.dog_statsd'], CONFIG_TYPE.dogStatsdSink),
   ext(
     'envoy.access_loggers',
     'envoy.access_loggers.file',

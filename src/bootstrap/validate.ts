@@ -9,6 +9,7 @@ import { checkLoadStatsConfig } from '../config/load-reporting.js';
 import { compileOverloadManager } from '../config/overload.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../config/route-clusters.js';
 import { checkSecret } from '../config/secret.js';
+import { compileStatsSinks } from '../config/stats-sinks.js';
 import { staticSecrets } from '../config/secrets.js';
 import { compileAccessLogs } from '../dataplane/access-log/config.js';
 import { compileBootstrapTracing, tracerCluster } from '../dataplane/tracing/config.js';
@@ -90,6 +91,7 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
   if (bootstrap.overload_manager !== undefined)
     compileOverloadManager(objectOf(bootstrap.overload_manager), 'overload_manager', report);
   checkAdmin(objectOf(bootstrap.admin), report);
+  compileStatsSinks(bootstrap, report);
   checkFields(
     objectOf(bootstrap.cluster_manager),
     'cluster_manager',

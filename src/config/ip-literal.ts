@@ -7,6 +7,7 @@ const INSTEAD = {
   listener: 'a listener binds an IP, as 0.0.0.0 or ::',
   admin: 'the admin listener binds an IP, as 127.0.0.1 or ::1',
   endpoint: 'STATIC and EDS endpoints are IPs; use type STRICT_DNS or LOGICAL_DNS for a host name',
+  sink: 'a stats sink sends to an IP, as the reference, which looks no name up',
 } as const;
 
 /**

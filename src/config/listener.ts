@@ -10,6 +10,7 @@ import { compileChainTls } from './chain-tls.js';
 import type { Compiled, CompileOptions } from './compiled.js';
 import { checkIpLiteral } from './ip-literal.js';
 import { NO_SECRETS, type Secrets } from './secrets.js';
+import { SOCKET_ADDRESS_FIELDS } from './socket-address.js';
 import type { DownstreamTls } from './tls-context.js';
 
 export type TrafficDirection = 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
@@ -118,10 +119,7 @@ const CHAIN_MATCH_FIELDS: FieldTable = {
     'application_protocols',
   ),
 };
-const SOCKET_FIELDS: FieldTable = {
-  ...acting('address', 'port_value', 'protocol'),
-  ipv4_compat: 'advise',
-};
+const SOCKET_FIELDS = SOCKET_ADDRESS_FIELDS;
 
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
 export const FIELD_TABLES = {

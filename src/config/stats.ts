@@ -1,11 +1,13 @@
 /**
  * The bootstrap's stats settings, read once per bootstrap (by its identity) for the stats edge
  * (src/stats/start.ts): the flush interval and whether the admin flushes instead, the tag
- * extraction config, the server version override and the hystrix sink of `stats_sinks`.
+ * extraction config, the server version override, the hystrix sink of `stats_sinks` and the
+ * sinks that send (./stats-sinks.ts).
  */
 import type { JsonObject } from '../../events/index.js';
 import { arrayOf, durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
+import { type StatsSinkSpec, statsSinksOf } from './stats-sinks.js';
 
 /** Default `stats_flush_interval`. */
 export const DEFAULT_FLUSH_INTERVAL_MS = 5000;
@@ -21,6 +23,8 @@ export interface StatsSettings {
   versionOverride: number | undefined;
   /** The hystrix sink of `stats_sinks`: the flushes its rolling window counts; null: none. */
   hystrix: { numBuckets: number } | null;
+  /** The sinks each flush sends to (statsd, DogStatsD). */
+  sinks: StatsSinkSpec[];
 }
 
 const compiled = new WeakMap<JsonObject, StatsSettings>();
@@ -51,6 +55,7 @@ export function compiledStatsSettings(bootstrap: JsonObject | undefined): StatsS
     tags: objectOf(b.stats_config),
     versionOverride: override === undefined ? undefined : numberOr(override, 0),
     hystrix: hystrixSink(b),
+    sinks: statsSinksOf(b),
   };
   compiled.set(b, settings);
   return settings;

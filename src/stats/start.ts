@@ -5,6 +5,8 @@ import { type Observable, pairwise, startWith } from '../rx.js';
 import { VERSION } from '../version.js';
 import { HystrixStream } from './hystrix.js';
 import { ServerStats, type SnapshotSource, versionStat } from './server-stats.js';
+import { FlushLatch } from './sinks/snapshot.js';
+import { type StatsSink, statsdSink } from './sinks/statsd.js';
 import type { StatsStore } from './store.js';
 import { type StatsConfig, TagConfigError, TagProducer } from './tags.js';
 
@@ -41,6 +43,9 @@ export class StatsRuntime {
   private flushOnAdminSetting = false;
   private flushIntervalSetting = DEFAULT_FLUSH_INTERVAL_MS;
   private hystrixStream: HystrixStream | null = null;
+  /** The sinks that send at each flush, and the counters' values at the last one. */
+  private sinks: StatsSink[] = [];
+  private readonly latch = new FlushLatch();
   private server: ServerStats | null = null;
   private started = false;
   private source: StatsSource = async () => this.core.stats;
@@ -87,6 +92,10 @@ export class StatsRuntime {
     this.core.stats.flush();
     const stats = await this.source(true);
     this.hystrixStream?.onFlush(stats);
+    if (this.sinks.length > 0) {
+      const snapshot = this.latch.snapshot(stats);
+      for (const sink of this.sinks) sink.flush(snapshot);
+    }
     return stats;
   }
 
@@ -130,6 +139,15 @@ export class StatsRuntime {
       ? new HystrixStream(() => store.state, cfg.flushIntervalMs, cfg.hystrix.numBuckets)
       : null;
     this.hystrixStream = hystrix;
+    const log = this.core.log.get('main');
+    this.sinks = cfg.sinks.map((spec) =>
+      statsdSink(spec, {
+        tags: this.tagProducer,
+        state: () => store.state,
+        counter: (name) => stats.counter(name),
+        warn: (message) => log.warn(message),
+      }),
+    );
     const subscription = store.state$
       .pipe(startWith(null), pairwise())
       .subscribe(([prev, next]) => next && applySnapshot(stats, server, prev, next));
@@ -139,6 +157,7 @@ export class StatsRuntime {
       if (timer) clearInterval(timer);
       subscription.unsubscribe();
       hystrix?.close();
+      for (const sink of this.sinks) sink.close();
     });
     return this;
   }

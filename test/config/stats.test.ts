@@ -17,6 +17,7 @@ test('a bootstrap without stats fields gets the defaults', () => {
     tags: {},
     versionOverride: undefined,
     hystrix: null,
+    sinks: [],
   });
 });
 
@@ -43,6 +44,7 @@ stats_sinks:
         tags: { use_all_default_tags: false },
         versionOverride: 7,
         hystrix: { numBuckets: 4 },
+        sinks: [],
       },
       name,
     );

@@ -29,7 +29,7 @@ const REFUSALS: Record<string, RegExp> = {
   'consul/access-logs-enabled.yaml': /%UPSTREAM_LOCAL_ADDRESS% is not a command this build knows/,
   'envoy-gateway/enable-prometheus.yaml': /TLS to a management server \('xds_cluster'/,
   'envoy-gateway/otel-metrics.yaml': /unknown extension 'envoy\.stat_sinks\.open_telemetry'/,
-  'istio/all_golden.json': /unknown extension 'envoy\.stat_sinks\.statsd'/,
+  'istio/all_golden.json': /unknown extension 'envoy\.stat_sinks\.metrics_service'/,
   'istio/stats_inclusion_golden.json': FIELD('histogram_bucket_settings'),
   'istio/tracing_datadog_golden.json': /unknown extension 'envoy\.tracers\.datadog'/,
   'kuma/bootstrap.universal.golden.yaml': /hds_config: health discovery \(HDS\) is not implemented/,
