@@ -223,6 +223,9 @@ export class H1Connection {
       this.bodyTo = req;
       this.copyBody = copy;
       off += this.framer.feed(buf, off, this.deliverBody);
+      // A parked connection would hold the finished request, and through it its whole
+      // exchange, until its next request: past a young-generation collection, so copied.
+      this.bodyTo = null;
       if (this.framer.error) {
         this.protocolError();
         return;
