@@ -21,6 +21,7 @@ import {
   skipGoControlPlane,
 } from '../helpers/go-control-plane.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
+import { certificateSecret, certSerials, serialOf, trustSecret } from '../helpers/sds-secrets.js';
 import {
   ADMIN,
   adsConfig,
@@ -30,15 +31,10 @@ import {
   until,
   upstream,
 } from '../helpers/xds-fixtures.js';
-import { type Issued, makePki, type TestPki, x509 } from '../tls/certs.js';
+import { type Issued, makePki, type TestPki } from '../tls/certs.js';
 
 const ADS_V3 = { ads: {}, resource_api_version: 'V3' };
 const ANSWER_MS = 20_000;
-
-const serialOf = (cert: Issued) =>
-  x509(cert.cert, ['-serial'])
-    .replace(/^serial=/, '')
-    .toLowerCase();
 
 /** The inbound listener: both halves of its mTLS by SDS over ADS, a client certificate required. */
 function inboundListener(): JsonObject {
@@ -134,16 +130,6 @@ function mtlsLoad(port: number, client: Issued, cas: string[], maxRequests = 20_
   };
 }
 
-async function certSerials(proxy: ProxyProcess): Promise<string[]> {
-  const certs = JSON.parse((await proxy.get('/certs')).body) as {
-    certificates: Array<{
-      cert_chain: Array<{ serial_number: string }>;
-      ca_cert: Array<{ serial_number: string }>;
-    }>;
-  };
-  return certs.certificates.flatMap((c) => [...c.cert_chain, ...c.ca_cert].map((x) => x.serial_number));
-}
-
 /** The body line of a PEM key: a piece of key material no output may hold. */
 const keyLine = (cert: Issued) => cert.keyPem.split('\n')[1]!;
 
@@ -167,19 +153,7 @@ for (const apiType of ['GRPC', 'DELTA_GRPC'] as const)
     const snapshot = (v: string, cert: Issued, bundle: Issued[]): Snapshot => ({
       node_id: 'sidecar',
       version: v,
-      secrets: [
-        {
-          name: 'inbound-cert',
-          tls_certificate: {
-            certificate_chain: { inline_string: cert.certPem },
-            private_key: { inline_string: cert.keyPem },
-          },
-        },
-        {
-          name: 'inbound-trust',
-          validation_context: { trusted_ca: { inline_string: bundle.map((c) => c.certPem).join('') } },
-        },
-      ],
+      secrets: [certificateSecret('inbound-cert', cert), trustSecret('inbound-trust', bundle)],
     });
 
     /** Serves `cert` and `bundle` as the next version; resolves once the proxy ACKed it. */

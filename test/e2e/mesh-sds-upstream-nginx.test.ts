@@ -20,16 +20,12 @@ import {
 } from '../helpers/go-control-plane.js';
 import { hasNginx, NO_NGINX, type Nginx, startNginx } from '../helpers/nginx.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
+import { certificateSecret, serialOf, trustSecret } from '../helpers/sds-secrets.js';
 import { steadyLoad } from '../helpers/steady-load.js';
 import { ADMIN, adsConfig, httpListener, staticCluster, until } from '../helpers/xds-fixtures.js';
-import { type Issued, makePki, type TestPki, x509 } from '../tls/certs.js';
+import { type Issued, makePki, type TestPki } from '../tls/certs.js';
 
 const ADS_V3 = { ads: {}, resource_api_version: 'V3' };
-
-const serialOf = (cert: Issued) =>
-  x509(cert.cert, ['-serial'])
-    .replace(/^serial=/, '')
-    .toLowerCase();
 
 /** The cluster a mesh pushes for an mTLS upstream: both halves of its TLS by SDS. */
 const meshCluster = (port: number): JsonObject => ({
@@ -89,20 +85,8 @@ describe('upstream mTLS to nginx (ssl_verify_client) with SDS from go-control-pl
     version: String(version),
     clusters: [meshCluster(upstream)],
     secrets: [
-      {
-        name: 'workload-cert',
-        tls_certificate: {
-          certificate_chain: { inline_string: cert.certPem },
-          private_key: { inline_string: cert.keyPem },
-        },
-      },
-      {
-        name: 'mesh-trust',
-        validation_context: {
-          trusted_ca: { inline_string: bundle.map((c) => c.certPem).join('') },
-          match_subject_alt_names: [{ exact: 'backend.mesh' }],
-        },
-      },
+      certificateSecret('workload-cert', cert),
+      trustSecret('mesh-trust', bundle, { match_subject_alt_names: [{ exact: 'backend.mesh' }] }),
     ],
   });
 

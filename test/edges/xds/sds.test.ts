@@ -16,6 +16,7 @@ import { kindOfTypeUrl } from '../../../src/edges/xds/types.js';
 import { GoControlPlane, type Snapshot, skipGoControlPlane } from '../../helpers/go-control-plane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 import { discoveryResponse, replaceFile } from '../../helpers/replace-file.js';
+import { certificateSecret, certSerials, serialOf, trustSecret } from '../../helpers/sds-secrets.js';
 import { type SteadyLoad, steadyLoad } from '../../helpers/steady-load.js';
 import {
   ADMIN,
@@ -27,7 +28,7 @@ import {
   until,
 } from '../../helpers/xds-fixtures.js';
 import { XdsServer } from '../../helpers/xds-server.js';
-import { type Issued, makePki, type TestPki, x509 } from '../../tls/certs.js';
+import { type Issued, makePki, type TestPki } from '../../tls/certs.js';
 
 const ADS_V3 = { ads: {}, resource_api_version: 'V3' };
 const SPIFFE_FRONT = 'URI:spiffe://mesh/ns/default/sa/front';
@@ -116,21 +117,9 @@ async function rotateUnderLoad(
   return running;
 }
 
-const clientSecret = (name: string, cert: Issued) => ({
-  name,
-  tls_certificate: {
-    certificate_chain: { inline_string: cert.certPem },
-    private_key: { inline_string: cert.keyPem },
-  },
-});
-
-const trustSecret = (pki: TestPki) => ({
-  name: 'mesh-trust',
-  validation_context: {
-    trusted_ca: { inline_string: pki.ca.certPem },
-    match_subject_alt_names: [{ exact: 'backend.mesh' }],
-  },
-});
+/** The mesh's trust bundle: its CA, for the upstream's name. */
+const meshTrust = (pki: TestPki) =>
+  trustSecret('mesh-trust', [pki.ca], { match_subject_alt_names: [{ exact: 'backend.mesh' }] });
 
 const meshTrustSds = { validation_context_sds_secret_config: { name: 'mesh-trust', sds_config: ADS_V3 } };
 
@@ -157,22 +146,6 @@ const meshCluster = (port: number, combined = true) => ({
   },
 });
 
-/** `serial_number` of every certificate `/certs` lists. */
-async function certSerials(proxy: ProxyProcess): Promise<string[]> {
-  const certs = JSON.parse((await proxy.get('/certs')).body) as {
-    certificates: Array<{
-      cert_chain: Array<{ serial_number: string }>;
-      ca_cert: Array<{ serial_number: string }>;
-    }>;
-  };
-  return certs.certificates.flatMap((c) => [...c.cert_chain, ...c.ca_cert].map((x) => x.serial_number));
-}
-
-const serialOf = (cert: Issued) =>
-  x509(cert.cert, ['-serial'])
-    .replace(/^serial=/, '')
-    .toLowerCase();
-
 describe('SDS on ADS (v3): a mesh cluster with mTLS from secrets', () => {
   let pki: TestPki;
   let xds: XdsServer;
@@ -186,7 +159,7 @@ describe('SDS on ADS (v3): a mesh cluster with mTLS from secrets', () => {
     ({ pki, first, second, backend } = await meshPki(['workload-1', 'workload-2'], SPIFFE_FRONT));
     xds = await XdsServer.start();
     xds.set('cds', [meshCluster(backend.port)], 'c1');
-    xds.set('sds', [clientSecret('workload-cert', first), trustSecret(pki)], 's1');
+    xds.set('sds', [certificateSecret('workload-cert', first), meshTrust(pki)], 's1');
     proxy = await startProxyProcess(
       {
         admin: ADMIN,
@@ -264,7 +237,7 @@ describe('SDS on ADS (v3): a mesh cluster with mTLS from secrets', () => {
 
   it('rotates the certificate under load: no failed request, new handshakes present the new one, /certs shows its serial', async () => {
     const rotate = () => {
-      xds.set('sds', [clientSecret('workload-cert', second), trustSecret(pki)], 's2');
+      xds.set('sds', [certificateSecret('workload-cert', second), meshTrust(pki)], 's2');
       return xds.ack('sds', 's2');
     };
     const load = await rotateUnderLoad(proxy, port, backend, second, rotate, {
@@ -292,7 +265,7 @@ describe('SDS on ADS (v3): a mesh cluster with mTLS from secrets', () => {
     const from = xds.requests.length;
     xds.set(
       'sds',
-      [clientSecret('workload-cert', { ...second, keyPem: first.keyPem }), trustSecret(pki)],
+      [certificateSecret('workload-cert', { ...second, keyPem: first.keyPem }), meshTrust(pki)],
       's3',
     );
     const nack = await xds.nack('sds', 10_000, from);
@@ -360,7 +333,7 @@ describe('SDS from a file (listener certificate) and a v2 SDS service (cluster t
     ({ pki, first, second, backend } = await meshPki(['front-1', 'front-2'], 'DNS:front.mesh'));
     xds = await XdsServer.start();
     file = join(pki.dir, 'front-cert.json');
-    writeSecretFile(file, 'f1', clientSecret('front-cert', first));
+    writeSecretFile(file, 'f1', certificateSecret('front-cert', first));
   });
 
   after(async () => {
@@ -418,7 +391,7 @@ describe('SDS from a file (listener certificate) and a v2 SDS service (cluster t
     assert.deepEqual(subscribed.resource_names, ['mesh-trust']);
     await new Promise((r) => setTimeout(r, 500));
     assert.equal(live, false, 'not LIVE while the secret is missing');
-    xds.set('sds', [trustSecret(pki)], 't1');
+    xds.set('sds', [meshTrust(pki)], 't1');
     proxy = await starting;
     const port = await proxy.listenerPort('front');
     const agent = new https.Agent({ keepAlive: true, maxSockets: 1 });
@@ -433,7 +406,7 @@ describe('SDS from a file (listener certificate) and a v2 SDS service (cluster t
     const port = await proxy.listenerPort('front');
     const kept = new https.Agent({ keepAlive: true, maxSockets: 1 });
     assert.equal((await httpsGet(port, pki.ca.certPem, kept)).serial, serialOf(first));
-    writeSecretFile(file, 'f2', clientSecret('front-cert', second));
+    writeSecretFile(file, 'f2', certificateSecret('front-cert', second));
     await until(
       '/certs to show the new serial',
       async () => (await certSerials(proxy!)).includes(serialOf(second)),
@@ -468,27 +441,17 @@ for (const apiType of ['GRPC', 'DELTA_GRPC'] as const)
       node_id: 'mesh-node',
       version,
       clusters: [meshCluster(backend.port, false)],
-      secrets: [
-        clientSecret('workload-cert', cert),
-        { name: 'mesh-trust', validation_context: { trusted_ca: { inline_string: pki.ca.certPem } } },
-      ],
+      secrets: [certificateSecret('workload-cert', cert), trustSecret('mesh-trust', [pki.ca])],
     });
 
     /** The secrets of snapshot `version` ACKed: a state-of-the-world ACK of it, or a delta one of their response. */
     const secretsAcked = async (version: string) => {
       if (apiType === 'GRPC') return cp.ack('tls.v3.Secret', version);
-      const response = await cp.waitFor(
-        (l) =>
-          l.event === 'delta_response' &&
-          String(l.type_url).endsWith('Secret') &&
-          l.system_version_info === version,
-      );
-      return cp.waitFor(
-        (l) =>
-          l.event === 'delta_request' &&
-          l.stream === response.stream &&
-          l.response_nonce === response.nonce &&
-          l.error_detail !== true,
+      return cp.deltaAck(
+        `secrets of version ${version}`,
+        (l) => String(l.type_url).endsWith('Secret') && l.system_version_info === version,
+        0,
+        15_000,
       );
     };
 

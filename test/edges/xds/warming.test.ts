@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
 import { rdsNamesOf } from '../../../src/config/rds-names.js';
+import { certificateSecret } from '../../helpers/sds-secrets.js';
 import {
   cluster,
   startXdsClient,
@@ -39,14 +40,6 @@ const tlsCluster = (name: string, secret: string, timeout = '15s'): JsonObject =
       },
     },
   });
-
-const certSecret = (name: string, cert: Issued): JsonObject => ({
-  name,
-  tls_certificate: {
-    certificate_chain: { inline_string: cert.certPem },
-    private_key: { inline_string: cert.keyPem },
-  },
-});
 
 /** The name of the secret a cluster's TLS context names, as the state holds it ('' when none). */
 function secretNamed(h: XdsClientHarness, name: string): string {
@@ -92,7 +85,7 @@ describe('a cluster discovered after start waits for its SDS secrets', () => {
     await xds.ack('cds', 'c2');
     await xds.waitFor((r) => r.type_url.endsWith('Secret') && r.resource_names.includes('cert-a'));
     assert.equal(h.ctx.store.state.clusters.tls, undefined, 'waiting, not applied');
-    xds.set('sds', [certSecret('cert-a', cert)], 's1');
+    xds.set('sds', [certificateSecret('cert-a', cert)], 's1');
     await until('tls applied', async () => h.ctx.store.state.clusters.tls !== undefined);
     const applied = h.ctx.store.state.clusters as Record<string, { versionInfo: string } | undefined>;
     assert.equal(applied.tls?.versionInfo, 'c2', 'at the version it came with');
@@ -104,7 +97,7 @@ describe('a cluster discovered after start waits for its SDS secrets', () => {
     await xds.ack('cds', 'c3');
     await xds.waitFor((r) => r.type_url.endsWith('Secret') && r.resource_names.includes('cert-b'));
     assert.equal(secretNamed(h, 'tls'), 'cert-a', 'the old config serves on');
-    xds.set('sds', [certSecret('cert-a', cert), certSecret('cert-b', cert)], 's2');
+    xds.set('sds', [certificateSecret('cert-a', cert), certificateSecret('cert-b', cert)], 's2');
     await until('tls updated', async () => secretNamed(h, 'tls') === 'cert-b');
   });
 
@@ -115,7 +108,15 @@ describe('a cluster discovered after start waits for its SDS secrets', () => {
     await xds.ack('cds', 'c5');
     await until('late applied after its timeout', async () => h.ctx.store.state.clusters.late !== undefined);
     assert.equal(h.ctx.store.state.clusters.gone, undefined, 'dropped with the response that left it out');
-    xds.set('sds', [certSecret('cert-a', cert), certSecret('cert-b', cert), certSecret('never', cert)], 's3');
+    xds.set(
+      'sds',
+      [
+        certificateSecret('cert-a', cert),
+        certificateSecret('cert-b', cert),
+        certificateSecret('never', cert),
+      ],
+      's3',
+    );
     await xds.ack('sds', 's3');
     assert.equal(h.ctx.store.state.clusters.gone, undefined);
   });
@@ -155,7 +156,7 @@ describe('a listener discovered after start waits for its SDS secrets', () => {
       await xds.ack('lds', 'l2');
       await xds.waitFor((r) => r.type_url.endsWith('Secret') && r.resource_names.includes('server-cert'));
       assert.equal(h.ctx.store.state.listeners.secure, undefined, 'waiting, not bound');
-      xds.set('sds', [certSecret('server-cert', pki.leaf('server', ['DNS:secure.mesh']))], 's1');
+      xds.set('sds', [certificateSecret('server-cert', pki.leaf('server', ['DNS:secure.mesh']))], 's1');
       await until('secure added', async () => h.ctx.store.state.listeners.secure !== undefined);
     } finally {
       await h.close();
