@@ -62,7 +62,10 @@ async function counter(name: string): Promise<number> {
   return m ? Number(m[1]) : 0;
 }
 
-test('HTTP/1: a head over the limit is answered 431, logged with DPE and counted', async () => {
+// Root cause of the protocol: the codec's own reply logged a stream with no request, and
+// %PROTOCOL% was read from the request alone, so the line said `-` where the reference logs
+// its codec's protocol (HTTP/1.1 until a head says otherwise).
+test('HTTP/1: a head over the limit is answered 431, logged with DPE, HTTP/1.1 and counted', async () => {
   const before = await counter('downstream_rq_4xx');
   const answer = await new Promise<string>((resolve, reject) => {
     const s = net.connect(port, '127.0.0.1');
@@ -76,7 +79,7 @@ test('HTTP/1: a head over the limit is answered 431, logged with DPE and counted
     s.write(`GET /h1 HTTP/1.1\r\nhost: a\r\nx-big: ${big}\r\n\r\n`);
   });
   assert.match(answer, /^HTTP\/1.1 431 /);
-  assert.deepEqual(await lines(1), ['- - - 431 DPE']);
+  assert.deepEqual(await lines(1), ['HTTP/1.1 - - 431 DPE']);
   assert.equal(await counter('downstream_rq_4xx'), before + 1);
 });
 

@@ -61,6 +61,11 @@ export interface StreamInfo {
   endedAt: number;
   /** The downstream request; null for a TCP session. */
   request: HttpRequest | null;
+  /**
+   * `%PROTOCOL%` of an HTTP stream whose request was never parsed (its codec's own answer: a
+   * 431, a 400), as the reference logs its codec's protocol; null otherwise.
+   */
+  codecProtocol: string | null;
   /** Response status sent downstream; 0 when none was (a reset, a TCP session). */
   responseCode: number;
   /** The body of the proxy's own reply before `local_reply_config` formats it (`%LOCAL_REPLY_BODY%`); '' when none. */
@@ -129,6 +134,7 @@ export function newStreamInfo(request: HttpRequest | null, remote: string, local
     firstUpstreamByteAt: 0,
     endedAt: 0,
     request,
+    codecProtocol: null,
     responseCode: 0,
     localReplyBody: '',
     responseHeaders: null,

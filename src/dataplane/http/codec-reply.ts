@@ -32,6 +32,8 @@ export function codecReply(
     joinHostPort(socket.remoteAddress, socket.remotePort),
     joinHostPort(socket.localAddress, socket.localPort),
   );
+  // The HTTP/1 codec speaks HTTP/1.1 until a head says otherwise, as the reference's does.
+  info.codecProtocol = 'HTTP/1.1';
   info.flags = flags;
   info.details = codecDetails(original, text, flags);
   const rewrite = hcm.spec.localReply;

@@ -63,7 +63,7 @@ const SIMPLE: Record<string, HeaderTemplate> = {
   DOWNSTREAM_LOCAL_ADDRESS: ({ info }) => info.downstreamLocal,
   DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT: ({ info }) => withoutPort(info.downstreamLocal),
   DOWNSTREAM_LOCAL_PORT: ({ info }) => portOf(info.downstreamLocal),
-  PROTOCOL: ({ info }) => info.request?.protocol ?? '',
+  PROTOCOL: ({ info }) => info.request?.protocol ?? info.codecProtocol ?? '',
   RESPONSE_FLAGS: ({ info }) => (info.flags === 0 ? '' : flagsText(info.flags)),
   // 0 before a response exists (request headers), as the reference prints it.
   RESPONSE_CODE: ({ info }) => String(info.responseCode),
