@@ -40,17 +40,25 @@ function plain(line: string): boolean {
 export class BodyFramer {
   done = false;
   error = false;
+  framing: Framing = Framing.None;
   private remaining = 0;
   /** Chunked states: 0 size line, 1 data, 2 CRLF after data, 3 trailers. */
   private state = 0;
   private line = '';
 
-  constructor(
-    readonly framing: Framing,
-    length: number,
-  ) {
+  constructor(framing: Framing, length: number) {
+    this.reset(framing, length);
+  }
+
+  /** Ready for another body: a connection frames each of its messages with one framer. */
+  reset(framing: Framing, length: number): this {
+    this.framing = framing;
     this.remaining = length;
-    if (framing === Framing.None || (framing === Framing.Length && length === 0)) this.done = true;
+    this.state = 0;
+    this.line = '';
+    this.error = false;
+    this.done = framing === Framing.None || (framing === Framing.Length && length === 0);
+    return this;
   }
 
   feed(buf: Buffer, off: number, onData: (chunk: Buffer) => void): number {

@@ -8,6 +8,28 @@ import { peerFault } from './peer-guard.js';
  */
 const readBuffer = Buffer.allocUnsafe(64 * 1024);
 
+/**
+ * Views of a read buffer, the one of the last read's length kept for the next: a view is
+ * valid during its read only, so a read as long as the one before (the usual keep-alive
+ * request or response) can be handed the same one, and a Buffer view is about 100 B made per
+ * read otherwise.
+ */
+export class ReadViews {
+  private view: Buffer;
+
+  constructor(readonly buffer: Buffer) {
+    this.view = buffer.subarray(0, 0);
+  }
+
+  /** `buffer`'s first `n` bytes. */
+  of(n: number): Buffer {
+    if (this.view.length !== n) this.view = this.buffer.subarray(0, n);
+    return this.view;
+  }
+}
+
+const views = new ReadViews(readBuffer);
+
 /** The socket's slots for Node's `onread` option (its own symbols), found on the first socket. */
 let slots: { buffer: symbol; callback: symbol } | null | undefined;
 
@@ -47,7 +69,7 @@ export function readInto(socket: net.Socket, onRead: (chunk: Buffer) => boolean)
   own[s.buffer] = readBuffer;
   own[s.callback] = (n: number) => {
     try {
-      return onRead(readBuffer.subarray(0, n));
+      return onRead(views.of(n));
     } catch (err) {
       peerFault(err, 'socket read', socket);
       return false;

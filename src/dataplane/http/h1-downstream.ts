@@ -170,7 +170,10 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
     while (left > 0) {
       const chunk = this.chunks[0] as Buffer;
       if (chunk.length <= left) {
-        this.chunks.shift();
+        // `pop` keeps the array's room; `shift` of the last chunk gave it up, so that the next
+        // read's `push` grew a new one (150 B a request).
+        if (this.chunks.length === 1) this.chunks.pop();
+        else this.chunks.shift();
         left -= chunk.length;
       } else {
         this.chunks[0] = chunk.subarray(left);

@@ -5,6 +5,7 @@ import type { Counter, Scope } from '../../stats/store.js';
 import { dial } from '../../tls/upstream.js';
 import type { ClusterBuild, UpstreamHost } from '../../upstream/types.js';
 import { guardedData, peerFault } from '../codec/peer-guard.js';
+import { ReadViews } from '../codec/socket-reads.js';
 import { type ConnectOptions, connectOptionsOf } from './connect-options.js';
 
 /** How one caller wants its connection. */
@@ -31,6 +32,7 @@ export interface ConnectRequest {
 
 /** Where plain upstream connections with `onRead` receive; one read at a time on this thread. */
 const readBuffer = Buffer.allocUnsafe(64 * 1024);
+const views = new ReadViews(readBuffer);
 
 /**
  * Opens a cluster's upstream connections the same way for the HTTP/1 pool, the HTTP/2 pool
@@ -95,7 +97,7 @@ export class Connector {
           buffer: readBuffer,
           callback: (n) => {
             try {
-              onRead(readBuffer.subarray(0, n), true);
+              onRead(views.of(n), true);
               return true;
             } catch (err) {
               peerFault(err, 'upstream read', socket);

@@ -112,7 +112,10 @@ export class H1Connection {
   closed = false;
   requests = 0;
   private buf: Buffer | null = null;
+  /** The framer of the response being read; null between responses. */
   private framer: BodyFramer | null = null;
+  /** One framer reset for every response (`framer` points at it while one is read). */
+  private readonly bodyFramer = new BodyFramer(Framing.None, 0);
   /** The request the body bytes being framed go to, and whether they must be copied out. */
   private bodyTo: H1Request | null = null;
   private copyBody = false;
@@ -251,7 +254,7 @@ export class H1Connection {
       framing = Framing.UntilClose;
       this.keepAlive = false;
     }
-    this.framer = new BodyFramer(framing, contentLength);
+    this.framer = this.bodyFramer.reset(framing, contentLength);
     // A HEAD answer keeps the length the GET would have, so it is passed on as sent.
     const answersHead = req.head.method === 'HEAD' && !bodilessStatus(status);
     req.handler.onUpstreamHead(
