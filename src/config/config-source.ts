@@ -333,14 +333,9 @@ export function checkBootstrapSources(bootstrap: JsonObject, report: Report, oth
   }
   const clusters = (objectOf(bootstrap.static_resources).clusters ?? []) as Json[];
   const statics = new Set<string>();
-  /** Management clusters' TLS settings, by name: the path that sets one. */
-  const secured = new Map<string, string>();
   clusters.forEach((c, i) => {
     const cluster = objectOf(c);
     if (typeof cluster.name === 'string' && cluster.type !== 'EDS') statics.add(cluster.name);
-    const tls = ['transport_socket', 'tls_context'].find((k) => cluster[k] !== undefined);
-    if (typeof cluster.name === 'string' && tls)
-      secured.set(cluster.name, `static_resources.clusters[${i}].${tls}`);
     for (const ref of clusterSdsRefs(cluster, `static_resources.clusters[${i}]`))
       sources.push({ path: `${ref.path}.sds_config`, spec: configSourceOf(ref.configSource) ?? undefined });
     const eds = objectOf(cluster.eds_cluster_config).eds_config;
@@ -382,14 +377,5 @@ export function checkBootstrapSources(bootstrap: JsonObject, report: Report, oth
         path,
         `management cluster '${api.cluster}' is not a static, non-EDS cluster of static_resources`,
       );
-    const tls = api ? secured.get(api.cluster) : undefined;
-    // Reported once per cluster: several sources often share one management server.
-    if (tls && api) {
-      secured.delete(api.cluster);
-      report.unsupported(
-        tls,
-        `TLS to a management server ('${api.cluster}', dialled in plain text or over a unix socket here) is not implemented`,
-      );
-    }
   }
 }

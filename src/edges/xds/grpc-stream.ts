@@ -5,10 +5,12 @@
  * requests. A protocol says what a request of a watch is and what a response does.
  */
 import { createRequire } from 'node:module';
+import type * as net from 'node:net';
 import type * as Grpc from '@grpc/grpc-js';
 import type bunyan from 'bunyan';
 import type { HostSpec } from '../../../events/index.js';
 import { hostKey } from '../../../reducers/settings/endpoints.js';
+import { type ManagementSecurity, type ManagementTls, secureSocket } from './management-tls.js';
 import { probeSettings, type SettingsProbe } from './settings-probe.js';
 import type { Subscriber, Transport } from './types.js';
 
@@ -48,6 +50,38 @@ export function streamMetadata(pairs: ReadonlyArray<readonly [string, string]>):
   const metadata = new (grpc().Metadata)();
   for (const [key, value] of pairs) metadata.add(key, value);
   return metadata;
+}
+
+/**
+ * grpc-js credentials for a management server: plain text, or connections secured and their
+ * peer checked by `secureSocket` (grpc-js's own TLS would check the host name instead).
+ */
+export function channelCredentials(management: ManagementTls | null): Grpc.ChannelCredentials {
+  const { CallCredentials, ChannelCredentials, credentials } = grpc();
+  if (!management) return credentials.createInsecure();
+  const secured: ManagementTls = management;
+  class PeerChecked extends ChannelCredentials {
+    _isSecure(): boolean {
+      return true;
+    }
+    _equals(other: Grpc.ChannelCredentials): boolean {
+      return other === this;
+    }
+    _createSecureConnector(
+      ...[, , call]: Parameters<Grpc.ChannelCredentials['_createSecureConnector']>
+    ): ReturnType<Grpc.ChannelCredentials['_createSecureConnector']> {
+      return {
+        connect: async (socket: net.Socket) => ({
+          socket: await secureSocket(socket, secured, 'h2'),
+          secure: true,
+        }),
+        waitForReady: () => Promise.resolve(),
+        getCallCredentials: () => call ?? CallCredentials.createEmpty(),
+        destroy: () => {},
+      };
+    }
+  }
+  return new PeerChecked();
 }
 
 /**
@@ -100,6 +134,8 @@ export interface StreamOptions {
   method: string;
   /** The management server to dial now (`ip:port`), null while its cluster has no member. */
   target: () => string | null;
+  /** How to dial it now: plain text, TLS with the secrets of the moment, or not yet (why). */
+  security: () => ManagementSecurity;
   node: Record<string, unknown>;
   nodeOnFirstOnly: boolean;
   log: bunyan;
@@ -232,20 +268,25 @@ export abstract class ManagementStream<W extends StreamWatch, Req extends { node
       this.failed('the management cluster has no member');
       return;
     }
-    this.probe = probeSettings(target, CONNECT_DEADLINE_MS, (error) => {
+    const security = this.options.security();
+    if ('error' in security) {
+      this.failed(security.error);
+      return;
+    }
+    this.probe = probeSettings(target, CONNECT_DEADLINE_MS, security.tls, (error) => {
       this.probe = null;
       if (this.closed || this.call) return;
       if (error) this.failed(error);
-      else this.dial(target);
+      else this.dial(target, security.tls);
     });
   }
 
-  private dial(target: string): void {
+  private dial(target: string, tls: ManagementTls | null): void {
     if (this.watches.size === 0) return;
-    const { Client, credentials } = grpc();
+    const { Client } = grpc();
     // No limit on a response's size, as the reference's `envoy_grpc` sets none by default:
     // grpc-js's 4 MiB would refuse an ordinary large CDS push and retry it for ever.
-    const client = new Client(target, credentials.createInsecure(), {
+    const client = new Client(target, channelCredentials(tls), {
       'grpc.max_receive_message_length': -1,
     });
     const call = client.makeBidiStreamRequest(

@@ -13,6 +13,7 @@ import type { StatsStore } from '../../stats/store.js';
 import { DeltaStream } from './delta-stream.js';
 import { FileSource } from './file-source.js';
 import { grpcTarget, type StreamOptions } from './grpc-stream.js';
+import { managementSecurity } from './management-tls.js';
 import { RestPoller } from './rest-source.js';
 import { XdsStream } from './stream.js';
 import { DELTA_METHODS, METHODS, type ResourceKind, type Transport } from './types.js';
@@ -30,7 +31,7 @@ export class Transports {
 
   constructor(
     private readonly store: Store,
-    stats: StatsStore,
+    private readonly stats: StatsStore,
     private readonly log: ReturnType<Loggers['get']>,
     /** The ADS stream's source (`dynamic_resources.ads_config`); null without one. */
     private readonly ads: GrpcSource | null,
@@ -90,7 +91,13 @@ export class Transports {
     if (source.kind === 'path') return new FileSource(source.path, this.log, source.watchedDirectory);
     if (source.kind === 'rest') {
       const cluster = source.rest.cluster;
-      return new RestPoller(source.rest, () => this.targetOf(cluster), this.nodeJson, this.log);
+      return new RestPoller(
+        source.rest,
+        () => this.targetOf(cluster),
+        () => managementSecurity(this.store.state, this.stats, cluster),
+        this.nodeJson,
+        this.log,
+      );
     }
     const grpc = this.grpcOf(source);
     if (!grpc) return undefined;
@@ -98,6 +105,7 @@ export class Transports {
     const options: StreamOptions = {
       method: methods[grpc.transport][source.kind === 'ads' ? 'ads' : kind],
       target: () => this.targetOf(grpc.cluster),
+      security: () => managementSecurity(this.store.state, this.stats, grpc.cluster),
       node: this.node,
       nodeOnFirstOnly: grpc.nodeOnFirstOnly,
       rateLimit: grpc.rateLimit,

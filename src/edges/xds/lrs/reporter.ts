@@ -18,7 +18,16 @@ import type { DataPlaneFigures } from '../../../dataplane/figures.js';
 import type { Loggers } from '../../../logging/loggers.js';
 import type { Options } from '../../../options.js';
 import type { Counter, StatsStore } from '../../../stats/store.js';
-import { backoffMs, endCall, grpc, grpcTarget, streamMetadata, unrefTimeout } from '../grpc-stream.js';
+import { managementSecurity } from '../management-tls.js';
+import {
+  backoffMs,
+  channelCredentials,
+  endCall,
+  grpc,
+  grpcTarget,
+  streamMetadata,
+  unrefTimeout,
+} from '../grpc-stream.js';
 import { decodeMessage, encodeMessage, localNode, nodeMessage } from '../wire.js';
 import { type ClusterStats, LoadLedger } from './ledger.js';
 
@@ -118,8 +127,13 @@ export class LoadReporter {
       this.fail('the load reporting cluster has no member');
       return;
     }
-    const { Client, credentials } = grpc();
-    const client = new Client(target, credentials.createInsecure());
+    const security = managementSecurity(this.ctx.store.state, this.ctx.stats, this.source.cluster);
+    if ('error' in security) {
+      this.fail(security.error);
+      return;
+    }
+    const { Client } = grpc();
+    const client = new Client(target, channelCredentials(security.tls));
     const call: Call = client.makeBidiStreamRequest(
       METHOD[this.source.transport],
       (r: LoadStatsRequest) => encodeMessage(REQUEST, r),
