@@ -4,13 +4,12 @@
  * backoff, the node on the first request, and `rate_limit_settings`' token bucket on the
  * requests. A protocol says what a request of a watch is and what a response does.
  */
-import { createRequire } from 'node:module';
-import type * as net from 'node:net';
 import type * as Grpc from '@grpc/grpc-js';
 import type bunyan from 'bunyan';
 import type { HostSpec } from '../../../events/index.js';
 import { hostKey } from '../../../reducers/settings/endpoints.js';
-import { type ManagementSecurity, type ManagementTls, secureSocket } from './management-tls.js';
+import { channelCredentials, grpc } from './grpc-channel.js';
+import type { ManagementSecurity, ManagementTls } from './management-tls.js';
 import { probeSettings, type SettingsProbe } from './settings-probe.js';
 import type { Subscriber, Transport } from './types.js';
 
@@ -25,8 +24,6 @@ const BACKOFF_MAX_MS = 30_000;
  */
 export const CONNECT_DEADLINE_MS = 20_000;
 
-let grpcModule: typeof Grpc | null = null;
-
 /**
  * The wait before redial number `failures` (1, 2, ...) of a management stream: jittered
  * exponential, 0.5 s doubling to 30 s, each wait between half and all of its ceiling.
@@ -36,52 +33,11 @@ export function backoffMs(failures: number): number {
   return Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
 }
 
-/**
- * `@grpc/grpc-js`, loaded on the first dial rather than imported: a server whose config
- * names no gRPC management server never holds it (about 2.7 MB of heap).
- */
-export function grpc(): typeof Grpc {
-  grpcModule ??= createRequire(import.meta.url)('@grpc/grpc-js') as typeof Grpc;
-  return grpcModule;
-}
-
 /** `initial_metadata` of a management server's `GrpcService`, as the headers of a new stream. */
 export function streamMetadata(pairs: ReadonlyArray<readonly [string, string]>): Grpc.Metadata {
   const metadata = new (grpc().Metadata)();
   for (const [key, value] of pairs) metadata.add(key, value);
   return metadata;
-}
-
-/**
- * grpc-js credentials for a management server: plain text, or connections secured and their
- * peer checked by `secureSocket` (grpc-js's own TLS would check the host name instead).
- */
-export function channelCredentials(management: ManagementTls | null): Grpc.ChannelCredentials {
-  const { CallCredentials, ChannelCredentials, credentials } = grpc();
-  if (!management) return credentials.createInsecure();
-  const secured: ManagementTls = management;
-  class PeerChecked extends ChannelCredentials {
-    _isSecure(): boolean {
-      return true;
-    }
-    _equals(other: Grpc.ChannelCredentials): boolean {
-      return other === this;
-    }
-    _createSecureConnector(
-      ...[, , call]: Parameters<Grpc.ChannelCredentials['_createSecureConnector']>
-    ): ReturnType<Grpc.ChannelCredentials['_createSecureConnector']> {
-      return {
-        connect: async (socket: net.Socket) => ({
-          socket: await secureSocket(socket, secured, 'h2'),
-          secure: true,
-        }),
-        waitForReady: () => Promise.resolve(),
-        getCallCredentials: () => call ?? CallCredentials.createEmpty(),
-        destroy: () => {},
-      };
-    }
-  }
-  return new PeerChecked();
 }
 
 /**

@@ -18,16 +18,9 @@ import type { DataPlaneFigures } from '../../../dataplane/figures.js';
 import type { Loggers } from '../../../logging/loggers.js';
 import type { Options } from '../../../options.js';
 import type { Counter, StatsStore } from '../../../stats/store.js';
+import { channelCredentials, grpc } from '../grpc-channel.js';
+import { backoffMs, endCall, grpcTarget, streamMetadata, unrefTimeout } from '../grpc-stream.js';
 import { managementSecurity } from '../management-tls.js';
-import {
-  backoffMs,
-  channelCredentials,
-  endCall,
-  grpc,
-  grpcTarget,
-  streamMetadata,
-  unrefTimeout,
-} from '../grpc-stream.js';
 import { decodeMessage, encodeMessage, localNode, nodeMessage } from '../wire.js';
 import { type ClusterStats, LoadLedger } from './ledger.js';
 
