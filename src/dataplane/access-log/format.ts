@@ -59,6 +59,7 @@ const SIMPLE: Record<string, Getter> = {
   RESPONSE_DURATION: (i) => ms(i.startedAt, i.firstUpstreamByteAt),
   RESPONSE_TX_DURATION: (i) => ms(i.firstUpstreamByteAt, i.endedAt),
   UPSTREAM_HOST: (i) => orNull(i.upstreamHost),
+  UPSTREAM_LOCAL_ADDRESS: (i) => orNull(i.upstreamLocal),
   UPSTREAM_CLUSTER: (i) => orNull(i.upstreamCluster),
   DOWNSTREAM_REMOTE_ADDRESS: (i) => orNull(i.downstreamRemote),
   DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT: (i) => hostOrNull(i.downstreamRemote),

@@ -85,6 +85,11 @@ export interface StreamInfo {
   bytesSent: number;
   /** `ip:port` of the last upstream host tried; '' when none. */
   upstreamHost: string;
+  /**
+   * `ip:port` of the local end of the upstream connection that carried the last try
+   * (`%UPSTREAM_LOCAL_ADDRESS%`); '' before one was connected, or over a unix socket.
+   */
+  upstreamLocal: string;
   upstreamCluster: string;
   /**
    * The client's address (`ip:port`): the peer's, or (HTTP) the one the edge step read from
@@ -143,6 +148,7 @@ export function newStreamInfo(request: HttpRequest | null, remote: string, local
     bytesReceived: 0,
     bytesSent: 0,
     upstreamHost: '',
+    upstreamLocal: '',
     upstreamCluster: '',
     downstreamRemote: remote,
     downstreamDirectRemote: remote,

@@ -15,6 +15,7 @@ import { StreamTimer, type TimerTarget } from './stream-timer.js';
 import { requestFilters } from './filters/api.js';
 import { runUpgradeFilters } from './upgrade-filters.js';
 import type { HttpRequest } from '../codec/request.js';
+import { localEnd } from '../pool/local-end.js';
 
 /** Whether a request upgrading to `type` may go through: the route's setting, else the HCM's. */
 function upgradeEnabled(hcm: UpgradeTable, route: CompiledRoute, type: string): boolean {
@@ -185,6 +186,7 @@ export function startUpgrade(
     const upstream = traffic.connector.connect(host, {
       onReady: () => {
         connection.connected();
+        info.upstreamLocal = localEnd(upstream);
         upstream.write(text, 'latin1');
       },
     });

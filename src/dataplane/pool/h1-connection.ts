@@ -10,6 +10,7 @@ import { requestHeadBytes } from '../codec/h1-head-bytes.js';
 import { ResponseHeadParser } from '../codec/h1-parse.js';
 import { bodilessStatus } from '../codec/h1-status.js';
 import type { ClusterTraffic, ConnectionCount, Count } from './cluster-traffic.js';
+import { localEnd } from './local-end.js';
 import { TickWrites } from './tick-writes.js';
 import type {
   PoolContext,
@@ -101,6 +102,10 @@ export class H1Request implements UpstreamRequest {
 
   resume(): void {
     this.conn?.socket.resume();
+  }
+
+  localAddress(): string {
+    return this.conn ? localEnd(this.conn.socket) : '';
   }
 }
 

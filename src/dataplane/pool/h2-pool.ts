@@ -8,6 +8,7 @@ import { ERROR } from '../codec/h2/frames.js';
 import { withFlatHeaders } from '../codec/h2-headers.js';
 import type { Count } from './cluster-traffic.js';
 import { upstreamSessionOptions } from './h2-session-options.js';
+import { localEnd } from './local-end.js';
 import type {
   ConnectionPool,
   PoolContext,
@@ -45,6 +46,8 @@ class H2Request implements UpstreamRequest, ResponseHandler {
   private readonly queued: Buffer[] = [];
   /** A stream a GOAWAY refused was retried once already. */
   private retried = false;
+  /** The session its stream is on (the pool may have moved on to another since). */
+  private opened: ClientSession | null = null;
 
   constructor(
     readonly pool: H2Pool,
@@ -61,6 +64,7 @@ class H2Request implements UpstreamRequest, ResponseHandler {
     this.session = tracked ? session : null;
     const stream = session.request(fields, !h.hasBody, h.method === 'HEAD', this);
     if (stream.closed) return;
+    this.opened = session;
     this.stream = stream;
     // A retried request was ready before: its writes since waited in `queued`.
     if (!this.retried) this.handler.onUpstreamReady(this);
@@ -98,6 +102,10 @@ class H2Request implements UpstreamRequest, ResponseHandler {
 
   resume(): void {
     this.stream?.resume();
+  }
+
+  localAddress(): string {
+    return this.opened ? localEnd(this.opened.socket) : '';
   }
 
   // ---- the stream's events ----

@@ -56,6 +56,8 @@ export interface UpstreamRequest {
   resume(): void;
   /** Called when the upstream side can take more request body after `write` returned false. */
   onWritable: (() => void) | null;
+  /** `ip:port` of the local end of the connection carrying it, once ready; '' over a unix socket. */
+  localAddress(): string;
 }
 
 /** What a pool needs to open connections and count them. */

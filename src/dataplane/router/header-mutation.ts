@@ -67,7 +67,11 @@ const SIMPLE: Record<string, HeaderTemplate> = {
   RESPONSE_FLAGS: ({ info }) => (info.flags === 0 ? '' : flagsText(info.flags)),
   // 0 before a response exists (request headers), as the reference prints it.
   RESPONSE_CODE: ({ info }) => String(info.responseCode),
+  // Set with the response (`via_upstream`, `direct_response`, ...): empty in request headers.
+  RESPONSE_CODE_DETAILS: ({ info }) => info.details,
   UPSTREAM_REMOTE_ADDRESS: ({ host }) => host?.address ?? '',
+  // Known once a connection carries the request: empty in request headers, which are made before.
+  UPSTREAM_LOCAL_ADDRESS: ({ info }) => info.upstreamLocal,
   HOSTNAME: () => HOSTNAME,
 };
 

@@ -8,6 +8,7 @@ import { guardedData } from '../codec/peer-guard.js';
 import type { ClusterLookup } from '../http/types.js';
 import { restoredDestination } from '../listeners/original-dst.js';
 import type { ClusterTraffic, ConnectionCount } from '../pool/cluster-traffic.js';
+import { localEnd } from '../pool/local-end.js';
 import { tcpProxyCluster } from './cluster-override.js';
 import { pickCluster, type TcpProxySettings } from './config.js';
 import type { TcpProxyStats } from './stats.js';
@@ -157,6 +158,7 @@ export class TcpSession {
       if (settled) return;
       settled = true;
       this.upstreamConnected = true;
+      this.info.upstreamLocal = localEnd(upstream);
       count.connected();
       this.onConnected(upstream);
     };

@@ -396,3 +396,76 @@ test('LH when the health check filter fails checks, SI on the stream idle timeou
   }
   assert.deepEqual(got, ['/hc 200 -', '/hc 503 LH', '/hang 408 SI', '/drop 200 UC']);
 });
+
+test('%UPSTREAM_LOCAL_ADDRESS% is the local end of the upstream connection the upstream saw (HTTP/1 and HTTP/2); a direct response has none', async () => {
+  const http2 = await import('node:http2');
+  const peerOf = (socket: net.Socket) => `${socket.remoteAddress}:${socket.remotePort}`;
+  const h1 = http.createServer((req, res) => res.setHeader('x-peer', peerOf(req.socket)).end('ok'));
+  const h2 = http2.createServer((req, res) => {
+    res.setHeader('x-peer', peerOf(req.socket as net.Socket));
+    res.end('ok');
+  });
+  for (const server of [h1, h2]) await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const portOf = (server: net.Server) => (server.address() as net.AddressInfo).port;
+  try {
+    for (const [server, http2Options] of [
+      [h1, {}],
+      [h2, { http2_protocol_options: {} }],
+    ] as const) {
+      const { proxy, lines } = await logged(
+        { format: '%REQ(:PATH)% %UPSTREAM_LOCAL_ADDRESS% %RESPONSE_CODE_DETAILS%\n' },
+        {},
+        [{ raw: { name: 'b', ...http2Options }, addresses: [`127.0.0.1:${portOf(server)}`] }],
+      );
+      const res = await fetch(`http://127.0.0.1:${proxy.port}/up`);
+      const peer = res.headers.get('x-peer');
+      await res.text();
+      await fetch(`http://127.0.0.1:${proxy.port}/direct`).then((r) => r.text());
+      assert.match(peer ?? '', /^127\.0\.0\.1:\d+$/);
+      assert.deepEqual(await waitFor(lines, 2), [`/up ${peer} via_upstream`, '/direct - direct_response']);
+    }
+  } finally {
+    h1.close();
+    h2.close();
+  }
+});
+
+test('response_headers_to_add renders %RESPONSE_CODE_DETAILS% and %UPSTREAM_LOCAL_ADDRESS%; request headers, made before, get neither', async () => {
+  let seen: http.IncomingHttpHeaders = {};
+  const server = http.createServer((req, res) => {
+    seen = req.headers;
+    res.setHeader('x-peer', `${req.socket.remoteAddress}:${req.socket.remotePort}`).end('ok');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const add = (key: string, value: string) => ({ header: { key, value }, append: false });
+  try {
+    const config = hcmConfig('b', [{ match: { prefix: '/direct' }, direct_response: { status: 299 } }]);
+    const routes = config.route_config as { virtual_hosts: Array<Record<string, unknown>> };
+    Object.assign(routes.virtual_hosts[0]!, {
+      response_headers_to_add: [
+        add('x-details', '%RESPONSE_CODE_DETAILS%'),
+        add('x-local', '%UPSTREAM_LOCAL_ADDRESS%'),
+      ],
+      request_headers_to_add: [
+        add('x-details', '%RESPONSE_CODE_DETAILS%'),
+        add('x-local', '%UPSTREAM_LOCAL_ADDRESS%'),
+      ],
+    });
+    const proxy = await startProxy(config, [
+      { raw: { name: 'b' }, addresses: [`127.0.0.1:${(server.address() as net.AddressInfo).port}`] },
+    ]);
+    proxies.push(proxy);
+    const up = await fetch(`http://127.0.0.1:${proxy.port}/up`);
+    await up.text();
+    assert.equal(up.headers.get('x-details'), 'via_upstream');
+    assert.equal(up.headers.get('x-local'), up.headers.get('x-peer'));
+    assert.equal(seen['x-details'], undefined);
+    assert.equal(seen['x-local'], undefined);
+    const direct = await fetch(`http://127.0.0.1:${proxy.port}/direct`);
+    await direct.text();
+    assert.equal(direct.headers.get('x-details'), 'direct_response');
+    assert.equal(direct.headers.get('x-local'), null);
+  } finally {
+    server.close();
+  }
+});

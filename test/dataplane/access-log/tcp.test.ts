@@ -27,14 +27,14 @@ after(async () => {
 const FORMAT =
   '%UPSTREAM_CLUSTER% %UPSTREAM_HOST% %BYTES_RECEIVED% %BYTES_SENT% %RESPONSE_FLAGS% %PROTOCOL% %RESPONSE_CODE% %DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%\n';
 
-async function proxy(clusters: JsonObject[], tcpProxy: JsonObject) {
+async function proxy(clusters: JsonObject[], tcpProxy: JsonObject, format = FORMAT) {
   const path = join(dir, `${tcpProxy.cluster}.log`);
   const accessLog = {
     name: 'envoy.access_loggers.file',
     typed_config: {
       '@type': 'type.googleapis.com/envoy.config.accesslog.v2.FileAccessLog',
       path,
-      format: FORMAT,
+      format,
     },
   };
   const ctx = testContext({
@@ -93,4 +93,22 @@ test('NR when the cluster does not exist, UH when it has no host', async () => {
   const empty = await proxy([cluster('empty', [])], { cluster: 'empty' });
   await exchange(empty.port, 'x');
   assert.deepEqual(await empty.lines(1), ['empty - 0 0 UH - 0 127.0.0.1']);
+});
+
+test('%UPSTREAM_LOCAL_ADDRESS% is the local end of the upstream connection, as the upstream saw its peer', async () => {
+  let peer = '';
+  const upstream = await tcpServer((socket) => {
+    peer = `${socket.remoteAddress}:${socket.remotePort}`;
+    socket.on('data', () => {});
+    socket.on('end', () => socket.end('ok'));
+  });
+  cleanups.push(upstream.close);
+  const { port, lines } = await proxy(
+    [cluster('local', [upstream.port])],
+    { cluster: 'local' },
+    '%UPSTREAM_LOCAL_ADDRESS%\n',
+  );
+  await exchange(port, 'hello');
+  assert.match(peer, /^127\.0\.0\.1:\d+$/);
+  assert.deepEqual(await lines(1), [peer]);
 });

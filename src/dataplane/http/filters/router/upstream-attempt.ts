@@ -314,6 +314,7 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
     // A free connection answers synchronously, before `request()` has returned the handle.
     this.upstream = up;
     this.upstreamReady = true;
+    this.stream.info.upstreamLocal = up.localAddress();
     const body = this.body;
     if (body === null) {
       up.end();

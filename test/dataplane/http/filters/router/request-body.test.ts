@@ -20,6 +20,7 @@ function upstream(): UpstreamRequest & { written: string[] } {
     pause: () => {},
     resume: () => {},
     onWritable: null,
+    localAddress: () => '',
   };
 }
 
