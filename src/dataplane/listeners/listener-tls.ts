@@ -9,6 +9,7 @@ import { peerFault } from '../codec/peer-guard.js';
 import type { NetworkFilterHandler } from '../network-filter.js';
 import type { ConnectionFacts } from './chain-match.js';
 import { isRestored, restoreAs } from './original-dst.js';
+import { peekFirstBytes } from './peek.js';
 
 /** Node's own bound on a TLS handshake. */
 const TLS_HANDSHAKE_TIMEOUT_MS = 120_000;
@@ -32,6 +33,13 @@ function peerKey(socket: net.Socket): string {
 export class ListenerTls {
   /** Per chain: the TLS server that handshakes its connections, or null for plain text. */
   private readonly servers: Array<tls.Server | null>;
+  /**
+   * Per chain with `alpn_protocols`: a server offering no ALPN, for a client whose list shares
+   * none of them. The reference's selection then goes on without ALPN (BoringSSL's NOACK);
+   * Node's answers such a client with a fatal `no_application_protocol` alert, and its ALPN
+   * callback can do nothing else, so the choice is made before the handshake, from the hello.
+   */
+  private readonly bare: Array<tls.Server | null>;
   /** Per chain: its TLS context now (a rotated secret replaces it for new handshakes). */
   private readonly contexts: Array<DownstreamTls | null>;
   /** `listener.<address>.server_ssl_socket_factory.downstream_context_secrets_not_ready`. */
@@ -46,7 +54,10 @@ export class ListenerTls {
   ) {
     const ssl = sslStats(scope);
     this.contexts = spec.chains.map((c) => c.tls);
-    this.servers = spec.chains.map((c, i) => (c.tls ? this.server(c.tls, i, ssl) : null));
+    this.servers = spec.chains.map((c, i) => (c.tls ? this.server(c.tls, i, ssl, true) : null));
+    this.bare = spec.chains.map((c, i) =>
+      c.tls && c.tls.alpn.length > 0 ? this.server(c.tls, i, ssl, false) : null,
+    );
     this.secretsNotReady = scope.counter('server_ssl_socket_factory.downstream_context_secrets_not_ready');
   }
 
@@ -67,14 +78,36 @@ export class ListenerTls {
     // probe) closes it, where half-open it would wait for a ClientHello that never comes.
     // `secured` gives the chain its half-closes back.
     socket.allowHalfOpen = false;
+    if (this.bare[chain] && facts.transportProtocol !== 'tls') {
+      // Not peeked yet: the hello's ALPN list picks the server, within the handshake's deadline.
+      const spec = {
+        inspectTimeoutMs: handshakeTimeoutMs(this.handlers[chain]?.connectionIdleMs ?? 0),
+        continueOnInspectTimeout: false,
+        httpInspector: false,
+      };
+      peekFirstBytes(socket, spec, (transportProtocol, serverName, alpn) =>
+        this.begin(socket, chain, { ...facts, transportProtocol, serverName, applicationProtocols: alpn }),
+      );
+      return true;
+    }
+    this.begin(socket, chain, facts);
+    return true;
+  }
+
+  /** Starts the handshake: on the chain's bare server when the client's ALPN list shares nothing with the chain's. */
+  private begin(socket: net.Socket, chain: number, facts: ConnectionFacts): void {
+    const offered = facts.applicationProtocols;
+    const ours = this.contexts[chain]?.alpn ?? [];
+    const bare = this.bare[chain];
+    const server =
+      bare && offered.length > 0 && !offered.some((p) => ours.includes(p)) ? bare : this.servers[chain];
     // The TLS socket reads its addresses from the kernel: it is given the restored one once secured.
     if (isRestored(socket)) {
       const key = peerKey(socket);
       this.restored.set(key, { ip: facts.localAddress, port: facts.localPort });
       socket.once('close', () => this.restored.delete(key));
     }
-    server.emit('connection', socket);
-    return true;
+    server?.emit('connection', socket);
   }
 
   /**
@@ -85,14 +118,17 @@ export class ListenerTls {
     const server = this.servers[chain];
     if (!server || this.contexts[chain] === ctx) return;
     this.contexts[chain] = ctx;
-    if (ctx.pending.length === 0) server.setSecureContext(ctx.secure);
+    if (ctx.pending.length === 0) {
+      server.setSecureContext(ctx.secure);
+      this.bare[chain]?.setSecureContext(ctx.secure);
+    }
   }
 
-  private server(ctx: DownstreamTls, chain: number, ssl: SslStats): tls.Server {
+  private server(ctx: DownstreamTls, chain: number, ssl: SslStats, alpn: boolean): tls.Server {
     const server = tls.createServer(
       {
         ...ctx.secure,
-        ...(ctx.alpn.length > 0 ? { ALPNProtocols: ctx.alpn } : {}),
+        ...(alpn && ctx.alpn.length > 0 ? { ALPNProtocols: ctx.alpn } : {}),
         // A client certificate is asked for when there is something to check it against.
         requestCert: ctx.hasValidation || ctx.requireClientCertificate,
         rejectUnauthorized: false,
