@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { AppendFile } from '../append-file.js';
 
 /** Where formatted log lines go. */
 export interface LogSink {
@@ -25,19 +25,19 @@ const FLUSH_BYTES = 64 * 1024;
 /**
  * An append-only log file written through a buffer that is flushed every
  * `flushIntervalMs` (`--file-flush-interval-msec`), when it fills, on reopen and at exit.
- * Throws when the file cannot be opened at start; a failed reopen reports on stderr and
- * keeps the lines buffered until a later reopen succeeds.
+ * Throws when the file cannot be opened at start; a failed write or reopen is said on stderr
+ * and the lines wait (up to 1 MiB) for a later one (`AppendFile`: never blocks, never throws).
  */
 export function fileSink(path: string, flushIntervalMs: number): LogSink {
-  let fd: number | null = openSync(path, 'a');
+  const file = new AppendFile(path, 'log file');
   let buffered: string[] = [];
   let bytes = 0;
   const flush = () => {
-    if (fd === null || buffered.length === 0) return;
+    if (buffered.length === 0) return;
     const chunk = buffered.join('');
     buffered = [];
     bytes = 0;
-    writeSync(fd, chunk);
+    file.write(chunk);
   };
   const timer = setInterval(flush, Math.max(1, flushIntervalMs));
   timer.unref();
@@ -50,22 +50,14 @@ export function fileSink(path: string, flushIntervalMs: number): LogSink {
     },
     reopen() {
       flush();
-      if (fd !== null) closeSync(fd);
-      fd = null;
-      try {
-        fd = openSync(path, 'a');
-        flush();
-      } catch (err) {
-        process.stderr.write(`cannot reopen log file '${path}': ${(err as Error).message}\n`);
-      }
+      file.reopen();
     },
     flush,
     close() {
       flush();
       clearInterval(timer);
       process.off('exit', flush);
-      if (fd !== null) closeSync(fd);
-      fd = null;
+      file.close();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { AppendFile } from '../../append-file.js';
 
 /** One open access log file, shared by every logger of this process that names its path. */
 export interface AccessLogFile {
@@ -14,7 +14,7 @@ export interface AccessLogFile {
 const FLUSH_BYTES = 64 * 1024;
 
 interface OpenFile {
-  fd: number | null;
+  file: AppendFile | null;
   /** The process's stdout or stderr (the stream loggers): written through, never opened or closed. */
   stream?: NodeJS.WriteStream;
   chunks: string[];
@@ -26,7 +26,7 @@ interface OpenFile {
 const files = new Map<string, OpenFile>();
 
 /** Writes everything buffered in one `write(2)`; with O_APPEND each lands whole at the end. */
-function flushFile(path: string, f: OpenFile): void {
+function flushFile(f: OpenFile): void {
   if (f.stream && f.chunks.length > 0) {
     // Node's own stream: a write(2) on a non-blocking pipe could fail with EAGAIN.
     f.stream.write(f.chunks.join(''));
@@ -34,39 +34,27 @@ function flushFile(path: string, f: OpenFile): void {
     f.bytes = 0;
     return;
   }
-  if (f.fd === null || f.chunks.length === 0) return;
-  const data = Buffer.from(f.chunks.length === 1 ? (f.chunks[0] as string) : f.chunks.join(''));
+  if (f.file === null || f.chunks.length === 0) return;
+  const data = f.chunks.length === 1 ? (f.chunks[0] as string) : f.chunks.join('');
   f.chunks = [];
   f.bytes = 0;
-  try {
-    let off = 0;
-    while (off < data.length) off += writeSync(f.fd, data, off);
-  } catch (err) {
-    process.stderr.write(`cannot write access log '${path}': ${(err as Error).message}\n`);
-  }
+  f.file.write(data);
 }
 
 function flushAll(): void {
-  for (const [path, f] of files) flushFile(path, f);
+  for (const f of files.values()) flushFile(f);
 }
 
 /**
  * Closes and opens every access log file again, so a file renamed away by a rotation is let
  * go; lines buffered before go to the old file, every later one to the new. SIGUSR1 and
- * `POST /reopen_logs` call this. A file that cannot be opened keeps its lines buffered until
- * a later reopen succeeds.
+ * `POST /reopen_logs` call this. A file that cannot be opened keeps up to 1 MiB of lines
+ * until a later reopen succeeds (`AppendFile`).
  */
 export function reopenAccessLogs(): void {
-  for (const [path, f] of files) {
-    flushFile(path, f);
-    if (f.stream) continue;
-    if (f.fd !== null) closeSync(f.fd);
-    f.fd = null;
-    try {
-      f.fd = openSync(path, 'a');
-    } catch (err) {
-      process.stderr.write(`cannot reopen access log '${path}': ${(err as Error).message}\n`);
-    }
+  for (const f of files.values()) {
+    flushFile(f);
+    f.file?.reopen();
   }
 }
 
@@ -95,7 +83,7 @@ export function flushAccessLogsAtExit(): () => void {
  * when 64 KiB are waiting, on reopen and at exit. Throws when the file cannot be opened.
  */
 export function openAccessLogFile(path: string, flushIntervalMs: number): AccessLogFile {
-  return share(path, flushIntervalMs, () => ({ fd: openSync(path, 'a') }));
+  return share(path, flushIntervalMs, () => ({ file: new AppendFile(path, 'access log') }));
 }
 
 /**
@@ -104,14 +92,14 @@ export function openAccessLogFile(path: string, flushIntervalMs: number): Access
  * worker thread's stdout and stderr are forwarded to the process's by Node.
  */
 export function openAccessLogStream(which: 'stdout' | 'stderr', flushIntervalMs: number): AccessLogFile {
-  return share(`<${which}>`, flushIntervalMs, () => ({ fd: null, stream: process[which] }));
+  return share(`<${which}>`, flushIntervalMs, () => ({ file: null, stream: process[which] }));
 }
 
 /** The shared entry of `path` (opened by `open` for its first holder), with one more holder. */
 function share(
   path: string,
   flushIntervalMs: number,
-  open: () => Pick<OpenFile, 'fd' | 'stream'>,
+  open: () => Pick<OpenFile, 'file' | 'stream'>,
 ): AccessLogFile {
   let f = files.get(path);
   if (!f) {
@@ -119,7 +107,7 @@ function share(
     const timer = setInterval(
       () => {
         const open = files.get(path);
-        if (open) flushFile(path, open);
+        if (open) flushFile(open);
       },
       Math.max(1, flushIntervalMs),
     );
@@ -135,17 +123,17 @@ function share(
     write(lines) {
       file.chunks.push(lines);
       file.bytes += lines.length;
-      if (file.bytes >= FLUSH_BYTES) flushFile(path, file);
+      if (file.bytes >= FLUSH_BYTES) flushFile(file);
     },
-    flush: () => flushFile(path, file),
+    flush: () => flushFile(file),
     release() {
       if (released) return;
       released = true;
       file.holders -= 1;
       if (file.holders > 0) return;
-      flushFile(path, file);
+      flushFile(file);
       clearInterval(file.timer);
-      if (file.fd !== null && !file.stream) closeSync(file.fd);
+      file.file?.close();
       files.delete(path);
     },
   };
