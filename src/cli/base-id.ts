@@ -1,5 +1,5 @@
-import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { writeOutputFile } from './output-file.js';
 
 /** How many base IDs `--use-dynamic-base-id` tries before giving up. */
 const MAX_PROBES = 1000;
@@ -36,9 +36,5 @@ export async function reserveDynamicBaseId(socketPath: string): Promise<number> 
 
 /** `--base-id-path`: the base ID in decimal, as the reference writes it. */
 export function writeBaseId(path: string, baseId: number): void {
-  try {
-    writeFileSync(path, String(baseId));
-  } catch (err) {
-    throw new Error(`cannot write --base-id-path '${path}': ${(err as Error).message}`);
-  }
+  writeOutputFile('--base-id-path', path, String(baseId));
 }

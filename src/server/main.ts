@@ -1,9 +1,9 @@
-import { writeFileSync } from 'node:fs';
 import { bootstrapLoaded, hotRestarted, hotRestartParent, serverStateChanged } from '../../events/index.js';
 import { startAdmin } from '../admin/server.js';
 import { withApplicationLogFormat } from '../bootstrap/application-log.js';
 import { loadBootstrap } from '../bootstrap/load.js';
 import { hotRestartVersion } from '../cli/hot-restart-version.js';
+import { writeOutputFile } from '../cli/output-file.js';
 import { commandLineOptionsJson } from '../cli/server-info-options.js';
 import { createContext, type ServerContext } from '../context.js';
 import { startDataPlane } from '../dataplane/index.js';
@@ -95,7 +95,8 @@ export async function serve(options: Options): Promise<ServerContext> {
   for (const warning of loaded.warnings) configLog.warn(warning);
   ctx.stats.counter('server.static_unknown_fields').add(loaded.unknownFields);
   const adminAddress = await startAdmin(ctx);
-  if (options.adminAddressPath) writeFileSync(options.adminAddressPath, adminAddress);
+  if (options.adminAddressPath)
+    writeOutputFile('--admin-address-path', options.adminAddressPath, adminAddress);
   // INITIALIZING (set by bootstrap-loaded) lasts until the listeners are bound.
   await startDataPlane(ctx, edges.health);
   // Like the reference, a static listener that cannot bind fails start-up: never LIVE with
