@@ -9,10 +9,11 @@
  * (geometric mean of the per-round ratios, and in how many rounds it was lower).
  *
  * Usage (after `npm run build`, in each build compared):
- *   node dist/bench/ab.js [--load h1|post|rate|h2|h2post] [--upstream h1|h2] [--rounds N] [--seconds S] ROOT[,NODE_FLAG...] ...
+ *   node dist/bench/ab.js [--load h1|post|rate|tail|h2|h2post] [--upstream h1|h2] [--rounds N] [--seconds S] ROOT[,NODE_FLAG...] ...
  * where each ROOT is a checkout with its own `dist/` (e.g. a worktree of the commit before),
  * optionally with node flags for that peer (`.,--max-semi-space-size=4`). Loads: `wrk -c50`
  * GETs (h1), POSTs of 100 bytes (post), 2,000 GETs a second over 20 connections (rate),
+ * the same staggered as the data-plane part's latency run, with its p99 and p99.9 (tail),
  * `h2load -c10 -m10` h2c GETs (h2) or POSTs of 100 bytes (h2post). `--upstream h2` makes nginx
  * an h2c upstream and the proxies' cluster (and HAProxy's server) speak HTTP/2 to it: the
  * upstream HTTP/2 client is then in the measured path.
@@ -22,10 +23,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { median } from './lib/load.js';
+import { h2loadLatency, median } from './lib/load.js';
 import { startHaproxy, startUpstream, type Target } from './peers/start.js';
 
-const LOADS = ['h1', 'post', 'rate', 'h2', 'h2post'] as const;
+const LOADS = ['h1', 'post', 'rate', 'tail', 'h2', 'h2post'] as const;
 type Load = (typeof LOADS)[number];
 
 interface Round {
@@ -35,6 +36,9 @@ interface Round {
   sys: number;
   perSecond: number;
   failed: number;
+  /** `tail` only: p99 and p99.9 in ms. */
+  p99?: number;
+  p999?: number;
 }
 
 /** On-CPU nanoseconds of every thread of `pid` so far. */
@@ -66,10 +70,19 @@ function run(command: string, args: string[], seconds: number): Promise<string> 
 }
 
 /** Runs `load` at `target` for `seconds`: the requests completed and those that failed. */
-async function drive(load: Load, target: Target, seconds: number, files: string): Promise<Omit<Round, 'us' | 'user' | 'sys'>> {
+async function drive(
+  load: Load,
+  target: Target,
+  seconds: number,
+  files: string,
+): Promise<Omit<Round, 'us' | 'user' | 'sys'>> {
   const h2 = load === 'h2' || load === 'h2post';
   const url = h2 ? (target.h2Url as string) : target.url;
   let out: string;
+  if (load === 'tail') {
+    const r = await h2loadLatency(url, 2000, 20, seconds);
+    return { perSecond: r.requests / (seconds + 1), failed: r.errors, p99: r.p99, p999: r.p999 };
+  }
   if (load === 'h1' || load === 'post') {
     const script = load === 'post' ? ['-s', join(files, 'post.lua')] : [];
     out = await run('wrk', ['-t1', '-c50', `-d${seconds}s`, ...script, url], seconds);
@@ -141,7 +154,8 @@ async function main(): Promise<void> {
         const before = cpuNanoseconds(peer.target.pid);
         const [user, sys] = userSysTicks(peer.target.pid);
         const out = await drive(load, peer.target, seconds, files);
-        const requests = out.perSecond * seconds;
+        // A `tail` run has a warm-up second before its measured seconds, in the CPU time too.
+        const requests = out.perSecond * (load === 'tail' ? seconds + 1 : seconds);
         const [userAfter, sysAfter] = userSysTicks(peer.target.pid);
         // Ticks are 10 ms (USER_HZ 100): 1e4 µs each.
         (results[i] as Round[]).push({
@@ -154,7 +168,8 @@ async function main(): Promise<void> {
       const loadAverage = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
       const cells = peers.map((p, i) => {
         const x = (results[i] as Round[])[r] as Round;
-        return `${p.name} ${x.us.toFixed(1)} µs (user ${x.user.toFixed(1)} sys ${x.sys.toFixed(1)}) ${x.perSecond.toFixed(0)}/s${x.failed ? ` (${x.failed} failed)` : ''}`;
+        const tail = x.p99 === undefined ? '' : ` p99 ${x.p99.toFixed(2)} p99.9 ${x.p999?.toFixed(2)} ms`;
+        return `${p.name} ${x.us.toFixed(1)} µs (user ${x.user.toFixed(1)} sys ${x.sys.toFixed(1)}) ${x.perSecond.toFixed(0)}/s${tail}${x.failed ? ` (${x.failed} failed)` : ''}`;
       });
       process.stdout.write(`round ${r + 1}, load average ${loadAverage}: ${cells.join(' | ')}\n`);
     }
@@ -166,6 +181,16 @@ async function main(): Promise<void> {
       process.stdout.write(
         `${p.name}: median ${median(us(i)).toFixed(1)} µs (${Math.min(...us(i)).toFixed(1)}-${Math.max(...us(i)).toFixed(1)}; user ${user.toFixed(1)}, sys ${sys.toFixed(1)}), ${toHaproxy.toFixed(2)}x HAProxy\n`,
       );
+    }
+    if (load === 'tail') {
+      for (const [i, p] of peers.entries()) {
+        const rs = results[i] as Round[];
+        const ratio = (k: 'p99' | 'p999') =>
+          geometricMean(rs.map((x, r) => (x[k] as number) / ((results[0] as Round[])[r]?.[k] as number)));
+        process.stdout.write(
+          `${p.name}: p99 median ${median(rs.map((x) => x.p99 as number)).toFixed(2)} ms (${ratio('p99').toFixed(2)}x HAProxy), p99.9 median ${median(rs.map((x) => x.p999 as number)).toFixed(2)} ms (${ratio('p999').toFixed(2)}x)\n`,
+        );
+      }
     }
     for (let i = 2; i < peers.length; i++) {
       const ratios = us(i).map((x, r) => x / (us(1)[r] as number));

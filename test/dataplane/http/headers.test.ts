@@ -3,7 +3,11 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { downstreamResponseHeaders, upstreamRequestHead } from '../../../src/dataplane/http/headers.js';
+import {
+  connectionNominated,
+  downstreamResponseHeaders,
+  upstreamRequestHead,
+} from '../../../src/dataplane/http/headers.js';
 import type { HttpRequest } from '../../../src/dataplane/codec/request.js';
 import type { CompiledRoute } from '../../../src/dataplane/router/table.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
@@ -85,6 +89,19 @@ test('response headers lose hop-by-hop headers, the length and the upstream serv
       'proxy',
     ),
     ['content-type', 'text/plain', 'x-a', '1', 'server', 'proxy'],
+  );
+});
+
+test('Connection: keep-alive names nothing beyond the hop-by-hop fields; other names are kept, close too', () => {
+  assert.equal(connectionNominated(['connection', 'keep-alive']), null);
+  assert.equal(connectionNominated(['connection', ' Keep-Alive\t']), null);
+  assert.equal(connectionNominated(['connection', 'keep-alive, Upgrade']), null);
+  assert.deepEqual(connectionNominated(['connection', 'Keep-Alive, X-Secret']), new Set(['x-secret']));
+  assert.deepEqual(connectionNominated(['connection', 'close']), new Set(['close']));
+  assert.deepEqual(connectionNominated(['connection', 'keep-alivex']), new Set(['keep-alivex']));
+  assert.deepEqual(
+    downstreamResponseHeaders(['connection', 'keep-alive', 'keep-alive', 'timeout=5', 'x-a', '1'], 'proxy'),
+    ['x-a', '1', 'server', 'proxy'],
   );
 });
 
