@@ -308,7 +308,8 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
     if (!this.keepAlive) framing += 'connection: close\r\n';
     else if (http10) framing += 'connection: keep-alive\r\n';
     // As the reference: an accepted HTTP/1.0 request gets an HTTP/1.0 answer.
-    this.pendingHead.set(http10 ? 'HTTP/1.0' : 'HTTP/1.1', status, headers, `${framing}\r\n`);
+    const version = http10 ? 'HTTP/1.0' : 'HTTP/1.1';
+    this.pendingHead.set(version, status, headers, `${framing}\r\n`, endStream ? null : this.socket);
     if (endStream) this.socket.write(this.pendingHead.take(null));
   }
 

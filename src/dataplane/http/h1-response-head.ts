@@ -1,10 +1,16 @@
+import type * as net from 'node:net';
 import type { Counter } from '../../stats/store.js';
 import { responseHeadBytes } from '../codec/h1-head-bytes.js';
 import { reasonPhrase } from '../codec/h1-status.js';
 
+/** Writes a head still waiting once the tick that set it is over (`PendingHead.set`). */
+function writeIfWaiting(pending: PendingHead, socket: net.Socket): void {
+  if (pending.waiting && !socket.destroyed) socket.write(pending.take(null));
+}
+
 /**
  * A downstream HTTP/1 response head not written yet: its fields, kept until the first body
- * bytes so that both go out in one Buffer, and what its first and last lines say.
+ * bytes of the same tick so that both go out in one Buffer, and what its first and last lines say.
  */
 export class PendingHead {
   private fields: string[] | null = null;
@@ -19,12 +25,18 @@ export class PendingHead {
     return this.fields !== null;
   }
 
-  /** `framing`: the framing and connection fields and the empty line. */
-  set(version: string, status: number, fields: string[], framing: string): void {
+  /**
+   * `framing`: the framing and connection fields and the empty line. With `socket`, a head no
+   * body bytes took by the end of this tick is written to it alone: a body that comes later
+   * (an event stream's first event, a long poll) held the head from the client until it came,
+   * and a body that never came (the upstream closing) left the client no answer at all.
+   */
+  set(version: string, status: number, fields: string[], framing: string, socket: net.Socket | null): void {
     this.version = version;
     this.status = status;
     this.fields = fields;
     this.framing = framing;
+    if (socket !== null) process.nextTick(writeIfWaiting, this, socket);
   }
 
   /** The head as bytes, with `body` after it in the same Buffer when given; nothing waits after. */
