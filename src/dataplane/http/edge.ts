@@ -256,7 +256,9 @@ export function applyEdge(
   if ((seen & remove) !== 0) removeKinds(h, remove);
   if (!internal) for (const name of internalOnly) removeHeader(h, name);
   if (appended !== null) h.push('x-forwarded-for', xff === null ? appended : `${xff}, ${appended}`);
-  if (setProto) h.push('x-forwarded-proto', req.scheme);
+  // The connection's own scheme, as the reference's `connection.ssl()`: an HTTP/2 client's
+  // `:scheme` is its word alone, and `https` on a plain connection told the upstream TLS was used.
+  if (setProto) h.push('x-forwarded-proto', req.peer ? 'https' : 'http');
   if (internal) h.push(INTERNAL_HEADER, 'true');
   if (edge && client.address) h.push(EXTERNAL_ADDRESS_HEADER, client.address);
   if (newId) h.push('x-request-id', requestId());

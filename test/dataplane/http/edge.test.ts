@@ -21,6 +21,7 @@ import {
 } from '../../../src/dataplane/http/edge.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { findingsOf } from '../../helpers/compile.js';
+import { headersFrame, outcome, rawH2 } from '../../helpers/h2-frames.js';
 import { cluster } from '../../helpers/dataplane.js';
 import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
@@ -421,6 +422,32 @@ describe('the edge over real sockets', () => {
       [`x-proxy-${n}`, n === 'internal' ? 'true' : '1'],
     ]),
   );
+
+  // Root cause: x-forwarded-proto was set from the request's scheme, which over HTTP/2 is the
+  // client's `:scheme`: a plain h2c client saying `https` had the upstream told TLS was used,
+  // on an edge too. The reference sets it from the connection (`connection.ssl()`).
+  test("an HTTP/2 client's :scheme https on a plain connection: the upstream is told http", async () => {
+    for (const scheme of ['https', 'http']) {
+      const before = seen.length;
+      const client = await rawH2(proxy.port);
+      client.send(
+        headersFrame(
+          1,
+          [
+            [':method', 'GET'],
+            [':scheme', scheme],
+            [':authority', 'a'],
+            [':path', `/${scheme}`],
+          ],
+          true,
+        ),
+      );
+      await client.until((frames) => outcome(frames, 1) !== 'nothing', 5000);
+      client.socket.destroy();
+      assert.equal(seen.length, before + 1);
+      assert.equal(seen.at(-1)?.['x-forwarded-proto'], 'http');
+    }
+  });
 
   test('an external client: no control header reaches the router or the upstream; the upstream learns the real client', async () => {
     const res = await get('127.0.0.2', '/internal-only', {
