@@ -1,7 +1,7 @@
 import type { Json, JsonObject } from '../../events/index.js';
 import { arrayOf, durationMs, objectOf } from '../../reducers/settings/values.js';
 import { compileCluster } from '../config/cluster.js';
-import { checkBootstrapSources } from '../config/config-source.js';
+import { checkBootstrapSources } from '../config/dynamic-resources.js';
 import { compileOutlierEventLog } from '../config/health.js';
 import { checkIpLiteral } from '../config/ip-literal.js';
 import { compileListener } from '../config/listener.js';
@@ -9,8 +9,8 @@ import { checkLoadStatsConfig } from '../config/load-reporting.js';
 import { compileOverloadManager } from '../config/overload.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../config/route-clusters.js';
 import { checkSecret } from '../config/secret.js';
-import { compileStatsSinks } from '../config/stats-sinks.js';
 import { staticSecrets } from '../config/secrets.js';
+import { compileStatsSinks } from '../config/stats-sinks.js';
 import { compileAccessLogs } from '../dataplane/access-log/config.js';
 import { compileBootstrapTracing, tracerCluster } from '../dataplane/tracing/config.js';
 import { compileApplicationLogConfig } from './application-log.js';

@@ -5,7 +5,8 @@
 import type { JsonObject } from '../../events/config.js';
 import { objectOf } from '../../reducers/settings/values.js';
 import { Report } from '../bootstrap/report.js';
-import { compileApiConfigSource, type GrpcSource, type SourceAt } from './config-source.js';
+import { compileApiConfigSource, type GrpcSource } from './config-source.js';
+import type { SourceAt } from './dynamic-resources.js';
 
 export const LOAD_STATS_CONFIG_PATH = 'cluster_manager.load_stats_config';
 

@@ -8,18 +8,19 @@
 import { secretRemoved } from '../../../events/index.js';
 import type { State } from '../../../reducers/index.js';
 import { disabledExtensions } from '../../bootstrap/catalog.js';
-import { compiledDynamicSources, type DynamicSources, type GrpcSource } from '../../config/config-source.js';
+import type { GrpcSource } from '../../config/config-source.js';
+import { compiledDynamicSources, type DynamicSources } from '../../config/dynamic-resources.js';
 import type { Core } from '../../core.js';
 import { prepareHashing } from '../../upstream/hash.js';
 import { applyChange } from './apply.js';
 import { InitTargets } from './init-targets.js';
 import type { JudgeContext } from './judge.js';
-import { Warming } from './warming.js';
 import { Subscribers } from './subscribers.js';
 import { SubscriptionStats } from './subscription-stats.js';
 import { Transports } from './transports.js';
 import { type Transport, TYPE_URLS } from './types.js';
 import { type Want, wants } from './wants.js';
+import { Warming } from './warming.js';
 import { localNode } from './wire.js';
 
 export interface XdsClient {

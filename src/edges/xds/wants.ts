@@ -5,7 +5,8 @@
 import type { JsonObject } from '../../../events/config.js';
 import type { State } from '../../../reducers/index.js';
 import { compiledCluster } from '../../config/cluster.js';
-import { type ConfigSourceSpec, configSourceOf, type DynamicSources } from '../../config/config-source.js';
+import { type ConfigSourceSpec, configSourceOf } from '../../config/config-source.js';
+import type { DynamicSources } from '../../config/dynamic-resources.js';
 import { rdsNamesOf } from '../../config/rds-names.js';
 import { clusterSdsRefs, listenerSdsRefs } from '../../config/sds-refs.js';
 import { type ResourceKind, TYPE_URLS } from './types.js';
