@@ -23,7 +23,7 @@ export function openAppend(path: string): number {
  * An append-only file written by whole chunks of lines that never blocks nor throws: what a
  * full pipe (EAGAIN) or a failing disk (ENOSPC, EIO) does not take waits, up to
  * `MAX_PENDING_BYTES`, and goes out first on the next write; past that, chunks are dropped.
- * A failure and the recovery are each said once on stderr, naming the file (`what`): a throw
+ * A failure and the recovery are each said once (on stderr by default), naming the file: a throw
  * from a flush timer ended the process, and one line per failed flush would flood the log.
  */
 export class AppendFile {
@@ -32,10 +32,11 @@ export class AppendFile {
   private failure: string | null = null;
   private dropped = 0;
 
-  /** Opens `path` (see `openAppend`); throws when it cannot. */
+  /** Opens `path` (see `openAppend`); throws when it cannot. `say` tells of failures (stderr). */
   constructor(
     readonly path: string,
     private readonly what: string,
+    private readonly say: (message: string) => void = (message) => process.stderr.write(`${message}\n`),
   ) {
     this.fd = openAppend(path);
   }
@@ -100,7 +101,7 @@ export class AppendFile {
     this.pending = Buffer.alloc(0);
     if (this.failure !== null) {
       const lost = this.dropped > 0 ? `; ${this.dropped} bytes of lines were dropped` : '';
-      process.stderr.write(`${this.what} '${this.path}': writing again${lost}\n`);
+      this.say(`${this.what} '${this.path}': writing again${lost}`);
       this.failure = null;
       this.dropped = 0;
     }
@@ -109,8 +110,8 @@ export class AppendFile {
   private fail(why: string): void {
     if (this.failure !== null) return;
     this.failure = why;
-    process.stderr.write(
-      `${this.what} '${this.path}': ${why}; up to 1 MiB of lines wait for the next write, later ones are dropped\n`,
+    this.say(
+      `${this.what} '${this.path}': ${why}; up to 1 MiB of lines wait for the next write, later ones are dropped`,
     );
   }
 }

@@ -46,8 +46,8 @@ function follow(
 export function startActiveHealthChecking(deps: HealthDeps): ActiveHealthChecking {
   const trafficked = new Set<string>();
   const firstRound = new FirstRound();
-  const eventLogs = new HealthCheckEventLogs((err, path) =>
-    deps.log?.get('upstream').error({ err, path }, 'health check event log: writing failed, no more lines'),
+  const eventLogs = new HealthCheckEventLogs((message) =>
+    deps.log?.get('upstream').error(`health check ${message}`),
   );
   const shared: CheckContext = { deps, firstRound, eventLogs, hadTraffic: (name) => trafficked.has(name) };
   const clusters = followClusters<CheckedCluster | undefined>(deps.store, {

@@ -1,35 +1,39 @@
-import { createWriteStream, type WriteStream } from 'node:fs';
 import type { JsonObject } from '../../../events/index.js';
+import { AppendFile } from '../../append-file.js';
 
 /**
  * An append-only file of JSON lines (the reference's health check and outlier event logs),
- * opened at the first line. A file that cannot be written is reported once through `onError`
- * and written no more.
+ * opened at the first line, written as access logs are (`AppendFile`): a FIFO never blocks, and
+ * lines a full disk refused wait (up to 1 MiB) and go out once it takes writes again. `say`
+ * tells of a failure and of the recovery. It was a write stream, which one ENOSPC ended for the
+ * life of the process.
  */
 export class JsonLinesLog {
-  private stream: WriteStream | null = null;
+  private file: AppendFile | null = null;
   private failed = false;
 
   constructor(
     readonly path: string,
-    private readonly onError: (err: Error) => void,
+    private readonly say: (message: string) => void,
   ) {}
 
   write(record: JsonObject): void {
     if (this.failed) return;
-    if (!this.stream) {
-      this.stream = createWriteStream(this.path, { flags: 'a' });
-      this.stream.on('error', (err) => {
+    if (!this.file) {
+      try {
+        this.file = new AppendFile(this.path, 'event log', this.say);
+      } catch (err) {
         this.failed = true;
-        this.onError(err);
-      });
+        this.say(`event log '${this.path}': cannot open: ${(err as Error).message}; no lines are written`);
+        return;
+      }
     }
-    this.stream.write(`${JSON.stringify(record)}\n`);
+    this.file.write(`${JSON.stringify(record)}\n`);
   }
 
   close(): void {
-    this.stream?.end();
-    this.stream = null;
+    this.file?.close();
+    this.file = null;
   }
 }
 
@@ -43,7 +47,7 @@ const CHECKER_TYPE = { http: 'HTTP', tcp: 'TCP', grpc: 'GRPC' } as const;
 export class HealthCheckEventLogs {
   private readonly logs = new Map<string, JsonLinesLog>();
 
-  constructor(private readonly onError: (err: Error, path: string) => void) {}
+  constructor(private readonly say: (message: string) => void) {}
 
   /** Writes `HealthCheckEvent` lines about one host, stamped with the time of each. */
   writerFor(
@@ -54,7 +58,7 @@ export class HealthCheckEventLogs {
   ): (event: JsonObject) => void {
     let log = this.logs.get(path);
     if (!log) {
-      log = new JsonLinesLog(path, (err) => this.onError(err, path));
+      log = new JsonLinesLog(path, this.say);
       this.logs.set(path, log);
     }
     const about = {

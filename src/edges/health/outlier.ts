@@ -29,11 +29,7 @@ export function startOutlierDetection(
 ): OutlierDetection {
   const logPath = compiledOutlierEventLog(deps.store.state.bootstrap?.config);
   const eventLog = logPath
-    ? new JsonLinesLog(logPath, (err) =>
-        deps.log
-          ?.get('upstream')
-          .error({ err, path: logPath }, 'outlier event log: writing failed, no more lines'),
-      )
+    ? new JsonLinesLog(logPath, (message) => deps.log?.get('upstream').error(`outlier ${message}`))
     : null;
 
   function follow(name: string, entry: ClusterEntry, detector: ClusterDetector | undefined) {
