@@ -59,7 +59,7 @@ test('FIFOs nobody reads: no file operation of the process waits, lines kept for
     execFileSync('mkfifo', [f]);
     return new JsonLinesLog(f, () => {});
   });
-  logs.forEach((log, i) => log.write({ i }));
+  for (const [i, log] of logs.entries()) log.write({ i });
   const answered = await Promise.race([
     stat(dir).then(() => 'answered'),
     new Promise((r) => setTimeout(() => r('waited 5 s'), 5000)),
