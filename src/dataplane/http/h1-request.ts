@@ -164,13 +164,15 @@ export function requestFromHead(
   let path = head.target;
   if (path.charCodeAt(0) !== 47 /* / */ && method !== 'CONNECT' && path !== '*') {
     // Absolute form (`GET http://host/path`): the authority comes from it (RFC 9112 3.2.2).
-    const m = /^https?:\/\/([^/?#]+)(.*)$/i.exec(path);
+    const m = /^http(s?):\/\/([^/?#]+)(.*)$/i.exec(path);
     // The authority becomes the Host: checked as a Host is (userinfo refused, RFC 9110 4.2.4).
-    if (!m || !validAuthority(m[1] as string)) return null;
+    if (!m || !validAuthority(m[2] as string)) return null;
     // Without allow_absolute_url the target stays the path, which the exchange answers 404.
     if (allowAbsoluteUrl) {
-      authority = (m[1] as string).toLowerCase();
-      const rest = m[2] as string;
+      // `https://` on a plain connection is refused, as the reference refuses "https in the clear".
+      if (m[1] !== '' && facts.scheme !== 'https') return null;
+      authority = (m[2] as string).toLowerCase();
+      const rest = m[3] as string;
       path = rest.charCodeAt(0) === 47 /* / */ ? rest : `/${rest}`;
     }
   }

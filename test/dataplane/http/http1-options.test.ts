@@ -181,6 +181,24 @@ describe('request targets', () => {
     });
   });
 
+  // Root cause: an absolute-form target was read as `https?://` alike, so `GET https://...` on a
+  // plain connection was served; the reference refuses it ("https in the clear"), as a client
+  // asking for TLS must not be answered over cleartext as if it had it.
+  test('an https:// absolute-form target on a plain connection is 400, never forwarded', async () => {
+    await withProxy({}, async (proxy) => {
+      const before = origin.requests.length;
+      for (const target of ['https://abs.test/a', 'HTTPS://abs.test/a']) {
+        const out = await rawExchange(
+          proxy.port,
+          `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+          2000,
+        );
+        assert.match(out, /^HTTP\/1\.1 400 /);
+      }
+      assert.equal(origin.requests.length, before);
+    });
+  });
+
   test('the asterisk form (OPTIONS *) is 404, not forwarded', async () => {
     await withProxy({}, async (proxy) => {
       const out = await rawExchange(
