@@ -11,6 +11,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../events/index.js';
+import { httpListenerV3 } from '../helpers/bootstraps.js';
 import {
   GoControlPlane,
   type LogLine,
@@ -38,32 +39,16 @@ const edsCluster = (name: string, serviceName?: string): JsonObject => ({
 });
 
 const listener = (name: string, table: string, bufferLimit?: number): JsonObject => ({
-  name,
+  ...httpListenerV3(name, {
+    rds: { config_source: ADS_V3, route_config_name: table },
+    http_filters: [
+      {
+        name: 'envoy.filters.http.router',
+        typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' },
+      },
+    ],
+  }),
   ...(bufferLimit ? { per_connection_buffer_limit_bytes: bufferLimit } : {}),
-  address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-  filter_chains: [
-    {
-      filters: [
-        {
-          name: 'envoy.filters.network.http_connection_manager',
-          typed_config: {
-            '@type':
-              'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-            stat_prefix: name,
-            rds: { config_source: ADS_V3, route_config_name: table },
-            http_filters: [
-              {
-                name: 'envoy.filters.http.router',
-                typed_config: {
-                  '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
-                },
-              },
-            ],
-          },
-        },
-      ],
-    },
-  ],
 });
 
 /** `/later/...` to cluster `later`, `/slow` to `slow`, everything else to `app`. */

@@ -3,6 +3,9 @@ import type { JsonObject } from '../../events/index.js';
 export const HCM_TYPE =
   'type.googleapis.com/envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager';
 
+export const HCM_V3_TYPE =
+  'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+
 /** An admin on a free loopback port. */
 export const LOOPBACK_ADMIN: JsonObject = {
   address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
@@ -35,6 +38,26 @@ export function httpListener(hcm: JsonObject): JsonObject {
         filters: [{ name: 'envoy.http_connection_manager', typed_config: { '@type': HCM_TYPE, ...hcm } }],
       },
     ],
+  };
+}
+
+/** The HTTP connection manager as a network filter, as v3 configs write it: `stat_prefix` and `hcm`'s fields. */
+export function hcmFilterV3(statPrefix: string, hcm: JsonObject): JsonObject {
+  return {
+    name: 'envoy.filters.network.http_connection_manager',
+    typed_config: { '@type': HCM_V3_TYPE, stat_prefix: statPrefix, ...hcm },
+  };
+}
+
+/**
+ * The listener `name` on 127.0.0.1:0 whose one chain (with `chain`'s fields: a match, a
+ * transport socket) is `hcmFilterV3(name, hcm)`.
+ */
+export function httpListenerV3(name: string, hcm: JsonObject, chain: JsonObject = {}): JsonObject {
+  return {
+    name,
+    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+    filter_chains: [{ ...chain, filters: [hcmFilterV3(name, hcm)] }],
   };
 }
 

@@ -2,6 +2,7 @@
 import * as https from 'node:https';
 import type * as tls from 'node:tls';
 import type { JsonObject } from '../../events/index.js';
+import { httpListenerV3 } from '../helpers/bootstraps.js';
 import type { Issued } from './certs.js';
 
 /** A listener on 127.0.0.1 port 0 with one HCM chain routing path prefixes to clusters. */
@@ -56,38 +57,21 @@ export function mtlsHcmListener(
   hcm: JsonObject,
   alpn?: string[],
 ): JsonObject {
-  return {
-    name,
-    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-    filter_chains: [
-      {
-        transport_socket: {
-          name: 'envoy.transport_sockets.tls',
-          typed_config: {
-            '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
-            common_tls_context: {
-              ...(alpn ? { alpn_protocols: alpn } : {}),
-              tls_certificates: [
-                { certificate_chain: { filename: server.cert }, private_key: { filename: server.key } },
-              ],
-              validation_context: { trusted_ca: { filename: ca.cert } },
-            },
-          },
+  return httpListenerV3(name, hcm, {
+    transport_socket: {
+      name: 'envoy.transport_sockets.tls',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
+        common_tls_context: {
+          ...(alpn ? { alpn_protocols: alpn } : {}),
+          tls_certificates: [
+            { certificate_chain: { filename: server.cert }, private_key: { filename: server.key } },
+          ],
+          validation_context: { trusted_ca: { filename: ca.cert } },
         },
-        filters: [
-          {
-            name: 'envoy.filters.network.http_connection_manager',
-            typed_config: {
-              '@type':
-                'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-              stat_prefix: name,
-              ...hcm,
-            },
-          },
-        ],
       },
-    ],
-  };
+    },
+  });
 }
 
 export interface Answer {

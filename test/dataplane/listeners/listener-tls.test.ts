@@ -10,8 +10,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as tls from 'node:tls';
 import type { JsonObject } from '../../../events/index.js';
+import { hcmFilterV3 } from '../../helpers/bootstraps.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
-import { makePki, type Issued } from '../../tls/certs.js';
+import { type Issued, makePki } from '../../tls/certs.js';
 
 function tlsChain(cert: Issued, match: JsonObject): JsonObject {
   return {
@@ -29,26 +30,20 @@ function tlsChain(cert: Issued, match: JsonObject): JsonObject {
       },
     },
     filters: [
-      {
-        name: 'envoy.filters.network.http_connection_manager',
-        typed_config: {
-          '@type':
-            'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-          stat_prefix: 'alpn',
-          route_config: {
-            virtual_hosts: [
-              {
-                name: 'all',
-                domains: ['*'],
-                routes: [
-                  { match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'hi' } } },
-                ],
-              },
-            ],
-          },
-          http_filters: [{ name: 'envoy.filters.http.router' }],
+      hcmFilterV3('alpn', {
+        route_config: {
+          virtual_hosts: [
+            {
+              name: 'all',
+              domains: ['*'],
+              routes: [
+                { match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'hi' } } },
+              ],
+            },
+          ],
         },
-      },
+        http_filters: [{ name: 'envoy.filters.http.router' }],
+      }),
     ],
   };
 }

@@ -14,7 +14,9 @@ import * as http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import type { JsonObject } from '../../../events/index.js';
 import { socketHelper } from '../../../src/dataplane/listeners/native.js';
+import { hcmFilterV3 } from '../../helpers/bootstraps.js';
 import { spawnProxy } from '../../helpers/cli.js';
 
 const tag = `${process.pid % 100000}`;
@@ -123,16 +125,11 @@ const listener = (name: string, ip: string, port: number, extra: object, filter:
   ...extra,
   filter_chains: [{ filters: [filter] }],
 });
-const hcm = (routes: object) => ({
-  name: 'envoy.filters.network.http_connection_manager',
-  typed_config: {
-    '@type':
-      'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-    stat_prefix: 'sidecar',
+const hcm = (routes: JsonObject) =>
+  hcmFilterV3('sidecar', {
     route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [routes] }] },
     http_filters: [{ name: 'envoy.filters.http.router' }],
-  },
-});
+  });
 
 const bootstrap = {
   admin: { address: { pipe: { path: adminPath } } },

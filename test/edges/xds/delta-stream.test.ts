@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { JsonObject } from '../../../events/index.js';
 import { TYPE_URLS } from '../../../src/edges/xds/types.js';
 import { versionHash } from '../../../src/edges/xds/version-hash.js';
+import { httpListenerV3 } from '../../helpers/bootstraps.js';
 import { DeltaXdsServer, versionOfResource } from '../../helpers/delta-xds-server.js';
 import {
   GoControlPlane,
@@ -454,33 +455,17 @@ describe('delta LDS and RDS per type (v3) from the real go-control-plane', {
     },
     resource_api_version: 'V3',
   };
-  const listener = {
-    name: 'in',
-    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-    filter_chains: [
+  const listener = httpListenerV3('in', {
+    rds: { config_source: DELTA_V3, route_config_name: 'routes' },
+    http_filters: [
       {
-        filters: [
-          {
-            name: 'envoy.filters.network.http_connection_manager',
-            typed_config: {
-              '@type':
-                'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-              stat_prefix: 'in',
-              rds: { config_source: DELTA_V3, route_config_name: 'routes' },
-              http_filters: [
-                {
-                  name: 'envoy.filters.http.router',
-                  typed_config: {
-                    '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
-                  },
-                },
-              ],
-            },
-          },
-        ],
+        name: 'envoy.filters.http.router',
+        typed_config: {
+          '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
+        },
       },
     ],
-  };
+  });
   const routes = (body: string) => ({
     name: 'routes',
     virtual_hosts: [

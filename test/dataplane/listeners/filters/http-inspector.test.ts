@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
+import { hcmFilterV3 } from '../../../helpers/bootstraps.js';
 import { cluster, exchange, SETTLE_MS, settleMatch, tcpServer } from '../../../helpers/dataplane.js';
 import { answeringRoutes } from '../../../helpers/http-dataplane.js';
 import { type ProxyProcess, startProxyProcess } from '../../../helpers/proxy-process.js';
@@ -75,16 +76,10 @@ describe('envoy.filters.listener.http_inspector', () => {
                     application_protocols: ['http/1.1', 'h2c'],
                   },
                   filters: [
-                    {
-                      name: 'envoy.filters.network.http_connection_manager',
-                      typed_config: {
-                        '@type':
-                          'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                        stat_prefix: 'inbound_http',
-                        route_config: answeringRoutes('by the HTTP chain'),
-                        http_filters: [{ name: 'envoy.filters.http.router' }],
-                      },
-                    },
+                    hcmFilterV3('inbound_http', {
+                      route_config: answeringRoutes('by the HTTP chain'),
+                      http_filters: [{ name: 'envoy.filters.http.router' }],
+                    }),
                   ],
                 },
                 {

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import type { Json, JsonObject } from '../../../../../events/index.js';
+import { fileAccessLog, httpListenerV3 } from '../../../../helpers/bootstraps.js';
 import { countingUpstream, send } from '../../../../helpers/http-send.js';
 import { type ProxyProcess, startProxyProcess } from '../../../../helpers/proxy-process.js';
 
@@ -56,39 +57,14 @@ let example: number;
 let headers: number;
 
 function listener(name: string, filters: Json[], log: string, routes: Json[]): JsonObject {
-  return {
-    name,
-    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-    filter_chains: [
-      {
-        filters: [
-          {
-            name: 'envoy.filters.network.http_connection_manager',
-            typed_config: {
-              '@type':
-                'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-              stat_prefix: name,
-              access_log: [
-                {
-                  name: 'envoy.access_loggers.file',
-                  typed_config: {
-                    '@type': 'type.googleapis.com/envoy.config.accesslog.v2.FileAccessLog',
-                    path: log,
-                    format: '%RESPONSE_CODE% %RESPONSE_FLAGS% %REQ(:PATH)%\n',
-                  },
-                },
-              ],
-              route_config: {
-                name: 'local_route',
-                virtual_hosts: [{ name: 'service', domains: ['*'], routes }],
-              },
-              http_filters: [...filters, { name: 'envoy.filters.http.router' }],
-            },
-          },
-        ],
-      },
-    ],
-  };
+  return httpListenerV3(name, {
+    access_log: [fileAccessLog(log, '%RESPONSE_CODE% %RESPONSE_FLAGS% %REQ(:PATH)%\n')],
+    route_config: {
+      name: 'local_route',
+      virtual_hosts: [{ name: 'service', domains: ['*'], routes }],
+    },
+    http_filters: [...filters, { name: 'envoy.filters.http.router' }],
+  });
 }
 
 const logLines = (name: string) => readFileSync(join(dir, `${name}.log`), 'utf8');

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { type Dump, root } from '../../../../helpers/bootstrap.js';
+import { httpListenerV3 } from '../../../../helpers/bootstraps.js';
 import { type ProxyProcess, startProxyProcess } from '../../../../helpers/proxy-process.js';
 
 const SANDBOX = join(root, 'fixtures/reference-examples-v3/examples/route-mirror/envoy.yaml');
@@ -194,51 +195,35 @@ describe('a mirror policy with a runtime fraction', () => {
       static_resources: {
         clusters: [cluster('primary', primary.server), cluster('mirror', mirror.server)],
         listeners: [
-          {
-            name: 'front',
-            address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-            filter_chains: [
-              {
-                filters: [
-                  {
-                    name: 'envoy.filters.network.http_connection_manager',
-                    typed_config: {
-                      '@type':
-                        'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                      stat_prefix: 'front',
-                      route_config: {
-                        virtual_hosts: [
+          httpListenerV3('front', {
+            route_config: {
+              virtual_hosts: [
+                {
+                  name: 'v',
+                  domains: ['*'],
+                  routes: [
+                    {
+                      match: { prefix: '/' },
+                      route: {
+                        cluster: 'primary',
+                        request_mirror_policies: [
                           {
-                            name: 'v',
-                            domains: ['*'],
-                            routes: [
-                              {
-                                match: { prefix: '/' },
-                                route: {
-                                  cluster: 'primary',
-                                  request_mirror_policies: [
-                                    {
-                                      cluster: 'mirror',
-                                      runtime_fraction: {
-                                        default_value: { numerator: 0 },
-                                        runtime_key: 'mirror.share',
-                                      },
-                                      disable_shadow_host_suffix_append: true,
-                                    },
-                                  ],
-                                },
-                              },
-                            ],
+                            cluster: 'mirror',
+                            runtime_fraction: {
+                              default_value: { numerator: 0 },
+                              runtime_key: 'mirror.share',
+                            },
+                            disable_shadow_host_suffix_append: true,
                           },
                         ],
                       },
-                      http_filters: [{ name: 'envoy.filters.http.router' }],
                     },
-                  },
-                ],
-              },
-            ],
-          },
+                  ],
+                },
+              ],
+            },
+            http_filters: [{ name: 'envoy.filters.http.router' }],
+          }),
         ],
       },
       layered_runtime: { layers: [{ name: 'admin', admin_layer: {} }] },
