@@ -334,20 +334,11 @@ class H2Stream implements ResponseSink, ExchangeOwner, StreamHandler {
     trailers?: boolean,
   ): void {
     this.headersSent = true;
-    const length = contentLength >= 0 && status !== 204 && status !== 304;
-    let out = headers;
-    if (length) {
-      // The known length replaces one a filter or local reply may have listed.
-      out = [];
-      for (let i = 0; i < headers.length; i += 2) {
-        const name = headers[i] as string;
-        if (name !== 'content-length') out.push(name, headers[i + 1] as string);
-      }
-      out.push('content-length', String(contentLength));
-    }
+    // The known length replaces one a filter or local reply may have listed (the encoder skips it).
+    const length = contentLength >= 0 && status !== 204 && status !== 304 ? contentLength : -1;
     this.trailers = trailers === true;
     // A known empty body ends the stream with the HEADERS frame; so must a gRPC trailers-only answer.
-    this.stream.respond(status, out, endStream || contentLength === 0);
+    this.stream.respond(status, headers, endStream || contentLength === 0, length);
   }
 
   writeData(chunk: Buffer): boolean {

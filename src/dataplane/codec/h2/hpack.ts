@@ -125,8 +125,32 @@ export class HpackDecoder {
   }
 }
 
-/** Fields the encoder never adds to the table: secrets (RFC 7541 7.1.3) and values that change each time. */
-const NOT_INDEXED = new Set(['set-cookie', 'authorization', 'cookie', 'content-length', 'date', 'etag']);
+/**
+ * Fields the encoder never adds to the table: secrets (RFC 7541 7.1.3) and values that change
+ * each time, as nghttp2 leaves out `age`, `etag`, `if-modified-since`, `if-none-match` and
+ * `location` (not `:path`, which a gRPC client repeats in every call). A request id or trace
+ * id is new in every request: indexed, each evicted the fields that do repeat (a 4 KiB table
+ * holds ~50 of them), which were then coded and added again, and every 1,024 additions the
+ * encoder swept its lookups.
+ */
+const NOT_INDEXED = new Set([
+  'set-cookie',
+  'authorization',
+  'cookie',
+  'content-length',
+  'date',
+  'etag',
+  'age',
+  'if-modified-since',
+  'if-none-match',
+  'location',
+  'x-request-id',
+  'traceparent',
+  'x-b3-traceid',
+  'x-b3-spanid',
+  'x-b3-parentspanid',
+  'x-amzn-trace-id',
+]);
 
 /** An entry larger than this stays out of the table: it would evict many small, repeated ones. */
 const INDEX_MAX_ENTRY = 512;
@@ -159,23 +183,38 @@ export class HpackEncoder {
     this.pendingSize = size;
   }
 
-  /** The most bytes `encode` may write for these fields. */
+  /** The most bytes `encode` may write for these fields (and a `content-length` of its own). */
   static bound(status: string, headers: readonly string[]): number {
-    let n = 16 + status.length;
+    let n = 48 + status.length;
     for (let i = 0; i < headers.length; i++) n += (headers[i] as string).length + 6;
     return n;
   }
 
-  /** Writes `:status` then `headers` (flat, lowercase names) at `out[at]`; returns the offset after them. */
-  encode(status: string | null, headers: readonly string[], out: Buffer, at: number): number {
+  /**
+   * Writes `:status` then `headers` (flat, lowercase names) at `out[at]`; returns the offset
+   * after them. A `contentLength` of 0 or more is sent as `content-length` in place of any the
+   * list has: the caller need not copy the list to replace it.
+   */
+  encode(
+    status: string | null,
+    headers: readonly string[],
+    out: Buffer,
+    at: number,
+    contentLength = -1,
+  ): number {
     if (this.pendingSize >= 0) {
       if (this.smallestSize < this.pendingSize) at = integer(this.smallestSize, 5, 0x20, out, at);
       at = integer(this.pendingSize, 5, 0x20, out, at);
       this.pendingSize = -1;
     }
     if (status !== null) at = this.field(':status', status, out, at);
-    for (let i = 0; i < headers.length; i += 2)
-      at = this.field(headers[i] as string, headers[i + 1] as string, out, at);
+    const length = contentLength >= 0;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i] as string;
+      if (length && name === 'content-length') continue;
+      at = this.field(name, headers[i + 1] as string, out, at);
+    }
+    if (length) at = this.field('content-length', String(contentLength), out, at);
     return at;
   }
 

@@ -24,6 +24,7 @@ export function writeGoaway(w: FrameWriter, lastStreamId: number, code: number):
 /**
  * A header block encoded in place after its frame header: one HEADERS frame, or when it is
  * larger than the peer's frame size, HEADERS then CONTINUATION frames (RFC 9113 4.3).
+ * `contentLength` (0 or more) replaces the list's `content-length`, as `HpackEncoder.encode` says.
  */
 export function writeHeaderBlock(
   w: FrameWriter,
@@ -33,11 +34,12 @@ export function writeHeaderBlock(
   status: string | null,
   headers: readonly string[],
   end: boolean,
+  contentLength = -1,
 ): void {
   const bound = HpackEncoder.bound(status ?? '', headers);
   const b = w.reserve(FRAME_HEADER + bound);
   const start = w.pos;
-  const blockEnd = encoder.encode(status, headers, b, start + FRAME_HEADER);
+  const blockEnd = encoder.encode(status, headers, b, start + FRAME_HEADER, contentLength);
   const length = blockEnd - start - FRAME_HEADER;
   const flags = end ? FLAG.END_STREAM : 0;
   if (length <= maxFrame) {

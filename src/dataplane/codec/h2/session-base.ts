@@ -23,16 +23,20 @@ const SOCKET_HIGH_WATER = 256 * 1024;
 /** How long a session that sent a final GOAWAY waits for the peer to read it before destroying the socket. */
 const CLOSE_GRACE_MS = 1000;
 
-/** Sessions with output to flush at the end of this event loop turn. */
-const dirty = new Set<BaseSession>();
+/**
+ * Sessions with output to flush at the end of this event loop turn, each once (`flushQueued`):
+ * an array, as a Set's iterator and its table's growth were garbage in every turn.
+ */
+const dirty: BaseSession[] = [];
 let flushScheduled = false;
 function flushAll(): void {
   flushScheduled = false;
-  // Sessions marked while this runs are flushed by it too: a Set visits what is added during iteration.
-  for (const session of dirty) {
-    dirty.delete(session);
-    session.flush();
+  // Sessions marked while this runs are flushed by it too: the loop reads the length each time.
+  for (let i = 0; i < dirty.length; i++) {
+    const session = dirty[i] as BaseSession;
+    if (session.flushQueued) session.flush();
   }
+  dirty.length = 0;
 }
 
 /**
@@ -62,7 +66,10 @@ export abstract class BaseSession implements StreamOwner {
   sendWindow = DEFAULT_WINDOW;
   /** Connection-level bytes received and not announced back yet. */
   private recvUnacked = 0;
-  private readonly ready_ = new Set<BaseStream>();
+  /** Streams with DATA (or their end) to send, in the order they asked, each once (`readyQueued`). */
+  private readonly ready_: BaseStream[] = [];
+  /** In `dirty`, to be flushed at the end of the turn. */
+  flushQueued = false;
   /** Frames (and control frames) handed to the socket whose write has not completed. */
   private inFlightFrames = 0;
   private inFlightControl = 0;
@@ -147,7 +154,10 @@ export abstract class BaseSession implements StreamOwner {
 
   markDirty(): void {
     if (this.dead) return;
-    dirty.add(this);
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      dirty.push(this);
+    }
     if (!flushScheduled) {
       flushScheduled = true;
       setImmediate(flushAll);
@@ -164,7 +174,8 @@ export abstract class BaseSession implements StreamOwner {
 
   /** Writes what is queued, DATA first as the windows and the socket allow. */
   flush(): void {
-    if (this.ready_.size > 0 && !this.dead) this.sendData();
+    this.flushQueued = false;
+    if (this.ready_.length > 0 && !this.dead) this.sendData();
     const out = this.writer.take();
     if (this.streams.size === 0) this.writer.release();
     if (out === null) return;
@@ -188,22 +199,34 @@ export abstract class BaseSession implements StreamOwner {
     }
   }
 
+  /**
+   * DATA of the ready streams in turn; a stream the windows stop keeps its place, and one that
+   * asks again while this runs (a drained writer writing more) is visited again at the end.
+   */
   private sendData(): void {
-    for (const stream of this.ready_) {
-      if (this.socket.writableLength > SOCKET_HIGH_WATER) return;
+    const ready = this.ready_;
+    let kept = 0;
+    let i = 0;
+    for (; i < ready.length; i++) {
+      if (this.socket.writableLength > SOCKET_HIGH_WATER) break;
+      const stream = ready[i] as BaseStream;
       if (stream.closed) {
-        this.ready_.delete(stream);
+        stream.readyQueued = false;
         continue;
       }
       while (stream.outBytes > 0 && this.sendWindow > 0 && stream.sendWindow > 0 && !this.dead)
         this.dataFrame(stream);
       if (this.dead) return;
       if (stream.outBytes === 0) {
-        this.ready_.delete(stream);
+        stream.readyQueued = false;
         if (stream.localEnded && !stream.endSent) this.endStream(stream);
-      }
+      } else ready[kept++] = stream;
       stream.sent();
+      if (this.dead) return;
     }
+    // Those the socket's backlog held back keep their turn.
+    while (i < ready.length) ready[kept++] = ready[i++] as BaseStream;
+    ready.length = kept;
   }
 
   /** One DATA frame of the stream's queue, as large as the windows and the frame size allow. */
@@ -243,16 +266,28 @@ export abstract class BaseSession implements StreamOwner {
     this.localDone(stream);
   }
 
-  /** A header block; `status` is a response's (null: the pseudo-fields, if any, lead `headers`). */
-  protected headersFrame(id: number, status: string | null, headers: readonly string[], end: boolean): void {
-    writeHeaderBlock(this.writer, this.encoder, this.peerMaxFrame, id, status, headers, end);
+  /**
+   * A header block; `status` is a response's (null: the pseudo-fields, if any, lead `headers`),
+   * `contentLength` (0 or more) its `content-length` in place of any in `headers`.
+   */
+  protected headersFrame(
+    id: number,
+    status: string | null,
+    headers: readonly string[],
+    end: boolean,
+    contentLength = -1,
+  ): void {
+    writeHeaderBlock(this.writer, this.encoder, this.peerMaxFrame, id, status, headers, end, contentLength);
   }
 
   // ---- StreamOwner ----
 
   ready(stream: BaseStream): void {
     if (this.dead) return;
-    this.ready_.add(stream);
+    if (!stream.readyQueued) {
+      stream.readyQueued = true;
+      this.ready_.push(stream);
+    }
     this.markDirty();
   }
 
@@ -298,8 +333,8 @@ export abstract class BaseSession implements StreamOwner {
 
   closeStream(stream: BaseStream, code: number, how: number): void {
     if (stream.closed) return;
+    // A closed stream still in `ready_` is dropped at the next flush.
     this.streams.delete(stream.id);
-    this.ready_.delete(stream);
     this.gone.remember(stream.id, how);
     stream.close(code);
     if (this.closing && this.streams.size === 0) this.end();
@@ -331,7 +366,7 @@ export abstract class BaseSession implements StreamOwner {
     if (this.dead) return;
     // What was queued may never be read (a flood): only the GOAWAY is sent.
     this.writer.take();
-    this.ready_.clear();
+    this.ready_.length = 0;
     this.goaway(code, this.lastPeerStreamId);
     this.dead = true;
     this.events.onConnectionError(code, flood);
@@ -341,7 +376,7 @@ export abstract class BaseSession implements StreamOwner {
 
   protected end(): void {
     this.dead = true;
-    dirty.delete(this);
+    this.flushQueued = false;
     this.flush();
     const socket = this.socket;
     if (socket.destroyed) return;
@@ -355,7 +390,7 @@ export abstract class BaseSession implements StreamOwner {
 
   private onSocketClose(): void {
     this.dead = true;
-    dirty.delete(this);
+    this.flushQueued = false;
     if (this.closeTimer) clearTimeout(this.closeTimer);
     this.closeAll(ERROR.CANCEL);
     this.events.onClose();

@@ -20,9 +20,15 @@ export class ServerSession extends BaseSession implements ServerOwner {
     this.sendSettings([]);
   }
 
-  sendHeaders(stream: ServerStream, status: number, headers: readonly string[], endStream: boolean): void {
+  sendHeaders(
+    stream: ServerStream,
+    status: number,
+    headers: readonly string[],
+    endStream: boolean,
+    contentLength = -1,
+  ): void {
     if (this.dead || !this.queued(false)) return;
-    this.headersFrame(stream.id, String(status), headers, endStream);
+    this.headersFrame(stream.id, String(status), headers, endStream, contentLength);
     if (endStream) {
       stream.endSent = true;
       this.localDone(stream);

@@ -24,7 +24,13 @@ export interface StreamOwner {
 
 /** What a server stream asks beyond that: its response head sent. */
 export interface ServerOwner extends StreamOwner {
-  sendHeaders(stream: ServerStream, status: number, headers: readonly string[], endStream: boolean): void;
+  sendHeaders(
+    stream: ServerStream,
+    status: number,
+    headers: readonly string[],
+    endStream: boolean,
+    contentLength?: number,
+  ): void;
 }
 
 /** A queue's size from which `write` asks the writer to wait for `onDrain`. */
@@ -42,6 +48,8 @@ export class BaseStream {
   localEnded = false;
   /** The END_STREAM frame went into the output. */
   endSent = false;
+  /** In its session's list of streams with DATA to send. */
+  readyQueued = false;
   closed = false;
   /** How much more DATA the peer may send, and what was consumed but not announced yet. */
   recvWindow: number;
@@ -183,12 +191,15 @@ export class ServerStream extends BaseStream {
     this.server.sendHeaders(this, status, [], false);
   }
 
-  /** Sends the response head; `endStream` when there is no body. */
-  respond(status: number, headers: readonly string[], endStream: boolean): void {
+  /**
+   * Sends the response head; `endStream` when there is no body. A `contentLength` of 0 or more
+   * goes out as `content-length`, in place of any `headers` has.
+   */
+  respond(status: number, headers: readonly string[], endStream: boolean, contentLength = -1): void {
     if (this.closed || this.headersSent) return;
     this.headersSent = true;
     if (endStream) this.localEnded = true;
-    this.server.sendHeaders(this, status, headers, endStream);
+    this.server.sendHeaders(this, status, headers, endStream, contentLength);
   }
 }
 
