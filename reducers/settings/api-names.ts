@@ -21,6 +21,7 @@ const V3_ALIASES: Record<string, string> = {
   'envoy.config.metrics.v3.HystrixSink': 'envoy.config.metrics.v2.HystrixSink',
   'envoy.config.metrics.v3.StatsdSink': 'envoy.config.metrics.v2.StatsdSink',
   'envoy.config.metrics.v3.DogStatsdSink': 'envoy.config.metrics.v2.DogStatsdSink',
+  'envoy.config.metrics.v3.MetricsServiceConfig': 'envoy.config.metrics.v2.MetricsServiceConfig',
   'envoy.config.trace.v3.ZipkinConfig': 'envoy.config.trace.v2.ZipkinConfig',
   'envoy.extensions.resource_monitors.fixed_heap.v3.FixedHeapConfig':
     'envoy.config.resource_monitor.fixed_heap.v2alpha.FixedHeapConfig',

@@ -68,6 +68,7 @@ export const CONFIG_TYPE = {
   hystrixSink: 'envoy.config.metrics.v2.HystrixSink',
   statsdSink: 'envoy.config.metrics.v2.StatsdSink',
   dogStatsdSink: 'envoy.config.metrics.v2.DogStatsdSink',
+  metricsService: 'envoy.config.metrics.v2.MetricsServiceConfig',
   fileAccessLog: 'envoy.config.accesslog.v2.FileAccessLog',
   stdoutAccessLog: 'envoy.extensions.access_loggers.stream.v3.StdoutAccessLog',
   stderrAccessLog: 'envoy.extensions.access_loggers.stream.v3.StderrAccessLog',
@@ -111,6 +112,12 @@ export const BUILT_IN_EXTENSIONS: readonly Extension[] = [
   ext('envoy.stats_sinks', 'envoy.stat_sinks.hystrix', ['envoy.hystrix'], CONFIG_TYPE.hystrixSink),
   ext('envoy.stats_sinks', 'envoy.stat_sinks.statsd', ['envoy.statsd'], CONFIG_TYPE.statsdSink),
   ext('envoy.stats_sinks', 'envoy.stat_sinks.dog_statsd', ['envoy.dog_statsd'], CONFIG_TYPE.dogStatsdSink),
+  ext(
+    'envoy.stats_sinks',
+    'envoy.stat_sinks.metrics_service',
+    ['envoy.metrics_service'],
+    CONFIG_TYPE.metricsService,
+  ),
   ext(
     'envoy.access_loggers',
     'envoy.access_loggers.file',

@@ -35,6 +35,7 @@ const ENTRY_FILES = [
   'envoy/extensions/upstreams/http/v3.proto',
   'envoy/api/v2/discovery.proto',
   'envoy/service/load_stats/v2.proto',
+  'envoy/service/metrics/v2.proto',
   // What meshes' generated bootstraps name (docs/bootstrap.md#service-mesh-bootstraps).
   'envoy/extensions/bootstrap/internal_listener/v3.proto',
   'envoy/extensions/regex_engines/v3.proto',

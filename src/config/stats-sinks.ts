@@ -1,14 +1,17 @@
 /**
  * The compile step of the bootstrap's `stats_sinks` that send stats somewhere at each flush:
- * the statsd sink (UDP, or TCP to a cluster) and the DogStatsD one. The hystrix sink, which
+ * the statsd sink (UDP, or TCP to a cluster), the DogStatsD one and the metrics service (a
+ * gRPC stream of Prometheus metric families). The hystrix sink, which
  * only feeds an admin stream, is read by src/config/stats.ts. The same function runs at
  * `--mode validate` and when the stats edge starts (src/stats/start.ts).
  */
 import type { JsonObject } from '../../events/config.js';
+import { type ApiVersion, apiVersion } from '../../reducers/settings/config-source.js';
 import { arrayOf, numberOr, objectOf, stringOr } from '../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
 import { acting, checkFields, type FieldTable } from '../bootstrap/honoured.js';
-import { Report } from '../bootstrap/report.js';
+import { fieldPath, Report } from '../bootstrap/report.js';
+import { compileInitialMetadata } from './grpc-metadata.js';
 import { checkIpLiteral } from './ip-literal.js';
 import { SOCKET_ADDRESS_FIELDS } from './socket-address.js';
 
@@ -28,7 +31,27 @@ export interface StatsdSinkSpec {
   maxDatagramBytes: number;
 }
 
-export type StatsSinkSpec = StatsdSinkSpec;
+/** A metrics service sink compiled (`MetricsServiceConfig`). */
+export interface MetricsServiceSinkSpec {
+  kind: 'metrics_service';
+  /** `envoy_grpc`: a member of a static cluster; `google_grpc`: its `target_uri` as gRPC dials it. */
+  service: { kind: 'cluster'; cluster: string } | { kind: 'target'; target: string };
+  /** `initial_metadata`: headers of every stream. */
+  metadata: Array<[string, string]>;
+  /** `transport_api_version`: the method's package (`envoy.service.metrics.v3`, or v2). */
+  transport: ApiVersion;
+  /** `report_counters_as_deltas`: what a counter counted since the last flush, not since start. */
+  countersAsDeltas: boolean;
+  /** `emit_tags_as_labels`: tag-extracted names, the tags as labels. */
+  labels: boolean;
+  /** `histogram_emit_mode`: a histogram as a summary, a histogram, or both (the default). */
+  summary: boolean;
+  histogram: boolean;
+  /** `batch_size`: metric families per message; 0, all of a flush in one. */
+  batchSize: number;
+}
+
+export type StatsSinkSpec = StatsdSinkSpec | MetricsServiceSinkSpec;
 
 const STATSD_FIELDS: FieldTable = acting('address', 'tcp_cluster_name', 'prefix');
 const DOG_STATSD_FIELDS: FieldTable = acting('address', 'prefix', 'max_bytes_per_datagram');
@@ -37,12 +60,95 @@ const ADDRESS_FIELDS: FieldTable = {
   pipe: { refuse: 'a stats sink to a unix datagram socket (pipe) is not implemented; use socket_address' },
 };
 
+const METRICS_SERVICE_FIELDS: FieldTable = acting(
+  'grpc_service',
+  'report_counters_as_deltas',
+  'transport_api_version',
+  'emit_tags_as_labels',
+  'histogram_emit_mode',
+  'batch_size',
+);
+/** The metrics service's `GrpcService`: a stream, so `timeout` (a unary call's) has nothing to bound. */
+const SINK_GRPC_SERVICE_FIELDS: FieldTable = {
+  ...acting('envoy_grpc', 'google_grpc', 'initial_metadata'),
+  timeout: 'advise',
+};
+const SINK_ENVOY_GRPC_FIELDS: FieldTable = acting('cluster_name');
+/**
+ * The schema knows no more of `GoogleGrpc` (its credentials are unknown fields, refused by the
+ * loader by name): the target is dialled in plain text.
+ */
+const SINK_GOOGLE_GRPC_FIELDS: FieldTable = {
+  target_uri: 'act',
+  // The reference names its gRPC client's stats with it; this client keeps none.
+  stat_prefix: 'advise',
+};
+
 /** The field tables of this compile step, by the message name its findings use (docs/bootstrap.md lists them). */
 export const FIELD_TABLES = {
   StatsdSink: STATSD_FIELDS,
   DogStatsdSink: DOG_STATSD_FIELDS,
   Address: ADDRESS_FIELDS,
+  MetricsServiceConfig: METRICS_SERVICE_FIELDS,
+  'GrpcService (metrics_service)': SINK_GRPC_SERVICE_FIELDS,
+  'EnvoyGrpc (metrics_service)': SINK_ENVOY_GRPC_FIELDS,
+  'GoogleGrpc (metrics_service)': SINK_GOOGLE_GRPC_FIELDS,
 };
+
+const EMIT_MODES: Record<string, { summary: boolean; histogram: boolean }> = {
+  SUMMARY_AND_HISTOGRAM: { summary: true, histogram: true },
+  SUMMARY: { summary: true, histogram: false },
+  HISTOGRAM: { summary: false, histogram: true },
+};
+
+/** The service's `GrpcService`: one `envoy_grpc` cluster or one `google_grpc` target. */
+function sinkService(raw: JsonObject, path: string, report: Report): MetricsServiceSinkSpec['service'] | null {
+  checkFields(raw, path, report, SINK_GRPC_SERVICE_FIELDS, 'GrpcService');
+  if (raw.envoy_grpc !== undefined) {
+    const envoy = objectOf(raw.envoy_grpc);
+    checkFields(envoy, `${path}.envoy_grpc`, report, SINK_ENVOY_GRPC_FIELDS, 'EnvoyGrpc');
+    const cluster = stringOr(envoy.cluster_name, '');
+    if (cluster) return { kind: 'cluster', cluster };
+    report.error(`${path}.envoy_grpc.cluster_name`, 'required field missing', 'missing');
+    return null;
+  }
+  if (raw.google_grpc !== undefined) {
+    const google = objectOf(raw.google_grpc);
+    checkFields(google, `${path}.google_grpc`, report, SINK_GOOGLE_GRPC_FIELDS, 'GoogleGrpc');
+    const target = stringOr(google.target_uri, '');
+    if (target) return { kind: 'target', target };
+    report.error(`${path}.google_grpc.target_uri`, 'required field missing', 'missing');
+    return null;
+  }
+  report.error(`${path}.envoy_grpc`, 'required: envoy_grpc or google_grpc', 'missing');
+  return null;
+}
+
+function metricsServiceSink(raw: JsonObject, path: string, report: Report): MetricsServiceSinkSpec | null {
+  checkFields(raw, path, report, METRICS_SERVICE_FIELDS, 'MetricsServiceConfig');
+  const at = fieldPath(path, 'grpc_service');
+  if (raw.grpc_service === undefined) {
+    report.error(at, 'required field missing', 'missing');
+    return null;
+  }
+  const grpc = objectOf(raw.grpc_service);
+  const service = sinkService(grpc, at, report);
+  const metadata = compileInitialMetadata(grpc.initial_metadata, `${at}.initial_metadata`, report);
+  const mode = stringOr(raw.histogram_emit_mode, 'SUMMARY_AND_HISTOGRAM');
+  const emit = EMIT_MODES[mode];
+  if (!emit) report.error(`${path}.histogram_emit_mode`, `unknown histogram_emit_mode '${mode}'`);
+  if (!service || !emit) return null;
+  return {
+    kind: 'metrics_service',
+    service,
+    metadata,
+    transport: apiVersion(raw.transport_api_version),
+    countersAsDeltas: raw.report_counters_as_deltas === true,
+    labels: raw.emit_tags_as_labels === true,
+    ...emit,
+    batchSize: numberOr(raw.batch_size, 0),
+  };
+}
 
 /** A sink's UDP `address`: an IP and a port, as the reference resolves it (no name lookup). */
 function udpAddress(raw: JsonObject, path: string, report: Report): StatsdSinkSpec['target'] | null {
@@ -104,26 +210,34 @@ export function compileStatsSinks(bootstrap: JsonObject, report: Report): StatsS
   const clusters = new Map(
     arrayOf(objectOf(bootstrap.static_resources).clusters).map((c) => [objectOf(c).name, objectOf(c)]),
   );
+  /**
+   * Whether `name` is a static cluster the sink can dial: known when the sinks are made, as in
+   * the reference, and in plain text, as the sinks dial; TLS is refused rather than skipped.
+   */
+  const dialable = (name: string, at: string, what: string): boolean => {
+    const cluster = clusters.get(name);
+    if (!cluster || cluster.type === 'EDS') report.error(at, `unknown cluster '${name}' (a static cluster)`);
+    else if (cluster.transport_socket !== undefined || cluster.tls_context !== undefined)
+      report.unsupported(at, `TLS to a ${what} cluster ('${name}' has a transport socket) is not implemented`);
+    else return true;
+    return false;
+  };
   for (const [i, entry] of arrayOf(bootstrap.stats_sinks).entries()) {
     const sink = objectOf(entry);
     const type = configTypeOf(sink);
     const path = `stats_sinks[${i}].typed_config`;
-    if (type !== CONFIG_TYPE.statsdSink && type !== CONFIG_TYPE.dogStatsdSink) continue;
-    const spec = statsdSink(objectOf(sink.typed_config), path, report, type === CONFIG_TYPE.dogStatsdSink);
-    if (spec?.target.kind !== 'tcp') {
-      if (spec) out.push(spec);
+    const raw = objectOf(sink.typed_config);
+    if (type === CONFIG_TYPE.metricsService) {
+      const spec = metricsServiceSink(raw, path, report);
+      const at = `${path}.grpc_service.envoy_grpc.cluster_name`;
+      if (spec && (spec.service.kind !== 'cluster' || dialable(spec.service.cluster, at, 'metrics service')))
+        out.push(spec);
       continue;
     }
-    const cluster = clusters.get(spec.target.cluster);
-    if (!cluster)
-      report.error(`${path}.tcp_cluster_name`, `unknown cluster '${spec.target.cluster}' (a static cluster)`);
-    // The sink dials plain TCP: a cluster that asks for TLS is refused rather than sent to in clear.
-    else if (cluster.transport_socket !== undefined || cluster.tls_context !== undefined)
-      report.unsupported(
-        `${path}.tcp_cluster_name`,
-        `TLS to a tcp statsd cluster ('${spec.target.cluster}' has a transport socket) is not implemented`,
-      );
-    else out.push(spec);
+    if (type !== CONFIG_TYPE.statsdSink && type !== CONFIG_TYPE.dogStatsdSink) continue;
+    const spec = statsdSink(raw, path, report, type === CONFIG_TYPE.dogStatsdSink);
+    const at = `${path}.tcp_cluster_name`;
+    if (spec && (spec.target.kind !== 'tcp' || dialable(spec.target.cluster, at, 'tcp statsd'))) out.push(spec);
   }
   return out;
 }

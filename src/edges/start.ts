@@ -12,6 +12,7 @@ import { collectWorkerStats } from '../dataplane/workers/collect.js';
 import { bindLoggingToStore } from '../logging/store-binding.js';
 import { startContentionSampler } from './contention-sampler.js';
 import { startDnsDiscovery } from './dns/discovery.js';
+import { startMetricsServices } from './metrics-service.js';
 import { type HealthEdges, startHealthEdges } from './health/index.js';
 import { logLifecycle } from './lifecycle-log.js';
 import { startOverloadManager } from './overload/monitor.js';
@@ -60,6 +61,8 @@ export async function startEdges(ctx: ServerContext): Promise<Edges> {
   ctx.onShutdown(reopenAccessLogsOnSignal());
   ctx.onShutdown(flushAccessLogsAtExit());
   ctx.statsRuntime.start(async (flush) => (await collectWorkerStats(ctx, 1000, flush)).stats);
+  // The metrics service sinks: each flush's stats on a gRPC stream to the bootstrap's server.
+  startMetricsServices(ctx);
   await startAdminInputs(ctx);
   // STRICT_DNS / LOGICAL_DNS resolution: `endpoints/hosts-*` events (source `dns`) that the
   // cluster managers of every thread follow.

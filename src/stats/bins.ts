@@ -6,6 +6,15 @@
  * has its own zero-width bin.
  */
 
+/**
+ * Bucket upper bounds of `/stats`' bucket modes, of Prometheus and of the metrics service sink
+ * (the reference's defaults).
+ */
+export const DEFAULT_BUCKETS = [
+  0.5, 1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 600000, 1800000,
+  3600000,
+] as const;
+
 /** Bin counts by key; keys sort in value order. */
 export type Bins = Map<number, number>;
 

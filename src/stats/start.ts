@@ -110,6 +110,14 @@ export class StatsRuntime {
   }
 
   /**
+   * A sink each flush sends to from now on, closed at shutdown: the statsd ones, made here,
+   * and those an edge makes (the metrics service's gRPC stream, src/edges/metrics-service.ts).
+   */
+  addSink(sink: StatsSink): void {
+    this.sinks.push(sink);
+  }
+
+  /**
    * Starts the edge from the bootstrap in the snapshot; `src/edges/start.ts` calls it once,
    * with the merged source when there are workers.
    */
@@ -140,14 +148,17 @@ export class StatsRuntime {
       : null;
     this.hystrixStream = hystrix;
     const log = this.core.log.get('main');
-    this.sinks = cfg.sinks.map((spec) =>
-      statsdSink(spec, {
-        tags: this.tagProducer,
-        state: () => store.state,
-        counter: (name) => stats.counter(name),
-        warn: (message) => log.warn(message),
-      }),
-    );
+    for (const spec of cfg.sinks) {
+      if (spec.kind !== 'statsd') continue;
+      this.addSink(
+        statsdSink(spec, {
+          tags: this.tagProducer,
+          state: () => store.state,
+          counter: (name) => stats.counter(name),
+          warn: (message) => log.warn(message),
+        }),
+      );
+    }
     const subscription = store.state$
       .pipe(startWith(null), pairwise())
       .subscribe(([prev, next]) => next && applySnapshot(stats, server, prev, next));

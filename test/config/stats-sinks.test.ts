@@ -77,7 +77,7 @@ stats_sinks:
   - name: envoy.statsd
     typed_config: { "@type": type.googleapis.com/envoy.config.metrics.v3.StatsdSink, tcp_cluster_name: statsd }
 `);
-    assert.deepEqual(sinks[0]?.target, { kind: 'tcp', cluster: 'statsd' });
+    assert.deepEqual(sinks[0]?.kind === 'statsd' && sinks[0].target, { kind: 'tcp', cluster: 'statsd' });
   });
 
   it('refuses each bad or unserved field by its path', () => {
@@ -124,5 +124,111 @@ stats_sinks:
       const report = new Report('test');
       assert.deepEqual(compileStatsSinks({ stats_sinks: sinks } as JsonObject, report), []);
     }
+  });
+});
+
+describe('stats_sinks: metrics_service', () => {
+  it('finds it by every name and type URL, with its options and their defaults', () => {
+    const cases: Array<[string, string]> = [
+      ['envoy.stat_sinks.metrics_service', 'envoy.config.metrics.v3.MetricsServiceConfig'],
+      ['envoy.metrics_service', 'envoy.config.metrics.v2.MetricsServiceConfig'],
+      ['proxy.stat_sinks.metrics_service', 'envoy.config.metrics.v3.MetricsServiceConfig'],
+    ];
+    for (const [name, type] of cases) {
+      const sinks = sinksOf(`
+static_resources:
+  clusters:
+    - name: ms
+      connect_timeout: 1s
+      load_assignment: { cluster_name: ms, endpoints: [{ lb_endpoints: [{ endpoint: { ${UDP} } }] }] }
+stats_sinks:
+  - name: ${name}
+    typed_config:
+      "@type": type.googleapis.com/${type}
+      grpc_service: { envoy_grpc: { cluster_name: ms }, initial_metadata: [{ key: X-Token, value: t }] }
+`);
+      assert.deepEqual(
+        sinks,
+        [
+          {
+            kind: 'metrics_service',
+            service: { kind: 'cluster', cluster: 'ms' },
+            metadata: [['x-token', 't']],
+            transport: 'V2',
+            countersAsDeltas: false,
+            labels: false,
+            summary: true,
+            histogram: true,
+            batchSize: 0,
+          },
+        ],
+        name,
+      );
+    }
+    const typed = sinksOf(`
+stats_sinks:
+  - name: envoy.stat_sinks.metrics_service
+    typed_config:
+      "@type": type.googleapis.com/udpa.type.v1.TypedStruct
+      type_url: type.googleapis.com/envoy.config.metrics.v3.MetricsServiceConfig
+      value:
+        grpc_service: { google_grpc: { target_uri: "unix:/run/ms.sock", stat_prefix: ms } }
+        transport_api_version: V3
+        report_counters_as_deltas: true
+        emit_tags_as_labels: true
+        histogram_emit_mode: HISTOGRAM
+        batch_size: 100
+`);
+    assert.deepEqual(typed[0], {
+      kind: 'metrics_service',
+      service: { kind: 'target', target: 'unix:/run/ms.sock' },
+      metadata: [],
+      transport: 'V3',
+      countersAsDeltas: true,
+      labels: true,
+      summary: false,
+      histogram: true,
+      batchSize: 100,
+    });
+  });
+
+  it('refuses each bad or unserved field by its path', () => {
+    const errors = errorsOf(
+      loadYaml(`
+static_resources:
+  clusters:
+    - name: tls
+      connect_timeout: 1s
+      transport_socket: { name: envoy.transport_sockets.tls, typed_config: { "@type": type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext } }
+      load_assignment: { cluster_name: tls, endpoints: [{ lb_endpoints: [{ endpoint: { ${UDP} } }] }] }
+stats_sinks:
+  - name: envoy.metrics_service
+    typed_config: { "@type": type.googleapis.com/envoy.config.metrics.v3.MetricsServiceConfig }
+  - name: envoy.metrics_service
+    typed_config:
+      "@type": type.googleapis.com/envoy.config.metrics.v3.MetricsServiceConfig
+      grpc_service: { envoy_grpc: { cluster_name: nowhere } }
+  - name: envoy.metrics_service
+    typed_config:
+      "@type": type.googleapis.com/envoy.config.metrics.v3.MetricsServiceConfig
+      grpc_service: { envoy_grpc: { cluster_name: tls } }
+  - name: envoy.metrics_service
+    typed_config:
+      "@type": type.googleapis.com/envoy.config.metrics.v3.MetricsServiceConfig
+      grpc_service: { google_grpc: { stat_prefix: ms, channel_credentials: { ssl_credentials: {} } } }
+  - name: envoy.metrics_service
+    typed_config:
+      "@type": type.googleapis.com/envoy.config.metrics.v3.MetricsServiceConfig
+      grpc_service: { envoy_grpc: {} }
+`),
+    ).join('\n');
+    for (const expected of [
+      /stats_sinks\[0\]\.typed_config\.grpc_service: required field missing/,
+      /stats_sinks\[1\]\.typed_config\.grpc_service\.envoy_grpc\.cluster_name: unknown cluster 'nowhere'/,
+      /stats_sinks\[2\]\.typed_config\.grpc_service\.envoy_grpc\.cluster_name: TLS to a metrics service cluster/,
+      /stats_sinks\[3\]\.typed_config\.grpc_service\.google_grpc\.channel_credentials: unknown field/,
+      /stats_sinks\[4\]\.typed_config\.grpc_service\.envoy_grpc\.cluster_name: required field missing/,
+    ])
+      assert.match(errors, expected);
   });
 });

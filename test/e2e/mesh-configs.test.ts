@@ -28,7 +28,7 @@ const FIELD = (name: string) => new RegExp(`unknown field '${name}'`);
 const REFUSALS: Record<string, RegExp> = {
   'envoy-gateway/enable-prometheus.yaml': /load_balancing_policy: load_balancing_policy is not implemented/,
   'envoy-gateway/otel-metrics.yaml': /unknown extension 'envoy\.stat_sinks\.open_telemetry'/,
-  'istio/all_golden.json': /unknown extension 'envoy\.stat_sinks\.metrics_service'/,
+  'istio/all_golden.json': /TLS to a metrics service cluster \('envoy_metrics_service'/,
   'istio/stats_inclusion_golden.json': FIELD('histogram_bucket_settings'),
   'istio/tracing_datadog_golden.json': /unknown extension 'envoy\.tracers\.datadog'/,
   'kuma/bootstrap.universal.golden.yaml': /hds_config: health discovery \(HDS\) is not implemented/,

@@ -1,4 +1,4 @@
-import { cumulativeCounts, quantiles } from '../../src/stats/bins.js';
+import { cumulativeCounts, DEFAULT_BUCKETS, quantiles } from '../../src/stats/bins.js';
 import type { Histogram } from '../../src/stats/store.js';
 
 /**
@@ -8,11 +8,6 @@ import type { Histogram } from '../../src/stats/store.js';
 export const TEXT_QUANTILES = [0, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 100] as const;
 /** `supported_quantiles` of the JSON format: exactly the spec's nine. */
 export const JSON_QUANTILES = [0, 25, 50, 75, 90, 95, 99, 99.9, 100] as const;
-/** Bucket upper bounds of the bucket modes and of Prometheus (the reference's defaults). */
-export const DEFAULT_BUCKETS = [
-  0.5, 1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 600000, 1800000,
-  3600000,
-] as const;
 
 const TEXT_FRACTIONS = TEXT_QUANTILES.map((q) => q / 100);
 const JSON_FRACTIONS = JSON_QUANTILES.map((q) => q / 100);

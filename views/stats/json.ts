@@ -1,6 +1,7 @@
+import { DEFAULT_BUCKETS } from '../../src/stats/bins.js';
 import type { Histogram } from '../../src/stats/store.js';
 import { CHUNK_CHARS } from '../json-chunks.js';
-import { bucketCounts, DEFAULT_BUCKETS, histogramQuantiles, JSON_QUANTILES } from './histogram.js';
+import { bucketCounts, histogramQuantiles, JSON_QUANTILES } from './histogram.js';
 import type { StatsParams } from './params.js';
 import type { Selection } from './select.js';
 

@@ -1,8 +1,7 @@
-import { cumulativeCounts } from '../../src/stats/bins.js';
+import { cumulativeCounts, DEFAULT_BUCKETS } from '../../src/stats/bins.js';
 import type { Counter, Gauge, RenderSlot } from '../../src/stats/store.js';
 import type { Tag, TagProducer } from '../../src/stats/tags.js';
 import { CHUNK_CHARS } from '../json-chunks.js';
-import { DEFAULT_BUCKETS } from './histogram.js';
 import type { PrometheusNames } from './params.js';
 import type { Selection } from './select.js';
 

@@ -61,7 +61,7 @@ export function unrefTimeout(ms: number, fn: () => void): NodeJS.Timeout {
  * failure, and a late error is swallowed; then the call is cancelled and the channel closed.
  */
 export function endCall<Req, Res>(
-  call: Grpc.ClientDuplexStream<Req, Res> | null,
+  call: Grpc.ClientDuplexStream<Req, Res> | Grpc.ClientWritableStream<Req> | null,
   client: Grpc.Client | null,
 ): void {
   call?.removeAllListeners();

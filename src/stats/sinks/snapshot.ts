@@ -2,8 +2,8 @@ import type { Counter, Gauge, Histogram, StatsStore } from '../store.js';
 
 /**
  * What one flush hands every sink, as the reference's `MetricSnapshot`: the used counters
- * with what they counted since the last flush, the used gauges, and the histograms recorded
- * to in the interval the flush closed. With workers it is read from the merged store, so a
+ * with what they counted since the last flush, the used gauges, and the used histograms (the
+ * interval the flush closed is each one's `interval`, null when it took no sample). With workers it is read from the merged store, so a
  * worker's counts are in it once, summed with every other thread's.
  */
 export interface MetricSnapshot {
@@ -32,7 +32,7 @@ export class FlushLatch {
     const gauges: Gauge[] = [];
     for (const gauge of stats.gauges.values()) if (gauge.used) gauges.push(gauge);
     const histograms: Histogram[] = [];
-    for (const histogram of stats.histograms.values()) if (histogram.interval) histograms.push(histogram);
+    for (const histogram of stats.histograms.values()) if (histogram.used) histograms.push(histogram);
     return { counters, gauges, histograms };
   }
 }

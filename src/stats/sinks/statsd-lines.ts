@@ -16,10 +16,11 @@ export interface LineFormat {
 }
 
 /**
- * The default tags are `proxy.*` here; a DogStatsD sink sends the reference's names
- * (`envoy.cluster_name`), which Datadog's Envoy dashboards query, as its prefix is `envoy` too.
+ * The default tags are `proxy.*` here; the sinks send the reference's names
+ * (`envoy.cluster_name`), which Datadog's Envoy dashboards and a metrics service query, as
+ * their statsd prefix is `envoy` too.
  */
-function tagName(tag: Tag): string {
+export function referenceTagName(tag: Tag): string {
   return tag.name.startsWith('proxy.') ? `envoy.${tag.name.slice('proxy.'.length)}` : tag.name;
 }
 
@@ -46,7 +47,7 @@ export class LineMaker {
     const { prefix, tags } = this.format;
     if (tags) {
       const extracted = tags.extract(stat.name);
-      const tail = extracted.tags.map((t) => `${tagName(t)}:${t.value}`).join(',');
+      const tail = extracted.tags.map((t) => `${referenceTagName(t)}:${t.value}`).join(',');
       parts = [`${prefix}.${extracted.name}`, tail ? `|#${tail}` : ''];
     } else parts = [`${prefix}.${stat.name}`, ''];
     this.parts.set(stat, parts);
