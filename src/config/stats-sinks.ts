@@ -102,7 +102,11 @@ const EMIT_MODES: Record<string, { summary: boolean; histogram: boolean }> = {
 };
 
 /** The service's `GrpcService`: one `envoy_grpc` cluster or one `google_grpc` target. */
-function sinkService(raw: JsonObject, path: string, report: Report): MetricsServiceSinkSpec['service'] | null {
+function sinkService(
+  raw: JsonObject,
+  path: string,
+  report: Report,
+): MetricsServiceSinkSpec['service'] | null {
   checkFields(raw, path, report, SINK_GRPC_SERVICE_FIELDS, 'GrpcService');
   if (raw.envoy_grpc !== undefined) {
     const envoy = objectOf(raw.envoy_grpc);
@@ -212,13 +216,16 @@ export function compileStatsSinks(bootstrap: JsonObject, report: Report): StatsS
   );
   /**
    * Whether `name` is a static cluster the sink can dial: known when the sinks are made, as in
-   * the reference, and in plain text, as the sinks dial; TLS is refused rather than skipped.
+   * the reference; a TCP statsd sink dials in plain text, so its TLS is refused, not skipped.
    */
-  const dialable = (name: string, at: string, what: string): boolean => {
+  const dialable = (name: string, at: string, plainOnly: boolean): boolean => {
     const cluster = clusters.get(name);
     if (!cluster || cluster.type === 'EDS') report.error(at, `unknown cluster '${name}' (a static cluster)`);
-    else if (cluster.transport_socket !== undefined || cluster.tls_context !== undefined)
-      report.unsupported(at, `TLS to a ${what} cluster ('${name}' has a transport socket) is not implemented`);
+    else if (plainOnly && (cluster.transport_socket !== undefined || cluster.tls_context !== undefined))
+      report.unsupported(
+        at,
+        `TLS to a tcp statsd cluster ('${name}' has a transport socket) is not implemented`,
+      );
     else return true;
     return false;
   };
@@ -230,14 +237,14 @@ export function compileStatsSinks(bootstrap: JsonObject, report: Report): StatsS
     if (type === CONFIG_TYPE.metricsService) {
       const spec = metricsServiceSink(raw, path, report);
       const at = `${path}.grpc_service.envoy_grpc.cluster_name`;
-      if (spec && (spec.service.kind !== 'cluster' || dialable(spec.service.cluster, at, 'metrics service')))
+      if (spec && (spec.service.kind !== 'cluster' || dialable(spec.service.cluster, at, false)))
         out.push(spec);
       continue;
     }
     if (type !== CONFIG_TYPE.statsdSink && type !== CONFIG_TYPE.dogStatsdSink) continue;
     const spec = statsdSink(raw, path, report, type === CONFIG_TYPE.dogStatsdSink);
     const at = `${path}.tcp_cluster_name`;
-    if (spec && (spec.target.kind !== 'tcp' || dialable(spec.target.cluster, at, 'tcp statsd'))) out.push(spec);
+    if (spec && (spec.target.kind !== 'tcp' || dialable(spec.target.cluster, at, true))) out.push(spec);
   }
   return out;
 }

@@ -2,7 +2,8 @@
  * The metrics service sink (`envoy.stat_sinks.metrics_service`): at each stats flush, the
  * flush's Prometheus metric families go as one `StreamMetricsMessage` (or `batch_size` ones)
  * on a client stream `MetricsService.StreamMetrics` to a member of the `envoy_grpc` cluster
- * or the `google_grpc` target. As the reference's, the stream is opened at the first flush,
+ * or the `google_grpc` target (TLS as the cluster's `transport_socket` says, as a management
+ * server's). As the reference's, the stream is opened at the first flush,
  * its first message says who this is (the node), and a stream that ends is opened again at
  * the next flush; nothing the server answers is acted on.
  */
@@ -20,7 +21,10 @@ import { FamilyMaker, type MetricFamily } from '../stats/sinks/metric-families.j
 import type { MetricSnapshot } from '../stats/sinks/snapshot.js';
 import type { StatsSink } from '../stats/sinks/statsd.js';
 import type { StatsRuntime } from '../stats/start.js';
-import { endCall, grpc, grpcTarget, streamMetadata } from './xds/grpc-stream.js';
+import type { StatsStore } from '../stats/store.js';
+import { channelCredentials, grpc } from './xds/grpc-channel.js';
+import { endCall, grpcTarget, streamMetadata } from './xds/grpc-stream.js';
+import { type ManagementSecurity, managementSecurity } from './xds/management-tls.js';
 import { encodeMessage, localNode, nodeMessage } from './xds/wire.js';
 
 const METHOD: Record<ApiVersion, string> = {
@@ -48,6 +52,7 @@ export interface MetricsServiceContext {
   readonly options: Options;
   readonly store: Store;
   readonly log: Loggers;
+  readonly stats: StatsStore;
   readonly statsRuntime: StatsRuntime;
 }
 
@@ -58,6 +63,8 @@ export class MetricsServiceSink implements StatsSink {
   private call: Call | null = null;
   /** Which member of the cluster to dial next. */
   private pick = 0;
+  /** Why the last flush could not open a stream ('' when it could). */
+  private lastWhy = '';
 
   constructor(
     private readonly ctx: MetricsServiceContext,
@@ -109,20 +116,36 @@ export class MetricsServiceSink implements StatsSink {
     return grpcTarget(hosts[this.pick++ % hosts.length]!);
   }
 
+  /**
+   * How the service is dialled: an `envoy_grpc` cluster's `transport_socket` secures the
+   * stream as a management server's (its secrets by SDS too); `google_grpc` in plain text.
+   */
+  private security(): ManagementSecurity {
+    const s = this.spec.service;
+    return s.kind === 'cluster'
+      ? managementSecurity(this.ctx.store.state, this.ctx.stats, s.cluster)
+      : { tls: null };
+  }
+
   private open(): Call | null {
     const target = this.target();
-    if (!target) {
-      this.log.warn(`metrics service at ${this.where()}: no member to send to; flush dropped`);
+    const security = this.security();
+    if (!target || 'error' in security) {
+      const why = target ? ('error' in security ? security.error : '') : 'no member to send to';
+      // Said once while it lasts (a sidecar waits for its mesh), not at every flush.
+      if (why !== this.lastWhy) this.log.warn(`metrics service at ${this.where()}: ${why}; flushes dropped`);
+      this.lastWhy = why;
       return null;
     }
-    const { Client, credentials } = grpc();
-    const client = new Client(target, credentials.createInsecure());
+    this.lastWhy = '';
+    const { Client } = grpc();
+    const client = new Client(target, channelCredentials(security.tls));
     const call: Call = client.makeClientStreamRequest(
       METHOD[this.spec.transport],
       (m: StreamMetricsMessage) => encodeMessage(MESSAGE, m),
       () => ({}),
       streamMetadata(this.spec.metadata),
-      (err) => {
+      (err: Grpc.ServiceError | null) => {
         if (call !== this.call) return;
         this.hangUp();
         this.log.warn(

@@ -225,10 +225,11 @@ stats_sinks:
     for (const expected of [
       /stats_sinks\[0\]\.typed_config\.grpc_service: required field missing/,
       /stats_sinks\[1\]\.typed_config\.grpc_service\.envoy_grpc\.cluster_name: unknown cluster 'nowhere'/,
-      /stats_sinks\[2\]\.typed_config\.grpc_service\.envoy_grpc\.cluster_name: TLS to a metrics service cluster/,
       /stats_sinks\[3\]\.typed_config\.grpc_service\.google_grpc\.channel_credentials: unknown field/,
       /stats_sinks\[4\]\.typed_config\.grpc_service\.envoy_grpc\.cluster_name: required field missing/,
     ])
       assert.match(errors, expected);
+    // a cluster with TLS is dialled with it, as a management server's
+    assert.doesNotMatch(errors, /stats_sinks\[2\]/);
   });
 });

@@ -38,6 +38,9 @@ export interface StatsdSinkHost {
 
 class UdpSink implements StatsSink {
   private readonly socket: UdpSocket;
+  /** A send failed and no later one went: the fault was logged once, not per datagram. */
+  private failing = false;
+  private readonly sent: (err: Error | null) => void;
 
   constructor(
     private readonly target: { ip: string; port: number },
@@ -47,13 +50,17 @@ class UdpSink implements StatsSink {
   ) {
     this.socket = createSocket(isIPv6(target.ip) ? 'udp6' : 'udp4');
     // A send that fails (no route, a full buffer) loses its stats, as UDP may; it never throws.
-    this.socket.on('error', (err) => warn(`statsd sink to ${target.ip}:${target.port}: ${err.message}`));
+    this.sent = (err) => {
+      if (err && !this.failing) warn(`statsd sink to ${target.ip}:${target.port}: ${err.message}`);
+      this.failing = err !== null;
+    };
+    this.socket.on('error', this.sent);
     this.socket.unref();
   }
 
   flush(snapshot: MetricSnapshot): void {
     for (const datagram of datagrams(this.lines.lines(snapshot), this.maxBytes))
-      this.socket.send(datagram, this.target.port, this.target.ip);
+      this.socket.send(datagram, this.target.port, this.target.ip, this.sent);
   }
 
   close(): void {
