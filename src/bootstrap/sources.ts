@@ -20,11 +20,21 @@ export const FORMATS: Record<string, 'json' | 'yaml' | 'pb' | 'pb_text'> = {
 
 /**
  * YAML (and JSON, which YAML reads too) with anchors, aliases and merge keys. Syntax
- * errors come back with their line and column.
+ * errors come back with their line and column. YAML 1.1's tags (`!!set`, `!!omap`, `!!binary`,
+ * `!!timestamp`) are not resolved: each node stays the map, list or string it is written as,
+ * as the reference's YAML reader leaves them. Resolved, they made a Set, a Map, bytes or a Date,
+ * which no field reads: `static_resources: !!omap [...]` loaded as no resources at all and
+ * `--mode validate` said OK.
  */
 export function parseYamlText(text: string, label: string): Parsed {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { merge: true, prettyErrors: false, uniqueKeys: true, lineCounter });
+  const doc = parseDocument(text, {
+    merge: true,
+    prettyErrors: false,
+    uniqueKeys: true,
+    resolveKnownTags: false,
+    lineCounter,
+  });
   const problem = doc.errors[0];
   if (problem) {
     const at = lineCounter.linePos(problem.pos[0]);

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { readConfigFile } from '../../src/bootstrap/sources.js';
+import { errorsOf, loadYaml } from '../helpers/bootstrap.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 import { assignment, edsBootstrap, get, staticCluster, upstream } from '../helpers/xds-fixtures.js';
 import { XdsServer } from '../helpers/xds-server.js';
@@ -184,6 +185,46 @@ describe('readConfigFile with a key twice in one JSON object', () => {
         if (!twice.ok) assert.match(twice.error, /JSON error: key .* appears twice in one object$/);
       }),
       { seed: 11, numRuns: Number(process.env.FUZZ_RUNS ?? 200) },
+    );
+  });
+});
+
+describe('YAML 1.1 tags in a bootstrap', () => {
+  // Root cause: the YAML reader resolved `!!set`, `!!omap`, `!!binary` and `!!timestamp` into a
+  // Set, a Map, bytes and a Date, which the loader's field checks do not look into: a
+  // `static_resources` written as `!!omap` loaded as nothing, and `--mode validate` said OK.
+  const dir = mkdtempSync(join(tmpdir(), 'proxy-yaml-tags-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads each tagged node as the map, list or string it is written as', () => {
+    const file = join(dir, 'tags.yaml');
+    writeFileSync(
+      file,
+      [
+        'set: !!set {a, b}',
+        'omap: !!omap [{a: 1}]',
+        'binary: !!binary AAAA',
+        'time: !!timestamp 2001-12-14t21:59:43.10-05:00',
+      ].join('\n'),
+    );
+    const read = readConfigFile(file);
+    assert.ok(read.ok);
+    assert.deepEqual(read.json, {
+      set: { a: null, b: null },
+      omap: [{ a: 1 }],
+      binary: 'AAAA',
+      time: '2001-12-14t21:59:43.10-05:00',
+    });
+  });
+
+  it('refuses what such a node holds by name instead of dropping it, in --mode validate', async () => {
+    const errors = (yaml: string) => errorsOf(loadYaml(yaml));
+    assert.deepEqual(errors('static_resources: !!omap [{clusters: []}]'), [
+      '--config-yaml: static_resources: expected an object (envoy.config.bootstrap.v2.Bootstrap.StaticResources), got a list',
+    ]);
+    assert.match(
+      errors('static_resources: !!set {bogus}').join(),
+      /static_resources.bogus: unknown field 'bogus'/,
     );
   });
 });
