@@ -8,7 +8,7 @@
  * "HTTP/1 parsing rules".
  */
 
-import { Framing, readFields } from './h1-fields.js';
+import { Framing, readFields, SeenFields } from './h1-fields.js';
 import {
   type H1Limits,
   type HeadError,
@@ -76,6 +76,8 @@ abstract class HeadScanner<H> {
   private pos: Int32Array = new Int32Array(4 * 32);
   /** The framing of the head being built, read into the head before the next. */
   protected readonly framing = new Framing();
+  /** The fields of the head before, whose strings a head repeating them reuses. */
+  protected readonly seen = new SeenFields();
   private readonly part1: number;
   private readonly part2: number;
   private readonly part3: number;
@@ -304,7 +306,7 @@ export class RequestHeadParser extends HeadScanner<RequestHead> {
     if (version === null) return this.fail(400, 'bad version');
     if (version === 'HTTP/2') return this.fail(505, 'unsupported version');
     const f = this.framing;
-    const headers = readFields(text, pos, count, f, REQUEST_FIELDS_ROOM);
+    const headers = readFields(text, pos, count, f, this.seen, REQUEST_FIELDS_ROOM);
     if (!Array.isArray(headers)) return this.fail(headers.status, headers.reason);
     if (f.hosts > 1) return this.fail(400, 'duplicate host');
     if (f.hosts === 0 && version === 'HTTP/1.1') return this.fail(400, 'missing host');
@@ -349,7 +351,7 @@ export class ResponseHeadParser extends HeadScanner<ResponseHead> {
         : 0;
     if (status < 100 || status > 599) return this.fail(502, 'bad status');
     const f = this.framing;
-    const headers = readFields(text, pos, count, f);
+    const headers = readFields(text, pos, count, f, this.seen);
     if (!Array.isArray(headers)) return this.fail(headers.status, headers.reason);
     return {
       version: v === 'HTTP/1.0' ? 'HTTP/1.0' : 'HTTP/1.1',

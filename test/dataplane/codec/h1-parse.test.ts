@@ -326,7 +326,11 @@ test('each head on one parser gets its own framing, none left from the head befo
   ] as const;
   for (const [text, contentLength, chunked] of seq) {
     const h = head(run(requests, Buffer.from(text, 'latin1')));
-    assert.deepEqual({ contentLength: h.contentLength, chunked: h.chunked }, { contentLength, chunked }, text);
+    assert.deepEqual(
+      { contentLength: h.contentLength, chunked: h.chunked },
+      { contentLength, chunked },
+      text,
+    );
   }
   const responses = new ResponseHeadParser();
   for (const [text, contentLength, chunked] of [
@@ -335,6 +339,48 @@ test('each head on one parser gets its own framing, none left from the head befo
     ['HTTP/1.1 204 No Content\r\n\r\n', -1, false],
   ] as const) {
     const h = head(run(responses, Buffer.from(text, 'latin1')));
-    assert.deepEqual({ contentLength: h.contentLength, chunked: h.chunked }, { contentLength, chunked }, text);
+    assert.deepEqual(
+      { contentLength: h.contentLength, chunked: h.chunked },
+      { contentLength, chunked },
+      text,
+    );
   }
+});
+
+// Root cause guarded: a parser reuses the strings of the field read at the same position in
+// the head before when its bytes are the same (SeenFields, h1-fields.ts); a compare that let
+// a field of the same length but other bytes (another name, another case, another value)
+// through would hand on the head before's name or value.
+test('fields of the same length but other bytes are read afresh on a kept-alive parser', () => {
+  const requests = new RequestHeadParser();
+  const fields = (text: string) =>
+    head(run(requests, Buffer.from(`GET / HTTP/1.1\r\n${text}\r\n`, 'latin1'))).headers;
+  assert.deepEqual(fields('Host: a\r\nX-A: 1\r\n'), ['host', 'a', 'x-a', '1']);
+  assert.deepEqual(fields('Host: a\r\nX-B: 1\r\n'), ['host', 'a', 'x-b', '1']);
+  assert.deepEqual(fields('Host: b\r\nX-B: 2\r\n'), ['host', 'b', 'x-b', '2']);
+  assert.deepEqual(fields('HOST: b\r\nx-b:  2 \r\n'), ['host', 'b', 'x-b', '2']);
+  assert.deepEqual(fields('Host: b\r\nX-B: 2\r\nX-C: 3\r\n'), ['host', 'b', 'x-b', '2', 'x-c', '3']);
+  assert.deepEqual(fields('Host: bb\r\n'), ['host', 'bb']);
+  const responses = new ResponseHeadParser();
+  const length = (n: string) =>
+    head(run(responses, Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${n}\r\n\r\n`, 'latin1')))
+      .contentLength;
+  assert.equal(length('5'), 5);
+  assert.equal(length('7'), 7);
+  assert.equal(length('7'), 7);
+});
+
+test('property: heads read one after another on one parser read as each on a parser of its own', () => {
+  fc.assert(
+    fc.property(fc.array(mutated, { minLength: 2, maxLength: 6 }), (heads) => {
+      let shared = new RequestHeadParser();
+      for (const bytes of heads) {
+        const got = run(shared, bytes);
+        assert.deepEqual(got, run(new RequestHeadParser(), bytes));
+        // A refused or partial head leaves the parser failed or waiting: the next starts anew.
+        if (!('head' in got)) shared = new RequestHeadParser();
+      }
+    }),
+    { seed: 19, numRuns: Math.ceil(RUNS / 3) },
+  );
 });
