@@ -4,6 +4,7 @@ import { clusterSettings } from '../../reducers/settings/cluster.js';
 import type { HostState } from '../../reducers/state.js';
 import { DEFAULT_OPTIONS } from '../../src/cli/parse.js';
 import { createContext, type ServerContext } from '../../src/context.js';
+import type { StreamInfo } from '../../src/dataplane/access-log/stream-info.js';
 import { HttpConnectionManager } from '../../src/dataplane/http/manager.js';
 import type { NetworkFilterHandler } from '../../src/dataplane/network-filter.js';
 import { type ClusterTraffic, clusterTraffic } from '../../src/dataplane/pool/cluster-traffic.js';
@@ -103,6 +104,32 @@ export async function startProxy(
       for (const c of map.values()) destroyPools(c);
     },
   };
+}
+
+/** Starts `startProxy(hcm, clusters)`, runs `run` with it and closes it, however `run` ends. */
+export async function withTestProxy(
+  hcm: Record<string, unknown>,
+  clusters: Array<{ raw: RawCluster; addresses: string[] }>,
+  run: (proxy: TestProxy) => Promise<void>,
+): Promise<void> {
+  const proxy = await startProxy(hcm, clusters);
+  try {
+    await run(proxy);
+  } finally {
+    await proxy.close();
+  }
+}
+
+/** The record of every stream `proxy` ends from now on (what its access log would be given), in order. */
+export function loggedStreams(proxy: TestProxy): StreamInfo[] {
+  const logged: StreamInfo[] = [];
+  const hcm = proxy.hcm as HttpConnectionManager;
+  const onStreamEnd = hcm.onStreamEnd.bind(hcm);
+  hcm.onStreamEnd = (info) => {
+    logged.push(info);
+    onStreamEnd(info);
+  };
+  return logged;
 }
 
 /** An HCM typed_config routing everything under `/` to `cluster`, with extra routes first. */

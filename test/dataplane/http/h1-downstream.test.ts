@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { after, before, test } from 'node:test';
-import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { hcmConfig, type TestProxy, withTestProxy } from '../../helpers/http-dataplane.js';
 
 // A kept-alive HTTP/1 connection lends one route timer and one stream idle timer to each of
 // its requests in turn: a request's timeout counts from its own start, not its predecessor's.
@@ -29,14 +29,11 @@ async function withProxy(
   routeExtras: Record<string, unknown>,
   body: (proxy: TestProxy) => Promise<void>,
 ): Promise<void> {
-  const proxy = await startProxy({ ...hcmConfig('b', [], routeExtras), ...hcmExtras }, [
-    { raw: { name: 'b', connect_timeout: '1s' }, addresses: [`127.0.0.1:${upPort}`] },
-  ]);
-  try {
-    await body(proxy);
-  } finally {
-    await proxy.close();
-  }
+  await withTestProxy(
+    { ...hcmConfig('b', [], routeExtras), ...hcmExtras },
+    [{ raw: { name: 'b', connect_timeout: '1s' }, addresses: [`127.0.0.1:${upPort}`] }],
+    body,
+  );
 }
 
 /**

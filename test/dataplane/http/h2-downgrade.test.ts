@@ -9,9 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { StreamInfo } from '../../../src/dataplane/access-log/stream-info.js';
 import { flagsText } from '../../../src/dataplane/access-log/stream-info.js';
-import type { HttpConnectionManager } from '../../../src/dataplane/http/manager.js';
 import { FLAG, FRAME, type Frame, frame, headersFrame, outcome, rawH2 } from '../../helpers/h2-frames.js';
-import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { hcmConfig, loggedStreams, type TestProxy, withTestProxy } from '../../helpers/http-dataplane.js';
 import { type RecordingOrigin, recordingOrigin } from '../../helpers/recording-origin.js';
 
 const BASE: Array<[string, string]> = [
@@ -31,22 +30,15 @@ async function withProxy(
   h2: Record<string, unknown>,
   run: (proxy: TestProxy, logged: StreamInfo[]) => Promise<void>,
 ) {
-  const proxy = await startProxy({ ...hcmConfig('origin'), http2_protocol_options: h2 }, [
-    { raw: { name: 'origin' }, addresses: [`127.0.0.1:${origin.port}`] },
-  ]);
-  const logged: StreamInfo[] = [];
-  const hcm = proxy.hcm as HttpConnectionManager;
-  const onStreamEnd = hcm.onStreamEnd.bind(hcm);
-  hcm.onStreamEnd = (info) => {
-    logged.push(info);
-    onStreamEnd(info);
-  };
-  origin.requests.length = 0;
-  try {
-    await run(proxy, logged);
-  } finally {
-    await proxy.close();
-  }
+  await withTestProxy(
+    { ...hcmConfig('origin'), http2_protocol_options: h2 },
+    [{ raw: { name: 'origin' }, addresses: [`127.0.0.1:${origin.port}`] }],
+    (proxy) => {
+      const logged = loggedStreams(proxy);
+      origin.requests.length = 0;
+      return run(proxy, logged);
+    },
+  );
 }
 
 const headerNames = (lines: string[]) => lines.slice(1).map((l) => (l.split(':')[0] as string).toLowerCase());

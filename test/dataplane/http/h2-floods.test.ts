@@ -9,9 +9,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { StreamInfo } from '../../../src/dataplane/access-log/stream-info.js';
 import { flagsText } from '../../../src/dataplane/access-log/stream-info.js';
-import type { HttpConnectionManager } from '../../../src/dataplane/http/manager.js';
 import { FRAME, frame, headersFrame, outcome, rawH2 } from '../../helpers/h2-frames.js';
-import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { hcmConfig, loggedStreams, type TestProxy, withTestProxy } from '../../helpers/http-dataplane.js';
 
 const DIRECT = { match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok' } } };
 
@@ -19,19 +18,9 @@ async function withProxy(
   h2: Record<string, unknown>,
   run: (proxy: TestProxy, logged: StreamInfo[]) => Promise<void>,
 ) {
-  const proxy = await startProxy({ ...hcmConfig('none', [DIRECT]), http2_protocol_options: h2 }, []);
-  const logged: StreamInfo[] = [];
-  const hcm = proxy.hcm as HttpConnectionManager;
-  const onStreamEnd = hcm.onStreamEnd.bind(hcm);
-  hcm.onStreamEnd = (info) => {
-    logged.push(info);
-    onStreamEnd(info);
-  };
-  try {
-    await run(proxy, logged);
-  } finally {
-    await proxy.close();
-  }
+  await withTestProxy({ ...hcmConfig('none', [DIRECT]), http2_protocol_options: h2 }, [], (proxy) =>
+    run(proxy, loggedStreams(proxy)),
+  );
 }
 
 const GET: Array<[string, string]> = [

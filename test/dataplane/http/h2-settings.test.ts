@@ -11,7 +11,7 @@ import { DEFAULT_FLOOD_LIMITS } from '../../../src/dataplane/codec/h2/limits.js'
 import { compileHcm, type HcmSpec } from '../../../src/dataplane/http/hcm-config.js';
 import { settle } from '../../helpers/dataplane.js';
 import { frame, PREFACE } from '../../helpers/h2-frames.js';
-import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { hcmConfig, startProxy, type TestProxy, withTestProxy } from '../../helpers/http-dataplane.js';
 
 // The HCM's http2_protocol_options was refused: the edge best-practice bootstrap sets its
 // stream limit and windows. The four SETTINGS-level fields act on the node:http2 codec
@@ -46,13 +46,10 @@ after(() => {
 
 async function withProxy(h2: Record<string, unknown> | null, run: (proxy: TestProxy) => Promise<void>) {
   const config = { ...hcmConfig('b'), codec_type: 'HTTP2', ...(h2 ? { http2_protocol_options: h2 } : {}) };
-  const proxy = await startProxy(config, [{ raw: { name: 'b' }, addresses: [`127.0.0.1:${upPort}`] }]);
-  inFlight = maxInFlight = seen = 0;
-  try {
-    await run(proxy);
-  } finally {
-    await proxy.close();
-  }
+  await withTestProxy(config, [{ raw: { name: 'b' }, addresses: [`127.0.0.1:${upPort}`] }], (proxy) => {
+    inFlight = maxInFlight = seen = 0;
+    return run(proxy);
+  });
 }
 
 /** Compiles an HCM with these `http2_protocol_options` as the loader does (canonical form first). */

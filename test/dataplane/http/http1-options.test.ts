@@ -9,10 +9,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { compileHcm } from '../../../src/dataplane/http/hcm-config.js';
 import { http2StreamError } from '../../../src/dataplane/http/http1-options.js';
 import { findingsOf } from '../../helpers/compile.js';
-import { compileHcm } from '../../../src/dataplane/http/hcm-config.js';
-import { hcmConfig, rawExchange, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { hcmConfig, rawExchange, type TestProxy, withTestProxy } from '../../helpers/http-dataplane.js';
 import { type RecordingOrigin, recordingOrigin } from '../../helpers/recording-origin.js';
 
 let origin: RecordingOrigin;
@@ -24,15 +24,14 @@ before(async () => {
 after(() => origin.close());
 
 async function withProxy(extras: Record<string, unknown>, body: (proxy: TestProxy) => Promise<void>) {
-  const proxy = await startProxy({ ...hcmConfig('b'), ...extras }, [
-    { raw: { name: 'b', connect_timeout: '1s' }, addresses: [`127.0.0.1:${origin.port}`] },
-  ]);
-  origin.reset();
-  try {
-    await body(proxy);
-  } finally {
-    await proxy.close();
-  }
+  await withTestProxy(
+    { ...hcmConfig('b'), ...extras },
+    [{ raw: { name: 'b', connect_timeout: '1s' }, addresses: [`127.0.0.1:${origin.port}`] }],
+    (proxy) => {
+      origin.reset();
+      return body(proxy);
+    },
+  );
 }
 
 const hostOf = (i: number) => origin.requests[i]?.lines.find((l) => /^host:/i.test(l));

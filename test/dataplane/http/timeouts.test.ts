@@ -9,7 +9,7 @@ import { Report } from '../../../src/bootstrap/report.js';
 import { Store } from '../../../src/control/store.js';
 import { compileHcmTimeouts } from '../../../src/dataplane/http/timeouts.js';
 import { settle } from '../../helpers/dataplane.js';
-import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { hcmConfig, startProxy, type TestProxy, withTestProxy } from '../../helpers/http-dataplane.js';
 import { halfOpenFront, parseResponses, rawClient } from './hostile-clients.js';
 
 // Issue 11, finding 3: there were no header, idle or body timeouts at all. Each timeout is
@@ -45,14 +45,11 @@ async function withProxy(
   run: (proxy: TestProxy) => Promise<void>,
   cluster: RawCluster = { name: 'b' },
 ): Promise<void> {
-  const proxy = await startProxy({ ...hcmConfig('b'), ...extra }, [
-    { raw: cluster, addresses: [`127.0.0.1:${upPort}`] },
-  ]);
-  try {
-    await run(proxy);
-  } finally {
-    await proxy.close();
-  }
+  await withTestProxy(
+    { ...hcmConfig('b'), ...extra },
+    [{ raw: cluster, addresses: [`127.0.0.1:${upPort}`] }],
+    run,
+  );
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -11,8 +11,13 @@ import * as net from 'node:net';
 import { after, before, test } from 'node:test';
 import type { StreamInfo } from '../../../src/dataplane/access-log/stream-info.js';
 import { flagsText } from '../../../src/dataplane/access-log/stream-info.js';
-import type { HttpConnectionManager } from '../../../src/dataplane/http/manager.js';
-import { hcmConfig, rawExchange, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import {
+  hcmConfig,
+  loggedStreams,
+  rawExchange,
+  startProxy,
+  type TestProxy,
+} from '../../helpers/http-dataplane.js';
 
 /** What the origin answers, by request path; `close`: it closes the connection after. */
 const ANSWERS: Record<string, { bytes: string; close?: boolean }> = {
@@ -31,7 +36,7 @@ const ANSWERS: Record<string, { bytes: string; close?: boolean }> = {
 let origin: net.Server;
 let connections = 0;
 let proxy: TestProxy;
-const logged: StreamInfo[] = [];
+let logged: StreamInfo[] = [];
 
 before(async () => {
   origin = net.createServer((socket) => {
@@ -56,12 +61,7 @@ before(async () => {
   proxy = await startProxy(hcmConfig('origin'), [
     { raw: { name: 'origin' }, addresses: [`127.0.0.1:${port}`] },
   ]);
-  const hcm = proxy.hcm as HttpConnectionManager;
-  const onStreamEnd = hcm.onStreamEnd.bind(hcm);
-  hcm.onStreamEnd = (info) => {
-    logged.push(info);
-    onStreamEnd(info);
-  };
+  logged = loggedStreams(proxy);
 });
 
 after(async () => {

@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import { Report } from '../../../src/bootstrap/report.js';
 import { findRoute } from '../../../src/dataplane/router/lookup.js';
 import { compileRouteTable } from '../../../src/dataplane/router/table.js';
-import { hcmConfig, startProxy, type TestProxy } from '../../helpers/http-dataplane.js';
+import { hcmConfig, type TestProxy, withTestProxy } from '../../helpers/http-dataplane.js';
 
 // RouteAction.idle_timeout was refused: the edge best-practice bootstrap sets it (15 s) to
 // bound a stream per route below the connection manager's stream_idle_timeout. Once a
@@ -35,14 +35,11 @@ async function withProxy(
   routeExtras: Record<string, unknown>,
   run: (proxy: TestProxy) => Promise<void>,
 ): Promise<void> {
-  const proxy = await startProxy({ ...hcmConfig('b', routes, routeExtras), ...hcmExtra }, [
-    { raw: { name: 'b' }, addresses: [`127.0.0.1:${upPort}`] },
-  ]);
-  try {
-    await run(proxy);
-  } finally {
-    await proxy.close();
-  }
+  await withTestProxy(
+    { ...hcmConfig('b', routes, routeExtras), ...hcmExtra },
+    [{ raw: { name: 'b' }, addresses: [`127.0.0.1:${upPort}`] }],
+    run,
+  );
 }
 
 test('compile: unset is null (the HCM value applies), 0 disables, a bad value is reported at its path', () => {
