@@ -7,11 +7,22 @@
 // waits for it while it serves; at most one at a time in the whole process, and none within
 // minIntervalMs of the last one's start (the addon is loaded once for every thread, so every
 // data-plane thread asking shares these). True when a trim was started.
+//
+// releaseFilePages(address, length): madvise(MADV_DONTNEED) over the pages of [address,
+// address + length) that are the file's own (or not resident), skipping the ones written since
+// they were mapped (private copies, which MADV_DONTNEED would throw away): /proc/self/pagemap's
+// bit 61 tells them apart. For the read-only mappings of the node binary, whose pages start-up
+// read once (the parser, the snapshot, ICU's collation data): a page the process reads again
+// comes back from the page cache on its next access. Returns the bytes advised; 0 where
+// pagemap cannot be read.
+#include <fcntl.h>
 #include <node_api.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -96,10 +107,61 @@ static napi_value malloc_trim_background_call(napi_env env, napi_callback_info i
 #endif
 }
 
+// Pages of pagemap read at once.
+#define PAGEMAP_BATCH 512
+// pagemap: the page is resident, swapped out, or a file's page (or shared anonymous memory).
+#define PAGEMAP_PRESENT (1ULL << 63)
+#define PAGEMAP_SWAPPED (1ULL << 62)
+#define PAGEMAP_FILE (1ULL << 61)
+
+static napi_value release_file_pages_call(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value args[2];
+  int64_t start = 0, length = 0;
+  napi_get_cb_info(env, info, &argc, args, NULL, NULL);
+  napi_value out;
+  if (argc < 2 || napi_get_value_int64(env, args[0], &start) != napi_ok ||
+      napi_get_value_int64(env, args[1], &length) != napi_ok || start < 0 || length <= 0) {
+    napi_create_double(env, 0, &out);
+    return out;
+  }
+  const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+  const uint64_t first = (uint64_t)start / page, end = ((uint64_t)start + (uint64_t)length + page - 1) / page;
+  double advised = 0;
+  int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    uint64_t entries[PAGEMAP_BATCH];
+    uint64_t run = 0, run_pages = 0;  // the pages to advise, not yet advised
+    for (uint64_t at = first; at < end; at += PAGEMAP_BATCH) {
+      uint64_t n = end - at < PAGEMAP_BATCH ? end - at : PAGEMAP_BATCH;
+      ssize_t got = pread(fd, entries, n * sizeof entries[0], (off_t)(at * sizeof entries[0]));
+      if (got != (ssize_t)(n * sizeof entries[0])) break;
+      for (uint64_t i = 0; i < n; i++) {
+        // Never touched, or the file's: a private copy is resident or swapped without bit 61.
+        int own = (entries[i] & PAGEMAP_FILE) || !(entries[i] & (PAGEMAP_PRESENT | PAGEMAP_SWAPPED));
+        if (own) {
+          if (run_pages == 0) run = at + i;
+          run_pages++;
+          continue;
+        }
+        if (run_pages > 0 && madvise((void *)(uintptr_t)(run * page), run_pages * page, MADV_DONTNEED) == 0)
+          advised += (double)(run_pages * page);
+        run_pages = 0;
+      }
+    }
+    if (run_pages > 0 && madvise((void *)(uintptr_t)(run * page), run_pages * page, MADV_DONTNEED) == 0)
+      advised += (double)(run_pages * page);
+    close(fd);
+  }
+  napi_create_double(env, advised, &out);
+  return out;
+}
+
 static napi_value init(napi_env env, napi_value exports) {
   napi_property_descriptor props[] = {
       {"mallocTrim", NULL, malloc_trim_call, NULL, NULL, NULL, napi_enumerable, NULL},
       {"mallocTrimInBackground", NULL, malloc_trim_background_call, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"releaseFilePages", NULL, release_file_pages_call, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   napi_define_properties(env, exports, sizeof props / sizeof props[0], props);
   return exports;

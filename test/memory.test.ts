@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ResourceLimits } from 'node:worker_threads';
-import { idleStep, servingHeapFlags } from '../src/memory.js';
+import { idleStep, readOnlyMappings, servingHeapFlags } from '../src/memory.js';
 
 const compiled = import.meta.url.includes('/dist/');
 const root = fileURLToPath(new URL('../', import.meta.url));
@@ -296,4 +296,64 @@ test("start-up's garbage goes back at once", () => {
   const { loaded, collected, ms } = JSON.parse(runChild(code));
   assert.ok(ms > 0, 'no collection ran');
   assert.ok(collected < loaded, `the heap holds ${collected} bytes after the collection, ${loaded} before`);
+});
+
+test("the binary's read-only mappings are the ones listed, its writable data never", () => {
+  const binary = '/opt/node/bin/node';
+  const maps = [
+    `00400000-0082e000 r--p 00000000 fe:00 7364671   ${binary}`,
+    `0082e000-03489000 r-xp 0042e000 fe:00 7364671   ${binary}`,
+    `072a7000-072dc000 r--p 06ea7000 fe:00 7364671   ${binary}`,
+    `072dc000-07308000 rw-p 06edc000 fe:00 7364671   ${binary}`,
+    '07308000-07400000 rw-p 00000000 00:00 0 ',
+    '7f61400000-7f61401000 r-xp 00000000 fe:00 12 /usr/lib/x86_64-linux-gnu/libc.so.6',
+    `7f614b580000-7f614b795000 r-xp 01627000 fe:00 7364671   ${binary}`,
+    `7f614b795000-7f614b796000 r--p 00000000 fe:00 7364672   ${binary}.bak`,
+  ].join('\n');
+  assert.deepEqual(readOnlyMappings(maps, binary), [
+    [0x400000, 0x82e000 - 0x400000],
+    [0x82e000, 0x3489000 - 0x82e000],
+    [0x72a7000, 0x72dc000 - 0x72a7000],
+    [0x7f614b580000, 0x7f614b795000 - 0x7f614b580000],
+  ]);
+});
+
+// The binary's pages that start-up read stay in the resident set until the kernel needs
+// them; a read-only mapping also holds pages ld.so wrote (relocations: private copies that
+// MADV_DONTNEED would throw away, so calls through them would crash). The child lets go of
+// the file's pages, then still calls into the C library and compiles built-ins it had not
+// loaded, reading back from the page cache what it needs.
+test("the binary's pages start-up read go back, and the process runs on", () => {
+  const code = `
+    import { readFileSync, realpathSync } from 'node:fs';
+    const { releaseBinaryPages } = await import(${JSON.stringify(pathToFileURL(memoryModule).href)});
+    const binary = realpathSync(process.execPath);
+    /** Resident bytes of the binary's mappings, from /proc/self/smaps. */
+    function binaryRss() {
+      let inBinary = false;
+      let kb = 0;
+      for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\\n')) {
+        const mapping = /^[0-9a-f]+-[0-9a-f]+ \\S+ \\S+ \\S+ \\d+\\s*(.*)$/.exec(line);
+        if (mapping) inBinary = mapping[1] === binary;
+        const rss = /^Rss:\\s+(\\d+) kB/.exec(line);
+        if (rss && inBinary) kb += Number(rss[1]);
+      }
+      return kb * 1024;
+    }
+    const before = binaryRss();
+    const advised = releaseBinaryPages();
+    const after = binaryRss();
+    const { createHash } = await import('node:crypto');
+    const { deflateSync, inflateSync } = await import('node:zlib');
+    const text = readFileSync(${JSON.stringify(memoryModule)}, 'utf8');
+    const roundTrip = inflateSync(deflateSync(text)).toString() === text;
+    const hash = createHash('sha256').update(text).digest('hex').length;
+    console.log(JSON.stringify({ before, advised, after, roundTrip, hash }));
+  `;
+  const { before, advised, after, roundTrip, hash } = JSON.parse(runChild(code));
+  assert.ok(advised > 0, 'nothing advised (is native/ built? npm ci builds it)');
+  // A bare node holds about 30 MB of the binary; most of it is start-up's.
+  assert.ok(after < before / 2, `the binary's resident pages went from ${before} to ${after} bytes`);
+  assert.equal(roundTrip, true);
+  assert.equal(hash, 64);
 });

@@ -13,6 +13,7 @@ test('the built addons load by name (npm ci builds them)', () => {
     ['sockopt', 'originalDst'],
     ['memory', 'mallocTrim'],
     ['memory', 'mallocTrimInBackground'],
+    ['memory', 'releaseFilePages'],
   ] as const) {
     const addon = loadAddon<Record<string, unknown>>(name);
     assert.equal(typeof addon, 'object', `${name}: ${addon}`);
