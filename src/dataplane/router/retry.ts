@@ -137,6 +137,14 @@ export function retriableGrpc(policy: RetryPolicy, headers: readonly string[]): 
   return false;
 }
 
+/** RFC 9110 9.2.2's idempotent methods: the only ones a proxy may send again on its own. */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
+
+/** Whether `method` may be sent again without a retry policy asking (RFC 9110 9.2.2). */
+export function idempotentMethod(method: string): boolean {
+  return IDEMPOTENT.has(method);
+}
+
 /** Whether a failure before response headers is worth another try. */
 export function retriableFailure(policy: RetryPolicy, connectFailure: boolean): boolean {
   if (policy.on & (RETRY_5XX | RETRY_GATEWAY)) return true;

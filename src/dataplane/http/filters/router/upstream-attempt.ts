@@ -16,6 +16,7 @@ import type {
 import { applyHeaderMutations, type HeaderMutation } from '../../../router/header-mutation.js';
 import {
   backOffMs,
+  idempotentMethod,
   type RetryPolicy,
   retriableFailure,
   retriableGrpc,
@@ -93,8 +94,8 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
   /** The retry breaker slot this request holds from its first retry to its end. */
   private retrySlot: Count | null = null;
   private tryTimer: NodeJS.Timeout | null = null;
-  /** The one transparent retry after a reused connection failed was spent. */
-  private reusedRetried = false;
+  /** One resend after a reused connection failed is left; idempotent methods only (RFC 9110 9.2.2). */
+  private resendable: boolean;
   private upstreamPaused = false;
   /** The request body for the upstream (kept for another try while it fits); null without a body. */
   private readonly body: RequestBody | null;
@@ -113,6 +114,7 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
     this.mutations = route.mutations;
     const req = stream.req;
     this.bodyEnded = !req.hasBody;
+    this.resendable = idempotentMethod(req.method);
     this.body = req.hasBody ? new RequestBody(cluster.settings.perConnectionBufferLimitBytes) : null;
   }
 
@@ -334,10 +336,9 @@ export class UpstreamAttempt implements UpstreamHandler, TimerTarget {
     }
     this.traffic.rqRxReset.inc();
     this.endTry(0);
-    if (reason === 'reused-reset' && !this.reusedRetried && this.bodyKept()) {
-      // A kept-alive connection the upstream closed while idle: the request never reached
-      // it, so it is sent again at once on a new connection, outside the retry policy.
-      this.reusedRetried = true;
+    if (reason === 'reused-reset' && this.resendable && this.bodyKept()) {
+      // A kept-alive connection the upstream closed, likely while idle: sent again, outside the retry policy.
+      this.resendable = false;
       this.traffic.rqRetryReusedConnection.inc();
       this.startTry(true);
       return;
