@@ -17,7 +17,7 @@ import type { JsonObject } from '../../events/index.js';
 import { readNamedFile } from '../../src/bootstrap/read-file.js';
 import { runProxy } from '../helpers/cli.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
-import { ADMIN, adsConfig, staticCluster } from '../helpers/xds-fixtures.js';
+import { cdsOverAds } from '../helpers/xds-fixtures.js';
 import { XdsServer } from '../helpers/xds-server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'proxy-read-file-'));
@@ -66,7 +66,6 @@ describe('proxy --mode validate -c', () => {
 describe('a discovered cluster naming a device or a FIFO as its CA file', () => {
   let xds: XdsServer;
   let proxy: ProxyProcess;
-  const ADS_V3 = { ads: {}, resource_api_version: 'V3' };
   const cluster = (name: string, ca: string): JsonObject => ({
     name,
     connect_timeout: '1s',
@@ -93,14 +92,7 @@ describe('a discovered cluster naming a device or a FIFO as its CA file', () => 
   before(async () => {
     xds = await XdsServer.start();
     xds.set('cds', [], 'c0');
-    proxy = await startProxyProcess(
-      {
-        admin: ADMIN,
-        dynamic_resources: { cds_config: ADS_V3, ads_config: adsConfig('V3') },
-        static_resources: { clusters: [staticCluster('xds_cluster', [xds.port], true)] },
-      },
-      ['--concurrency', '1'],
-    );
+    proxy = await startProxyProcess(cdsOverAds(xds.port), ['--concurrency', '1']);
   });
   after(async () => {
     await proxy?.stop();

@@ -18,11 +18,11 @@ import {
   type Snapshot,
   skipGoControlPlane,
 } from '../helpers/go-control-plane.js';
-import { hasNginx, NO_NGINX, type Nginx, startNginx } from '../helpers/nginx.js';
+import { hasNginx, type Nginx, NO_NGINX, startNginx } from '../helpers/nginx.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
 import { certificateSecret, serialOf, trustSecret } from '../helpers/sds-secrets.js';
 import { steadyLoad } from '../helpers/steady-load.js';
-import { ADMIN, adsConfig, httpListener, staticCluster, until } from '../helpers/xds-fixtures.js';
+import { cdsOverAds, httpListener, staticCluster, until } from '../helpers/xds-fixtures.js';
 import { type Issued, makePki, type TestPki } from '../tls/certs.js';
 
 const ADS_V3 = { ads: {}, resource_api_version: 'V3' };
@@ -121,18 +121,10 @@ describe('upstream mTLS to nginx (ssl_verify_client) with SDS from go-control-pl
     nginx2 = await mtlsNginx(pki.leaf('backend-2', ['DNS:backend.mesh'], newCa), clientCa, accessLog2);
     cp = await GoControlPlane.start(snapshot(first, [pki.ca]));
     proxy = await startProxyProcess(
-      {
-        admin: ADMIN,
+      cdsOverAds(cp.port, [httpListener('outbound', 'backend')], {
+        apiType: 'DELTA_GRPC',
         node: { id: 'sidecar', cluster: 'mesh' },
-        dynamic_resources: {
-          cds_config: ADS_V3,
-          ads_config: { ...adsConfig('V3'), api_type: 'DELTA_GRPC' },
-        },
-        static_resources: {
-          listeners: [httpListener('outbound', 'backend')],
-          clusters: [staticCluster('xds_cluster', [cp.port], true)],
-        },
-      },
+      }),
       ['--concurrency', '2'],
     );
   });

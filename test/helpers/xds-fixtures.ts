@@ -183,6 +183,30 @@ export const ADMIN: JsonObject = {
   address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
 };
 
+/**
+ * A bootstrap whose clusters come by CDS over v3 ADS (`api_type` GRPC unless given) from the
+ * management server on 127.0.0.1:`xdsPort` (the static cluster `xds_cluster`), with `listeners`
+ * and, when given, the `node`.
+ */
+export function cdsOverAds(
+  xdsPort: number,
+  listeners: JsonObject[] = [],
+  { apiType, node }: { apiType?: string; node?: JsonObject } = {},
+): JsonObject {
+  return {
+    admin: ADMIN,
+    ...(node ? { node } : {}),
+    dynamic_resources: {
+      cds_config: { ads: {}, resource_api_version: 'V3' },
+      ads_config: { ...adsConfig('V3'), ...(apiType ? { api_type: apiType } : {}) },
+    },
+    static_resources: {
+      ...(listeners.length > 0 ? { listeners } : {}),
+      clusters: [staticCluster('xds_cluster', [xdsPort], true)],
+    },
+  };
+}
+
 /** One stat's value from the admin's `/stats`, or undefined when it is not shown. */
 export async function statValue(
   proxy: { get(path: string): Promise<{ body: string }> },

@@ -5,16 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { prepareHashing } from '../../../src/upstream/hash.js';
 import { versionHash } from '../../../src/edges/xds/version-hash.js';
+import { prepareHashing } from '../../../src/upstream/hash.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 import {
-  ADMIN,
-  adsConfig,
   assignment,
+  cdsOverAds,
   get,
   httpListener,
-  staticCluster,
   statValue,
   type Upstream,
   until,
@@ -58,17 +56,10 @@ describe('CDS on ADS (v3)', () => {
     await prepareHashing();
     xds.set('cds', [edsCluster('web')], 'c1');
     xds.set('eds', [assignment('web', [upstreams[0]!.port])], 'e1');
-    proxy = await startProxyProcess(
-      {
-        admin: ADMIN,
-        dynamic_resources: { cds_config: ADS_V3, ads_config: adsConfig('V3') },
-        static_resources: {
-          listeners: [httpListener('in', 'web')],
-          clusters: [staticCluster('xds_cluster', [xds.port], true)],
-        },
-      },
-      ['--concurrency', '1'],
-    );
+    proxy = await startProxyProcess(cdsOverAds(xds.port, [httpListener('in', 'web')]), [
+      '--concurrency',
+      '1',
+    ]);
     port = await proxy.listenerPort('in');
   });
 

@@ -7,8 +7,8 @@
  * neither has the proxy's.
  */
 import assert from 'node:assert/strict';
-import * as net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
+import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -18,6 +18,7 @@ import {
   ADMIN,
   adsConfig,
   assignment,
+  cdsOverAds,
   edsBootstrap,
   GRPC_SOURCE,
   get,
@@ -55,14 +56,7 @@ describe('a CDS response over 4 MiB', () => {
   before(async () => {
     xds = await XdsServer.start();
     xds.set('cds', [], 'c0');
-    proxy = await startProxyProcess(
-      {
-        admin: ADMIN,
-        dynamic_resources: { cds_config: ADS_V3, ads_config: adsConfig('V3') },
-        static_resources: { clusters: [staticCluster('xds_cluster', [xds.port], true)] },
-      },
-      ['--concurrency', '1'],
-    );
+    proxy = await startProxyProcess(cdsOverAds(xds.port), ['--concurrency', '1']);
     await xds.ack('cds', 'c0');
   });
   after(async () => {

@@ -20,7 +20,7 @@ import { certificateSecret, certSerials, serialOf, trustSecret } from '../../hel
 import { type SteadyLoad, steadyLoad } from '../../helpers/steady-load.js';
 import {
   ADMIN,
-  adsConfig,
+  cdsOverAds,
   get,
   httpListener,
   staticCluster,
@@ -160,17 +160,10 @@ describe('SDS on ADS (v3): a mesh cluster with mTLS from secrets', () => {
     xds = await XdsServer.start();
     xds.set('cds', [meshCluster(backend.port)], 'c1');
     xds.set('sds', [certificateSecret('workload-cert', first), meshTrust(pki)], 's1');
-    proxy = await startProxyProcess(
-      {
-        admin: ADMIN,
-        dynamic_resources: { cds_config: ADS_V3, ads_config: adsConfig('V3') },
-        static_resources: {
-          listeners: [httpListener('in', 'backend')],
-          clusters: [staticCluster('xds_cluster', [xds.port], true)],
-        },
-      },
-      ['--concurrency', '2'],
-    );
+    proxy = await startProxyProcess(cdsOverAds(xds.port, [httpListener('in', 'backend')]), [
+      '--concurrency',
+      '2',
+    ]);
     port = await proxy.listenerPort('in');
   });
 
@@ -459,15 +452,10 @@ for (const apiType of ['GRPC', 'DELTA_GRPC'] as const)
       ({ pki, first, second, backend } = await meshPki(['gcp-1', 'gcp-2'], SPIFFE_FRONT));
       cp = await GoControlPlane.start(snapshot('1', first));
       proxy = await startProxyProcess(
-        {
-          admin: ADMIN,
+        cdsOverAds(cp.port, [httpListener('in', 'backend')], {
+          apiType,
           node: { id: 'mesh-node', cluster: 'mesh' },
-          dynamic_resources: { cds_config: ADS_V3, ads_config: { ...adsConfig('V3'), api_type: apiType } },
-          static_resources: {
-            listeners: [httpListener('in', 'backend')],
-            clusters: [staticCluster('xds_cluster', [cp.port], true)],
-          },
-        },
+        }),
         ['--concurrency', '2'],
       );
     });
