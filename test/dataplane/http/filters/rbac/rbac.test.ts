@@ -8,8 +8,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { flushAccessLogs } from '../../../../../src/dataplane/access-log/file-sink.js';
+import type { JsonObject } from '../../../../../events/index.js';
 import { Report } from '../../../../../src/bootstrap/report.js';
+import { flushAccessLogs } from '../../../../../src/dataplane/access-log/file-sink.js';
 import { rbacFactory } from '../../../../../src/dataplane/http/filters/rbac/index.js';
 import { fileAccessLog } from '../../../../helpers/bootstraps.js';
 import { startProxy, type TestProxy } from '../../../../helpers/http-dataplane.js';
@@ -19,6 +20,16 @@ let upstream: Awaited<ReturnType<typeof countingUpstream>>;
 let proxy: TestProxy;
 
 const RBAC_V3 = 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC';
+
+/** A route's RBACPerRoute replacing the filter's rules with one policy: any request `principal` matches. */
+const perRouteRules = (action: string, policy: string, principal: JsonObject): JsonObject => ({
+  'envoy.filters.http.rbac': {
+    '@type': 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBACPerRoute',
+    rbac: {
+      rules: { action, policies: { [policy]: { permissions: [{ any: true }], principals: [principal] } } },
+    },
+  },
+});
 
 before(async () => {
   upstream = await countingUpstream();
@@ -34,22 +45,9 @@ before(async () => {
               {
                 match: { prefix: '/private' },
                 route: { cluster: 'backend' },
-                typed_per_filter_config: {
-                  'envoy.filters.http.rbac': {
-                    '@type': 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBACPerRoute',
-                    rbac: {
-                      rules: {
-                        action: 'ALLOW',
-                        policies: {
-                          admins: {
-                            permissions: [{ any: true }],
-                            principals: [{ header: { name: 'x-user', exact_match: 'admin' } }],
-                          },
-                        },
-                      },
-                    },
-                  },
-                },
+                typed_per_filter_config: perRouteRules('ALLOW', 'admins', {
+                  header: { name: 'x-user', exact_match: 'admin' },
+                }),
               },
               { match: { prefix: '/' }, route: { cluster: 'backend' } },
             ],
@@ -213,22 +211,9 @@ describe('RBAC stats prefixes, per-policy counters and dynamic metadata in the a
                 {
                   match: { prefix: '/logme' },
                   route: { cluster: 'backend' },
-                  typed_per_filter_config: {
-                    'envoy.filters.http.rbac': {
-                      '@type': 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBACPerRoute',
-                      rbac: {
-                        rules: {
-                          action: 'LOG',
-                          policies: {
-                            audit: {
-                              permissions: [{ any: true }],
-                              principals: [{ header: { name: 'x-audit', present_match: true } }],
-                            },
-                          },
-                        },
-                      },
-                    },
-                  },
+                  typed_per_filter_config: perRouteRules('LOG', 'audit', {
+                    header: { name: 'x-audit', present_match: true },
+                  }),
                 },
                 { match: { prefix: '/' }, route: { cluster: 'backend' } },
               ],
