@@ -65,7 +65,7 @@ export function judgeResponse(ctx: JudgeContext, w: Want, delta: boolean, update
   const kind = w.kind;
   const decoded = decode(ctx, w, delta, update);
   const version = decoded.version;
-  // Unknown fields only reach the walk from JSON (file, REST): binary decoding drops them.
+  // Unknown fields by name (JSON: file, REST) and by number (binary: gRPC), from the walk.
   if (!ctx.ignoreUnknown && decoded.unknownFields > 0) {
     ctx.unknownFields.add(decoded.unknownFields);
     for (const warning of decoded.warnings) ctx.log.warn(warning);

@@ -6,10 +6,12 @@
 import type { JsonObject } from '../../../events/config.js';
 import { canonicalMessage } from '../../bootstrap/canonical.js';
 import { messageToJson } from '../../bootstrap/decode.js';
+import { unknownField } from '../../bootstrap/field-lookup.js';
 import { nestedTooDeep, TOO_DEEP } from '../../bootstrap/nesting.js';
 import { Report } from '../../bootstrap/report.js';
 import { isV3TypeUrl, nameOf, typeForUrl } from '../../bootstrap/schema.js';
 import type { WalkContext } from '../../bootstrap/walk-context.js';
+import { unknownWireFields } from '../../bootstrap/wire-unknown.js';
 import { compileCluster } from '../../config/cluster.js';
 import { compileListener } from '../../config/listener.js';
 import { compileClusterLoadAssignment } from '../../config/load-assignment.js';
@@ -183,7 +185,11 @@ export function decodeResources(
       if (!isObject(json)) throw new Error(`is ${shapeOf(json)}, not a message`);
       const deep = nestedTooDeep(json);
       if (deep !== null) throw new Error(`${deep}: ${TOO_DEEP}`);
-      config = canonicalMessage(json, type, '', { ...walk, report, v3: isV3TypeUrl(url) });
+      const ctx = { ...walk, report, v3: isV3TypeUrl(url) };
+      config = canonicalMessage(json, type, '', ctx);
+      if (isWire(resource))
+        for (const u of unknownWireFields(type, resource.value))
+          unknownField(ctx, u.path ? `${u.path}.${u.key}` : u.key, u.key, u.type);
     } catch (err) {
       report.error('', `cannot decode: ${(err as Error).message}`);
     }
