@@ -1,3 +1,4 @@
+/** Bootstrap pieces as users write them: the HTTP connection manager (v2 and v3), its listener, a file access log, a whole bootstrap. */
 import type { JsonObject } from '../../events/index.js';
 
 export const HCM_TYPE =

@@ -1,3 +1,4 @@
+/** Compile steps run as the loader runs them (canonical form first), for tests of an HCM or a route table. */
 import type { JsonObject } from '../../events/config.js';
 import { canonicalMessage } from '../../src/bootstrap/canonical.js';
 import { CONFIG_TYPE } from '../../src/bootstrap/extensions.js';

@@ -1,3 +1,4 @@
+/** An HTTP filter chain run in process between recording ends, for tests of what filters do to a stream. */
 import { newStreamInfo } from '../../src/dataplane/access-log/stream-info.js';
 import type { HttpRequest } from '../../src/dataplane/codec/request.js';
 import type { StreamFilter } from '../../src/dataplane/http/filters/api.js';

@@ -1,3 +1,7 @@
+/**
+ * An HTTP connection manager in the test's own process behind a listener on 127.0.0.1:0, its
+ * clusters of fixed hosts, and the configs and raw exchanges the HTTP data-plane tests send it.
+ */
 import * as net from 'node:net';
 import type { JsonObject, RawCluster } from '../../events/config.js';
 import { clusterSettings } from '../../reducers/settings/cluster.js';

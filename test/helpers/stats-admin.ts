@@ -1,3 +1,4 @@
+/** The stats admin endpoints over a real socket, on a context with a real store and stats store. */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
