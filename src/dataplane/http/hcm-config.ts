@@ -35,6 +35,7 @@ import {
   FIELD_TABLES as LOCAL_REPLY_FIELD_TABLES,
 } from './local-reply-config.js';
 import { compileHcmTimeouts, type HcmTimeouts } from './timeouts.js';
+import type { EscapedSlashes } from './path-normalize.js';
 
 export type Codec = 'AUTO' | 'HTTP1' | 'HTTP2';
 
@@ -53,6 +54,8 @@ export interface HcmSpec {
   normalizePath: boolean | null;
   /** `merge_slashes`. */
   mergeSlashes: boolean;
+  /** `path_with_escaped_slashes_action`: KEEP for `KEEP_UNCHANGED` and the default. */
+  escapedSlashes: EscapedSlashes;
   /** `add_user_agent`: tell the upstream the local cluster and node (see `upstreamRequestHead`). */
   addUserAgent: boolean;
   maxRequestHeadersBytes: number;
@@ -87,6 +90,7 @@ const HCM_FIELDS: FieldTable = {
     ...EDGE_FIELDS,
     'normalize_path',
     'merge_slashes',
+    'path_with_escaped_slashes_action',
     'add_user_agent',
     'max_request_headers_kb',
     'common_http_protocol_options',
@@ -140,6 +144,18 @@ function compileRds(rds: JsonObject, path: string, report: Report): string {
  * `max_headers_count` at least 1): 0 would refuse every request, and a huge head limit is memory
  * a client may fill. Out of bounds is an error naming the field; unset is `fallback`.
  */
+/** `path_with_escaped_slashes_action`; the reference's default (no runtime override) keeps the path. */
+function escapedSlashes(value: unknown, path: string, report: Report): EscapedSlashes {
+  if (value === 'REJECT_REQUEST') return 'REJECT';
+  if (value === 'UNESCAPE_AND_FORWARD') return 'UNESCAPE';
+  if (value === 'UNESCAPE_AND_REDIRECT')
+    report.unsupported(
+      `${path}.path_with_escaped_slashes_action`,
+      'UNESCAPE_AND_REDIRECT is not implemented (use REJECT_REQUEST or UNESCAPE_AND_FORWARD)',
+    );
+  return 'KEEP';
+}
+
 function bounded(
   message: JsonObject,
   field: string,
@@ -203,6 +219,7 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     edge: compileEdge(config, path, report),
     normalizePath: typeof config.normalize_path === 'boolean' ? config.normalize_path : null,
     mergeSlashes: config.merge_slashes === true,
+    escapedSlashes: escapedSlashes(config.path_with_escaped_slashes_action, path, report),
     addUserAgent: config.add_user_agent === true,
     maxRequestHeadersBytes: bounded(config, 'max_request_headers_kb', 60, [1, 8192], path, report) * 1024,
     maxHeadersCount: bounded(

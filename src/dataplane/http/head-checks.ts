@@ -46,7 +46,7 @@ export function checkHead(hcm: DownstreamOwner, req: HttpRequest): HeadAnswer | 
   // A fragment is never part of a request target (RFC 9112 3.2): `/admin#x` would pass a
   // route denying `/admin` and reach an origin that drops it (the reference's CVE-2021-32779).
   if (req.path.includes('#')) return INVALID_PATH;
-  if (!normalizeRequestPath(req, hcm.normalizePath, hcm.spec.mergeSlashes)) return INVALID_PATH;
+  if (!normalizeRequestPath(req, hcm.normalizePath, hcm.spec.mergeSlashes, hcm.spec.escapedSlashes)) return INVALID_PATH;
   const action = hcm.spec.underscores;
   const dropped = action === 'ALLOW' ? 0 : underscoreHeaders(req.headers, action);
   if (dropped < 0) {

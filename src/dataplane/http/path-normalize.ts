@@ -164,13 +164,36 @@ export function mergeSlashes(path: string): string {
   return lead + segments.join('/') + trail + path.slice(end);
 }
 
+/** `path_with_escaped_slashes_action`: `%2F` and `%5C` kept, refused (400) or unescaped. */
+export type EscapedSlashes = 'KEEP' | 'REJECT' | 'UNESCAPE';
+
+/** The path part of `path` with `%2F` and `%5C` (either case) unescaped to `/` and `\`; the query untouched. */
+export function unescapeSlashes(path: string): string {
+  const q = path.indexOf('?');
+  const end = q < 0 ? path.length : q;
+  const part = path.slice(0, end);
+  if (!part.includes('%')) return path;
+  return part.replace(/%2f/gi, '/').replace(/%5c/gi, '\\') + path.slice(end);
+}
+
 /**
- * Applies the connection manager's path settings to `:path` in place, normalization first
- * (merging after it catches slashes an escape hid); false when the path is invalid (400).
- * Paths not starting with `/` (`*`, authority form) are left to the router.
+ * Applies the connection manager's path settings to `:path` in place, as the reference's
+ * `maybeNormalizePath`: escaped slashes first, then normalization (merging after it catches
+ * slashes an escape hid); false when the path is invalid or holds an escaped slash that
+ * `REJECT` refuses (400). Paths not starting with `/` (`*`, authority form) are left to the router.
  */
-export function normalizeRequestPath(req: { path: string }, normalize: boolean, merge: boolean): boolean {
+export function normalizeRequestPath(
+  req: { path: string },
+  normalize: boolean,
+  merge: boolean,
+  escapedSlashes: EscapedSlashes,
+): boolean {
   if (req.path.charCodeAt(0) !== 47) return true;
+  if (escapedSlashes !== 'KEEP') {
+    const unescaped = unescapeSlashes(req.path);
+    if (unescaped !== req.path && escapedSlashes === 'REJECT') return false;
+    req.path = unescaped;
+  }
   if (normalize) {
     const canonical = canonicalPath(req.path);
     if (canonical === null) return false;

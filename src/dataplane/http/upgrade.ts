@@ -116,7 +116,7 @@ export function startUpgrade(
   rest: Buffer[],
 ): boolean {
   // An invalid path refuses the upgrade (the codec answers it); a valid one is routed normalized.
-  if (!normalizeRequestPath(req, hcm.normalizePath, hcm.spec.mergeSlashes)) return false;
+  if (!normalizeRequestPath(req, hcm.normalizePath, hcm.spec.mergeSlashes, hcm.spec.escapedSlashes)) return false;
   const routes = hcm.routes;
   applyEdge(req, hcm.spec.edge, hcm.localAddress, routes.internalOnlyHeaders);
   const hit = findRoute(routes, req);

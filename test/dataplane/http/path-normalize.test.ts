@@ -8,10 +8,14 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
+import type { JsonObject } from '../../../events/index.js';
+import { Report } from '../../../src/bootstrap/report.js';
+import { compileHcm } from '../../../src/dataplane/http/hcm-config.js';
 import {
   canonicalPath,
   mergeSlashes,
   normalizeRequestPath,
+  unescapeSlashes,
 } from '../../../src/dataplane/http/path-normalize.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { cluster } from '../../helpers/dataplane.js';
@@ -161,13 +165,88 @@ test('merge_slashes: runs of slashes in the path part become one; the query is u
 
 test('normalizeRequestPath: normalization first, then merging; paths not starting with / are left alone', () => {
   const req = { path: '/a/%2f/..//b' };
-  assert.equal(normalizeRequestPath(req, true, true), true);
+  assert.equal(normalizeRequestPath(req, true, true, 'KEEP'), true);
   assert.equal(req.path, '/a/b', '%2f is a segment of its own: .. removes it, the slashes left merge');
   const star = { path: '*' };
-  assert.equal(normalizeRequestPath(star, true, true), true);
+  assert.equal(normalizeRequestPath(star, true, true, 'KEEP'), true);
   assert.equal(star.path, '*');
-  assert.equal(normalizeRequestPath({ path: '/%00' }, true, false), false);
-  assert.equal(normalizeRequestPath({ path: '/%00' }, false, true), true, 'merging alone validates nothing');
+  assert.equal(normalizeRequestPath({ path: '/%00' }, true, false, 'KEEP'), false);
+  assert.equal(
+    normalizeRequestPath({ path: '/%00' }, false, true, 'KEEP'),
+    true,
+    'merging alone validates nothing',
+  );
+});
+
+// Root cause: path_with_escaped_slashes_action, which the reference's edge best practices set,
+// was refused as an unknown field, so `/admin%2Fusers` could never be stopped or unescaped:
+// normalize_path keeps `%2F` as written, and an origin that decodes it serves `/admin/users`
+// past a route denying `/admin/`. REJECT_REQUEST now answers it 400; UNESCAPE_AND_FORWARD
+// unescapes before normalizing, as the reference's `maybeNormalizePath` does.
+describe('path_with_escaped_slashes_action', () => {
+  test('unescapeSlashes: %2F and %5C in either case, the query untouched', () => {
+    assert.equal(unescapeSlashes('/a%2Fb%2fc%5Cd%5ce?x=%2F'), '/a/b/c\\d\\e?x=%2F');
+    assert.equal(unescapeSlashes('/a%252Fb'), '/a%252Fb');
+    const keep = { path: '/a%2Fb' };
+    assert.equal(normalizeRequestPath(keep, true, true, 'KEEP'), true);
+    assert.equal(keep.path, '/a%2Fb');
+    assert.equal(normalizeRequestPath({ path: '/a%2fb' }, false, false, 'REJECT'), false);
+    assert.equal(normalizeRequestPath({ path: '/ab?x=%2F' }, false, false, 'REJECT'), true);
+    const forward = { path: '/public%2F..%2Fadmin%5Cx' };
+    assert.equal(normalizeRequestPath(forward, true, true, 'UNESCAPE'), true);
+    assert.equal(forward.path, '/admin/x');
+  });
+
+  test('over a real listener, two workers: REJECT_REQUEST is 400, UNESCAPE_AND_FORWARD routes the unescaped path; UNESCAPE_AND_REDIRECT is refused by name', async () => {
+    const seen: string[] = [];
+    const upstream = http.createServer((req, res) => {
+      seen.push(req.url ?? '');
+      res.end('origin');
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const port = (upstream.address() as AddressInfo).port;
+    const routes: JsonObject[] = [
+      { match: { prefix: '/admin/' }, direct_response: { status: 403 } },
+      { match: { prefix: '/' }, route: { cluster: 'up' } },
+    ];
+    const withAction = (action: string) =>
+      httpBootstrap([cluster('up', [port])], {
+        ...hcmWithRoutes(routes),
+        normalize_path: true,
+        path_with_escaped_slashes_action: action,
+      });
+    const reject = await startProxyProcess(withAction('REJECT_REQUEST'), ['--concurrency', '2']);
+    const forward = await startProxyProcess(withAction('UNESCAPE_AND_FORWARD'), ['--concurrency', '2']);
+    try {
+      const status = async (proxy: typeof reject, path: string) => {
+        const out = await rawExchange(
+          await proxy.listenerPort('http'),
+          `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`,
+          5000,
+        );
+        return Number(/^HTTP\/1\.1 (\d{3})/.exec(out)?.[1] ?? 0);
+      };
+      assert.equal(await status(reject, '/admin%2Fusers'), 400);
+      assert.equal(await status(reject, '/public/a?next=%2Fadmin'), 200);
+      assert.equal(await status(forward, '/admin%2Fusers'), 403);
+      assert.equal(await status(forward, '/public%2Fa%5Cb'), 200);
+      assert.deepEqual(seen, ['/public/a?next=%2Fadmin', '/public/a/b']);
+    } finally {
+      await reject.stop();
+      await forward.stop();
+      upstream.close();
+    }
+    const report = new Report('test');
+    compileHcm(
+      { ...hcmWithRoutes(routes), path_with_escaped_slashes_action: 'UNESCAPE_AND_REDIRECT' },
+      'hcm',
+      report,
+    );
+    assert.match(
+      JSON.stringify(report.problems),
+      /path_with_escaped_slashes_action.*UNESCAPE_AND_REDIRECT is not implemented/,
+    );
+  });
 });
 
 describe('path tricks through a real listener', () => {
