@@ -3,6 +3,7 @@ import type { Options } from '../options.js';
 import { checkLogFormatOption } from './application-log.js';
 import { canonicalMessage } from './canonical.js';
 import { disabledExtensions } from './catalog.js';
+import { unknownField } from './field-lookup.js';
 import { mergeCanonical } from './merge.js';
 import { nestedTooDeep, TOO_DEEP } from './nesting.js';
 import { type ConfigError, Report } from './report.js';
@@ -163,6 +164,8 @@ function decode(options: LoadOptions): Decoded {
       seen,
     };
     const canonical = canonicalMessage(parsed.json, type, '', ctx) ?? {};
+    for (const u of parsed.unknownWire ?? [])
+      unknownField(ctx, u.path ? `${u.path}.${u.key}` : u.key, u.key, u.type);
     errors.push(...report.errors);
     warnings.push(...report.warnings);
     unknownFields += report.unknownFields;

@@ -4,10 +4,16 @@ import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
 import { decodeBinary, decodeText } from './decode.js';
 import { readNamedFile } from './read-file.js';
-import { BOOTSTRAP_TYPE } from './schema.js';
+import { BOOTSTRAP_TYPE, messageType } from './schema.js';
+import { type UnknownWireField, unknownWireFields } from './wire-unknown.js';
 
-/** A bootstrap source parsed to JSON, or why it could not be. */
-export type Parsed = { ok: true; json: unknown } | { ok: false; error: string };
+/**
+ * A bootstrap source parsed to JSON, or why it could not be. A binary one carries the field
+ * numbers its types lack (`unknownWireFields`), which its JSON cannot show.
+ */
+export type Parsed =
+  | { ok: true; json: unknown; unknownWire?: UnknownWireField[] }
+  | { ok: false; error: string };
 
 /** The formats `-c` understands, by file extension. */
 export const FORMATS: Record<string, 'json' | 'yaml' | 'pb' | 'pb_text'> = {
@@ -167,7 +173,11 @@ export function readConfigFile(file: string, typeName = BOOTSTRAP_TYPE): Parsed 
       case 'yaml':
         return parseYamlText(bytes.toString('utf8'), file);
       case 'pb':
-        return { ok: true, json: decodeBinary(bytes, typeName) };
+        return {
+          ok: true,
+          json: decodeBinary(bytes, typeName),
+          unknownWire: unknownWireFields(messageType(typeName), bytes),
+        };
       case 'pb_text':
         return { ok: true, json: decodeText(bytes.toString('utf8'), typeName) };
     }

@@ -4,14 +4,19 @@
  * not implement (one of a newer API) was applied as if the field were absent: not counted in
  * `server.dynamic_unknown_fields`, not logged, and ACKed even with
  * `--reject-unknown-dynamic-fields`, where the same field by name in a file or REST response
- * was counted, logged and refused.
+ * was counted, logged and refused. A binary (`.pb`) bootstrap's were dropped the same way,
+ * and `--mode validate` said OK where the reference refuses an unknown static field.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import protobuf from 'protobufjs';
 import { messageType } from '../../src/bootstrap/schema.js';
 import { unknownWireFields } from '../../src/bootstrap/wire-unknown.js';
 import { TYPE_URLS } from '../../src/edges/xds/types.js';
+import { errorsOf, load } from '../helpers/bootstrap.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 import { assignment, edsBootstrap, GRPC_SOURCE, get, until, upstream } from '../helpers/xds-fixtures.js';
 import { XdsServer } from '../helpers/xds-server.js';
@@ -97,6 +102,25 @@ describe('unknownWireFields', () => {
     assert.deepEqual(found(cluster, withMap), [
       'typed_extension_protocol_options["k"]|#901|.envoy.api.v2.Cluster',
     ]);
+  });
+});
+
+describe('a binary (.pb) bootstrap with an unknown field number', () => {
+  it('is refused naming it, or with --allow-unknown-static-fields warned and counted', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'proxy-pb-unknown-'));
+    try {
+      const type = messageType('envoy.config.bootstrap.v2.Bootstrap');
+      const file = join(dir, 'bootstrap.pb');
+      writeFileSync(file, withField(type.encode(type.fromObject({ node: { id: 'n' } })).finish(), 999));
+      assert.deepEqual(errorsOf(load({ configPath: file })), [
+        `${file}: #999: unknown field '#999' in envoy.config.bootstrap.v2.Bootstrap (check the spelling, or pass --allow-unknown-static-fields to ignore it)`,
+      ]);
+      const allowed = load({ configPath: file, allowUnknownStaticFields: true });
+      assert.ok(allowed.ok);
+      assert.equal(allowed.unknownFields, 1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
