@@ -56,20 +56,28 @@ export function requestHeadBytes(
   return b;
 }
 
+const CONTENT_LENGTH = 'content-length: ';
+
 /**
- * A response head: the status line, the fields, then `framing` (framing and connection
- * fields, the empty line); `body`, when given, right after it in the same Buffer.
+ * A response head: the status line, the fields, `content-length: length` unless `length` is
+ * negative, then `framing` (other framing and connection fields, the empty line); `body`, when
+ * given, right after it in the same Buffer. The length is written here rather than given as
+ * text: a string made for it was two (the field, then the field with the rest) per response.
  */
 export function responseHeadBytes(
   version: string,
   status: number,
   reason: string,
   fields: readonly string[],
+  length: number,
   framing: string,
   body: Buffer | null,
 ): Buffer {
   const code = String(status);
-  const headLength = version.length + code.length + reason.length + 4 + fieldsLength(fields) + framing.length;
+  const digits = length < 0 ? '' : String(length);
+  const lengthField = length < 0 ? 0 : CONTENT_LENGTH.length + digits.length + 2;
+  const headLength =
+    version.length + code.length + reason.length + 4 + fieldsLength(fields) + lengthField + framing.length;
   const b = Buffer.allocUnsafe(headLength + (body?.length ?? 0));
   let at = putText(b, 0, version);
   b[at++] = 32;
@@ -78,7 +86,13 @@ export function responseHeadBytes(
   at = putText(b, at, reason);
   b[at++] = 13;
   b[at++] = 10;
-  putText(b, putFields(b, at, fields), framing);
+  at = putFields(b, at, fields);
+  if (length >= 0) {
+    at = putText(b, putText(b, at, CONTENT_LENGTH), digits);
+    b[at++] = 13;
+    b[at++] = 10;
+  }
+  putText(b, at, framing);
   body?.copy(b, headLength);
   return b;
 }

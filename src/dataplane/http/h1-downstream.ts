@@ -13,7 +13,7 @@ import { Exchange, type ExchangeOwner } from './exchange.js';
 import { H1Lifetime } from './h1-lifetime.js';
 import { overloadOf } from './head-checks.js';
 import { type ConnectionFacts, connectionFacts, requestFromHead } from './h1-request.js';
-import { PendingHead } from './h1-response-head.js';
+import { headTail, PendingHead } from './h1-response-head.js';
 import { StreamTimers } from './stream-timers.js';
 import { startUpgrade } from './upgrade.js';
 
@@ -293,23 +293,19 @@ export class H1Downstream extends H1Lifetime implements ResponseSink, ExchangeOw
     const http10 = this.exchange?.req.protocol === 'HTTP/1.0' && this.hcm.spec.http1.acceptHttp10;
     this.headOnly = this.isHead || bodilessStatus(status);
     this.chunkedOut = false;
-    let framing = '';
+    let length = -1;
     if (!bodilessStatus(status)) {
-      if (contentLength >= 0) framing = `content-length: ${contentLength}\r\n`;
+      if (contentLength >= 0) length = contentLength;
       else if (this.isHead) {
         // no framing needed
-      } else if (endStream) framing = 'content-length: 0\r\n';
+      } else if (endStream) length = 0;
       else if (this.exchange?.req.protocol === 'HTTP/1.0') this.keepAlive = false;
-      else {
-        framing = 'transfer-encoding: chunked\r\n';
-        this.chunkedOut = true;
-      }
+      else this.chunkedOut = true;
     }
-    if (!this.keepAlive) framing += 'connection: close\r\n';
-    else if (http10) framing += 'connection: keep-alive\r\n';
+    const tail = headTail(this.chunkedOut, !this.keepAlive, http10);
     // As the reference: an accepted HTTP/1.0 request gets an HTTP/1.0 answer.
     const version = http10 ? 'HTTP/1.0' : 'HTTP/1.1';
-    this.pendingHead.set(version, status, headers, `${framing}\r\n`, endStream ? null : this.socket);
+    this.pendingHead.set(version, status, headers, length, tail, endStream ? null : this.socket);
     if (endStream) this.socket.write(this.pendingHead.take(null));
   }
 

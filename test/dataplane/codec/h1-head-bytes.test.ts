@@ -34,14 +34,7 @@ test('a request head is the bytes of its latin1 text', () => {
 });
 
 test('a response head is the bytes of its latin1 text, with the body after it when given', () => {
-  const head = responseHeadBytes(
-    'HTTP/1.1',
-    404,
-    'Not Found',
-    ['server', 'envoy'],
-    'content-length: 2\r\n\r\n',
-    null,
-  );
+  const head = responseHeadBytes('HTTP/1.1', 404, 'Not Found', ['server', 'envoy'], 2, '\r\n', null);
   assert.equal(
     head.toString('latin1'),
     'HTTP/1.1 404 Not Found\r\nserver: envoy\r\ncontent-length: 2\r\n\r\n',
@@ -52,12 +45,14 @@ test('a response head is the bytes of its latin1 text, with the body after it wh
       latin1,
       fields,
       fc.option(fc.uint8Array({ maxLength: 100 })),
-      (status, reason, flat, body) => {
+      fc.integer({ min: -1, max: 2 ** 31 - 1 }),
+      (status, reason, flat, body, length) => {
         const bytes = body === null ? null : Buffer.from(body);
-        const framing = 'transfer-encoding: chunked\r\n\r\n';
-        const expected = concatenated(`HTTP/1.0 ${status} ${reason}\r\n`, flat, framing);
+        const framing = length < 0 ? 'transfer-encoding: chunked\r\n\r\n' : '\r\n';
+        const lengthField = length < 0 ? '' : `content-length: ${length}\r\n`;
+        const expected = concatenated(`HTTP/1.0 ${status} ${reason}\r\n`, flat, lengthField + framing);
         assert.deepEqual(
-          responseHeadBytes('HTTP/1.0', status, reason, flat, framing, bytes),
+          responseHeadBytes('HTTP/1.0', status, reason, flat, length, framing, bytes),
           bytes === null ? expected : Buffer.concat([expected, bytes]),
         );
       },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { test } from 'node:test';
-import { PendingHead } from '../../../src/dataplane/http/h1-response-head.js';
+import { headTail, PendingHead } from '../../../src/dataplane/http/h1-response-head.js';
 import { Counter } from '../../../src/stats/store.js';
 import { until } from '../../helpers/dataplane.js';
 import { hcmConfig, startProxy } from '../../helpers/http-dataplane.js';
@@ -10,7 +10,7 @@ test('a pending head is taken once, with the first body bytes after it, and only
   const tx = new Counter('downstream_cx_tx_bytes_total');
   const head = new PendingHead(tx);
   assert.equal(head.waiting, false);
-  head.set('HTTP/1.1', 200, ['server', 'envoy'], 'content-length: 2\r\n\r\n', null);
+  head.set('HTTP/1.1', 200, ['server', 'envoy'], 2, '\r\n', null);
   assert.equal(head.waiting, true);
   const out = head.take(Buffer.from('ok'));
   assert.equal(out.toString('latin1'), 'HTTP/1.1 200 OK\r\nserver: envoy\r\ncontent-length: 2\r\n\r\nok');
@@ -21,13 +21,22 @@ test('a pending head is taken once, with the first body bytes after it, and only
 test('a pending head taken alone: HTTP/1.0, a status the reference names, the connection field kept', () => {
   const tx = new Counter('downstream_cx_tx_bytes_total');
   const head = new PendingHead(tx);
-  head.set('HTTP/1.0', 503, [], 'content-length: 0\r\nconnection: close\r\n\r\n', null);
+  head.set('HTTP/1.0', 503, [], 0, headTail(false, true, false), null);
   const out = head.take(null);
   assert.equal(
     out.toString('latin1'),
     'HTTP/1.0 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n',
   );
   assert.equal(tx.value, out.length);
+});
+
+test('the lines after a head: chunked or not, then no connection field, close or keep-alive', () => {
+  assert.equal(headTail(false, false, false), '\r\n');
+  assert.equal(headTail(false, true, false), 'connection: close\r\n\r\n');
+  assert.equal(headTail(false, false, true), 'connection: keep-alive\r\n\r\n');
+  assert.equal(headTail(true, false, false), 'transfer-encoding: chunked\r\n\r\n');
+  assert.equal(headTail(true, true, true), 'transfer-encoding: chunked\r\nconnection: close\r\n\r\n');
+  assert.equal(headTail(true, false, true), 'transfer-encoding: chunked\r\nconnection: keep-alive\r\n\r\n');
 });
 
 // Root cause: the HTTP/1 codec kept a response head until the first body bytes, to write both
