@@ -80,7 +80,8 @@ export const MAX_LINE_CHARS = 64 * 1024;
 export function readLines<T>(socket: Socket, onMessage: (msg: T) => void): void {
   let buffered = '';
   socket.setEncoding('utf8');
-  const refuse = (why: string) => socket.destroy(new Error(`hot restart: a line on the domain socket ${why}`));
+  const refuse = (why: string) =>
+    socket.destroy(new Error(`hot restart: a line on the domain socket ${why}`));
   socket.on('data', (chunk: string) => {
     if (socket.destroyed) return;
     buffered += chunk;

@@ -1,7 +1,9 @@
 import type { JsonObject } from '../../events/config.js';
 import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
 import type { Report } from '../bootstrap/report.js';
+import type { KeepaliveOptions } from '../dataplane/codec/h2/keepalive.js';
 import { DEFAULT_FLOOD_LIMITS, type FloodLimits } from '../dataplane/codec/h2/limits.js';
+import { durationMs, objectOf } from '../../reducers/settings/values.js';
 
 /**
  * `http2_protocol_options` as a `node:http2` session applies it. A field left unset keeps the
@@ -22,6 +24,8 @@ export interface Http2Options {
   streamErrorOnInvalidMessaging: boolean;
   /** The flood limits, the reference's defaults where unset. */
   limits: FloodLimits;
+  /** `connection_keepalive`: PINGs on the connection and how long an ACK may take; null: none. */
+  keepalive: KeepaliveOptions | null;
 }
 
 /** The flood limits, as `http2_protocol_options` names them, and where each goes. */
@@ -46,12 +50,55 @@ export const HTTP2_OPTIONS_FIELDS: FieldTable = {
     'initial_connection_window_size',
     'stream_error_on_invalid_http_messaging',
     'override_stream_error_on_invalid_http_message',
+    'connection_keepalive',
     ...FLOOD_FIELDS.map(([field]) => field),
   ),
   allow_connect: notYet('CONNECT over HTTP/2 (allow_connect)'),
   allow_metadata: notYet('METADATA frames (allow_metadata)'),
   custom_settings_parameters: notYet('custom SETTINGS parameters (custom_settings_parameters)'),
 };
+
+const KEEPALIVE_FIELDS: FieldTable = acting(
+  'interval',
+  'timeout',
+  'interval_jitter',
+  'connection_idle_interval',
+);
+const PERCENT_FIELDS: FieldTable = acting('value');
+
+/** The reference's `interval_jitter` when unset: 15 % of the interval. */
+const DEFAULT_JITTER_PERCENT = 15;
+
+/**
+ * `KeepaliveSettings`: `timeout` is required, and each duration set is at least 1 ms (the
+ * reference's bounds); an `interval` or `connection_idle_interval` of 0 sends no such PING.
+ */
+function compileKeepalive(config: JsonObject, path: string, report: Report): KeepaliveOptions | null {
+  checkFields(config, path, report, KEEPALIVE_FIELDS, 'KeepaliveSettings');
+  const duration = (field: string): number => {
+    if (config[field] === undefined) return 0;
+    const ms = durationMs(config[field], -1);
+    if (!(ms >= 1)) report.error(`${path}.${field}`, 'must be at least 1ms');
+    return ms;
+  };
+  if (config.timeout === undefined) report.error(`${path}.timeout`, 'required field missing', 'missing');
+  const timeoutMs = duration('timeout');
+  let percent = DEFAULT_JITTER_PERCENT;
+  if (config.interval_jitter !== undefined) {
+    const jitter = objectOf(config.interval_jitter);
+    checkFields(jitter, `${path}.interval_jitter`, report, PERCENT_FIELDS, 'Percent');
+    percent = typeof jitter.value === 'number' ? jitter.value : 0;
+    if (!(percent >= 0 && percent <= 100))
+      report.error(
+        `${path}.interval_jitter.value`,
+        `must be from 0 to 100, got ${JSON.stringify(jitter.value)}`,
+      );
+  }
+  const intervalMs = duration('interval');
+  const idleIntervalMs = duration('connection_idle_interval');
+  if (timeoutMs < 1) return null;
+  return { intervalMs, timeoutMs, jitter: percent / 100, idleIntervalMs };
+}
 
 /** The largest HTTP/2 window (RFC 7540 6.9.1) and the reference's upper bound of max_concurrent_streams. */
 const MAX_31 = 2 ** 31 - 1;
@@ -110,5 +157,9 @@ export function compileHttp2Options(options: JsonObject, path: string, report: R
         ? options.override_stream_error_on_invalid_http_message
         : options.stream_error_on_invalid_http_messaging === true,
     limits,
+    keepalive:
+      options.connection_keepalive === undefined
+        ? null
+        : compileKeepalive(objectOf(options.connection_keepalive), `${path}.connection_keepalive`, report),
   };
 }

@@ -101,7 +101,8 @@ export class History {
     let drop = Math.max(0, this.envelopes.length - this.capacity);
     let total = this.envelopesTotal;
     for (let i = 0; i < drop; i++) total -= this.envelopeBytes[i] as number;
-    while (total > this.maxBytes && drop < this.envelopes.length - 1) total -= this.envelopeBytes[drop++] as number;
+    while (total > this.maxBytes && drop < this.envelopes.length - 1)
+      total -= this.envelopeBytes[drop++] as number;
     this.envelopes = this.envelopes.slice(drop);
     this.envelopeBytes = this.envelopeBytes.slice(drop);
     this.envelopesTotal = total;

@@ -88,7 +88,6 @@ export class Store {
     this.seq = Math.max(this.seq, seq);
   }
 
-
   /**
    * Folds a batch another store's merge window released, as that store folded it: a worker
    * thread follows its primary's snapshots exactly, without a merge window of its own.

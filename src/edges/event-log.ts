@@ -217,7 +217,10 @@ class Recorder {
   reopenFailed(err: unknown): void {
     this.ctx.log
       .get('main')
-      .error({ err, path: this.ctx.options.eventLog }, 'event log cannot be reopened; the open file is written on');
+      .error(
+        { err, path: this.ctx.options.eventLog },
+        'event log cannot be reopened; the open file is written on',
+      );
   }
 
   async reopen(): Promise<void> {

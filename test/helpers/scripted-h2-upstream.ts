@@ -5,6 +5,7 @@
  * HEADERS to the test's script, which answers with raw frames.
  */
 import * as net from 'node:net';
+import type { JsonObject } from '../../events/index.js';
 import { hcmWithRoutes, httpBootstrap } from './bootstraps.js';
 import { FLAG, FRAME, type Frame, frame, headerBlock, headersFrame, parseFrames } from './h2-frames.js';
 import { type ProxyProcess, startProxyProcess } from './proxy-process.js';
@@ -86,11 +87,13 @@ export async function scriptedNextRequest(): Promise<ScriptedNext> {
 
 /**
  * Listens on 127.0.0.1:0. Each connection gets the server's SETTINGS (`settings`: id and value
- * pairs), an ACK of the proxy's, and `onRequest(connection, streamId)` at each request HEADERS.
+ * pairs), an ACK of the proxy's, and `onRequest(connection, streamId)` at each request HEADERS;
+ * with `ackPings`, an ACK of each PING (without, PINGs go unanswered, as from a dead peer).
  */
 export async function scriptedH2Upstream(
   onRequest: (c: ScriptedConnection, streamId: number) => void,
   settings: Array<[number, number]> = [],
+  ackPings = false,
 ): Promise<ScriptedH2Upstream> {
   const connections: ScriptedConnection[] = [];
   const sockets = new Set<net.Socket>();
@@ -122,6 +125,8 @@ export async function scriptedH2Upstream(
         if (f.type === FRAME.SETTINGS && (f.flags & FLAG.ACK) === 0)
           c.send(frame(FRAME.SETTINGS, FLAG.ACK, 0));
         if (f.type === FRAME.HEADERS) onRequest(c, f.streamId);
+        if (ackPings && f.type === FRAME.PING && (f.flags & FLAG.ACK) === 0)
+          c.send(frame(FRAME.PING, FLAG.ACK, 0, f.payload));
       }
       seen = all.length;
     });
@@ -150,11 +155,15 @@ export async function scriptedH2Upstream(
  * A proxy process whose every request goes, with a 5 s route timeout, to the HTTP/2 cluster `h2`
  * of one member: `upstream`.
  */
-export function proxyToScripted(upstream: ScriptedH2Upstream, concurrency: number): Promise<ProxyProcess> {
+export function proxyToScripted(
+  upstream: ScriptedH2Upstream,
+  concurrency: number,
+  http2Options: JsonObject = {},
+): Promise<ProxyProcess> {
   const cluster = {
     name: 'h2',
     connect_timeout: '1s',
-    http2_protocol_options: {},
+    http2_protocol_options: http2Options,
     load_assignment: {
       cluster_name: 'h2',
       endpoints: [

@@ -29,6 +29,7 @@ export class H2Codec {
   /** `http2.rx_messaging_error`, as the reference counts a malformed request. */
   readonly rxMessagingError: Counter;
   readonly headerOverflow: Counter;
+  readonly keepaliveTimeout: Counter;
   readonly floods: Map<FloodKind, Counter>;
 
   constructor(readonly hcm: DownstreamOwner) {
@@ -43,9 +44,11 @@ export class H2Codec {
       maxHeadersCount: hcm.spec.maxHeadersCount,
       streamErrorOnInvalidMessaging: h2.streamErrorOnInvalidMessaging,
       limits: h2.limits,
+      keepalive: h2.keepalive,
     };
     this.rxMessagingError = stats.counter('http2.rx_messaging_error');
     this.headerOverflow = stats.counter('http2.header_overflow');
+    this.keepaliveTimeout = stats.counter('http2.keepalive_timeout');
     this.floods = new Map(FLOODS.map((kind) => [kind, stats.counter(`http2.${kind}`)]));
   }
 
@@ -188,6 +191,10 @@ class H2Connection implements SessionEvents {
   onTrailerOverflow(stream: ServerStream): void {
     this.codec.headerOverflow.inc();
     (stream.handler as H2Stream | null)?.messagingError();
+  }
+
+  onKeepaliveTimeout(): void {
+    this.codec.keepaliveTimeout.inc();
   }
 
   onConnectionError(_code: number, flood: FloodKind | null): void {

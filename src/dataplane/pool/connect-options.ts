@@ -23,6 +23,7 @@ const NONE: ConnectOptions = {
     connectionWindowSize: null,
     streamErrorOnInvalidMessaging: false,
     limits: DEFAULT_FLOOD_LIMITS,
+    keepalive: null,
   },
 };
 /** By the static secrets the TLS context may name, then by the cluster config. */

@@ -261,6 +261,7 @@ export class H2Pool implements ConnectionPool {
       onMessagingError: invalid,
       onTrailerOverflow: () => {},
       // The upstream broke the protocol or flooded us: counted as the reference counts its codec errors.
+      onKeepaliveTimeout: () => t.scope.counter('http2.keepalive_timeout').inc(),
       onConnectionError: (_code, flood) => {
         t.cxProtocolError.inc();
         if (flood !== null) t.scope.counter(`http2.${flood}`).inc();

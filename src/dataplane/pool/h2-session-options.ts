@@ -21,5 +21,6 @@ export function upstreamSessionOptions(options: Http2Options | null): SessionOpt
     maxHeadersCount: RESPONSE_LIMITS.maxHeadersCount,
     streamErrorOnInvalidMessaging: options?.streamErrorOnInvalidMessaging ?? false,
     limits: options?.limits ?? DEFAULT_FLOOD_LIMITS,
+    keepalive: options?.keepalive ?? null,
   };
 }

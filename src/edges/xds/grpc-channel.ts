@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module';
 import type * as net from 'node:net';
 import type * as Grpc from '@grpc/grpc-js';
+import type { KeepaliveOptions } from '../../dataplane/codec/h2/keepalive.js';
 import { type ManagementTls, secureSocket } from './management-tls.js';
 
 let grpcModule: typeof Grpc | null = null;
@@ -48,4 +49,22 @@ export function channelCredentials(management: ManagementTls | null): Grpc.Chann
     }
   }
   return new PeerChecked();
+}
+
+/**
+ * The channel options of a dial. No limit on a response's size, as the reference's
+ * `envoy_grpc` sets none by default: grpc-js's 4 MiB would refuse an ordinary large CDS push
+ * and retry it for ever. The cluster's `connection_keepalive` becomes grpc-js's PINGs: every
+ * `interval` (its jitter drawn once per dial, as grpc-js keeps one period), the connection
+ * dropped when an ACK takes longer than `timeout`, idle or not; `connection_idle_interval` has
+ * no new stream to go before on a channel that carries one stream for its life.
+ */
+export function channelOptions(keepalive: KeepaliveOptions | null): Grpc.ChannelOptions {
+  const options: Grpc.ChannelOptions = { 'grpc.max_receive_message_length': -1 };
+  if (!keepalive || keepalive.intervalMs <= 0) return options;
+  const interval = keepalive.intervalMs + Math.random() * keepalive.intervalMs * keepalive.jitter;
+  options['grpc.keepalive_time_ms'] = Math.round(interval);
+  options['grpc.keepalive_timeout_ms'] = keepalive.timeoutMs;
+  options['grpc.keepalive_permit_without_calls'] = 1;
+  return options;
 }

@@ -8,7 +8,8 @@ import type * as Grpc from '@grpc/grpc-js';
 import type bunyan from 'bunyan';
 import type { HostSpec } from '../../../events/index.js';
 import { hostKey } from '../../../reducers/settings/endpoints.js';
-import { channelCredentials, grpc } from './grpc-channel.js';
+import type { KeepaliveOptions } from '../../dataplane/codec/h2/keepalive.js';
+import { channelCredentials, channelOptions, grpc } from './grpc-channel.js';
 import type { ManagementSecurity, ManagementTls } from './management-tls.js';
 import { probeSettings, type SettingsProbe } from './settings-probe.js';
 import type { Subscriber, Transport } from './types.js';
@@ -233,18 +234,14 @@ export abstract class ManagementStream<W extends StreamWatch, Req extends { node
       this.probe = null;
       if (this.closed || this.call) return;
       if (error) this.failed(error);
-      else this.dial(target, security.tls);
+      else this.dial(target, security.tls, security.keepalive);
     });
   }
 
-  private dial(target: string, tls: ManagementTls | null): void {
+  private dial(target: string, tls: ManagementTls | null, keepalive: KeepaliveOptions | null): void {
     if (this.watches.size === 0) return;
     const { Client } = grpc();
-    // No limit on a response's size, as the reference's `envoy_grpc` sets none by default:
-    // grpc-js's 4 MiB would refuse an ordinary large CDS push and retry it for ever.
-    const client = new Client(target, channelCredentials(tls), {
-      'grpc.max_receive_message_length': -1,
-    });
+    const client = new Client(target, channelCredentials(tls), channelOptions(keepalive));
     const call = client.makeBidiStreamRequest(
       this.options.method,
       this.codec.encode,

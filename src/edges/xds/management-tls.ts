@@ -10,15 +10,22 @@ import type * as net from 'node:net';
 import * as tls from 'node:tls';
 import { entryOf, type State } from '../../../reducers/index.js';
 import { clusterStatName } from '../../../reducers/settings/cluster.js';
+import { compiledCluster } from '../../config/cluster.js';
 import { clusterTls } from '../../config/cluster-tls.js';
 import { secretsOf } from '../../config/secrets.js';
 import type { UpstreamTls } from '../../config/tls-context.js';
+import type { KeepaliveOptions } from '../../dataplane/codec/h2/keepalive.js';
 import type { StatsStore } from '../../stats/store.js';
 import { checkPeer } from '../../tls/peer-check.js';
 import { countFailure, countHandshake, type SslStats, sslStats } from '../../tls/stats.js';
 
-/** How a management server is dialled: plain text (`tls: null`), TLS, or not at all (why). */
-export type ManagementSecurity = { tls: ManagementTls | null } | { error: string };
+/**
+ * How a management server is dialled: plain text (`tls: null`) or TLS, with the cluster's
+ * HTTP/2 `connection_keepalive` (null: none); or not at all (why).
+ */
+export type ManagementSecurity =
+  | { tls: ManagementTls | null; keepalive: KeepaliveOptions | null }
+  | { error: string };
 
 /** A management cluster's TLS context and the `ssl.` counters of its scope. */
 export interface ManagementTls {
@@ -32,13 +39,15 @@ export interface ManagementTls {
  */
 export function managementSecurity(state: State, stats: StatsStore, name: string): ManagementSecurity {
   const entry = entryOf(state.clusters, name);
-  if (!entry) return { tls: null };
+  if (!entry) return { tls: null, keepalive: null };
+  const keepalive = compiledCluster(entry.config).connection.http2.keepalive;
   const { tls: context, errors } = clusterTls(entry.config, secretsOf(state));
   if (errors.length > 0) return { error: `the TLS context of cluster '${name}': ${errors.join('; ')}` };
-  if (!context) return { tls: null };
+  if (!context) return { tls: null, keepalive };
   if (context.pending.length > 0)
     return { error: `TLS secrets not ready (waiting for SDS: ${context.pending.join(', ')})` };
-  return { tls: { context, stats: sslStats(stats.scope(`cluster.${clusterStatName(entry.config)}`)) } };
+  const scope = stats.scope(`cluster.${clusterStatName(entry.config)}`);
+  return { tls: { context, stats: sslStats(scope) }, keepalive };
 }
 
 /**

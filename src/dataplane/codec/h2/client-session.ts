@@ -77,6 +77,7 @@ export class ClientSession extends BaseSession {
     headOnly: boolean,
     handler: ResponseHandler,
   ): ClientStream {
+    this.keepalive?.beforeStream();
     const stream = new ClientStream(this, head, headOnly);
     stream.handler = handler;
     stream.localEnded = endStream;

@@ -1,6 +1,7 @@
 import type { RequestFields } from './fields.js';
 import type { FrameWriter } from './frames.js';
 import type { HpackDecoder, HpackEncoder } from './hpack.js';
+import type { KeepaliveOptions } from './keepalive.js';
 import type { FloodCounter, FloodKind, FloodLimits } from './limits.js';
 import type { BaseStream, ClosedStreams, ServerStream } from './stream.js';
 
@@ -15,6 +16,8 @@ export interface SessionOptions {
   /** A request found malformed after its head (its DATA overran content-length) resets only its stream. */
   streamErrorOnInvalidMessaging: boolean;
   limits: FloodLimits;
+  /** `connection_keepalive`: PINGs and their timeout; absent: none sent. */
+  keepalive?: KeepaliveOptions | null;
 }
 
 /** What a session of either role tells its user. */
@@ -29,6 +32,8 @@ export interface CodecEvents {
   onConnectionError(code: number, flood: FloodKind | null): void;
   /** The socket closed: every stream is closed. */
   onClose(): void;
+  /** No PING ACK came within `connection_keepalive`'s timeout: the connection is being closed. */
+  onKeepaliveTimeout?(): void;
 }
 
 /** What a server session tells its user. */
@@ -82,4 +87,6 @@ export interface Connection {
   newStreamBlock(id: number, fields: string[], end: boolean, overflow: boolean): void;
   peerReset(stream: BaseStream, code: number): void;
   peerGoAway(lastStreamId: number, code: number): void;
+  /** The ACK of a PING of ours, its 8-byte payload at `p`. */
+  pingAck(b: Buffer, p: number): void;
 }

@@ -132,8 +132,12 @@ export function ping(s: Connection, b: Buffer, p: number, length: number, flags:
     s.connectionError(ERROR.FRAME_SIZE_ERROR);
     return;
   }
-  // An ACK answers a PING of ours; we send none, and RFC 9113 6.7 wants no reply to one.
-  if (flags & FLAG.ACK || !s.queued(true)) return;
+  // An ACK answers a PING of ours (connection_keepalive's); RFC 9113 6.7 wants no reply to one.
+  if (flags & FLAG.ACK) {
+    s.pingAck(b, p);
+    return;
+  }
+  if (!s.queued(true)) return;
   s.writer.header(8, TYPE.PING, FLAG.ACK, 0);
   s.writer.bytes(b, p, p + 8);
   s.markDirty();

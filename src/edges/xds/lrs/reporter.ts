@@ -18,7 +18,7 @@ import type { DataPlaneFigures } from '../../../dataplane/figures.js';
 import type { Loggers } from '../../../logging/loggers.js';
 import type { Options } from '../../../options.js';
 import type { Counter, StatsStore } from '../../../stats/store.js';
-import { channelCredentials, grpc } from '../grpc-channel.js';
+import { channelCredentials, channelOptions, grpc } from '../grpc-channel.js';
 import { backoffMs, endCall, grpcTarget, streamMetadata, unrefTimeout } from '../grpc-stream.js';
 import { managementSecurity } from '../management-tls.js';
 import { decodeMessage, encodeMessage, localNode, nodeMessage } from '../wire.js';
@@ -126,7 +126,7 @@ export class LoadReporter {
       return;
     }
     const { Client } = grpc();
-    const client = new Client(target, channelCredentials(security.tls));
+    const client = new Client(target, channelCredentials(security.tls), channelOptions(security.keepalive));
     const call: Call = client.makeBidiStreamRequest(
       METHOD[this.source.transport],
       (r: LoadStatsRequest) => encodeMessage(REQUEST, r),
