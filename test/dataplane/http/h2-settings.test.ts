@@ -78,12 +78,14 @@ test('compile: the four settings in their bounds, unset ones left to the codec, 
     connectionWindowSize: 1048576,
     streamErrorOnInvalidMessaging: false,
     limits: defaults,
+    keepalive: null,
   });
   assert.deepEqual(compileWith(null).spec.http2, {
     settings: {},
     connectionWindowSize: null,
     streamErrorOnInvalidMessaging: false,
     limits: defaults,
+    keepalive: null,
   });
   const bounds = findings({ max_concurrent_streams: 0, initial_stream_window_size: 1000 });
   assert.deepEqual(
