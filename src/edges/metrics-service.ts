@@ -22,7 +22,7 @@ import type { MetricSnapshot } from '../stats/sinks/snapshot.js';
 import type { StatsSink } from '../stats/sinks/statsd.js';
 import type { StatsRuntime } from '../stats/start.js';
 import type { StatsStore } from '../stats/store.js';
-import { channelCredentials, grpc } from './xds/grpc-channel.js';
+import { channelCredentials, channelOptions, grpc } from './xds/grpc-channel.js';
 import { endCall, grpcTarget, streamMetadata } from './xds/grpc-stream.js';
 import { type ManagementSecurity, managementSecurity } from './xds/management-tls.js';
 import { encodeMessage, localNode, nodeMessage } from './xds/wire.js';
@@ -124,7 +124,7 @@ export class MetricsServiceSink implements StatsSink {
     const s = this.spec.service;
     return s.kind === 'cluster'
       ? managementSecurity(this.ctx.store.state, this.ctx.stats, s.cluster)
-      : { tls: null };
+      : { tls: null, keepalive: null };
   }
 
   private open(): Call | null {
@@ -139,7 +139,7 @@ export class MetricsServiceSink implements StatsSink {
     }
     this.lastWhy = '';
     const { Client } = grpc();
-    const client = new Client(target, channelCredentials(security.tls));
+    const client = new Client(target, channelCredentials(security.tls), channelOptions(security.keepalive));
     const call: Call = client.makeClientStreamRequest(
       METHOD[this.spec.transport],
       (m: StreamMetricsMessage) => encodeMessage(MESSAGE, m),
