@@ -77,7 +77,7 @@ export class ClientSession extends BaseSession {
     headOnly: boolean,
     handler: ResponseHandler,
   ): ClientStream {
-    this.keepalive?.beforeStream();
+    this.reader.keepalive?.beforeStream();
     const stream = new ClientStream(this, head, headOnly);
     stream.handler = handler;
     stream.localEnded = endStream;

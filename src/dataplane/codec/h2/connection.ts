@@ -1,3 +1,4 @@
+import type * as net from 'node:net';
 import type { RequestFields } from './fields.js';
 import type { FrameWriter } from './frames.js';
 import type { HpackDecoder, HpackEncoder } from './hpack.js';
@@ -55,6 +56,7 @@ export interface SessionEvents extends CodecEvents {
  * with what differs by role (header blocks, resets, GOAWAY, idle ids) left to each role.
  */
 export interface Connection {
+  readonly socket: net.Socket;
   readonly options: SessionOptions;
   readonly events: CodecEvents;
   readonly streams: Map<number, BaseStream>;
@@ -87,6 +89,4 @@ export interface Connection {
   newStreamBlock(id: number, fields: string[], end: boolean, overflow: boolean): void;
   peerReset(stream: BaseStream, code: number): void;
   peerGoAway(lastStreamId: number, code: number): void;
-  /** The ACK of a PING of ours, its 8-byte payload at `p`. */
-  pingAck(b: Buffer, p: number): void;
 }

@@ -1,5 +1,6 @@
 import type { Connection } from './connection.js';
 import { DEFAULT_MAX_FRAME, ERROR, FLAG, MAX_WINDOW, SETTING, TYPE } from './frames.js';
+import type { Keepalive } from './keepalive.js';
 
 /*
  * The frames that act on the connection rather than carry a request (RFC 9113 6.3-6.9), as
@@ -123,7 +124,15 @@ function initialWindow(s: Connection, value: number): boolean {
   return true;
 }
 
-export function ping(s: Connection, b: Buffer, p: number, length: number, flags: number, id: number): void {
+export function ping(
+  s: Connection,
+  b: Buffer,
+  p: number,
+  length: number,
+  flags: number,
+  id: number,
+  keepalive: Keepalive | null,
+): void {
   if (id !== 0) {
     s.connectionError(ERROR.PROTOCOL_ERROR);
     return;
@@ -134,7 +143,7 @@ export function ping(s: Connection, b: Buffer, p: number, length: number, flags:
   }
   // An ACK answers a PING of ours (connection_keepalive's); RFC 9113 6.7 wants no reply to one.
   if (flags & FLAG.ACK) {
-    s.pingAck(b, p);
+    keepalive?.ack(b.subarray(p, p + 8));
     return;
   }
   if (!s.queued(true)) return;

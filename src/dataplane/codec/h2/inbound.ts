@@ -4,6 +4,7 @@ import { ping, priority, rstStream, settings, windowUpdate } from './control.js'
 import { messagingError, remoteEnd } from './ends.js';
 import { DEFAULT_MAX_FRAME, ERROR, FLAG, FRAME_HEADER, PREFACE, TYPE } from './frames.js';
 import { HpackError } from './hpack.js';
+import { Keepalive } from './keepalive.js';
 
 /** A header block larger than this (HEADERS and its CONTINUATIONs) ends the connection. */
 const MAX_BLOCK = 256 * 1024;
@@ -36,12 +37,18 @@ export class FrameReader {
   private blockFrames = 0;
   /** How much DATA the peer may still send on the connection. */
   recvWindow: number;
+  /**
+   * `connection_keepalive`'s PINGs, held by the reader: every frame read moves their deadline,
+   * and their ACK ends the wait. Null without one.
+   */
+  readonly keepalive: Keepalive | null;
 
   constructor(
     private readonly s: Connection,
     expectPreface: boolean,
   ) {
     this.recvWindow = s.options.connectionWindowSize;
+    this.keepalive = s.options.keepalive ? new Keepalive(s.options.keepalive, s) : null;
     if (!expectPreface) this.prefaceAt = -1;
   }
 
@@ -126,6 +133,7 @@ export class FrameReader {
     const flags = b[at + 4] as number;
     const id = b.readUInt32BE(at + 5) & 0x7fffffff;
     const p = at + FRAME_HEADER;
+    this.keepalive?.read();
     const s = this.s;
     if (!this.sawSettings) {
       if (type !== TYPE.SETTINGS || (flags & FLAG.ACK) !== 0) {
@@ -159,7 +167,7 @@ export class FrameReader {
         s.connectionError(ERROR.PROTOCOL_ERROR);
         return;
       case TYPE.PING:
-        ping(s, b, p, length, flags, id);
+        ping(s, b, p, length, flags, id, this.keepalive);
         return;
       case TYPE.GOAWAY:
         if (id !== 0) {

@@ -6,6 +6,8 @@
  * stream on a connection the peer has said nothing on for that long, so a dead one is found
  * quickly. One PING at a time: an idle-stream PING is not sent while one waits for its ACK.
  */
+import type * as net from 'node:net';
+import { type FrameWriter, TYPE } from './frames.js';
 
 export interface KeepaliveOptions {
   /** 0: no interval PINGs. */
@@ -17,12 +19,15 @@ export interface KeepaliveOptions {
   idleIntervalMs: number;
 }
 
-/** What the keepalive needs of its session. */
-export interface KeepaliveSession {
-  /** Queues a PING with this payload; false when the session could not (closing, a flood). */
-  sendPing(payload: Buffer): boolean;
-  /** No ACK within the timeout: the session closes the connection. */
-  keepaliveTimedOut(): void;
+/** What the keepalive needs of its session (a `Connection`). */
+export interface PingHost {
+  readonly dead: boolean;
+  readonly socket: net.Socket;
+  readonly writer: FrameWriter;
+  readonly events: { onKeepaliveTimeout?(): void };
+  /** Counts a control frame about to be queued; false when that is a flood (the connection ends). */
+  queued(control: boolean): boolean;
+  markDirty(): void;
 }
 
 export class Keepalive {
@@ -36,8 +41,9 @@ export class Keepalive {
 
   constructor(
     private readonly options: KeepaliveOptions,
-    private readonly session: KeepaliveSession,
+    private readonly host: PingHost,
   ) {
+    host.socket.once('close', () => this.stop());
     this.schedule();
   }
 
@@ -86,7 +92,11 @@ export class Keepalive {
     const payload = Buffer.alloc(8);
     this.sent += 1;
     payload.writeUInt32BE(this.sent, 4);
-    if (!this.session.sendPing(payload)) return;
+    const host = this.host;
+    if (host.dead || !host.queued(true)) return;
+    host.writer.header(8, TYPE.PING, 0, 0);
+    host.writer.bytes(payload, 0, 8);
+    host.markDirty();
     this.outstanding = payload;
     const sentAt = performance.now();
     this.awaitAck(this.options.timeoutMs, sentAt);
@@ -100,7 +110,11 @@ export class Keepalive {
       const since = Math.max(sentAt, this.lastReadAt);
       const left = since + this.options.timeoutMs - performance.now();
       if (left > 1) this.awaitAck(left, sentAt);
-      else this.session.keepaliveTimedOut();
+      else {
+        // The reference closes without flushing: nothing more is owed to a dead peer.
+        this.host.events.onKeepaliveTimeout?.();
+        this.host.socket.destroy();
+      }
     }, waitMs);
     this.timeoutTimer.unref();
   }

@@ -13,7 +13,6 @@ import {
   TYPE,
 } from './frames.js';
 import { HpackDecoder, HpackEncoder } from './hpack.js';
-import { Keepalive } from './keepalive.js';
 import { FrameReader } from './inbound.js';
 import { FloodCounter, type FloodKind } from './limits.js';
 import { writeGoaway, writeHeaderBlock, writeSettings } from './output.js';
@@ -78,8 +77,6 @@ export abstract class BaseSession implements StreamOwner {
   /** The socket is gone or a connection error was sent: input is ignored. */
   dead = false;
   private closeTimer: NodeJS.Timeout | null = null;
-  /** `connection_keepalive`'s PINGs; null without one. */
-  protected readonly keepalive: Keepalive | null;
 
   constructor(
     readonly socket: net.Socket,
@@ -98,15 +95,6 @@ export abstract class BaseSession implements StreamOwner {
         'data',
         guardedData(socket, 'http2 read', (chunk) => this.onData(chunk)),
       );
-    this.keepalive = options.keepalive
-      ? new Keepalive(options.keepalive, {
-          sendPing: (payload) => this.sendPing(payload),
-          keepaliveTimedOut: () => {
-            this.events.onKeepaliveTimeout?.();
-            this.socket.destroy();
-          },
-        })
-      : null;
     socket.on('drain', () => this.markDirty());
     socket.on('error', () => {});
     socket.on('close', () => this.onSocketClose());
@@ -139,21 +127,8 @@ export abstract class BaseSession implements StreamOwner {
   /** Bytes from the socket. */
   onData(chunk: Buffer): void {
     if (this.dead) return;
-    this.keepalive?.read();
     this.reader.push(chunk);
     this.flush();
-  }
-
-  private sendPing(payload: Buffer): boolean {
-    if (this.closed || !this.queued(true)) return false;
-    this.writer.header(8, TYPE.PING, 0, 0);
-    this.writer.bytes(payload, 0, 8);
-    this.markDirty();
-    return true;
-  }
-
-  pingAck(b: Buffer, p: number): void {
-    this.keepalive?.ack(b.subarray(p, p + 8));
   }
 
   // ---- roles ----
@@ -416,7 +391,6 @@ export abstract class BaseSession implements StreamOwner {
   private onSocketClose(): void {
     this.dead = true;
     this.flushQueued = false;
-    this.keepalive?.stop();
     if (this.closeTimer) clearTimeout(this.closeTimer);
     this.closeAll(ERROR.CANCEL);
     this.events.onClose();
