@@ -11,7 +11,6 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { JsonObject } from '../../events/index.js';
 import {
   GoControlPlane,
   type LogLine,
@@ -20,30 +19,10 @@ import {
 } from '../helpers/go-control-plane.js';
 import { hasNginx, type Nginx, NO_NGINX, startNginx } from '../helpers/nginx.js';
 import { type ProxyProcess, startProxyProcess } from '../helpers/proxy-process.js';
-import { certificateSecret, serialOf, trustSecret } from '../helpers/sds-secrets.js';
+import { certificateSecret, meshCluster, serialOf, trustSecret } from '../helpers/sds-secrets.js';
 import { steadyLoad } from '../helpers/steady-load.js';
-import { cdsOverAds, httpListener, staticCluster, until } from '../helpers/xds-fixtures.js';
+import { cdsOverAds, httpListener, until } from '../helpers/xds-fixtures.js';
 import { type Issued, makePki, type TestPki } from '../tls/certs.js';
-
-const ADS_V3 = { ads: {}, resource_api_version: 'V3' };
-
-/** The cluster a mesh pushes for an mTLS upstream: both halves of its TLS by SDS. */
-const meshCluster = (port: number): JsonObject => ({
-  ...staticCluster('backend', [port]),
-  // A handshake on a loaded 2-core machine can take more than the fixture's 0.25 s.
-  connect_timeout: '5s',
-  transport_socket: {
-    name: 'envoy.transport_sockets.tls',
-    typed_config: {
-      '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
-      sni: 'backend.mesh',
-      common_tls_context: {
-        tls_certificate_sds_secret_configs: [{ name: 'workload-cert', sds_config: ADS_V3 }],
-        validation_context_sds_secret_config: { name: 'mesh-trust', sds_config: ADS_V3 },
-      },
-    },
-  },
-});
 
 /**
  * nginx asking every client for a certificate of `clientCa`, logging each request's client

@@ -1,10 +1,14 @@
 /**
  * The secrets SDS tests push (as a management server, go-control-plane, or a watched file
- * sends them) and what the proxy shows of the certificates it holds.
+ * sends them), the mesh cluster that names them, and what the proxy shows of the certificates
+ * it holds.
  */
 import type { JsonObject } from '../../events/index.js';
 import { type Issued, x509 } from '../tls/certs.js';
 import type { ProxyProcess } from './proxy-process.js';
+import { staticCluster } from './xds-fixtures.js';
+
+const ADS_V3 = { ads: {}, resource_api_version: 'V3' };
 
 /** A `tls_certificate` secret holding `cert` and its key inline. */
 export const certificateSecret = (name: string, cert: Issued): JsonObject => ({
@@ -23,6 +27,33 @@ export const trustSecret = (name: string, bundle: Issued[], extra: JsonObject = 
     ...extra,
   },
 });
+
+/**
+ * The cluster Istio-like control planes push for an mTLS upstream (`backend` at 127.0.0.1:`port`,
+ * SNI `backend.mesh`): its certificate `workload-cert` and its trust bundle `mesh-trust` both by
+ * SDS over ADS, the bundle inside a combined validation context or (`combined` false) on its own.
+ */
+export function meshCluster(port: number, combined = false): JsonObject {
+  const trust = { validation_context_sds_secret_config: { name: 'mesh-trust', sds_config: ADS_V3 } };
+  return {
+    ...staticCluster('backend', [port]),
+    // A handshake on a loaded 2-core machine can take more than the fixture's 0.25 s.
+    connect_timeout: '5s',
+    transport_socket: {
+      name: 'envoy.transport_sockets.tls',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+        sni: 'backend.mesh',
+        common_tls_context: {
+          tls_certificate_sds_secret_configs: [{ name: 'workload-cert', sds_config: ADS_V3 }],
+          ...(combined
+            ? { combined_validation_context: { default_validation_context: {}, ...trust } }
+            : trust),
+        },
+      },
+    },
+  };
+}
 
 /** A certificate's serial as `/certs` and TLS peers show it: lowercase hex. */
 export const serialOf = (cert: Issued): string =>

@@ -16,7 +16,13 @@ import { kindOfTypeUrl } from '../../../src/edges/xds/types.js';
 import { GoControlPlane, type Snapshot, skipGoControlPlane } from '../../helpers/go-control-plane.js';
 import { type ProxyProcess, startProxyProcess } from '../../helpers/proxy-process.js';
 import { discoveryResponse, replaceFile } from '../../helpers/replace-file.js';
-import { certificateSecret, certSerials, serialOf, trustSecret } from '../../helpers/sds-secrets.js';
+import {
+  certificateSecret,
+  certSerials,
+  meshCluster,
+  serialOf,
+  trustSecret,
+} from '../../helpers/sds-secrets.js';
 import { type SteadyLoad, steadyLoad } from '../../helpers/steady-load.js';
 import {
   ADMIN,
@@ -30,7 +36,6 @@ import {
 import { XdsServer } from '../../helpers/xds-server.js';
 import { type Issued, makePki, type TestPki } from '../../tls/certs.js';
 
-const ADS_V3 = { ads: {}, resource_api_version: 'V3' };
 const SPIFFE_FRONT = 'URI:spiffe://mesh/ns/default/sa/front';
 
 /** A TLS upstream asking every client for a certificate signed by the mesh CA; it records their serials. */
@@ -121,31 +126,6 @@ async function rotateUnderLoad(
 const meshTrust = (pki: TestPki) =>
   trustSecret('mesh-trust', [pki.ca], { match_subject_alt_names: [{ exact: 'backend.mesh' }] });
 
-const meshTrustSds = { validation_context_sds_secret_config: { name: 'mesh-trust', sds_config: ADS_V3 } };
-
-/**
- * The cluster Istio-like control planes push: STATIC members, mTLS with both halves from SDS,
- * the trust bundle inside a combined validation context or (`combined` false) on its own.
- */
-const meshCluster = (port: number, combined = true) => ({
-  ...staticCluster('backend', [port]),
-  // A handshake on a loaded 2-core machine can take more than the fixture's 0.25 s.
-  connect_timeout: '5s',
-  transport_socket: {
-    name: 'envoy.transport_sockets.tls',
-    typed_config: {
-      '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
-      sni: 'backend.mesh',
-      common_tls_context: {
-        tls_certificate_sds_secret_configs: [{ name: 'workload-cert', sds_config: ADS_V3 }],
-        ...(combined
-          ? { combined_validation_context: { default_validation_context: {}, ...meshTrustSds } }
-          : meshTrustSds),
-      },
-    },
-  },
-});
-
 describe('SDS on ADS (v3): a mesh cluster with mTLS from secrets', () => {
   let pki: TestPki;
   let xds: XdsServer;
@@ -158,7 +138,7 @@ describe('SDS on ADS (v3): a mesh cluster with mTLS from secrets', () => {
   before(async () => {
     ({ pki, first, second, backend } = await meshPki(['workload-1', 'workload-2'], SPIFFE_FRONT));
     xds = await XdsServer.start();
-    xds.set('cds', [meshCluster(backend.port)], 'c1');
+    xds.set('cds', [meshCluster(backend.port, true)], 'c1');
     xds.set('sds', [certificateSecret('workload-cert', first), meshTrust(pki)], 's1');
     proxy = await startProxyProcess(cdsOverAds(xds.port, [httpListener('in', 'backend')]), [
       '--concurrency',
@@ -433,7 +413,7 @@ for (const apiType of ['GRPC', 'DELTA_GRPC'] as const)
     const snapshot = (version: string, cert: Issued): Snapshot => ({
       node_id: 'mesh-node',
       version,
-      clusters: [meshCluster(backend.port, false)],
+      clusters: [meshCluster(backend.port)],
       secrets: [certificateSecret('workload-cert', cert), trustSecret('mesh-trust', [pki.ca])],
     });
 
