@@ -44,6 +44,8 @@ export function codecReply(
   info.bytesSent = Buffer.byteLength(body);
   let head = `HTTP/1.1 ${status} ${reasonPhrase(status)}\r\ncontent-length: ${info.bytesSent}\r\n`;
   if (body.length > 0) head += `content-type: ${contentType}\r\n`;
+  // As every local reply: the reference's codec answers through its connection manager's.
+  if (hcm.spec.serverHeader !== 'PASS_THROUGH') head += `server: ${hcm.serverName}\r\n`;
   for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
   // A string in, a string out: the rewrite keeps the codec's text or formats a new one.
   return { status, bytes: `${head}connection: close\r\n\r\n${body}`, info };

@@ -12,7 +12,7 @@ import type { HttpRequest } from '../../../src/dataplane/codec/request.js';
 import type { CompiledRoute } from '../../../src/dataplane/router/table.js';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { cluster } from '../../helpers/dataplane.js';
-import { hcmConfig, startProxy } from '../../helpers/http-dataplane.js';
+import { hcmConfig, rawExchange, startProxy } from '../../helpers/http-dataplane.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
 
 function request(headers: string[]): HttpRequest {
@@ -205,6 +205,36 @@ test('server_header_transformation over a real listener: PASS_THROUGH keeps the 
     await pass.close();
     await append.close();
     upstream.close();
+  }
+});
+
+// Root cause: the HTTP/1 codec's own answers (a malformed request's 400, a 431) were written
+// without `server`, where every other local reply has it and the reference's codec answers
+// through its connection manager's local reply, which sets it as server_header_transformation says.
+test('the codec’s own 400 and 431 carry server as local replies do; PASS_THROUGH none', async () => {
+  const local = [{ match: { prefix: '/' }, direct_response: { status: 200 } }];
+  const named = await startProxy({ ...hcmConfig('none', local), server_name: 'edge-1' }, []);
+  const pass = await startProxy(
+    { ...hcmConfig('none', local), server_header_transformation: 'PASS_THROUGH' },
+    [],
+  );
+  try {
+    const bad = 'GET / HTTP/1.1\r\nHost: a\r\nX-A: a\rb\r\n\r\n';
+    const big = `GET / HTTP/1.1\r\nHost: a\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`;
+    for (const [request, status] of [
+      [bad, 400],
+      [big, 431],
+    ] as const) {
+      const answer = await rawExchange(named.port, request, 5000);
+      assert.match(answer, new RegExp(`^HTTP/1\\.1 ${status} `));
+      assert.match(answer, /\r\nserver: edge-1\r\n/);
+      const passed = await rawExchange(pass.port, request, 5000);
+      assert.match(passed, new RegExp(`^HTTP/1\\.1 ${status} `));
+      assert.doesNotMatch(passed, /\r\nserver:/);
+    }
+  } finally {
+    await named.close();
+    await pass.close();
   }
 });
 
