@@ -6,20 +6,13 @@ import { hostKey } from '../../reducers/settings/endpoints.js';
 import { type Chunks, text } from '../../views/result.js';
 import type { ServerContext } from '../context-core.js';
 import { socketKey } from '../hot-restart-protocol.js';
+import { http } from '../node-http.js';
 import { adminAccessLog } from './access-log.js';
 import { readAdminBody } from './body.js';
 import { routeAdmin } from './dispatch.js';
 import { handlers } from './handlers/index.js';
 import { adminPipeOf, listenOnPipe } from './pipe.js';
 import type { AdminResponse, HandlerDescriptor } from './registry.js';
-
-/**
- * `node:http` without its ES module facade: building the facade reads every export, and
- * `node:http`'s `WebSocket`, `CloseEvent` and `MessageEvent` are getters that load Node's
- * bundled undici (0.8 MB of source), about 3 MB of the main thread's heap that nothing here
- * uses (bench/README.md, "Footprint: where a worker's memory goes").
- */
-const { createServer } = process.getBuiltinModule('node:http');
 
 /** Headers every admin answer carries, streaming ones included. */
 function commonHeaders(res: Response, contentType: string): void {
@@ -145,7 +138,7 @@ export async function startAdmin(
   // A unix socket: reachable only through the file system, with the socket file's mode.
   const pipe = adminPipeOf(ctx.store.state.bootstrap?.config.admin as JsonObject | undefined);
   if (pipe) {
-    const server = createServer(app);
+    const server = http.createServer(app);
     await listenOnPipe(server, pipe);
     ctx.onShutdown(() => closeGracefully(server));
     log.info(

@@ -96,9 +96,10 @@ test('serving a static bootstrap loads neither gRPC nor the replay and restarter
   assert.ok(!loaded(modules, '@grpc/grpc-js'));
   assert.ok(!loaded(modules, 'src/cli/replay.'));
   assert.ok(!loaded(modules, 'src/cli/restarter.'));
-  // Root cause: the admin imported `node:http` as an ES module, whose facade reads every
-  // export, and `node:http`'s WebSocket and MessageEvent getters load Node's bundled undici
-  // (about 3 MB of heap in use). Nothing of the proxy's uses it.
+  // Root cause: the admin (and later the xDS REST source) imported `node:http` as an ES
+  // module, whose facade reads every export, and `node:http`'s WebSocket and MessageEvent
+  // getters load Node's bundled undici (about 3 MB of heap in use). Nothing of the proxy's
+  // uses it; src/node-http.ts gives the module without a facade.
   assert.ok(loaded(modules, 'builtin:NativeModule http'), 'the exit hook listed the built-ins');
   assert.ok(!loaded(modules, 'builtin:NativeModule internal/deps/undici/undici'));
 });

@@ -1,11 +1,12 @@
 import { isUtf8 } from 'node:buffer';
-import * as http from 'node:http';
+import type { ClientRequestArgs } from 'node:http';
 import * as net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type bunyan from 'bunyan';
 import type { JsonObject } from '../../../events/config.js';
 import { parseJsonText } from '../../bootstrap/sources.js';
 import type { RestSource } from '../../config/config-source.js';
+import { http } from '../../node-http.js';
 import { type ManagementSecurity, type ManagementTls, secureSocket } from './management-tls.js';
 import { connectOptionsOf } from './settings-probe.js';
 import { kindOfTypeUrl, type ResourceKind, type Subscriber, type Transport } from './types.js';
@@ -44,7 +45,7 @@ class ManagementAgent extends http.Agent {
   tls: ManagementTls | null = null;
 
   override createConnection(
-    options: http.ClientRequestArgs,
+    options: ClientRequestArgs,
     done?: (err: Error | null, stream: Duplex) => void,
   ): Duplex | null | undefined {
     const raw = net.connect(options as net.NetConnectOpts);
