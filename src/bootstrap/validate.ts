@@ -5,6 +5,7 @@ import { checkBootstrapSources } from '../config/dynamic-resources.js';
 import { compileOutlierEventLog } from '../config/health.js';
 import { checkIpLiteral } from '../config/ip-literal.js';
 import { compileListener } from '../config/listener.js';
+import { duplicateAddresses, duplicateAddressMessage } from '../config/listener-addresses.js';
 import { checkLoadStatsConfig } from '../config/load-reporting.js';
 import { compileOverloadManager } from '../config/overload.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../config/route-clusters.js';
@@ -79,6 +80,9 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
       checkRouteClusters(table.config, table.path, report, known, true);
   }
   checkUnique(listeners, 'listener', 'static_resources.listeners', report);
+  const named = listeners.map((l) => ({ name: String(objectOf(l).name ?? ''), config: objectOf(l) }));
+  for (const d of duplicateAddresses(named))
+    report.error(`static_resources.listeners[${d.index}].address`, duplicateAddressMessage(d));
   checkBootstrapSources(bootstrap, report, checkLoadStatsConfig(bootstrap, report));
   if (bootstrap.tracing !== undefined) {
     const tracer = compileBootstrapTracing(objectOf(bootstrap.tracing), 'tracing', report);

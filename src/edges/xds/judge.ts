@@ -9,6 +9,7 @@ import type { JsonObject } from '../../../events/config.js';
 import { discoveryAccepted, updateRejected } from '../../../events/index.js';
 import { entryOf } from '../../../reducers/index.js';
 import type { WalkContext } from '../../bootstrap/walk-context.js';
+import { duplicateAddresses, duplicateAddressMessage } from '../../config/listener-addresses.js';
 import { staticSecrets } from '../../config/secrets.js';
 import { type ApplyContext, applyChange, type Change } from './apply.js';
 import { decodeDeltaUpdate } from './delta-resources.js';
@@ -70,7 +71,11 @@ export function judgeResponse(ctx: JudgeContext, w: Want, delta: boolean, update
     ctx.unknownFields.add(decoded.unknownFields);
     for (const warning of decoded.warnings) ctx.log.warn(warning);
   }
-  const rejected = [...decoded.rejected, ...staticConflicts(ctx, kind, decoded.resources)];
+  const rejected = [
+    ...decoded.rejected,
+    ...staticConflicts(ctx, kind, decoded.resources),
+    ...addressConflicts(ctx, kind, decoded.change),
+  ];
   if (decoded.errors.length > 0) rejected.push({ name: '', errors: decoded.errors });
   if (rejected.length > 0) return reject(ctx, w, version, rejected);
   const before =
@@ -140,6 +145,36 @@ function reject(
 }
 
 /** Discovered clusters and listeners named like static ones of the bootstrap: discovery cannot change those. */
+/**
+ * LDS: the listeners of a response that would share an address with another listener once it is
+ * applied (a static one, a discovered one it keeps, or another of the response), refused as the
+ * reference refuses them. Judged on the state after the update, so two listeners may swap
+ * addresses in one response.
+ */
+function addressConflicts(
+  ctx: JudgeContext,
+  kind: ResourceKind,
+  change: Change,
+): Array<{ name: string; errors: string[] }> {
+  if (kind !== 'lds') return [];
+  const incoming = new Set(change.resources.map((r) => r.name));
+  const removed = change.removed === null ? null : new Set(change.removed);
+  const kept = Object.values(ctx.store.state.listeners).filter(
+    (e) =>
+      !incoming.has(e.name) &&
+      e.state !== 'failed' &&
+      e.state !== 'stopped' &&
+      (!e.discovered || (removed !== null && !removed.has(e.name))),
+  );
+  const all = [
+    ...kept.map((e) => ({ name: e.name, config: e.config as JsonObject })),
+    ...change.resources.map((r) => ({ name: r.name, config: r.config })),
+  ];
+  return duplicateAddresses(all)
+    .filter((d) => incoming.has(d.name))
+    .map((d) => ({ name: d.name, errors: [duplicateAddressMessage(d)] }));
+}
+
 function staticConflicts(
   ctx: JudgeContext,
   kind: ResourceKind,
