@@ -9,6 +9,7 @@ import { duplicateAddresses, duplicateAddressMessage } from '../config/listener-
 import { checkLoadStatsConfig } from '../config/load-reporting.js';
 import { compileOverloadManager } from '../config/overload.js';
 import { checkRouteClusters, inlineRouteConfigs } from '../config/route-clusters.js';
+import { compileStatsConfig } from '../config/histogram-buckets.js';
 import { checkSecret } from '../config/secret.js';
 import { staticSecrets } from '../config/secrets.js';
 import { compileStatsSinks } from '../config/stats-sinks.js';
@@ -96,6 +97,7 @@ export function validateBootstrap(bootstrap: JsonObject, report: Report): void {
     compileOverloadManager(objectOf(bootstrap.overload_manager), 'overload_manager', report);
   checkAdmin(objectOf(bootstrap.admin), report);
   compileStatsSinks(bootstrap, report);
+  compileStatsConfig(objectOf(bootstrap.stats_config), 'stats_config', report);
   checkFields(
     objectOf(bootstrap.cluster_manager),
     'cluster_manager',

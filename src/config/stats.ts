@@ -7,6 +7,8 @@
 import type { JsonObject } from '../../events/index.js';
 import { arrayOf, durationMs, numberOr, objectOf } from '../../reducers/settings/values.js';
 import { CONFIG_TYPE, configTypeOf } from '../bootstrap/extensions.js';
+import { Report } from '../bootstrap/report.js';
+import { type BucketSetting, compileStatsConfig } from './histogram-buckets.js';
 import { type StatsSinkSpec, statsSinksOf } from './stats-sinks.js';
 
 /** Default `stats_flush_interval`. */
@@ -23,8 +25,10 @@ export interface StatsSettings {
   versionOverride: number | undefined;
   /** The hystrix sink of `stats_sinks`: the flushes its rolling window counts; null: none. */
   hystrix: { numBuckets: number } | null;
-  /** The sinks each flush sends to (statsd, DogStatsD). */
+  /** The sinks each flush sends to (statsd, DogStatsD, metrics service). */
   sinks: StatsSinkSpec[];
+  /** `stats_config.histogram_bucket_settings`: the bucket bounds of the histograms each matches. */
+  buckets: BucketSetting[];
 }
 
 const compiled = new WeakMap<JsonObject, StatsSettings>();
@@ -43,6 +47,13 @@ function hystrixSink(bootstrap: JsonObject): StatsSettings['hystrix'] {
   return null;
 }
 
+/** The bucket settings of a `stats_config` already validated (none when it has findings). */
+function bucketsOf(statsConfig: JsonObject): BucketSetting[] {
+  const report = new Report('stats_config');
+  const rules = compileStatsConfig(statsConfig, 'stats_config', report);
+  return report.failed ? [] : rules;
+}
+
 /** The stats settings of `bootstrap` (none: the defaults). */
 export function compiledStatsSettings(bootstrap: JsonObject | undefined): StatsSettings {
   const b = bootstrap ?? NO_BOOTSTRAP;
@@ -56,6 +67,7 @@ export function compiledStatsSettings(bootstrap: JsonObject | undefined): StatsS
     versionOverride: override === undefined ? undefined : numberOr(override, 0),
     hystrix: hystrixSink(b),
     sinks: statsSinksOf(b),
+    buckets: bucketsOf(objectOf(b.stats_config)),
   };
   compiled.set(b, settings);
   return settings;

@@ -7,8 +7,8 @@ import { X509Certificate } from 'node:crypto';
 import type { JsonObject } from '../../events/index.js';
 import { objectOf } from '../../reducers/settings/values.js';
 import { inlineBytes } from '../bootstrap/data-source.js';
-import { readNamedFile } from '../bootstrap/read-file.js';
 import { checkFields } from '../bootstrap/honoured.js';
+import { readNamedFile } from '../bootstrap/read-file.js';
 import type { Report } from '../bootstrap/report.js';
 import { CERTIFICATE_FIELDS, DATA_SOURCE_FIELDS } from './tls-fields.js';
 

@@ -13,8 +13,8 @@ import { durationMs, listOf, numberOr, objectOf, stringsOf } from '../../reducer
 import { checkFields } from '../bootstrap/honoured.js';
 import type { Report } from '../bootstrap/report.js';
 import { compileConfigSource } from './config-source.js';
-import type { Secrets } from './secrets.js';
 import { type CompiledSecret, compiledSecret, type SecretField } from './secret.js';
+import type { Secrets } from './secrets.js';
 import { type LoadedCertificate, loadCertificate } from './tls-certificates.js';
 import {
   COMBINED_VALIDATION_FIELDS,

@@ -77,6 +77,7 @@ export class MetricsServiceSink implements StatsSink {
       tags: spec.labels ? ctx.statsRuntime.tags : null,
       summary: spec.summary,
       histogram: spec.histogram,
+      buckets: ctx.statsRuntime.buckets,
     });
   }
 

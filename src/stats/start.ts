@@ -3,6 +3,7 @@ import { compiledStatsSettings, DEFAULT_FLUSH_INTERVAL_MS } from '../config/stat
 import type { Options } from '../options.js';
 import { type Observable, pairwise, startWith } from '../rx.js';
 import { VERSION } from '../version.js';
+import { DEFAULT_HISTOGRAM_BUCKETS, HistogramBuckets } from './buckets.js';
 import { HystrixStream } from './hystrix.js';
 import { ServerStats, type SnapshotSource, versionStat } from './server-stats.js';
 import { FlushLatch } from './sinks/snapshot.js';
@@ -43,6 +44,7 @@ export class StatsRuntime {
   private flushOnAdminSetting = false;
   private flushIntervalSetting = DEFAULT_FLUSH_INTERVAL_MS;
   private hystrixStream: HystrixStream | null = null;
+  private bucketLayout = DEFAULT_HISTOGRAM_BUCKETS;
   /** The sinks that send at each flush, and the counters' values at the last one. */
   private sinks: StatsSink[] = [];
   private readonly latch = new FlushLatch();
@@ -66,6 +68,11 @@ export class StatsRuntime {
 
   get flushIntervalMs(): number {
     return this.flushIntervalSetting;
+  }
+
+  /** Each histogram's bucket bounds, from `stats_config.histogram_bucket_settings`. */
+  get buckets(): HistogramBuckets {
+    return this.bucketLayout;
   }
 
   /** Null when `stats_sinks` has no hystrix sink (the endpoint then answers 404). */
@@ -135,6 +142,7 @@ export class StatsRuntime {
       this.core.log.get('main').error(`stats_config: ${err.message}; using the default tag extractors`);
     }
     this.flushOnAdminSetting = cfg.flushOnAdmin;
+    this.bucketLayout = new HistogramBuckets(cfg.buckets);
     this.flushIntervalSetting = cfg.flushIntervalMs;
     const server = new ServerStats(stats, store, {
       concurrency: options.concurrency,

@@ -18,6 +18,7 @@ test('a bootstrap without stats fields gets the defaults', () => {
     versionOverride: undefined,
     hystrix: null,
     sinks: [],
+    buckets: [],
   });
 });
 
@@ -45,6 +46,7 @@ stats_sinks:
         versionOverride: 7,
         hystrix: { numBuckets: 4 },
         sinks: [],
+        buckets: [],
       },
       name,
     );

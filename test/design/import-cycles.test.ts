@@ -113,12 +113,13 @@ test('the data plane imports nothing from the admin', () => {
 });
 
 /**
- * The stats model views render: counters, gauges, histograms and their bins, tag
+ * The stats model views render: counters, gauges, histograms, their bins and bucket bounds, tag
  * extraction, the name filter, recent lookups. It stays in src/stats/ (forty modules use it
  * there) as plain data structures: no I/O, no timers, no context (docs/design.md, "Layers").
  */
 const STATS_MODEL = [
   'src/stats/bins.ts',
+  'src/stats/buckets.ts',
   'src/stats/filter.ts',
   'src/stats/recent-lookups.ts',
   'src/stats/store.ts',

@@ -18,6 +18,7 @@ import { FIELD_TABLES as healthTables } from '../../src/config/health.js';
 import { FIELD_TABLES as listenerTables } from '../../src/config/listener.js';
 import { FIELD_TABLES as overloadTables } from '../../src/config/overload.js';
 import { FIELD_TABLES as statsSinkTables } from '../../src/config/stats-sinks.js';
+import { FIELD_TABLES as statsConfigTables } from '../../src/config/histogram-buckets.js';
 import { FIELD_TABLES as tlsTables } from '../../src/config/tls-fields.js';
 import { FIELD_TABLES as accessLogTables } from '../../src/dataplane/access-log/config.js';
 import { FIELD_TABLES as httpFilterTables } from '../../src/dataplane/http/filters.js';
@@ -45,6 +46,7 @@ const TABLES: Record<string, FieldTable> = {
   ...bootstrapExtensionTables,
   ...applicationLogTables,
   ...statsSinkTables,
+  ...statsConfigTables,
 };
 
 /** `| message | field | rule | text |` as the doc writes it, one per refused or advisory field. */

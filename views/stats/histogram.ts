@@ -1,4 +1,4 @@
-import { cumulativeCounts, DEFAULT_BUCKETS, quantiles } from '../../src/stats/bins.js';
+import { cumulativeCounts, quantiles } from '../../src/stats/bins.js';
 import type { Histogram } from '../../src/stats/store.js';
 
 /**
@@ -40,10 +40,14 @@ export function summaryText(h: Histogram): string {
   return parts.join(' ');
 }
 
-/** Per-bound interval and cumulative counts; `disjoint` counts each bucket alone. */
-export function bucketCounts(h: Histogram, disjoint: boolean): { interval: number[]; cumulative: number[] } {
-  const interval = cumulativeCounts(h.interval?.bins ?? null, DEFAULT_BUCKETS);
-  const cumulative = cumulativeCounts(h.cumulativeWindow()?.bins ?? null, DEFAULT_BUCKETS);
+/** Interval and cumulative counts per bound of `bounds`; `disjoint` counts each bucket alone. */
+export function bucketCounts(
+  h: Histogram,
+  disjoint: boolean,
+  bounds: readonly number[],
+): { interval: number[]; cumulative: number[] } {
+  const interval = cumulativeCounts(h.interval?.bins ?? null, bounds);
+  const cumulative = cumulativeCounts(h.cumulativeWindow()?.bins ?? null, bounds);
   if (disjoint) {
     for (const list of [interval, cumulative]) {
       for (let i = list.length - 1; i > 0; i--) list[i]! -= list[i - 1]!;
@@ -52,9 +56,9 @@ export function bucketCounts(h: Histogram, disjoint: boolean): { interval: numbe
   return { interval, cumulative };
 }
 
-/** `B0.5(i,c) B1(i,c) ...`, or `No recorded values`. */
-export function bucketsText(h: Histogram, disjoint: boolean): string {
+/** `B0.5(i,c) B1(i,c) ...` for the bounds `bounds`, or `No recorded values`. */
+export function bucketsText(h: Histogram, disjoint: boolean, bounds: readonly number[]): string {
   if (!h.used) return 'No recorded values';
-  const { interval, cumulative } = bucketCounts(h, disjoint);
-  return DEFAULT_BUCKETS.map((b, i) => `B${b}(${interval[i]},${cumulative[i]})`).join(' ');
+  const { interval, cumulative } = bucketCounts(h, disjoint, bounds);
+  return bounds.map((b, i) => `B${b}(${interval[i]},${cumulative[i]})`).join(' ');
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_HISTOGRAM_BUCKETS, type HistogramBuckets } from '../../src/stats/buckets.js';
 import type { StatsStore } from '../../src/stats/store.js';
 import type { TagProducer } from '../../src/stats/tags.js';
 import { bodyText, type StreamedResult } from '../result.js';
@@ -42,10 +43,12 @@ export function streamStats(
   preset?: StatsFormat,
   /** `--prometheus-names`: the Prometheus names when the query has no `names`. */
   names: PrometheusNames = 'proxy',
+  /** `stats_config.histogram_bucket_settings`: each histogram's bucket bounds. */
+  buckets: HistogramBuckets = DEFAULT_HISTOGRAM_BUCKETS,
 ): StreamedResult {
   const parsed = parseStatsParams(query, preset);
   if (!parsed.ok) return parsed.response;
-  const params = parsed.params;
+  const params = { ...parsed.params, buckets };
   switch (params.format) {
     case 'text':
       return {
@@ -64,7 +67,7 @@ export function streamStats(
         status: 200,
         contentType: 'text/plain; version=0.0.4; charset=UTF-8',
         body: selected(store, params, true, (sel) =>
-          prometheusChunks(sel, tags, params.textReadouts, params.names ?? names),
+          prometheusChunks(sel, tags, params.textReadouts, params.names ?? names, undefined, buckets),
         ),
       };
     case 'html':

@@ -1,4 +1,4 @@
-import { DEFAULT_BUCKETS } from '../../src/stats/bins.js';
+import type { HistogramBuckets } from '../../src/stats/buckets.js';
 import type { Histogram } from '../../src/stats/store.js';
 import { CHUNK_CHARS } from '../json-chunks.js';
 import { bucketCounts, histogramQuantiles, JSON_QUANTILES } from './histogram.js';
@@ -49,12 +49,17 @@ const bucketed = (mode: StatsParams['histogramBuckets']): boolean =>
   mode === 'cumulative' || mode === 'disjoint';
 
 /** One histogram's JSON element: bucket lists in the bucket modes, else quantiles. */
-function histogramValue(h: Histogram, mode: StatsParams['histogramBuckets']): object {
+function histogramValue(
+  h: Histogram,
+  mode: StatsParams['histogramBuckets'],
+  layout: HistogramBuckets,
+): object {
   if (bucketed(mode)) {
-    const { interval, cumulative } = bucketCounts(h, mode === 'disjoint');
+    const bounds = layout.of(h.name);
+    const { interval, cumulative } = bucketCounts(h, mode === 'disjoint', bounds);
     return {
       name: h.name,
-      buckets: DEFAULT_BUCKETS.map((b, i) => ({
+      buckets: bounds.map((b, i) => ({
         upper_bound: b,
         interval: interval[i],
         cumulative: cumulative[i],
@@ -78,7 +83,7 @@ export function jsonStatsData(sel: Selection, params: StatsParams): { stats: unk
   for (const s of sel.countersAndGauges) stats.push({ name: s.name, value: s.shown });
   if (sel.histograms.length > 0) {
     const mode = params.histogramBuckets;
-    const values = sel.histograms.map((h) => histogramValue(h, mode));
+    const values = sel.histograms.map((h) => histogramValue(h, mode, params.buckets));
     stats.push({
       histograms: bucketed(mode)
         ? values
@@ -99,7 +104,7 @@ function* histogramsJson(sel: Selection, params: StatsParams, limit: number): Ge
     : `{"histograms":{"supported_quantiles":${JSON.stringify(JSON_QUANTILES)},"computed_quantiles":[`;
   let sep = '';
   for (const h of sel.histograms) {
-    buf += `${sep}${JSON.stringify(histogramValue(h, mode))}`;
+    buf += `${sep}${JSON.stringify(histogramValue(h, mode, params.buckets))}`;
     sep = ',';
     if (buf.length >= limit) {
       yield buf;

@@ -1,3 +1,4 @@
+import { DEFAULT_HISTOGRAM_BUCKETS, type HistogramBuckets } from '../../src/stats/buckets.js';
 import { compileFilter, type NameFilter } from '../../src/stats/filter.js';
 
 export const STAT_TYPES = ['All', 'Counters', 'Gauges', 'Histograms', 'TextReadouts'] as const;
@@ -21,6 +22,8 @@ export interface StatsParams {
   textReadouts: boolean;
   /** Prometheus: `names=proxy|envoy` (the prefix of metric and default tag names); absent: the server's default. */
   names?: PrometheusNames;
+  /** Each histogram's bucket bounds (`stats_config.histogram_bucket_settings`; not from the query). */
+  buckets: HistogramBuckets;
 }
 
 export const PROMETHEUS_NAMES = ['proxy', 'envoy'] as const;
@@ -89,6 +92,7 @@ export function parseStatsParams(
       histogramBuckets,
       textReadouts: query.has('text_readouts'),
       ...(names === null ? {} : { names }),
+      buckets: DEFAULT_HISTOGRAM_BUCKETS,
     },
   };
 }

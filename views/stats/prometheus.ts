@@ -1,4 +1,5 @@
-import { cumulativeCounts, DEFAULT_BUCKETS } from '../../src/stats/bins.js';
+import { cumulativeCounts } from '../../src/stats/bins.js';
+import { DEFAULT_HISTOGRAM_BUCKETS, type HistogramBuckets } from '../../src/stats/buckets.js';
 import type { Counter, Gauge, RenderSlot } from '../../src/stats/store.js';
 import type { Tag, TagProducer } from '../../src/stats/tags.js';
 import { CHUNK_CHARS } from '../json-chunks.js';
@@ -165,6 +166,8 @@ export function* prometheusChunks(
   textReadouts: boolean,
   names: PrometheusNames = 'proxy',
   limit = CHUNK_CHARS,
+  /** Each histogram's `le` bounds (`stats_config.histogram_bucket_settings`). */
+  buckets: HistogramBuckets = DEFAULT_HISTOGRAM_BUCKETS,
 ): Generator<string> {
   const shared = sharedOf(tags, names);
   let out = '';
@@ -198,9 +201,10 @@ export function* prometheusChunks(
     for (const h of members) {
       const labels = h.renderedLabels;
       const w = h.cumulativeWindow();
-      const counts = cumulativeCounts(w?.bins ?? null, DEFAULT_BUCKETS);
-      for (let i = 0; i < DEFAULT_BUCKETS.length; i++) {
-        out += `${metric}_bucket{${withLabel(labels, `le="${DEFAULT_BUCKETS[i]}"`)}} ${counts[i]}\n`;
+      const bounds = buckets.of(h.name);
+      const counts = cumulativeCounts(w?.bins ?? null, bounds);
+      for (let i = 0; i < bounds.length; i++) {
+        out += `${metric}_bucket{${withLabel(labels, `le="${bounds[i]}"`)}} ${counts[i]}\n`;
       }
       out += `${metric}_bucket{${withLabel(labels, 'le="+Inf"')}} ${w?.count ?? 0}\n`;
       out += `${metric}_sum{${labels}} ${w?.sum ?? 0}\n`;

@@ -22,7 +22,9 @@ export function* textChunks(sel: Selection, params: StatsParams, limit = CHUNK_C
   const mode = params.histogramBuckets;
   for (const h of sel.histograms) {
     const body =
-      mode === 'cumulative' || mode === 'disjoint' ? bucketsText(h, mode === 'disjoint') : summaryText(h);
+      mode === 'cumulative' || mode === 'disjoint'
+        ? bucketsText(h, mode === 'disjoint', params.buckets.of(h.name))
+        : summaryText(h);
     buf += `${h.name}: ${body}\n`;
     if (buf.length >= limit) {
       yield buf;

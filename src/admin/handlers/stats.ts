@@ -66,7 +66,14 @@ function lookupSwitch(spec: Parameters<typeof eventHandler>[0]): HandlerDescript
 /** Every thread's stats in `format` (none: the one `?format=` asks for). */
 async function statsIn(req: AdminRequest, ctx: ServerContext, format?: 'prometheus') {
   const runtime = ctx.statsRuntime;
-  return streamStats(await runtime.forQuery(), runtime.tags, req.query, format, ctx.options.prometheusNames);
+  return streamStats(
+    await runtime.forQuery(),
+    runtime.tags,
+    req.query,
+    format,
+    ctx.options.prometheusNames,
+    runtime.buckets,
+  );
 }
 
 /** `/stats` in every format, `/stats/prometheus`, recent lookups and the hystrix stream. */

@@ -3,9 +3,10 @@
  * (io.prometheus.client, proto/io/prometheus/client.proto), as the reference's
  * `MetricsFlusher` builds them. Counters carry their value since start or, with
  * `report_counters_as_deltas`, what they counted since the last flush; a histogram is a
- * summary of the interval the flush closed, a histogram of it with the default buckets, or both.
+ * summary of the interval the flush closed, a histogram of it with its bucket bounds, or both.
  */
-import { cumulativeCounts, DEFAULT_BUCKETS, quantiles } from '../bins.js';
+import { cumulativeCounts, quantiles } from '../bins.js';
+import type { HistogramBuckets } from '../buckets.js';
 import type { Histogram } from '../store.js';
 import type { TagProducer } from '../tags.js';
 import type { MetricSnapshot } from './snapshot.js';
@@ -29,15 +30,25 @@ export interface FamilyOptions {
   tags: TagProducer | null;
   summary: boolean;
   histogram: boolean;
+  /** Each histogram's bucket bounds. */
+  buckets: HistogramBuckets;
 }
 
 /** Builds the families of each flush; a stat's name and labels are worked out once. */
 export class FamilyMaker {
-  private readonly named = new WeakMap<object, { name: string; label: Array<{ name: string; value: string }> }>();
+  private readonly named = new WeakMap<
+    object,
+    { name: string; label: Array<{ name: string; value: string }> }
+  >();
 
   constructor(private readonly options: FamilyOptions) {}
 
-  private family(stat: { name: string }, type: number, value: Record<string, unknown>, at: number): MetricFamily {
+  private family(
+    stat: { name: string },
+    type: number,
+    value: Record<string, unknown>,
+    at: number,
+  ): MetricFamily {
     let named = this.named.get(stat);
     if (!named) {
       const tags = this.options.tags;
@@ -67,12 +78,13 @@ export class FamilyMaker {
 
   private histogram(h: Histogram): Record<string, unknown> {
     const w = h.interval;
-    const counts = cumulativeCounts(w?.bins ?? null, DEFAULT_BUCKETS);
+    const bounds = this.options.buckets.of(h.name);
+    const counts = cumulativeCounts(w?.bins ?? null, bounds);
     return {
       histogram: {
         sample_count: w?.count ?? 0,
         sample_sum: w?.sum ?? 0,
-        bucket: DEFAULT_BUCKETS.map((upper_bound, i) => ({ upper_bound, cumulative_count: counts[i] })),
+        bucket: bounds.map((upper_bound, i) => ({ upper_bound, cumulative_count: counts[i] })),
       },
     };
   }

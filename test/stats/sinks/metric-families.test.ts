@@ -6,12 +6,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DEFAULT_BUCKETS } from '../../../src/stats/bins.js';
+import { DEFAULT_HISTOGRAM_BUCKETS } from '../../../src/stats/buckets.js';
 import { FamilyMaker, METRIC_TYPE } from '../../../src/stats/sinks/metric-families.js';
 import { FlushLatch } from '../../../src/stats/sinks/snapshot.js';
 import { StatsStore } from '../../../src/stats/store.js';
 import { TagProducer } from '../../../src/stats/tags.js';
 
-const options = { countersAsDeltas: false, tags: null, summary: true, histogram: true };
+const options = {
+  countersAsDeltas: false,
+  tags: null,
+  summary: true,
+  histogram: true,
+  buckets: DEFAULT_HISTOGRAM_BUCKETS,
+};
 
 describe('metric families', () => {
   it('counters as totals or deltas, gauges, a histogram with cumulative default buckets', () => {

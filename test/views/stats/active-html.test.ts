@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { Script } from 'node:vm';
+import { DEFAULT_HISTOGRAM_BUCKETS } from '../../../src/stats/buckets.js';
 import { ACTIVE_SAMPLES, renderActiveHtml } from '../../../views/stats/active-html.js';
 import type { StatsParams } from '../../../views/stats/params.js';
 
@@ -12,6 +13,7 @@ const params = (filterSource: string): StatsParams => ({
   format: 'active-html',
   histogramBuckets: 'none',
   textReadouts: false,
+  buckets: DEFAULT_HISTOGRAM_BUCKETS,
 });
 
 const scriptOf = (page: string): string => /<script>([\s\S]*)<\/script>/.exec(page)?.[1] ?? '';
