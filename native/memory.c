@@ -8,10 +8,10 @@
 // minIntervalMs of the last one's start (the addon is loaded once for every thread, so every
 // data-plane thread asking shares these). True when a trim was started.
 //
-// releaseFilePages(address, length): madvise(MADV_DONTNEED) over the pages of [address,
-// address + length) that are the file's own (or not resident), skipping the ones written since
-// they were mapped (private copies, which MADV_DONTNEED would throw away): /proc/self/pagemap's
-// bit 61 tells them apart. For the read-only mappings of the node binary, whose pages start-up
+// releaseFilePages(address, length): madvise(MADV_DONTNEED) over the resident pages of
+// [address, address + length) that are the file's own, skipping the ones written since they
+// were mapped (private copies, which MADV_DONTNEED would throw away): /proc/self/pagemap's bit
+// 61 tells them apart. For the read-only mappings of the node binary, whose pages start-up
 // read once (the parser, the snapshot, ICU's collation data): a page the process reads again
 // comes back from the page cache on its next access. Returns the bytes advised; 0 where
 // pagemap cannot be read.
@@ -109,9 +109,8 @@ static napi_value malloc_trim_background_call(napi_env env, napi_callback_info i
 
 // Pages of pagemap read at once.
 #define PAGEMAP_BATCH 512
-// pagemap: the page is resident, swapped out, or a file's page (or shared anonymous memory).
+// pagemap: the page is resident, and it is a file's page (or shared anonymous memory).
 #define PAGEMAP_PRESENT (1ULL << 63)
-#define PAGEMAP_SWAPPED (1ULL << 62)
 #define PAGEMAP_FILE (1ULL << 61)
 
 static napi_value release_file_pages_call(napi_env env, napi_callback_info info) {
@@ -137,8 +136,9 @@ static napi_value release_file_pages_call(napi_env env, napi_callback_info info)
       ssize_t got = pread(fd, entries, n * sizeof entries[0], (off_t)(at * sizeof entries[0]));
       if (got != (ssize_t)(n * sizeof entries[0])) break;
       for (uint64_t i = 0; i < n; i++) {
-        // Never touched, or the file's: a private copy is resident or swapped without bit 61.
-        int own = (entries[i] & PAGEMAP_FILE) || !(entries[i] & (PAGEMAP_PRESENT | PAGEMAP_SWAPPED));
+        // Resident and the file's: a private copy has bit 61 clear. A page not resident adds
+        // nothing to the resident set, and where pagemap hides its flags nothing is advised.
+        int own = (entries[i] & PAGEMAP_PRESENT) && (entries[i] & PAGEMAP_FILE);
         if (own) {
           if (run_pages == 0) run = at + i;
           run_pages++;
