@@ -31,10 +31,13 @@ const HOSTILE: Array<[string, Script]> = [
   ['upstream_cx_protocol_error', pushPromise],
   [
     'http2.inbound_empty_frames_flood',
-    (c, id) => {
-      c.send(headersFrame(id, [[':status', '200']], false));
-      c.send(repeat(frame(FRAME.DATA, 0, id), 5));
-    },
+    // One write, so one read: a head read alone goes to the client at the end of its tick
+    // (41620b2), and whether the flood then came in the same read was the timing of the
+    // upstream's SETTINGS exchange.
+    (c, id) =>
+      c.send(
+        Buffer.concat([headersFrame(id, [[':status', '200']], false), repeat(frame(FRAME.DATA, 0, id), 5)]),
+      ),
   ],
   [
     'http2.inbound_priority_frames_flood',
