@@ -92,7 +92,7 @@ class H2Request implements UpstreamRequest, ResponseHandler {
     this.stream = stream;
     // A retried request was ready before: its writes since waited in `queued`.
     if (!this.retried) this.handler.onUpstreamReady(this);
-    for (const chunk of this.queued.splice(0)) stream.write(chunk);
+    if (this.queued.length > 0) for (const chunk of this.queued.splice(0)) stream.write(chunk);
     if (this.ended) stream.end(this.trailers);
   }
 

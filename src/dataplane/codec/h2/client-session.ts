@@ -203,7 +203,10 @@ export class ClientSession extends BaseSession {
       stream.contentLength = head.contentLength;
     }
     stream.headed = true;
-    stream.handler?.onHead(head.status, head.headers, head.contentLength, end);
+    // The list less `:status` is the head's fields: moved down in place, not copied.
+    fields.shift();
+    fields.shift();
+    stream.handler?.onHead(head.status, fields, head.contentLength, end);
     if (end && !stream.closed) remoteEnd(this, stream, null);
   }
 

@@ -151,11 +151,12 @@ export function requestFields(list: readonly string[]): RequestFields | string {
   };
 }
 
-/** A response's head, split out of the decoded list. */
+/**
+ * A response's head, read from the decoded list; its other fields are the list after its
+ * first two (`:status`), in order (`content-length` among them).
+ */
 export interface ResponseFields {
   status: number;
-  /** The other fields, flat, in order (`content-length` among them). */
-  headers: string[];
   /** `content-length` as a number, -1 when absent. */
   contentLength: number;
 }
@@ -180,7 +181,7 @@ export function responseFields(list: readonly string[]): ResponseFields | string
     if (typeof n === 'string') return n;
     contentLength = n;
   }
-  return { status: Number(status), headers: list.slice(2), contentLength };
+  return { status: Number(status), contentLength };
 }
 
 /** Checks a trailer block (RFC 9113 8.1: no pseudo-header fields); returns why it is malformed, or null. */
