@@ -17,6 +17,7 @@ import type { JsonObject } from '../../events/index.js';
 import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
 import { cluster } from '../helpers/dataplane.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
+import { makePki } from '../tls/certs.js';
 
 const SCHEMA = `
 syntax = "proto2";
@@ -59,8 +60,11 @@ interface Seen {
   envoy_metrics?: Family[];
 }
 
-/** A metrics service: every message of every stream, decoded; `endAfterFirst` ends each stream after its first message. */
-async function metricsServer(endAfterFirst = false) {
+/**
+ * A metrics service: every message of every stream, decoded; `endAfterFirst` ends each stream
+ * after its first message; `tls` serves mTLS, asking for a client certificate of `tls.ca`.
+ */
+async function metricsServer(endAfterFirst = false, tls?: { ca: string; cert: string; key: string }) {
   const seen: Seen[] = [];
   const server = new grpc.Server();
   let streams = 0;
@@ -78,7 +82,10 @@ async function metricsServer(endAfterFirst = false) {
       responseSerialize: () => Buffer.alloc(0),
       responseDeserialize: () => ({}),
     };
-    handlers[version] = (call: grpc.ServerReadableStream<Seen, unknown>, done: grpc.sendUnaryData<unknown>) => {
+    handlers[version] = (
+      call: grpc.ServerReadableStream<Seen, unknown>,
+      done: grpc.sendUnaryData<unknown>,
+    ) => {
       const stream = ++streams;
       let first = true;
       call.on('data', (m: Seen) => {
@@ -92,8 +99,16 @@ async function metricsServer(endAfterFirst = false) {
   }
   server.addService(service, handlers);
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
-      err ? reject(err) : resolve(p),
+    server.bindAsync(
+      '127.0.0.1:0',
+      tls
+        ? grpc.ServerCredentials.createSsl(
+            Buffer.from(tls.ca),
+            [{ cert_chain: Buffer.from(tls.cert), private_key: Buffer.from(tls.key) }],
+            true,
+          )
+        : grpc.ServerCredentials.createInsecure(),
+      (err, p) => (err ? reject(err) : resolve(p)),
     ),
   );
   return { port, seen, close: () => server.forceShutdown() };
@@ -124,16 +139,36 @@ const labelsOf = (f: Family) => Object.fromEntries((f.metric[0]?.label ?? []).ma
 async function withProxy(
   sink: JsonObject,
   run: (p: { port: number; seen: Seen[]; admin: (path: string) => Promise<unknown> }) => Promise<void>,
-  options: { concurrency?: number; endAfterFirst?: boolean; viaTarget?: boolean } = {},
+  options: {
+    concurrency?: number;
+    endAfterFirst?: boolean;
+    viaTarget?: boolean;
+    /** mTLS: the server's PEMs, and the cluster's `transport_socket` typed_config. */
+    tls?: { server: { ca: string; cert: string; key: string }; context: JsonObject };
+  } = {},
 ): Promise<void> {
   const web = http.createServer((_req, res) => setTimeout(() => res.end('ok'), 5));
   await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
-  const ms = await metricsServer(options.endAfterFirst);
+  const ms = await metricsServer(options.endAfterFirst, options.tls?.server);
+  const transport: JsonObject = options.tls
+    ? {
+        transport_socket: {
+          name: 'envoy.transport_sockets.tls',
+          typed_config: {
+            '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+            ...options.tls.context,
+          },
+        },
+      }
+    : {};
   const grpcService: JsonObject = options.viaTarget
     ? { google_grpc: { target_uri: `127.0.0.1:${ms.port}`, stat_prefix: 'ms' } }
     : { envoy_grpc: { cluster_name: 'metrics' } };
   const base = httpBootstrap(
-    [cluster('web', [(web.address() as AddressInfo).port]), cluster('metrics', [ms.port], { http2_protocol_options: {} })],
+    [
+      cluster('web', [(web.address() as AddressInfo).port]),
+      cluster('metrics', [ms.port], { http2_protocol_options: {}, ...transport }),
+    ],
     hcmWithRoutes([{ match: { prefix: '/' }, route: { cluster: 'web' } }]),
   );
   const proxy = await startProxyProcess(
@@ -180,7 +215,8 @@ test('metrics service, v3, deltas, tags as labels, --concurrency 2: each worker 
           .reduce((n, f) => n + (f.metric[0]?.histogram?.sample_count ?? 0), 0);
       await until(
         () => requests() >= 20 && samples() >= 20,
-        () => `${requests()} requests, ${samples()} samples in ${seen.length} messages ${JSON.stringify(families(seen).slice(0, 5))}`,
+        () =>
+          `${requests()} requests, ${samples()} samples in ${seen.length} messages ${JSON.stringify(families(seen).slice(0, 5))}`,
       );
       await new Promise((r) => setTimeout(r, 1000));
       assert.equal(requests(), 20, 'deltas add up to each request once');
@@ -195,7 +231,8 @@ test('metrics service, v3, deltas, tags as labels, --concurrency 2: each worker 
       assert.ok((rq?.metric[0]?.timestamp_ms ?? 0) > Date.now() - 120_000);
       // an interval summary of the upstream time with the reference's quantiles
       const summary = families(seen).find(
-        (f) => f.name === 'cluster.upstream_rq_time' && f.type === 'SUMMARY' && f.metric[0]?.summary?.sample_count,
+        (f) =>
+          f.name === 'cluster.upstream_rq_time' && f.type === 'SUMMARY' && f.metric[0]?.summary?.sample_count,
       );
       assert.deepEqual(
         // a zero is left off the wire, as proto3 writes it; a proto2 reader reads it as the default 0
@@ -223,7 +260,10 @@ test('metrics service, google_grpc, v2, totals, summaries only, batch_size, a st
       // each stream's first message names the node
       const firsts = [...new Set(seen.map((m) => m.stream))].map((s) => seen.find((m) => m.stream === s));
       for (const m of firsts) assert.equal(m?.identifier?.node?.id, 'sidecar-1');
-      assert.ok(families(seen).every((f) => f.type !== 'HISTOGRAM'), 'no histogram with SUMMARY');
+      assert.ok(
+        families(seen).every((f) => f.type !== 'HISTOGRAM'),
+        'no histogram with SUMMARY',
+      );
       const total = () =>
         families(seen)
           .filter((f) => f.name === 'http.ingress_http.downstream_rq_total')
@@ -240,4 +280,42 @@ test('metrics service, google_grpc, v2, totals, summaries only, batch_size, a st
     },
     { viaTarget: true, endAfterFirst: true, concurrency: 1 },
   );
+});
+
+test("metrics service over mTLS: the cluster's transport_socket secures the stream, as Istio's envoy_metrics_service", async () => {
+  const pki = makePki();
+  try {
+    const server = pki.leaf('metrics', ['DNS:metrics.test', 'IP:127.0.0.1']);
+    const client = pki.leaf('sidecar', ['URI:spiffe://mesh/sidecar']);
+    await withProxy(
+      { transport_api_version: 'V3' },
+      async ({ seen }) => {
+        await until(
+          () => seen.length >= 2,
+          () => `${seen.length} messages`,
+        );
+        assert.equal(seen[0]?.identifier?.node?.id, 'sidecar-1');
+        assert.ok(families(seen).some((f) => f.name === 'server.live'));
+      },
+      {
+        concurrency: 1,
+        tls: {
+          server: { ca: pki.ca.certPem, cert: server.certPem, key: server.keyPem },
+          context: {
+            common_tls_context: {
+              tls_certificates: [
+                { certificate_chain: { filename: client.cert }, private_key: { filename: client.key } },
+              ],
+              validation_context: {
+                trusted_ca: { filename: pki.ca.cert },
+                match_subject_alt_names: [{ exact: 'metrics.test' }],
+              },
+            },
+          },
+        },
+      },
+    );
+  } finally {
+    pki.remove();
+  }
 });
