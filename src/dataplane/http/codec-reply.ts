@@ -24,7 +24,9 @@ export function codecReply(
   flags: number,
 ): { status: number; bytes: string; info: StreamInfo } {
   let status = original;
-  let body: string | Buffer = text ? `${text}\n` : '';
+  // A protocol error's body is its status text, as the reference's codec sends a local reply
+  // of `CodeUtility::toString(code)`; a timeout's carries its own words.
+  let body: string | Buffer = flags & FLAG.DPE ? reasonPhrase(original) : text ? `${text}\n` : '';
   let contentType = 'text/plain';
   const headers: string[] = [];
   const info = newStreamInfo(

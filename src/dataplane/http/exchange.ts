@@ -1,4 +1,5 @@
 import { FLAG, joinHostPort, newStreamInfo, type StreamInfo } from '../access-log/stream-info.js';
+import { reasonPhrase } from '../codec/h1-status.js';
 import type { HttpRequest, ResponseSink } from '../codec/request.js';
 import { findRoute } from '../router/lookup.js';
 import type { CompiledRoute } from '../router/table.js';
@@ -247,7 +248,8 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
     this.info.flags |= FLAG.DPE;
     this.info.details = 'http1.codec_error';
     this.router.attempt?.cancel();
-    this.reply(status, '');
+    // The status text as body, as the reference's codec's local reply.
+    this.reply(status, reasonPhrase(status));
   }
 
   /** The downstream can take more response bytes. */

@@ -56,3 +56,22 @@ test('malformed request -> 400, huge headers -> 431', async () => {
   assert.match(await rawExchange(proxy.port, big), /^HTTP\/1.1 431/);
   assert.ok(proxy.counter('http.ingress.downstream_cx_protocol_error') >= 2);
 });
+
+// Root cause: the codec's own 400 and 431 went out with an empty body, where the reference's
+// codec sends a local reply whose body is the status text (`CodeUtility::toString`), as text/plain.
+test('the codec’s 400 and 431 carry their status text as a text/plain body', async () => {
+  const big = `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70 * 1024)}\r\n\r\n`;
+  const badChunk = 'POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n';
+  for (const [request, status, text] of [
+    ['garbage\r\n\r\n', 400, 'Bad Request'],
+    [big, 431, 'Request Header Fields Too Large'],
+    // A body the codec cannot frame, after a head it took: answered through the stream.
+    [badChunk, 400, 'Bad Request'],
+  ] as const) {
+    const out = await rawExchange(proxy.port, request, 5000);
+    assert.match(out, new RegExp(`^HTTP/1\\.1 ${status} `));
+    assert.match(out, /\r\ncontent-type: text\/plain\r\n/i);
+    assert.match(out, new RegExp(`\\r\\ncontent-length: ${text.length}\\r\\n`, 'i'));
+    assert.ok(out.endsWith(`\r\n\r\n${text}`), JSON.stringify(out));
+  }
+});

@@ -170,7 +170,7 @@ describe('local_reply_config', () => {
       `GET / HTTP/1.1\r\nhost: a\r\nx-big: ${'a'.repeat(70_000)}\r\n\r\n`,
     );
     assert.match(big, /^HTTP\/1\.1 431 /);
-    assert.match(big, /\r\n\r\nproxy said \[\] with 431$/);
+    assert.match(big, /\r\n\r\nproxy said \[Request Header Fields Too Large\] with 431$/);
     const old = await rawExchange(proxy.port, 'GET / HTTP/1.0\r\nhost: a\r\n\r\n');
     assert.match(old, /^HTTP\/1\.1 426 /);
     assert.match(old, /\r\n\r\nproxy said \[\] with 426$/);
