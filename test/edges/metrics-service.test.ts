@@ -16,6 +16,7 @@ import protobuf from 'protobufjs';
 import type { JsonObject } from '../../events/index.js';
 import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
 import { cluster } from '../helpers/dataplane.js';
+import { send } from '../helpers/http-send.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 import { makePki } from '../tls/certs.js';
 
@@ -114,17 +115,6 @@ async function metricsServer(endAfterFirst = false, tls?: { ca: string; cert: st
   return { port, seen, close: () => server.forceShutdown() };
 }
 
-function get(port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.setTimeout(5000, () => req.destroy(new Error('GET timed out')));
-    req.on('error', reject);
-  });
-}
-
 async function until(check: () => boolean, what: () => string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
@@ -203,7 +193,9 @@ test('metrics service, v3, deltas, tags as labels, --concurrency 2: each worker 
   await withProxy(
     { transport_api_version: 'V3', report_counters_as_deltas: true, emit_tags_as_labels: true },
     async ({ port, seen }) => {
-      const statuses = await Promise.all(Array.from({ length: 20 }, () => get(port)));
+      const statuses = await Promise.all(
+        Array.from({ length: 20 }, () => send(port, 'GET', '/').then((a) => a.status)),
+      );
       assert.deepEqual(new Set(statuses), new Set([200]));
       const requests = () =>
         families(seen)
@@ -250,7 +242,7 @@ test('metrics service, google_grpc, v2, totals, summaries only, batch_size, a st
   await withProxy(
     { transport_api_version: 'V2', histogram_emit_mode: 'SUMMARY', batch_size: 10 },
     async ({ port, seen }) => {
-      await Promise.all(Array.from({ length: 5 }, () => get(port)));
+      await Promise.all(Array.from({ length: 5 }, () => send(port, 'GET', '/').then((a) => a.status)));
       await until(
         () => new Set(seen.map((m) => m.stream)).size >= 3,
         () => `${seen.length} messages on ${new Set(seen.map((m) => m.stream)).size} streams`,

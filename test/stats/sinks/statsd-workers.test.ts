@@ -12,21 +12,10 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { hcmWithRoutes, httpBootstrap } from '../../helpers/bootstraps.js';
 import { cluster } from '../../helpers/dataplane.js';
+import { send } from '../../helpers/http-send.js';
 import { startProxyProcess } from '../../helpers/proxy-process.js';
 
 const REQUESTS = 24;
-
-/** One request on a connection of its own, so the kernel hands it to either worker. */
-function get(port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.setTimeout(5000, () => req.destroy(new Error('GET timed out')));
-    req.on('error', reject);
-  });
-}
 
 async function until(check: () => boolean, what: () => string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -88,7 +77,9 @@ async function countsOnce(concurrency: number, flushOnAdmin: boolean): Promise<v
   );
   try {
     const port = await proxy.listenerPort('http');
-    const statuses = await Promise.all(Array.from({ length: REQUESTS }, () => get(port)));
+    const statuses = await Promise.all(
+      Array.from({ length: REQUESTS }, () => send(port, 'GET', '/').then((a) => a.status)),
+    );
     assert.deepEqual(new Set(statuses), new Set([200]));
     const requests = () => peer.total('edge.http.ingress_http.downstream_rq_total', 'c');
     const samples = () => peer.total('edge.cluster.web.upstream_rq_time', 'ms');
