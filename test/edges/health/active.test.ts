@@ -120,6 +120,8 @@ test('HTTP/2 check (use_http2) over h2c; a check slower than timeout is a networ
   const server = http2.createServer();
   server.on('session', (s) => {
     sessions.add(s);
+    // The checker resets a timed-out stream's connection; unheard, that reset is thrown here.
+    s.on('error', () => {});
     s.on('remoteSettings', (settings) => enablePush.push(settings.enablePush));
   });
   server.on('stream', (stream, headers) => {
@@ -133,9 +135,11 @@ test('HTTP/2 check (use_http2) over h2c; a check slower than timeout is a networ
   cleanups.push(() => {
     for (const s of sessions) s.destroy();
   });
+  // A 1 s timeout, not fastCheck's 0.2 s: on a loaded machine (load 40 in CI) a 0.2 s check
+  // timed out now and then, and the checker's new connection broke the one-session count.
   const h = startHarness([
     checkedCluster('svc', [port], {
-      health_checks: [fastCheck({ http_health_check: { path: '/h', use_http2: true } })],
+      health_checks: [fastCheck({ http_health_check: { path: '/h', use_http2: true } }, { timeout: '1s' })],
     }),
   ]);
   cleanups.push(() => h.close());
@@ -143,11 +147,11 @@ test('HTTP/2 check (use_http2) over h2c; a check slower than timeout is a networ
   await waitFor('a few checks', () => streams >= 3);
   assert.equal(sessions.size, 1, 'reuse_connection keeps one session');
   assert.deepEqual(enablePush, [false]);
-  delayMs = 1000;
-  await waitFor('timeouts take it out', () => h.host('svc', port)?.failedActiveHc === true, 2000);
+  delayMs = 3000;
+  await waitFor('timeouts take it out', () => h.host('svc', port)?.failedActiveHc === true, 10_000);
   assert.ok(h.counter('cluster.svc.health_check.network_failure') >= 2);
   delayMs = 0;
-  await waitFor('back', () => h.host('svc', port)?.failedActiveHc === false, 2000);
+  await waitFor('back', () => h.host('svc', port)?.failedActiveHc === false, 10_000);
 });
 
 test('HTTP checks apply request_headers_to_remove then _add as the router does, variables rendered, over HTTP/1 and HTTP/2', async () => {
@@ -554,8 +558,8 @@ test('an upstream that floods a TCP or gRPC check fails it once 1 MiB came witho
     () => new Promise<void>((resolve) => grpcServer.close(() => resolve())),
     () => new Promise<void>((resolve) => tcpServer.close(() => resolve())),
   );
-  // A 10 s timeout: within the wait below, only the bound can fail a check.
-  const slow = { timeout: '10s', interval: '0.1s', no_traffic_interval: '0.1s' };
+  // A 30 s timeout: within the waits below, only the bound can fail a check.
+  const slow = { timeout: '30s', interval: '0.1s', no_traffic_interval: '0.1s' };
   const h = startHarness([
     checkedCluster('tcp', [tcpPort], {
       health_checks: [fastCheck({ tcp_health_check: { receive: [{ text: '504f4e47' }] } }, slow)],
@@ -563,12 +567,13 @@ test('an upstream that floods a TCP or gRPC check fails it once 1 MiB came witho
     checkedCluster('grpc', [grpcPort], { health_checks: [fastCheck({ grpc_health_check: {} }, slow)] }),
   ]);
   cleanups.push(() => h.close());
-  await waitFor('TCP checks fail', () => h.counter('cluster.tcp.health_check.failure') >= 2, 5000);
-  await waitFor('gRPC checks fail', () => h.counter('cluster.grpc.health_check.failure') >= 2, 5000);
+  // 20 s waits: at load 40 in CI the gRPC flood's bytes took more than 5 s to arrive.
+  await waitFor('TCP checks fail', () => h.counter('cluster.tcp.health_check.failure') >= 2, 20_000);
+  await waitFor('gRPC checks fail', () => h.counter('cluster.grpc.health_check.failure') >= 2, 20_000);
   await waitFor(
     'the connections and streams closed',
     () => flood.tcpClosed >= 2 && flood.grpcClosed >= 2,
-    5000,
+    20_000,
   );
   assert.ok(flood.tcpBytes < 32e6, `the TCP upstream sent ${flood.tcpBytes} bytes`);
 });
