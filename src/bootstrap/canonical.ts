@@ -37,6 +37,7 @@ import {
   v3FieldName,
 } from './schema.js';
 import { protobufjs } from './proto-root.js';
+import { lowerLoadBalancingPolicy } from './lb-policy.js';
 import { lowerHttpProtocolOptions } from './v3-cluster.js';
 import type { WalkContext } from './walk-context.js';
 
@@ -91,7 +92,10 @@ export function canonicalMessage(
   }
   checkOneofs(out, type, path, ctx);
   if (out.per_filter_config !== undefined) typePerFilterConfig(out, path, ctx);
-  if (nameOf(type) === '.envoy.api.v2.Cluster') lowerHttpProtocolOptions(out, path, ctx.report, ctx.written);
+  if (nameOf(type) === '.envoy.api.v2.Cluster') {
+    lowerHttpProtocolOptions(out, path, ctx.report, ctx.written);
+    lowerLoadBalancingPolicy(out, path, ctx.report, ctx.written);
+  }
   if (category) resolveExtension(out, value, category, path, ctx);
   return out;
 }

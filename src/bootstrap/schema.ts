@@ -40,6 +40,9 @@ const ENTRY_FILES = [
   'envoy/extensions/bootstrap/internal_listener/v3.proto',
   'envoy/extensions/regex_engines/v3.proto',
   'envoy/extensions/resource_monitors/downstream_connections/v3.proto',
+  ...['least_request', 'round_robin', 'random', 'ring_hash', 'maglev'].map(
+    (policy) => `envoy/extensions/load_balancing_policies/${policy}/v3.proto`,
+  ),
 ];
 
 let root: protobuf.Root | undefined;

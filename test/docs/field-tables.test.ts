@@ -11,6 +11,7 @@ import { describe, it } from 'node:test';
 import type { FieldTable } from '../../src/bootstrap/honoured.js';
 import { FIELD_TABLES as applicationLogTables } from '../../src/bootstrap/application-log.js';
 import { FIELD_TABLES as bootstrapExtensionTables } from '../../src/bootstrap/bootstrap-extensions.js';
+import { FIELD_TABLES as lbPolicyTables } from '../../src/bootstrap/lb-policy.js';
 import { FIELD_TABLES as bootstrapTables } from '../../src/bootstrap/validate.js';
 import { FIELD_TABLES as clusterTables } from '../../src/config/cluster.js';
 import { FIELD_TABLES as configSourceTables } from '../../src/config/config-source.js';
@@ -33,6 +34,7 @@ const HEADING = '## What acts, what is refused';
 const TABLES: Record<string, FieldTable> = {
   ...bootstrapTables,
   ...clusterTables,
+  ...lbPolicyTables,
   ...listenerTables,
   ...hcmTables,
   ...routeTables,
