@@ -6,6 +6,7 @@
  */
 import type protobuf from 'protobufjs';
 import type { Json, JsonObject } from '../../events/index.js';
+import { lowerLoadBalancingPolicy } from '../config/lb-policy.js';
 import {
   badShape,
   canonicalDuration,
@@ -26,6 +27,7 @@ import {
 } from './extension-entries.js';
 import type { ExtensionCategory } from './extensions.js';
 import { deprecatedField, fieldOf, removedInV3, unknownField } from './field-lookup.js';
+import { protobufjs } from './proto-root.js';
 import { fieldPath } from './report.js';
 import {
   isV3TypeUrl,
@@ -36,8 +38,6 @@ import {
   v2FieldName,
   v3FieldName,
 } from './schema.js';
-import { protobufjs } from './proto-root.js';
-import { lowerLoadBalancingPolicy } from './lb-policy.js';
 import { lowerHttpProtocolOptions } from './v3-cluster.js';
 import type { WalkContext } from './walk-context.js';
 

@@ -214,7 +214,7 @@ const CLUSTER_FIELDS: FieldTable = {
   // The reference ignores it too (gRPC's xDS clients read it); its load reports go to cluster_manager.load_stats_config.
   lrs_server: notYet("a cluster's own lrs_server (load reports go to cluster_manager.load_stats_config)"),
   filters: notYet('upstream network filters'),
-  // v3's typed policy, lowered onto lb_policy and the balancers' fields by src/bootstrap/lb-policy.ts.
+  // v3's typed policy, lowered onto lb_policy and the balancers' fields by src/config/lb-policy.ts.
   load_balancing_policy: 'act',
   upstream_http_protocol_options: notYet('upstream_http_protocol_options (auto SNI, SAN checks)'),
 };

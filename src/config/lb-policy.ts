@@ -8,8 +8,8 @@
  */
 import type { JsonObject } from '../../events/index.js';
 import { arrayOf, objectOf } from '../../reducers/settings/values.js';
-import { acting, checkFields, type FieldTable, notYet } from './honoured.js';
-import { fieldPath, type Report } from './report.js';
+import { acting, checkFields, type FieldTable, notYet } from '../bootstrap/honoured.js';
+import { fieldPath, type Report } from '../bootstrap/report.js';
 
 const PREFIX = 'envoy.extensions.load_balancing_policies.';
 
