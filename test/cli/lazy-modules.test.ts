@@ -101,7 +101,9 @@ test('serving a static bootstrap loads neither gRPC nor the replay and restarter
   // getters load Node's bundled undici (about 3 MB of heap in use). Nothing of the proxy's
   // uses it; src/node-http.ts gives the module without a facade.
   assert.ok(loaded(modules, 'builtin:NativeModule http'), 'the exit hook listed the built-ins');
-  assert.ok(!loaded(modules, 'builtin:NativeModule internal/deps/undici/undici'));
+  // Once in CI (load 40, a 10 s stop) undici was listed: the message names what came before it.
+  const undici = modules.findIndex((m) => m.includes('builtin:NativeModule internal/deps/undici/undici'));
+  assert.equal(undici, -1, `undici loaded after: ${modules.slice(Math.max(0, undici - 12), undici).join(', ')}`);
 });
 
 test('a gRPC management server loads gRPC when it is first dialled', async () => {
