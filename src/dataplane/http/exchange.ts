@@ -102,7 +102,7 @@ export class Exchange implements TimerTarget, FilterChainEnds, RouterStream, Rep
     const req = this.req;
     const refused = checkHead(hcm, req);
     if (refused !== null) {
-      this.localReply(refused.status, refused.body);
+      this.localReply(refused.status, refused.body, refused.headers);
       return;
     }
     this.edge = applyEdge(req, hcm.spec.edge, hcm.localAddress, hcm.routes.internalOnlyHeaders, this.info);

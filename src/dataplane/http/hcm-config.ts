@@ -148,11 +148,7 @@ function compileRds(rds: JsonObject, path: string, report: Report): string {
 function escapedSlashes(value: unknown, path: string, report: Report): EscapedSlashes {
   if (value === 'REJECT_REQUEST') return 'REJECT';
   if (value === 'UNESCAPE_AND_FORWARD') return 'UNESCAPE';
-  if (value === 'UNESCAPE_AND_REDIRECT')
-    report.unsupported(
-      `${path}.path_with_escaped_slashes_action`,
-      'UNESCAPE_AND_REDIRECT is not implemented (use REJECT_REQUEST or UNESCAPE_AND_FORWARD)',
-    );
+  if (value === 'UNESCAPE_AND_REDIRECT') return 'REDIRECT';
   return 'KEEP';
 }
 

@@ -1,8 +1,9 @@
 import { FLAG, type StreamInfo } from '../access-log/stream-info.js';
-import type { HttpRequest } from '../codec/request.js';
+import { type HttpRequest, headerValue } from '../codec/request.js';
 import type { State } from '../../../reducers/index.js';
 import type { DownstreamOwner } from './downstream.js';
 import { underscoreHeaders } from './edge.js';
+import { isGrpcContentType } from './grpc.js';
 import { normalizeRequestPath } from './path-normalize.js';
 
 /** The proxy's own answer to a request head, given before any filter. */
@@ -46,7 +47,14 @@ export function checkHead(hcm: DownstreamOwner, req: HttpRequest): HeadAnswer | 
   // A fragment is never part of a request target (RFC 9112 3.2): `/admin#x` would pass a
   // route denying `/admin` and reach an origin that drops it (the reference's CVE-2021-32779).
   if (req.path.includes('#')) return INVALID_PATH;
-  if (!normalizeRequestPath(req, hcm.normalizePath, hcm.spec.mergeSlashes, hcm.spec.escapedSlashes)) return INVALID_PATH;
+  const verdict = normalizeRequestPath(req, hcm.normalizePath, hcm.spec.mergeSlashes, hcm.spec.escapedSlashes);
+  if (verdict === 'invalid') return INVALID_PATH;
+  if (verdict === 'redirect') {
+    // As the reference: a gRPC client cannot follow a redirect, so it gets the 400.
+    if (isGrpcContentType(headerValue(req, 'content-type'))) return INVALID_PATH;
+    hcm.stats.rqRedirectedNormalizedPath.inc();
+    return { status: 307, body: '', headers: ['location', req.path] };
+  }
   const action = hcm.spec.underscores;
   const dropped = action === 'ALLOW' ? 0 : underscoreHeaders(req.headers, action);
   if (dropped < 0) {

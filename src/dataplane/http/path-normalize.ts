@@ -164,8 +164,14 @@ export function mergeSlashes(path: string): string {
   return lead + segments.join('/') + trail + path.slice(end);
 }
 
-/** `path_with_escaped_slashes_action`: `%2F` and `%5C` kept, refused (400) or unescaped. */
-export type EscapedSlashes = 'KEEP' | 'REJECT' | 'UNESCAPE';
+/**
+ * `path_with_escaped_slashes_action`: `%2F` and `%5C` kept, refused (400), unescaped, or
+ * unescaped and answered with a redirect to the new path.
+ */
+export type EscapedSlashes = 'KEEP' | 'REJECT' | 'UNESCAPE' | 'REDIRECT';
+
+/** What `normalizeRequestPath` made of a path: route it, refuse it (400), or redirect to it (307). */
+export type PathVerdict = 'ok' | 'invalid' | 'redirect';
 
 /** The path part of `path` with `%2F` and `%5C` (either case) unescaped to `/` and `\`; the query untouched. */
 export function unescapeSlashes(path: string): string {
@@ -179,26 +185,31 @@ export function unescapeSlashes(path: string): string {
 /**
  * Applies the connection manager's path settings to `:path` in place, as the reference's
  * `maybeNormalizePath`: escaped slashes first, then normalization (merging after it catches
- * slashes an escape hid); false when the path is invalid or holds an escaped slash that
- * `REJECT` refuses (400). Paths not starting with `/` (`*`, authority form) are left to the router.
+ * slashes an escape hid); `invalid` when the path is invalid or holds an escaped slash that
+ * `REJECT` refuses (400), `redirect` when `REDIRECT` unescaped one (the whole path normalized,
+ * as the reference's Location is). Paths not starting with `/` (`*`, authority form) are left to the router.
  */
 export function normalizeRequestPath(
   req: { path: string },
   normalize: boolean,
   merge: boolean,
   escapedSlashes: EscapedSlashes,
-): boolean {
-  if (req.path.charCodeAt(0) !== 47) return true;
+): PathVerdict {
+  if (req.path.charCodeAt(0) !== 47) return 'ok';
+  let verdict: PathVerdict = 'ok';
   if (escapedSlashes !== 'KEEP') {
     const unescaped = unescapeSlashes(req.path);
-    if (unescaped !== req.path && escapedSlashes === 'REJECT') return false;
+    if (unescaped !== req.path) {
+      if (escapedSlashes === 'REJECT') return 'invalid';
+      if (escapedSlashes === 'REDIRECT') verdict = 'redirect';
+    }
     req.path = unescaped;
   }
   if (normalize) {
     const canonical = canonicalPath(req.path);
-    if (canonical === null) return false;
+    if (canonical === null) return 'invalid';
     req.path = canonical;
   }
   if (merge) req.path = mergeSlashes(req.path);
-  return true;
+  return verdict;
 }

@@ -46,6 +46,8 @@ export class HcmStats {
   readonly droppedUnderscores: Counter;
   /** Requests whose path is not `/`-led (`*`, or an absolute URL with `allow_absolute_url: false`): 404. */
   readonly rqNonRelativePath: Counter;
+  /** Requests answered 307 to their unescaped path (`UNESCAPE_AND_REDIRECT`). */
+  readonly rqRedirectedNormalizedPath: Counter;
   /** Streams ended by `common_http_protocol_options.max_stream_duration`. */
   readonly rqMaxDurationReached: Counter;
   /** HTTP/1 connections closed after their response while disable_http_keepalive is active. */
@@ -98,6 +100,7 @@ export class HcmStats {
     this.rqRejectedUnderscores = c('requests_rejected_with_underscores_in_headers');
     this.droppedUnderscores = c('dropped_headers_with_underscores');
     this.rqNonRelativePath = c('downstream_rq_non_relative_path');
+    this.rqRedirectedNormalizedPath = c('downstream_rq_redirected_with_normalized_path');
     this.rqMaxDurationReached = c('downstream_rq_max_duration_reached');
     this.cxOverloadDisableKeepalive = c('downstream_cx_overload_disable_keepalive');
     this.rqHeaderTimeout = c('downstream_rq_header_timeout');

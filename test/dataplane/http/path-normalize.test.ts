@@ -9,8 +9,6 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { JsonObject } from '../../../events/index.js';
-import { Report } from '../../../src/bootstrap/report.js';
-import { compileHcm } from '../../../src/dataplane/http/hcm-config.js';
 import {
   canonicalPath,
   mergeSlashes,
@@ -165,15 +163,15 @@ test('merge_slashes: runs of slashes in the path part become one; the query is u
 
 test('normalizeRequestPath: normalization first, then merging; paths not starting with / are left alone', () => {
   const req = { path: '/a/%2f/..//b' };
-  assert.equal(normalizeRequestPath(req, true, true, 'KEEP'), true);
+  assert.equal(normalizeRequestPath(req, true, true, 'KEEP'), 'ok');
   assert.equal(req.path, '/a/b', '%2f is a segment of its own: .. removes it, the slashes left merge');
   const star = { path: '*' };
-  assert.equal(normalizeRequestPath(star, true, true, 'KEEP'), true);
+  assert.equal(normalizeRequestPath(star, true, true, 'KEEP'), 'ok');
   assert.equal(star.path, '*');
-  assert.equal(normalizeRequestPath({ path: '/%00' }, true, false, 'KEEP'), false);
+  assert.equal(normalizeRequestPath({ path: '/%00' }, true, false, 'KEEP'), 'invalid');
   assert.equal(
     normalizeRequestPath({ path: '/%00' }, false, true, 'KEEP'),
-    true,
+    'ok',
     'merging alone validates nothing',
   );
 });
@@ -188,16 +186,20 @@ describe('path_with_escaped_slashes_action', () => {
     assert.equal(unescapeSlashes('/a%2Fb%2fc%5Cd%5ce?x=%2F'), '/a/b/c\\d\\e?x=%2F');
     assert.equal(unescapeSlashes('/a%252Fb'), '/a%252Fb');
     const keep = { path: '/a%2Fb' };
-    assert.equal(normalizeRequestPath(keep, true, true, 'KEEP'), true);
+    assert.equal(normalizeRequestPath(keep, true, true, 'KEEP'), 'ok');
     assert.equal(keep.path, '/a%2Fb');
-    assert.equal(normalizeRequestPath({ path: '/a%2fb' }, false, false, 'REJECT'), false);
-    assert.equal(normalizeRequestPath({ path: '/ab?x=%2F' }, false, false, 'REJECT'), true);
+    assert.equal(normalizeRequestPath({ path: '/a%2fb' }, false, false, 'REJECT'), 'invalid');
+    assert.equal(normalizeRequestPath({ path: '/ab?x=%2F' }, false, false, 'REJECT'), 'ok');
     const forward = { path: '/public%2F..%2Fadmin%5Cx' };
-    assert.equal(normalizeRequestPath(forward, true, true, 'UNESCAPE'), true);
+    assert.equal(normalizeRequestPath(forward, true, true, 'UNESCAPE'), 'ok');
     assert.equal(forward.path, '/admin/x');
+    const redirect = { path: '/public%2F..%2Fadmin?x=%2F' };
+    assert.equal(normalizeRequestPath(redirect, true, true, 'REDIRECT'), 'redirect');
+    assert.equal(redirect.path, '/admin?x=%2F');
+    assert.equal(normalizeRequestPath({ path: '/a//b?x=%2F' }, true, true, 'REDIRECT'), 'ok');
   });
 
-  test('over a real listener, two workers: REJECT_REQUEST is 400, UNESCAPE_AND_FORWARD routes the unescaped path; UNESCAPE_AND_REDIRECT is refused by name', async () => {
+  test('over a real listener, two workers: REJECT_REQUEST is 400, UNESCAPE_AND_FORWARD routes the unescaped path; UNESCAPE_AND_REDIRECT answers 307 to it', async () => {
     const seen: string[] = [];
     const upstream = http.createServer((req, res) => {
       seen.push(req.url ?? '');
@@ -217,6 +219,7 @@ describe('path_with_escaped_slashes_action', () => {
       });
     const reject = await startProxyProcess(withAction('REJECT_REQUEST'), ['--concurrency', '2']);
     const forward = await startProxyProcess(withAction('UNESCAPE_AND_FORWARD'), ['--concurrency', '2']);
+    const redirect = await startProxyProcess(withAction('UNESCAPE_AND_REDIRECT'), ['--concurrency', '2']);
     try {
       const status = async (proxy: typeof reject, path: string) => {
         const out = await rawExchange(
@@ -230,22 +233,34 @@ describe('path_with_escaped_slashes_action', () => {
       assert.equal(await status(reject, '/public/a?next=%2Fadmin'), 200);
       assert.equal(await status(forward, '/admin%2Fusers'), 403);
       assert.equal(await status(forward, '/public%2Fa%5Cb'), 200);
-      assert.deepEqual(seen, ['/public/a?next=%2Fadmin', '/public/a/b']);
+      // UNESCAPE_AND_REDIRECT: never forwarded; a 307 to the unescaped, normalized path (query
+      // kept), which the client's next request routes as any other; gRPC gets the 400 instead.
+      const redirectPort = await redirect.listenerPort('http');
+      const moved = await rawExchange(
+        redirectPort,
+        'GET /public%2F..%2Fadmin%2Fusers?q=%2F HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+        5000,
+      );
+      assert.match(moved, /^HTTP\/1\.1 307 /);
+      assert.match(moved, /\r\nlocation: \/admin\/users\?q=%2F\r\n/i);
+      assert.equal(await status(redirect, '/public/a'), 200);
+      const grpc = await rawExchange(
+        redirectPort,
+        'POST /svc%2FM HTTP/1.1\r\nHost: x\r\ncontent-type: application/grpc\r\ncontent-length: 0\r\nConnection: close\r\n\r\n',
+        5000,
+      );
+      // The 400 as a gRPC client sees a local reply: trailers-only, its status mapped.
+      assert.match(grpc, /\r\ngrpc-status: 13\r\ngrpc-message: invalid path\r\n/);
+      assert.doesNotMatch(grpc, /\r\nlocation:/i);
+      assert.deepEqual(seen, ['/public/a?next=%2Fadmin', '/public/a/b', '/public/a']);
+      const stats = (await redirect.get('/stats')).body;
+      assert.match(stats, /http\.\w+\.downstream_rq_redirected_with_normalized_path: 1\b/);
     } finally {
       await reject.stop();
       await forward.stop();
+      await redirect.stop();
       upstream.close();
     }
-    const report = new Report('test');
-    compileHcm(
-      { ...hcmWithRoutes(routes), path_with_escaped_slashes_action: 'UNESCAPE_AND_REDIRECT' },
-      'hcm',
-      report,
-    );
-    assert.match(
-      JSON.stringify(report.problems),
-      /path_with_escaped_slashes_action.*UNESCAPE_AND_REDIRECT is not implemented/,
-    );
   });
 });
 
