@@ -145,7 +145,7 @@ function compileRds(rds: JsonObject, path: string, report: Report): string {
  * a client may fill. Out of bounds is an error naming the field; unset is `fallback`.
  */
 /** `path_with_escaped_slashes_action`; the reference's default (no runtime override) keeps the path. */
-function escapedSlashes(value: unknown, path: string, report: Report): EscapedSlashes {
+function escapedSlashes(value: unknown): EscapedSlashes {
   if (value === 'REJECT_REQUEST') return 'REJECT';
   if (value === 'UNESCAPE_AND_FORWARD') return 'UNESCAPE';
   if (value === 'UNESCAPE_AND_REDIRECT') return 'REDIRECT';
@@ -215,7 +215,7 @@ export function compileHcm(config: JsonObject, path: string, report: Report): Hc
     edge: compileEdge(config, path, report),
     normalizePath: typeof config.normalize_path === 'boolean' ? config.normalize_path : null,
     mergeSlashes: config.merge_slashes === true,
-    escapedSlashes: escapedSlashes(config.path_with_escaped_slashes_action, path, report),
+    escapedSlashes: escapedSlashes(config.path_with_escaped_slashes_action),
     addUserAgent: config.add_user_agent === true,
     maxRequestHeadersBytes: bounded(config, 'max_request_headers_kb', 60, [1, 8192], path, report) * 1024,
     maxHeadersCount: bounded(

@@ -115,10 +115,8 @@ export function startUpgrade(
   upgrade: string,
   rest: Buffer[],
 ): boolean {
-  // An invalid path, or one UNESCAPE_AND_REDIRECT would redirect, refuses the upgrade (the codec
-  // answers it); a valid one is routed normalized.
-  if (normalizeRequestPath(req, hcm.normalizePath, hcm.spec.mergeSlashes, hcm.spec.escapedSlashes) !== 'ok')
-    return false;
+  // An invalid path, or one to redirect, refuses the upgrade (the codec answers it); a valid one is routed normalized.
+  if (normalizeRequestPath(req, hcm.normalizePath, hcm.spec.mergeSlashes, hcm.spec.escapedSlashes) !== 'ok') return false;
   const routes = hcm.routes;
   applyEdge(req, hcm.spec.edge, hcm.localAddress, routes.internalOnlyHeaders);
   const hit = findRoute(routes, req);
