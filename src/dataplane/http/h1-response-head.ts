@@ -2,6 +2,7 @@ import type * as net from 'node:net';
 import type { Counter } from '../../stats/store.js';
 import { responseHeadBytes } from '../codec/h1-head-bytes.js';
 import { reasonPhrase } from '../codec/h1-status.js';
+import { atReadEnd, type ReadEndWork } from '../codec/read-end.js';
 
 /** A response head's last lines by `headTail`'s index: each made once, not per response. */
 const TAILS = ['', 'transfer-encoding: chunked\r\n'].flatMap((te) =>
@@ -13,21 +14,18 @@ export function headTail(chunked: boolean, close: boolean, keepAlive: boolean): 
   return TAILS[(chunked ? 3 : 0) + (close ? 1 : keepAlive ? 2 : 0)] as string;
 }
 
-/** Writes a head still waiting once the tick that set it is over (`PendingHead.set`). */
-function writeIfWaiting(pending: PendingHead, socket: net.Socket): void {
-  if (pending.waiting && !socket.destroyed) socket.write(pending.take(null));
-}
-
 /**
  * A downstream HTTP/1 response head not written yet: its fields, kept until the first body
- * bytes of the same tick so that both go out in one Buffer, and what its first and last lines say.
+ * bytes of the same read (or tick) so that both go out in one Buffer, and what its first and
+ * last lines say.
  */
-export class PendingHead {
+export class PendingHead implements ReadEndWork {
   private fields: string[] | null = null;
   private version = 'HTTP/1.1';
   private status = 0;
   private length = -1;
   private framing = '';
+  private socket: net.Socket | null = null;
 
   /** `downstream_cx_tx_bytes_total`, counted as each head is taken. */
   constructor(private readonly txBytes: Counter) {}
@@ -39,9 +37,12 @@ export class PendingHead {
   /**
    * `length`: the body's, written as `content-length` unless negative; `framing`: the other
    * framing and connection fields and the empty line. With `socket`, a head no
-   * body bytes took by the end of this tick is written to it alone: a body that comes later
-   * (an event stream's first event, a long poll) held the head from the client until it came,
-   * and a body that never came (the upstream closing) left the client no answer at all.
+   * body bytes took by the end of the upstream read that brought it (or of this tick, set
+   * outside one) is written to it alone: a body that comes later (an event stream's first
+   * event, a long poll) held the head from the client until it came, and a body that never
+   * came (the upstream closing) left the client no answer at all. Queued with `atReadEnd`,
+   * not a `process.nextTick` of its own: that was 200-230 B a response, and the usual
+   * response's body comes in the read of its head.
    */
   set(
     version: string,
@@ -56,7 +57,15 @@ export class PendingHead {
     this.fields = fields;
     this.length = length;
     this.framing = framing;
-    if (socket !== null) process.nextTick(writeIfWaiting, this, socket);
+    this.socket = socket;
+    if (socket !== null) atReadEnd(this);
+  }
+
+  /** Writes the head alone if no body bytes took it (`set`). */
+  atReadEnd(): void {
+    const socket = this.socket;
+    this.socket = null;
+    if (socket !== null && this.waiting && !socket.destroyed) socket.write(this.take(null));
   }
 
   /** The head as bytes, with `body` after it in the same Buffer when given; nothing waits after. */

@@ -9,6 +9,7 @@ import type { ResponseHead } from '../codec/h1-head.js';
 import { requestHeadBytes } from '../codec/h1-head-bytes.js';
 import { ResponseHeadParser } from '../codec/h1-parse.js';
 import { bodilessStatus } from '../codec/h1-status.js';
+import { readBegins, readEnds } from '../codec/read-end.js';
 import type { ClusterTraffic, ConnectionCount, Count } from './cluster-traffic.js';
 import { localEnd } from './local-end.js';
 import { TickWrites } from './tick-writes.js';
@@ -193,8 +194,20 @@ export class H1Connection {
     req.handler.onUpstreamReady(req);
   }
 
-  /** Response bytes; `transient`: `chunk` is reused after this call, so body bytes are copied out. */
+  /**
+   * Response bytes; `transient`: `chunk` is reused after this call, so body bytes are copied
+   * out. A downstream head this read set and no body bytes of it took is written at its end.
+   */
   private onData(chunk: Buffer, transient: boolean): void {
+    readBegins();
+    try {
+      this.readResponse(chunk, transient);
+    } finally {
+      readEnds();
+    }
+  }
+
+  private readResponse(chunk: Buffer, transient: boolean): void {
     this.traffic.cxRxBytes.add(chunk.length);
     const req = this.current;
     if (!req) {

@@ -101,3 +101,34 @@ test('a head whose body comes later reaches the client at once; one whose upstre
     origin.close();
   }
 });
+
+test('a head set outside an upstream read and taken by no body bytes is written at the end of its tick; a taken one is not written again', async () => {
+  let accepted: net.Socket | null = null;
+  const server = net.createServer((s) => {
+    accepted = s;
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const peer = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+  let got = '';
+  peer.on('data', (d: Buffer) => {
+    got += d.toString('latin1');
+  });
+  try {
+    await until(() => accepted !== null, 10_000, 'the connection');
+    const socket = accepted as unknown as net.Socket;
+    const tx = new Counter('downstream_cx_tx_bytes_total');
+    const head = new PendingHead(tx);
+    head.set('HTTP/1.1', 200, [], 2, '\r\n', socket);
+    socket.write(head.take(Buffer.from('ok')));
+    head.set('HTTP/1.1', 204, [], -1, '\r\n', socket);
+    assert.equal(head.waiting, true);
+    await new Promise<void>((r) => process.nextTick(r));
+    assert.equal(head.waiting, false);
+    await until(() => got.includes('204'), 10_000, 'the second head');
+    assert.equal(got, 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 204 No Content\r\n\r\n');
+  } finally {
+    peer.destroy();
+    (accepted as net.Socket | null)?.destroy();
+    server.close();
+  }
+});
