@@ -9,10 +9,10 @@ import { type UnknownWireField, unknownWireFields } from './wire-unknown.js';
 
 /**
  * A bootstrap source parsed to JSON, or why it could not be. A binary one carries the field
- * numbers its types lack (`unknownWireFields`), which its JSON cannot show.
+ * numbers its types lack (`unknownWireFields`), which its JSON cannot show, and its bytes.
  */
 export type Parsed =
-  | { ok: true; json: unknown; unknownWire?: UnknownWireField[] }
+  | { ok: true; json: unknown; unknownWire?: UnknownWireField[]; binary?: Uint8Array }
   | { ok: false; error: string };
 
 /** The formats `-c` understands, by file extension. */
@@ -177,6 +177,7 @@ export function readConfigFile(file: string, typeName = BOOTSTRAP_TYPE): Parsed 
           ok: true,
           json: decodeBinary(bytes, typeName),
           unknownWire: unknownWireFields(messageType(typeName), bytes),
+          binary: bytes,
         };
       case 'pb_text':
         return { ok: true, json: decodeText(bytes.toString('utf8'), typeName) };

@@ -1,10 +1,14 @@
 import { type FSWatcher, watch as watchDir } from 'node:fs';
 import path from 'node:path';
 import type bunyan from 'bunyan';
+import type { JsonObject } from '../../../events/config.js';
+import { messageType } from '../../bootstrap/schema.js';
 import { readConfigFile } from '../../bootstrap/sources.js';
 import { unrefTimeout } from './grpc-stream.js';
 import { responseShapeError } from './resources.js';
-import { judge, type Subscriber, type Transport } from './types.js';
+import { judge, type Subscriber, type Transport, type WireResource } from './types.js';
+
+const RESPONSE_TYPE = 'envoy.api.v2.DiscoveryResponse';
 
 /** How long after the last change event the file is read: an editor's or `mv`'s burst of events is one update. */
 const SETTLE_MS = 20;
@@ -70,7 +74,7 @@ export class FileSource implements Transport {
   private read(): void {
     const subscriber = this.subscriber;
     if (!subscriber) return;
-    const parsed = readConfigFile(this.file, 'envoy.api.v2.DiscoveryResponse');
+    const parsed = readConfigFile(this.file, RESPONSE_TYPE);
     const json = parsed.ok ? parsed.json : undefined;
     const shape = parsed.ok ? responseShapeError(json) : null;
     const failure = parsed.ok ? (shape === null ? null : `${this.file}: ${shape}`) : parsed.error;
@@ -84,8 +88,23 @@ export class FileSource implements Transport {
     const text = JSON.stringify(json);
     if (text === this.lastText) return;
     this.lastText = text;
-    judge(subscriber, json, (error) => {
+    const update = parsed.ok && parsed.binary ? withWireResources(json as JsonObject, parsed.binary) : json;
+    judge(subscriber, update, (error) => {
       if (error !== null) this.log.warn({ file: this.file }, `xDS file source rejected: ${error}`);
     });
   }
+}
+
+/**
+ * A `.pb` response with its resources as the `Any`s they are in the file, so that decoding them
+ * finds the field numbers their types lack (counted, logged, refused with
+ * `--reject-unknown-dynamic-fields`) as it does a gRPC response's; their JSON has lost them.
+ */
+function withWireResources(json: JsonObject, bytes: Uint8Array): JsonObject {
+  const decoded = messageType(RESPONSE_TYPE).decode(bytes) as unknown as { resources?: WireResource[] };
+  const resources = (decoded.resources ?? []).map(({ type_url, value }) => ({
+    type_url,
+    value: value instanceof Uint8Array ? value : new Uint8Array(0),
+  }));
+  return { ...json, resources } as unknown as JsonObject;
 }
