@@ -122,7 +122,11 @@ test('--log-path on a disk that fills: serving on, the failure said once, exit 0
       assert.equal(proxy.stderr().match(/log file '.*proxy.log': cannot write: ENOSPC/g)?.length, 1);
       fs.free();
       assert.equal((await proxy.post('/runtime_modify?k=freed')).status, 200);
-      await new Promise((r) => setTimeout(r, 500));
+      // Waited for rather than slept on: at load in CI the next flush came after a 500 ms sleep.
+      const deadline = Date.now() + 15_000;
+      while (!/log file '.*proxy.log': writing again/.test(proxy.stderr()) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
     } finally {
       code = await exitCode(() => proxy.stop(), proxy.child);
     }
