@@ -6,24 +6,17 @@
  * process.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { AppendFile, MAX_PENDING_BYTES } from '../src/append-file.js';
+import { readFifo } from './helpers/fifo.js';
 import { mountTinyFs } from './helpers/tiny-fs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'append-file-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-
-/** What `cat` reads from `fifo` within `ms`. */
-function readFifo(fifo: string, ms: number): Promise<string> {
-  const cat = spawn('timeout', [String(ms / 1000), 'cat', fifo], { stdio: ['ignore', 'pipe', 'ignore'] });
-  let out = '';
-  cat.stdout.on('data', (d: Buffer) => (out += d));
-  return new Promise((resolve) => cat.on('close', () => resolve(out)));
-}
 
 /** Runs `fn` with stderr's writes captured. */
 function stderrOf(fn: () => void): string {

@@ -7,12 +7,13 @@
  * and a stack trace) once the disk under its log filled.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { hcmWithRoutes, httpBootstrap } from '../helpers/bootstraps.js';
+import { readFifo } from '../helpers/fifo.js';
 import { startProxyProcess } from '../helpers/proxy-process.js';
 import { mountTinyFs } from '../helpers/tiny-fs.js';
 
@@ -21,14 +22,6 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 const FILE_LOG = 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog';
 const HELLO = { match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'hi' } } };
-
-/** What `cat` reads from `fifo` within `ms`. */
-function readFifo(fifo: string, ms: number): Promise<string> {
-  const cat = spawn('timeout', [String(ms / 1000), 'cat', fifo], { stdio: ['ignore', 'pipe', 'ignore'] });
-  let out = '';
-  cat.stdout.on('data', (d: Buffer) => (out += d));
-  return new Promise((resolve) => cat.on('close', () => resolve(out)));
-}
 
 async function get(port: number, path: string): Promise<string> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(10_000) });

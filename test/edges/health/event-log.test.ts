@@ -5,24 +5,18 @@
  * are written as access logs are now, which a FIFO nobody reads does not block either.
  */
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { JsonLinesLog } from '../../../src/edges/health/event-log.js';
+import { readFifo } from '../../helpers/fifo.js';
 import { mountTinyFs } from '../../helpers/tiny-fs.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'health-event-log-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-
-function readFifo(fifo: string, ms: number): Promise<string> {
-  const cat = spawn('timeout', [String(ms / 1000), 'cat', fifo], { stdio: ['ignore', 'pipe', 'ignore'] });
-  let out = '';
-  cat.stdout.on('data', (d: Buffer) => (out += d));
-  return new Promise((resolve) => cat.on('close', () => resolve(out)));
-}
 
 test('lines refused by a full disk are written once it has room again, the failure said once', (t) => {
   const fs = mountTinyFs();
