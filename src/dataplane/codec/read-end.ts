@@ -24,8 +24,18 @@ function runQueued(): void {
       work.atReadEnd();
     }
   } finally {
-    for (; i < count; i++) queued[i] = null;
-    count = 0;
+    // Work `i` threw (its connection's guard closes that one): the others queued behind it
+    // belong to other connections, and each still has a head to write, so they run next tick.
+    let rest = 0;
+    for (let j = i + 1; j < count; j++) {
+      queued[rest++] = queued[j] ?? null;
+      queued[j] = null;
+    }
+    count = rest;
+    if (rest > 0 && !tickSet) {
+      tickSet = true;
+      process.nextTick(runQueued);
+    }
   }
 }
 

@@ -44,3 +44,21 @@ test('a throw from one piece of work does not leave the queue to run again', () 
   readEnds();
   assert.deepEqual(log, ['after']);
 });
+
+test('work queued behind a piece that throws still runs, on the next tick', async () => {
+  // Root cause: the queue is the thread's, so the work behind a throw is other connections'
+  // heads; it was cleared unrun, and those clients waited for heads that never came.
+  const log: string[] = [];
+  readBegins();
+  atReadEnd({
+    atReadEnd: () => {
+      throw new Error('boom');
+    },
+  });
+  atReadEnd(recorder(log, 'b'));
+  atReadEnd(recorder(log, 'c'));
+  assert.throws(() => readEnds(), /boom/);
+  assert.deepEqual(log, []);
+  await new Promise<void>((r) => process.nextTick(r));
+  assert.deepEqual(log, ['b', 'c']);
+});
