@@ -6,8 +6,8 @@ import { VERSION } from '../version.js';
 import { DEFAULT_HISTOGRAM_BUCKETS, HistogramBuckets } from './buckets.js';
 import { HystrixStream } from './hystrix.js';
 import { ServerStats, type SnapshotSource, versionStat } from './server-stats.js';
-import { FlushLatch } from './sinks/snapshot.js';
-import { type StatsSink, statsdSink } from './sinks/statsd.js';
+import { FlushLatch, type StatsSink } from './sinks/snapshot.js';
+import { statsdSink } from './sinks/statsd.js';
 import type { StatsStore } from './store.js';
 import { type StatsConfig, TagConfigError, TagProducer } from './tags.js';
 

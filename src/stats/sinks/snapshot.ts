@@ -12,6 +12,12 @@ export interface MetricSnapshot {
   histograms: Histogram[];
 }
 
+/** A sink the stats edge flushes into and closes at shutdown. */
+export interface StatsSink {
+  flush(snapshot: MetricSnapshot): void;
+  close(): void;
+}
+
 /**
  * The counters' values at the last flush, so each flush says what was counted since; one for
  * every sink, so they all see the same deltas. A counter `/reset_counters` re-based keeps its

@@ -10,7 +10,7 @@ import { entryOf } from '../../../reducers/names.js';
 import type { StatsdSinkSpec } from '../../config/stats-sinks.js';
 import type { Counter } from '../store.js';
 import type { TagProducer } from '../tags.js';
-import type { MetricSnapshot } from './snapshot.js';
+import type { MetricSnapshot, StatsSink } from './snapshot.js';
 import { datagrams, LineMaker } from './statsd-lines.js';
 
 /**
@@ -19,12 +19,6 @@ import { datagrams, LineMaker } from './statsd-lines.js';
  * the flush and counts `statsd.cx_overflow`.
  */
 export const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
-
-/** A sink the stats edge flushes into and closes at shutdown. */
-export interface StatsSink {
-  flush(snapshot: MetricSnapshot): void;
-  close(): void;
-}
 
 /** What a statsd sink is given besides its config. */
 export interface StatsdSinkHost {
